@@ -1,0 +1,31 @@
+import type { ChainFamily } from '#chains/chain_family'
+
+/**
+ * The chain families known to this process, filled by
+ * providers/plugins_provider.ts. Adding a family = adding a plugin folder
+ * and registering it there.
+ */
+export class ChainRegistry {
+  #families = new Map<string, ChainFamily>()
+
+  register(family: ChainFamily) {
+    this.#families.set(family.name, family)
+  }
+
+  has(name: string) {
+    return this.#families.has(name)
+  }
+
+  family(name: string): ChainFamily {
+    const family = this.#families.get(name)
+    if (!family) throw new Error(`No chain plugin is registered for the family "${name}"`)
+    return family
+  }
+
+  names() {
+    return [...this.#families.keys()]
+  }
+}
+
+const chainRegistry = new ChainRegistry()
+export default chainRegistry

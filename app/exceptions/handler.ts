@@ -1,0 +1,87 @@
+import app from '@adonisjs/core/services/app'
+import { ExceptionHandler, type HttpContext } from '@adonisjs/core/http'
+import { errors as vineErrors } from '@vinejs/vine'
+import { errors as limiterErrors } from '@adonisjs/limiter'
+import BusinessError from '#exceptions/business_error'
+import { ErrorCode } from '#exceptions/error_codes'
+import { envelope } from '#support/envelope'
+
+type Rendered = { httpStatus: number; statusCode: number; message: string; data: unknown }
+
+/**
+ * Turns every error into the spec's envelope. Bad input is always a 4xx
+ * with a message saying what was wrong; only a fault of our own is a 500,
+ * and its details go to the log (with the request id), not to the client.
+ */
+export default class HttpExceptionHandler extends ExceptionHandler {
+  protected debug = !app.inProduction
+
+  protected ignoreStatuses = [400, 401, 404, 413, 422, 429]
+
+  async handle(error: unknown, ctx: HttpContext) {
+    const rendered = this.#render(error)
+    if (error instanceof limiterErrors.E_TOO_MANY_REQUESTS) {
+      const headers = error.getDefaultHeaders()
+      for (const [name, value] of Object.entries(headers)) ctx.response.header(name, value)
+    }
+    return ctx.response
+      .status(rendered.httpStatus)
+      .json(envelope(ctx, rendered.statusCode, rendered.message, rendered.data))
+  }
+
+  #render(error: unknown): Rendered {
+    if (error instanceof BusinessError) {
+      return {
+        httpStatus: error.status,
+        statusCode: error.businessCode,
+        message: error.message,
+        data: error.data,
+      }
+    }
+
+    if (error instanceof vineErrors.E_VALIDATION_ERROR) {
+      const messages = error.messages as { field: string; message: string; rule: string }[]
+      return {
+        httpStatus: 400,
+        statusCode: ErrorCode.PARAMETER,
+        message: messages[0]?.message ?? 'Parameter error',
+        data: { errors: messages.map(({ field, message, rule }) => ({ field, message, rule })) },
+      }
+    }
+
+    if (error instanceof limiterErrors.E_TOO_MANY_REQUESTS) {
+      return { httpStatus: 429, statusCode: 429, message: 'Too many requests', data: null }
+    }
+
+    const httpError = this.toHttpError(error)
+    const code = httpError.code
+
+    if (code === 'E_ROUTE_NOT_FOUND') {
+      return { httpStatus: 404, statusCode: 404, message: 'Not found', data: null }
+    }
+    if (code === 'E_REQUEST_ENTITY_TOO_LARGE') {
+      return { httpStatus: 413, statusCode: 413, message: 'Request body too large', data: null }
+    }
+    // Malformed JSON (SyntaxError from the body parser) or a JSON body that
+    // is not an object.
+    if (error instanceof SyntaxError || (httpError.status === 422 && /JSON/i.test(httpError.message))) {
+      return {
+        httpStatus: 400,
+        statusCode: ErrorCode.UNPARSABLE,
+        message: 'Parameters cannot be parsed: the body is not a valid JSON object',
+        data: null,
+      }
+    }
+    if (httpError.status >= 400 && httpError.status < 500) {
+      return {
+        httpStatus: httpError.status,
+        statusCode: httpError.status === 401 ? 401 : 400,
+        message: httpError.message,
+        data: null,
+      }
+    }
+
+    // Reported (logged with the request id) by the parent's report().
+    return { httpStatus: 500, statusCode: ErrorCode.PARAMETER, message: 'System error', data: null }
+  }
+}

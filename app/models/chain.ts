@@ -1,0 +1,42 @@
+import { column } from '@adonisjs/lucid/orm'
+import { TimestampedRecord } from '#models/base_record'
+import { booleanColumn, integerColumn } from '#models/columns'
+
+/** A network the gateway can watch (tron, ethereum, solana ...). */
+export default class Chain extends TimestampedRecord {
+  static table = 'chains'
+
+  @column({ isPrimary: true })
+  declare id: number
+
+  @column()
+  declare network: string
+
+  /** Chain family: the plugin that understands this network. */
+  @column()
+  declare family: string
+
+  @column()
+  declare displayName: string
+
+  @integerColumn()
+  declare chainId: number | null
+
+  @booleanColumn()
+  declare enabled: boolean
+
+  @column({
+    prepare: (value: string[]) => JSON.stringify(value),
+    consume: (value: string) => (value ? (JSON.parse(value) as string[]) : []),
+  })
+  declare rpcUrls: string[]
+
+  @integerColumn()
+  declare confirmations: number
+
+  @integerColumn()
+  declare scanIntervalSeconds: number
+
+  @integerColumn()
+  declare sortOrder: number
+}

@@ -1,0 +1,115 @@
+import { column } from '@adonisjs/lucid/orm'
+import { TimestampedRecord } from '#models/base_record'
+import { booleanColumn, decimalColumn, epochColumn, integerColumn } from '#models/columns'
+
+/** Order status values of the spec. */
+export const OrderStatus = {
+  WAITING: 1,
+  PAID: 2,
+  EXPIRED: 3,
+  SELECTING: 4,
+} as const
+export type OrderStatusValue = (typeof OrderStatus)[keyof typeof OrderStatus]
+
+/** Stored capitalised; the cashier shows them lower-case. */
+export type PaymentType = 'Native' | 'Compat'
+
+export default class Order extends TimestampedRecord {
+  static table = 'orders'
+
+  @column({ isPrimary: true, consume: (value: unknown) => Number(value) })
+  declare id: number
+
+  @column()
+  declare tradeId: string
+
+  /** The merchant's order number (compat: out_trade_no). */
+  @column()
+  declare orderId: string
+
+  @column({ consume: (value: unknown) => (value === null ? null : Number(value)) })
+  declare parentId: number | null
+
+  @integerColumn()
+  declare apiKeyId: number | null
+
+  @column()
+  declare pid: string
+
+  @column()
+  declare paymentType: PaymentType
+
+  /** The compat request's `type`, echoed in compat callbacks. */
+  @column()
+  declare compatType: string
+
+  @column()
+  declare name: string
+
+  /** Upper-case fiat code. */
+  @column()
+  declare currency: string
+
+  /** Fiat amount as submitted (decimal string). */
+  @decimalColumn()
+  declare amount: string
+
+  @column()
+  declare token: string
+
+  @column()
+  declare network: string
+
+  @column()
+  declare receiveAddress: string
+
+  /** Crypto amount to pay (decimal string); "0" for a placeholder. */
+  @decimalColumn()
+  declare actualAmount: string
+
+  @integerColumn()
+  declare status: OrderStatusValue
+
+  @booleanColumn()
+  declare isSelected: boolean
+
+  @column()
+  declare payProvider: string
+
+  /** Hosted provider link (provider orders only). */
+  @column()
+  declare paymentUrl: string
+
+  @column()
+  declare redirectUrl: string
+
+  @column()
+  declare notifyUrl: string
+
+  @column()
+  declare blockTransactionId: string
+
+  /** Epoch milliseconds. */
+  @epochColumn()
+  declare expirationTime: number
+
+  @epochColumn()
+  declare paidAt: number | null
+
+  @column()
+  declare callbackStatus: string
+
+  @integerColumn()
+  declare callbackAttempts: number
+
+  @epochColumn()
+  declare callbackLastAt: number | null
+
+  get isPlaceholder() {
+    return this.status === OrderStatus.SELECTING
+  }
+
+  get isChild() {
+    return this.parentId !== null
+  }
+}

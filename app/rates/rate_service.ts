@@ -1,0 +1,84 @@
+import Rate from '#models/rate'
+import settings from '#settings/settings_service'
+import BusinessError from '#exceptions/business_error'
+import { ErrorCode } from '#exceptions/error_codes'
+import { Decimal } from '#support/money'
+import { HttpJsonRateSource } from '#rates/http_json_rate_source'
+import { RateSourceError, type RateSource } from '#rates/rate_source'
+
+type CachedRates = { rates: Map<string, Decimal>; fetchedAt: number }
+
+/**
+ * Converts fiat amounts to token amounts.
+ *
+ * A fixed rate (`node ace rate:set USDT CNY 7.25`: 1 USDT = 7.25 CNY) wins.
+ * Otherwise the live source configured in `rate.api_url` is asked, and its
+ * answer is used for `rate.cache_ttl_seconds`. When no rate is known, or the
+ * cached one is too old and cannot be refreshed, the conversion is refused
+ * (10006) rather than guessed.
+ */
+export class RateService {
+  #cache = new Map<string, CachedRates>()
+  #inflight = new Map<string, Promise<CachedRates>>()
+  /** Overridable for tests. */
+  sourceFactory: (url: string, timeoutMs: number) => RateSource = (url, timeoutMs) =>
+    new HttpJsonRateSource(url, timeoutMs)
+
+  /** Unrounded token amount worth `fiatAmount` of `fiat`. */
+  async convert(fiatAmount: string, fiat: string, token: string): Promise<Decimal> {
+    const fixed = await Rate.query().where('token', token).where('fiat', fiat).first()
+    if (fixed) {
+      const price = new Decimal(fixed.rate)
+      if (!price.gt(0)) throw new BusinessError(ErrorCode.RATE_ERROR, `The ${token}/${fiat} rate is not positive`)
+      return new Decimal(fiatAmount).dividedBy(price)
+    }
+
+    const url = await settings.get('rate.api_url')
+    if (url === '') {
+      throw new BusinessError(
+        ErrorCode.RATE_ERROR,
+        `No exchange rate for ${token}/${fiat}: set one (node ace rate:set ${token} ${fiat} <rate>) or configure rate.api_url`
+      )
+    }
+    const perFiat = (await this.#liveRates(url, fiat)).get(token)
+    if (!perFiat) {
+      throw new BusinessError(ErrorCode.RATE_ERROR, `The rate source has no ${token}/${fiat} rate`)
+    }
+    return new Decimal(fiatAmount).multipliedBy(perFiat)
+  }
+
+  clearCache() {
+    this.#cache.clear()
+  }
+
+  async #liveRates(url: string, fiat: string): Promise<Map<string, Decimal>> {
+    const ttlMs = (await settings.get('rate.cache_ttl_seconds')) * 1000
+    const key = `${url}|${fiat}`
+    const cached = this.#cache.get(key)
+    if (cached && Date.now() - cached.fetchedAt < ttlMs) return cached.rates
+
+    let pending = this.#inflight.get(key)
+    if (!pending) {
+      const timeoutMs = (await settings.get('rate.timeout_seconds')) * 1000
+      pending = this.sourceFactory(url, timeoutMs)
+        .fetch(fiat)
+        .then((rates) => {
+          const entry = { rates, fetchedAt: Date.now() }
+          this.#cache.set(key, entry)
+          return entry
+        })
+        .finally(() => this.#inflight.delete(key))
+      this.#inflight.set(key, pending)
+    }
+    try {
+      return (await pending).rates
+    } catch (error) {
+      // An expired cache entry is stale: refuse instead of using it.
+      const reason = error instanceof RateSourceError ? error.message : 'rate source failed'
+      throw new BusinessError(ErrorCode.RATE_ERROR, `No fresh ${fiat.toUpperCase()} rate: ${reason}`)
+    }
+  }
+}
+
+const rateService = new RateService()
+export default rateService

@@ -1,0 +1,158 @@
+import db from '@adonisjs/lucid/services/db'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import Order, { OrderStatus, type PaymentType } from '#models/order'
+import type ApiKey from '#models/api_key'
+import settings from '#settings/settings_service'
+import assetCatalog from '#services/asset_catalog'
+import amountAllocator from '#services/amount_allocator'
+import rateService from '#rates/rate_service'
+import BusinessError from '#exceptions/business_error'
+import { ErrorCode } from '#exceptions/error_codes'
+import { ceilToPrecision, stepOf, toDecimalString } from '#support/money'
+import { isUniqueViolation } from '#support/database_errors'
+import { newTradeId } from '#support/trade_id'
+
+export type NewOrder = {
+  apiKey: ApiKey
+  orderId: string
+  /** Upper-case fiat code. */
+  currency: string
+  /** Fiat amount, canonical decimal string. */
+  amount: string
+  /** Upper-case symbol; with `network`, or both absent for a placeholder. */
+  token?: string
+  /** Lower-case network name. */
+  network?: string
+  notifyUrl: string
+  redirectUrl?: string
+  name?: string
+  paymentType: PaymentType
+  compatType?: string
+}
+
+const ORDER_EXISTS = () =>
+  new BusinessError(ErrorCode.ORDER_EXISTS, 'Payment transaction already exists; do not create repeatedly')
+
+/**
+ * Creation and closure of orders. Each operation is one transaction: an
+ * order is either fully created (row, lock) or not at all.
+ */
+export class OrderService {
+  async create(input: NewOrder): Promise<Order> {
+    if (Boolean(input.token) !== Boolean(input.network)) {
+      throw BusinessError.parameter('token and network must be given together, or both omitted')
+    }
+    const existing = await Order.query().where('order_id', input.orderId).whereNull('parent_id').first()
+    if (existing) throw ORDER_EXISTS()
+
+    const lifetimeMs = (await settings.get('order.expiration_minutes')) * 60_000
+    const now = Date.now()
+    const base = {
+      tradeId: newTradeId(),
+      orderId: input.orderId,
+      parentId: null,
+      apiKeyId: input.apiKey.id,
+      pid: input.apiKey.pid,
+      paymentType: input.paymentType,
+      compatType: input.compatType ?? '',
+      name: input.name ?? '',
+      currency: input.currency,
+      amount: input.amount,
+      notifyUrl: input.notifyUrl,
+      redirectUrl: input.redirectUrl ?? '',
+      expirationTime: now + lifetimeMs,
+      createdAt: now,
+      updatedAt: now,
+    }
+
+    if (!input.token || !input.network) {
+      return this.#insert(async (trx) =>
+        Order.create(
+          { ...base, status: OrderStatus.SELECTING, token: '', network: '', receiveAddress: '', actualAmount: '0' },
+          { client: trx }
+        )
+      )
+    }
+
+    const network = input.network
+    const symbol = input.token
+    const asset = await assetCatalog.payable(network, symbol)
+    const precision = asset.token.amountPrecision
+    const exact = await rateService.convert(input.amount, input.currency, symbol)
+    if (exact.lt(stepOf(precision))) {
+      throw new BusinessError(
+        ErrorCode.INVALID_AMOUNT,
+        `Invalid payment amount: ${input.amount} ${input.currency} is ${toDecimalString(exact)} ${symbol}, below the minimum unit ${toDecimalString(stepOf(precision))}`
+      )
+    }
+    const wanted = ceilToPrecision(exact, precision)
+    const maxSteps = await settings.get('order.amount_max_steps')
+
+    return this.#insert(async (trx) => {
+      const order = await Order.create(
+        {
+          ...base,
+          status: OrderStatus.WAITING,
+          token: symbol,
+          network,
+          receiveAddress: '',
+          actualAmount: toDecimalString(wanted),
+        },
+        { client: trx }
+      )
+      const allocation = await amountAllocator.allocate(trx, {
+        orderId: order.id,
+        network,
+        token: symbol,
+        addresses: asset.addresses,
+        baseAmount: wanted,
+        precision,
+        maxSteps,
+        expiresAt: order.expirationTime,
+      })
+      order.receiveAddress = allocation.address
+      order.actualAmount = allocation.amount
+      await order.save()
+      return order
+    })
+  }
+
+  /**
+   * Backend closure (`node ace orders:close`): a waiting (1) or selecting (4)
+   * order becomes expired (3) and its amount lock, and its waiting child's,
+   * are released. Returns false when the order was not open.
+   */
+  async close(order: Order): Promise<boolean> {
+    return db.transaction(async (trx) => {
+      const closed = await this.#expire(trx, order.id)
+      if (!closed) return false
+      const child = await Order.query({ client: trx }).where('parent_id', order.id).first()
+      if (child) await this.#expire(trx, child.id)
+      return true
+    })
+  }
+
+  async #expire(trx: TransactionClientContract, orderId: number): Promise<boolean> {
+    const updated = await trx
+      .from('orders')
+      .where('id', orderId)
+      .whereIn('status', [OrderStatus.WAITING, OrderStatus.SELECTING])
+      .update({ status: OrderStatus.EXPIRED, updated_at: Date.now() })
+    const count = Array.isArray(updated) ? updated.length : Number(updated)
+    if (count === 0) return false
+    await amountAllocator.release(trx, orderId)
+    return true
+  }
+
+  async #insert(work: (trx: TransactionClientContract) => Promise<Order>): Promise<Order> {
+    try {
+      return await db.transaction(work)
+    } catch (error) {
+      if (isUniqueViolation(error)) throw ORDER_EXISTS()
+      throw error
+    }
+  }
+}
+
+const orderService = new OrderService()
+export default orderService

@@ -1,0 +1,76 @@
+import {
+  booleanSetting,
+  enumSetting,
+  integerSetting,
+  stringSetting,
+  upperListSetting,
+  urlSetting,
+} from '#settings/setting_types'
+
+const SYMBOL = /^[a-z0-9]{1,16}$/
+const NETWORK = /^[a-z0-9-]{1,32}$/
+const COLOR = /^#[0-9a-fA-F]{3,8}$|^[a-zA-Z]{1,20}$/
+
+/**
+ * Every setting the gateway knows, with its default. Settings live in the
+ * `settings` table; a key that was never set has its default here.
+ */
+export const SETTINGS = {
+  'compat.default_currency': stringSetting('cny', 'Fiat currency of compat orders that send none', {
+    lowerCase: true,
+    pattern: /^[a-z]{3,10}$/,
+  }),
+  'compat.default_token': stringSetting('', 'Token of compat orders that name none (empty: payer chooses)', {
+    lowerCase: true,
+    pattern: SYMBOL,
+  }),
+  'compat.default_network': stringSetting('', 'Network of compat orders that name none (empty: payer chooses)', {
+    lowerCase: true,
+    pattern: NETWORK,
+  }),
+
+  'order.expiration_minutes': integerSetting(10, 'Lifetime of a waiting order, in minutes', { min: 1, max: 1440 }),
+  'order.amount_max_steps': integerSetting(
+    100,
+    'How many amount steps (10^-precision each) are tried to find a free unique amount',
+    { min: 1, max: 10000 }
+  ),
+
+  'rate.api_url': urlSetting('', 'Live rate source: GET {url}/{fiat}.json → {fiat: {token: rate}} (empty: fixed rates only)'),
+  'rate.cache_ttl_seconds': integerSetting(60, 'How long a live rate is used before it is fetched again; older rates are refused', {
+    min: 5,
+    max: 86400,
+  }),
+  'rate.timeout_seconds': integerSetting(5, 'HTTP timeout of the live rate source', { min: 1, max: 60 }),
+
+  'rate_limit.store': enumSetting('memory', ['memory', 'database'] as const, 'Where request counts are kept: memory (per process) or database (shared)'),
+  'rate_limit.create_per_minute': integerSetting(60, 'Order-creation requests per minute per IP', { min: 1, max: 100000 }),
+  'rate_limit.cashier_per_minute': integerSetting(120, 'Cashier requests per minute per IP', { min: 1, max: 100000 }),
+
+  'site.cashier_name': stringSetting('Crypto Cashier', 'Name shown on the cashier page', { maxLength: 100 }),
+  'site.logo_url': stringSetting('', 'Logo URL of the cashier page', { maxLength: 500 }),
+  'site.website_title': stringSetting('Crypto Payment', 'Title of the cashier page', { maxLength: 100 }),
+  'site.support_link': stringSetting('', 'Support link shown to payers', { maxLength: 500 }),
+  'site.background_color': stringSetting('', 'Background colour of the cashier page', { maxLength: 20, pattern: COLOR }),
+  'site.background_image_url': stringSetting('', 'Background image URL of the cashier page', { maxLength: 500 }),
+
+  'provider.enabled': booleanSetting(false, 'Offer the hosted provider channel'),
+  'provider.shop_id': stringSetting('', 'Merchant shop id at the provider', { maxLength: 128 }),
+  'provider.shop_token': stringSetting('', 'Shared secret with the provider (both directions)', {
+    maxLength: 256,
+    secret: true,
+  }),
+  'provider.api_url': urlSetting('', 'Base URL of the provider shop API'),
+  'provider.callback_url': urlSetting('', 'Where the provider posts notifications (empty: {APP_URL}/payments/provider/v1/notify)'),
+  'provider.return_url': urlSetting('', 'Payer return page of provider payments (fallback after the order redirect_url)'),
+  'provider.timeout_seconds': integerSetting(10, 'HTTP timeout of the provider link request', { min: 1, max: 60 }),
+  'provider.allow_tokens': upperListSetting(['USDT', 'TRX'], 'Tokens offered through the provider (comma-separated)'),
+} as const
+
+export type Settings = typeof SETTINGS
+export type SettingKey = keyof Settings
+export type SettingValue<K extends SettingKey> = ReturnType<Settings[K]['parse']>
+
+export function isSettingKey(key: string): key is SettingKey {
+  return Object.prototype.hasOwnProperty.call(SETTINGS, key)
+}

@@ -1,0 +1,133 @@
+/**
+ * Typed settings: each definition knows its default, how to parse the
+ * text an operator types (or the database holds) and how to store it.
+ */
+export class SettingValueError extends Error {}
+
+export type SettingDefinition<T> = {
+  type: 'string' | 'integer' | 'boolean' | 'list' | 'url' | 'enum'
+  default: T
+  description: string
+  /** Secrets are masked by `settings:get` and the console. */
+  secret?: boolean
+  parse(raw: string): T
+  serialize(value: T): string
+}
+
+export function stringSetting(
+  defaultValue: string,
+  description: string,
+  options: { maxLength?: number; pattern?: RegExp; secret?: boolean; lowerCase?: boolean } = {}
+): SettingDefinition<string> {
+  return {
+    type: 'string',
+    default: defaultValue,
+    description,
+    secret: options.secret,
+    parse(raw) {
+      const value = options.lowerCase ? raw.trim().toLowerCase() : raw.trim()
+      if (options.maxLength !== undefined && value.length > options.maxLength) {
+        throw new SettingValueError(`must be at most ${options.maxLength} characters`)
+      }
+      if (options.pattern && value !== '' && !options.pattern.test(value)) {
+        throw new SettingValueError(`must match ${options.pattern}`)
+      }
+      return value
+    },
+    serialize: (value) => value,
+  }
+}
+
+export function urlSetting(defaultValue: string, description: string): SettingDefinition<string> {
+  return {
+    type: 'url',
+    default: defaultValue,
+    description,
+    parse(raw) {
+      const value = raw.trim()
+      if (value === '') return ''
+      let url: URL
+      try {
+        url = new URL(value)
+      } catch {
+        throw new SettingValueError('must be an http(s) URL or empty')
+      }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+        throw new SettingValueError('must be an http(s) URL or empty')
+      }
+      return value
+    },
+    serialize: (value) => value,
+  }
+}
+
+export function integerSetting(
+  defaultValue: number,
+  description: string,
+  bounds: { min: number; max: number }
+): SettingDefinition<number> {
+  return {
+    type: 'integer',
+    default: defaultValue,
+    description,
+    parse(raw) {
+      const value = raw.trim()
+      if (!/^-?\d+$/.test(value)) throw new SettingValueError('must be a whole number')
+      const number = Number.parseInt(value, 10)
+      if (number < bounds.min || number > bounds.max) {
+        throw new SettingValueError(`must be between ${bounds.min} and ${bounds.max}`)
+      }
+      return number
+    },
+    serialize: (value) => String(value),
+  }
+}
+
+export function booleanSetting(defaultValue: boolean, description: string): SettingDefinition<boolean> {
+  return {
+    type: 'boolean',
+    default: defaultValue,
+    description,
+    parse(raw) {
+      const value = raw.trim().toLowerCase()
+      if (['true', '1', 'yes', 'on'].includes(value)) return true
+      if (['false', '0', 'no', 'off'].includes(value)) return false
+      throw new SettingValueError('must be true or false')
+    },
+    serialize: (value) => (value ? 'true' : 'false'),
+  }
+}
+
+export function enumSetting<const T extends string>(
+  defaultValue: T,
+  options: readonly T[],
+  description: string
+): SettingDefinition<T> {
+  return {
+    type: 'enum',
+    default: defaultValue,
+    description,
+    parse(raw) {
+      const value = raw.trim().toLowerCase() as T
+      if (!options.includes(value)) throw new SettingValueError(`must be one of ${options.join(', ')}`)
+      return value
+    },
+    serialize: (value) => value,
+  }
+}
+
+/** Comma-separated list, stored and returned upper-cased (token symbols). */
+export function upperListSetting(defaultValue: string[], description: string): SettingDefinition<string[]> {
+  return {
+    type: 'list',
+    default: defaultValue,
+    description,
+    parse(raw) {
+      return raw
+        .split(',')
+        .map((item) => item.trim().toUpperCase())
+        .filter((item) => item !== '')
+    },
+    serialize: (value) => value.join(','),
+  }
+}

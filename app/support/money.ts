@@ -1,0 +1,68 @@
+import BigNumber from 'bignumber.js'
+
+/**
+ * The one place where money is shaped. Amounts travel through the code as
+ * decimal strings and are computed with BigNumber, never with JS floats.
+ */
+export const Decimal = BigNumber.clone({
+  DECIMAL_PLACES: 30,
+  ROUNDING_MODE: BigNumber.ROUND_HALF_UP,
+  EXPONENTIAL_AT: [-40, 40],
+})
+export type Decimal = BigNumber
+
+/** A plain decimal literal: digits, optional fraction, no sign or exponent. */
+const DECIMAL_LITERAL = /^\d+(\.\d+)?$/
+
+export function isDecimalLiteral(value: string): boolean {
+  return DECIMAL_LITERAL.test(value)
+}
+
+/** Number of digits after the point of a decimal literal ("1.50" → 2). */
+export function fractionDigits(value: string): number {
+  const point = value.indexOf('.')
+  return point === -1 ? 0 : value.length - point - 1
+}
+
+/**
+ * Canonical decimal string of a value read from the database or computed:
+ * no exponent, no trailing zeros ("12.3500" → "12.35", 7 → "7").
+ * SQLite hands DECIMAL columns back as JS numbers; values are bounded to at
+ * most 15 significant digits, which a double returns exactly as written.
+ */
+export function toDecimalString(value: string | number | BigNumber): string {
+  const number = value instanceof BigNumber ? value : new Decimal(String(value))
+  if (!number.isFinite()) throw new TypeError(`Not a finite decimal: ${String(value)}`)
+  return new Decimal(number).toFixed()
+}
+
+/** Rounds UP to `precision` fraction digits: the merchant never receives less. */
+export function ceilToPrecision(value: BigNumber, precision: number): BigNumber {
+  return new Decimal(value).decimalPlaces(precision, BigNumber.ROUND_UP)
+}
+
+/** Smallest step of an amount with `precision` fraction digits (10^-precision). */
+export function stepOf(precision: number): BigNumber {
+  return new Decimal(1).shiftedBy(-precision)
+}
+
+/** Fixed-point text with exactly `digits` fraction digits ("12.3" → "12.3000"). */
+export function toFixedDigits(value: string | BigNumber, digits: number): string {
+  return new Decimal(value).toFixed(digits, BigNumber.ROUND_HALF_UP)
+}
+
+/**
+ * A decimal as a JSON number, for response bodies the spec types as
+ * `number`. Only output goes through here, and only values of at most 15
+ * significant digits (validation bounds every amount), for which the
+ * double's shortest form is the decimal itself.
+ */
+export function toJsonNumber(value: string | BigNumber): number {
+  return new Decimal(value).toNumber()
+}
+
+/** Count of significant digits of a canonical decimal ("0.0012" → 2). */
+export function significantDigits(value: string | BigNumber): number {
+  const number = new Decimal(value)
+  return number.isZero() ? 1 : number.precision(true)
+}

@@ -1,0 +1,43 @@
+import { BaseCommand } from '@adonisjs/core/ace'
+import type { CommandOptions } from '@adonisjs/core/types/ace'
+import { InvalidAddressError } from '#chains/chain_family'
+import { SettingValueError } from '#settings/setting_types'
+
+import { OperatorError } from '#support/operator_error'
+
+export { OperatorError }
+
+/**
+ * Base of the operators' ace commands: the app is started (database
+ * ready), and a refusal prints one clear line and exits non-zero.
+ */
+export abstract class OperatorCommand extends BaseCommand {
+  static options: CommandOptions = { startApp: true }
+
+  abstract execute(): Promise<void>
+
+  async run() {
+    try {
+      await this.execute()
+    } catch (error) {
+      if (
+        error instanceof OperatorError ||
+        error instanceof InvalidAddressError ||
+        error instanceof SettingValueError
+      ) {
+        this.logger.error(error.message)
+        this.exitCode = 1
+        return
+      }
+      throw error
+    }
+  }
+
+  /** Prints rows as an aligned table. */
+  protected printTable(head: string[], rows: (string | number)[][]) {
+    const table = this.ui.table()
+    table.head(head)
+    for (const row of rows) table.row(row.map(String))
+    table.render()
+  }
+}

@@ -1,0 +1,52 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+
+/**
+ * Signature primitives shared by the native (HMAC-SHA256) and compat (MD5)
+ * flavours. Parameters are a flat map of names to the text that was signed.
+ */
+export type SignableParams = Record<string, string | null | undefined>
+
+/**
+ * `name=value` pairs of every non-empty parameter except `excluded`,
+ * sorted by name in byte (ASCII) order, joined with `&`. Values are used
+ * as sent: no URL encoding, no trimming.
+ */
+export function canonicalString(params: SignableParams, excluded: readonly string[]): string {
+  return Object.keys(params)
+    .filter((name) => !excluded.includes(name))
+    .filter((name) => {
+      const value = params[name]
+      return value !== null && value !== undefined && value !== ''
+    })
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    .map((name) => `${name}=${params[name]}`)
+    .join('&')
+}
+
+export function hmacSha256Hex(key: string, message: string): string {
+  return createHmac('sha256', key).update(message, 'utf8').digest('hex')
+}
+
+export function md5Hex(message: string): string {
+  return createHash('md5').update(message, 'utf8').digest('hex')
+}
+
+/**
+ * Constant-time comparison of two hex digests, case-insensitive. Returns
+ * false for anything that is not hex of the expected length.
+ */
+export function hexDigestsEqual(expectedHex: string, givenHex: unknown): boolean {
+  if (typeof givenHex !== 'string' || givenHex.length !== expectedHex.length) return false
+  if (!/^[0-9a-fA-F]+$/.test(givenHex)) return false
+  return timingSafeEqual(Buffer.from(expectedHex.toLowerCase(), 'hex'), Buffer.from(givenHex.toLowerCase(), 'hex'))
+}
+
+/** Native signature: HMAC-SHA256 over the canonical string, lower-case hex. */
+export function nativeSignature(params: SignableParams, secretKey: string): string {
+  return hmacSha256Hex(secretKey, canonicalString(params, ['signature']))
+}
+
+/** Compat signature: MD5 of the canonical string with the secret appended. */
+export function compatSignature(params: SignableParams, secretKey: string): string {
+  return md5Hex(canonicalString(params, ['sign', 'sign_type']) + secretKey)
+}

@@ -1,0 +1,41 @@
+/*
+|--------------------------------------------------------------------------
+| HTTP server entry point (`npm start`)
+|--------------------------------------------------------------------------
+|
+| Serves HTTP and, unless RUN_JOBS=false, runs the background jobs in the
+| same process. Before listening it migrates the database and installs the
+| defaults, so a fresh clone needs nothing but `npm ci && npm start`.
+*/
+import 'reflect-metadata'
+import { Ignitor, prettyPrintError } from '@adonisjs/core'
+
+const APP_ROOT = new URL('../', import.meta.url)
+
+const IMPORTER = (filePath: string) => {
+  if (filePath.startsWith('./') || filePath.startsWith('../')) {
+    return import(new URL(filePath, APP_ROOT).href)
+  }
+  return import(filePath)
+}
+
+process.env.NODE_ENV ??= 'production'
+
+new Ignitor(APP_ROOT, { importer: IMPORTER })
+  .tap((app) => {
+    app.booting(async () => {
+      await import('#start/env')
+    })
+    app.starting(async () => {
+      const { default: installation } = await import('#services/installation_service')
+      await installation.prepare({ print: (line) => process.stdout.write(`${line}\n`) })
+    })
+    app.listen('SIGTERM', () => app.terminate())
+    app.listenIf(app.managedByPm2, 'SIGINT', () => app.terminate())
+  })
+  .httpServer()
+  .start()
+  .catch((error) => {
+    process.exitCode = 1
+    prettyPrintError(error)
+  })

@@ -1,0 +1,53 @@
+import { args, flags } from '@adonisjs/core/ace'
+import { OperatorCommand, OperatorError } from '#support/operator_command'
+
+export default class ChainSet extends OperatorCommand {
+  static commandName = 'chain:set'
+  static description = 'Configure a chain: enable/disable, RPC URLs, confirmations, scan interval'
+
+  @args.string({ description: 'Network name (tron, ethereum, bsc, polygon, plasma, solana, ton ...)' })
+  declare network: string
+
+  @flags.boolean({ description: 'Enable the chain' })
+  declare enable?: boolean
+
+  @flags.boolean({ description: 'Disable the chain (new orders on it get 10014)' })
+  declare disable?: boolean
+
+  @flags.array({ description: 'RPC endpoint URL (repeatable, in order of preference; replaces the list)' })
+  declare rpc?: string[]
+
+  @flags.number({ description: 'Confirmations a transfer needs before it counts' })
+  declare confirmations?: number
+
+  @flags.number({ description: 'Seconds between two scans of the chain' })
+  declare scanInterval?: number
+
+  @flags.string({ description: 'Name shown to payers' })
+  declare displayName?: string
+
+  @flags.string({ description: 'Family of a NEW network: evm, tron, solana or ton' })
+  declare family?: string
+
+  @flags.number({ description: 'EVM chain id (new EVM networks)' })
+  declare chainId?: number
+
+  async execute() {
+    if (this.enable && this.disable) throw new OperatorError('Give --enable or --disable, not both')
+    const { default: operator } = await import('#services/operator_service')
+    const chain = await operator.setChain(this.network, {
+      enabled: this.enable ? true : this.disable ? false : undefined,
+      rpcUrls: this.rpc,
+      confirmations: this.confirmations,
+      scanIntervalSeconds: this.scanInterval,
+      displayName: this.displayName,
+      family: this.family,
+      chainId: this.chainId,
+    })
+    this.logger.success(
+      `${chain.network} (${chain.displayName}): ${chain.enabled ? 'enabled' : 'disabled'}, ` +
+        `${chain.confirmations} confirmations, scan every ${chain.scanIntervalSeconds}s, ` +
+        `RPC: ${chain.rpcUrls.join(' ') || 'none'}`
+    )
+  }
+}

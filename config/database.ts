@@ -1,0 +1,66 @@
+import { mkdirSync } from 'node:fs'
+import { dirname, isAbsolute } from 'node:path'
+import env from '#start/env'
+import app from '@adonisjs/core/services/app'
+import { defineConfig } from '@adonisjs/lucid'
+
+/**
+ * Models declare their columns themselves (amounts as decimal strings,
+ * times as epoch milliseconds), so Lucid's schema-class generation is off.
+ *
+ * SQLite (embedded, default) keeps its file under storage/; PostgreSQL is
+ * chosen with DB_CONNECTION=pg and the PG_* variables.
+ */
+const sqlitePath = (() => {
+  const configured = env.get('SQLITE_PATH', 'storage/gateway.sqlite3')
+  const file = isAbsolute(configured) ? configured : app.makePath(configured)
+  // better-sqlite3 refuses to create a file in a missing directory.
+  mkdirSync(dirname(file), { recursive: true })
+  return file
+})()
+
+const migrations = {
+  naturalSort: true,
+  paths: ['database/migrations'],
+}
+
+const dbConfig = defineConfig({
+  connection: env.get('DB_CONNECTION', 'sqlite'),
+  prettyPrintDebugQueries: false,
+  connections: {
+    sqlite: {
+      client: 'better-sqlite3',
+      connection: {
+        filename: sqlitePath,
+      },
+      useNullAsDefault: true,
+      migrations,
+      schemaGeneration: { enabled: false },
+      pool: {
+        // One writer: WAL lets readers in other processes proceed, and a
+        // busy writer is waited for rather than failing at once.
+        afterCreate: (conn: any, done: (error: Error | null, conn: any) => void) => {
+          conn.pragma('journal_mode = WAL')
+          conn.pragma('busy_timeout = 10000')
+          conn.pragma('foreign_keys = ON')
+          done(null, conn)
+        },
+      },
+    },
+    pg: {
+      client: 'pg',
+      connection: {
+        host: env.get('PG_HOST', '127.0.0.1'),
+        port: env.get('PG_PORT', 5432),
+        user: env.get('PG_USER', 'postgres'),
+        password: env.get('PG_PASSWORD', ''),
+        database: env.get('PG_DB_NAME', 'crypto_pay'),
+      },
+      pool: { min: 0, max: 20 },
+      migrations,
+      schemaGeneration: { enabled: false },
+    },
+  },
+})
+
+export default dbConfig

@@ -1,0 +1,14 @@
+import env from '#start/env'
+import { defineConfig, drivers } from '@adonisjs/core/encryption'
+
+const encryptionConfig = defineConfig({
+  default: 'app',
+  list: {
+    app: drivers.aes256gcm({
+      id: 'app',
+      keys: [env.get('APP_KEY')],
+    }),
+  },
+})
+
+export default encryptionConfig

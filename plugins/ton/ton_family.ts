@@ -1,0 +1,38 @@
+import { Address } from '@ton/core'
+import { InvalidAddressError, type ChainFamily } from '#chains/chain_family'
+
+/**
+ * TON: raw (`0:<64 hex>`) or user-friendly (48 base64 characters) form.
+ * Stored in the user-friendly, URL-safe form; receiving wallets use the
+ * non-bounceable flavour so that a payment to an undeployed wallet is not
+ * bounced back.
+ */
+export class TonFamily implements ChainFamily {
+  readonly name = 'ton'
+  readonly addressFormat = 'raw form 0:<64 hex> or user-friendly form (48 characters, EQ…/UQ…)'
+
+  #parse(address: string): { address: Address; testOnly: boolean } {
+    const value = address.trim()
+    try {
+      if (Address.isFriendly(value)) {
+        const parsed = Address.parseFriendly(value)
+        return { address: parsed.address, testOnly: parsed.isTestOnly }
+      }
+      if (Address.isRaw(value)) return { address: Address.parseRaw(value), testOnly: false }
+    } catch {
+      // fall through to the error below
+    }
+    throw new InvalidAddressError(`"${address}" is not a TON address: expected ${this.addressFormat}`)
+  }
+
+  normalizeAddress(address: string): string {
+    const { address: parsed, testOnly } = this.#parse(address)
+    return parsed.toString({ urlSafe: true, bounceable: false, testOnly })
+  }
+
+  normalizeContract(contract: string): string {
+    const { address: parsed, testOnly } = this.#parse(contract)
+    // Contracts (jetton masters) are conventionally shown bounceable.
+    return parsed.toString({ urlSafe: true, bounceable: true, testOnly })
+  }
+}

@@ -1,0 +1,17 @@
+/*
+|--------------------------------------------------------------------------
+| HTTP kernel
+|--------------------------------------------------------------------------
+*/
+import router from '@adonisjs/core/services/router'
+import server from '@adonisjs/core/services/server'
+
+server.errorHandler(() => import('#exceptions/handler'))
+
+server.use([() => import('#middleware/request_id_middleware')])
+
+router.use([() => import('@adonisjs/core/bodyparser_middleware')])
+
+export const middleware = router.named({
+  throttle: () => import('#middleware/throttle_middleware'),
+})

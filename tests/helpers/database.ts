@@ -1,0 +1,38 @@
+import db from '@adonisjs/lucid/services/db'
+import installation from '#services/installation_service'
+import settings from '#settings/settings_service'
+import rateService from '#rates/rate_service'
+import limiter from '@adonisjs/limiter/services/main'
+
+/** Tables emptied between tests, children first. */
+const TABLES = ['amount_locks', 'orders', 'rates', 'wallets', 'tokens', 'chains', 'settings', 'api_keys', 'users', 'rate_limits']
+
+/** Drops every table of the test database and migrates it again. */
+export async function recreateSchema() {
+  const connection = db.connection()
+  if (connection.dialect.name === 'postgres') {
+    await connection.rawQuery('DROP SCHEMA IF EXISTS public CASCADE')
+    await connection.rawQuery('CREATE SCHEMA public')
+  } else {
+    await connection.dialect.dropAllTables(['main'])
+  }
+  await installation.migrate()
+}
+
+/**
+ * Empties the tables and installs the defaults again (with the test API
+ * secret of bin/test.ts), so each test starts from a fresh installation.
+ */
+export async function resetDatabase() {
+  for (const table of TABLES) await db.from(table).delete()
+  settings.invalidate()
+  rateService.clearCache()
+  await limiter.clear()
+  await installation.installDefaults(() => {})
+}
+
+/** Number of rows of `table` matching `where`. */
+export async function countRows(table: string, where: Record<string, unknown> = {}): Promise<number> {
+  const [row] = await db.from(table).where(where).count('* as total')
+  return Number(row.total)
+}
