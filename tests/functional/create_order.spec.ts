@@ -329,7 +329,7 @@ test.group('Create native transaction: business codes', (group) => {
 test.group('Create native transaction: request shape', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('malformed JSON is 10009', async ({ client, assert }) => {
+  test('malformed JSON is 10009', async ({ assert }) => {
     const response = await rawPost(CREATE_PATH, '{"pid": "1000",', 'application/json')
     assert.equal(response.status, 400)
     assert.equal(response.body.status_code, 10009)
@@ -374,7 +374,7 @@ test.group('Create native transaction: request shape', (group) => {
     }
   })
 
-  test('a body of another content type is a parameter error', async ({ client, assert }) => {
+  test('a body of another content type is a parameter error', async ({ assert }) => {
     const response = await rawPost(CREATE_PATH, 'pid=1000', 'text/plain')
     assert.equal(response.status, 400)
     assert.equal(response.body.status_code, 400)

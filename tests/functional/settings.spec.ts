@@ -1,0 +1,52 @@
+import { test } from '@japa/runner'
+import db from '@adonisjs/lucid/services/db'
+import settings, { SETTINGS_REFRESH_MS } from '#settings/settings_service'
+import { SettingValueError } from '#settings/setting_types'
+import { resetDatabase } from '#tests/helpers/database'
+import { runAce } from '#tests/helpers/processes'
+
+test.group('Settings', (group) => {
+  group.each.setup(() => resetDatabase())
+
+  test('typed values with defaults', async ({ assert }) => {
+    assert.strictEqual(await settings.get('order.expiration_minutes'), 10)
+    assert.strictEqual(await settings.get('provider.enabled'), false)
+    assert.deepEqual(await settings.get('provider.allow_tokens'), ['USDT', 'TRX'])
+    assert.strictEqual(await settings.get('compat.default_currency'), 'cny')
+    await settings.set('order.expiration_minutes', '15')
+    assert.strictEqual(await settings.get('order.expiration_minutes'), 15)
+  })
+
+  test('invalid values and unknown keys are refused with a reason', async ({ assert }) => {
+    await assert.rejects(() => settings.set('order.expiration_minutes', 'ten'), SettingValueError)
+    await assert.rejects(() => settings.set('order.expiration_minutes', '0'), /between 1 and 1440/)
+    await assert.rejects(() => settings.set('provider.enabled', 'maybe'), /true or false/)
+    await assert.rejects(() => settings.set('rate_limit.store', 'redis'), /memory, database/)
+    await assert.rejects(() => settings.set('rate.api_url', 'ftp://x'), /http/)
+    await assert.rejects(() => settings.set('no.such.key', '1'), /unknown setting/)
+  })
+
+  test('a corrupt stored value falls back to the default', async ({ assert }) => {
+    await db.table('settings').insert({ key: 'order.expiration_minutes', type: 'integer', value: 'x', updated_at: 0 })
+    settings.invalidate()
+    assert.strictEqual(await settings.get('order.expiration_minutes'), 10)
+  })
+
+  test('a change written by another process is seen within the refresh window', async ({ assert }) => {
+    assert.strictEqual(await settings.get('order.expiration_minutes'), 10)
+    const result = await runAce(['settings:set', 'order.expiration_minutes', '42'])
+    assert.equal(result.code, 0, result.stderr + result.stdout)
+    const changedAt = Date.now()
+
+    let seenAfter = -1
+    while (Date.now() - changedAt < 5000) {
+      if ((await settings.get('order.expiration_minutes')) === 42) {
+        seenAfter = Date.now() - changedAt
+        break
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    assert.isAtLeast(seenAfter, 0, 'the change was not seen within 5 seconds')
+    assert.isAtMost(seenAfter, SETTINGS_REFRESH_MS + 500)
+  }).timeout(30_000)
+})

@@ -1,0 +1,103 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:net'
+import app from '@adonisjs/core/services/app'
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
+    })
+  })
+}
+
+/**
+ * Environment of a child process: the test process's own (so the test
+ * database), plus `extra`; a key set to undefined in `extra` is removed.
+ */
+export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    RUN_JOBS: 'false',
+  }
+  for (const [key, value] of Object.entries(extra)) {
+    if (value === undefined) delete env[key]
+    else env[key] = value
+  }
+  return env
+}
+
+export type RunningServer = { url: string; process: ChildProcess; output: () => string; stop: () => Promise<void> }
+
+/**
+ * Starts `bin/server.ts` (what `npm start` runs) as a separate process and
+ * waits until it answers.
+ */
+export async function startServerProcess(
+  extra: Record<string, string | undefined> = {}
+): Promise<RunningServer> {
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}`
+  let output = ''
+  const child = spawn(process.execPath, ['--import=@poppinss/ts-exec', 'bin/server.ts'], {
+    cwd: app.makePath(),
+    env: childEnv({ HOST: '127.0.0.1', PORT: String(port), APP_URL: url, ...extra }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  child.stdout!.on('data', (chunk) => (output += chunk))
+  child.stderr!.on('data', (chunk) => (output += chunk))
+
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited early:\n${output}`)
+    try {
+      const response = await fetch(`${url}/payments/native/v1/config`)
+      if (response.ok) break
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 150))
+  }
+  if (Date.now() >= deadline) {
+    child.kill('SIGKILL')
+    throw new Error(`server did not start:\n${output}`)
+  }
+
+  return {
+    url,
+    process: child,
+    output: () => output,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve()
+        child.once('exit', () => resolve())
+        child.kill('SIGTERM')
+        setTimeout(() => child.kill('SIGKILL'), 5000).unref()
+      }),
+  }
+}
+
+/** Runs `node ace <args>` as a separate process. */
+export async function runAce(
+  args: string[],
+  extra: Record<string, string | undefined> = {}
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    let stdout = ''
+    let stderr = ''
+    const child = spawn(process.execPath, ['ace.js', ...args], {
+      cwd: app.makePath(),
+      env: childEnv({ FORCE_COLOR: '0', ...extra }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    child.stdout.on('data', (chunk) => (stdout += chunk))
+    child.stderr.on('data', (chunk) => (stderr += chunk))
+    child.once('error', reject)
+    child.once('exit', (code) => resolve({ code: code ?? 1, stdout, stderr }))
+  })
+}
