@@ -44,8 +44,14 @@ export const SETTINGS = {
   'rate.timeout_seconds': integerSetting(5, 'HTTP timeout of the live rate source', { min: 1, max: 60 }),
 
   'rate_limit.store': enumSetting('memory', ['memory', 'database'] as const, 'Where request counts are kept: memory (per process) or database (shared)'),
-  'rate_limit.create_per_minute': integerSetting(60, 'Order-creation requests per minute per IP', { min: 1, max: 100000 }),
-  'rate_limit.cashier_per_minute': integerSetting(120, 'Cashier requests per minute per IP', { min: 1, max: 100000 }),
+  'rate_limit.create_per_minute': integerSetting(60, 'Order-creation requests per minute per IP (0: no limit)', {
+    min: 0,
+    max: 1_000_000,
+  }),
+  'rate_limit.cashier_per_minute': integerSetting(120, 'Cashier requests per minute per IP (0: no limit)', {
+    min: 0,
+    max: 1_000_000,
+  }),
 
   'site.cashier_name': stringSetting('Crypto Cashier', 'Name shown on the cashier page', { maxLength: 100 }),
   'site.logo_url': stringSetting('', 'Logo URL of the cashier page', { maxLength: 500 }),

@@ -68,6 +68,13 @@ test.group('Rate limiting', (group) => {
     ;(await client.get('/pay/check-status/AAAAAAAAAAAAAAAAAAAAAA')).assertStatus(400)
   })
 
+  test('a limit of 0 turns limiting off', async ({ client }) => {
+    await settings.set('rate_limit.cashier_per_minute', '0')
+    for (let index = 0; index < 5; index++) {
+      ;(await client.get('/pay/check-status/AAAAAAAAAAAAAAAAAAAAAA')).assertStatus(400)
+    }
+  })
+
   test('the config endpoint is not limited', async ({ client }) => {
     await settings.set('rate_limit.cashier_per_minute', '1')
     for (let index = 0; index < 5; index++) {
