@@ -30,8 +30,10 @@ new Ignitor(APP_ROOT, { importer: IMPORTER })
       const { default: installation } = await import('#services/installation_service')
       await installation.prepare({ print: (line) => process.stdout.write(`${line}\n`) })
     })
+    // Both stop the process gracefully: in-flight requests finish, the
+    // database connections are closed.
     app.listen('SIGTERM', () => app.terminate())
-    app.listenIf(app.managedByPm2, 'SIGINT', () => app.terminate())
+    app.listen('SIGINT', () => app.terminate())
   })
   .httpServer()
   .start()

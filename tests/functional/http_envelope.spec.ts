@@ -3,6 +3,7 @@ import settings from '#settings/settings_service'
 import { resetDatabase } from '#tests/helpers/database'
 import { makeTronPayable } from '#tests/helpers/setup'
 import { createOrder, orderParams } from '#tests/helpers/merchant'
+import { startServerProcess } from '#tests/helpers/processes'
 
 test.group('Envelope and request ids', (group) => {
   group.each.setup(() => resetDatabase())
@@ -25,6 +26,24 @@ test.group('Envelope and request ids', (group) => {
     assert.notEqual(replaced.body().request_id, 'bad id <script>')
     assert.match(replaced.body().request_id, /^[A-Za-z0-9_-]{16}$/)
   })
+
+  test('the request id is on the access log line of the request', async ({ assert, cleanup }) => {
+    const server = await startServerProcess({ LOG_LEVEL: 'info' })
+    cleanup(() => server.stop())
+    const response = await fetch(`${server.url}/pay/check-status/nope`, {
+      headers: { 'x-request-id': 'trace-me-12345' },
+    })
+    assert.equal(response.headers.get('x-request-id'), 'trace-me-12345')
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const line = server
+      .output()
+      .split('\n')
+      .find((entry) => entry.includes('/pay/check-status/nope'))
+    assert.isDefined(line, server.output())
+    const record = JSON.parse(line!)
+    assert.equal(record.request_id, 'trace-me-12345')
+    assert.equal(record.status, 400)
+  }).timeout(60_000)
 
   test('every request gets its own id', async ({ client, assert }) => {
     const first = (await client.get('/payments/native/v1/config')).body().request_id
