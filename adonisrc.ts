@@ -17,6 +17,7 @@ export default defineConfig({
     () => import('@adonisjs/core/providers/edge_provider'),
     () => import('@adonisjs/lucid/database_provider'),
     () => import('@adonisjs/limiter/limiter_provider'),
+    () => import('adonisjs-scheduler/scheduler_provider'),
     () => import('#providers/plugins_provider'),
   ],
 
@@ -24,6 +25,7 @@ export default defineConfig({
     () => import('#start/routes'),
     () => import('#start/kernel'),
     () => import('#start/events'),
+    () => import('#start/scheduler'),
   ],
 
   tests: {

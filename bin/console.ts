@@ -20,8 +20,9 @@ new Ignitor(APP_ROOT, { importer: IMPORTER })
     app.booting(async () => {
       await import('#start/env')
     })
+    // Long-running commands (scheduler:run) stop gracefully on both.
     app.listen('SIGTERM', () => app.terminate())
-    app.listenIf(app.managedByPm2, 'SIGINT', () => app.terminate())
+    app.listen('SIGINT', () => app.terminate())
   })
   .ace()
   .handle(process.argv.splice(2))

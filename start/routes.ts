@@ -14,6 +14,9 @@ import { middleware } from '#start/kernel'
 const NativeOrdersController = () => import('#controllers/native_orders_controller')
 const ConfigController = () => import('#controllers/config_controller')
 const CashierController = () => import('#controllers/cashier_controller')
+const PaymentTargetController = () => import('#controllers/payment_target_controller')
+const CompatOrdersController = () => import('#plugins/compat/compat_orders_controller')
+const ProviderNotifyController = () => import('#plugins/provider/provider_notify_controller')
 
 router
   .group(() => {
@@ -25,10 +28,21 @@ router
   .prefix('/payments/native/v1')
 
 router
+  .route('/payments/compat/v1/order/create-transaction/submit.php', ['GET', 'POST'], [
+    CompatOrdersController,
+    'submit',
+  ])
+  .use(middleware.throttle({ bucket: 'create' }))
+
+router.post('/payments/provider/v1/notify', [ProviderNotifyController, 'notify'])
+
+router
   .group(() => {
     router.get('/checkout-counter/:trade_id', [CashierController, 'page'])
     router.get('/checkout-counter-resp/:trade_id', [CashierController, 'init'])
     router.get('/check-status/:trade_id', [CashierController, 'status'])
+    router.post('/switch-network', [PaymentTargetController, 'switch'])
+    router.post('/submit-tx-hash/:trade_id', [PaymentTargetController, 'submitTxHash'])
   })
   .prefix('/pay')
   .use(middleware.throttle({ bucket: 'cashier' }))

@@ -73,6 +73,10 @@ export default class Order extends TimestampedRecord {
   @booleanColumn()
   declare isSelected: boolean
 
+  /** Completed in place from a placeholder (4 → 1) by a first selection. */
+  @booleanColumn()
+  declare wasPlaceholder: boolean
+
   @column()
   declare payProvider: string
 
@@ -111,5 +115,15 @@ export default class Order extends TimestampedRecord {
 
   get isChild() {
     return this.parentId !== null
+  }
+
+  /** Paid through the hosted provider rather than on chain. */
+  get isProviderOrder() {
+    return this.payProvider !== ''
+  }
+
+  /** Has an on-chain target (network, address, amount). */
+  get isOnChain() {
+    return this.payProvider === '' && this.network !== '' && this.receiveAddress !== ''
   }
 }

@@ -8,7 +8,7 @@ import amountAllocator from '#services/amount_allocator'
 import rateService from '#rates/rate_service'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
-import { ceilToPrecision, stepOf, toDecimalString } from '#support/money'
+import { type Decimal, ceilToPrecision, stepOf, toDecimalString } from '#support/money'
 import { isUniqueViolation } from '#support/database_errors'
 import { newTradeId } from '#support/trade_id'
 
@@ -28,6 +28,15 @@ export type NewOrder = {
   name?: string
   paymentType: PaymentType
   compatType?: string
+}
+
+export type OnChainPrice = {
+  network: string
+  token: string
+  addresses: string[]
+  precision: number
+  wanted: Decimal
+  maxSteps: number
 }
 
 const ORDER_EXISTS = () =>
@@ -74,46 +83,71 @@ export class OrderService {
       )
     }
 
-    const network = input.network
-    const symbol = input.token
-    const asset = await assetCatalog.payable(network, symbol)
-    const precision = asset.token.amountPrecision
-    const exact = await rateService.convert(input.amount, input.currency, symbol)
-    if (exact.lt(stepOf(precision))) {
-      throw new BusinessError(
-        ErrorCode.INVALID_AMOUNT,
-        `Invalid payment amount: ${input.amount} ${input.currency} is ${toDecimalString(exact)} ${symbol}, below the minimum unit ${toDecimalString(stepOf(precision))}`
-      )
-    }
-    const wanted = ceilToPrecision(exact, precision)
-    const maxSteps = await settings.get('order.amount_max_steps')
-
+    const price = await this.priceOnChain(input.amount, input.currency, input.network, input.token)
     return this.#insert(async (trx) => {
       const order = await Order.create(
         {
           ...base,
           status: OrderStatus.WAITING,
-          token: symbol,
-          network,
+          token: price.token,
+          network: price.network,
           receiveAddress: '',
-          actualAmount: toDecimalString(wanted),
+          actualAmount: toDecimalString(price.wanted),
         },
         { client: trx }
       )
-      const allocation = await amountAllocator.allocate(trx, {
-        orderId: order.id,
-        network,
-        token: symbol,
-        addresses: asset.addresses,
-        baseAmount: wanted,
-        precision,
-        maxSteps,
-        expiresAt: order.expirationTime,
-      })
-      order.receiveAddress = allocation.address
-      order.actualAmount = allocation.amount
+      await this.assignTarget(trx, order, price)
       await order.save()
       return order
+    })
+  }
+
+  /**
+   * What paying `amount` `currency` in `token` on `network` costs, or the
+   * spec's refusal: 10014 / 10016 / 10003 (asset), 10006 (rate), 10004
+   * (below one unit of the token).
+   */
+  async priceOnChain(amount: string, currency: string, network: string, token: string): Promise<OnChainPrice> {
+    const asset = await assetCatalog.payable(network, token)
+    const precision = asset.token.amountPrecision
+    const exact = await rateService.convert(amount, currency, token)
+    if (exact.lt(stepOf(precision))) {
+      throw new BusinessError(
+        ErrorCode.INVALID_AMOUNT,
+        `Invalid payment amount: ${amount} ${currency} is ${toDecimalString(exact)} ${token}, below the minimum unit ${toDecimalString(stepOf(precision))}`
+      )
+    }
+    return {
+      network,
+      token,
+      addresses: asset.addresses,
+      precision,
+      wanted: ceilToPrecision(exact, precision),
+      maxSteps: await settings.get('order.amount_max_steps'),
+    }
+  }
+
+  /**
+   * Reserves a unique (address, amount) for `order` and writes them on it
+   * (the caller saves): the on-chain target of a new order, a completed
+   * placeholder or a child.
+   */
+  async assignTarget(trx: TransactionClientContract, order: Order, price: OnChainPrice) {
+    const allocation = await amountAllocator.allocate(trx, {
+      orderId: order.id,
+      network: price.network,
+      token: price.token,
+      addresses: price.addresses,
+      baseAmount: price.wanted,
+      precision: price.precision,
+      maxSteps: price.maxSteps,
+      expiresAt: order.expirationTime,
+    })
+    order.merge({
+      token: price.token,
+      network: price.network,
+      receiveAddress: allocation.address,
+      actualAmount: allocation.amount,
     })
   }
 

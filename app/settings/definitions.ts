@@ -53,6 +53,19 @@ export const SETTINGS = {
     max: 1_000_000,
   }),
 
+  // Merchant callbacks. The first two keys are named by the interface spec.
+  'order_notice_max_retry': integerSetting(6, 'Callback retries after the first failed attempt', { min: 0, max: 50 }),
+  'callback_retry_base_seconds': integerSetting(
+    5,
+    'Delay before retry n is base × 2^(n-1) seconds (with jitter), each capped at 300 s',
+    { min: 1, max: 300 }
+  ),
+  'callbacks.timeout_seconds': integerSetting(10, 'HTTP timeout of one callback attempt', { min: 1, max: 60 }),
+  'callbacks.allow_private_targets': booleanSetting(
+    false,
+    'Allow callbacks to loopback, private and link-local addresses (off: refused after DNS resolution)'
+  ),
+
   'site.cashier_name': stringSetting('Crypto Cashier', 'Name shown on the cashier page', { maxLength: 100 }),
   'site.logo_url': stringSetting('', 'Logo URL of the cashier page', { maxLength: 500 }),
   'site.website_title': stringSetting('Crypto Payment', 'Title of the cashier page', { maxLength: 100 }),

@@ -5,7 +5,22 @@ import rateService from '#rates/rate_service'
 import limiter from '@adonisjs/limiter/services/main'
 
 /** Tables emptied between tests, children first. */
-const TABLES = ['amount_locks', 'orders', 'rates', 'wallets', 'tokens', 'chains', 'settings', 'api_keys', 'users', 'rate_limits']
+const TABLES = [
+  'callback_attempts',
+  'callbacks',
+  'payment_references',
+  'provider_orders',
+  'amount_locks',
+  'orders',
+  'rates',
+  'wallets',
+  'tokens',
+  'chains',
+  'settings',
+  'api_keys',
+  'users',
+  'rate_limits',
+]
 
 /** Drops every table of the test database and migrates it again. */
 export async function recreateSchema() {

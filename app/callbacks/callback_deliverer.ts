@@ -1,0 +1,174 @@
+import { hostname } from 'node:os'
+import { randomBytes } from 'node:crypto'
+import db from '@adonisjs/lucid/services/db'
+import logger from '@adonisjs/core/services/logger'
+import ApiKey from '#models/api_key'
+import Callback from '#models/callback'
+import Order from '#models/order'
+import settings from '#settings/settings_service'
+import callbackFormats from '#callbacks/callback_format'
+import { isAcknowledged, retryDelayMs } from '#callbacks/retry_policy'
+import { ForbiddenTargetError, safeRequest } from '#callbacks/safe_http'
+import { isPostgres } from '#support/row_lock'
+
+export type DeliveryReport = { claimed: number; delivered: number; retrying: number; failed: number }
+
+/** Longer than any attempt can take, so a live worker never loses its lease. */
+const LEASE_MARGIN_MS = 30_000
+const EXCERPT_LENGTH = 200
+
+/**
+ * Delivers due callbacks from the outbox. Safe to run in several processes:
+ * each claims rows with a lease (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite:
+ * one atomic UPDATE, the database having a single writer), so a callback is
+ * never sent by two workers at the same moment. A worker that dies leaves
+ * its lease to expire; the callback is then retried by another.
+ */
+export class CallbackDeliverer {
+  readonly workerId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
+
+  async runOnce(limit = 20): Promise<DeliveryReport> {
+    const timeoutMs = (await settings.get('callbacks.timeout_seconds')) * 1000
+    const claimed = await this.#claim(limit, timeoutMs + LEASE_MARGIN_MS)
+    const report: DeliveryReport = { claimed: claimed.length, delivered: 0, retrying: 0, failed: 0 }
+    const outcomes = await Promise.all(claimed.map((callback) => this.#deliver(callback, timeoutMs)))
+    for (const outcome of outcomes) report[outcome]++
+    return report
+  }
+
+  /** Runs until nothing is due (for the ace command). */
+  async drain(): Promise<DeliveryReport> {
+    const total: DeliveryReport = { claimed: 0, delivered: 0, retrying: 0, failed: 0 }
+    for (;;) {
+      const report = await this.runOnce()
+      for (const key of Object.keys(total) as (keyof DeliveryReport)[]) total[key] += report[key]
+      if (report.claimed === 0) return total
+    }
+  }
+
+  async #claim(limit: number, leaseMs: number): Promise<Callback[]> {
+    const now = Date.now()
+    const leaseUntil = now + leaseMs
+    const due = (query: any) =>
+      query
+        .where('status', 'pending')
+        .where('next_attempt_at', '<=', now)
+        .where((free: any) => free.whereNull('locked_until').orWhere('locked_until', '<', now))
+
+    const client = db.connection()
+    if (isPostgres(client)) {
+      await db.transaction(async (trx) => {
+        const rows: { id: string | number }[] = await due(trx.from('callbacks'))
+          .orderBy('next_attempt_at')
+          .limit(limit)
+          .forUpdate()
+          .skipLocked()
+          .select('id')
+        if (rows.length === 0) return
+        await trx
+          .from('callbacks')
+          .whereIn(
+            'id',
+            rows.map((row) => Number(row.id))
+          )
+          .update({ locked_by: this.workerId, locked_until: leaseUntil, updated_at: now })
+      })
+    } else {
+      await due(client.knexQuery().table('callbacks'))
+        .whereIn('id', due(client.knexQuery().from('callbacks')).orderBy('next_attempt_at').limit(limit).select('id'))
+        .update({ locked_by: this.workerId, locked_until: leaseUntil, updated_at: now })
+    }
+    return Callback.query().where('locked_by', this.workerId).where('locked_until', leaseUntil).where('status', 'pending')
+  }
+
+  async #deliver(callback: Callback, timeoutMs: number): Promise<'delivered' | 'retrying' | 'failed'> {
+    const order = await Order.findOrFail(callback.orderId)
+    const apiKey = order.apiKeyId !== null ? await ApiKey.find(order.apiKeyId) : await ApiKey.findBy('pid', order.pid)
+    const attempt = callback.attempts + 1
+    const startedAt = Date.now()
+
+    let httpStatus: number | null = null
+    let excerpt = ''
+    let error = ''
+    let permanent = false
+    let method: 'GET' | 'POST' = 'POST'
+    let url = order.notifyUrl
+    try {
+      if (!apiKey) throw new Error(`the API key of pid ${order.pid} no longer exists`)
+      const request = callbackFormats.get(callback.format).build(order, apiKey)
+      method = request.method
+      url = request.url
+      const response = await safeRequest(request, {
+        timeoutMs,
+        allowPrivateTargets: await settings.get('callbacks.allow_private_targets'),
+      })
+      httpStatus = response.status
+      excerpt = response.body.slice(0, EXCERPT_LENGTH)
+      if (!isAcknowledged(response.status, response.body)) {
+        error = `not acknowledged: HTTP ${response.status}, expected 200 with body "ok" or "success"`
+      }
+    } catch (caught) {
+      error = (caught as Error).message || String(caught)
+      permanent = caught instanceof ForbiddenTargetError
+    }
+    const durationMs = Date.now() - startedAt
+    const acknowledged = error === ''
+
+    const maxRetries = await settings.get('order_notice_max_retry')
+    let outcome: 'delivered' | 'retrying' | 'failed'
+    let nextAttemptAt = callback.nextAttemptAt
+    if (acknowledged) outcome = 'delivered'
+    else if (!permanent && attempt <= maxRetries) {
+      outcome = 'retrying'
+      nextAttemptAt = Date.now() + retryDelayMs(attempt, await settings.get('callback_retry_base_seconds'))
+    } else outcome = 'failed'
+
+    await db.transaction(async (trx) => {
+      const now = Date.now()
+      await trx.table('callback_attempts').insert({
+        callback_id: callback.id,
+        attempt,
+        started_at: startedAt,
+        method,
+        url,
+        http_status: httpStatus,
+        response_excerpt: excerpt,
+        error,
+        duration_ms: durationMs,
+        acknowledged,
+      })
+      const updated = await trx
+        .from('callbacks')
+        .where('id', callback.id)
+        .where('locked_by', this.workerId)
+        .update({
+          status: outcome === 'retrying' ? 'pending' : outcome,
+          attempts: attempt,
+          next_attempt_at: nextAttemptAt,
+          locked_by: null,
+          locked_until: null,
+          last_http_status: httpStatus,
+          last_error: error,
+          delivered_at: acknowledged ? now : null,
+          updated_at: now,
+        })
+      if (Number(updated) === 0) {
+        logger.warn({ trade_id: order.tradeId }, 'callback lease lost while delivering; another worker owns it now')
+      }
+      await trx.from('orders').where('id', order.id).update({
+        callback_status: outcome === 'retrying' ? 'pending' : outcome,
+        callback_attempts: attempt,
+        callback_last_at: now,
+      })
+    })
+
+    const log = { trade_id: order.tradeId, attempt, url, http_status: httpStatus, ms: durationMs, error }
+    if (outcome === 'delivered') logger.info(log, 'merchant callback delivered')
+    else if (outcome === 'retrying') logger.warn({ ...log, next_attempt_at: nextAttemptAt }, 'merchant callback failed; will retry')
+    else logger.error(log, 'merchant callback failed for good')
+    return outcome
+  }
+}
+
+const callbackDeliverer = new CallbackDeliverer()
+export default callbackDeliverer

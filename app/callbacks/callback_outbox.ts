@@ -1,0 +1,61 @@
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type Order from '#models/order'
+import callbackFormats from '#callbacks/callback_format'
+
+/**
+ * Writes the merchant callback of a paid order, inside the transaction
+ * that marks it paid: the payment and the duty to tell the merchant are
+ * committed together, so a crash can lose neither.
+ */
+export class CallbackOutbox {
+  async enqueue(trx: TransactionClientContract, order: Order) {
+    const now = Date.now()
+    await trx
+      .knexQuery()
+      .table('callbacks')
+      .insert({
+        order_id: order.id,
+        format: callbackFormats.nameFor(order),
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        last_error: '',
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict('order_id')
+      .ignore()
+    await trx
+      .from('orders')
+      .where('id', order.id)
+      .update({ callback_status: 'pending', updated_at: now })
+  }
+
+  /**
+   * Sends a callback again from the start (operator's redeliver), whether
+   * it was delivered, failed or never queued.
+   */
+  async requeue(trx: TransactionClientContract, order: Order) {
+    const now = Date.now()
+    await this.enqueue(trx, order)
+    await trx
+      .from('callbacks')
+      .where('order_id', order.id)
+      .update({
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        locked_by: null,
+        locked_until: null,
+        last_error: '',
+        updated_at: now,
+      })
+    await trx
+      .from('orders')
+      .where('id', order.id)
+      .update({ callback_status: 'pending', callback_attempts: 0, updated_at: now })
+  }
+}
+
+const callbackOutbox = new CallbackOutbox()
+export default callbackOutbox

@@ -1,0 +1,36 @@
+import type ApiKey from '#models/api_key'
+import type Order from '#models/order'
+import type { CallbackFormat, CallbackRequest } from '#callbacks/callback_format'
+import { toJsonNumber } from '#support/money'
+import { nativeSignature, type SignableParams } from '#support/signing'
+
+/**
+ * Native callback: POST JSON with exactly the spec's fields, signed like a
+ * native request (numbers signed in the server's numeric format).
+ */
+export class NativeCallbackFormat implements CallbackFormat {
+  readonly name = 'native'
+
+  build(order: Order, apiKey: ApiKey): CallbackRequest {
+    const fields = {
+      pid: apiKey.pid,
+      trade_id: order.tradeId,
+      order_id: order.orderId,
+      amount: toJsonNumber(order.amount),
+      actual_amount: toJsonNumber(order.actualAmount),
+      receive_address: order.receiveAddress,
+      token: order.token,
+      block_transaction_id: order.blockTransactionId,
+      status: order.status,
+    }
+    const signable: SignableParams = {}
+    for (const [name, value] of Object.entries(fields)) signable[name] = String(value)
+    const body = { ...fields, signature: nativeSignature(signable, apiKey.secretKey) }
+    return {
+      method: 'POST',
+      url: order.notifyUrl,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * A hosted payment provider (plugins/provider): the payer pays on the
+ * provider's page; the provider notifies us. The core decides which order
+ * is paid; the plugin speaks the provider's protocol.
+ */
+export type ProviderPaymentRequest = {
+  /** Our trade_id (the provider's unique_id). */
+  tradeId: string
+  /** Upper-case token symbol. */
+  coin: string
+  /** Crypto amount, fixed to the token precision ("12.35"). */
+  amount: string
+  returnUrl: string
+}
+
+export type ProviderPayment = {
+  providerOrderId: string
+  payUrl: string
+  /** The provider's answer as received, kept for audit. */
+  raw: string
+}
+
+/** A notification whose signature and envelope checked out. */
+export type ProviderNotice = {
+  uniqueId: string
+  providerOrderId: string
+  amount: string
+  coin: string
+}
+
+/** The provider refused or failed to create a payment link. */
+export class ProviderRequestError extends Error {}
+
+/** A notification that must be answered "fail" (with the reason logged). */
+export class NotificationRejectedError extends Error {}
+
+export interface PaymentProvider {
+  /** The value of `pay_provider` and of the switch's `network` (`provider`). */
+  readonly name: string
+
+  /** Throws BusinessError 10017 (disabled), 10018 (incomplete) or 10019 (token). */
+  ensureUsable(token: string): Promise<void>
+
+  createPayment(request: ProviderPaymentRequest): Promise<ProviderPayment>
+
+  /** Checks signature and envelope fields; throws NotificationRejectedError. */
+  readNotification(fields: Record<string, string>): Promise<ProviderNotice>
+}
+
+export class ProviderRegistry {
+  #providers = new Map<string, PaymentProvider>()
+
+  register(provider: PaymentProvider) {
+    this.#providers.set(provider.name, provider)
+  }
+
+  has(name: string) {
+    return this.#providers.has(name)
+  }
+
+  get(name: string): PaymentProvider {
+    const provider = this.#providers.get(name)
+    if (!provider) throw new Error(`No payment provider "${name}" is registered`)
+    return provider
+  }
+}
+
+const providers = new ProviderRegistry()
+export default providers

@@ -1,0 +1,173 @@
+import db from '@adonisjs/lucid/services/db'
+import logger from '@adonisjs/core/services/logger'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import Order, { OrderStatus } from '#models/order'
+import BusinessError from '#exceptions/business_error'
+import { ErrorCode } from '#exceptions/error_codes'
+import amountAllocator from '#services/amount_allocator'
+import callbackOutbox from '#callbacks/callback_outbox'
+import { insertUnlessPresent } from '#support/insert_unless_present'
+import { lockRow } from '#support/row_lock'
+
+/** Who is paying the order: each path may pay from different states. */
+export type PaymentSource = 'scanner' | 'submit' | 'admin' | 'provider'
+
+export type PaymentRequest = {
+  /** Canonical transaction reference (hash, TON lt:hash, provider order id). */
+  reference: string
+  source: PaymentSource
+  /** When the payment happened (block time), epoch ms; defaults to now. */
+  paidAt?: number
+}
+
+export type PaymentOutcome = {
+  order: Order
+  /** The order the merchant is told about (the parent when a child paid). */
+  notified: Order | null
+  /** True when this call found the payment already recorded. */
+  alreadyPaid: boolean
+}
+
+/**
+ * Statuses each path may pay from: 1 (waiting) for all; 3 (expired) for a
+ * late detection by the scanner, an admin repair and a provider
+ * notification (the payer paid in time, we saw it late).
+ */
+const PAYABLE_FROM: Record<PaymentSource, number[]> = {
+  scanner: [OrderStatus.WAITING, OrderStatus.EXPIRED],
+  admin: [OrderStatus.WAITING, OrderStatus.EXPIRED],
+  provider: [OrderStatus.WAITING, OrderStatus.EXPIRED],
+  submit: [OrderStatus.WAITING],
+}
+
+/**
+ * The one path that moves an order to status 2. Scanners, submit-tx-hash,
+ * admin mark-paid and provider notifications all come here.
+ *
+ * In one transaction: refuse a reference that already paid another order
+ * (10007), mark the order paid, release its amount lock, settle the
+ * parent/child pair, and queue exactly one merchant callback (the
+ * parent's). Calling it again with the same order and reference is a no-op.
+ */
+export class PaymentService {
+  async markPaid(orderId: number, request: PaymentRequest): Promise<PaymentOutcome> {
+    return db.transaction(async (trx) => {
+      await lockRow(trx, 'orders', orderId)
+      const order = await Order.query({ client: trx }).where('id', orderId).firstOrFail()
+      const network = order.isProviderOrder ? order.payProvider : order.network
+
+      if (order.status === OrderStatus.PAID) {
+        if (order.blockTransactionId === request.reference) {
+          return { order, notified: null, alreadyPaid: true }
+        }
+        throw new BusinessError(ErrorCode.STATUS_CHANGED, 'Order status has changed: it is already paid')
+      }
+      if (!PAYABLE_FROM[request.source].includes(order.status)) {
+        throw new BusinessError(
+          ErrorCode.NOT_WAITING,
+          order.status === OrderStatus.SELECTING
+            ? 'Order is not waiting for payment: no network and token chosen yet'
+            : `Order is not waiting for payment (status ${order.status})`
+        )
+      }
+
+      await this.#claimReference(trx, network, request, order)
+
+      const paidAt = request.paidAt ?? Date.now()
+      await this.#settle(trx, order, request.reference, paidAt)
+
+      if (order.parentId === null) {
+        await this.#expireChild(trx, order.id)
+        await callbackOutbox.enqueue(trx, order)
+        return { order, notified: order, alreadyPaid: false }
+      }
+
+      // A child paid: the merchant knows only the parent, which takes the
+      // child's payment details and is the one notified.
+      await lockRow(trx, 'orders', order.parentId)
+      const parent = await Order.query({ client: trx }).where('id', order.parentId).firstOrFail()
+      if (parent.status === OrderStatus.PAID) {
+        // The payer paid both targets. Keep the child paid (the funds came)
+        // but do not tell the merchant twice.
+        logger.warn(
+          { trade_id: order.tradeId, parent: parent.tradeId, reference: request.reference },
+          'child paid after its parent: double payment, no second callback'
+        )
+        return { order, notified: null, alreadyPaid: false }
+      }
+      parent.merge({
+        token: order.token,
+        network: order.network,
+        receiveAddress: order.receiveAddress,
+        actualAmount: order.actualAmount,
+        payProvider: order.payProvider,
+        paymentUrl: order.payProvider !== '' ? order.paymentUrl : parent.paymentUrl,
+      })
+      parent.useTransaction(trx)
+      await this.#settle(trx, parent, request.reference, paidAt)
+      await callbackOutbox.enqueue(trx, parent)
+      return { order, notified: parent, alreadyPaid: false }
+    })
+  }
+
+  async #claimReference(trx: TransactionClientContract, network: string, request: PaymentRequest, order: Order) {
+    const { inserted } = await insertUnlessPresent(
+      trx,
+      'payment_references',
+      {
+        network,
+        reference: request.reference,
+        order_id: order.id,
+        source: request.source,
+        created_at: Date.now(),
+      },
+      ['network', 'reference']
+    )
+    if (inserted) return
+    const existing = await trx
+      .from('payment_references')
+      .where('network', network)
+      .where('reference', request.reference)
+      .first()
+    if (Number(existing?.order_id) !== order.id) {
+      throw new BusinessError(
+        ErrorCode.BLOCK_PROCESSED,
+        `Order block already processed: ${request.reference} already paid another order`
+      )
+    }
+  }
+
+  async #settle(trx: TransactionClientContract, order: Order, reference: string, paidAt: number) {
+    order.useTransaction(trx)
+    order.merge({ status: OrderStatus.PAID, blockTransactionId: reference, paidAt })
+    await order.save()
+    await amountAllocator.release(trx, order.id)
+    await trx
+      .from('provider_orders')
+      .where('order_id', order.id)
+      .whereIn('status', ['pending', 'expired'])
+      .update({ status: 'paid', updated_at: Date.now() })
+  }
+
+  /** The parent was paid: its other target is no longer payable. */
+  async #expireChild(trx: TransactionClientContract, parentId: number) {
+    const child = await Order.query({ client: trx }).where('parent_id', parentId).first()
+    if (!child) return
+    const updated = await trx
+      .from('orders')
+      .where('id', child.id)
+      .whereIn('status', [OrderStatus.WAITING, OrderStatus.SELECTING])
+      .update({ status: OrderStatus.EXPIRED, updated_at: Date.now() })
+    if (Number(updated) > 0 || (Array.isArray(updated) && updated.length > 0)) {
+      await amountAllocator.release(trx, child.id)
+      await trx
+        .from('provider_orders')
+        .where('order_id', child.id)
+        .where('status', 'pending')
+        .update({ status: 'expired', updated_at: Date.now() })
+    }
+  }
+}
+
+const paymentService = new PaymentService()
+export default paymentService

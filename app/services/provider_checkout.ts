@@ -1,0 +1,138 @@
+import db from '@adonisjs/lucid/services/db'
+import type Order from '#models/order'
+import ProviderOrder from '#models/provider_order'
+import Token from '#models/token'
+import settings from '#settings/settings_service'
+import providers, { NotificationRejectedError, ProviderRequestError } from '#payments/payment_provider'
+import rateService from '#rates/rate_service'
+import paymentService from '#services/payment_service'
+import { cashierUrl } from '#services/order_presenter'
+import BusinessError from '#exceptions/business_error'
+import { Decimal, ceilToPrecision, toDecimalString, toFixedDigits } from '#support/money'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+
+export const PROVIDER_NETWORK = 'provider'
+export const PROVIDER_ADDRESS = 'PROVIDER'
+
+export type OpenedPayment = { amount: string; payUrl: string; providerOrderId: string }
+
+/**
+ * The core side of the hosted provider channel: prices a payment, asks the
+ * provider for a link (recording it in provider_orders), and turns a
+ * verified notification into a payment through the one payment path.
+ */
+export class ProviderCheckout {
+  get provider() {
+    return providers.get(PROVIDER_NETWORK)
+  }
+
+  /** Crypto amount of `order` in `token`, rounded up at the token precision. */
+  async quote(order: Pick<Order, 'amount' | 'currency'>, token: string): Promise<string> {
+    const known = await Token.query().where('symbol', token).where('enabled', true).orderBy('id').first()
+    const precision = known?.amountPrecision ?? 2
+    const exact = await rateService.convert(order.amount, order.currency, token)
+    return toFixedDigits(ceilToPrecision(exact, precision), precision)
+  }
+
+  /**
+   * Creates the provider payment for `tradeId` before the order row changes:
+   * if the provider fails, nothing of the order is touched.
+   */
+  async open(tradeId: string, order: Pick<Order, 'amount' | 'currency' | 'redirectUrl'>, token: string) {
+    const amount = await this.quote(order, token)
+    // A failed earlier attempt for the same trade_id is tried again in place.
+    const record = await ProviderOrder.updateOrCreate(
+      { uniqueId: tradeId },
+      {
+        provider: PROVIDER_NETWORK,
+        orderId: null,
+        providerOrderId: '',
+        status: 'creating',
+        coin: token,
+        amount,
+        payUrl: '',
+        error: '',
+        responseRaw: '',
+        notifyRaw: '',
+      }
+    )
+    const returnUrl = order.redirectUrl || (await settings.get('provider.return_url')) || cashierUrl(tradeId)
+    try {
+      const payment = await this.provider.createPayment({ tradeId, coin: token, amount, returnUrl })
+      record.merge({
+        status: 'pending',
+        providerOrderId: payment.providerOrderId,
+        payUrl: payment.payUrl,
+        responseRaw: payment.raw.slice(0, 10_000),
+      })
+      await record.save()
+      return { amount: toDecimalString(amount), payUrl: payment.payUrl, providerOrderId: payment.providerOrderId }
+    } catch (error) {
+      record.merge({ status: 'failed', error: (error as Error).message })
+      await record.save()
+      if (error instanceof ProviderRequestError) {
+        throw BusinessError.parameter(`The payment provider did not create a payment link: ${error.message}`)
+      }
+      throw error
+    }
+  }
+
+  /** Links the provider payment to its order row, in the order's transaction. */
+  async attach(trx: TransactionClientContract, tradeId: string, orderId: number) {
+    await trx.from('provider_orders').where('unique_id', tradeId).update({ order_id: orderId, updated_at: Date.now() })
+  }
+
+  /** The link was created but the order could not take it (lost a race). */
+  async abandon(tradeId: string, reason: string) {
+    await ProviderOrder.query()
+      .where('unique_id', tradeId)
+      .whereNull('order_id')
+      .update({ status: 'failed', error: reason, updated_at: Date.now() })
+  }
+
+  /**
+   * A notification from the provider. Returns when the order is paid (or
+   * already was); throws NotificationRejectedError otherwise.
+   */
+  async handleNotification(fields: Record<string, string>, raw: string): Promise<void> {
+    const notice = await this.provider.readNotification(fields)
+    const record = await ProviderOrder.findBy('unique_id', notice.uniqueId)
+    if (!record) throw new NotificationRejectedError(`unknown unique_id ${notice.uniqueId}`)
+    record.merge({ notifyRaw: raw.slice(0, 10_000), notifiedAt: Date.now() })
+    await record.save()
+
+    if (record.orderId === null) throw new NotificationRejectedError('the payment has no order')
+    if (record.providerOrderId !== '' && record.providerOrderId !== notice.providerOrderId) {
+      throw new NotificationRejectedError(`order_id ${notice.providerOrderId} is not ${record.providerOrderId}`)
+    }
+    const order = await db.from('orders').where('id', record.orderId).first()
+    if (!order) throw new NotificationRejectedError('the payment has no order')
+    if (notice.coin.toUpperCase() !== String(order.token).toUpperCase()) {
+      throw new NotificationRejectedError(`coin ${notice.coin} is not ${order.token}`)
+    }
+    let amount: Decimal
+    try {
+      amount = new Decimal(notice.amount)
+    } catch {
+      throw new NotificationRejectedError(`amount ${notice.amount} is not a number`)
+    }
+    if (!amount.isFinite() || !amount.eq(new Decimal(String(order.actual_amount)))) {
+      throw new NotificationRejectedError(`amount ${notice.amount} is not ${toDecimalString(String(order.actual_amount))}`)
+    }
+    try {
+      await paymentService.markPaid(record.orderId, { reference: notice.providerOrderId, source: 'provider' })
+    } catch (error) {
+      if (error instanceof BusinessError) {
+        throw new NotificationRejectedError(`${error.message} (${error.businessCode})`)
+      }
+      throw error
+    }
+  }
+}
+
+export function isProviderTarget(network: string) {
+  return network === PROVIDER_NETWORK
+}
+
+const providerCheckout = new ProviderCheckout()
+export default providerCheckout

@@ -1,0 +1,76 @@
+import Chain from '#models/chain'
+import Token from '#models/token'
+import type Order from '#models/order'
+import chainRegistry from '#chains/chain_registry'
+import { TransferLookupError, type ObservedTransfer } from '#chains/chain_family'
+import BusinessError from '#exceptions/business_error'
+import { Decimal, toDecimalString } from '#support/money'
+
+/**
+ * How strictly a reference is held to the order's life:
+ * - `submit` (the payer's submit-tx-hash): made while the order was open;
+ * - `admin` (orders:mark-paid repair): made after the order was created.
+ */
+export type VerificationMode = 'submit' | 'admin'
+
+/**
+ * Checks a transaction reference against an on-chain order: the chain
+ * plugin reads the facts, this decides. Every refusal says what is wrong
+ * (not found, failed, wrong recipient, wrong token, wrong amount, too early
+ * or late, not yet confirmed). Returns the matching transfer, whose
+ * reference is canonical.
+ */
+export class TransferVerifier {
+  async verify(order: Order, reference: string, mode: VerificationMode): Promise<ObservedTransfer> {
+    const chain = await Chain.findBy('network', order.network)
+    if (!chain) throw BusinessError.parameter(`Unknown network ${order.network}`)
+    const family = chainRegistry.family(chain.family)
+    if (!family.verifyReference) {
+      throw BusinessError.parameter(`Transaction verification is not available for ${order.network}`)
+    }
+    const tokens = await Token.query().where('network', order.network)
+    const token = tokens.find((entry) => entry.symbol === order.token)
+    if (!token) throw BusinessError.parameter(`${order.token} is not a token of ${order.network}`)
+
+    let transfers: ObservedTransfer[]
+    try {
+      transfers = await family.verifyReference(reference, { chain, tokens, order })
+    } catch (error) {
+      if (error instanceof TransferLookupError) throw BusinessError.parameter(`Transaction check failed: ${error.message}`)
+      throw error
+    }
+    if (transfers.length === 0) throw BusinessError.parameter('Transaction check failed: the transaction transfers nothing')
+
+    const toOrder = transfers.filter((transfer) => transfer.to === order.receiveAddress)
+    if (toOrder.length === 0) {
+      throw BusinessError.parameter(`Transaction check failed: it pays ${transfers[0].to}, not ${order.receiveAddress}`)
+    }
+    const ofToken = toOrder.filter((transfer) => transfer.contract === token.contract)
+    if (ofToken.length === 0) {
+      throw BusinessError.parameter(`Transaction check failed: it does not transfer ${order.token}`)
+    }
+    const expected = new Decimal(order.actualAmount)
+    const transfer = ofToken.find((entry) => new Decimal(entry.amount).eq(expected))
+    if (!transfer) {
+      throw BusinessError.parameter(
+        `Transaction check failed: it transfers ${toDecimalString(ofToken[0].amount)} ${order.token}, the order expects ${toDecimalString(expected)}`
+      )
+    }
+    if (!transfer.success) throw BusinessError.parameter('Transaction check failed: the transaction failed on chain')
+    if (transfer.timestamp < order.createdAt) {
+      throw BusinessError.parameter('Transaction check failed: it was made before the order was created')
+    }
+    if (mode === 'submit' && transfer.timestamp > order.expirationTime) {
+      throw BusinessError.parameter('Transaction check failed: it was made after the order expired')
+    }
+    if (transfer.confirmations < chain.confirmations) {
+      throw BusinessError.parameter(
+        `Transaction check failed: not yet confirmed (${transfer.confirmations} of ${chain.confirmations} confirmations)`
+      )
+    }
+    return transfer
+  }
+}
+
+const transferVerifier = new TransferVerifier()
+export default transferVerifier

@@ -1,0 +1,138 @@
+import env from '#start/env'
+import settings from '#settings/settings_service'
+import BusinessError from '#exceptions/business_error'
+import { ErrorCode } from '#exceptions/error_codes'
+import {
+  NotificationRejectedError,
+  ProviderRequestError,
+  type PaymentProvider,
+  type ProviderNotice,
+  type ProviderPayment,
+  type ProviderPaymentRequest,
+} from '#payments/payment_provider'
+import { notificationSignatureValid, providerRequestSign } from '#plugins/provider/provider_signature'
+
+type ProviderConfig = { shopId: string; shopToken: string; apiUrl: string }
+
+/**
+ * The hosted, shop-token based payment-link provider
+ * (shared/reference/provider-protocol.md).
+ */
+export class HostedProvider implements PaymentProvider {
+  readonly name = 'provider'
+
+  async ensureUsable(token: string): Promise<void> {
+    await this.#config()
+    const allowed = await settings.get('provider.allow_tokens')
+    if (!allowed.includes(token.toUpperCase())) {
+      throw new BusinessError(
+        ErrorCode.PROVIDER_UNSUPPORTED,
+        `Payment provider does not support ${token.toUpperCase()} (allowed: ${allowed.join(', ') || 'none'})`
+      )
+    }
+  }
+
+  async createPayment(request: ProviderPaymentRequest): Promise<ProviderPayment> {
+    const config = await this.#config()
+    const fields: Record<string, string> = {
+      unique_id: request.tradeId,
+      name: request.tradeId,
+      amount: request.amount,
+      coin: request.coin.toUpperCase(),
+      callback_url: await this.#callbackUrl(),
+      return_url: request.returnUrl,
+      id: config.shopId,
+    }
+    fields.sign = providerRequestSign(fields, config.shopToken)
+
+    const timeoutMs = (await settings.get('provider.timeout_seconds')) * 1000
+    const url = `${config.apiUrl.replace(/\/+$/, '')}/payLink`
+    let response: Response
+    let raw: string
+    try {
+      response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'accept': 'application/json' },
+        body: new URLSearchParams(fields).toString(),
+        signal: AbortSignal.timeout(timeoutMs),
+        redirect: 'error',
+      })
+      raw = await response.text()
+    } catch (error) {
+      throw new ProviderRequestError(`the provider is unreachable (${(error as Error).message})`)
+    }
+    if (!response.ok) throw new ProviderRequestError(`the provider answered HTTP ${response.status}`)
+
+    let body: any
+    try {
+      body = JSON.parse(raw)
+    } catch {
+      throw new ProviderRequestError('the provider did not answer JSON')
+    }
+    const providerOrderId = body?.data?.order_id
+    const payUrl = body?.data?.pay_url
+    if (typeof providerOrderId !== 'string' && typeof providerOrderId !== 'number') {
+      throw new ProviderRequestError(`the provider created no payment (${String(body?.msg ?? 'no order_id')})`)
+    }
+    if (String(providerOrderId) === '' || typeof payUrl !== 'string' || payUrl === '') {
+      throw new ProviderRequestError(`the provider created no payment (${String(body?.msg ?? 'no pay_url')})`)
+    }
+    return { providerOrderId: String(providerOrderId), payUrl, raw }
+  }
+
+  async readNotification(fields: Record<string, string>): Promise<ProviderNotice> {
+    let config: ProviderConfig
+    try {
+      config = await this.#config()
+    } catch {
+      throw new NotificationRejectedError('the provider channel is disabled or not configured')
+    }
+    if (!notificationSignatureValid(fields, config.shopToken)) {
+      throw new NotificationRejectedError('bad signature')
+    }
+    if (fields.id !== config.shopId) throw new NotificationRejectedError(`unknown shop id ${fields.id}`)
+    if (fields.status !== 'success') throw new NotificationRejectedError(`status is ${fields.status}`)
+    if (fields['data[type]'] !== 'deposit') throw new NotificationRejectedError(`type is ${fields['data[type]']}`)
+    if (fields['data[status]'] !== '1') throw new NotificationRejectedError(`payment status is ${fields['data[status]']}`)
+    for (const name of ['data[unique_id]', 'data[order_id]', 'data[amount]', 'data[coin]']) {
+      if (!fields[name]) throw new NotificationRejectedError(`${name} is missing`)
+    }
+    return {
+      uniqueId: fields['data[unique_id]'],
+      providerOrderId: fields['data[order_id]'],
+      amount: fields['data[amount]'],
+      coin: fields['data[coin]'],
+    }
+  }
+
+  async #config(): Promise<ProviderConfig> {
+    if (!(await settings.get('provider.enabled'))) {
+      throw new BusinessError(ErrorCode.PROVIDER_DISABLED)
+    }
+    const config = {
+      shopId: await settings.get('provider.shop_id'),
+      shopToken: await settings.get('provider.shop_token'),
+      apiUrl: await settings.get('provider.api_url'),
+    }
+    const missing = Object.entries({
+      'provider.shop_id': config.shopId,
+      'provider.shop_token': config.shopToken,
+      'provider.api_url': config.apiUrl,
+    })
+      .filter(([, value]) => value === '')
+      .map(([key]) => key)
+    if (missing.length > 0) {
+      throw new BusinessError(
+        ErrorCode.PROVIDER_INCOMPLETE,
+        `Payment provider configuration is incomplete: set ${missing.join(', ')}`
+      )
+    }
+    return config
+  }
+
+  async #callbackUrl() {
+    const configured = await settings.get('provider.callback_url')
+    if (configured !== '') return configured
+    return `${String(env.get('APP_URL')).replace(/\/+$/, '')}/payments/provider/v1/notify`
+  }
+}

@@ -1,0 +1,93 @@
+import chainRegistry from '#chains/chain_registry'
+import type { ChainFamily, ObservedTransfer, VerificationContext } from '#chains/chain_family'
+import { TransferLookupError } from '#chains/chain_family'
+import db from '@adonisjs/lucid/services/db'
+
+/**
+ * A chain family that exists only in tests: addresses are any "fake:…"
+ * text, and transaction lookups answer from `transactions`. It stands in for
+ * the real chain plugins where the order lifecycle, not the chain, is tested.
+ */
+export class FakeFamily implements ChainFamily {
+  readonly name = 'fake'
+  readonly addressFormat = 'fake:<anything>'
+  transactions = new Map<string, ObservedTransfer[]>()
+  lookups: string[] = []
+
+  normalizeAddress(address: string) {
+    if (!address.startsWith('fake:')) throw new Error('not a fake address')
+    return address
+  }
+
+  normalizeContract(contract: string) {
+    return this.normalizeAddress(contract)
+  }
+
+  async verifyReference(reference: string, _context: VerificationContext): Promise<ObservedTransfer[]> {
+    this.lookups.push(reference)
+    const transfers = this.transactions.get(reference)
+    if (!transfers) throw new TransferLookupError(`transaction ${reference} not found`)
+    return transfers
+  }
+}
+
+export const fakeFamily = new FakeFamily()
+chainRegistry.register(fakeFamily)
+
+export const FAKE_NETWORK = 'fakenet'
+export const FAKE_WALLET = 'fake:wallet-1'
+export const FAKE_USDT = 'fake:usdt-contract'
+
+/** Adds the fake network with USDT (precision 2) and one wallet. */
+export async function installFakeChain(confirmations = 1) {
+  const now = Date.now()
+  await db.table('chains').insert({
+    network: FAKE_NETWORK,
+    family: 'fake',
+    display_name: 'Fake Net',
+    chain_id: null,
+    enabled: true,
+    rpc_urls: '[]',
+    confirmations,
+    scan_interval_seconds: 5,
+    sort_order: 1000,
+    created_at: now,
+    updated_at: now,
+  })
+  await db.table('tokens').insert({
+    network: FAKE_NETWORK,
+    symbol: 'USDT',
+    contract: FAKE_USDT,
+    decimals: 6,
+    amount_precision: 2,
+    enabled: true,
+    created_at: now,
+    updated_at: now,
+  })
+  await db.table('wallets').insert({
+    network: FAKE_NETWORK,
+    address: FAKE_WALLET,
+    enabled: true,
+    note: '',
+    created_at: now,
+    updated_at: now,
+  })
+  fakeFamily.transactions.clear()
+  fakeFamily.lookups = []
+}
+
+/** A successful USDT transfer to the fake wallet, made now. */
+export function fakeTransfer(reference: string, amount: string, overrides: Partial<ObservedTransfer> = {}) {
+  const transfer: ObservedTransfer = {
+    reference,
+    to: FAKE_WALLET,
+    contract: FAKE_USDT,
+    amount,
+    timestamp: Date.now(),
+    confirmations: 5,
+    success: true,
+    ...overrides,
+  }
+  fakeFamily.transactions.set(reference, [transfer])
+  return transfer
+}
