@@ -26,12 +26,15 @@ const EXCERPT_LENGTH = 200
  */
 export class CallbackDeliverer {
   readonly workerId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
+  #claims = 0
 
   async runOnce(limit = 20): Promise<DeliveryReport> {
     const timeoutMs = (await settings.get('callbacks.timeout_seconds')) * 1000
-    const claimed = await this.#claim(limit, timeoutMs + LEASE_MARGIN_MS)
+    // Each claim has its own token, so two claims never mistake each other's rows.
+    const claim = `${this.workerId}:${++this.#claims}`
+    const claimed = await this.#claim(claim, limit, timeoutMs + LEASE_MARGIN_MS)
     const report: DeliveryReport = { claimed: claimed.length, delivered: 0, retrying: 0, failed: 0 }
-    const outcomes = await Promise.all(claimed.map((callback) => this.#deliver(callback, timeoutMs)))
+    const outcomes = await Promise.all(claimed.map((callback) => this.#deliver(callback, claim, timeoutMs)))
     for (const outcome of outcomes) report[outcome]++
     return report
   }
@@ -46,7 +49,7 @@ export class CallbackDeliverer {
     }
   }
 
-  async #claim(limit: number, leaseMs: number): Promise<Callback[]> {
+  async #claim(claim: string, limit: number, leaseMs: number): Promise<Callback[]> {
     const now = Date.now()
     const leaseUntil = now + leaseMs
     const due = (query: any) =>
@@ -71,17 +74,17 @@ export class CallbackDeliverer {
             'id',
             rows.map((row) => Number(row.id))
           )
-          .update({ locked_by: this.workerId, locked_until: leaseUntil, updated_at: now })
+          .update({ locked_by: claim, locked_until: leaseUntil, updated_at: now })
       })
     } else {
       await due(client.knexQuery().table('callbacks'))
         .whereIn('id', due(client.knexQuery().from('callbacks')).orderBy('next_attempt_at').limit(limit).select('id'))
-        .update({ locked_by: this.workerId, locked_until: leaseUntil, updated_at: now })
+        .update({ locked_by: claim, locked_until: leaseUntil, updated_at: now })
     }
-    return Callback.query().where('locked_by', this.workerId).where('locked_until', leaseUntil).where('status', 'pending')
+    return Callback.query().where('locked_by', claim).where('status', 'pending')
   }
 
-  async #deliver(callback: Callback, timeoutMs: number): Promise<'delivered' | 'retrying' | 'failed'> {
+  async #deliver(callback: Callback, claim: string, timeoutMs: number): Promise<'delivered' | 'retrying' | 'failed'> {
     const order = await Order.findOrFail(callback.orderId)
     const apiKey = order.apiKeyId !== null ? await ApiKey.find(order.apiKeyId) : await ApiKey.findBy('pid', order.pid)
     const attempt = callback.attempts + 1
@@ -140,7 +143,7 @@ export class CallbackDeliverer {
       const updated = await trx
         .from('callbacks')
         .where('id', callback.id)
-        .where('locked_by', this.workerId)
+        .where('locked_by', claim)
         .update({
           status: outcome === 'retrying' ? 'pending' : outcome,
           attempts: attempt,

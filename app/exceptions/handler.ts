@@ -8,6 +8,9 @@ import { envelope } from '#support/envelope'
 
 type Rendered = { httpStatus: number; statusCode: number; message: string; data: unknown }
 
+/** Endpoints called by machines that expect plain text, not the envelope. */
+const PLAIN_TEXT_FAILURES = new Set(['/payments/provider/v1/notify'])
+
 /**
  * Turns every error into the spec's envelope. Bad input is always a 4xx
  * with a message saying what was wrong; only a fault of our own is a 500,
@@ -20,6 +23,13 @@ export default class HttpExceptionHandler extends ExceptionHandler {
 
   async handle(error: unknown, ctx: HttpContext) {
     const rendered = this.#render(error)
+    if (PLAIN_TEXT_FAILURES.has(ctx.request.url())) {
+      // e.g. an unparsable provider notification: the provider expects "fail".
+      return ctx.response
+        .status(rendered.httpStatus >= 500 ? 500 : 400)
+        .header('content-type', 'text/plain; charset=utf-8')
+        .send('fail')
+    }
     if (error instanceof limiterErrors.E_TOO_MANY_REQUESTS) {
       const headers = error.getDefaultHeaders()
       for (const [name, value] of Object.entries(headers)) ctx.response.header(name, value)

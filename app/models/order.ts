@@ -1,4 +1,4 @@
-import { column } from '@adonisjs/lucid/orm'
+import { beforeCreate, column } from '@adonisjs/lucid/orm'
 import { TimestampedRecord } from '#models/base_record'
 import { booleanColumn, decimalColumn, epochColumn, integerColumn } from '#models/columns'
 
@@ -108,6 +108,36 @@ export default class Order extends TimestampedRecord {
 
   @epochColumn()
   declare callbackLastAt: number | null
+
+  /**
+   * The columns' database defaults, also on the model instance, so that a
+   * freshly created order reads the same as one loaded from the table.
+   */
+  @beforeCreate()
+  static fillDefaults(order: Order) {
+    const defaults: Partial<Order> = {
+      compatType: '',
+      name: '',
+      token: '',
+      network: '',
+      receiveAddress: '',
+      actualAmount: '0',
+      isSelected: false,
+      wasPlaceholder: false,
+      payProvider: '',
+      paymentUrl: '',
+      redirectUrl: '',
+      blockTransactionId: '',
+      paidAt: null,
+      callbackStatus: 'none',
+      callbackAttempts: 0,
+      callbackLastAt: null,
+    }
+    for (const [key, value] of Object.entries(defaults)) {
+      const name = key as keyof Order
+      if (order[name] === undefined) (order as any)[name] = value
+    }
+  }
 
   get isPlaceholder() {
     return this.status === OrderStatus.SELECTING

@@ -31,7 +31,7 @@ export default class extends BaseSchema {
       table.bigInteger('next_attempt_at').notNullable()
       // Lease of the worker delivering it; an expired lease is free again,
       // so a crash mid-delivery only delays the callback.
-      table.string('locked_by', 64).nullable()
+      table.string('locked_by', 255).nullable()
       table.bigInteger('locked_until').nullable()
       table.integer('last_http_status').nullable()
       table.text('last_error').notNullable().defaultTo('')

@@ -20,7 +20,7 @@ export class MerchantServer extends HttpStub {
     }
   }
 
-  reset(replies = [{ status: 200, body: 'success' }]) {
+  reset(replies: MerchantServer['replies'] = [{ status: 200, body: 'success' }]) {
     this.replies = replies
     this.requests = []
     this.#served = 0
