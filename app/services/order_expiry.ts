@@ -1,4 +1,5 @@
 import db from '@adonisjs/lucid/services/db'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { OrderStatus } from '#models/order'
 import { isPostgres } from '#support/row_lock'
 
@@ -44,16 +45,38 @@ export class OrderExpiry {
         .update({ status: OrderStatus.EXPIRED, updated_at: now })
         .returning('id')
       const ids = rows.map((row) => Number(row.id))
-      if (ids.length === 0) return 0
-
-      await trx.from('amount_locks').whereIn('order_id', ids).delete()
-      await trx
-        .from('provider_orders')
-        .whereIn('order_id', ids)
-        .where('status', 'pending')
-        .update({ status: 'expired', updated_at: now })
+      await this.#releaseExpired(trx, ids, now)
       return ids.length
     })
+  }
+
+  /**
+   * Expires the given orders now if they are still open (backend closure);
+   * returns how many were.
+   */
+  async expireOrders(trx: TransactionClientContract, ids: number[], now = Date.now()): Promise<number> {
+    if (ids.length === 0) return 0
+    const rows: { id: number | string }[] = await trx
+      .knexQuery()
+      .table('orders')
+      .whereIn('id', ids)
+      .whereIn('status', [OrderStatus.WAITING, OrderStatus.SELECTING])
+      .update({ status: OrderStatus.EXPIRED, updated_at: now })
+      .returning('id')
+    const expired = rows.map((row) => Number(row.id))
+    await this.#releaseExpired(trx, expired, now)
+    return expired.length
+  }
+
+  /** What an expired order holds is let go: its amount, its provider payment. */
+  async #releaseExpired(trx: TransactionClientContract, ids: number[], now: number) {
+    if (ids.length === 0) return
+    await trx.from('amount_locks').whereIn('order_id', ids).delete()
+    await trx
+      .from('provider_orders')
+      .whereIn('order_id', ids)
+      .where('status', 'pending')
+      .update({ status: 'expired', updated_at: now })
   }
 }
 

@@ -5,6 +5,7 @@ import type ApiKey from '#models/api_key'
 import settings from '#settings/settings_service'
 import assetCatalog from '#services/asset_catalog'
 import amountAllocator from '#services/amount_allocator'
+import orderExpiry from '#services/order_expiry'
 import rateService from '#rates/rate_service'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
@@ -158,24 +159,11 @@ export class OrderService {
    */
   async close(order: Order): Promise<boolean> {
     return db.transaction(async (trx) => {
-      const closed = await this.#expire(trx, order.id)
-      if (!closed) return false
+      if ((await orderExpiry.expireOrders(trx, [order.id])) === 0) return false
       const child = await Order.query({ client: trx }).where('parent_id', order.id).first()
-      if (child) await this.#expire(trx, child.id)
+      if (child) await orderExpiry.expireOrders(trx, [child.id])
       return true
     })
-  }
-
-  async #expire(trx: TransactionClientContract, orderId: number): Promise<boolean> {
-    const updated = await trx
-      .from('orders')
-      .where('id', orderId)
-      .whereIn('status', [OrderStatus.WAITING, OrderStatus.SELECTING])
-      .update({ status: OrderStatus.EXPIRED, updated_at: Date.now() })
-    const count = Array.isArray(updated) ? updated.length : Number(updated)
-    if (count === 0) return false
-    await amountAllocator.release(trx, orderId)
-    return true
   }
 
   async #insert(work: (trx: TransactionClientContract) => Promise<Order>): Promise<Order> {

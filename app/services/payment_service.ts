@@ -6,6 +6,7 @@ import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
 import amountAllocator from '#services/amount_allocator'
 import callbackOutbox from '#callbacks/callback_outbox'
+import orderExpiry from '#services/order_expiry'
 import { insertUnlessPresent } from '#support/insert_unless_present'
 import { lockRow } from '#support/row_lock'
 
@@ -152,20 +153,7 @@ export class PaymentService {
   /** The parent was paid: its other target is no longer payable. */
   async #expireChild(trx: TransactionClientContract, parentId: number) {
     const child = await Order.query({ client: trx }).where('parent_id', parentId).first()
-    if (!child) return
-    const updated = await trx
-      .from('orders')
-      .where('id', child.id)
-      .whereIn('status', [OrderStatus.WAITING, OrderStatus.SELECTING])
-      .update({ status: OrderStatus.EXPIRED, updated_at: Date.now() })
-    if (Number(updated) > 0 || (Array.isArray(updated) && updated.length > 0)) {
-      await amountAllocator.release(trx, child.id)
-      await trx
-        .from('provider_orders')
-        .where('order_id', child.id)
-        .where('status', 'pending')
-        .update({ status: 'expired', updated_at: Date.now() })
-    }
+    if (child) await orderExpiry.expireOrders(trx, [child.id])
   }
 }
 
