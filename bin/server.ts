@@ -30,11 +30,14 @@ new Ignitor(APP_ROOT, { importer: IMPORTER })
       const { default: installation } = await import('#services/installation_service')
       await installation.prepare({ print: (line) => process.stdout.write(`${line}\n`) })
     })
+    app.terminating(async () => {
+      const { stopJobs } = await import('#jobs/job_worker')
+      await stopJobs()
+    })
     app.ready(async () => {
       const { default: env } = await import('#start/env')
       if (env.get('RUN_JOBS') === false) return
-      const { startJobs, stopJobs } = await import('#jobs/job_worker')
-      app.terminating(() => stopJobs())
+      const { startJobs } = await import('#jobs/job_worker')
       await startJobs(app)
     })
     // Both stop the process gracefully: in-flight requests finish, the

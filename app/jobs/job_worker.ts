@@ -4,23 +4,35 @@ import { Worker } from 'adonisjs-scheduler'
 import jobRunner from '#jobs/job_runner'
 
 let worker: Worker | null = null
+let state: 'idle' | 'starting' | 'running' | 'stopped' = 'idle'
 
 /**
  * Starts the scheduler (start/scheduler.ts) in this process: used by
  * `npm start` (unless RUN_JOBS=false) and by `node ace scheduler:run`.
+ * A stop requested while starting wins: the worker is stopped again at
+ * once, so a process asked to exit never keeps running jobs.
  */
 export async function startJobs(app: ApplicationService) {
-  if (worker) return
-  worker = new Worker(app)
-  await worker.start()
+  if (state !== 'idle') return
+  state = 'starting'
+  const started = new Worker(app)
+  await started.start()
+  if (state !== 'starting' || app.isTerminating) {
+    await started.stop()
+    return
+  }
+  worker = started
+  state = 'running'
   logger.info('background jobs started')
 }
 
 /** Stops scheduling and lets running jobs finish. */
 export async function stopJobs() {
-  if (!worker) return
-  await worker.stop()
+  const running = worker
+  const wasRunning = state === 'running'
+  state = 'stopped'
   worker = null
+  if (running) await running.stop()
   await jobRunner.drain()
-  logger.info('background jobs stopped')
+  if (wasRunning) logger.info('background jobs stopped')
 }

@@ -32,6 +32,28 @@ export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS
   return env
 }
 
+/** Children still running when the test process exits are killed. */
+const children = new Set<ChildProcess>()
+process.once('exit', () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL')
+})
+
+function track<T extends ChildProcess>(child: T): T {
+  children.add(child)
+  child.once('exit', () => children.delete(child))
+  return child
+}
+
+/** SIGTERM, then SIGKILL if it has not exited within `graceMs`. */
+async function terminate(child: ChildProcess, graceMs = 10_000) {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs)
+  await exited
+  clearTimeout(timer)
+}
+
 export type RunningServer = { url: string; process: ChildProcess; output: () => string; stop: () => Promise<void> }
 
 /**
@@ -44,11 +66,13 @@ export async function startServerProcess(
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
   let output = ''
-  const child = spawn(process.execPath, ['--import=@poppinss/ts-exec', 'bin/server.ts'], {
-    cwd: app.makePath(),
-    env: childEnv({ HOST: '127.0.0.1', PORT: String(port), APP_URL: url, ...extra }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  const child = track(
+    spawn(process.execPath, ['--import=@poppinss/ts-exec', 'bin/server.ts'], {
+      cwd: app.makePath(),
+      env: childEnv({ HOST: '127.0.0.1', PORT: String(port), APP_URL: url, ...extra }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+  )
   child.stdout!.on('data', (chunk) => (output += chunk))
   child.stderr!.on('data', (chunk) => (output += chunk))
 
@@ -72,13 +96,7 @@ export async function startServerProcess(
     url,
     process: child,
     output: () => output,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve()
-        child.once('exit', () => resolve())
-        child.kill('SIGTERM')
-        setTimeout(() => child.kill('SIGKILL'), 5000).unref()
-      }),
+    stop: () => terminate(child),
   }
 }
 
@@ -90,11 +108,13 @@ export async function runAce(
   return new Promise((resolve, reject) => {
     let stdout = ''
     let stderr = ''
-    const child = spawn(process.execPath, ['ace.js', ...args], {
-      cwd: app.makePath(),
-      env: childEnv({ FORCE_COLOR: '0', ...extra }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const child = track(
+      spawn(process.execPath, ['ace.js', ...args], {
+        cwd: app.makePath(),
+        env: childEnv({ FORCE_COLOR: '0', ...extra }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+    )
     child.stdout.on('data', (chunk) => (stdout += chunk))
     child.stderr.on('data', (chunk) => (stderr += chunk))
     child.once('error', reject)
