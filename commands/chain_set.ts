@@ -26,6 +26,9 @@ export default class ChainSet extends OperatorCommand {
   @flags.string({ description: 'Name shown to payers' })
   declare displayName?: string
 
+  @flags.string({ description: 'API key of the RPC service (TronGrid: TRON-PRO-API-KEY); "" clears it' })
+  declare apiKey?: string
+
   @flags.string({ description: 'Family of a NEW network: evm, tron, solana or ton' })
   declare family?: string
 
@@ -43,11 +46,12 @@ export default class ChainSet extends OperatorCommand {
       displayName: this.displayName,
       family: this.family,
       chainId: this.chainId,
+      apiKey: this.apiKey,
     })
     this.logger.success(
       `${chain.network} (${chain.displayName}): ${chain.enabled ? 'enabled' : 'disabled'}, ` +
         `${chain.confirmations} confirmations, scan every ${chain.scanIntervalSeconds}s, ` +
-        `RPC: ${chain.rpcUrls.join(' ') || 'none'}`
+        `RPC: ${chain.rpcUrls.join(' ') || 'none'}${chain.apiKey ? ', API key set' : ''}`
     )
   }
 }

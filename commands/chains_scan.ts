@@ -12,6 +12,12 @@ export default class ChainsScan extends OperatorCommand {
     const { default: chainScanner } = await import('#services/chain_scanner')
     const reports = await chainScanner.scan({ network: this.network })
     if (reports.length === 0) this.logger.info('No enabled chain to scan')
-    for (const report of reports) this.logger.info(`${report.network}: ${report.detail}`)
+    for (const report of reports) {
+      const line = `${report.network}: ${report.detail}`
+      if (report.detail.startsWith('scan failed')) {
+        this.logger.error(line)
+        this.exitCode = 1
+      } else this.logger.info(line)
+    }
   }
 }

@@ -15,6 +15,7 @@ const NativeOrdersController = () => import('#controllers/native_orders_controll
 const ConfigController = () => import('#controllers/config_controller')
 const CashierController = () => import('#controllers/cashier_controller')
 const PaymentTargetController = () => import('#controllers/payment_target_controller')
+const PaymentUriController = () => import('#controllers/payment_uri_controller')
 const CompatOrdersController = () => import('#plugins/compat/compat_orders_controller')
 const ProviderNotifyController = () => import('#plugins/provider/provider_notify_controller')
 
@@ -43,6 +44,7 @@ router
     router.get('/check-status/:trade_id', [CashierController, 'status'])
     router.post('/switch-network', [PaymentTargetController, 'switch'])
     router.post('/submit-tx-hash/:trade_id', [PaymentTargetController, 'submitTxHash'])
+    router.get('/payment-uri/:trade_id', [PaymentUriController, 'show'])
   })
   .prefix('/pay')
   .use(middleware.throttle({ bucket: 'cashier' }))

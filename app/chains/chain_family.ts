@@ -1,6 +1,7 @@
 import type Chain from '#models/chain'
 import type Token from '#models/token'
 import type Order from '#models/order'
+import type { RpcPool } from '#chains/rpc_pool'
 
 /**
  * What the core asks of a chain family plugin (plugins/evm, plugins/tron,
@@ -28,7 +29,43 @@ export type ObservedTransfer = {
   success: boolean
 }
 
-export type VerificationContext = { chain: Chain; tokens: Token[]; order: Order }
+export type VerificationContext = { chain: Chain; tokens: Token[]; order: Order; rpc: RpcPool }
+
+/** What a scan works with. */
+export type ScanContext = {
+  chain: Chain
+  /** Enabled tokens of the network (contract null: the native coin). */
+  tokens: Token[]
+  /** Enabled receiving addresses of the network, in stored form. */
+  addresses: string[]
+  /** The cursor this family returned last time; null on the very first scan. */
+  cursor: unknown
+  /**
+   * First scan only: where to start, as a time (epoch ms): the creation of
+   * the oldest order still worth watching, or now.
+   */
+  startTime: number
+  rpc: RpcPool
+  /** Largest block range per log query (EVM), and per scan run. */
+  blockRange: number
+  maxBlocksPerScan: number
+}
+
+export type ScanResult = {
+  /**
+   * Incoming transfers of the network's tokens to the watched addresses,
+   * confirmed as deep as the chain's `confirmations` asks, found since the
+   * cursor. Seeing one again later is harmless.
+   */
+  transfers: ObservedTransfer[]
+  /** Cursor to persist (JSON-serialisable). */
+  cursor: unknown
+  /** False when more is left to scan right away (a bounded run stopped early). */
+  caughtUp: boolean
+}
+
+/** What a payer's wallet needs to pay an order (QR code / deep link). */
+export type PaymentUriContext = { chain: Chain; token: Token; order: Order }
 
 export interface ChainFamily {
   /** Family name stored on `chains.family` (evm, tron, solana, ton). */
@@ -54,4 +91,13 @@ export interface ChainFamily {
    * confirmations against the order.
    */
   verifyReference?(reference: string, context: VerificationContext): Promise<ObservedTransfer[]>
+
+  /** Finds new confirmed incoming transfers since the cursor (chains:scan). */
+  scan?(context: ScanContext): Promise<ScanResult>
+
+  /**
+   * A payment URI for wallets (EIP-681, Solana Pay, ton://transfer, tron:),
+   * amount included, for the cashier's QR code.
+   */
+  paymentUri?(context: PaymentUriContext): string
 }

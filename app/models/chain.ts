@@ -39,4 +39,8 @@ export default class Chain extends TimestampedRecord {
 
   @integerColumn()
   declare sortOrder: number
+
+  /** API key sent to the RPC service (header chosen by the family). */
+  @column({ serializeAs: null })
+  declare apiKey: string
 }

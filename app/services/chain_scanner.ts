@@ -1,31 +1,184 @@
+import { hostname } from 'node:os'
+import { randomBytes } from 'node:crypto'
+import db from '@adonisjs/lucid/services/db'
+import logger from '@adonisjs/core/services/logger'
 import Chain from '#models/chain'
+import Token from '#models/token'
+import Wallet from '#models/wallet'
+import Order, { OrderStatus } from '#models/order'
+import settings from '#settings/settings_service'
 import chainRegistry from '#chains/chain_registry'
+import { rpcFor } from '#chains/chain_rpc'
+import type { ChainFamily } from '#chains/chain_family'
+import paymentMatcher from '#services/payment_matcher'
+import { insertUnlessPresent } from '#support/insert_unless_present'
 
-export type ScanReport = { network: string; scanned: boolean; detail: string }
+export type ScanReport = {
+  network: string
+  scanned: boolean
+  transfers: number
+  paid: number
+  unmatched: number
+  caughtUp: boolean
+  detail: string
+}
+
+/** A scan lease outlives any scan run; a crashed scanner frees its chain then. */
+const LEASE_MS = 5 * 60_000
+/** Expired orders this recent are still watched (late detection) on a first scan. */
+const LATE_WINDOW_MS = 24 * 3600_000
 
 /**
- * Runs the chain watchers. A family scans once its plugin implements
- * scanning; until then chains are reported as not scannable.
+ * Runs the chain watchers: for each enabled chain whose family can scan,
+ * asks the plugin for new confirmed transfers since the persisted cursor,
+ * hands each to the matcher, and saves the new cursor. A chain is scanned
+ * by one process at a time (a lease on its cursor row), at its scan
+ * interval, and immediately again while it has not caught up.
  */
 export class ChainScanner {
+  readonly workerId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
+  #claims = 0
+
+  /** Scheduler entry: the chains whose interval has elapsed. */
+  async runDue(): Promise<ScanReport[]> {
+    const now = Date.now()
+    const chains = await this.#scannableChains()
+    const cursors = await db.from('chain_cursors').select('network', 'last_scan_at', 'caught_up')
+    const due = chains.filter((chain) => {
+      const cursor = cursors.find((row) => row.network === chain.network)
+      if (!cursor) return true
+      const caughtUp = Boolean(cursor.caught_up)
+      return !caughtUp || now >= Number(cursor.last_scan_at) + chain.scanIntervalSeconds * 1000
+    })
+    return Promise.all(due.map((chain) => this.scanNetwork(chain)))
+  }
+
+  /** Operator entry (`chains:scan`): scan now, whatever the interval. */
   async scan(options: { network?: string } = {}): Promise<ScanReport[]> {
     const query = Chain.query().where('enabled', true).orderBy('sort_order')
     if (options.network) query.where('network', options.network.toLowerCase())
     const chains = await query
-    return chains.map((chain) => {
-      const family = chainRegistry.has(chain.family) ? chainRegistry.family(chain.family) : null
-      const scannable = family !== null && 'scan' in family
-      return {
-        network: chain.network,
-        scanned: false,
-        detail: scannable ? 'not due' : `scanning is not available for the ${chain.family} family yet`,
+    const reports: ScanReport[] = []
+    for (const chain of chains) {
+      const family = this.#family(chain)
+      if (!family?.scan) {
+        reports.push(this.#report(chain, false, `scanning is not available for the ${chain.family} family`))
+        continue
       }
-    })
+      reports.push(await this.scanNetwork(chain))
+    }
+    return reports
   }
 
-  /** Scheduler entry: scans the chains whose interval has elapsed. */
-  async runDue(): Promise<ScanReport[]> {
-    return []
+  async scanNetwork(chain: Chain): Promise<ScanReport> {
+    const family = this.#family(chain)
+    if (!family?.scan) return this.#report(chain, false, `scanning is not available for the ${chain.family} family`)
+
+    const [tokens, wallets] = await Promise.all([
+      Token.query().where('network', chain.network).where('enabled', true),
+      Wallet.query().where('network', chain.network).where('enabled', true),
+    ])
+    if (wallets.length === 0) return this.#report(chain, false, 'no wallet to watch')
+    if (tokens.length === 0) return this.#report(chain, false, 'no enabled token')
+
+    const claim = `${this.workerId}:${++this.#claims}`
+    const row = await this.#claim(chain.network, claim)
+    if (!row) return this.#report(chain, false, 'another process is scanning it')
+
+    try {
+      const cursor = row.cursor ? JSON.parse(row.cursor) : null
+      const result = await family.scan({
+        chain,
+        tokens,
+        addresses: wallets.map((wallet) => wallet.address),
+        cursor,
+        startTime: cursor === null ? await this.#startTime(chain.network) : Date.now(),
+        rpc: await rpcFor(chain),
+        blockRange: await settings.get('chains.block_range'),
+        maxBlocksPerScan: await settings.get('chains.max_blocks_per_scan'),
+      })
+
+      let paid = 0
+      let unmatched = 0
+      for (const transfer of result.transfers) {
+        const outcome = await paymentMatcher.handle(chain, tokens, transfer)
+        if (outcome === 'paid') paid++
+        if (outcome === 'unmatched') unmatched++
+      }
+      await this.#release(chain.network, claim, {
+        cursor: JSON.stringify(result.cursor),
+        caught_up: result.caughtUp,
+        last_error: '',
+      })
+      return {
+        network: chain.network,
+        scanned: true,
+        transfers: result.transfers.length,
+        paid,
+        unmatched,
+        caughtUp: result.caughtUp,
+        detail: `${result.transfers.length} transfer(s), ${paid} paid, ${unmatched} unmatched${result.caughtUp ? '' : ', more to scan'}`,
+      }
+    } catch (error) {
+      const message = (error as Error).message || String(error)
+      logger.error({ network: chain.network, err: error }, 'chain scan failed')
+      await this.#release(chain.network, claim, { last_error: message.slice(0, 1000), caught_up: true })
+      return { ...this.#report(chain, false, `scan failed: ${message}`) }
+    }
+  }
+
+  #family(chain: Chain): ChainFamily | null {
+    return chainRegistry.has(chain.family) ? chainRegistry.family(chain.family) : null
+  }
+
+  async #scannableChains() {
+    const chains = await Chain.query().where('enabled', true).orderBy('sort_order')
+    return chains.filter((chain) => Boolean(this.#family(chain)?.scan))
+  }
+
+  /** Oldest order worth watching on the network (first scan only). */
+  async #startTime(network: string): Promise<number> {
+    const now = Date.now()
+    const oldest = await Order.query()
+      .where('network', network)
+      .where((query) =>
+        query
+          .where('status', OrderStatus.WAITING)
+          .orWhere((expired) => expired.where('status', OrderStatus.EXPIRED).where('expiration_time', '>', now - LATE_WINDOW_MS))
+      )
+      .orderBy('created_at', 'asc')
+      .first()
+    return oldest ? Math.min(oldest.createdAt, now) : now
+  }
+
+  async #claim(network: string, claim: string) {
+    const now = Date.now()
+    await insertUnlessPresent(
+      db.connection(),
+      'chain_cursors',
+      { network, cursor: '', caught_up: true, last_scan_at: 0, last_error: '', updated_at: now },
+      'network'
+    )
+    const claimed = await db
+      .from('chain_cursors')
+      .where('network', network)
+      .where((free) => free.whereNull('locked_until').orWhere('locked_until', '<', now))
+      .update({ locked_by: claim, locked_until: now + LEASE_MS, updated_at: now })
+    if (Number(claimed) === 0 && !(Array.isArray(claimed) && claimed.length > 0)) return null
+    return db.from('chain_cursors').where('network', network).where('locked_by', claim).first()
+  }
+
+  async #release(network: string, claim: string, changes: Record<string, unknown>) {
+    const now = Date.now()
+    await db
+      .from('chain_cursors')
+      .where('network', network)
+      .where('locked_by', claim)
+      .update({ ...changes, last_scan_at: now, locked_by: null, locked_until: null, updated_at: now })
+  }
+
+  #report(chain: Chain, scanned: boolean, detail: string): ScanReport {
+    return { network: chain.network, scanned, transfers: 0, paid: 0, unmatched: 0, caughtUp: true, detail }
   }
 }
 

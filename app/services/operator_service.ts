@@ -111,6 +111,7 @@ export class OperatorService {
       displayName?: string
       family?: string
       chainId?: number
+      apiKey?: string
     }
   ) {
     const name = network.toLowerCase()
@@ -138,6 +139,7 @@ export class OperatorService {
         confirmations: 1,
         scanIntervalSeconds: 10,
         sortOrder: (last?.sortOrder ?? 0) + 10,
+        apiKey: '',
       })
     } else if (changes.family && changes.family !== chain.family) {
       throw new OperatorError(`The family of ${name} is ${chain.family}; it cannot be changed`)
@@ -146,6 +148,7 @@ export class OperatorService {
     if (changes.enabled !== undefined) chain.enabled = changes.enabled
     if (changes.displayName !== undefined) chain.displayName = changes.displayName
     if (changes.chainId !== undefined) chain.chainId = changes.chainId
+    if (changes.apiKey !== undefined) chain.apiKey = changes.apiKey.trim()
     if (changes.rpcUrls !== undefined) {
       for (const url of changes.rpcUrls) {
         let parsed: URL

@@ -2,6 +2,8 @@ import Chain from '#models/chain'
 import Token from '#models/token'
 import type Order from '#models/order'
 import chainRegistry from '#chains/chain_registry'
+import { rpcFor } from '#chains/chain_rpc'
+import { RpcUnavailableError } from '#chains/rpc_pool'
 import { TransferLookupError, type ObservedTransfer } from '#chains/chain_family'
 import BusinessError from '#exceptions/business_error'
 import { Decimal, toDecimalString } from '#support/money'
@@ -34,9 +36,12 @@ export class TransferVerifier {
 
     let transfers: ObservedTransfer[]
     try {
-      transfers = await family.verifyReference(reference, { chain, tokens, order })
+      transfers = await family.verifyReference(reference.trim(), { chain, tokens, order, rpc: await rpcFor(chain) })
     } catch (error) {
       if (error instanceof TransferLookupError) throw BusinessError.parameter(`Transaction check failed: ${error.message}`)
+      if (error instanceof RpcUnavailableError) {
+        throw BusinessError.parameter(`Transaction check failed: the ${order.network} node cannot be reached now, try again`)
+      }
       throw error
     }
     if (transfers.length === 0) throw BusinessError.parameter('Transaction check failed: the transaction transfers nothing')

@@ -66,6 +66,21 @@ export const SETTINGS = {
     'Allow callbacks to loopback, private and link-local addresses (off: refused after DNS resolution)'
   ),
 
+  // Chain watching.
+  'chains.rpc_timeout_seconds': integerSetting(10, 'Timeout of one RPC request to a chain node', { min: 1, max: 120 }),
+  'chains.rpc_cooldown_seconds': integerSetting(30, 'How long a failing RPC endpoint is skipped in favour of the next', {
+    min: 1,
+    max: 3600,
+  }),
+  'chains.block_range': integerSetting(1000, 'Blocks per log query (EVM); a range the node refuses is split', {
+    min: 1,
+    max: 100000,
+  }),
+  'chains.max_blocks_per_scan': integerSetting(5000, 'Blocks one scan run covers at most; a chain behind catches up over runs', {
+    min: 1,
+    max: 1000000,
+  }),
+
   'site.cashier_name': stringSetting('Crypto Cashier', 'Name shown on the cashier page', { maxLength: 100 }),
   'site.logo_url': stringSetting('', 'Logo URL of the cashier page', { maxLength: 500 }),
   'site.website_title': stringSetting('Crypto Payment', 'Title of the cashier page', { maxLength: 100 }),

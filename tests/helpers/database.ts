@@ -6,6 +6,8 @@ import limiter from '@adonisjs/limiter/services/main'
 
 /** Tables emptied between tests, children first. */
 const TABLES = [
+  'unmatched_payments',
+  'chain_cursors',
   'callback_attempts',
   'callbacks',
   'payment_references',

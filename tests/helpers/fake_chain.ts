@@ -1,5 +1,11 @@
 import chainRegistry from '#chains/chain_registry'
-import type { ChainFamily, ObservedTransfer, VerificationContext } from '#chains/chain_family'
+import type {
+  ChainFamily,
+  ObservedTransfer,
+  ScanContext,
+  ScanResult,
+  VerificationContext,
+} from '#chains/chain_family'
 import { TransferLookupError } from '#chains/chain_family'
 import db from '@adonisjs/lucid/services/db'
 
@@ -13,6 +19,10 @@ export class FakeFamily implements ChainFamily {
   readonly addressFormat = 'fake:<anything>'
   transactions = new Map<string, ObservedTransfer[]>()
   lookups: string[] = []
+  /** What the next scan returns (then emptied); `failScan` makes it throw. */
+  pending: ObservedTransfer[] = []
+  failScan: string | null = null
+  scans: ScanContext[] = []
 
   normalizeAddress(address: string) {
     if (!address.startsWith('fake:')) throw new Error('not a fake address')
@@ -21,6 +31,19 @@ export class FakeFamily implements ChainFamily {
 
   normalizeContract(contract: string) {
     return this.normalizeAddress(contract)
+  }
+
+  async scan(context: ScanContext): Promise<ScanResult> {
+    this.scans.push(context)
+    if (this.failScan) throw new Error(this.failScan)
+    const transfers = this.pending
+    this.pending = []
+    const previous = (context.cursor as { scans: number } | null)?.scans ?? 0
+    return { transfers, cursor: { scans: previous + 1 }, caughtUp: true }
+  }
+
+  paymentUri(context: { order: { receiveAddress: string; actualAmount: string } }) {
+    return `fake:${context.order.receiveAddress}?amount=${context.order.actualAmount}`
   }
 
   async verifyReference(reference: string, _context: VerificationContext): Promise<ObservedTransfer[]> {
@@ -74,6 +97,9 @@ export async function installFakeChain(confirmations = 1) {
   })
   fakeFamily.transactions.clear()
   fakeFamily.lookups = []
+  fakeFamily.pending = []
+  fakeFamily.scans = []
+  fakeFamily.failScan = null
 }
 
 /** A successful USDT transfer to the fake wallet, made now. */
