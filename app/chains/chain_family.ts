@@ -9,6 +9,12 @@ import type { RpcPool } from '#chains/rpc_pool'
  */
 export class InvalidAddressError extends Error {}
 
+/**
+ * Block times have second precision and come from the producers' clocks: a
+ * transfer may carry a time a little before the order it pays was created.
+ */
+export const BLOCK_TIME_SKEW_MS = 30_000
+
 /** A reference that cannot be looked up (not found, malformed, node down). */
 export class TransferLookupError extends Error {}
 

@@ -3,19 +3,13 @@ import logger from '@adonisjs/core/services/logger'
 import Order, { OrderStatus } from '#models/order'
 import type Chain from '#models/chain'
 import type Token from '#models/token'
-import type { ObservedTransfer } from '#chains/chain_family'
+import { BLOCK_TIME_SKEW_MS, type ObservedTransfer } from '#chains/chain_family'
 import paymentService from '#services/payment_service'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
 import { Decimal } from '#support/money'
 
 export type MatchOutcome = 'paid' | 'already' | 'unmatched' | 'ignored'
-
-/**
- * Block times have second precision and come from the producers' clocks:
- * a transfer may carry a time a little before the order was created.
- */
-export const CLOCK_SKEW_MS = 30_000
 
 /**
  * Turns an observed transfer into a payment: the order waiting on that
@@ -43,7 +37,7 @@ export class PaymentMatcher {
       .where('token', token.symbol)
       .where('pay_provider', '')
       .whereIn('status', [OrderStatus.WAITING, OrderStatus.EXPIRED])
-      .where('created_at', '<=', transfer.timestamp + CLOCK_SKEW_MS)
+      .where('created_at', '<=', transfer.timestamp + BLOCK_TIME_SKEW_MS)
       .where('expiration_time', '>=', transfer.timestamp)
       .orderBy('status', 'asc')
       .orderBy('created_at', 'desc')

@@ -4,7 +4,7 @@ import type Order from '#models/order'
 import chainRegistry from '#chains/chain_registry'
 import { rpcFor } from '#chains/chain_rpc'
 import { RpcUnavailableError } from '#chains/rpc_pool'
-import { TransferLookupError, type ObservedTransfer } from '#chains/chain_family'
+import { BLOCK_TIME_SKEW_MS, TransferLookupError, type ObservedTransfer } from '#chains/chain_family'
 import BusinessError from '#exceptions/business_error'
 import { Decimal, toDecimalString } from '#support/money'
 
@@ -54,15 +54,16 @@ export class TransferVerifier {
     if (ofToken.length === 0) {
       throw BusinessError.parameter(`Transaction check failed: it does not transfer ${order.token}`)
     }
+    const succeeded = ofToken.filter((entry) => entry.success)
+    if (succeeded.length === 0) throw BusinessError.parameter('Transaction check failed: the transaction failed on chain')
     const expected = new Decimal(order.actualAmount)
-    const transfer = ofToken.find((entry) => new Decimal(entry.amount).eq(expected))
+    const transfer = succeeded.find((entry) => new Decimal(entry.amount).eq(expected))
     if (!transfer) {
       throw BusinessError.parameter(
-        `Transaction check failed: it transfers ${toDecimalString(ofToken[0].amount)} ${order.token}, the order expects ${toDecimalString(expected)}`
+        `Transaction check failed: it transfers ${toDecimalString(succeeded[0].amount)} ${order.token}, the order expects ${toDecimalString(expected)}`
       )
     }
-    if (!transfer.success) throw BusinessError.parameter('Transaction check failed: the transaction failed on chain')
-    if (transfer.timestamp < order.createdAt) {
+    if (transfer.timestamp + BLOCK_TIME_SKEW_MS < order.createdAt) {
       throw BusinessError.parameter('Transaction check failed: it was made before the order was created')
     }
     if (mode === 'submit' && transfer.timestamp > order.expirationTime) {

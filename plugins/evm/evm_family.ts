@@ -1,5 +1,15 @@
-import { getAddress, isAddress } from 'viem'
-import { InvalidAddressError, type ChainFamily } from '#chains/chain_family'
+import { getAddress, isAddress, parseUnits } from 'viem'
+import {
+  InvalidAddressError,
+  type ChainFamily,
+  type ObservedTransfer,
+  type PaymentUriContext,
+  type ScanContext,
+  type ScanResult,
+  type VerificationContext,
+} from '#chains/chain_family'
+import { scanEvm } from '#plugins/evm/evm_scan'
+import { verifyEvmReference } from '#plugins/evm/evm_verify'
 
 /** EVM chains (ethereum, bsc, polygon, plasma). */
 export class EvmFamily implements ChainFamily {
@@ -20,5 +30,25 @@ export class EvmFamily implements ChainFamily {
 
   normalizeContract(contract: string): string {
     return this.normalizeAddress(contract)
+  }
+
+  scan(context: ScanContext): Promise<ScanResult> {
+    return scanEvm(context)
+  }
+
+  verifyReference(reference: string, context: VerificationContext): Promise<ObservedTransfer[]> {
+    return verifyEvmReference(reference, context)
+  }
+
+  /**
+   * EIP-681: `ethereum:<to>@<chainId>?value=<wei>` for the native coin,
+   * `ethereum:<token>@<chainId>/transfer?address=<to>&uint256=<base units>`
+   * for a token. Wallets use the chain id to pick the network.
+   */
+  paymentUri({ chain, token, order }: PaymentUriContext): string {
+    const at = chain.chainId !== null ? `@${chain.chainId}` : ''
+    const units = parseUnits(order.actualAmount, token.decimals).toString()
+    if (token.contract === null) return `ethereum:${order.receiveAddress}${at}?value=${units}`
+    return `ethereum:${token.contract}${at}/transfer?address=${order.receiveAddress}&uint256=${units}`
   }
 }

@@ -1,0 +1,211 @@
+import logger from '@adonisjs/core/services/logger'
+import { getAddress, type Block, type PublicClient } from 'viem'
+import type Token from '#models/token'
+import type { ObservedTransfer, ScanContext, ScanResult } from '#chains/chain_family'
+import { evmClient } from '#plugins/evm/evm_client'
+import { TRANSFER_EVENT, toTokenUnits, tokenOfContract, type TransferLog } from '#plugins/evm/erc20_transfers'
+
+/** Where the last scan stopped: the last block scanned and its hash (reorg check). */
+type EvmCursor = { block: string; hash: string }
+
+/** How far back to rescan when the block under the cursor was replaced. */
+const REORG_REWIND = 128n
+/** Blocks fetched per JSON-RPC batch when looking for native transfers. */
+const BLOCK_BATCH = 50
+
+/** Node answers meaning "ask for a smaller range", not "I am down". */
+const RANGE_REFUSED = /range|limit|too many|too large|exceed|10000|results|timeout|timed out/i
+
+/**
+ * One scan of an EVM chain, from the block after the cursor up to the
+ * deepest block with `confirmations` confirmations, at most
+ * `maxBlocksPerScan` blocks:
+ * - token transfers: eth_getLogs of Transfer events of the enabled token
+ *   contracts whose `to` is a watched address, `blockRange` blocks a call
+ *   (a range the node refuses is split in two);
+ * - native coin: every block of the range with its transactions (batched),
+ *   keeping transactions to watched addresses that succeeded.
+ * The calls depend on the blocks and the watched addresses, never on how
+ * many orders are open. A cursor whose block hash changed means a
+ * reorganisation deeper than the confirmations: the scan goes back
+ * REORG_REWIND blocks and looks again.
+ */
+export async function scanEvm(context: ScanContext): Promise<ScanResult> {
+  const { rpc } = context
+  const call = <T>(work: (client: PublicClient) => Promise<T>) =>
+    rpc.call((url) => work(evmClient(url, rpc.timeoutMs)))
+
+  const head = await call((client) => client.getBlockNumber())
+  const depth = BigInt(Math.max(context.chain.confirmations, 1))
+  const safe = head - depth + 1n
+
+  const previous = context.cursor as EvmCursor | null
+  let from: bigint
+  if (previous) {
+    const cursorBlock = BigInt(previous.block)
+    const block = cursorBlock <= head ? await call((client) => client.getBlock({ blockNumber: cursorBlock })) : null
+    if (block && block.hash === previous.hash) {
+      from = cursorBlock + 1n
+    } else {
+      from = cursorBlock > REORG_REWIND ? cursorBlock - REORG_REWIND : 0n
+      logger.warn(
+        { network: context.chain.network, block: previous.block },
+        'the block under the scan cursor was replaced (reorganisation); scanning again from an earlier block'
+      )
+    }
+  } else {
+    from = await firstBlockAt(call, head, context.startTime)
+  }
+
+  if (safe < from) {
+    return { transfers: [], cursor: previous ?? (await cursorAt(call, from - 1n)), caughtUp: true }
+  }
+  const to = min(safe, from + BigInt(context.maxBlocksPerScan) - 1n)
+  const watched = new Set(context.addresses)
+  const blocks = new Map<bigint, Block>()
+  const transfers: ObservedTransfer[] = []
+
+  const contracts = context.tokens.filter((token) => token.contract !== null)
+  if (contracts.length > 0) {
+    const logs = await tokenLogs(call, contracts, context.addresses, from, to, BigInt(context.blockRange))
+    for (const log of logs) {
+      const token = tokenOfContract(contracts, log.address)
+      if (!token || !watched.has(getAddress(log.args.to))) continue
+      const block = await blockOf(call, blocks, log.blockNumber)
+      transfers.push({
+        reference: log.transactionHash.toLowerCase(),
+        to: getAddress(log.args.to),
+        contract: token.contract,
+        amount: toTokenUnits(log.args.value, token.decimals),
+        timestamp: Number(block.timestamp) * 1000,
+        confirmations: Number(head - log.blockNumber + 1n),
+        success: true,
+      })
+    }
+  }
+
+  const native = context.tokens.find((token) => token.contract === null)
+  if (native) transfers.push(...(await nativeTransfers(call, native, watched, from, to, head, blocks)))
+
+  const last = blocks.get(to) ?? (await call((client) => client.getBlock({ blockNumber: to })))
+  return { transfers, cursor: { block: to.toString(), hash: last.hash }, caughtUp: to === safe }
+}
+
+type Call = <T>(work: (client: PublicClient) => Promise<T>) => Promise<T>
+
+function min(a: bigint, b: bigint) {
+  return a < b ? a : b
+}
+
+async function cursorAt(call: Call, block: bigint): Promise<EvmCursor> {
+  const number = block < 0n ? 0n : block
+  const header = await call((client) => client.getBlock({ blockNumber: number }))
+  return { block: number.toString(), hash: header.hash }
+}
+
+async function blockOf(call: Call, cache: Map<bigint, Block>, number: bigint): Promise<Block> {
+  let block = cache.get(number)
+  if (!block) {
+    block = await call((client) => client.getBlock({ blockNumber: number }))
+    cache.set(number, block)
+  }
+  return block
+}
+
+/** The first block at or after `time` (binary search on block timestamps). */
+async function firstBlockAt(call: Call, head: bigint, time: number): Promise<bigint> {
+  const target = BigInt(Math.floor(time / 1000))
+  let low = 0n
+  let high = head
+  while (low < high) {
+    const middle = (low + high) / 2n
+    const block = await call((client) => client.getBlock({ blockNumber: middle }))
+    if (block.timestamp < target) low = middle + 1n
+    else high = middle
+  }
+  return low
+}
+
+async function tokenLogs(
+  call: Call,
+  tokens: Token[],
+  addresses: string[],
+  from: bigint,
+  to: bigint,
+  range: bigint
+): Promise<TransferLog[]> {
+  const logs: TransferLog[] = []
+  for (let start = from; start <= to; start += range) {
+    const end = min(to, start + range - 1n)
+    logs.push(...(await logsSplitting(call, tokens, addresses, start, end)))
+  }
+  return logs
+}
+
+async function logsSplitting(
+  call: Call,
+  tokens: Token[],
+  addresses: string[],
+  from: bigint,
+  to: bigint
+): Promise<TransferLog[]> {
+  try {
+    return (await call((client) =>
+      client.getLogs({
+        address: tokens.map((token) => token.contract as `0x${string}`),
+        event: TRANSFER_EVENT,
+        args: { to: addresses as `0x${string}`[] },
+        fromBlock: from,
+        toBlock: to,
+        strict: true,
+      })
+    )) as TransferLog[]
+  } catch (error) {
+    const text = `${(error as Error).message} ${String((error as { cause?: Error }).cause?.message ?? '')}`
+    if (from === to || !RANGE_REFUSED.test(text)) throw error
+    const middle = (from + to) / 2n
+    return [
+      ...(await logsSplitting(call, tokens, addresses, from, middle)),
+      ...(await logsSplitting(call, tokens, addresses, middle + 1n, to)),
+    ]
+  }
+}
+
+async function nativeTransfers(
+  call: Call,
+  native: Token,
+  watched: Set<string>,
+  from: bigint,
+  to: bigint,
+  head: bigint,
+  blocks: Map<bigint, Block>
+): Promise<ObservedTransfer[]> {
+  const found: ObservedTransfer[] = []
+  for (let start = from; start <= to; start += BigInt(BLOCK_BATCH)) {
+    const numbers: bigint[] = []
+    for (let number = start; number <= min(to, start + BigInt(BLOCK_BATCH) - 1n); number++) numbers.push(number)
+    const fetched = await call((client) =>
+      Promise.all(numbers.map((blockNumber) => client.getBlock({ blockNumber, includeTransactions: true })))
+    )
+    for (const block of fetched) {
+      blocks.set(block.number!, block as Block)
+      for (const tx of block.transactions) {
+        if (typeof tx === 'string' || !tx.to || tx.value === 0n) continue
+        const recipient = getAddress(tx.to)
+        if (!watched.has(recipient)) continue
+        const receipt = await call((client) => client.getTransactionReceipt({ hash: tx.hash }))
+        if (receipt.status !== 'success') continue
+        found.push({
+          reference: tx.hash.toLowerCase(),
+          to: recipient,
+          contract: null,
+          amount: toTokenUnits(tx.value, native.decimals),
+          timestamp: Number(block.timestamp) * 1000,
+          confirmations: Number(head - block.number! + 1n),
+          success: true,
+        })
+      }
+    }
+  }
+  return found
+}

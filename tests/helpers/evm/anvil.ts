@@ -1,0 +1,149 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import app from '@adonisjs/core/services/app'
+import {
+  createPublicClient,
+  createWalletClient,
+  http,
+  parseUnits,
+  type Abi,
+  type Hex,
+  type PublicClient,
+  type WalletClient,
+} from 'viem'
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
+import { freePort } from '#tests/helpers/processes'
+
+/** Anvil's first default account (a well-known test key, funded with 10 000 ETH). */
+export const PAYER_KEY: Hex = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'
+/** Anvil's second default account: ETH but no test tokens. */
+export const EMPTY_PAYER_KEY: Hex = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'
+
+let compiled: { abi: Abi; bytecode: Hex } | null = null
+
+/** TestToken.sol compiled with the solc package (once per run). */
+export function testTokenArtifact() {
+  if (compiled) return compiled
+  const require = createRequire(import.meta.url)
+  const solc = require('solc')
+  const source = readFileSync(app.makePath('tests/helpers/evm/TestToken.sol'), 'utf8')
+  const output = JSON.parse(
+    solc.compile(
+      JSON.stringify({
+        language: 'Solidity',
+        sources: { 'TestToken.sol': { content: source } },
+        settings: {
+          evmVersion: 'paris',
+          optimizer: { enabled: true, runs: 200 },
+          outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
+        },
+      })
+    )
+  )
+  const errors = (output.errors ?? []).filter((entry: { severity: string }) => entry.severity === 'error')
+  if (errors.length > 0) throw new Error(errors.map((entry: { message: string }) => entry.message).join('\n'))
+  const contract = output.contracts['TestToken.sol'].TestToken
+  compiled = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` }
+  return compiled
+}
+
+/** A real EVM node (anvil) on 127.0.0.1 for one test group. */
+export class Anvil {
+  url = ''
+  process: ChildProcess | null = null
+  client!: PublicClient
+  wallet!: WalletClient
+  payer: PrivateKeyAccount = privateKeyToAccount(PAYER_KEY)
+
+  async start(chainId = 1) {
+    const port = await freePort()
+    this.url = `http://127.0.0.1:${port}`
+    this.process = spawn(
+      app.makePath('node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil'),
+      ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--silent'],
+      { stdio: 'ignore' }
+    )
+    this.client = createPublicClient({ cacheTime: 0, transport: http(this.url) }) as PublicClient
+    this.wallet = createWalletClient({ account: this.payer, transport: http(this.url) })
+    for (let attempt = 0; attempt < 100; attempt++) {
+      try {
+        await this.client.getBlockNumber()
+        return this
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    }
+    throw new Error('anvil did not start')
+  }
+
+  async stop() {
+    if (!this.process || this.process.exitCode !== null) return
+    const exited = new Promise((resolve) => this.process!.once('exit', resolve))
+    this.process.kill('SIGKILL')
+    await exited
+  }
+
+  rpc(method: string, params: unknown[] = []) {
+    return this.client.request({ method: method as any, params: params as any })
+  }
+
+  async mine(blocks = 1) {
+    await this.rpc('anvil_mine', [`0x${blocks.toString(16)}`])
+  }
+
+  snapshot(): Promise<string> {
+    return this.rpc('evm_snapshot') as Promise<string>
+  }
+
+  async revert(id: string) {
+    await this.rpc('evm_revert', [id])
+  }
+
+  /** Deploys TestToken with `supply` whole tokens to the payer. */
+  async deployToken(symbol: string, decimals: number, supply = '1000000'): Promise<`0x${string}`> {
+    const { abi, bytecode } = testTokenArtifact()
+    const hash = await this.wallet.deployContract({
+      abi,
+      bytecode,
+      args: [`Test ${symbol}`, symbol, decimals, parseUnits(supply, decimals)],
+      account: this.payer,
+      chain: null,
+    })
+    const receipt = await this.client.waitForTransactionReceipt({ hash })
+    return receipt.contractAddress!
+  }
+
+  /**
+   * payer → `to`: `amount` tokens (decimal string). Returns the tx hash once
+   * mined. `from` another key with an explicit gas limit mines a transfer
+   * that reverts (the key holds no tokens).
+   */
+  async payToken(token: `0x${string}`, decimals: number, to: string, amount: string, from?: { key: Hex; gas: bigint }) {
+    const { abi } = testTokenArtifact()
+    const account = from ? privateKeyToAccount(from.key) : this.payer
+    const hash = await this.wallet.writeContract({
+      address: token,
+      abi,
+      functionName: 'transfer',
+      args: [to, parseUnits(amount, decimals)],
+      account,
+      chain: null,
+      ...(from ? { gas: from.gas } : {}),
+    })
+    await this.client.waitForTransactionReceipt({ hash })
+    return hash
+  }
+
+  /** payer → `to`: `amount` ETH. Returns the tx hash once mined. */
+  async payNative(to: string, amount: string) {
+    const hash = await this.wallet.sendTransaction({
+      to: to as `0x${string}`,
+      value: parseUnits(amount, 18),
+      account: this.payer,
+      chain: null,
+    })
+    await this.client.waitForTransactionReceipt({ hash })
+    return hash
+  }
+}

@@ -1,0 +1,45 @@
+import { getAddress } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import operator from '#services/operator_service'
+import settings from '#settings/settings_service'
+import { RpcPool } from '#chains/rpc_pool'
+import type { Anvil } from '#tests/helpers/evm/anvil'
+
+export type EvmFixture = { usdt: `0x${string}`; usdc: `0x${string}`; wallet: `0x${string}` }
+
+export function randomAddress(): `0x${string}` {
+  return privateKeyToAccount(generatePrivateKey()).address
+}
+
+/** Test tokens deployed once per node. */
+export async function deployTokens(anvil: Anvil) {
+  return {
+    usdt: getAddress(await anvil.deployToken('USDT', 6)),
+    usdc: getAddress(await anvil.deployToken('USDC', 6)),
+  }
+}
+
+/**
+ * Points the seeded `ethereum` network at the node (or `rpcUrls`): USDT and
+ * USDC are the test tokens, one fresh receiving wallet, rates for USDT,
+ * USDC and ETH, callbacks allowed to 127.0.0.1.
+ */
+export async function configureEthereum(
+  tokens: { usdt: `0x${string}`; usdc: `0x${string}` },
+  rpcUrls: string[],
+  confirmations = 3
+): Promise<EvmFixture> {
+  RpcPool.reset()
+  await operator.setChain('ethereum', { rpcUrls, confirmations, enabled: true })
+  await operator.setToken('ethereum', 'USDT', { contract: tokens.usdt, decimals: 6, precision: 2 })
+  await operator.setToken('ethereum', 'USDC', { contract: tokens.usdc, decimals: 6, precision: 2 })
+  const wallet = randomAddress()
+  await operator.addWallet('ethereum', wallet)
+  await operator.setRate('USDT', 'CNY', '7.25')
+  await operator.setRate('USDC', 'CNY', '7.25')
+  await operator.setRate('ETH', 'CNY', '20000')
+  await settings.set('callbacks.allow_private_targets', 'true')
+  await settings.set('rate_limit.create_per_minute', '0')
+  await settings.set('rate_limit.cashier_per_minute', '0')
+  return { ...tokens, wallet }
+}
