@@ -66,3 +66,26 @@ export function significantDigits(value: string | BigNumber): number {
   const number = new Decimal(value)
   return number.isZero() ? 1 : number.precision(true)
 }
+
+/**
+ * Base units of a chain (wei, sun, lamports, nanotons) → token units, exact:
+ * ("13800000", 6) → "13.8". Refuses anything but a non-negative integer.
+ */
+export function fromBaseUnits(baseUnits: bigint | string | number, decimals: number): string {
+  const text = String(baseUnits)
+  if (!/^\d+$/.test(text)) throw new RangeError(`not a base-unit integer: ${text}`)
+  return new Decimal(text).shiftedBy(-decimals).toFixed()
+}
+
+/**
+ * Token units → base units, for payment URIs: ("13.8", 6) → 13800000n.
+ * The amount must be exact at `decimals` (order amounts are rounded to a
+ * precision of at most the token's decimals).
+ */
+export function toBaseUnits(amount: string, decimals: number): bigint {
+  const units = new Decimal(amount).shiftedBy(decimals)
+  if (!units.isInteger() || units.isNegative()) {
+    throw new RangeError(`${amount} cannot be expressed in base units with ${decimals} decimals`)
+  }
+  return BigInt(units.toFixed(0))
+}

@@ -1,4 +1,4 @@
-import { getAddress, isAddress, parseUnits } from 'viem'
+import { getAddress, isAddress } from 'viem'
 import {
   InvalidAddressError,
   type ChainFamily,
@@ -10,6 +10,7 @@ import {
 } from '#chains/chain_family'
 import { scanEvm } from '#plugins/evm/evm_scan'
 import { verifyEvmReference } from '#plugins/evm/evm_verify'
+import { toBaseUnits } from '#support/money'
 
 /** EVM chains (ethereum, bsc, polygon, plasma). */
 export class EvmFamily implements ChainFamily {
@@ -47,7 +48,7 @@ export class EvmFamily implements ChainFamily {
    */
   paymentUri({ chain, token, order }: PaymentUriContext): string {
     const at = chain.chainId !== null ? `@${chain.chainId}` : ''
-    const units = parseUnits(order.actualAmount, token.decimals).toString()
+    const units = toBaseUnits(order.actualAmount, token.decimals).toString()
     if (token.contract === null) return `ethereum:${order.receiveAddress}${at}?value=${units}`
     return `ethereum:${token.contract}${at}/transfer?address=${order.receiveAddress}&uint256=${units}`
   }

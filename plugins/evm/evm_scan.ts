@@ -3,7 +3,8 @@ import { getAddress, type Block, type PublicClient } from 'viem'
 import type Token from '#models/token'
 import type { ObservedTransfer, ScanContext, ScanResult } from '#chains/chain_family'
 import { evmClient } from '#plugins/evm/evm_client'
-import { TRANSFER_EVENT, toTokenUnits, tokenOfContract, type TransferLog } from '#plugins/evm/erc20_transfers'
+import { fromBaseUnits } from '#support/money'
+import { TRANSFER_EVENT, tokenOfContract, type TransferLog } from '#plugins/evm/erc20_transfers'
 
 /** Where the last scan stopped: the last block scanned and its hash (reorg check). */
 type EvmCursor = { block: string; hash: string }
@@ -76,7 +77,7 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
         reference: log.transactionHash.toLowerCase(),
         to: getAddress(log.args.to),
         contract: token.contract,
-        amount: toTokenUnits(log.args.value, token.decimals),
+        amount: fromBaseUnits(log.args.value, token.decimals),
         timestamp: Number(block.timestamp) * 1000,
         confirmations: Number(head - log.blockNumber + 1n),
         success: true,
@@ -199,7 +200,7 @@ async function nativeTransfers(
           reference: tx.hash.toLowerCase(),
           to: recipient,
           contract: null,
-          amount: toTokenUnits(tx.value, native.decimals),
+          amount: fromBaseUnits(tx.value, native.decimals),
           timestamp: Number(block.timestamp) * 1000,
           confirmations: Number(head - block.number! + 1n),
           success: true,

@@ -9,7 +9,8 @@ import {
 } from 'viem'
 import { TransferLookupError, type ObservedTransfer, type VerificationContext } from '#chains/chain_family'
 import { evmClient } from '#plugins/evm/evm_client'
-import { TRANSFER_EVENT, toTokenUnits, tokenOfContract } from '#plugins/evm/erc20_transfers'
+import { fromBaseUnits } from '#support/money'
+import { TRANSFER_EVENT, tokenOfContract } from '#plugins/evm/erc20_transfers'
 
 /** A transaction hash: 0x + 64 hex (the 0x may be left out). */
 export function parseEvmReference(reference: string): `0x${string}` {
@@ -67,7 +68,7 @@ export async function verifyEvmReference(reference: string, context: Verificatio
 
   const native = tokens.find((token) => token.contract === null)
   if (native && tx.to && tx.value > 0n) {
-    transfers.push({ ...base, to: getAddress(tx.to), contract: null, amount: toTokenUnits(tx.value, native.decimals) })
+    transfers.push({ ...base, to: getAddress(tx.to), contract: null, amount: fromBaseUnits(tx.value, native.decimals) })
   }
 
   for (const log of receipt.logs) {
@@ -79,7 +80,7 @@ export async function verifyEvmReference(reference: string, context: Verificatio
         ...base,
         to: getAddress(event.args.to),
         contract: token.contract,
-        amount: toTokenUnits(event.args.value, token.decimals),
+        amount: fromBaseUnits(event.args.value, token.decimals),
       })
     } catch {
       // another event of the token contract
@@ -96,7 +97,7 @@ export async function verifyEvmReference(reference: string, context: Verificatio
           ...base,
           to: getAddress(recipient),
           contract: token.contract,
-          amount: toTokenUnits(value, token.decimals),
+          amount: fromBaseUnits(value, token.decimals),
         })
       }
     } catch {

@@ -1,10 +1,28 @@
 import { isAddress } from '@solana/kit'
-import { InvalidAddressError, type ChainFamily } from '#chains/chain_family'
+import {
+  InvalidAddressError,
+  type ChainFamily,
+  type ObservedTransfer,
+  type PaymentUriContext,
+  type ScanContext,
+  type ScanResult,
+  type VerificationContext,
+} from '#chains/chain_family'
+import { SolanaRpc } from '#plugins/solana/solana_rpc'
+import { DEFAULT_SCAN_LIMITS, scanSolana, type ScanLimits } from '#plugins/solana/solana_scan'
+import { verifySolanaReference } from '#plugins/solana/solana_verification'
+import { solanaPayUri } from '#plugins/solana/solana_payment_uri'
 
-/** Solana: base58 encoding of a 32-byte public key. */
+/**
+ * Solana: base58 encoding of a 32-byte public key. Watches each wallet for
+ * SOL and its associated token accounts for SPL tokens (see solana_scan),
+ * verifies transaction signatures, and builds Solana Pay URIs.
+ */
 export class SolanaFamily implements ChainFamily {
   readonly name = 'solana'
   readonly addressFormat = 'base58 public key of 32 bytes (32–44 characters)'
+
+  constructor(private readonly limits: ScanLimits = DEFAULT_SCAN_LIMITS) {}
 
   normalizeAddress(address: string): string {
     const value = address.trim()
@@ -16,5 +34,17 @@ export class SolanaFamily implements ChainFamily {
 
   normalizeContract(contract: string): string {
     return this.normalizeAddress(contract)
+  }
+
+  scan(context: ScanContext): Promise<ScanResult> {
+    return scanSolana(context, new SolanaRpc(context.rpc), this.limits)
+  }
+
+  verifyReference(reference: string, context: VerificationContext): Promise<ObservedTransfer[]> {
+    return verifySolanaReference(reference, context, new SolanaRpc(context.rpc))
+  }
+
+  paymentUri(context: PaymentUriContext): string {
+    return solanaPayUri(context)
   }
 }

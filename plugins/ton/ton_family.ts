@@ -1,5 +1,16 @@
 import { Address } from '@ton/core'
-import { InvalidAddressError, type ChainFamily } from '#chains/chain_family'
+import {
+  InvalidAddressError,
+  type ChainFamily,
+  type ObservedTransfer,
+  type PaymentUriContext,
+  type ScanContext,
+  type ScanResult,
+  type VerificationContext,
+} from '#chains/chain_family'
+import { scanTon } from '#plugins/ton/ton_scan'
+import { verifyTonReference } from '#plugins/ton/ton_verify'
+import { tonPaymentUri } from '#plugins/ton/ton_payment_uri'
 
 /**
  * TON: raw (`0:<64 hex>`) or user-friendly (48 base64 characters) form.
@@ -34,5 +45,17 @@ export class TonFamily implements ChainFamily {
     const { address: parsed, testOnly } = this.#parse(contract)
     // Contracts (jetton masters) are conventionally shown bounceable.
     return parsed.toString({ urlSafe: true, bounceable: true, testOnly })
+  }
+
+  scan(context: ScanContext): Promise<ScanResult> {
+    return scanTon(context)
+  }
+
+  verifyReference(reference: string, context: VerificationContext): Promise<ObservedTransfer[]> {
+    return verifyTonReference(reference, context, (address) => this.normalizeAddress(address.toRawString()))
+  }
+
+  paymentUri(context: PaymentUriContext): string {
+    return tonPaymentUri(context)
   }
 }

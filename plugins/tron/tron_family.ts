@@ -1,11 +1,22 @@
-import { createBase58check } from '@scure/base'
-import { sha256 } from '@noble/hashes/sha2'
-import { InvalidAddressError, type ChainFamily } from '#chains/chain_family'
+import {
+  InvalidAddressError,
+  type ChainFamily,
+  type ObservedTransfer,
+  type PaymentUriContext,
+  type ScanContext,
+  type ScanResult,
+  type VerificationContext,
+} from '#chains/chain_family'
+import { TRON_ADDRESS_PREFIX, base58check } from '#plugins/tron/tron_addresses'
+import { scanTron } from '#plugins/tron/tron_scan'
+import { verifyTronReference } from '#plugins/tron/tron_verify'
+import { tronPaymentUri } from '#plugins/tron/tron_payment_uri'
 
-const base58check = createBase58check(sha256)
-const TRON_PREFIX = 0x41
-
-/** TRON: base58check addresses starting with T (0x41 + 20 bytes). */
+/**
+ * TRON: base58check addresses starting with T (0x41 + 20 bytes), TRC-20
+ * tokens and native TRX, read over plain HTTP from the TronGrid API (the
+ * chain's RPC URLs, with TRON-PRO-API-KEY when an API key is set).
+ */
 export class TronFamily implements ChainFamily {
   readonly name = 'tron'
   readonly addressFormat = 'base58 address starting with T (34 characters)'
@@ -20,7 +31,7 @@ export class TronFamily implements ChainFamily {
         `"${address}" is not a TRON address: expected a ${this.addressFormat} with a valid checksum`
       )
     }
-    if (bytes.length !== 21 || bytes[0] !== TRON_PREFIX || !value.startsWith('T')) {
+    if (bytes.length !== 21 || bytes[0] !== TRON_ADDRESS_PREFIX || !value.startsWith('T')) {
       throw new InvalidAddressError(`"${address}" is not a TRON mainnet address (must start with T)`)
     }
     return value
@@ -28,5 +39,17 @@ export class TronFamily implements ChainFamily {
 
   normalizeContract(contract: string): string {
     return this.normalizeAddress(contract)
+  }
+
+  scan(context: ScanContext): Promise<ScanResult> {
+    return scanTron(context)
+  }
+
+  verifyReference(reference: string, context: VerificationContext): Promise<ObservedTransfer[]> {
+    return verifyTronReference(reference, context)
+  }
+
+  paymentUri(context: PaymentUriContext): string {
+    return tronPaymentUri(context)
   }
 }

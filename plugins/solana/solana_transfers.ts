@@ -1,0 +1,170 @@
+import { address, type Address } from '@solana/kit'
+import { findAssociatedTokenPda } from '@solana-program/token'
+import { fromBaseUnits } from '#support/money'
+
+/** Lamports per SOL: the native coin has 9 decimals. */
+export const SOL_DECIMALS = 9
+
+/**
+ * The part of a `getTransaction` answer (encoding `jsonParsed`) this plugin
+ * reads. Numbers may arrive as bigint (@solana/kit upcasts integers) or as
+ * number; amounts of tokens arrive as strings.
+ */
+export type ParsedInstruction = {
+  program?: string
+  programId?: string
+  parsed?: { type?: string; info?: Record<string, unknown> } | string
+}
+
+export type TokenBalance = {
+  accountIndex: number | bigint
+  mint: string
+  owner?: string
+  programId?: string
+  uiTokenAmount: { amount: string; decimals: number | bigint }
+}
+
+export type JsonParsedTransaction = {
+  slot: bigint | number
+  blockTime: bigint | number | null
+  meta: {
+    err: unknown
+    preTokenBalances?: readonly TokenBalance[] | null
+    postTokenBalances?: readonly TokenBalance[] | null
+    innerInstructions?: readonly { index: number | bigint; instructions: readonly ParsedInstruction[] }[] | null
+  } | null
+  transaction: {
+    signatures: readonly string[]
+    message: {
+      accountKeys: readonly ({ pubkey: string } | string)[]
+      instructions: readonly ParsedInstruction[]
+    }
+  }
+}
+
+/** A transfer read from a transaction, before the reference/time/depth are added. */
+export type ChainTransfer = {
+  /** The receiving wallet (for a token: the owner of the receiving associated token account). */
+  to: string
+  /** The mint; null for SOL. */
+  contract: string | null
+  /** Amount in token units, exact decimal string. */
+  amount: string
+}
+
+/**
+ * Associated token accounts whose wallet is known: account → wallet and
+ * mint. A token transfer names only the receiving token account; the
+ * payment is to the wallet only when that account is the wallet's
+ * associated token account for the mint (what payers' wallets send to).
+ */
+export type TokenAccountOwners = Map<string, { wallet: string; mint: string }>
+
+
+function accountAddress(key: { pubkey: string } | string): string {
+  return typeof key === 'string' ? key : key.pubkey
+}
+
+/** Top-level instructions, then the inner ones (CPIs: a program paying on someone's behalf). */
+export function allInstructions(transaction: JsonParsedTransaction): ParsedInstruction[] {
+  const inner = (transaction.meta?.innerInstructions ?? []).flatMap((entry) => entry.instructions)
+  return [...transaction.transaction.message.instructions, ...inner]
+}
+
+function tokenBalances(transaction: JsonParsedTransaction): TokenBalance[] {
+  // post first: a token account created by the transaction exists only after it
+  return [...(transaction.meta?.postTokenBalances ?? []), ...(transaction.meta?.preTokenBalances ?? [])]
+}
+
+/**
+ * Learns which token accounts of the transaction are associated token
+ * accounts, and of which wallet, from the token balances (they carry the
+ * owner) — so a lookup by reference needs no list of watched wallets.
+ * `known` (the scanner's watched accounts) is kept as is.
+ */
+export async function associatedTokenAccounts(
+  transaction: JsonParsedTransaction,
+  known: TokenAccountOwners = new Map()
+): Promise<TokenAccountOwners> {
+  const owners: TokenAccountOwners = new Map(known)
+  const keys = transaction.transaction.message.accountKeys
+  for (const balance of tokenBalances(transaction)) {
+    const account = keys[Number(balance.accountIndex)]
+    if (!account || !balance.owner || !balance.programId) continue
+    const accountText = accountAddress(account)
+    if (owners.has(accountText)) continue
+    const [associated] = await findAssociatedTokenPda({
+      owner: address(balance.owner),
+      mint: address(balance.mint),
+      tokenProgram: address(balance.programId) as Address,
+    })
+    if (associated === accountText) owners.set(accountText, { wallet: balance.owner, mint: balance.mint })
+  }
+  return owners
+}
+
+/**
+ * Every SOL and SPL token transfer the transaction makes, top-level and
+ * inner instructions alike, in instruction order:
+ * - `system` `transfer` / `transferWithSeed`: to the destination, SOL;
+ * - `spl-token` `transferChecked`: the mint is in the instruction;
+ * - `spl-token` `transfer`: no mint in the instruction, it is read from the
+ *   token balance of the destination account.
+ * A token transfer to a wallet's associated token account is reported to
+ * the wallet; to any other token account, to that account itself (which is
+ * no wallet, so it pays nothing).
+ */
+export function readTransfers(transaction: JsonParsedTransaction, owners: TokenAccountOwners): ChainTransfer[] {
+  const keys = transaction.transaction.message.accountKeys.map(accountAddress)
+  const balances = tokenBalances(transaction)
+  const balanceOf = (account: string) => balances.find((entry) => keys[Number(entry.accountIndex)] === account)
+
+  const transfers: ChainTransfer[] = []
+  for (const instruction of allInstructions(transaction)) {
+    if (typeof instruction.parsed !== 'object' || !instruction.parsed) continue
+    const type = instruction.parsed.type
+    const info = instruction.parsed.info ?? {}
+
+    if (instruction.program === 'system' && (type === 'transfer' || type === 'transferWithSeed')) {
+      const destination = String(info.destination ?? '')
+      if (!destination || info.lamports === undefined) continue
+      transfers.push({ to: destination, contract: null, amount: fromBaseUnits(info.lamports as bigint, SOL_DECIMALS) })
+      continue
+    }
+
+    if (instruction.program !== 'spl-token') continue
+    let mint: string
+    let decimals: number
+    let baseUnits: string
+    const destination = String(info.destination ?? '')
+    if (type === 'transferChecked') {
+      const tokenAmount = info.tokenAmount as { amount?: string; decimals?: number | bigint } | undefined
+      if (!tokenAmount?.amount || tokenAmount.decimals === undefined || !info.mint) continue
+      mint = String(info.mint)
+      decimals = Number(tokenAmount.decimals)
+      baseUnits = String(tokenAmount.amount)
+    } else if (type === 'transfer') {
+      const balance = balanceOf(destination)
+      if (!balance || info.amount === undefined) continue // no balance entry: not a token account we can read
+      mint = balance.mint
+      decimals = Number(balance.uiTokenAmount.decimals)
+      baseUnits = String(info.amount)
+    } else {
+      continue
+    }
+    const owner = owners.get(destination)
+    const to = owner && owner.mint === mint ? owner.wallet : destination
+    transfers.push({ to, contract: mint, amount: fromBaseUnits(baseUnits, decimals) })
+  }
+  return transfers
+}
+
+/** Milliseconds of the block time; null when the node does not know it. */
+export function blockTimeMs(transaction: { blockTime: bigint | number | null }): number | null {
+  return transaction.blockTime === null || transaction.blockTime === undefined ? null : Number(transaction.blockTime) * 1000
+}
+
+/** A failed transaction moved nothing (but still shows its instructions). */
+export function succeeded(transaction: JsonParsedTransaction): boolean {
+  return transaction.meta !== null && transaction.meta !== undefined && transaction.meta.err === null
+}

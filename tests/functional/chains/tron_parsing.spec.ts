@@ -1,0 +1,167 @@
+import { test } from '@japa/runner'
+import { utils } from 'tronweb'
+import Token from '#models/token'
+import { TransferLookupError } from '#chains/chain_family'
+import { parseTransactionId } from '#plugins/tron/tron_reference'
+import { tronAddressFromHex, tronAddressFromWord, tronAddressToHex } from '#plugins/tron/tron_addresses'
+import { TRANSFER_TOPIC, transfersOf } from '#plugins/tron/tron_transfers'
+import { fromBaseUnits } from '#support/money'
+import { MAX_REPORTED, pruneReported, readCursor } from '#plugins/tron/tron_scan_cursor'
+import { TronFamily } from '#plugins/tron/tron_family'
+import type { TronTransaction } from '#plugins/tron/trongrid_client'
+import { newTronAccount, transferCallData } from '#tests/helpers/tron/tron_transactions'
+
+const USDT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'
+
+function token(contract: string | null, decimals: number) {
+  const entry = new Token()
+  entry.merge({ network: 'tron', symbol: contract ? 'USDT' : 'TRX', contract, decimals, amountPrecision: 2, enabled: true })
+  return entry
+}
+
+const facts = { reference: 'ab'.repeat(32), timestamp: 1_700_000_000_000, confirmations: 20 }
+
+test.group('TRON parsing: references', () => {
+  test('a 64-hex id, bare or 0x-prefixed, any case, becomes bare lower case', ({ assert }) => {
+    const id = 'A1b2'.repeat(16)
+    assert.equal(parseTransactionId(id), id.toLowerCase())
+    assert.equal(parseTransactionId(`0x${id}`), id.toLowerCase())
+    assert.equal(parseTransactionId(`0X${id}`), id.toLowerCase())
+    assert.equal(parseTransactionId(`  ${id.toUpperCase()} `), id.toLowerCase())
+  })
+
+  test('anything else is a lookup error naming the expected form', ({ assert }) => {
+    for (const bad of ['', 'abc', 'a'.repeat(63), 'a'.repeat(65), 'g'.repeat(64), `tron:${'a'.repeat(64)}`]) {
+      assert.throws(() => parseTransactionId(bad), TransferLookupError)
+    }
+    assert.throws(() => parseTransactionId('xyz'), /64 hex characters/)
+  })
+})
+
+test.group('TRON parsing: addresses', () => {
+  test('hex forms (41-prefixed, 0x, bare 20 bytes, ABI word) map to the same T-address', ({ assert }) => {
+    for (let index = 0; index < 5; index++) {
+      const account = newTronAccount()
+      const body = account.hex.slice(2)
+      assert.equal(tronAddressFromHex(account.hex), account.address)
+      assert.equal(tronAddressFromHex(account.hex.toUpperCase()), account.address)
+      assert.equal(tronAddressFromHex(`0x${body}`), account.address)
+      assert.equal(tronAddressFromHex(body), account.address)
+      assert.equal(tronAddressFromWord(body.padStart(64, '0')), account.address)
+      assert.equal(tronAddressToHex(account.address), account.hex)
+      assert.equal(utils.address.fromHex(account.hex), account.address)
+    }
+    assert.equal(tronAddressFromHex('41a614f803b6fd780986a42c78ec9c7f77e6ded13c'), USDT)
+  })
+
+  test('wrong lengths are refused', ({ assert }) => {
+    assert.throws(() => tronAddressFromHex('41a614f803'), /not a hex TRON address/)
+    assert.throws(() => tronAddressFromHex(`42${'a'.repeat(40)}`), /not a hex TRON address/)
+    assert.throws(() => tronAddressFromWord('abcd'), /32-byte word/)
+  })
+})
+
+test.group('TRON parsing: amounts and transfers', () => {
+  test('base units become exact token units', ({ assert }) => {
+    assert.equal(fromBaseUnits('13800000', 6), '13.8')
+    assert.equal(fromBaseUnits('1', 6), '0.000001')
+    assert.equal(fromBaseUnits('0', 6), '0')
+    assert.equal(fromBaseUnits(123456789012345678901234567890n, 18), '123456789012.34567890123456789')
+    assert.equal(fromBaseUnits('9007199254740993', 6), '9007199254.740993')
+  })
+
+  test('a successful TRC-20 call is read from its Transfer log', ({ assert }) => {
+    const to = newTronAccount()
+    const transaction: TronTransaction = {
+      txID: facts.reference,
+      ret: [{ contractRet: 'SUCCESS' }],
+      raw_data: {
+        contract: [
+          {
+            type: 'TriggerSmartContract',
+            // The call data says 1 USDT, the log 2: the log (what happened) wins.
+            parameter: { value: { data: transferCallData(to.address, 1_000_000n), contract_address: tronAddressToHex(USDT) } },
+          },
+        ],
+      },
+    }
+    const info = {
+      id: facts.reference,
+      blockNumber: 10,
+      blockTimeStamp: facts.timestamp,
+      receipt: { result: 'SUCCESS' },
+      log: [
+        { address: tronAddressToHex(USDT).slice(2), topics: [TRANSFER_TOPIC, '0'.repeat(64), to.hex.slice(2).padStart(64, '0')], data: (2_000_000n).toString(16).padStart(64, '0') },
+        { address: tronAddressToHex(USDT).slice(2), topics: ['1'.repeat(64)], data: '' },
+      ],
+    }
+    assert.deepEqual(transfersOf(transaction, info, [token(USDT, 6)], facts), [
+      { ...facts, to: to.address, contract: USDT, amount: '2', success: true },
+    ])
+  })
+
+  test('a reverted TRC-20 call is read from its call data, as failed', ({ assert }) => {
+    const to = newTronAccount()
+    const from = newTronAccount()
+    const call = (data: string): TronTransaction => ({
+      txID: facts.reference,
+      ret: [{ contractRet: 'REVERT' }],
+      raw_data: { contract: [{ type: 'TriggerSmartContract', parameter: { value: { data, contract_address: tronAddressToHex(USDT) } } }] },
+    })
+    const info = { id: facts.reference, blockNumber: 10, blockTimeStamp: facts.timestamp, result: 'FAILED', receipt: { result: 'REVERT' } }
+    const expected = [{ ...facts, to: to.address, contract: USDT, amount: '13.8', success: false }]
+    assert.deepEqual(transfersOf(call(transferCallData(to.address, 13_800_000n)), info, [token(USDT, 6)], facts), expected)
+    const transferFrom =
+      '23b872dd' + from.hex.slice(2).padStart(64, '0') + to.hex.slice(2).padStart(64, '0') + (13_800_000n).toString(16).padStart(64, '0')
+    assert.deepEqual(transfersOf(call(transferFrom), info, [token(USDT, 6)], facts), expected)
+    assert.deepEqual(transfersOf(call('095ea7b3'), info, [token(USDT, 6)], facts), [])
+  })
+
+  test('a TRX transfer is read from its TransferContract, in sun', ({ assert }) => {
+    const to = newTronAccount()
+    const transaction: TronTransaction = {
+      txID: facts.reference,
+      ret: [{ contractRet: 'SUCCESS' }],
+      raw_data: { contract: [{ type: 'TransferContract', parameter: { value: { amount: 50_000_001, to_address: to.hex } } }] },
+    }
+    const info = { id: facts.reference, blockNumber: 10, blockTimeStamp: facts.timestamp }
+    assert.deepEqual(transfersOf(transaction, info, [token(null, 6)], facts), [
+      { ...facts, to: to.address, contract: null, amount: '50.000001', success: true },
+    ])
+  })
+})
+
+test.group('TRON parsing: cursor and payment URI', () => {
+  test('an unreadable cursor starts over; a good one is kept', ({ assert }) => {
+    assert.deepEqual(readCursor(null, 5), { since: 5, lagging: {}, reported: {} })
+    assert.deepEqual(readCursor({ block: 12 }, 5), { since: 5, lagging: {}, reported: {} })
+    assert.deepEqual(readCursor({ since: 9, lagging: { a: 7, b: 'x' }, reported: { k: 8 } }, 5), {
+      since: 9,
+      lagging: { a: 7 },
+      reported: { k: 8 },
+    })
+  })
+
+  test('reported transfers are kept inside the window and bounded', ({ assert }) => {
+    assert.deepEqual(pruneReported({ old: 1, edge: 10, new: 20 }, 10), { edge: 10, new: 20 })
+    const many: Record<string, number> = {}
+    for (let index = 0; index < MAX_REPORTED + 10; index++) many[`k${index}`] = index
+    const kept = pruneReported(many, 0)
+    assert.lengthOf(Object.keys(kept), MAX_REPORTED)
+    assert.notProperty(kept, 'k0')
+    assert.property(kept, `k${MAX_REPORTED + 9}`)
+  })
+
+  test('paymentUri: tron:<address>?token=<contract>&amount= / ?amount=', ({ assert }) => {
+    const family = new TronFamily()
+    const order = { receiveAddress: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', actualAmount: '13.80' } as any
+    assert.equal(
+      family.paymentUri({ chain: {} as any, token: token(USDT, 6), order }),
+      `tron:TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf?token=${USDT}&amount=13.8`
+    )
+    assert.equal(
+      family.paymentUri({ chain: {} as any, token: token(null, 6), order }),
+      'tron:TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf?amount=13.8'
+    )
+  })
+})

@@ -1,0 +1,333 @@
+import { FailedTransactionMetadata, LiteSVM } from 'litesvm'
+import {
+  appendTransactionMessageInstructions,
+  createTransactionMessage,
+  generateKeyPairSigner,
+  getCompiledTransactionMessageDecoder,
+  getSignatureFromTransaction,
+  lamports,
+  pipe,
+  setTransactionMessageFeePayerSigner,
+  signTransactionMessageWithSigners,
+  type Address,
+  type Instruction,
+  type KeyPairSigner,
+} from '@solana/kit'
+import { getCreateAccountInstruction, getTransferSolInstruction } from '@solana-program/system'
+import {
+  TOKEN_PROGRAM_ADDRESS,
+  findAssociatedTokenPda,
+  getCreateAssociatedTokenIdempotentInstructionAsync,
+  getInitializeMint2Instruction,
+  getMintDecoder,
+  getMintSize,
+  getMintToCheckedInstruction,
+  getRecoverNestedAssociatedTokenInstructionAsync,
+  getTokenDecoder,
+  getTokenSize,
+  getTransferCheckedInstruction,
+  getTransferInstruction,
+} from '@solana-program/token'
+import { Decimal } from '#support/money'
+
+export type CompiledInstructionView = { programIndex: number; accounts: number[]; data: Uint8Array }
+
+export type TokenBalanceView = {
+  accountIndex: number
+  mint: string
+  owner: string
+  programId: string
+  uiTokenAmount: { amount: string; decimals: number; uiAmount: number | null; uiAmountString: string }
+}
+
+/** What the ledger keeps of a transaction litesvm executed (the node's view of it). */
+export type RecordedTransaction = {
+  signature: string
+  slot: number
+  /** Seconds. */
+  blockTime: number
+  recentBlockhash: string
+  accountKeys: { pubkey: string; signer: boolean; writable: boolean }[]
+  instructions: CompiledInstructionView[]
+  /** Inner instructions (CPIs) by index of the top-level instruction. */
+  innerInstructions: { index: number; instructions: (CompiledInstructionView & { stackHeight: number })[] }[]
+  /** Error in the RPC's JSON form; null for a success. */
+  err: unknown
+  fee: number
+  logMessages: string[]
+  computeUnitsConsumed: number
+  preBalances: number[]
+  postBalances: number[]
+  preTokenBalances: TokenBalanceView[]
+  postTokenBalances: TokenBalanceView[]
+}
+
+/** litesvm's error objects in the shape Solana's RPC gives `err`. */
+function rpcError(error: unknown): unknown {
+  const value = error as Record<string, any>
+  if (value && typeof value === 'object' && 'index' in value && 'error' in value) {
+    const inner = value.error
+    const detail = inner && typeof inner === 'object' && 'code' in inner ? { Custom: inner.code } : String(inner)
+    return { InstructionError: [value.index, detail] }
+  }
+  if (value && typeof value === 'object' && 'account_index' in value) {
+    return { InsufficientFundsForRent: { account_index: value.account_index } }
+  }
+  return String(error) || 'TransactionError'
+}
+
+/**
+ * A Solana ledger for tests: litesvm executes REAL signed transactions
+ * (system and SPL Token programs), and this records each one the way a
+ * node would serve it: a slot of its own, a block time, balances before and
+ * after, token balances, inner instructions, logs and the error if it
+ * failed. Finality is simulated: by default every transaction is finalized
+ * at once; `holdFinality()` keeps new ones `confirmed` until `finalize()`,
+ * `holdConfirmation()` keeps them merely `processed`.
+ */
+export class SolanaTestChain {
+  readonly svm = new LiteSVM()
+  readonly records: RecordedTransaction[] = []
+  payer!: KeyPairSigner
+  slot = 300_000_000
+  #finalizedHold: number | null = null
+  #confirmedHold: number | null = null
+
+  static async create() {
+    const chain = new SolanaTestChain()
+    chain.payer = await chain.newWallet(100_000_000_000n)
+    return chain
+  }
+
+  get finalizedSlot() {
+    return this.#finalizedHold ?? this.slot
+  }
+
+  get confirmedSlot() {
+    return this.#confirmedHold ?? this.slot
+  }
+
+  holdFinality() {
+    this.#finalizedHold = this.slot
+  }
+
+  holdConfirmation() {
+    this.#confirmedHold = this.slot
+    this.#finalizedHold ??= this.slot
+  }
+
+  /** Everything sent so far becomes finalized; later transactions too. */
+  finalize() {
+    this.#finalizedHold = null
+    this.#confirmedHold = null
+  }
+
+  /** A fresh key pair holding `balance` lamports (airdrops are not recorded: they are setup). */
+  async newWallet(balance = 2_000_000_000n): Promise<KeyPairSigner> {
+    const signer = await generateKeyPairSigner()
+    if (balance > 0n) this.svm.airdrop(signer.address, lamports(balance))
+    return signer
+  }
+
+  async associatedTokenAccount(owner: Address, mint: Address): Promise<Address> {
+    const [account] = await findAssociatedTokenPda({ owner, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS })
+    return account
+  }
+
+  async createMint(decimals: number): Promise<Address> {
+    const mint = await generateKeyPairSigner()
+    const space = BigInt(getMintSize())
+    await this.send([
+      getCreateAccountInstruction({
+        payer: this.payer,
+        newAccount: mint,
+        lamports: this.svm.minimumBalanceForRentExemption(space),
+        space,
+        programAddress: TOKEN_PROGRAM_ADDRESS,
+      }),
+      getInitializeMint2Instruction({ mint: mint.address, decimals, mintAuthority: this.payer.address }),
+    ])
+    return mint.address
+  }
+
+  /** Creates `owner`'s associated token account (idempotent) and mints `amount` base units to it. */
+  async mintTo(owner: Address, mint: Address, amount: bigint) {
+    const decimals = this.#mintDecimals(mint)
+    const account = await this.associatedTokenAccount(owner, mint)
+    await this.send([
+      await getCreateAssociatedTokenIdempotentInstructionAsync({ payer: this.payer, owner, mint }),
+      getMintToCheckedInstruction({ mint, token: account, mintAuthority: this.payer, amount, decimals }),
+    ])
+    return account
+  }
+
+  async createTokenAccount(owner: Address, mint: Address) {
+    await this.send([await getCreateAssociatedTokenIdempotentInstructionAsync({ payer: this.payer, owner, mint })])
+    return this.associatedTokenAccount(owner, mint)
+  }
+
+  /**
+   * What a wallet does to pay tokens: transferChecked from the sender's
+   * associated token account to the recipient's (created in the same
+   * transaction when `createRecipientAccount`).
+   */
+  async payToken(
+    from: KeyPairSigner,
+    toWallet: Address,
+    mint: Address,
+    amount: bigint,
+    options: { checked?: boolean; createRecipientAccount?: boolean; blockTime?: number } = {}
+  ) {
+    const source = await this.associatedTokenAccount(from.address, mint)
+    const destination = await this.associatedTokenAccount(toWallet, mint)
+    const instructions: Instruction[] = []
+    if (options.createRecipientAccount) {
+      instructions.push(await getCreateAssociatedTokenIdempotentInstructionAsync({ payer: from, owner: toWallet, mint }))
+    }
+    instructions.push(
+      options.checked === false
+        ? getTransferInstruction({ source, destination, authority: from, amount })
+        : getTransferCheckedInstruction({ source, mint, destination, authority: from, amount, decimals: this.#mintDecimals(mint) })
+    )
+    return this.send(instructions, { feePayer: from, blockTime: options.blockTime })
+  }
+
+  async paySol(from: KeyPairSigner, to: Address, amount: bigint, options: { blockTime?: number } = {}) {
+    return this.send([getTransferSolInstruction({ source: from, destination: to, amount })], {
+      feePayer: from,
+      blockTime: options.blockTime,
+    })
+  }
+
+  /**
+   * Tokens sent by mistake to the associated token account OF an associated
+   * token account are recovered by the wallet with the ATA program's
+   * RecoverNested, which moves them with a transferChecked made by the
+   * program (an inner instruction) into the wallet's own token account.
+   */
+  async payNestedAndRecover(from: KeyPairSigner, wallet: KeyPairSigner, ownerMint: Address, nestedMint: Address, amount: bigint) {
+    const walletOwnerAccount = await this.createTokenAccount(wallet.address, ownerMint)
+    await this.createTokenAccount(wallet.address, nestedMint)
+    await this.createTokenAccount(walletOwnerAccount, nestedMint)
+    await this.payToken(from, walletOwnerAccount, nestedMint, amount)
+    return this.send(
+      [
+        await getRecoverNestedAssociatedTokenInstructionAsync({
+          nestedTokenMintAddress: nestedMint,
+          ownerTokenMintAddress: ownerMint,
+          walletAddress: wallet,
+        }),
+      ],
+      { feePayer: wallet }
+    )
+  }
+
+  /** Signs with the signers named in the instructions, executes, and records. */
+  async send(
+    instructions: Instruction[],
+    options: { feePayer?: KeyPairSigner; blockTime?: number } = {}
+  ): Promise<RecordedTransaction> {
+    const feePayer = options.feePayer ?? this.payer
+    const transaction = await pipe(
+      createTransactionMessage({ version: 0 }),
+      (message) => setTransactionMessageFeePayerSigner(feePayer, message),
+      (message) => this.svm.setTransactionMessageLifetimeUsingLatestBlockhash(message),
+      (message) => appendTransactionMessageInstructions(instructions, message),
+      (message) => signTransactionMessageWithSigners(message)
+    )
+    const message = getCompiledTransactionMessageDecoder().decode(transaction.messageBytes)
+    if (message.version === 1) throw new Error('this ledger records legacy and v0 messages only')
+    const keys = message.staticAccounts.map(String)
+    const header = message.header
+    const signers = header.numSignerAccounts
+    const accountKeys = keys.map((pubkey, index) => ({
+      pubkey,
+      signer: index < signers,
+      writable:
+        index < signers
+          ? index < signers - header.numReadonlySignerAccounts
+          : index < keys.length - header.numReadonlyNonSignerAccounts,
+    }))
+
+    const preBalances = keys.map((key) => this.#lamports(key))
+    const preTokenBalances = this.#tokenBalances(keys)
+    const result = this.svm.sendTransaction(transaction)
+    // the next transaction gets another blockhash, so equal payments stay distinct transactions
+    this.svm.expireBlockhash()
+    const failed = result instanceof FailedTransactionMetadata
+    const meta = failed ? result.meta() : result
+
+    this.slot += 1
+    const record: RecordedTransaction = {
+      signature: getSignatureFromTransaction(transaction),
+      slot: this.slot,
+      // rounded up: a block made right after an order is never dated before it
+      blockTime: options.blockTime ?? Math.ceil(Date.now() / 1000),
+      recentBlockhash: String(message.lifetimeToken),
+      accountKeys,
+      instructions: message.instructions.map((instruction) => ({
+        programIndex: instruction.programAddressIndex,
+        accounts: [...(instruction.accountIndices ?? [])],
+        data: new Uint8Array(instruction.data ?? []),
+      })),
+      innerInstructions: meta
+        .innerInstructions()
+        .map((list, index) => ({
+          index,
+          instructions: list.map((inner) => ({
+            programIndex: inner.instruction().programIdIndex(),
+            accounts: [...inner.instruction().accounts()],
+            data: new Uint8Array(inner.instruction().data()),
+            stackHeight: inner.stackHeight(),
+          })),
+        }))
+        .filter((entry) => entry.instructions.length > 0),
+      err: failed ? rpcError(result.err()) : null,
+      fee: 5000 * signers,
+      logMessages: meta.logs(),
+      computeUnitsConsumed: Number(meta.computeUnitsConsumed()),
+      preBalances,
+      postBalances: keys.map((key) => this.#lamports(key)),
+      preTokenBalances,
+      postTokenBalances: this.#tokenBalances(keys),
+    }
+    this.records.push(record)
+    return record
+  }
+
+  #lamports(key: string): number {
+    return Number(this.svm.getBalance(key as Address) ?? 0n)
+  }
+
+  #mintDecimals(mint: Address): number {
+    const account = this.svm.getAccount(mint)
+    if (!account.exists) throw new Error(`no mint ${mint}`)
+    return getMintDecoder().decode(account.data).decimals
+  }
+
+  /** Token accounts among `keys`, as the RPC lists them in pre/postTokenBalances. */
+  #tokenBalances(keys: string[]): TokenBalanceView[] {
+    const balances: TokenBalanceView[] = []
+    keys.forEach((key, accountIndex) => {
+      const account = this.svm.getAccount(key as Address)
+      if (!account.exists || account.programAddress !== TOKEN_PROGRAM_ADDRESS) return
+      if (account.data.length !== getTokenSize()) return
+      const token = getTokenDecoder().decode(account.data)
+      const decimals = this.#mintDecimals(token.mint)
+      const amount = token.amount.toString()
+      const uiAmountString = new Decimal(amount).shiftedBy(-decimals).toFixed()
+      balances.push({
+        accountIndex,
+        mint: token.mint,
+        owner: token.owner,
+        programId: TOKEN_PROGRAM_ADDRESS,
+        uiTokenAmount: { amount, decimals, uiAmount: Number(uiAmountString), uiAmountString },
+      })
+    })
+    return balances
+  }
+
+  find(signature: string) {
+    return this.records.find((record) => record.signature === signature) ?? null
+  }
+}

@@ -1,0 +1,185 @@
+import { Address, beginCell, Cell, storeMessage, type Message, type TupleItem } from '@ton/core'
+import type { BlockchainTransaction } from '@ton/sandbox'
+import { HttpStub } from '#tests/helpers/http_stub'
+import type { TonTestChain } from '#tests/helpers/ton/ton_test_chain'
+
+type RpcRequest = { id?: unknown; method: string; params: Record<string, any> }
+
+class RpcError extends Error {
+  constructor(
+    message: string,
+    readonly code: number
+  ) {
+    super(message)
+  }
+}
+
+function friendly(address: Address) {
+  return address.toString({ urlSafe: true, bounceable: true })
+}
+
+/** toncenter's raw.message object. */
+function messageJson(message: Message | undefined | null, cell?: Cell) {
+  if (!message) return undefined
+  const info = message.info
+  const external = (address: unknown) => (Address.isAddress(address) ? friendly(address) : '')
+  return {
+    '@type': 'raw.message',
+    'hash': (cell ?? beginCell().store(storeMessage(message)).endCell()).hash().toString('base64'),
+    'source': info.type === 'internal' ? friendly(info.src) : info.type === 'external-out' ? friendly(info.src) : '',
+    'destination': info.type === 'external-out' ? '' : external(info.dest),
+    'value': info.type === 'internal' ? info.value.coins.toString() : '0',
+    'extra_currencies': [],
+    'fwd_fee': info.type === 'internal' ? info.forwardFee.toString() : '0',
+    'ihr_fee': info.type === 'internal' ? info.ihrFee.toString() : '0',
+    'created_lt': info.type === 'external-in' ? '0' : info.createdLt.toString(),
+    'body_hash': message.body.hash().toString('base64'),
+    'msg_data': { '@type': 'msg.dataRaw', 'body': message.body.toBoc().toString('base64'), 'init_state': '' },
+    'message': '',
+  }
+}
+
+/** toncenter's raw.transaction object: `data` is the transaction BOC TonClient parses. */
+function transactionJson(transaction: BlockchainTransaction, account: Address) {
+  const messages = transaction.raw.refs[0].beginParse()
+  const inCell = messages.loadBit() ? messages.loadRef() : undefined
+  return {
+    '@type': 'raw.transaction',
+    'address': { '@type': 'accountAddress', 'account_address': friendly(account) },
+    'utime': transaction.now,
+    'data': transaction.raw.toBoc().toString('base64'),
+    'transaction_id': {
+      '@type': 'internal.transactionId',
+      'lt': transaction.lt.toString(),
+      'hash': transaction.hash().toString('base64'),
+    },
+    'fee': transaction.totalFees.coins.toString(),
+    'storage_fee': '0',
+    'other_fee': '0',
+    'in_msg': messageJson(transaction.inMessage, inCell),
+    'out_msgs': [...transaction.outMessages.values()].map((message) => messageJson(message)),
+  }
+}
+
+function hashBuffer(text: string) {
+  return /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64')
+}
+
+function stackItemIn(entry: [string, string]): TupleItem {
+  const [type, value] = entry
+  if (type === 'num') return { type: 'int', value: BigInt(value) }
+  if (type === 'tvm.Slice') return { type: 'slice', cell: Cell.fromBase64(value) }
+  if (type === 'tvm.Cell') return { type: 'cell', cell: Cell.fromBase64(value) }
+  throw new RpcError(`unsupported stack entry ${type}`, 400)
+}
+
+function stackItemOut(item: TupleItem): unknown {
+  switch (item.type) {
+    case 'int':
+      return ['num', item.value < 0n ? `-0x${(-item.value).toString(16)}` : `0x${item.value.toString(16)}`]
+    case 'cell':
+    case 'slice':
+    case 'builder':
+      // toncenter shows cells and slices alike
+      return ['cell', { bytes: item.cell.toBoc().toString('base64'), object: {} }]
+    case 'null':
+      return ['null']
+    default:
+      return ['list', { '@type': 'tvm.list', 'elements': [] }]
+  }
+}
+
+/**
+ * A local stand-in for toncenter's v2 `jsonRPC` endpoint, backed by the
+ * sandbox: answers what the real @ton/ton TonClient asks the plugin's way
+ * (getTransactions, runGetMethod) in toncenter's JSON shapes, and records
+ * the method of every call.
+ */
+export class FakeToncenter extends HttpStub {
+  calls: string[] = []
+  /** When set, calls without this X-API-Key are refused like toncenter does (401). */
+  requiredApiKey: string | null = null
+  apiKeysSeen: (string | undefined)[] = []
+
+  constructor(private readonly chain: TonTestChain) {
+    super()
+    this.handler = (request, response, body) => {
+      const reply = (status: number, payload: unknown) => {
+        response.writeHead(status, { 'content-type': 'application/json' })
+        response.end(JSON.stringify(payload))
+      }
+      const apiKey = request.headers['x-api-key'] as string | undefined
+      this.apiKeysSeen.push(apiKey)
+      if (this.requiredApiKey !== null && apiKey !== this.requiredApiKey) {
+        return reply(401, { ok: false, error: 'API key does not exist', code: 401 })
+      }
+      let call: RpcRequest
+      try {
+        call = JSON.parse(body)
+      } catch {
+        return reply(422, { ok: false, error: 'invalid JSON', code: 422 })
+      }
+      this.calls.push(call.method)
+      this.#answer(call)
+        .then((result) => reply(200, { 'ok': true, result, '@extra': '1:fake', 'jsonrpc': '2.0', 'id': call.id }))
+        .catch((error) => {
+          const code = error instanceof RpcError ? error.code : 500
+          reply(code, { ok: false, error: (error as Error).message, code, jsonrpc: '2.0', id: call.id })
+        })
+    }
+  }
+
+  get rpcUrl() {
+    return `${this.url}/api/v2/jsonRPC`
+  }
+
+  reset() {
+    this.calls = []
+    this.apiKeysSeen = []
+    this.requiredApiKey = null
+  }
+
+  async #answer({ method, params }: RpcRequest): Promise<unknown> {
+    if (method === 'getTransactions') return this.#getTransactions(params)
+    if (method === 'runGetMethod') return this.#runGetMethod(params)
+    throw new RpcError(`method ${method} is not served by the fake toncenter`, 404)
+  }
+
+  /** Newest first from (lt, hash) inclusive, down to to_lt exclusive, `limit` at most. */
+  #getTransactions(params: Record<string, any>) {
+    const account = Address.parse(params.address)
+    let transactions = this.chain.transactionsOf(account)
+    if (params.lt !== undefined && params.hash !== undefined) {
+      const lt = BigInt(params.lt)
+      const hash = hashBuffer(String(params.hash))
+      const start = transactions.findIndex((transaction) => transaction.lt === lt && transaction.hash().equals(hash))
+      if (start === -1) {
+        throw new RpcError('LITE_SERVER_UNKNOWN: cannot locate transaction in block with specified logical time', 500)
+      }
+      transactions = transactions.slice(start)
+    }
+    if (params.to_lt !== undefined && params.to_lt !== '0') {
+      const toLt = BigInt(params.to_lt)
+      transactions = transactions.filter((transaction) => transaction.lt > toLt)
+    }
+    return transactions.slice(0, Number(params.limit ?? 10)).map((transaction) => transactionJson(transaction, account))
+  }
+
+  async #runGetMethod(params: Record<string, any>) {
+    const account = Address.parse(params.address)
+    const stack = ((params.stack ?? []) as [string, string][]).map(stackItemIn)
+    try {
+      const result = await this.chain.blockchain.runGetMethod(account, params.method, stack)
+      return {
+        '@type': 'smc.runResult',
+        'gas_used': Number(result.gasUsed),
+        'stack': result.stack.map(stackItemOut),
+        'exit_code': result.exitCode,
+      }
+    } catch (error) {
+      const exitCode = (error as { exitCode?: number }).exitCode
+      if (typeof exitCode !== 'number') throw error
+      return { '@type': 'smc.runResult', 'gas_used': 0, 'stack': [], 'exit_code': exitCode }
+    }
+  }
+}

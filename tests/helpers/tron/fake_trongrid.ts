@@ -1,0 +1,373 @@
+import { createHash } from 'node:crypto'
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http'
+import { utils } from 'tronweb'
+import {
+  hexOf,
+  signedTrc20Transfer,
+  signedTrxTransfer,
+  type SignedTronTransaction,
+  type TronAccount,
+} from '#tests/helpers/tron/tron_transactions'
+
+const TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
+
+type Block = { number: number; timestamp: number; blockId: string }
+
+/** A transaction in a block of the fake chain, with what the node derives from it. */
+export type LedgerEntry = {
+  txid: string
+  transaction: SignedTronTransaction & { ret: { contractRet: string }[] }
+  blockNumber: number
+  timestamp: number
+  info: Record<string, unknown>
+  /** The Transfer event a successful TRC-20 call emitted (a row of the v1 trc20 index). */
+  event: { from: string; to: string; contract: string; value: string } | null
+  /** Accounts the v1 transaction index relates the transaction to as receiver. */
+  receivers: string[]
+  /** False while TronGrid's index has not caught up with it (overlap tests). */
+  indexed: boolean
+}
+
+export type RecordedRequest = { method: string; path: string; query: URLSearchParams; headers: IncomingHttpHeaders; body: string }
+
+/** A TRC-20 token the fake's index describes in token_info. */
+type TokenInfo = { symbol: string; name: string; decimals: number }
+
+function sha256Hex(text: string) {
+  return createHash('sha256').update(text).digest('hex')
+}
+
+function word(hex: string) {
+  return hex.padStart(64, '0')
+}
+
+/**
+ * A local stand-in for TronGrid on 127.0.0.1, following the documented
+ * response shapes: the node's /wallet and /walletsolidity endpoints and the
+ * v1 account index. Its ledger holds real signed transactions (tronweb);
+ * every payment goes into a new block, and a block is solidified once
+ * `solidLag` blocks are built on it (`mine`). Block times follow the wall
+ * clock, or jump ahead by `stepMs` per mined block.
+ */
+export class FakeTronGrid {
+  url = ''
+  requests: RecordedRequest[] = []
+  /** Answer every request with HTTP 503 (an endpoint that is down). */
+  down = false
+  /** Blocks built on a block before it is solidified (TRON: 2/3 of 27 producers ≈ 19). */
+  solidLag = 19
+  ledger: LedgerEntry[] = []
+  tokens = new Map<string, TokenInfo>()
+  #blocks: Block[] = []
+  #server: Server | null = null
+
+  constructor() {
+    this.reset()
+  }
+
+  /** Empties the chain: a fresh head far from genesis, the test tokens known. */
+  reset() {
+    this.requests = []
+    this.down = false
+    this.solidLag = 19
+    this.ledger = []
+    this.#blocks = []
+    this.#appendBlock(60_000_000, Date.now())
+  }
+
+  registerToken(contract: string, info: TokenInfo) {
+    this.tokens.set(contract, info)
+  }
+
+  get head(): Block {
+    return this.#blocks[this.#blocks.length - 1]
+  }
+
+  get solidHead(): Block {
+    const index = Math.max(0, this.#blocks.length - 1 - this.solidLag)
+    return this.#blocks[index]
+  }
+
+  /** Builds `count` empty blocks; `stepMs` moves block time ahead of the clock. */
+  mine(count = 1, stepMs = 0) {
+    for (let index = 0; index < count; index++) {
+      const previous = this.head
+      this.#appendBlock(previous.number + 1, stepMs > 0 ? previous.timestamp + stepMs : Math.max(previous.timestamp + 1, Date.now()))
+    }
+  }
+
+  /** Pays `amount` base units of TRC-20 `contract`; `fail`: the call reverts (no event, fees burnt). */
+  payTrc20(options: { from: TronAccount; to: string; contract: string; amount: bigint; fail?: boolean; indexed?: boolean }) {
+    const transaction = signedTrc20Transfer(options.from, options.contract, options.to, options.amount, this.head)
+    const block = this.#nextBlock()
+    const contractHex = hexOf(options.contract)
+    const info: Record<string, unknown> = {
+      id: transaction.txID,
+      fee: 13_844_850,
+      blockNumber: block.number,
+      blockTimeStamp: block.timestamp,
+      contractResult: [options.fail ? '' : word('1')],
+      contract_address: contractHex,
+      receipt: {
+        energy_fee: 13_844_850,
+        energy_usage_total: 130_405,
+        net_usage: 345,
+        result: options.fail ? 'REVERT' : 'SUCCESS',
+      },
+    }
+    if (options.fail) {
+      info.result = 'FAILED'
+      info.resMessage = Buffer.from('REVERT opcode executed').toString('hex')
+    } else {
+      info.log = [
+        {
+          address: contractHex.slice(2),
+          topics: [TRANSFER_TOPIC, word(options.from.hex.slice(2)), word(hexOf(options.to).slice(2))],
+          data: word(options.amount.toString(16)),
+        },
+      ]
+    }
+    return this.#record({
+      txid: transaction.txID,
+      transaction: { ...transaction, ret: [{ contractRet: options.fail ? 'REVERT' : 'SUCCESS' }] },
+      blockNumber: block.number,
+      timestamp: block.timestamp,
+      info,
+      event: options.fail
+        ? null
+        : { from: options.from.address, to: options.to, contract: options.contract, value: options.amount.toString() },
+      receivers: [options.to],
+      indexed: options.indexed ?? true,
+    })
+  }
+
+  /** Pays `sun` TRX; `fail` records a transfer whose contractRet is not SUCCESS. */
+  payTrx(options: { from: TronAccount; to: string; sun: bigint; fail?: boolean; indexed?: boolean }) {
+    const transaction = signedTrxTransfer(options.from, options.to, options.sun, this.head)
+    const block = this.#nextBlock()
+    return this.#record({
+      txid: transaction.txID,
+      transaction: { ...transaction, ret: [{ contractRet: options.fail ? 'FAILED' : 'SUCCESS' }] },
+      blockNumber: block.number,
+      timestamp: block.timestamp,
+      info: {
+        id: transaction.txID,
+        blockNumber: block.number,
+        blockTimeStamp: block.timestamp,
+        contractResult: [''],
+        receipt: { net_usage: 268 },
+      },
+      event: null,
+      receivers: [options.to],
+      indexed: options.indexed ?? true,
+    })
+  }
+
+  /** TronGrid's index catches up with every transaction. */
+  indexAll() {
+    for (const entry of this.ledger) entry.indexed = true
+  }
+
+  isSolid(entry: LedgerEntry) {
+    return entry.blockNumber <= this.solidHead.number
+  }
+
+  /** Requests to one path (v1 paths by their last segment, e.g. "trc20"). */
+  requestsTo(path: string) {
+    return this.requests.filter((request) => request.path === path || request.path.endsWith(`/${path}`))
+  }
+
+  async start() {
+    this.#server = createServer((request, response) => {
+      let body = ''
+      request.on('data', (chunk) => (body += chunk))
+      request.on('end', () => {
+        const url = new URL(request.url ?? '/', 'http://fake')
+        this.requests.push({ method: request.method ?? '', path: url.pathname, query: url.searchParams, headers: request.headers, body })
+        if (this.down) return this.#send(response, 503, { error: 'service unavailable' })
+        try {
+          this.#route(request.method ?? 'GET', url, body, response)
+        } catch (error) {
+          this.#send(response, 500, { error: (error as Error).message })
+        }
+      })
+    })
+    await new Promise<void>((resolve) => this.#server!.listen(0, '127.0.0.1', resolve))
+    const address = this.#server.address()
+    this.url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+    return this
+  }
+
+  async stop() {
+    if (!this.#server) return
+    this.#server.closeAllConnections()
+    await new Promise<void>((resolve) => this.#server!.close(() => resolve()))
+    this.#server = null
+  }
+
+  // ------------------------------------------------------------------ chain
+
+  #appendBlock(number: number, timestamp: number) {
+    const blockId = number.toString(16).padStart(16, '0') + sha256Hex(`block-${number}-${timestamp}`).slice(16)
+    const block = { number, timestamp, blockId }
+    this.#blocks.push(block)
+    return block
+  }
+
+  #nextBlock() {
+    const previous = this.head
+    return this.#appendBlock(previous.number + 1, Math.max(previous.timestamp + 1, Date.now()))
+  }
+
+  #record(entry: LedgerEntry) {
+    this.ledger.push(entry)
+    return entry
+  }
+
+  #byId(value: unknown, solid: boolean) {
+    const txid = String(value ?? '').toLowerCase()
+    const entry = this.ledger.find((candidate) => candidate.txid === txid)
+    if (!entry || (solid && !this.isSolid(entry))) return null
+    return entry
+  }
+
+  #blockJson(block: Block) {
+    return {
+      blockID: block.blockId,
+      block_header: {
+        raw_data: {
+          number: block.number,
+          txTrieRoot: sha256Hex(`trie-${block.number}`),
+          witness_address: '41' + sha256Hex(`witness-${block.number % 27}`).slice(0, 40),
+          parentHash: this.#blocks.find((entry) => entry.number === block.number - 1)?.blockId ?? '0'.repeat(64),
+          version: 31,
+          timestamp: block.timestamp,
+        },
+        witness_signature: sha256Hex(`signature-${block.number}`).repeat(2) + '00',
+      },
+    }
+  }
+
+  // ----------------------------------------------------------------- routes
+
+  #route(method: string, url: URL, body: string, response: ServerResponse) {
+    const path = url.pathname.replace(/\/+$/, '')
+    const params = method === 'POST' && body ? JSON.parse(body) : Object.fromEntries(url.searchParams)
+
+    switch (path) {
+      case '/wallet/getnowblock':
+        return this.#send(response, 200, this.#blockJson(this.head))
+      case '/walletsolidity/getnowblock':
+        return this.#send(response, 200, this.#blockJson(this.solidHead))
+      case '/wallet/gettransactioninfobyid':
+      case '/walletsolidity/gettransactioninfobyid': {
+        const entry = this.#byId(params.value, path.startsWith('/walletsolidity'))
+        return this.#send(response, 200, entry ? entry.info : {})
+      }
+      case '/wallet/gettransactionbyid':
+      case '/walletsolidity/gettransactionbyid': {
+        const entry = this.#byId(params.value, path.startsWith('/walletsolidity'))
+        return this.#send(response, 200, entry ? entry.transaction : {})
+      }
+    }
+
+    const account = /^\/v1\/accounts\/([^/]+)\/transactions(\/trc20)?$/.exec(path)
+    if (account && method === 'GET') return this.#accountTransactions(account[1], Boolean(account[2]), url.searchParams, response)
+    return this.#send(response, 404, { error: `no route ${method} ${path}` })
+  }
+
+  /**
+   * GET /v1/accounts/{address}/transactions[/trc20]: only_confirmed,
+   * only_unconfirmed, only_to, only_from, min/max_timestamp,
+   * contract_address, order_by (block_timestamp, default desc), limit
+   * (≤ 200) and fingerprint paging, as TronGrid documents them.
+   */
+  #accountTransactions(addressParam: string, trc20: boolean, query: URLSearchParams, response: ServerResponse) {
+    const address = addressParam.startsWith('T') ? addressParam : utils.address.fromHex(addressParam)
+    const limit = Number(query.get('limit') ?? 20)
+    if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
+      return this.#send(response, 400, { success: false, error: 'limit must be between 1 and 200', statusCode: 400 })
+    }
+    const flag = (name: string) => query.get(name) === 'true'
+    const min = Number(query.get('min_timestamp') ?? 0)
+    const max = Number(query.get('max_timestamp') ?? Number.MAX_SAFE_INTEGER)
+    const contractParam = query.get('contract_address')
+    const contract = contractParam && !contractParam.startsWith('T') ? utils.address.fromHex(contractParam) : contractParam
+    const ascending = (query.get('order_by') ?? 'block_timestamp,desc') === 'block_timestamp,asc'
+
+    let entries = this.ledger.filter((entry) => entry.indexed && entry.timestamp >= min && entry.timestamp <= max)
+    if (flag('only_confirmed')) entries = entries.filter((entry) => this.isSolid(entry))
+    if (flag('only_unconfirmed')) entries = entries.filter((entry) => !this.isSolid(entry))
+    const sender = (entry: LedgerEntry) => utils.address.fromHex(String(entry.transaction.raw_data.contract[0].parameter.value.owner_address))
+
+    let rows: { timestamp: number; row: unknown }[]
+    if (trc20) {
+      rows = entries
+        .filter((entry) => entry.event && (!contract || entry.event.contract === contract))
+        .filter((entry) => {
+          const event = entry.event!
+          if (flag('only_to') && !flag('only_from')) return event.to === address
+          if (flag('only_from') && !flag('only_to')) return event.from === address
+          return event.to === address || event.from === address
+        })
+        .map((entry) => {
+          const event = entry.event!
+          const token = this.tokens.get(event.contract) ?? { symbol: 'UNKNOWN', name: 'Unknown', decimals: 0 }
+          return {
+            timestamp: entry.timestamp,
+            row: {
+              transaction_id: entry.txid,
+              token_info: { symbol: token.symbol, address: event.contract, decimals: token.decimals, name: token.name },
+              block_timestamp: entry.timestamp,
+              from: event.from,
+              to: event.to,
+              type: 'Transfer',
+              value: event.value,
+            },
+          }
+        })
+    } else {
+      // The index relates a transaction to its sender and to every receiver
+      // (TRX recipient, TRC-20 recipient): only the type tells them apart.
+      rows = entries
+        .filter((entry) => {
+          if (flag('only_to') && !flag('only_from')) return entry.receivers.includes(address)
+          if (flag('only_from') && !flag('only_to')) return sender(entry) === address
+          return entry.receivers.includes(address) || sender(entry) === address
+        })
+        .map((entry) => ({
+          timestamp: entry.timestamp,
+          row: {
+            ...entry.transaction,
+            net_usage: 268,
+            net_fee: 0,
+            energy_usage: 0,
+            energy_fee: 0,
+            energy_usage_total: 0,
+            blockNumber: entry.blockNumber,
+            block_timestamp: entry.timestamp,
+            internal_transactions: [],
+          },
+        }))
+    }
+    rows.sort((a, b) => (ascending ? a.timestamp - b.timestamp : b.timestamp - a.timestamp))
+
+    const offset = query.get('fingerprint') ? Number(Buffer.from(query.get('fingerprint')!, 'base64url').toString()) : 0
+    const page = rows.slice(offset, offset + limit)
+    const more = offset + limit < rows.length
+    const meta: Record<string, unknown> = { at: Date.now(), page_size: page.length }
+    if (more) {
+      const fingerprint = Buffer.from(String(offset + limit)).toString('base64url')
+      const next = new URLSearchParams(query)
+      next.set('fingerprint', fingerprint)
+      meta.fingerprint = fingerprint
+      meta.links = { next: `${this.url}/v1/accounts/${addressParam}/transactions${trc20 ? '/trc20' : ''}?${next}` }
+    }
+    return this.#send(response, 200, { data: page.map((entry) => entry.row), success: true, meta })
+  }
+
+  #send(response: ServerResponse, status: number, payload: unknown) {
+    response.writeHead(status, { 'content-type': 'application/json' })
+    response.end(JSON.stringify(payload))
+  }
+}
