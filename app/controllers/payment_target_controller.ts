@@ -9,19 +9,12 @@ import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
 import { readFlatParams, withoutEmpty } from '#support/request_params'
 import { ok } from '#support/envelope'
+import { networkField, tokenField } from '#validators/rules'
 
 const switchValidator = vine.create({
   trade_id: vine.string().trim().maxLength(64),
-  token: vine
-    .string()
-    .trim()
-    .regex(/^[A-Za-z0-9]{1,16}$/)
-    .toUpperCase(),
-  network: vine
-    .string()
-    .trim()
-    .regex(/^[A-Za-z0-9-]{1,32}$/)
-    .toLowerCase(),
+  token: tokenField(),
+  network: networkField(),
 })
 
 const submitValidator = vine.create({

@@ -1,5 +1,13 @@
 import vine, { SimpleMessagesProvider } from '@vinejs/vine'
-import { fiatAmountRule, httpUrl } from '#validators/rules'
+import {
+  ORDER_FIELD_MESSAGES,
+  currencyField,
+  fiatAmountRule,
+  httpUrl,
+  merchantOrderIdField,
+  networkField,
+  tokenField,
+} from '#validators/rules'
 
 /**
  * Field rules of POST /payments/native/v1/order/create-transaction.
@@ -9,28 +17,10 @@ import { fiatAmountRule, httpUrl } from '#validators/rules'
  */
 export const createOrderValidator = vine.create({
   pid: vine.string().maxLength(32),
-  order_id: vine
-    .string()
-    .minLength(1)
-    .maxLength(32)
-    .regex(/^[^\u0000-\u001f\u007f]+$/),
-  currency: vine
-    .string()
-    .trim()
-    .regex(/^[A-Za-z]{3,10}$/)
-    .toUpperCase(),
-  token: vine
-    .string()
-    .trim()
-    .regex(/^[A-Za-z0-9]{1,16}$/)
-    .toUpperCase()
-    .optional(),
-  network: vine
-    .string()
-    .trim()
-    .regex(/^[A-Za-z0-9-]{1,32}$/)
-    .toLowerCase()
-    .optional(),
+  order_id: merchantOrderIdField(),
+  currency: currencyField(),
+  token: tokenField().optional(),
+  network: networkField().optional(),
   amount: vine.string().use(fiatAmountRule({ min: '0.01', max: '10000000000', maxFractionDigits: 4 })),
   notify_url: httpUrl(),
   redirect_url: httpUrl().optional(),
@@ -40,14 +30,9 @@ export const createOrderValidator = vine.create({
 })
 
 createOrderValidator.messagesProvider = new SimpleMessagesProvider({
-  'required': 'The {{ field }} field is required',
-  'string': 'The {{ field }} field must be a string',
+  ...ORDER_FIELD_MESSAGES,
   'order_id.maxLength': 'The order_id field must be at most 32 characters',
   'order_id.regex': 'The order_id field must not contain control characters',
-  'currency.regex': 'The currency field must be a fiat code such as CNY or USD',
-  'token.regex': 'The token field must be a token symbol such as USDT',
-  'network.regex': 'The network field must be a network name such as tron',
-  'notify_url.url': 'The notify_url field must be an http(s) URL',
   'redirect_url.url': 'The redirect_url field must be an http(s) URL',
   'payment_type.in': 'The payment_type field must be Native or Compat',
 })

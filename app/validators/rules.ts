@@ -42,3 +42,45 @@ export const httpUrl = () =>
     .trim()
     .maxLength(2048)
     .url({ protocols: ['http', 'https'], require_protocol: true, require_tld: false })
+
+/** Fiat code, any case in, upper-case out (cny → CNY). */
+export const currencyField = () =>
+  vine
+    .string()
+    .trim()
+    .regex(/^[A-Za-z]{3,10}$/)
+    .toUpperCase()
+
+/** Token symbol, any case in, upper-case out (usdt → USDT). */
+export const tokenField = () =>
+  vine
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9]{1,16}$/)
+    .toUpperCase()
+
+/** Network name, any case in, lower-case out (TRON → tron). */
+export const networkField = () =>
+  vine
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9-]{1,32}$/)
+    .toLowerCase()
+
+/** The merchant's order number: 1–32 characters, no control characters. */
+export const merchantOrderIdField = () =>
+  vine
+    .string()
+    .minLength(1)
+    .maxLength(32)
+    .regex(/^[^\u0000-\u001f\u007f]+$/)
+
+/** Messages shared by the order-creation validators. */
+export const ORDER_FIELD_MESSAGES = {
+  'required': 'The {{ field }} field is required',
+  'string': 'The {{ field }} field must be a string',
+  'currency.regex': 'The currency field must be a fiat code such as CNY or USD',
+  'token.regex': 'The token field must be a token symbol such as USDT',
+  'network.regex': 'The network field must be a network name such as tron',
+  'notify_url.url': 'The notify_url field must be an http(s) URL',
+}

@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { createHash, createHmac } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import Callback from '#models/callback'
@@ -12,21 +12,11 @@ import { retryDelayMs } from '#callbacks/retry_policy'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
 import { MerchantServer } from '#tests/helpers/merchant_server'
-import { TEST_SECRET } from '#tests/helpers/merchant'
+import { TEST_SECRET, merchantVerifiesCallback } from '#tests/helpers/merchant'
 import { compatParams, compatSigned, submitGet, tradeIdFromLocation } from '#tests/helpers/compat_merchant'
 import { runAce } from '#tests/helpers/processes'
 import operator from '#services/operator_service'
 import { TRON_WALLET } from '#tests/helpers/merchant'
-
-/** How a merchant checks a native callback: HMAC over the fields as received. */
-function merchantVerifiesNative(body: Record<string, unknown>, secret = TEST_SECRET) {
-  const text = Object.keys(body)
-    .filter((key) => key !== 'signature' && body[key] !== '' && body[key] !== null)
-    .sort()
-    .map((key) => `${key}=${String(body[key])}`)
-    .join('&')
-  return createHmac('sha256', secret).update(text).digest('hex') === body.signature
-}
 
 /** How an EPay plugin checks a compat callback. */
 function merchantVerifiesCompat(query: URLSearchParams, secret = TEST_SECRET) {
@@ -89,8 +79,8 @@ test.group('Merchant callbacks: formats', (group) => {
       block_transaction_id: `tx-${order.tradeId}`,
       status: 2,
     })
-    assert.isTrue(merchantVerifiesNative(body))
-    assert.isFalse(merchantVerifiesNative({ ...body, actual_amount: 13.7 }))
+    assert.isTrue(merchantVerifiesCallback(body))
+    assert.isFalse(merchantVerifiesCallback({ ...body, actual_amount: 13.7 }))
   })
 
   test('compat: GET with the EPay fields, MD5 verifiable by the plugin', async ({ client, assert }) => {

@@ -67,3 +67,8 @@ export async function rawPost(path: string, body: string, contentType: string) {
   })
   return { status: response.status, body: (await response.json()) as any, headers: response.headers }
 }
+
+/** How a merchant checks a native callback: the same HMAC over the fields received. */
+export function merchantVerifiesCallback(body: Record<string, unknown>, secret = TEST_SECRET): boolean {
+  return typeof body.signature === 'string' && merchantSign(body, secret) === body.signature
+}

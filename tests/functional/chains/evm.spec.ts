@@ -1,5 +1,4 @@
 import { test } from '@japa/runner'
-import { createHmac } from 'node:crypto'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import UnmatchedPayment from '#models/unmatched_payment'
@@ -8,21 +7,12 @@ import callbackDeliverer from '#callbacks/callback_deliverer'
 import operator from '#services/operator_service'
 import { parseEvmReference } from '#plugins/evm/evm_verify'
 import { countRows, resetDatabase } from '#tests/helpers/database'
-import { TEST_SECRET, createOrder, orderParams } from '#tests/helpers/merchant'
+import { createOrder, merchantVerifiesCallback, orderParams } from '#tests/helpers/merchant'
 import { MerchantServer } from '#tests/helpers/merchant_server'
 import { runAce } from '#tests/helpers/processes'
 import { Anvil, EMPTY_PAYER_KEY } from '#tests/helpers/evm/anvil'
 import { RpcProxy } from '#tests/helpers/evm/rpc_proxy'
 import { configureEthereum, deployTokens, randomAddress, type EvmFixture } from '#tests/helpers/evm/evm_setup'
-
-function verifiesAsMerchant(body: Record<string, unknown>) {
-  const text = Object.keys(body)
-    .filter((key) => key !== 'signature' && body[key] !== '' && body[key] !== null)
-    .sort()
-    .map((key) => `${key}=${String(body[key])}`)
-    .join('&')
-  return createHmac('sha256', TEST_SECRET).update(text).digest('hex') === body.signature
-}
 
 async function createEthOrder(client: any, overrides: Record<string, unknown> = {}) {
   const response = await createOrder(client, orderParams({ network: 'ethereum', token: 'usdt', ...overrides }))
@@ -86,7 +76,7 @@ test.group('EVM chain: scanning a real node (anvil)', (group) => {
     assert.equal(body.trade_id, order.tradeId)
     assert.equal(body.block_transaction_id, hash.toLowerCase())
     assert.strictEqual(body.actual_amount, 13.8)
-    assert.isTrue(verifiesAsMerchant(body))
+    assert.isTrue(merchantVerifiesCallback(body))
   }).timeout(60_000)
 
   test('ETH: a native transfer pays an ETH order', async ({ client, assert }) => {
@@ -101,7 +91,7 @@ test.group('EVM chain: scanning a real node (anvil)', (group) => {
     assert.equal(paid.status, 2)
     assert.equal(paid.blockTransactionId, hash.toLowerCase())
     await callbackDeliverer.runOnce()
-    assert.isTrue(verifiesAsMerchant(JSON.parse(merchant.requests[0].body)))
+    assert.isTrue(merchantVerifiesCallback(JSON.parse(merchant.requests[0].body)))
   })
 
   test('a payment made while nothing scanned is found from the persisted cursor', async ({ client, assert }) => {

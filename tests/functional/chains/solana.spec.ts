@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { createHmac, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { getBase58Decoder } from '@solana/kit'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
@@ -14,7 +14,7 @@ import { RpcPool } from '#chains/rpc_pool'
 import { SolanaFamily } from '#plugins/solana/solana_family'
 import type { AccountCursor, SolanaCursor } from '#plugins/solana/solana_scan'
 import { countRows, resetDatabase } from '#tests/helpers/database'
-import { TEST_SECRET } from '#tests/helpers/merchant'
+import { merchantVerifiesCallback } from '#tests/helpers/merchant'
 import { MerchantServer } from '#tests/helpers/merchant_server'
 import { freePort, runAce } from '#tests/helpers/processes'
 import { SolanaRpcServer } from '#tests/helpers/solana/solana_rpc_server'
@@ -27,16 +27,6 @@ import {
   usdtUnits,
   type SolanaFixture,
 } from '#tests/helpers/solana/solana_setup'
-
-/** How a merchant checks a native callback: HMAC-SHA256 over the received fields. */
-function merchantVerifies(body: Record<string, unknown>, secret = TEST_SECRET) {
-  const text = Object.keys(body)
-    .filter((key) => key !== 'signature' && body[key] !== '' && body[key] !== null)
-    .sort()
-    .map((key) => `${key}=${String(body[key])}`)
-    .join('&')
-  return createHmac('sha256', secret).update(text).digest('hex') === body.signature
-}
 
 async function scanSolana() {
   const [report] = await chainScanner.scan({ network: SOLANA })
@@ -90,7 +80,7 @@ test.group('Solana: payments end to end', (group) => {
     assert.equal((await callbackDeliverer.runOnce()).delivered, 1)
     assert.lengthOf(merchant.requests, 1)
     const body = JSON.parse(merchant.requests[0].body)
-    assert.isTrue(merchantVerifies(body))
+    assert.isTrue(merchantVerifiesCallback(body))
     assert.deepInclude(body, {
       trade_id: order.tradeId,
       token: 'USDT',
@@ -117,7 +107,7 @@ test.group('Solana: payments end to end', (group) => {
     await callbackDeliverer.runOnce()
     assert.lengthOf(merchant.requests, 1)
     const body = JSON.parse(merchant.requests[0].body)
-    assert.isTrue(merchantVerifies(body))
+    assert.isTrue(merchantVerifiesCallback(body))
     assert.deepInclude(body, { token: 'SOL', actual_amount: 0.1, block_transaction_id: payment.signature, status: 2 })
   })
 

@@ -1,5 +1,4 @@
 import { test } from '@japa/runner'
-import { createHmac } from 'node:crypto'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import UnmatchedPayment from '#models/unmatched_payment'
@@ -8,7 +7,7 @@ import operator from '#services/operator_service'
 import callbackDeliverer from '#callbacks/callback_deliverer'
 import { RpcPool } from '#chains/rpc_pool'
 import { countRows, resetDatabase } from '#tests/helpers/database'
-import { TEST_SECRET } from '#tests/helpers/merchant'
+import { merchantVerifiesCallback } from '#tests/helpers/merchant'
 import { MerchantServer } from '#tests/helpers/merchant_server'
 import { freePort, runAce } from '#tests/helpers/processes'
 import { FakeTronGrid } from '#tests/helpers/tron/fake_trongrid'
@@ -20,16 +19,6 @@ import {
   prepareTronNetwork,
   type TronTestNetwork,
 } from '#tests/helpers/tron/tron_network'
-
-/** How a merchant checks a native callback: HMAC-SHA256 over the received fields. */
-function merchantVerifies(body: Record<string, unknown>, secret = TEST_SECRET) {
-  const text = Object.keys(body)
-    .filter((key) => key !== 'signature' && body[key] !== '' && body[key] !== null)
-    .sort()
-    .map((key) => `${key}=${String(body[key])}`)
-    .join('&')
-  return createHmac('sha256', secret).update(text).digest('hex') === body.signature
-}
 
 async function scanTron() {
   const [report] = await chainScanner.scan({ network: 'tron' })
@@ -95,8 +84,8 @@ test.group('TRON: payments found by the scanner, end to end', (group) => {
       block_transaction_id: paid.txid,
       status: 2,
     })
-    assert.isTrue(merchantVerifies(body))
-    assert.isFalse(merchantVerifies({ ...body, block_transaction_id: 'forged' }))
+    assert.isTrue(merchantVerifiesCallback(body))
+    assert.isFalse(merchantVerifiesCallback({ ...body, block_transaction_id: 'forged' }))
   })
 
   test('TRX (native) through the chains:scan command in a child process', async ({ client, assert }) => {
@@ -116,7 +105,7 @@ test.group('TRON: payments found by the scanner, end to end', (group) => {
     assert.lengthOf(merchant.requests, 1)
     const body = JSON.parse(merchant.requests[0].body)
     assert.deepInclude(body, { trade_id: order.tradeId, token: 'TRX', block_transaction_id: paid.txid, status: 2 })
-    assert.isTrue(merchantVerifies(body))
+    assert.isTrue(merchantVerifiesCallback(body))
   })
 
   test('a failed TRX transfer is not credited', async ({ client, assert }) => {
