@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { rmSync, statSync, writeFileSync } from 'node:fs'
 import app from '@adonisjs/core/services/app'
 import hash from '@adonisjs/core/services/hash'
 import db from '@adonisjs/lucid/services/db'
@@ -11,6 +12,12 @@ import User from '#models/user'
 import { insertUnlessPresent } from '#support/insert_unless_present'
 
 export const DEFAULT_PID = '1000'
+/** Advisory lock id of schema migrations (any constant distinct from other locks). */
+const MIGRATION_LOCK_KEY = 7_355_608
+/** How long a starting process waits for another one's migrations. */
+const LOCK_WAIT_MS = 120_000
+/** A migration lock file older than this belongs to a process that died. */
+const STALE_LOCK_MS = 600_000
 const DEFAULT_ADMIN_EMAIL = 'admin@localhost'
 
 type Printer = (line: string) => void
@@ -27,12 +34,79 @@ export class InstallationService {
     await this.installDefaults(options.print)
   }
 
-  /** Runs pending migrations; returns the names of those it ran. */
+  /**
+   * Runs pending migrations; returns the names of those it ran. Processes
+   * starting together (web and worker) take turns: on PostgreSQL each waits
+   * for a session advisory lock held on one dedicated connection. (Lucid's
+   * own lock only tries once, so the second process would fail to start, and
+   * it may release on another pooled connection than the one that locked.)
+   */
   async migrate(): Promise<string[]> {
-    const runner = new MigrationRunner(db, app, { direction: 'up' })
-    await runner.run()
-    if (runner.error) throw runner.error
-    return Object.values(runner.migratedFiles).map((file) => file.file.name)
+    return this.#exclusively(async () => {
+      const runner = new MigrationRunner(db, app, { direction: 'up', disableLocks: true })
+      await runner.run()
+      if (runner.error) throw runner.error
+      return Object.values(runner.migratedFiles).map((file) => file.file.name)
+    })
+  }
+
+  async #exclusively<T>(work: () => Promise<T>): Promise<T> {
+    const connection = db.connection()
+    if (connection.dialect.name !== 'postgres') {
+      const config = db.getRawConnection(db.primaryConnectionName)?.config.connection
+      const filename = (config as { filename?: string } | undefined)?.filename
+      return filename ? this.#withLockFile(`${filename}.migrating`, work) : work()
+    }
+    const knex = connection.getWriteClient()
+    const session = await knex.client.acquireConnection()
+    try {
+      await knex.raw('SELECT pg_advisory_lock(?)', [MIGRATION_LOCK_KEY]).connection(session)
+      try {
+        return await work()
+      } finally {
+        await knex.raw('SELECT pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY]).connection(session)
+      }
+    } finally {
+      await knex.client.releaseConnection(session)
+    }
+  }
+
+  /**
+   * SQLite has no advisory locks: a lock file beside the database (created
+   * exclusively) does the same. One left by a process that died while
+   * migrating is taken over after STALE_LOCK_MS.
+   */
+  async #withLockFile<T>(lock: string, work: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + LOCK_WAIT_MS
+    for (;;) {
+      try {
+        writeFileSync(lock, String(process.pid), { flag: 'wx' })
+        break
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+        if (this.#isStale(lock)) {
+          rmSync(lock, { force: true })
+          continue
+        }
+        if (Date.now() > deadline) {
+          throw new Error(`Another process is migrating the database (${lock}); if none is, delete that file`)
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    }
+    try {
+      return await work()
+    } finally {
+      rmSync(lock, { force: true })
+    }
+  }
+
+  #isStale(lock: string) {
+    try {
+      return Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS
+    } catch {
+      return false
+    }
   }
 
   async installDefaults(print: Printer) {

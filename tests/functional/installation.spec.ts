@@ -87,6 +87,32 @@ test.group('Installation defaults', (group) => {
   })
 })
 
+test.group('Concurrent first start', () => {
+  test('two processes installing one empty database at once both succeed', async ({ assert, cleanup }) => {
+    const fresh: Record<string, string | undefined> = {
+      INITIAL_API_SECRET: undefined,
+      ADMIN_EMAIL: undefined,
+      ADMIN_PASSWORD: undefined,
+    }
+    if (db.connection().dialect.name === 'postgres') {
+      await db.connection().rawQuery('DROP DATABASE IF EXISTS gateway_race_install')
+      await db.connection().rawQuery('CREATE DATABASE gateway_race_install')
+      fresh.PG_DB_NAME = 'gateway_race_install'
+      cleanup(async () => {
+        await db.connection().rawQuery('DROP DATABASE IF EXISTS gateway_race_install')
+      })
+    } else {
+      const dir = mkdtempSync(join(tmpdir(), 'gateway-race-'))
+      cleanup(() => rmSync(dir, { recursive: true, force: true }))
+      fresh.SQLITE_PATH = join(dir, 'race.sqlite3')
+    }
+    const results = await Promise.all([runAce(['setup'], fresh), runAce(['setup'], fresh)])
+    for (const result of results) assert.equal(result.code, 0, result.stderr + result.stdout)
+    const secrets = results.map((result) => /secret_key: ([0-9a-f]{64})/.exec(result.stdout)?.[1]).filter(Boolean)
+    assert.lengthOf(secrets, 1, 'exactly one process created the API key and printed its secret')
+  }).timeout(60_000)
+})
+
 /**
  * The newcomer's path, on a database that has never been used:
  * `npm start` → wallet:add → rate:set → a signed create → payment_url 301.
