@@ -7,6 +7,7 @@ import { spec } from '@japa/runner/reporters'
 import testUtils from '@adonisjs/core/services/test_utils'
 import { counts } from '#tests/reporters/counts_reporter'
 import { recreateSchema } from '#tests/helpers/database'
+import { killLeftoverProcesses } from '#tests/helpers/processes'
 
 export const plugins: Config['plugins'] = [assert(), apiClient(), pluginAdonisJS(app)]
 
@@ -21,7 +22,7 @@ export const reporters: Config['reporters'] = {
  */
 export const runnerHooks: Required<Pick<Config, 'setup' | 'teardown'>> = {
   setup: [() => recreateSchema()],
-  teardown: [],
+  teardown: [() => killLeftoverProcesses()],
 }
 
 export const configureSuite: Config['configureSuite'] = (suite) => {

@@ -32,11 +32,19 @@ export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS
   return env
 }
 
-/** Children still running when the test process exits are killed. */
+/**
+ * Children still running at the end of the run are killed (runner teardown
+ * in tests/bootstrap.ts): a server left behind by a failed test would
+ * otherwise keep running jobs against the test database, and its pipes
+ * would keep this process from exiting.
+ */
 const children = new Set<ChildProcess>()
-process.once('exit', () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL')
-})
+
+export function killLeftoverProcesses() {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  children.clear()
+}
+process.once('exit', killLeftoverProcesses)
 
 function track<T extends ChildProcess>(child: T): T {
   children.add(child)
