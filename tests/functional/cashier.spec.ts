@@ -2,25 +2,8 @@ import { test } from '@japa/runner'
 import Order from '#models/order'
 import { resetDatabase } from '#tests/helpers/database'
 import { makeTronPayable } from '#tests/helpers/setup'
+import { CASHIER_FIELDS } from '#tests/helpers/orders'
 import { TRON_WALLET, createOrder, orderParams, signed } from '#tests/helpers/merchant'
-
-const CASHIER_FIELDS = [
-  'actual_amount',
-  'amount',
-  'created_at',
-  'currency',
-  'expiration_time',
-  'is_selected',
-  'network',
-  'payment_type',
-  'payment_url',
-  'receive_address',
-  'redirect_url',
-  'server_time',
-  'status',
-  'token',
-  'trade_id',
-]
 
 test.group('Cashier read endpoints', (group) => {
   group.each.setup(async () => {

@@ -6,28 +6,10 @@ import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import paymentService from '#services/payment_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
-import { newOrder, newPlaceholder, prepareLifecycle, switchTo } from '#tests/helpers/orders'
+import { CASHIER_FIELDS, newOrder, newPlaceholder, prepareLifecycle, switchTo } from '#tests/helpers/orders'
 import { FAKE_NETWORK, FAKE_WALLET } from '#tests/helpers/fake_chain'
 import { FakeProvider, SHOP_ID, requestSign } from '#tests/helpers/fake_provider'
 import { TRON_WALLET } from '#tests/helpers/merchant'
-
-const CASHIER_FIELDS = [
-  'actual_amount',
-  'amount',
-  'created_at',
-  'currency',
-  'expiration_time',
-  'is_selected',
-  'network',
-  'payment_type',
-  'payment_url',
-  'receive_address',
-  'redirect_url',
-  'server_time',
-  'status',
-  'token',
-  'trade_id',
-]
 
 test.group('Switch network: placeholders', (group) => {
   const provider = new FakeProvider()

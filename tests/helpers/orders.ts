@@ -29,3 +29,22 @@ export function newPlaceholder(client: ApiClient, overrides: Record<string, unkn
 export function switchTo(client: ApiClient, tradeId: string, network: string, token = 'usdt') {
   return client.post('/pay/switch-network').json({ trade_id: tradeId, network, token }).accept('json')
 }
+
+/** The fields of the cashier init (and switch) response, sorted. */
+export const CASHIER_FIELDS = [
+  'actual_amount',
+  'amount',
+  'created_at',
+  'currency',
+  'expiration_time',
+  'is_selected',
+  'network',
+  'payment_type',
+  'payment_url',
+  'receive_address',
+  'redirect_url',
+  'server_time',
+  'status',
+  'token',
+  'trade_id',
+]
