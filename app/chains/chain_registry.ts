@@ -16,6 +16,11 @@ export class ChainRegistry {
     return this.#families.has(name)
   }
 
+  /** The family, or null when no plugin of that name is registered. */
+  find(name: string): ChainFamily | null {
+    return this.#families.get(name) ?? null
+  }
+
   family(name: string): ChainFamily {
     const family = this.#families.get(name)
     if (!family) throw new Error(`No chain plugin is registered for the family "${name}"`)

@@ -64,7 +64,7 @@ export class RpcPool {
     )
   }
 
-  /** Endpoint health, for operators (chain:list). */
+  /** Failures and cool-down of an endpoint (diagnostics, tests). */
   static health(url: string) {
     return endpoints.get(url) ?? null
   }

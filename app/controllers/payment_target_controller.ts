@@ -1,6 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import vine from '@vinejs/vine'
-import Order, { OrderStatus } from '#models/order'
+import { OrderStatus } from '#models/order'
+import { orderByTradeId } from '#services/order_lookup'
 import switchService from '#services/switch_service'
 import transferVerifier from '#services/transfer_verifier'
 import paymentService from '#services/payment_service'
@@ -33,8 +34,7 @@ export default class PaymentTargetController {
   /** POST /pay/submit-tx-hash/:trade_id */
   async submitTxHash(ctx: HttpContext) {
     const fields = await submitValidator.validate(withoutEmpty(readFlatParams(ctx)))
-    const order = await Order.findBy('trade_id', String(ctx.params.trade_id).slice(0, 64))
-    if (!order) throw new BusinessError(ErrorCode.ORDER_NOT_FOUND)
+    const order = await orderByTradeId(ctx.params.trade_id)
     // Rules 1–4, before any chain call.
     if (order.isProviderOrder) {
       throw BusinessError.parameter('Provider orders are paid on the provider page; there is no hash to submit')

@@ -1,5 +1,5 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import Order from '#models/order'
+import { orderByTradeId } from '#services/order_lookup'
 import Chain from '#models/chain'
 import Token from '#models/token'
 import chainRegistry from '#chains/chain_registry'
@@ -14,15 +14,14 @@ import { ok } from '#support/envelope'
  */
 export default class PaymentUriController {
   async show(ctx: HttpContext) {
-    const order = await Order.findBy('trade_id', String(ctx.params.trade_id).slice(0, 64))
-    if (!order) throw new BusinessError(ErrorCode.ORDER_NOT_FOUND)
+    const order = await orderByTradeId(ctx.params.trade_id)
     if (order.isProviderOrder) return ok(ctx, { trade_id: order.tradeId, uri: order.paymentUrl })
     if (!order.isOnChain) {
       throw new BusinessError(ErrorCode.NOT_WAITING, 'Order is not waiting for payment: choose a network and token first')
     }
     const chain = await Chain.findByOrFail('network', order.network)
     const token = await Token.query().where('network', order.network).where('symbol', order.token).firstOrFail()
-    const family = chainRegistry.has(chain.family) ? chainRegistry.family(chain.family) : null
+    const family = chainRegistry.find(chain.family)
     const uri = family?.paymentUri ? family.paymentUri({ chain, token, order }) : order.receiveAddress
     return ok(ctx, { trade_id: order.tradeId, uri })
   }

@@ -33,9 +33,6 @@ export class JobRunner {
     await Promise.race([running, new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())])
   }
 
-  get stopping() {
-    return this.#stopping
-  }
 }
 
 const jobRunner = new JobRunner()

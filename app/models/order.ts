@@ -139,14 +139,6 @@ export default class Order extends TimestampedRecord {
     }
   }
 
-  get isPlaceholder() {
-    return this.status === OrderStatus.SELECTING
-  }
-
-  get isChild() {
-    return this.parentId !== null
-  }
-
   /** Paid through the hosted provider rather than on chain. */
   get isProviderOrder() {
     return this.payProvider !== ''

@@ -74,9 +74,10 @@ export class AmountAllocator {
     )
   }
 
-  /** Releases the lock of an order (no-op when it has none). */
-  async release(client: TransactionClientContract, orderId: number) {
-    await client.from('amount_locks').where('order_id', orderId).delete()
+  /** Releases the locks of orders (a no-op for those without one). */
+  async release(client: TransactionClientContract, orderIds: number | number[]) {
+    const ids = Array.isArray(orderIds) ? orderIds : [orderIds]
+    if (ids.length > 0) await client.from('amount_locks').whereIn('order_id', ids).delete()
   }
 }
 

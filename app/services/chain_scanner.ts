@@ -128,7 +128,7 @@ export class ChainScanner {
   }
 
   #family(chain: Chain): ChainFamily | null {
-    return chainRegistry.has(chain.family) ? chainRegistry.family(chain.family) : null
+    return chainRegistry.find(chain.family)
   }
 
   async #scannableChains() {

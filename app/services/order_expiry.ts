@@ -2,6 +2,7 @@ import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { OrderStatus } from '#models/order'
 import { isPostgres } from '#support/row_lock'
+import amountAllocator from '#services/amount_allocator'
 
 const BATCH = 500
 
@@ -71,7 +72,7 @@ export class OrderExpiry {
   /** What an expired order holds is let go: its amount, its provider payment. */
   async #releaseExpired(trx: TransactionClientContract, ids: number[], now: number) {
     if (ids.length === 0) return
-    await trx.from('amount_locks').whereIn('order_id', ids).delete()
+    await amountAllocator.release(trx, ids)
     await trx
       .from('provider_orders')
       .whereIn('order_id', ids)

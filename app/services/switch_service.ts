@@ -1,6 +1,7 @@
 import db from '@adonisjs/lucid/services/db'
 import Order, { OrderStatus } from '#models/order'
 import orderService from '#services/order_service'
+import { orderByTradeId } from '#services/order_lookup'
 import providerCheckout, { PROVIDER_ADDRESS, PROVIDER_NETWORK, isProviderTarget } from '#services/provider_checkout'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
@@ -34,8 +35,7 @@ const CHILD_LIMIT = () =>
 export class SwitchService {
   async switch(tradeId: string, target: Target): Promise<Order> {
     for (let round = 0; round < 3; round++) {
-      const order = await Order.findBy('trade_id', tradeId)
-      if (!order) throw new BusinessError(ErrorCode.ORDER_NOT_FOUND)
+      const order = await orderByTradeId(tradeId)
       if (order.parentId !== null) throw new BusinessError(ErrorCode.CHILD_SWITCH)
       if (order.status !== OrderStatus.WAITING && order.status !== OrderStatus.SELECTING) {
         throw new BusinessError(ErrorCode.NOT_WAITING, `Order is not waiting for payment (status ${order.status})`)
