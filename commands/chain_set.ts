@@ -23,6 +23,9 @@ export default class ChainSet extends OperatorCommand {
   @flags.number({ description: 'Seconds between two scans of the chain' })
   declare scanInterval?: number
 
+  @flags.number({ description: 'Typical seconds between two blocks (sizes the late-payment grace), e.g. 0.4' })
+  declare blockTime?: number
+
   @flags.string({ description: 'Name shown to payers' })
   declare displayName?: string
 
@@ -43,6 +46,7 @@ export default class ChainSet extends OperatorCommand {
       rpcUrls: this.rpc,
       confirmations: this.confirmations,
       scanIntervalSeconds: this.scanInterval,
+      blockTimeSeconds: this.blockTime,
       displayName: this.displayName,
       family: this.family,
       chainId: this.chainId,
@@ -51,6 +55,7 @@ export default class ChainSet extends OperatorCommand {
     this.logger.success(
       `${chain.network} (${chain.displayName}): ${chain.enabled ? 'enabled' : 'disabled'}, ` +
         `${chain.confirmations} confirmations, scan every ${chain.scanIntervalSeconds}s, ` +
+        `block time ${chain.blockTimeMs / 1000}s, ` +
         `RPC: ${chain.rpcUrls.join(' ') || 'none'}${chain.apiKey ? ', API key set' : ''}`
     )
   }

@@ -37,6 +37,10 @@ export default class Chain extends TimestampedRecord {
   @integerColumn()
   declare scanIntervalSeconds: number
 
+  /** Typical time between two blocks, in milliseconds. */
+  @integerColumn()
+  declare blockTimeMs: number
+
   @integerColumn()
   declare sortOrder: number
 

@@ -157,6 +157,7 @@ export class InstallationService {
           rpc_urls: JSON.stringify(chain.rpcUrls),
           confirmations: chain.confirmations,
           scan_interval_seconds: chain.scanIntervalSeconds,
+          block_time_ms: chain.blockTimeMs,
           sort_order: (index + 1) * 10,
           created_at: now,
           updated_at: now,

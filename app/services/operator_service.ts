@@ -108,6 +108,7 @@ export class OperatorService {
       rpcUrls?: string[]
       confirmations?: number
       scanIntervalSeconds?: number
+      blockTimeSeconds?: number
       displayName?: string
       family?: string
       chainId?: number
@@ -138,6 +139,7 @@ export class OperatorService {
         rpcUrls: [],
         confirmations: 1,
         scanIntervalSeconds: 10,
+        blockTimeMs: 12000,
         sortOrder: (last?.sortOrder ?? 0) + 10,
         apiKey: '',
       })
@@ -178,6 +180,13 @@ export class OperatorService {
         throw new OperatorError('The scan interval must be a whole number of seconds from 1 to 3600')
       }
       chain.scanIntervalSeconds = changes.scanIntervalSeconds
+    }
+    if (changes.blockTimeSeconds !== undefined) {
+      const ms = Math.round(changes.blockTimeSeconds * 1000)
+      if (!Number.isFinite(changes.blockTimeSeconds) || ms < 100 || ms > 600_000) {
+        throw new OperatorError('The block time must be from 0.1 to 600 seconds')
+      }
+      chain.blockTimeMs = ms
     }
     await chain.save()
     return chain

@@ -7,14 +7,17 @@ import amountAllocator from '#services/amount_allocator'
 const BATCH = 500
 
 /**
- * Expires orders past their expiration_time: status 1 or 4 → 3, amount
- * locks released, pending provider payments marked expired. A parent and
- * its child share their expiration time, so they expire together.
+ * Expires orders past their expiration_time: status 1 or 4 → 3, pending
+ * provider payments marked expired. A parent and its child share their
+ * expiration time, so they expire together. Amount locks are kept: they are
+ * reclaimed once the chain's late-payment grace has passed (see
+ * AmountAllocator), which this job also does.
  *
  * Safe in several processes: the status change is conditional (only rows
  * still in 1 or 4 change), and on PostgreSQL rows another worker is
  * expiring are skipped (FOR UPDATE SKIP LOCKED) rather than waited for.
- * A late payment of an expired order is still accepted by the payment path.
+ * A transfer made within an expired order's life and detected late still
+ * pays it (see PaymentMatcher).
  */
 export class OrderExpiry {
   async expireDue(now = Date.now()): Promise<number> {
@@ -22,8 +25,10 @@ export class OrderExpiry {
     for (;;) {
       const expired = await this.#expireBatch(now)
       total += expired
-      if (expired < BATCH) return total
+      if (expired < BATCH) break
     }
+    await amountAllocator.reclaimExpired(now)
+    return total
   }
 
   async #expireBatch(now: number): Promise<number> {
@@ -52,10 +57,12 @@ export class OrderExpiry {
   }
 
   /**
-   * Expires the given orders now if they are still open (backend closure);
-   * returns how many were.
+   * Closes the given orders now if they are still open (backend closure, or
+   * the other target of a paid parent): their life ends now, so a transfer
+   * made from now on can no longer pay them, and their amount reservation
+   * counts its grace from now. Returns how many were open.
    */
-  async expireOrders(trx: TransactionClientContract, ids: number[], now = Date.now()): Promise<number> {
+  async closeOrders(trx: TransactionClientContract, ids: number[], now = Date.now()): Promise<number> {
     if (ids.length === 0) return 0
     const rows: { id: number | string }[] = await trx
       .knexQuery()
@@ -64,15 +71,18 @@ export class OrderExpiry {
       .whereIn('status', [OrderStatus.WAITING, OrderStatus.SELECTING])
       .update({ status: OrderStatus.EXPIRED, updated_at: now })
       .returning('id')
-    const expired = rows.map((row) => Number(row.id))
-    await this.#releaseExpired(trx, expired, now)
-    return expired.length
+    const closed = rows.map((row) => Number(row.id))
+    if (closed.length > 0) {
+      await trx.from('orders').whereIn('id', closed).where('expiration_time', '>', now).update({ expiration_time: now })
+    }
+    await amountAllocator.endLife(trx, closed, now)
+    await this.#releaseExpired(trx, closed, now)
+    return closed.length
   }
 
-  /** What an expired order holds is let go: its amount, its provider payment. */
+  /** An expired order's pending provider payment is let go. */
   async #releaseExpired(trx: TransactionClientContract, ids: number[], now: number) {
     if (ids.length === 0) return
-    await amountAllocator.release(trx, ids)
     await trx
       .from('provider_orders')
       .whereIn('order_id', ids)

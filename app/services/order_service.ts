@@ -154,14 +154,16 @@ export class OrderService {
 
   /**
    * Backend closure (`node ace orders:close`): a waiting (1) or selecting (4)
-   * order becomes expired (3) and its amount lock, and its waiting child's,
-   * are released. Returns false when the order was not open.
+   * order, and its waiting child, become expired (3) with their life ending
+   * now (expiration_time = now). Their amounts stay reserved for the chain's
+   * late-payment grace. Returns false when the order was not open.
    */
   async close(order: Order): Promise<boolean> {
     return db.transaction(async (trx) => {
-      if ((await orderExpiry.expireOrders(trx, [order.id])) === 0) return false
+      const now = Date.now()
+      if ((await orderExpiry.closeOrders(trx, [order.id], now)) === 0) return false
       const child = await Order.query({ client: trx }).where('parent_id', order.id).first()
-      if (child) await orderExpiry.expireOrders(trx, [child.id])
+      if (child) await orderExpiry.closeOrders(trx, [child.id], now)
       return true
     })
   }

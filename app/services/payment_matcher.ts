@@ -1,6 +1,7 @@
 import db from '@adonisjs/lucid/services/db'
 import logger from '@adonisjs/core/services/logger'
 import Order, { OrderStatus } from '#models/order'
+import type { ModelQueryBuilderContract } from '@adonisjs/lucid/types/model'
 import type Chain from '#models/chain'
 import type Token from '#models/token'
 import { BLOCK_TIME_SKEW_MS, type ObservedTransfer } from '#chains/chain_family'
@@ -12,11 +13,18 @@ import { Decimal } from '#support/money'
 export type MatchOutcome = 'paid' | 'already' | 'unmatched' | 'ignored'
 
 /**
- * Turns an observed transfer into a payment: the order waiting on that
- * network, address and token for exactly that amount, whose life contains
- * the transfer's time (created_at ≤ time ≤ expiration_time). An expired
- * order still matches when the transfer was made in time (late detection).
- * A transfer that pays nothing is kept as an unmatched payment.
+ * Turns an observed transfer into a payment. Time decides, not status: the
+ * transfer pays the order, on that network, address and token for exactly
+ * that amount, whose life contained the transfer's block time
+ * (created_at − skew ≤ time ≤ expiration_time), whether that order is still
+ * waiting or has expired or been closed since (late detection: it is
+ * credited late, and the merchant is called back). Where two orders could
+ * claim it, the earlier one wins; when that one is already paid by another
+ * transfer, this transfer pays nothing (never the newer order).
+ *
+ * A transfer that pays nothing (wrong amount, made after the order's life
+ * ended, order already paid) is kept as an unmatched payment for the
+ * operator, with the reason.
  */
 export class PaymentMatcher {
   async handle(chain: Chain, tokens: Token[], transfer: ObservedTransfer): Promise<MatchOutcome> {
@@ -31,45 +39,64 @@ export class PaymentMatcher {
     if (used) return 'already'
 
     const amount = new Decimal(transfer.amount)
-    const candidates = await Order.query()
-      .where('network', chain.network)
-      .where('receive_address', transfer.to)
-      .where('token', token.symbol)
-      .where('pay_provider', '')
-      .whereIn('status', [OrderStatus.WAITING, OrderStatus.EXPIRED])
-      .where('created_at', '<=', transfer.timestamp + BLOCK_TIME_SKEW_MS)
+    const onAddress = (): ModelQueryBuilderContract<typeof Order> =>
+      Order.query()
+        .where('network', chain.network)
+        .where('receive_address', transfer.to)
+        .where('token', token.symbol)
+        .where('pay_provider', '')
+        .whereIn('status', [OrderStatus.WAITING, OrderStatus.PAID, OrderStatus.EXPIRED])
+        .where('created_at', '<=', transfer.timestamp + BLOCK_TIME_SKEW_MS)
+    const candidates = await onAddress()
       .where('expiration_time', '>=', transfer.timestamp)
-      .orderBy('status', 'asc')
-      .orderBy('created_at', 'desc')
-    const matching = candidates.filter((order) => new Decimal(order.actualAmount).eq(amount))
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+    const claimant = candidates.find((order) => new Decimal(order.actualAmount).eq(amount))
 
-    for (const order of matching) {
+    if (claimant && claimant.status !== OrderStatus.PAID) {
       try {
-        await paymentService.markPaid(order.id, {
+        await paymentService.markPaid(claimant.id, {
           reference: transfer.reference,
           source: 'scanner',
           paidAt: transfer.timestamp,
         })
         logger.info(
-          { network: chain.network, trade_id: order.tradeId, reference: transfer.reference, amount: transfer.amount },
-          order.status === OrderStatus.EXPIRED ? 'late payment detected' : 'payment detected'
+          { network: chain.network, trade_id: claimant.tradeId, reference: transfer.reference, amount: transfer.amount },
+          claimant.status === OrderStatus.EXPIRED ? 'late payment detected' : 'payment detected'
         )
         return 'paid'
       } catch (error) {
         if (!(error instanceof BusinessError)) throw error
         if (error.businessCode === ErrorCode.BLOCK_PROCESSED) return 'already'
-        // paid meanwhile by another reference: try the next candidate, if any
+        // paid meanwhile by another reference: this one pays nothing
       }
+    } else if (claimant && claimant.blockTransactionId === transfer.reference) {
+      return 'already'
     }
 
-    const reason =
-      matching.length > 0
-        ? 'the matching order was already paid'
-        : candidates.length > 0
-          ? `no order waits for ${amount.toFixed()} ${token.symbol} on this address at that time`
-          : `no order waits on this address for ${token.symbol} at that time`
+    const reason = claimant
+      ? `the order it was made for (${claimant.tradeId}) is already paid by another transfer`
+      : await this.#whyNoClaimant(onAddress, amount, token.symbol, transfer.timestamp, candidates.length > 0)
     await this.#recordUnmatched(chain, token, transfer, reason)
     return 'unmatched'
+  }
+
+  /** Tells the operator why a transfer paid nothing, naming a late order's trade_id. */
+  async #whyNoClaimant(
+    onAddress: () => ModelQueryBuilderContract<typeof Order>,
+    amount: Decimal,
+    symbol: string,
+    time: number,
+    othersWaiting: boolean
+  ): Promise<string> {
+    const ended = await onAddress().where('expiration_time', '<', time).orderBy('expiration_time', 'desc').limit(20)
+    const late = ended.find((order) => new Decimal(order.actualAmount).eq(amount))
+    if (late) {
+      return `made after the life of order ${late.tradeId} ended (${new Date(late.expirationTime).toISOString()}): not credited, for the operator to assign or refund`
+    }
+    return othersWaiting
+      ? `no order waits for ${amount.toFixed()} ${symbol} on this address at that time`
+      : `no order waits on this address for ${symbol} at that time`
   }
 
   async #recordUnmatched(chain: Chain, token: Token, transfer: ObservedTransfer, reason: string) {

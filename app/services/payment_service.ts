@@ -150,10 +150,10 @@ export class PaymentService {
       .update({ status: 'paid', updated_at: Date.now() })
   }
 
-  /** The parent was paid: its other target is no longer payable. */
+  /** The parent was paid: its other target is closed (no longer payable from now). */
   async #expireChild(trx: TransactionClientContract, parentId: number) {
     const child = await Order.query({ client: trx }).where('parent_id', parentId).first()
-    if (child) await orderExpiry.expireOrders(trx, [child.id])
+    if (child) await orderExpiry.closeOrders(trx, [child.id])
   }
 }
 

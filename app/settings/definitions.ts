@@ -36,6 +36,12 @@ export const SETTINGS = {
     { min: 1, max: 10000 }
   ),
 
+  'order.late_payment_margin_seconds': integerSetting(
+    900,
+    'How long an amount stays reserved on its address after its order expired or was closed, on top of the chain\'s confirmations × block time + scan interval, so that a late transfer can never pay another order',
+    { min: 0, max: 604800 }
+  ),
+
   'rate.api_url': urlSetting('', 'Live rate source: GET {url}/{fiat}.json → {fiat: {token: rate}} (empty: fixed rates only)'),
   'rate.cache_ttl_seconds': integerSetting(60, 'How long a live rate is used before it is fetched again; older rates are refused', {
     min: 5,

@@ -117,23 +117,6 @@ test.group('Chain scanning: matching', (group) => {
     assert.equal((await Order.findOrFail(order.id)).status, 2)
   })
 
-  test('after expiry the amount goes to a new order, and each transfer pays the right one', async ({
-    client,
-    assert,
-  }) => {
-    const old = await newOrder(client)
-    await expireSoon(old)
-    const current = await newOrder(client)
-    assert.equal(current.actualAmount, old.actualAmount)
-    fakeFamily.pending = [
-      transfer('tx-now', current.actualAmount),
-      transfer('tx-then', old.actualAmount, { timestamp: old.createdAt + 10 }),
-    ]
-    await scanFake()
-    assert.equal((await Order.findOrFail(current.id)).blockTransactionId, 'tx-now')
-    assert.equal((await Order.findOrFail(old.id)).blockTransactionId, 'tx-then')
-  })
-
   test('a paid child pays the parent; failed transfers and unknown tokens are ignored', async ({ client, assert }) => {
     const parent = await newPlaceholder(client)
     await switchTo(client, parent.tradeId, FAKE_NETWORK)

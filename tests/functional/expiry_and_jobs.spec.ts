@@ -30,7 +30,10 @@ test.group('Expiry', (group) => {
     await provider.configure()
   })
 
-  test('waiting and placeholder orders past their time expire; locks are released', async ({ client, assert }) => {
+  test('waiting and placeholder orders past their time expire; their amounts stay reserved for the grace', async ({
+    client,
+    assert,
+  }) => {
     const waiting = await newOrder(client)
     const placeholder = await newPlaceholder(client)
     const fresh = await newOrder(client)
@@ -39,8 +42,9 @@ test.group('Expiry', (group) => {
     assert.equal((await Order.findOrFail(waiting.id)).status, 3)
     assert.equal((await Order.findOrFail(placeholder.id)).status, 3)
     assert.equal((await Order.findOrFail(fresh.id)).status, 1)
-    assert.equal(await countRows('amount_locks'), 1)
+    assert.equal(await countRows('amount_locks'), 2)
     assert.equal(await orderExpiry.expireDue(), 0)
+    assert.equal(await countRows('amount_locks'), 2)
   })
 
   test('paid orders never expire', async ({ client, assert }) => {
@@ -59,7 +63,7 @@ test.group('Expiry', (group) => {
     await overdue(parent.id, child.id)
     assert.equal(await orderExpiry.expireDue(), 2)
     assert.equal((await Order.findOrFail(child.id)).status, 3)
-    assert.equal(await countRows('amount_locks'), 0)
+    assert.equal(await countRows('amount_locks'), 2) // reserved for the late-payment grace
   })
 
   test('an expired provider order marks its provider payment expired', async ({ client, assert }) => {

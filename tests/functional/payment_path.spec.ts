@@ -110,14 +110,21 @@ test.group('One payment path', (group) => {
     assert.equal((await Callback.firstOrFail()).orderId, parent.id)
   })
 
-  test('a paid parent expires its child and frees the child amount', async ({ client, assert }) => {
+  test('a paid parent closes its child now; the child amount stays reserved for the grace', async ({ client, assert }) => {
     await operator.addWallet('tron', TRON_WALLET)
     const parent = await newOrder(client)
     const childId = (await switchTo(client, parent.tradeId, 'tron')).body().data.trade_id
+    const before = Date.now()
     await paymentService.markPaid(parent.id, { reference: 'fake-tx', source: 'scanner' })
     const child = await Order.findByOrFail('trade_id', childId)
     assert.equal(child.status, 3)
-    assert.equal(await countRows('amount_locks'), 0)
+    assert.isAtLeast(child.expirationTime, before)
+    assert.isAtMost(child.expirationTime, Date.now())
+    const locks = await db.from('amount_locks').select('order_id', 'expires_at')
+    assert.deepEqual(
+      locks.map((lock) => [Number(lock.order_id), Number(lock.expires_at)]),
+      [[child.id, child.expirationTime]]
+    )
     assert.equal(await countRows('callbacks'), 1)
   })
 

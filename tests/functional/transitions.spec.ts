@@ -113,12 +113,12 @@ test.group('Order state transitions (spec table)', (group) => {
     assert.equal(await countRows('orders', { parent_id: parent.id }), 1)
   })
 
-  test('1 → 3: expiry releases the lock', async ({ client, assert }) => {
+  test('1 → 3: expiry keeps the amount reserved for the late-payment grace', async ({ client, assert }) => {
     const order = await newOrder(client)
     await db.from('orders').where('id', order.id).update({ expiration_time: Date.now() - 1 })
     await orderExpiry.expireDue()
     assert.equal((await Order.findOrFail(order.id)).status, 3)
-    assert.equal(await countRows('amount_locks'), 0)
+    assert.equal(await countRows('amount_locks', { order_id: order.id }), 1)
   })
 
   test('1 → 2: payment confirmed on chain triggers the callback', async ({ client, assert }) => {
