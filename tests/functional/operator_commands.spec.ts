@@ -244,17 +244,20 @@ test.group('Operator commands: settings and orders', (group) => {
     assert.notInclude(all.output, 'very-secret-token')
   })
 
-  test('orders:close expires a waiting order and releases its lock', async ({ client, assert }) => {
+  test('orders:close expires a waiting order; its amount stays reserved for the late-payment grace', async ({
+    client,
+    assert,
+  }) => {
     await makeTronPayable()
     const tradeId = (await createOrder(client, orderParams())).body().data.trade_id
     assert.equal(await countRows('amount_locks'), 1)
     const result = await run(OrdersClose, [tradeId])
     assert.equal(result.exitCode, 0, result.output)
     assert.equal((await Order.findByOrFail('trade_id', tradeId)).status, 3)
-    assert.equal(await countRows('amount_locks'), 0)
-    // the amount is free again
+    assert.equal(await countRows('amount_locks'), 1)
+    // the amount is not handed out again yet
     const next = (await createOrder(client, orderParams())).body().data
-    assert.strictEqual(next.actual_amount, 13.8)
+    assert.strictEqual(next.actual_amount, 13.81)
   })
 
   test('orders:close closes placeholders; refuses closed and unknown orders', async ({ client, assert }) => {
