@@ -52,8 +52,7 @@ export class OrderService {
     if (Boolean(input.token) !== Boolean(input.network)) {
       throw BusinessError.parameter('token and network must be given together, or both omitted')
     }
-    const existing = await Order.query().where('order_id', input.orderId).whereNull('parent_id').first()
-    if (existing) throw ORDER_EXISTS()
+    if (await this.findParent(input.apiKey.pid, input.orderId)) throw ORDER_EXISTS()
 
     const lifetimeMs = (await settings.get('order.expiration_minutes')) * 60_000
     const now = Date.now()
@@ -101,6 +100,15 @@ export class OrderService {
       await order.save()
       return order
     })
+  }
+
+  /**
+   * The merchant's order with its own order number: order numbers belong to
+   * their pid (the unique index is on pid + order_id of parent orders), so a
+   * merchant never sees, nor collides with, another merchant's orders.
+   */
+  async findParent(pid: string, orderId: string): Promise<Order | null> {
+    return Order.query().where('pid', pid).where('order_id', orderId).whereNull('parent_id').first()
   }
 
   /**
