@@ -12,6 +12,7 @@ import { ErrorCode } from '#exceptions/error_codes'
 import { type Decimal, ceilToPrecision, stepOf, toDecimalString } from '#support/money'
 import { isUniqueViolation } from '#support/database_errors'
 import { newTradeId } from '#support/trade_id'
+import { refuseInexactAmount } from '#services/exact_amount'
 
 export type NewOrder = {
   apiKey: ApiKey
@@ -114,7 +115,7 @@ export class OrderService {
   /**
    * What paying `amount` `currency` in `token` on `network` costs, or the
    * spec's refusal: 10014 / 10016 / 10003 (asset), 10006 (rate), 10004
-   * (below one unit of the token).
+   * (below one unit of the token, or too many digits to keep exactly).
    */
   async priceOnChain(amount: string, currency: string, network: string, token: string): Promise<OnChainPrice> {
     const asset = await assetCatalog.payable(network, token)
@@ -126,12 +127,14 @@ export class OrderService {
         `Invalid payment amount: ${amount} ${currency} is ${toDecimalString(exact)} ${token}, below the minimum unit ${toDecimalString(stepOf(precision))}`
       )
     }
+    const wanted = ceilToPrecision(exact, precision)
+    refuseInexactAmount(wanted, { amount, currency, token })
     return {
       network,
       token,
       addresses: asset.addresses,
       precision,
-      wanted: ceilToPrecision(exact, precision),
+      wanted,
       maxSteps: await settings.get('order.amount_max_steps'),
     }
   }
@@ -152,6 +155,8 @@ export class OrderService {
       maxSteps: price.maxSteps,
       expiresAt: order.expirationTime,
     })
+    // A step above the wanted amount may need one digit more (999.99 → 1000.00 → 1000.01).
+    refuseInexactAmount(allocation.amount, { amount: order.amount, currency: order.currency, token: price.token })
     order.merge({
       token: price.token,
       network: price.network,
