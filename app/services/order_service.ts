@@ -155,7 +155,7 @@ export class OrderService {
       maxSteps: price.maxSteps,
       expiresAt: order.expirationTime,
     })
-    // A step above the wanted amount may need one digit more (999.99 → 1000.00 → 1000.01).
+    // A step above the wanted amount may need a digit more (1000000000 → 1000000000.000001).
     refuseInexactAmount(allocation.amount, { amount: order.amount, currency: order.currency, token: price.token })
     order.merge({
       token: price.token,
