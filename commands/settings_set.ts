@@ -8,7 +8,9 @@ export default class SettingsSet extends OperatorCommand {
   @args.string({ description: 'Setting key, e.g. order.expiration_minutes' })
   declare key: string
 
-  @args.string({ description: 'New value ("" to empty a text setting)' })
+  // allowEmptyValue: `""` is a value (it empties a text setting), not a
+  // missing argument; an omitted value is still refused by ace.
+  @args.string({ description: 'New value ("" to empty a text setting)', allowEmptyValue: true })
   declare value: string
 
   async execute() {

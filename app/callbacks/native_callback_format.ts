@@ -2,11 +2,12 @@ import type ApiKey from '#models/api_key'
 import type Order from '#models/order'
 import type { CallbackFormat, CallbackRequest } from '#callbacks/callback_format'
 import { toJsonNumber } from '#support/money'
-import { nativeSignature, type SignableParams } from '#support/signing'
+import { nativeSignature, signedNumber, type SignableParams } from '#support/signing'
 
 /**
  * Native callback: POST JSON with exactly the spec's fields, signed like a
- * native request (numbers signed in the server's numeric format).
+ * native request: numbers signed as they print (signedNumber), which the
+ * request check uses too.
  */
 export class NativeCallbackFormat implements CallbackFormat {
   readonly name = 'native'
@@ -24,7 +25,9 @@ export class NativeCallbackFormat implements CallbackFormat {
       status: order.status,
     }
     const signable: SignableParams = {}
-    for (const [name, value] of Object.entries(fields)) signable[name] = String(value)
+    for (const [name, value] of Object.entries(fields)) {
+      signable[name] = typeof value === 'number' ? signedNumber(value) : String(value)
+    }
     const body = { ...fields, signature: nativeSignature(signable, apiKey.secretKey) }
     return {
       method: 'POST',

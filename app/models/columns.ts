@@ -1,5 +1,5 @@
 import { column } from '@adonisjs/lucid/orm'
-import { toDecimalString } from '#support/money'
+import { storableDecimal, toDecimalString } from '#support/money'
 
 /**
  * Column decorators shared by the models. The two databases hand values
@@ -7,12 +7,18 @@ import { toDecimalString } from '#support/money'
  * booleans; SQLite: numbers and 0/1); these normalise both.
  */
 
-/** DECIMAL column exposed as a canonical decimal string. */
+/**
+ * DECIMAL column exposed as a canonical decimal string. Written canonical
+ * and within the digits both databases keep exactly (storableDecimal), so
+ * what is read back is what was written.
+ */
 export const decimalColumn = (options: { columnName?: string } = {}) =>
   column({
     ...options,
     consume: (value: unknown) =>
       value === null || value === undefined ? value : toDecimalString(value as string | number),
+    prepare: (value: unknown) =>
+      value === null || value === undefined ? value : storableDecimal(value as string | number),
   })
 
 /** BIGINT epoch-milliseconds column exposed as a number. */

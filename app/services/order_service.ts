@@ -12,6 +12,7 @@ import { ErrorCode } from '#exceptions/error_codes'
 import { type Decimal, ceilToPrecision, stepOf, toDecimalString } from '#support/money'
 import { isUniqueViolation } from '#support/database_errors'
 import { newTradeId } from '#support/trade_id'
+import { refuseInexactAmount } from '#services/exact_amount'
 
 export type NewOrder = {
   apiKey: ApiKey
@@ -52,8 +53,7 @@ export class OrderService {
     if (Boolean(input.token) !== Boolean(input.network)) {
       throw BusinessError.parameter('token and network must be given together, or both omitted')
     }
-    const existing = await Order.query().where('order_id', input.orderId).whereNull('parent_id').first()
-    if (existing) throw ORDER_EXISTS()
+    if (await this.findParent(input.apiKey.pid, input.orderId)) throw ORDER_EXISTS()
 
     const lifetimeMs = (await settings.get('order.expiration_minutes')) * 60_000
     const now = Date.now()
@@ -104,9 +104,18 @@ export class OrderService {
   }
 
   /**
+   * The merchant's order with its own order number: order numbers belong to
+   * their pid (the unique index is on pid + order_id of parent orders), so a
+   * merchant never sees, nor collides with, another merchant's orders.
+   */
+  async findParent(pid: string, orderId: string): Promise<Order | null> {
+    return Order.query().where('pid', pid).where('order_id', orderId).whereNull('parent_id').first()
+  }
+
+  /**
    * What paying `amount` `currency` in `token` on `network` costs, or the
    * spec's refusal: 10014 / 10016 / 10003 (asset), 10006 (rate), 10004
-   * (below one unit of the token).
+   * (below one unit of the token, or too many digits to keep exactly).
    */
   async priceOnChain(amount: string, currency: string, network: string, token: string): Promise<OnChainPrice> {
     const asset = await assetCatalog.payable(network, token)
@@ -118,12 +127,14 @@ export class OrderService {
         `Invalid payment amount: ${amount} ${currency} is ${toDecimalString(exact)} ${token}, below the minimum unit ${toDecimalString(stepOf(precision))}`
       )
     }
+    const wanted = ceilToPrecision(exact, precision)
+    refuseInexactAmount(wanted, { amount, currency, token })
     return {
       network,
       token,
       addresses: asset.addresses,
       precision,
-      wanted: ceilToPrecision(exact, precision),
+      wanted,
       maxSteps: await settings.get('order.amount_max_steps'),
     }
   }
@@ -144,6 +155,8 @@ export class OrderService {
       maxSteps: price.maxSteps,
       expiresAt: order.expirationTime,
     })
+    // A step above the wanted amount may need a digit more (1000000000 → 1000000000.000001).
+    refuseInexactAmount(allocation.amount, { amount: order.amount, currency: order.currency, token: price.token })
     order.merge({
       token: price.token,
       network: price.network,

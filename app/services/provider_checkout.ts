@@ -8,6 +8,7 @@ import rateService from '#rates/rate_service'
 import paymentService from '#services/payment_service'
 import { cashierUrl } from '#services/order_presenter'
 import BusinessError from '#exceptions/business_error'
+import { refuseInexactAmount } from '#services/exact_amount'
 import { Decimal, ceilToPrecision, toDecimalString, toFixedDigits } from '#support/money'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 
@@ -31,7 +32,9 @@ export class ProviderCheckout {
     const known = await Token.query().where('symbol', token).where('enabled', true).orderBy('id').first()
     const precision = known?.amountPrecision ?? 2
     const exact = await rateService.convert(order.amount, order.currency, token)
-    return toFixedDigits(ceilToPrecision(exact, precision), precision)
+    const amount = ceilToPrecision(exact, precision)
+    refuseInexactAmount(amount, { amount: order.amount, currency: order.currency, token })
+    return toFixedDigits(amount, precision)
   }
 
   /**

@@ -25,10 +25,26 @@ export function fractionDigits(value: string): number {
 }
 
 /**
+ * The most significant digits an amount may have. Every amount is kept
+ * within it, because it is what every place an amount passes through holds
+ * exactly: SQLite stores DECIMAL columns (NUMERIC affinity) as REAL, i.e. a
+ * double, PostgreSQL as NUMERIC; the spec sends amounts to merchants as JSON
+ * numbers, which their parsers (JavaScript, PHP, Python…) read as doubles,
+ * and a signed callback only verifies if the merchant reads the same number.
+ * A double holds any decimal of up to 15 significant digits exactly (and
+ * prints it back as written); a 16th digit may be lost. Digits count from
+ * the first non-zero one down to the units or the last fraction digit, so
+ * whole amounts stay below 10^15 (no exponent in JSON, within NUMERIC(30,8)).
+ * An amount beyond this bound is refused where it is computed (10004),
+ * never rounded.
+ */
+export const MAX_SIGNIFICANT_DIGITS = 15
+
+/**
  * Canonical decimal string of a value read from the database or computed:
  * no exponent, no trailing zeros ("12.3500" → "12.35", 7 → "7").
- * SQLite hands DECIMAL columns back as JS numbers; values are bounded to at
- * most 15 significant digits, which a double returns exactly as written.
+ * SQLite hands DECIMAL columns back as JS numbers; amounts are bounded to
+ * MAX_SIGNIFICANT_DIGITS, which a double returns exactly as written.
  */
 export function toDecimalString(value: string | number | BigNumber): string {
   const number = value instanceof BigNumber ? value : new Decimal(String(value))
@@ -53,18 +69,37 @@ export function toFixedDigits(value: string | BigNumber, digits: number): string
 
 /**
  * A decimal as a JSON number, for response bodies the spec types as
- * `number`. Only output goes through here, and only values of at most 15
- * significant digits (validation bounds every amount), for which the
- * double's shortest form is the decimal itself.
+ * `number`. Only output goes through here, and only values within
+ * MAX_SIGNIFICANT_DIGITS (every stored amount is), for which the double's
+ * shortest form is the decimal itself.
  */
 export function toJsonNumber(value: string | BigNumber): number {
   return new Decimal(value).toNumber()
 }
 
-/** Count of significant digits of a canonical decimal ("0.0012" → 2). */
+/** Count of significant digits of a decimal, zeros of the integer part included ("0.0012" → 2, "1000" → 4). */
 export function significantDigits(value: string | BigNumber): number {
   const number = new Decimal(value)
   return number.isZero() ? 1 : number.precision(true)
+}
+
+/** Whether an amount can be stored, read back and sent exactly (see MAX_SIGNIFICANT_DIGITS). */
+export function isKeptExactly(value: string | BigNumber): boolean {
+  return significantDigits(value) <= MAX_SIGNIFICANT_DIGITS
+}
+
+/**
+ * The canonical decimal string to write into a money column; refuses a
+ * value that could not be read back exactly. Callers refuse such amounts
+ * with a business error first: this is the last guard, so that no path
+ * ever stores a silently rounded amount.
+ */
+export function storableDecimal(value: string | number | BigNumber): string {
+  const text = toDecimalString(value)
+  if (!isKeptExactly(text)) {
+    throw new RangeError(`${text} has more than ${MAX_SIGNIFICANT_DIGITS} significant digits and cannot be stored exactly`)
+  }
+  return text
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
+import { signedNumber } from '#support/signing'
 
 /** Request parameters as the flat text map that signatures are computed on. */
 export type FlatParams = Record<string, string | null>
@@ -18,7 +19,7 @@ function jsonScalarToText(name: string, value: unknown): string | null {
   if (typeof value === 'string') return value
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw unparsable(`"${name}" is not a finite number`)
-    return String(value)
+    return signedNumber(value)
   }
   if (typeof value === 'boolean') return value ? 'true' : 'false'
   throw unparsable(`"${name}" must be a string or a number, not an ${Array.isArray(value) ? 'array' : 'object'}`)

@@ -23,6 +23,19 @@ export function canonicalString(params: SignableParams, excluded: readonly strin
     .join('&')
 }
 
+/**
+ * A JSON number as it takes part in a signature: the server's numeric
+ * format, which is how the number prints in JSON (`100.00` sent as a JSON
+ * number is the number 100 and signs as "100"; 13.8 as "13.8"). The native
+ * request check (numbers a merchant sent) and the native callback (numbers
+ * we send) both use it, so what is signed is exactly what is printed.
+ * Amounts stay within MAX_SIGNIFICANT_DIGITS, so their text is the decimal.
+ */
+export function signedNumber(value: number): string {
+  if (!Number.isFinite(value)) throw new RangeError(`not a finite number: ${value}`)
+  return JSON.stringify(value)
+}
+
 export function hmacSha256Hex(key: string, message: string): string {
   return createHmac('sha256', key).update(message, 'utf8').digest('hex')
 }

@@ -6,7 +6,8 @@ import { compatSignature } from '#support/signing'
 
 /**
  * Compat callback: GET notify_url with the EPay fields, MD5-signed with the
- * order's API key secret, money with four decimals.
+ * order's API key secret, money with four decimals, `type` as the order
+ * gave it, else alipay.
  */
 export class CompatCallbackFormat implements CallbackFormat {
   readonly name = 'compat'
@@ -16,7 +17,9 @@ export class CompatCallbackFormat implements CallbackFormat {
       pid: apiKey.pid,
       trade_no: order.tradeId,
       out_trade_no: order.orderId,
-      type: order.compatType,
+      // EPay plugins expect a payment type; upstream sends alipay when the
+      // order named none (it is signed like every other field).
+      type: order.compatType || 'alipay',
       name: order.name,
       money: toFixedDigits(order.amount, 4),
       trade_status: 'TRADE_SUCCESS',

@@ -122,7 +122,36 @@ test.group('Merchant callbacks: formats', (group) => {
     await paidOrder(client, merchant, { payment_type: 'Compat' })
     await callbackDeliverer.runOnce()
     assert.equal(merchant.requests[0].method, 'GET')
-    assert.isTrue(merchantVerifiesCompat(new URL(merchant.requests[0].url, 'http://m').searchParams))
+    const query = new URL(merchant.requests[0].url, 'http://m').searchParams
+    assert.equal(query.get('type'), 'alipay')
+    assert.isTrue(merchantVerifiesCompat(query))
+  })
+
+  test('compat: type is sent as the order gave it, else alipay, and is signed', async ({ client, assert }) => {
+    await operator.addWallet('tron', TRON_WALLET)
+    const cases: [string | undefined, string][] = [
+      [undefined, 'alipay'],
+      ['ALIPAY', 'ALIPAY'],
+      ['usdt.tron', 'usdt.tron'],
+    ]
+    for (const [type, expected] of cases) {
+      merchant.reset()
+      const response = await submitGet(
+        client,
+        compatSigned(compatParams({ type, token: 'usdt', network: 'tron', notify_url: merchant.notifyUrl }))
+      )
+      const order = await Order.findByOrFail('trade_id', tradeIdFromLocation(response.header('location')))
+      await paymentService.markPaid(order.id, { reference: `tron-${order.tradeId}`, source: 'scanner' })
+      await callbackDeliverer.runOnce()
+
+      assert.lengthOf(merchant.requests, 1, String(type))
+      const query = new URL(merchant.requests[0].url, 'http://merchant').searchParams
+      assert.equal(query.get('type'), expected, String(type))
+      assert.isTrue(merchantVerifiesCompat(query), String(type))
+      // The signature covers type: another type does not verify.
+      query.set('type', expected === 'alipay' ? 'wxpay' : 'alipay')
+      assert.isFalse(merchantVerifiesCompat(query), String(type))
+    }
   })
 
   test('acknowledged only by HTTP 200 with ok or success', async ({ client, assert }) => {

@@ -5,6 +5,12 @@ import { SettingValueError } from '#settings/setting_types'
 import { resetDatabase } from '#tests/helpers/database'
 import { runAce } from '#tests/helpers/processes'
 
+/** The stored text of a setting (undefined without a row). */
+async function storedValue(key: string): Promise<string | undefined> {
+  const row = await db.from('settings').where('key', key).first()
+  return row?.value
+}
+
 test.group('Settings', (group) => {
   group.each.setup(() => resetDatabase())
 
@@ -31,6 +37,39 @@ test.group('Settings', (group) => {
     settings.invalidate()
     assert.strictEqual(await settings.get('order.expiration_minutes'), 10)
   })
+
+  test('settings:set KEY "" empties a text setting, as a process', async ({ client, assert }) => {
+    await settings.set('compat.default_token', 'USDT')
+    await settings.set('compat.default_network', 'tron')
+
+    const emptied = await runAce(['settings:set', 'compat.default_token', ''])
+    assert.equal(emptied.code, 0, emptied.stderr + emptied.stdout)
+    assert.include(emptied.stdout, 'compat.default_token = ""')
+    assert.strictEqual(await storedValue('compat.default_token'), '')
+    settings.invalidate()
+    assert.strictEqual(await settings.get('compat.default_token'), '')
+
+    // The public config returns the emptied default as an empty string.
+    const config = await client.get('/payments/native/v1/config')
+    assert.strictEqual(config.body().data.compat.default_token, '')
+    assert.strictEqual(config.body().data.compat.default_network, 'tron')
+
+    const shown = await runAce(['settings:get', 'compat.default_token'])
+    assert.equal(shown.code, 0, shown.stderr)
+    assert.equal(shown.stdout.trim(), '""')
+  }).timeout(60_000)
+
+  test('settings:set KEY "" is refused by settings that cannot be empty; no value at all is refused', async ({ assert }) => {
+    const integer = await runAce(['settings:set', 'order.expiration_minutes', ''])
+    assert.equal(integer.code, 1)
+    assert.match(integer.stderr, /whole number/)
+    assert.notMatch(integer.stderr, /Missing value/)
+    assert.isUndefined(await storedValue('order.expiration_minutes'))
+
+    const missing = await runAce(['settings:set', 'compat.default_token'])
+    assert.notEqual(missing.code, 0)
+    assert.match(missing.stderr + missing.stdout, /Missing required argument "value"/)
+  }).timeout(60_000)
 
   test('a change written by another process is seen within the refresh window', async ({ assert }) => {
     assert.strictEqual(await settings.get('order.expiration_minutes'), 10)

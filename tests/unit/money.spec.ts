@@ -4,7 +4,9 @@ import {
   ceilToPrecision,
   fractionDigits,
   isDecimalLiteral,
+  isKeptExactly,
   stepOf,
+  storableDecimal,
   toDecimalString,
   toFixedDigits,
   toJsonNumber,
@@ -45,6 +47,27 @@ test.group('Money', () => {
   test('JSON numbers of bounded decimals print as the decimal', ({ assert }) => {
     assert.equal(JSON.stringify(toJsonNumber('13.8')), '13.8')
     assert.equal(JSON.stringify(toJsonNumber('123456789.123456')), '123456789.123456')
+  })
+
+  test('amounts are kept exactly up to 15 significant digits', ({ assert }) => {
+    assert.isTrue(isKeptExactly('137931034.482745'))
+    assert.isTrue(isKeptExactly('0.000001'))
+    assert.isTrue(isKeptExactly(new Decimal('999999999999999')))
+    // Zeros of the integer part count: whole amounts stay below 10^15.
+    assert.isTrue(isKeptExactly('1000000000'))
+    assert.isFalse(isKeptExactly('1000000000000000'))
+    assert.isFalse(isKeptExactly('9999999999999900.5'))
+    assert.isFalse(isKeptExactly('1000000000.000001'))
+    assert.isFalse(isKeptExactly('0.1234567890123456'))
+  })
+
+  test('money is written canonical, or refused when it could not be read back exactly', ({ assert }) => {
+    assert.equal(storableDecimal('13.800000'), '13.8')
+    assert.equal(storableDecimal(new Decimal('100.00')), '100')
+    assert.throws(() => storableDecimal('9999999999999900.123456'), /more than 15 significant digits/)
+    // Why 15: a 16th digit does not survive a double (SQLite REAL, a merchant's JSON parser).
+    assert.notEqual(String(Number('9999999999999900.123456')), '9999999999999900.123456')
+    assert.equal(String(Number('137931034.482745')), '137931034.482745')
   })
 
   test('decimal literals', ({ assert }) => {

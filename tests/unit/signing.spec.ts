@@ -4,6 +4,7 @@ import {
   compatSignature,
   hexDigestsEqual,
   nativeSignature,
+  signedNumber,
 } from '#support/signing'
 
 test.group('Signatures: canonical string', () => {
@@ -67,5 +68,24 @@ test.group('Signatures: comparison', () => {
     assert.isFalse(hexDigestsEqual('abcdef01', 'abcdef0z'))
     assert.isFalse(hexDigestsEqual('abcdef01', 12345678))
     assert.isFalse(hexDigestsEqual('abcdef01', undefined))
+  })
+})
+
+test.group('Signatures: numbers', () => {
+  test('a number is signed as it prints in JSON (the server numeric format)', ({ assert }) => {
+    assert.equal(signedNumber(100.0), '100')
+    assert.equal(signedNumber(12.5), '12.5')
+    assert.equal(signedNumber(13.8), '13.8')
+    assert.equal(signedNumber(2), '2')
+    assert.equal(signedNumber(0.000001), '0.000001')
+    assert.equal(signedNumber(137931034.482745), '137931034.482745')
+    for (const value of [100, 13.8, 0.000001, 137931034.482745]) {
+      assert.equal(signedNumber(value), JSON.stringify({ n: value }).slice(5, -1))
+    }
+  })
+
+  test('refuses what JSON cannot carry', ({ assert }) => {
+    assert.throws(() => signedNumber(Number.NaN), /finite/)
+    assert.throws(() => signedNumber(Number.POSITIVE_INFINITY), /finite/)
   })
 })
