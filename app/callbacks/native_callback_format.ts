@@ -25,7 +25,7 @@ export class NativeCallbackFormat implements CallbackFormat {
     }
     const signable: SignableParams = {}
     for (const [name, value] of Object.entries(fields)) signable[name] = String(value)
-    const body = { ...fields, signature: nativeSignature(signable, apiKey.secretKey) }
+    const body = { ...fields, signature: nativeSignature(signable, apiKey.signingSecret()) }
     return {
       method: 'POST',
       url: order.notifyUrl,
