@@ -1,7 +1,7 @@
 import { TransferLookupError } from '#chains/chain_family'
 import { redactSecrets, urlCredentials } from '#support/redaction'
 
-/** Every endpoint of a chain failed (the last error's text, redacted, is in the message). */
+/** Every endpoint of a chain failed (the last error's text, redacted, is in the message; the error is the cause). */
 export class RpcUnavailableError extends Error {}
 
 type EndpointState = { failures: number; coolUntil: number; lastError: string }
@@ -85,9 +85,12 @@ export class RpcPool {
         })
       }
     }
-    // The client's error is not kept as cause: its message quotes the URL,
-    // and its fields may hold the request headers with the API key.
-    throw new RpcUnavailableError(`every RPC endpoint failed; last: ${this.redact(messageOf(lastError))}`)
+    // The message (stored, printed) is redacted. The cause is kept for the
+    // plugins' checks (e.g. "not found"); it may quote the URL, so it is
+    // logged only through the redacting error serializer (config/logger.ts).
+    throw new RpcUnavailableError(`every RPC endpoint failed; last: ${this.redact(messageOf(lastError))}`, {
+      cause: lastError,
+    })
   }
 
   /** Failures and cool-down of an endpoint (diagnostics, tests). */

@@ -62,5 +62,9 @@ test.group('Redaction of secrets', () => {
     assert.notInclude(failure.message, 'header-key-0042')
     assert.include(failure.message, 'mainnet.infura.io')
     assert.notInclude(JSON.stringify(RpcPool.health(url)), INFURA_KEY)
+    // As logged, its cause included.
+    const logged = JSON.stringify(serializeError(failure, pool.secrets))
+    assert.include(logged, 'at https://mainnet.infura.io')
+    for (const secret of [INFURA_KEY, 'queryKey1234567', 'header-key-0042']) assert.notInclude(logged, secret)
   })
 })
