@@ -63,7 +63,10 @@ export class MerchantAuth {
     if (refusal) {
       // The request's logger carries its request id.
       const log = HttpContext.get()?.logger ?? logger
-      log.warn({ pid: String(pid).slice(0, 64), ip: clientIp, reason: refusal }, `merchant request refused: ${REFUSAL_TEXT[refusal]}`)
+      log.warn(
+        { pid: String(pid).slice(0, 64), ip: clientIp, reason: refusal },
+        `merchant request refused: ${REFUSAL_TEXT[refusal]}`
+      )
       throw BusinessError.signature(AUTH_FAILED_MESSAGE)
     }
 
