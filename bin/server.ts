@@ -28,7 +28,9 @@ new Ignitor(APP_ROOT, { importer: IMPORTER })
     })
     app.starting(async () => {
       const { default: installation } = await import('#services/installation_service')
-      await installation.prepare({ print: (line) => process.stdout.write(`${line}\n`) })
+      // First-start secrets go to the terminal (stderr), not to stdout where
+      // the JSON log lines go: a log collector must not keep them.
+      await installation.prepare({ print: (line) => process.stderr.write(`${line}\n`) })
     })
     app.terminating(async () => {
       const { stopJobs } = await import('#jobs/job_worker')

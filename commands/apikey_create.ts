@@ -22,7 +22,7 @@ export default class ApiKeyCreate extends OperatorCommand {
     const apiKey = await operator.createApiKey({ pid: this.pid, secret: this.secret, ips: this.ip, note: this.note })
     this.logger.success(`Created API key ${apiKey.pid}`)
     this.logger.log(`pid:        ${apiKey.pid}`)
-    this.logger.log(`secret_key: ${apiKey.secretKey}`)
+    this.logger.log(`secret_key: ${apiKey.signingSecret()}`)
     if (!this.secret) this.logger.log('Store the secret now: it is shown only once.')
   }
 }

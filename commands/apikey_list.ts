@@ -1,4 +1,5 @@
 import { OperatorCommand } from '#support/operator_command'
+import { maskSecret } from '#support/redaction'
 
 export default class ApiKeyList extends OperatorCommand {
   static commandName = 'apikey:list'
@@ -12,11 +13,20 @@ export default class ApiKeyList extends OperatorCommand {
       keys.map((key) => [
         key.pid,
         key.status,
-        `${key.secretKey.slice(0, 4)}…${key.secretKey.slice(-4)}`,
+        this.#hint(key),
         key.ipAllowlist || 'any',
         key.lastUsedAt ? new Date(key.lastUsedAt).toISOString() : 'never',
         key.note,
       ])
     )
+  }
+
+  /** The secret's last characters, enough to tell two apart; "unreadable" under another APP_KEY. */
+  #hint(key: { signingSecret(): string }) {
+    try {
+      return maskSecret(key.signingSecret())
+    } catch {
+      return 'unreadable (APP_KEY?)'
+    }
   }
 }

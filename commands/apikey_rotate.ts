@@ -15,6 +15,6 @@ export default class ApiKeyRotate extends OperatorCommand {
     const { default: operator } = await import('#services/operator_service')
     const apiKey = await operator.rotateApiKey(this.pid, this.secret)
     this.logger.success(`Rotated the secret of API key ${apiKey.pid}; the old one no longer signs`)
-    this.logger.log(`secret_key: ${apiKey.secretKey}`)
+    this.logger.log(`secret_key: ${apiKey.signingSecret()}`)
   }
 }

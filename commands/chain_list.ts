@@ -1,4 +1,5 @@
 import { OperatorCommand } from '#support/operator_command'
+import { maskSecret, redactSecrets, redactUrl } from '#support/redaction'
 
 type CursorRow = { last_scan_at: number | string; last_error: string; caught_up: unknown }
 
@@ -16,7 +17,7 @@ export default class ChainList extends OperatorCommand {
     const tokens = await Token.query().orderBy('id')
     const wallets = await Wallet.query().orderBy('id')
     this.printTable(
-      ['network', 'family', 'enabled', 'confirmations', 'tokens', 'wallets', 'rpc', 'last scan'],
+      ['network', 'family', 'enabled', 'confirmations', 'tokens', 'wallets', 'rpc', 'api key', 'last scan'],
       chains.map((chain) => [
         chain.network,
         chain.family,
@@ -27,16 +28,26 @@ export default class ChainList extends OperatorCommand {
           .map((token) => `${token.symbol}${token.enabled ? '' : ' (off)'}`)
           .join(', '),
         wallets.filter((wallet) => wallet.network === chain.network).length,
-        chain.rpcUrls.join(' '),
+        // URLs may carry the provider's key: shown masked, like the API key.
+        chain.rpcUrls.map((url) => redactUrl(url)).join(' '),
+        this.#apiKeyHint(chain),
         this.#scanState(cursors.find((row) => row.network === chain.network)),
       ])
     )
   }
 
+  #apiKeyHint(chain: { rpcApiKey(): string }) {
+    try {
+      return maskSecret(chain.rpcApiKey())
+    } catch {
+      return 'unreadable (APP_KEY?)'
+    }
+  }
+
   #scanState(row: CursorRow | undefined) {
     if (!row || Number(row.last_scan_at) === 0) return 'never'
     const when = new Date(Number(row.last_scan_at)).toISOString()
-    if (row.last_error) return `${when} FAILED: ${row.last_error.slice(0, 80)}`
+    if (row.last_error) return `${when} FAILED: ${redactSecrets(row.last_error).slice(0, 80)}`
     return row.caught_up ? when : `${when} (catching up)`
   }
 }

@@ -1,5 +1,6 @@
 import { args, flags } from '@adonisjs/core/ace'
 import { OperatorCommand, OperatorError } from '#support/operator_command'
+import { redactUrl } from '#support/redaction'
 
 export default class ChainSet extends OperatorCommand {
   static commandName = 'chain:set'
@@ -56,7 +57,7 @@ export default class ChainSet extends OperatorCommand {
       `${chain.network} (${chain.displayName}): ${chain.enabled ? 'enabled' : 'disabled'}, ` +
         `${chain.confirmations} confirmations, scan every ${chain.scanIntervalSeconds}s, ` +
         `block time ${chain.blockTimeMs / 1000}s, ` +
-        `RPC: ${chain.rpcUrls.join(' ') || 'none'}${chain.apiKey ? ', API key set' : ''}`
+        `RPC: ${chain.rpcUrls.map((url) => redactUrl(url)).join(' ') || 'none'}${chain.apiKey ? ', API key set' : ''}`
     )
   }
 }

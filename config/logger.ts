@@ -1,6 +1,7 @@
 import env from '#start/env'
 import app from '@adonisjs/core/services/app'
 import { defineConfig, targets } from '@adonisjs/core/logger'
+import { serializeError } from '#support/redaction'
 
 const loggerConfig = defineConfig({
   default: 'app',
@@ -9,6 +10,10 @@ const loggerConfig = defineConfig({
       enabled: true,
       name: 'crypto-pay-gateway',
       level: env.get('LOG_LEVEL', 'info'),
+      // Errors are logged without their attached objects and with URL
+      // credentials masked: an RPC client's error quotes a URL that may
+      // carry an API key, or its request config with the key header.
+      serializers: { err: (error: unknown) => serializeError(error) },
       transport: {
         targets: targets()
           .pushIf(app.inDev, targets.pretty())

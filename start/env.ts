@@ -20,6 +20,18 @@ const env = await Env.create(APP_ROOT, {
   APP_URL: Env.schema.string.optional({ format: 'url', tld: false }),
   APP_KEY: (_key: string, value?: string) =>
     new Secret(value && value.trim() !== '' ? value : loadOrCreateAppKey(APP_ROOT)),
+  // Keys that were APP_KEY before (comma-separated): still decrypt, never
+  // encrypt. Kept only while `node ace secrets:reencrypt` moves values over.
+  APP_KEY_PREVIOUS: (key: string, value?: string) => {
+    const keys = (value ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== '')
+    if (keys.some((entry) => entry.length < 16)) {
+      throw new Error(`${key}: every key must be at least 16 characters`)
+    }
+    return keys.map((entry) => new Secret(entry))
+  },
   LOG_LEVEL: Env.schema.enum.optional([
     'fatal',
     'error',

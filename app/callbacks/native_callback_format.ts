@@ -28,7 +28,7 @@ export class NativeCallbackFormat implements CallbackFormat {
     for (const [name, value] of Object.entries(fields)) {
       signable[name] = typeof value === 'number' ? signedNumber(value) : String(value)
     }
-    const body = { ...fields, signature: nativeSignature(signable, apiKey.secretKey) }
+    const body = { ...fields, signature: nativeSignature(signable, apiKey.signingSecret()) }
     return {
       method: 'POST',
       url: order.notifyUrl,

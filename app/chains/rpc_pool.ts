@@ -1,9 +1,16 @@
 import { TransferLookupError } from '#chains/chain_family'
+import { redactSecrets, urlCredentials } from '#support/redaction'
 
-/** Every endpoint of a chain failed (the last error is kept as cause). */
+/** Every endpoint of a chain failed (the last error's text, redacted, is in the message; the error is the cause). */
 export class RpcUnavailableError extends Error {}
 
 type EndpointState = { failures: number; coolUntil: number; lastError: string }
+
+function messageOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  const cause = error.cause instanceof Error ? ` (${error.cause.message})` : ''
+  return `${error.message}${cause}`
+}
 
 /** Cool-down state per URL, shared by every pool of the process. */
 const endpoints = new Map<string, EndpointState>()
@@ -13,6 +20,8 @@ export type RpcPoolOptions = {
   cooldownMs: number
   /** Timeout plugins give each request. */
   timeoutMs: number
+  /** The chain's RPC API key, decrypted (families send it in a header). */
+  apiKey?: string
 }
 
 /**
@@ -31,6 +40,24 @@ export class RpcPool {
 
   get timeoutMs() {
     return this.options.timeoutMs
+  }
+
+  get apiKey() {
+    return this.options.apiKey ?? ''
+  }
+
+  /**
+   * An error text without the secrets of this pool: URLs carry keys
+   * (Infura, Alchemy ...), and the API key itself is masked wherever it
+   * appears.
+   */
+  redact(text: string): string {
+    return redactSecrets(text, this.secrets)
+  }
+
+  /** The API key and the credential-like parts of the URLs. */
+  get secrets(): string[] {
+    return [this.apiKey, ...this.urls.flatMap(urlCredentials)]
   }
 
   async call<T>(work: (url: string) => Promise<T>): Promise<T> {
@@ -54,14 +81,16 @@ export class RpcPool {
         endpoints.set(url, {
           failures: state.failures + 1,
           coolUntil: Date.now() + this.options.cooldownMs,
-          lastError: (error as Error).message,
+          lastError: this.redact(messageOf(error)),
         })
       }
     }
-    throw new RpcUnavailableError(
-      `every RPC endpoint failed; last: ${(lastError as Error)?.message ?? String(lastError)}`,
-      { cause: lastError }
-    )
+    // The message (stored, printed) is redacted. The cause is kept for the
+    // plugins' checks (e.g. "not found"); it may quote the URL, so it is
+    // logged only through the redacting error serializer (config/logger.ts).
+    throw new RpcUnavailableError(`every RPC endpoint failed; last: ${this.redact(messageOf(lastError))}`, {
+      cause: lastError,
+    })
   }
 
   /** Failures and cool-down of an endpoint (diagnostics, tests). */

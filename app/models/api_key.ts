@@ -1,6 +1,7 @@
 import { column } from '@adonisjs/lucid/orm'
 import { TimestampedRecord } from '#models/base_record'
 import { epochColumn } from '#models/columns'
+import { SecretPurpose, revealSecret, sealSecret } from '#support/secret_box'
 
 export type ApiKeyStatus = 'active' | 'disabled'
 
@@ -14,7 +15,12 @@ export default class ApiKey extends TimestampedRecord {
   @column()
   declare pid: string
 
-  @column({ serializeAs: null })
+  /**
+   * The secret as stored: encrypted on every write (assigning the plain
+   * secret is fine), so reading it gives ciphertext. signingSecret() is
+   * the secret itself.
+   */
+  @column({ serializeAs: null, prepare: (value: string) => sealSecret(value, SecretPurpose.apiKeySecret) })
   declare secretKey: string
 
   @column()
@@ -29,6 +35,11 @@ export default class ApiKey extends TimestampedRecord {
 
   @epochColumn()
   declare lastUsedAt: number | null
+
+  /** The plain secret, decrypted for signing or checking a signature. */
+  signingSecret(): string {
+    return revealSecret(this.secretKey, SecretPurpose.apiKeySecret)
+  }
 
   get isActive() {
     return this.status === 'active'

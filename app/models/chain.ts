@@ -1,6 +1,7 @@
 import { column } from '@adonisjs/lucid/orm'
 import { TimestampedRecord } from '#models/base_record'
 import { booleanColumn, integerColumn } from '#models/columns'
+import { SecretPurpose, revealSecret, sealSecret } from '#support/secret_box'
 
 /** A network the gateway can watch (tron, ethereum, solana ...). */
 export default class Chain extends TimestampedRecord {
@@ -44,7 +45,15 @@ export default class Chain extends TimestampedRecord {
   @integerColumn()
   declare sortOrder: number
 
-  /** API key sent to the RPC service (header chosen by the family). */
-  @column({ serializeAs: null })
+  /**
+   * API key sent to the RPC service (header chosen by the family), as
+   * stored: encrypted on every write. rpcApiKey() is the key itself.
+   */
+  @column({ serializeAs: null, prepare: (value: string) => sealSecret(value, SecretPurpose.chainApiKey) })
   declare apiKey: string
+
+  /** The plain API key, decrypted for the RPC calls. */
+  rpcApiKey(): string {
+    return revealSecret(this.apiKey ?? '', SecretPurpose.chainApiKey)
+  }
 }

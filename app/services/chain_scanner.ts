@@ -9,9 +9,11 @@ import Order, { OrderStatus } from '#models/order'
 import settings from '#settings/settings_service'
 import chainRegistry from '#chains/chain_registry'
 import { rpcFor } from '#chains/chain_rpc'
+import type { RpcPool } from '#chains/rpc_pool'
 import type { ChainFamily } from '#chains/chain_family'
 import paymentMatcher from '#services/payment_matcher'
 import { insertUnlessPresent } from '#support/insert_unless_present'
+import { redactSecrets, serializeError } from '#support/redaction'
 
 export type ScanReport = {
   network: string
@@ -85,15 +87,17 @@ export class ChainScanner {
     const row = await this.#claim(chain.network, claim)
     if (!row) return this.#report(chain, false, 'another process is scanning it')
 
+    let rpc: RpcPool | null = null
     try {
       const cursor = row.cursor ? JSON.parse(row.cursor) : null
+      rpc = await rpcFor(chain)
       const result = await family.scan({
         chain,
         tokens,
         addresses: wallets.map((wallet) => wallet.address),
         cursor,
         startTime: cursor === null ? await this.#startTime(chain.network) : Date.now(),
-        rpc: await rpcFor(chain),
+        rpc,
         blockRange: await settings.get('chains.block_range'),
         maxBlocksPerScan: await settings.get('chains.max_blocks_per_scan'),
       })
@@ -120,8 +124,11 @@ export class ChainScanner {
         detail: `${result.transfers.length} transfer(s), ${paid} paid, ${unmatched} unmatched${result.caughtUp ? '' : ', more to scan'}`,
       }
     } catch (error) {
-      const message = (error as Error).message || String(error)
-      logger.error({ network: chain.network, err: error }, 'chain scan failed')
+      // Kept, logged and printed without the chain's keys (URLs, API key).
+      const raw = (error as Error).message || String(error)
+      const secrets = rpc ? rpc.secrets : []
+      const message = redactSecrets(raw, secrets)
+      logger.error({ network: chain.network, err: serializeError(error, secrets) }, 'chain scan failed')
       await this.#release(chain.network, claim, { last_error: message.slice(0, 1000), caught_up: true })
       return { ...this.#report(chain, false, `scan failed: ${message}`) }
     }

@@ -10,6 +10,7 @@ import chainRegistry from '#chains/chain_registry'
 import { DEFAULT_CHAINS } from '#chains/default_chains'
 import User from '#models/user'
 import { insertUnlessPresent } from '#support/insert_unless_present'
+import { SecretPurpose, sealSecret } from '#support/secret_box'
 
 export const DEFAULT_PID = '1000'
 /** Advisory lock id of schema migrations (any constant distinct from other locks). */
@@ -123,7 +124,13 @@ export class InstallationService {
     const { inserted } = await insertUnlessPresent(
       db.connection(),
       'api_keys',
-      { pid: DEFAULT_PID, secret_key: secret, status: 'active', created_at: now, updated_at: now },
+      {
+        pid: DEFAULT_PID,
+        secret_key: sealSecret(secret, SecretPurpose.apiKeySecret),
+        status: 'active',
+        created_at: now,
+        updated_at: now,
+      },
       'pid'
     )
     if (!inserted) return

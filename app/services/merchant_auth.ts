@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto'
 import { BlockList, isIP } from 'node:net'
+import { HttpContext } from '@adonisjs/core/http'
+import logger from '@adonisjs/core/services/logger'
 import ApiKey from '#models/api_key'
 import BusinessError from '#exceptions/business_error'
 import { hexDigestsEqual, type SignableParams } from '#support/signing'
@@ -7,9 +10,29 @@ import { hexDigestsEqual, type SignableParams } from '#support/signing'
 const TOUCH_INTERVAL_MS = 60_000
 
 /**
+ * The one answer to every refused merchant request, whatever the reason:
+ * a caller must not learn whether a pid exists, is disabled or is
+ * restricted to other IPs. The log line says which check failed.
+ */
+export const AUTH_FAILED_MESSAGE = 'Signature verification failed'
+
+export type AuthRefusal = 'unknown_pid' | 'key_disabled' | 'ip_not_allowed' | 'bad_signature'
+
+const REFUSAL_TEXT: Record<AuthRefusal, string> = {
+  unknown_pid: 'unknown pid',
+  key_disabled: 'the API key is disabled',
+  ip_not_allowed: 'the client IP is not in the key allow-list',
+  bad_signature: 'the signature does not match',
+}
+
+/** Signs in place of a missing key, so an unknown pid costs the same work. */
+const STAND_IN_SECRET = randomBytes(32).toString('hex')
+
+/**
  * Finds the API key of a merchant request by `pid` and checks that it may
- * be used: active, from an allowed IP, correctly signed. Every refusal is a
- * 401 with a message saying which check failed.
+ * be used: active, from an allowed IP, correctly signed. Every refusal is
+ * the same 401; every check is made whatever the outcome of the others, so
+ * neither the answer nor its time tells which one failed.
  */
 export class MerchantAuth {
   async authenticate(
@@ -21,23 +44,34 @@ export class MerchantAuth {
     if (pid === undefined || pid === null || pid === '') {
       throw BusinessError.parameter('The pid field is required')
     }
-    const apiKey = await ApiKey.findBy('pid', pid)
-    if (!apiKey) throw BusinessError.signature(`Unknown pid ${pid}`)
-    if (!apiKey.isActive) throw BusinessError.signature(`The API key of pid ${pid} is disabled`)
-    if (!this.ipAllowed(apiKey, clientIp)) {
-      throw BusinessError.signature(`Requests from ${clientIp} are not allowed for pid ${pid}`)
-    }
-
     const given = params[verify.field]
     if (given === undefined || given === null || given === '') {
       throw BusinessError.signature(`The ${verify.field} field is required`)
     }
-    if (!hexDigestsEqual(verify.expected(apiKey.secretKey), given)) {
-      throw BusinessError.signature('Signature verification failed')
+
+    const apiKey = await ApiKey.findBy('pid', pid)
+    const signed = hexDigestsEqual(verify.expected(apiKey ? apiKey.signingSecret() : STAND_IN_SECRET), given)
+    const refusal: AuthRefusal | null = !apiKey
+      ? 'unknown_pid'
+      : !apiKey.isActive
+        ? 'key_disabled'
+        : !this.ipAllowed(apiKey, clientIp)
+          ? 'ip_not_allowed'
+          : !signed
+            ? 'bad_signature'
+            : null
+    if (refusal) {
+      // The request's logger carries its request id.
+      const log = HttpContext.get()?.logger ?? logger
+      log.warn(
+        { pid: String(pid).slice(0, 64), ip: clientIp, reason: refusal },
+        `merchant request refused: ${REFUSAL_TEXT[refusal]}`
+      )
+      throw BusinessError.signature(AUTH_FAILED_MESSAGE)
     }
 
-    await this.#touch(apiKey)
-    return apiKey
+    await this.#touch(apiKey!)
+    return apiKey!
   }
 
   ipAllowed(apiKey: ApiKey, ip: string): boolean {

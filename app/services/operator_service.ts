@@ -9,6 +9,7 @@ import chainRegistry from '#chains/chain_registry'
 import { OperatorError } from '#support/operator_error'
 import { Decimal, fractionDigits, isDecimalLiteral, significantDigits, toDecimalString } from '#support/money'
 import { isUniqueViolation } from '#support/database_errors'
+import { looksSealed } from '#support/secret_box'
 
 const SECRET_PATTERN = /^[\x21-\x7e]{16,128}$/
 
@@ -20,6 +21,12 @@ function checkSecret(secret: string) {
   if (!SECRET_PATTERN.test(secret)) {
     throw new OperatorError('The secret must be 16 to 128 printable characters without spaces')
   }
+  refuseSealedLookalike(secret)
+}
+
+/** Stored secrets are recognised as encrypted by their shape: a plain one must not have it. */
+function refuseSealedLookalike(value: string) {
+  if (looksSealed(value)) throw new OperatorError('The value has the shape of an encrypted value; choose another')
 }
 
 function checkIpEntries(entries: string[]) {
@@ -53,7 +60,7 @@ export class OperatorService {
     try {
       return await ApiKey.create({
         pid,
-        secretKey: secret,
+        secretKey: secret, // encrypted by the model
         status: 'active',
         ipAllowlist: (options.ips ?? []).join(','),
         note: options.note ?? '',
@@ -74,7 +81,7 @@ export class OperatorService {
     const apiKey = await this.apiKey(pid)
     const value = secret ?? newSecret()
     checkSecret(value)
-    apiKey.secretKey = value
+    apiKey.secretKey = value // encrypted by the model
     await apiKey.save()
     return apiKey
   }
@@ -150,7 +157,10 @@ export class OperatorService {
     if (changes.enabled !== undefined) chain.enabled = changes.enabled
     if (changes.displayName !== undefined) chain.displayName = changes.displayName
     if (changes.chainId !== undefined) chain.chainId = changes.chainId
-    if (changes.apiKey !== undefined) chain.apiKey = changes.apiKey.trim()
+    if (changes.apiKey !== undefined) {
+      refuseSealedLookalike(changes.apiKey.trim())
+      chain.apiKey = changes.apiKey.trim() // encrypted by the model
+    }
     if (changes.rpcUrls !== undefined) {
       for (const url of changes.rpcUrls) {
         let parsed: URL

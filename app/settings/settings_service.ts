@@ -7,6 +7,8 @@ import {
   type SettingValue,
 } from '#settings/definitions'
 import { SettingValueError, type SettingDefinition } from '#settings/setting_types'
+import { SecretPurpose, looksSealed, sealSecret } from '#support/secret_box'
+import { redactSecrets } from '#support/redaction'
 
 /** How long a process trusts its copy of the settings table. */
 export const SETTINGS_REFRESH_MS = 2000
@@ -33,6 +35,10 @@ export class SettingsService {
   /** Bumped by invalidate() so that a read begun before a write is not kept. */
   #generation = 0
 
+  /**
+   * The typed value. A secret setting (provider.shop_token) comes back as
+   * stored, encrypted: revealSecret() gives the secret where it is used.
+   */
   async get<K extends SettingKey>(key: K): Promise<SettingValue<K>> {
     const rows = await this.#load()
     return this.#decode(key, rows.get(key)) as SettingValue<K>
@@ -44,7 +50,7 @@ export class SettingsService {
     const value = definition.parse(raw)
     await db
       .table('settings')
-      .insert({ key, type: definition.type, value: definition.serialize(value), updated_at: Date.now() })
+      .insert({ key, type: definition.type, value: this.#stored(key, definition, value), updated_at: Date.now() })
       .onConflict('key')
       .merge(['type', 'value', 'updated_at'])
     this.invalidate()
@@ -54,7 +60,7 @@ export class SettingsService {
   /** Stores `raw` only when the key has no row yet (installation defaults). */
   async setIfMissing(key: SettingKey, raw: string): Promise<boolean> {
     const definition = this.definition(key)
-    const value = definition.serialize(definition.parse(raw))
+    const value = this.#stored(key, definition, definition.parse(raw))
     const returned: unknown[] = await db
       .connection()
       .knexQuery()
@@ -96,13 +102,25 @@ export class SettingsService {
     this.#loading = null
   }
 
+  /** The text stored for a value: secrets encrypted. */
+  #stored(key: string, definition: SettingDefinition<unknown>, value: unknown): string {
+    const text = definition.serialize(value)
+    if (!definition.secret) return text
+    if (looksSealed(text)) throw new SettingValueError('has the shape of an encrypted value; choose another')
+    return sealSecret(text, SecretPurpose.setting(key))
+  }
+
   #decode(key: SettingKey, raw: string | undefined): unknown {
     const definition = SETTINGS[key] as SettingDefinition<unknown>
     if (raw === undefined) return definition.default
+    // Encrypted: checked when it was set, opaque until revealed.
+    if (definition.secret && looksSealed(raw)) return raw
     try {
       return definition.parse(raw)
     } catch (error) {
-      logger.warn({ key, raw }, `stored setting is invalid (${(error as Error).message}); using the default`)
+      // The value of a secret never goes to the log; URL credentials of others neither.
+      const shown = definition.secret ? undefined : redactSecrets(raw)
+      logger.warn({ key, raw: shown }, `stored setting is invalid (${(error as Error).message}); using the default`)
       return definition.default
     }
   }

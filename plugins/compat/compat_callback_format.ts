@@ -24,7 +24,7 @@ export class CompatCallbackFormat implements CallbackFormat {
       money: toFixedDigits(order.amount, 4),
       trade_status: 'TRADE_SUCCESS',
     }
-    const query = new URLSearchParams({ ...params, sign: compatSignature(params, apiKey.secretKey), sign_type: 'MD5' })
+    const query = new URLSearchParams({ ...params, sign: compatSignature(params, apiKey.signingSecret()), sign_type: 'MD5' })
     const separator = order.notifyUrl.includes('?') ? '&' : '?'
     return { method: 'GET', url: `${order.notifyUrl}${separator}${query.toString()}`, headers: {}, body: null }
   }

@@ -11,8 +11,14 @@ import {
   type ProviderPaymentRequest,
 } from '#payments/payment_provider'
 import { notificationSignatureValid, providerRequestSign } from '#plugins/provider/provider_signature'
+import { SecretPurpose, revealSecret } from '#support/secret_box'
 
+/** shopToken as stored (encrypted): revealed only to sign or check a signature. */
 type ProviderConfig = { shopId: string; shopToken: string; apiUrl: string }
+
+function shopToken(config: ProviderConfig): string {
+  return revealSecret(config.shopToken, SecretPurpose.setting('provider.shop_token'))
+}
 
 /**
  * The hosted, shop-token based payment-link provider
@@ -43,7 +49,7 @@ export class HostedProvider implements PaymentProvider {
       return_url: request.returnUrl,
       id: config.shopId,
     }
-    fields.sign = providerRequestSign(fields, config.shopToken)
+    fields.sign = providerRequestSign(fields, shopToken(config))
 
     const timeoutMs = (await settings.get('provider.timeout_seconds')) * 1000
     const url = `${config.apiUrl.replace(/\/+$/, '')}/payLink`
@@ -87,7 +93,7 @@ export class HostedProvider implements PaymentProvider {
     } catch {
       throw new NotificationRejectedError('the provider channel is disabled or not configured')
     }
-    if (!notificationSignatureValid(fields, config.shopToken)) {
+    if (!notificationSignatureValid(fields, shopToken(config))) {
       throw new NotificationRejectedError('bad signature')
     }
     if (fields.id !== config.shopId) throw new NotificationRejectedError(`unknown shop id ${fields.id}`)

@@ -91,5 +91,5 @@ export function withToncenter<T>(
   context: { chain: Chain; rpc: RpcPool },
   work: (client: ToncenterClient) => Promise<T>
 ): Promise<T> {
-  return context.rpc.call((url) => work(ToncenterClient.for(url, context.chain.apiKey ?? '', context.rpc.timeoutMs)))
+  return context.rpc.call((url) => work(ToncenterClient.for(url, context.rpc.apiKey, context.rpc.timeoutMs)))
 }

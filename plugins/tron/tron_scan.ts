@@ -52,7 +52,7 @@ type Candidate = {
  * `confirmations`; until then its stream resumes from its time.
  */
 export async function scanTron(context: ScanContext): Promise<ScanResult> {
-  const client = new TronGridClient(context.rpc, context.chain.apiKey)
+  const client = new TronGridClient(context.rpc, context.rpc.apiKey)
   const cursor = readCursor(context.cursor, context.startTime - FIRST_SCAN_MARGIN_MS)
   const [head, solid] = await Promise.all([client.nowBlock(false), client.nowBlock(true)])
   // Everything up to the solid head is final on the node; the next run

@@ -16,7 +16,7 @@ import { TronGridClient } from '#plugins/tron/trongrid_client'
  */
 export async function verifyTronReference(reference: string, context: VerificationContext): Promise<ObservedTransfer[]> {
   const txid = parseTransactionId(reference)
-  const client = new TronGridClient(context.rpc, context.chain.apiKey)
+  const client = new TronGridClient(context.rpc, context.rpc.apiKey)
 
   const solidInfo = await client.transactionInfo(txid, true)
   if (solidInfo) {

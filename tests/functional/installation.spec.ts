@@ -20,7 +20,8 @@ test.group('Installation defaults', (group) => {
 
   test('API key 1000 from INITIAL_API_SECRET, compat defaults, chains and tokens, admin', async ({ assert }) => {
     const key = await ApiKey.findByOrFail('pid', '1000')
-    assert.equal(key.secretKey, 'test-secret-0123456789abcdef')
+    assert.equal(key.signingSecret(), 'test-secret-0123456789abcdef')
+    assert.notInclude(key.secretKey, 'test-secret-0123456789abcdef', 'stored encrypted')
     assert.equal(key.status, 'active')
 
     assert.equal(await settings.get('compat.default_currency'), 'cny')
@@ -63,7 +64,7 @@ test.group('Installation defaults', (group) => {
     assert.deepEqual(printed, [])
     assert.equal(await settings.get('compat.default_currency'), 'usd')
     assert.equal(await settings.get('compat.default_token'), 'usdt')
-    assert.equal((await ApiKey.findByOrFail('pid', '1000')).secretKey, 'operator-rotated-secret')
+    assert.equal((await ApiKey.findByOrFail('pid', '1000')).signingSecret(), 'operator-rotated-secret')
     const tron = await Chain.findByOrFail('network', 'tron')
     assert.isFalse(tron.enabled)
     assert.equal(tron.confirmations, 3)

@@ -47,15 +47,15 @@ test.group('Operator commands: API keys', (group) => {
     const { exitCode, output } = await run(ApiKeyCreate, [])
     assert.equal(exitCode, 0)
     const key = await ApiKey.findByOrFail('pid', '1001')
-    assert.match(key.secretKey, /^[0-9a-f]{64}$/)
-    assert.include(output, key.secretKey)
+    assert.match(key.signingSecret(), /^[0-9a-f]{64}$/)
+    assert.include(output, key.signingSecret())
   })
 
   test('apikey:create with --pid, --secret and --ip; a duplicate pid is refused', async ({ assert }) => {
     const created = await run(ApiKeyCreate, ['--pid=shop7', '--secret=shop7-secret-012345', '--ip=10.0.0.1'])
     assert.equal(created.exitCode, 0)
     const key = await ApiKey.findByOrFail('pid', 'shop7')
-    assert.equal(key.secretKey, 'shop7-secret-012345')
+    assert.equal(key.signingSecret(), 'shop7-secret-012345')
     assert.equal(key.ipAllowlist, '10.0.0.1')
 
     const again = await run(ApiKeyCreate, ['--pid=shop7'])
@@ -80,8 +80,8 @@ test.group('Operator commands: API keys', (group) => {
     const { exitCode, output } = await run(ApiKeyRotate, ['1000'])
     assert.equal(exitCode, 0)
     const key = await ApiKey.findByOrFail('pid', '1000')
-    assert.notEqual(key.secretKey, 'test-secret-0123456789abcdef')
-    assert.include(output, key.secretKey)
+    assert.notEqual(key.signingSecret(), 'test-secret-0123456789abcdef')
+    assert.include(output, key.signingSecret())
     assert.equal((await run(ApiKeyRotate, ['4242'])).exitCode, 1)
   })
 

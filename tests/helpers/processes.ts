@@ -62,7 +62,16 @@ async function terminate(child: ChildProcess, graceMs = 10_000) {
   clearTimeout(timer)
 }
 
-export type RunningServer = { url: string; process: ChildProcess; output: () => string; stop: () => Promise<void> }
+export type RunningServer = {
+  url: string
+  process: ChildProcess
+  /** stdout and stderr as they came. */
+  output: () => string
+  /** stdout alone (the JSON log lines in production mode). */
+  stdout: () => string
+  stderr: () => string
+  stop: () => Promise<void>
+}
 
 /**
  * Starts `bin/server.ts` (what `npm start` runs) as a separate process and
@@ -74,6 +83,8 @@ export async function startServerProcess(
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
   let output = ''
+  let stdout = ''
+  let stderr = ''
   const child = track(
     spawn(process.execPath, ['--import=@poppinss/ts-exec', 'bin/server.ts'], {
       cwd: app.makePath(),
@@ -81,8 +92,14 @@ export async function startServerProcess(
       stdio: ['ignore', 'pipe', 'pipe'],
     })
   )
-  child.stdout!.on('data', (chunk) => (output += chunk))
-  child.stderr!.on('data', (chunk) => (output += chunk))
+  child.stdout!.on('data', (chunk) => {
+    output += chunk
+    stdout += chunk
+  })
+  child.stderr!.on('data', (chunk) => {
+    output += chunk
+    stderr += chunk
+  })
 
   const deadline = Date.now() + 30_000
   while (Date.now() < deadline) {
@@ -104,6 +121,8 @@ export async function startServerProcess(
     url,
     process: child,
     output: () => output,
+    stdout: () => stdout,
+    stderr: () => stderr,
     stop: () => terminate(child),
   }
 }
