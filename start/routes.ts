@@ -33,9 +33,10 @@ router.route('/payments/compat/v1/order/create-transaction/submit.php', ['GET', 
   'submit',
 ])
 
+// The one route that accepts multipart bodies (the provider protocol allows them).
 router
   .post('/payments/provider/v1/notify', [ProviderNotifyController, 'notify'])
-  .use(middleware.throttle({ bucket: 'notify' }))
+  .use([middleware.throttle({ bucket: 'notify' }), middleware.multipartFields()])
 
 router
   .group(() => {

@@ -169,7 +169,9 @@ test.group('Request limits: shared by every process', (group) => {
       await settings.set('rate_limit.store', store)
       await settings.set('rate_limit.create_per_minute', '3')
       const [first, second] = await Promise.all([startServerProcess(), startServerProcess()])
-      cleanup(() => Promise.all([first.stop(), second.stop()]))
+      cleanup(async () => {
+        await Promise.all([first.stop(), second.stop()])
+      })
 
       const statuses = []
       for (const server of [first, second, first, second, first]) statuses.push(await createOn(server, pid, secret))
