@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { defineConfig } from '@adonisjs/core/http'
 import env from '#start/env'
+import { clientIpOnce } from '#support/trust_proxy'
 
 /**
  * HTTP server settings.
@@ -13,6 +14,7 @@ import env from '#start/env'
  */
 export const http = defineConfig({
   trustProxy: env.get('TRUST_PROXY'),
+  getIp: clientIpOnce,
   generateRequestId: true,
   createRequestId: () => randomBytes(12).toString('base64url'),
   allowMethodSpoofing: false,

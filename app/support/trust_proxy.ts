@@ -1,4 +1,6 @@
+import type { IncomingMessage } from 'node:http'
 import { isIP } from 'node:net'
+import type { HttpRequest } from '@adonisjs/core/http'
 import proxyAddr from 'proxy-addr'
 
 /** Whether the hop at `address` (i-th from the server) is a proxy we trust. */
@@ -41,4 +43,26 @@ export function parseTrustProxy(value: string | undefined): TrustFunction {
     }
   }
   return proxyAddr.compile(entries)
+}
+
+const clientIps = new WeakMap<IncomingMessage, string>()
+
+/**
+ * request.ip() (config/app.ts `getIp`), worked out once per request and
+ * kept: once the connection is closed (after an answer with Connection:
+ * close, or by a client gone) its socket no longer knows the peer's
+ * address, and working it out would throw, e.g. in the access-log line
+ * written after the answer. An address that cannot be worked out is ''.
+ */
+export function clientIpOnce(request: HttpRequest, workOut: () => string): string {
+  const known = clientIps.get(request.request)
+  if (known !== undefined) return known
+  let ip = ''
+  try {
+    ip = workOut() ?? ''
+  } catch {
+    // the connection is gone already
+  }
+  clientIps.set(request.request, ip)
+  return ip
 }

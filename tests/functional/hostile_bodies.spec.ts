@@ -154,6 +154,30 @@ test.group('Hostile bodies are cut early', (group) => {
   }).timeout(40_000)
 })
 
+test.group('Connections closed after the answer', () => {
+  test('the server keeps running and logs the client address of each', async ({ assert, cleanup }) => {
+    const server = await startServerProcess({ LOG_LEVEL: 'info' })
+    cleanup(() => server.stop())
+    for (let index = 0; index < 10; index++) {
+      const exchange = await streamBody(server.url, {
+        path: `/closed/${index}`,
+        contentType: index % 2 ? JUNK_MULTIPART : 'application/octet-stream',
+        total: 4 * MB,
+        chunked: index % 2 === 0,
+      })
+      assert.equal(exchange.headers['connection'], 'close')
+    }
+    assert.equal((await fetch(`${server.url}/payments/native/v1/config`)).status, 200)
+    assert.isNull(server.process.exitCode, server.output())
+    const lines = server
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('"url":"/closed/'))
+    assert.lengthOf(lines, 10, server.output())
+    for (const line of lines) assert.equal(JSON.parse(line).ip, '127.0.0.1')
+  }).timeout(60_000)
+})
+
 test.group('Slow clients are dropped', () => {
   test('default timeouts: headers within 10 s, the request within 30 s, keep-alive 5 s', ({ assert }) => {
     const options = httpServerOptions()
