@@ -8,6 +8,7 @@
 | defaults, so a fresh clone needs nothing but `npm ci && npm start`.
 */
 import 'reflect-metadata'
+import { createServer, type ServerOptions } from 'node:http'
 import { Ignitor, prettyPrintError } from '@adonisjs/core'
 
 const APP_ROOT = new URL('../', import.meta.url)
@@ -21,10 +22,15 @@ const IMPORTER = (filePath: string) => {
 
 process.env.NODE_ENV ??= 'production'
 
+/** Header, request and keep-alive timeouts, read from the env once it is loaded. */
+let serverOptions: ServerOptions = {}
+
 new Ignitor(APP_ROOT, { importer: IMPORTER })
   .tap((app) => {
     app.booting(async () => {
       await import('#start/env')
+      const { httpServerOptions } = await import('#support/http_server_options')
+      serverOptions = httpServerOptions()
     })
     app.starting(async () => {
       const { default: installation } = await import('#services/installation_service')
@@ -48,7 +54,7 @@ new Ignitor(APP_ROOT, { importer: IMPORTER })
     app.listen('SIGINT', () => app.terminate())
   })
   .httpServer()
-  .start()
+  .start((handler) => createServer(serverOptions, handler))
   .catch((error) => {
     process.exitCode = 1
     prettyPrintError(error)

@@ -1,13 +1,20 @@
 import { randomBytes } from 'node:crypto'
 import { defineConfig } from '@adonisjs/core/http'
+import env from '#start/env'
+import { clientIpOnce } from '#support/trust_proxy'
 
 /**
  * HTTP server settings.
  *
  * Request ids: a client-supplied X-Request-Id is kept only when it looks
  * like an id (see request_id_middleware); otherwise one is generated here.
+ *
+ * Client address (request.ip()): X-Forwarded-For is believed only from the
+ * proxies TRUST_PROXY names (default: loopback), see app/support/trust_proxy.ts.
  */
 export const http = defineConfig({
+  trustProxy: env.get('TRUST_PROXY'),
+  getIp: clientIpOnce,
   generateRequestId: true,
   createRequestId: () => randomBytes(12).toString('base64url'),
   allowMethodSpoofing: false,

@@ -2,14 +2,17 @@ import { defineConfig } from '@adonisjs/core/bodyparser'
 
 /**
  * Bodies are small (an order is a dozen fields): anything past 64 KB is
- * refused with 413 before it is parsed. Values are never trimmed or
+ * refused with 413, whatever its type, and is not read to its end
+ * (app/middleware/body_limit_middleware.ts). Values are never trimmed or
  * rewritten, because signatures are computed over them as sent.
  */
+export const BODY_LIMIT_BYTES = 64 * 1024
+
 const bodyParserConfig = defineConfig({
   allowedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'],
 
   form: {
-    limit: '64kb',
+    limit: BODY_LIMIT_BYTES,
     convertEmptyStringsToNull: false,
     trimWhitespaces: false,
     types: ['application/x-www-form-urlencoded'],
@@ -17,7 +20,7 @@ const bodyParserConfig = defineConfig({
   },
 
   json: {
-    limit: '64kb',
+    limit: BODY_LIMIT_BYTES,
     strict: true,
     convertEmptyStringsToNull: false,
     trimWhitespaces: false,
@@ -30,17 +33,20 @@ const bodyParserConfig = defineConfig({
   },
 
   raw: {
-    limit: '64kb',
+    limit: BODY_LIMIT_BYTES,
     types: ['text/*'],
   },
 
+  // Multipart is parsed only on the routes that accept it (the provider
+  // notification), by app/middleware/multipart_fields_middleware.ts; other
+  // routes answer 10009 without reading such a body.
   multipart: {
-    autoProcess: true,
+    autoProcess: false,
     convertEmptyStringsToNull: false,
     trimWhitespaces: false,
     processManually: [],
-    limit: '1mb',
-    fieldsLimit: '64kb',
+    limit: BODY_LIMIT_BYTES,
+    fieldsLimit: BODY_LIMIT_BYTES,
     types: ['multipart/form-data'],
   },
 })

@@ -1,9 +1,10 @@
 import { defineConfig, stores } from '@adonisjs/limiter'
 
 /**
- * Two stores: `memory` (per process, the default) and `database` (shared by
- * every process on the same database). The setting `rate_limit.store`
- * picks one at run time; the limits themselves are settings too.
+ * Three stores: `memory` (per process, the default), `database` (shared by
+ * every process on the same database) and `redis` (shared through the Redis
+ * of config/redis.ts). The setting `rate_limit.store` picks one at run
+ * time; the limits themselves are settings too.
  */
 const limiterConfig = defineConfig({
   default: 'memory',
@@ -12,6 +13,12 @@ const limiterConfig = defineConfig({
     database: stores.database({
       tableName: 'rate_limits',
       clearExpiredByTimeout: true,
+    }),
+    redis: stores.redis({
+      connectionName: 'main',
+      // Fail at once while Redis is down, so the request is counted in
+      // memory instead of waiting (app/services/request_limits.ts).
+      rejectIfRedisNotReady: true,
     }),
   },
 })

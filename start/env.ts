@@ -10,8 +10,19 @@
 import { Env } from '@adonisjs/core/env'
 import { Secret } from '@adonisjs/core/helpers'
 import { loadOrCreateAppKey } from '#support/app_key'
+import { parseTrustProxy } from '#support/trust_proxy'
 
 const APP_ROOT = new URL('../', import.meta.url)
+
+/** A duration in seconds above 0, `fallback` when unset. */
+const seconds = (fallback: number) => (key: string, value?: string) => {
+  if (value === undefined || value.trim() === '') return fallback
+  const parsed = Number(value)
+  if (!Number.isFinite(parsed) || parsed <= 0) {
+    throw new Error(`${key} must be a number of seconds above 0, not "${value}"`)
+  }
+  return parsed
+}
 
 const env = await Env.create(APP_ROOT, {
   NODE_ENV: Env.schema.enum.optional(['development', 'production', 'test'] as const),
@@ -54,6 +65,22 @@ const env = await Env.create(APP_ROOT, {
   INITIAL_API_SECRET: Env.schema.string.optional(),
   ADMIN_EMAIL: Env.schema.string.optional({ format: 'email' }),
   ADMIN_PASSWORD: Env.schema.string.optional(),
+
+  // Whose X-Forwarded-For is believed (app/support/trust_proxy.ts); a bad
+  // value stops the start with a message naming it.
+  TRUST_PROXY: (_key: string, value?: string) => parseTrustProxy(value),
+
+  // Slow clients are dropped: all headers within HTTP_HEADERS_TIMEOUT, the
+  // whole request within HTTP_REQUEST_TIMEOUT, idle keep-alive connections
+  // after HTTP_KEEP_ALIVE_TIMEOUT (seconds).
+  HTTP_HEADERS_TIMEOUT: seconds(10),
+  HTTP_REQUEST_TIMEOUT: seconds(30),
+  HTTP_KEEP_ALIVE_TIMEOUT: seconds(5),
+
+  // Redis, used only when the setting rate_limit.store is `redis`.
+  REDIS_HOST: Env.schema.string.optional({ format: 'host' }),
+  REDIS_PORT: Env.schema.number.optional(),
+  REDIS_PASSWORD: Env.schema.secret.optional(),
 })
 
 /**
@@ -62,6 +89,9 @@ const env = await Env.create(APP_ROOT, {
  */
 if (env.get('HOST') === undefined) env.set('HOST', '127.0.0.1')
 if (env.get('PORT') === undefined) env.set('PORT', 3333)
+if (env.get('HTTP_HEADERS_TIMEOUT') > env.get('HTTP_REQUEST_TIMEOUT')) {
+  throw new Error('HTTP_HEADERS_TIMEOUT cannot be longer than HTTP_REQUEST_TIMEOUT')
+}
 if (env.get('APP_URL') === undefined) {
   const host = env.get('HOST') === '0.0.0.0' ? 'localhost' : env.get('HOST')
   env.set('APP_URL', `http://${host}:${env.get('PORT')}`)

@@ -8,10 +8,14 @@ import server from '@adonisjs/core/services/server'
 
 server.errorHandler(() => import('#exceptions/handler'))
 
-server.use([() => import('#middleware/request_id_middleware')])
+server.use([
+  () => import('#middleware/request_id_middleware'),
+  () => import('#middleware/body_limit_middleware'),
+])
 
 router.use([() => import('@adonisjs/core/bodyparser_middleware')])
 
 export const middleware = router.named({
   throttle: () => import('#middleware/throttle_middleware'),
+  multipartFields: () => import('#middleware/multipart_fields_middleware'),
 })

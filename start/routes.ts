@@ -21,21 +21,22 @@ const ProviderNotifyController = () => import('#plugins/provider/provider_notify
 
 router
   .group(() => {
-    router
-      .post('/order/create-transaction', [NativeOrdersController, 'create'])
-      .use(middleware.throttle({ bucket: 'create' }))
+    // Limited per merchant (pid) in the controller, once authenticated.
+    router.post('/order/create-transaction', [NativeOrdersController, 'create'])
     router.get('/config', [ConfigController, 'show'])
   })
   .prefix('/payments/native/v1')
 
-router
-  .route('/payments/compat/v1/order/create-transaction/submit.php', ['GET', 'POST'], [
-    CompatOrdersController,
-    'submit',
-  ])
-  .use(middleware.throttle({ bucket: 'create' }))
+// Limited per merchant (pid) in the controller, once authenticated.
+router.route('/payments/compat/v1/order/create-transaction/submit.php', ['GET', 'POST'], [
+  CompatOrdersController,
+  'submit',
+])
 
-router.post('/payments/provider/v1/notify', [ProviderNotifyController, 'notify'])
+// The one route that accepts multipart bodies (the provider protocol allows them).
+router
+  .post('/payments/provider/v1/notify', [ProviderNotifyController, 'notify'])
+  .use([middleware.throttle({ bucket: 'notify' }), middleware.multipartFields()])
 
 router
   .group(() => {

@@ -22,18 +22,27 @@ for (const [network, prefix] of [
 ] as const) {
   privateRanges.addSubnet(network, prefix, 'ipv4')
 }
+// Besides the local ranges, every IPv6 form that carries or reaches an IPv4
+// address is refused outright: through a NAT64 gateway, a 6to4 or Teredo
+// relay, or the old IPv4-compatible notation, an address that looks global
+// can lead to a private IPv4 host, and callbacks have no need of them.
 for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  ['::', 96], // unspecified, loopback and IPv4-compatible (::a.b.c.d)
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
-  ['64:ff9b::', 96],
+  ['64:ff9b::', 96], // NAT64, well-known prefix
+  ['64:ff9b:1::', 48], // NAT64, local-use prefix
+  ['2001::', 32], // Teredo
+  ['2002::', 16], // 6to4
 ] as const) {
   privateRanges.addSubnet(network, prefix, 'ipv6')
 }
 
-/** Loopback, private, link-local, CGNAT, multicast or reserved. */
+/**
+ * Loopback, private, link-local, CGNAT, multicast or reserved, or an IPv6
+ * translation or tunnel address (NAT64, 6to4, Teredo, IPv4-compatible).
+ */
 export function isPrivateAddress(address: string): boolean {
   const family = isIP(address)
   if (family === 4) return privateRanges.check(address, 'ipv4')

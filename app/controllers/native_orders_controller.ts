@@ -1,5 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import merchantAuth from '#services/merchant_auth'
+import requestLimits from '#services/request_limits'
 import orderService from '#services/order_service'
 import { presentCreated } from '#services/order_presenter'
 import { createOrderValidator } from '#validators/create_order_validator'
@@ -12,10 +13,12 @@ export default class NativeOrdersController {
   /** POST /payments/native/v1/order/create-transaction */
   async create(ctx: HttpContext) {
     const params = readFlatParams(ctx)
-    const apiKey = await merchantAuth.authenticate(params, ctx.request.ip(), {
-      field: 'signature',
-      expected: (secret) => nativeSignature(params, secret),
-    })
+    const apiKey = await requestLimits.authenticateCreate(ctx, () =>
+      merchantAuth.authenticate(params, ctx.request.ip(), {
+        field: 'signature',
+        expected: (secret) => nativeSignature(params, secret),
+      })
+    )
 
     const fields = await createOrderValidator.validate(withoutEmpty(params))
     const paymentType = fields.payment_type === 'compat' ? 'Compat' : 'Native'

@@ -23,16 +23,16 @@ export default class HttpExceptionHandler extends ExceptionHandler {
 
   async handle(error: unknown, ctx: HttpContext) {
     const rendered = this.#render(error)
-    if (PLAIN_TEXT_FAILURES.has(ctx.request.url())) {
-      // e.g. an unparsable provider notification: the provider expects "fail".
-      return ctx.response
-        .status(rendered.httpStatus >= 500 ? 500 : 400)
-        .header('content-type', 'text/plain; charset=utf-8')
-        .send('fail')
-    }
     if (error instanceof limiterErrors.E_TOO_MANY_REQUESTS) {
       const headers = error.getDefaultHeaders()
       for (const [name, value] of Object.entries(headers)) ctx.response.header(name, value)
+    }
+    if (PLAIN_TEXT_FAILURES.has(ctx.request.url())) {
+      // e.g. an unparsable provider notification: the provider expects
+      // "fail". A body too large (413) or too many requests (429) keep
+      // their status, so that the cause is visible.
+      const status = [413, 429].includes(rendered.httpStatus) ? rendered.httpStatus : rendered.httpStatus >= 500 ? 500 : 400
+      return ctx.response.status(status).header('content-type', 'text/plain; charset=utf-8').send('fail')
     }
     return ctx.response
       .status(rendered.httpStatus)

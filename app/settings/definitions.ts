@@ -49,12 +49,21 @@ export const SETTINGS = {
   }),
   'rate.timeout_seconds': integerSetting(5, 'HTTP timeout of the live rate source', { min: 1, max: 60 }),
 
-  'rate_limit.store': enumSetting('memory', ['memory', 'database'] as const, 'Where request counts are kept: memory (per process) or database (shared)'),
-  'rate_limit.create_per_minute': integerSetting(60, 'Order-creation requests per minute per IP (0: no limit)', {
+  'rate_limit.store': enumSetting(
+    'memory',
+    ['memory', 'database', 'redis'] as const,
+    'Where request counts are kept: memory (per process), database or redis (shared by all processes)'
+  ),
+  'rate_limit.create_per_minute': integerSetting(
+    60,
+    'Order-creation requests per minute per API key (pid); failed signatures count per client IP (0: no limit)',
+    { min: 0, max: 1_000_000 }
+  ),
+  'rate_limit.cashier_per_minute': integerSetting(120, 'Cashier requests per minute per IP (0: no limit)', {
     min: 0,
     max: 1_000_000,
   }),
-  'rate_limit.cashier_per_minute': integerSetting(120, 'Cashier requests per minute per IP (0: no limit)', {
+  'rate_limit.notify_per_minute': integerSetting(300, 'Provider notifications per minute per IP (0: no limit)', {
     min: 0,
     max: 1_000_000,
   }),

@@ -39,7 +39,8 @@ function fromSearchParams(search: URLSearchParams): FlatParams {
  * Reads the parameters of a request exactly as the client sent them:
  * - GET: the query string;
  * - JSON body: a flat object of scalars;
- * - form body (urlencoded or multipart): its fields, as text.
+ * - form body (urlencoded, or multipart where the route parses it): its
+ *   fields, as text.
  * Values are never trimmed or converted: they are what was signed.
  */
 export function readFlatParams(ctx: HttpContext): FlatParams {
@@ -70,6 +71,11 @@ export function readFlatParams(ctx: HttpContext): FlatParams {
   }
 
   if (request.is(['multipart']) !== null) {
+    // Parsed only on the routes that accept multipart (config/bodyparser.ts);
+    // elsewhere such a body is left unread.
+    if (request.multipart?.state !== 'success') {
+      throw unparsable('multipart/form-data is not accepted here: send JSON or application/x-www-form-urlencoded')
+    }
     const params: FlatParams = {}
     for (const [name, value] of Object.entries(request.body())) {
       if (typeof value !== 'string') throw unparsable(`"${name}" must be a plain text field`)

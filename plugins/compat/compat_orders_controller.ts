@@ -1,5 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import merchantAuth from '#services/merchant_auth'
+import requestLimits from '#services/request_limits'
 import orderService from '#services/order_service'
 import { readFlatParams, withoutEmpty, type FlatParams } from '#support/request_params'
 import { compatSignature } from '#support/signing'
@@ -14,10 +15,12 @@ import { resolveCompatTarget } from '#plugins/compat/compat_resolution'
 export default class CompatOrdersController {
   async submit(ctx: HttpContext) {
     const params = this.#params(ctx)
-    const apiKey = await merchantAuth.authenticate(params, ctx.request.ip(), {
-      field: 'sign',
-      expected: (secret) => compatSignature(params, secret),
-    })
+    const apiKey = await requestLimits.authenticateCreate(ctx, () =>
+      merchantAuth.authenticate(params, ctx.request.ip(), {
+        field: 'sign',
+        expected: (secret) => compatSignature(params, secret),
+      })
+    )
     const fields = await compatOrderValidator.validate(withoutEmpty(params))
     const target = await resolveCompatTarget(fields)
 

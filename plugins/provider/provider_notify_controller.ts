@@ -2,6 +2,7 @@ import type { HttpContext } from '@adonisjs/core/http'
 import logger from '@adonisjs/core/services/logger'
 import providerCheckout from '#services/provider_checkout'
 import { NotificationRejectedError } from '#payments/payment_provider'
+import { BODY_LIMIT_BYTES, bodyTooLarge } from '#support/body_limit'
 
 /** Nested objects become bracketed names: {data: {amount: 1}} → data[amount]. */
 function flatten(value: unknown, prefix: string, into: Record<string, string>) {
@@ -13,14 +14,15 @@ function flatten(value: unknown, prefix: string, into: Record<string, string>) {
   into[prefix] = Array.isArray(value) ? value.map(String).join(',') : String(value)
 }
 
-async function readStream(ctx: HttpContext, limit = 65_536): Promise<string> {
+/** A body of a type the body parser leaves alone, read up to the limit (413 past it). */
+async function readStream(ctx: HttpContext, limit = BODY_LIMIT_BYTES): Promise<string> {
   const stream = ctx.request.request
   if (stream.readableEnded || stream.complete) return ''
   let size = 0
   const chunks: Buffer[] = []
   for await (const chunk of stream) {
     size += chunk.length
-    if (size > limit) break
+    if (size > limit) throw bodyTooLarge()
     chunks.push(chunk as Buffer)
   }
   return Buffer.concat(chunks).toString('utf8')

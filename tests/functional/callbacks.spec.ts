@@ -362,6 +362,53 @@ test.group('Merchant callbacks: target safety', (group) => {
     }
   })
 
+  test('NAT64, 6to4, Teredo and IPv4-compatible targets are refused without a connection', async ({
+    client,
+    assert,
+  }) => {
+    await settings.set('callbacks.allow_private_targets', 'false')
+    const port = new URL(merchant.url).port
+    // Each embeds 127.0.0.1 (7f00:0001) the way its range does.
+    const targets = ['64:ff9b::7f00:1', '64:ff9b:1::7f00:1', '2002:7f00:1::1', '2001:0:7f00:1::1', '::7f00:1']
+    const orders = []
+    for (const address of targets) {
+      orders.push(await paidOrder(client, merchant, { notify_url: `http://[${address}]:${port}/notify` }))
+    }
+    const report = await callbackDeliverer.runOnce()
+    assert.equal(report.failed, targets.length)
+    assert.lengthOf(merchant.requests, 0)
+    for (const order of orders) {
+      const callback = await Callback.findByOrFail('order_id', order.id)
+      assert.equal(callback.status, 'failed')
+      assert.match(callback.lastError, /private or loopback/)
+      const attempt = await CallbackAttempt.findByOrFail('callback_id', callback.id)
+      assert.isNull(attempt.httpStatus)
+    }
+  })
+
+  test('a redirect from the merchant is not followed and is not an acknowledgement', async ({ client, assert }) => {
+    await settings.set('callbacks.allow_private_targets', 'true')
+    const elsewhere = new MerchantServer()
+    await elsewhere.start()
+    try {
+      merchant.reset([{ status: 302, body: 'success', headers: { location: elsewhere.notifyUrl } }])
+      const order = await paidOrder(client, merchant)
+      const report = await callbackDeliverer.runOnce()
+      assert.equal(report.delivered, 0)
+      assert.equal(report.retrying, 1)
+      assert.lengthOf(merchant.requests, 1)
+      assert.lengthOf(elsewhere.requests, 0)
+      const callback = await Callback.findByOrFail('order_id', order.id)
+      assert.equal(callback.status, 'pending')
+      assert.isNull(callback.deliveredAt)
+      assert.equal(callback.lastHttpStatus, 302)
+      assert.match(callback.lastError, /not acknowledged: HTTP 302/)
+      assert.equal((await Order.findOrFail(order.id)).callbackStatus, 'pending')
+    } finally {
+      await elsewhere.stop()
+    }
+  })
+
   test('allowed by callbacks.allow_private_targets', async ({ client, assert }) => {
     await settings.set('callbacks.allow_private_targets', 'true')
     await paidOrder(client, merchant)

@@ -27,7 +27,7 @@ test.group('Settings', (group) => {
     await assert.rejects(() => settings.set('order.expiration_minutes', 'ten'), SettingValueError)
     await assert.rejects(() => settings.set('order.expiration_minutes', '0'), /between 1 and 1440/)
     await assert.rejects(() => settings.set('provider.enabled', 'maybe'), /true or false/)
-    await assert.rejects(() => settings.set('rate_limit.store', 'redis'), /memory, database/)
+    await assert.rejects(() => settings.set('rate_limit.store', 'disk'), /memory, database, redis/)
     await assert.rejects(() => settings.set('rate.api_url', 'ftp://x'), /http/)
     await assert.rejects(() => settings.set('no.such.key', '1'), /unknown setting/)
   })

@@ -5,7 +5,7 @@ import { HttpStub } from '#tests/helpers/http_stub'
  * the scripted replies in turn (the last one repeats).
  */
 export class MerchantServer extends HttpStub {
-  replies: { status: number; body: string; delayMs?: number }[] = [{ status: 200, body: 'success' }]
+  replies: { status: number; body: string; delayMs?: number; headers?: Record<string, string> }[] = [{ status: 200, body: 'success' }]
   #served = 0
 
   constructor() {
@@ -14,7 +14,7 @@ export class MerchantServer extends HttpStub {
       const reply = this.replies[Math.min(this.#served, this.replies.length - 1)]
       this.#served++
       setTimeout(() => {
-        response.writeHead(reply.status, { 'content-type': 'text/plain' })
+        response.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers })
         response.end(reply.body)
       }, reply.delayMs ?? 0)
     }
