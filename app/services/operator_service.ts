@@ -6,6 +6,7 @@ import Wallet from '#models/wallet'
 import Rate from '#models/rate'
 import AmountLock from '#models/amount_lock'
 import chainRegistry from '#chains/chain_registry'
+import { explorerTemplateProblem } from '#chains/explorer_links'
 import { OperatorError } from '#support/operator_error'
 import { Decimal, fractionDigits, isDecimalLiteral, significantDigits, toDecimalString } from '#support/money'
 import { isUniqueViolation } from '#support/database_errors'
@@ -113,6 +114,8 @@ export class OperatorService {
       family?: string
       chainId?: number
       apiKey?: string
+      /** Explorer URL of a transaction with `{tx}`; '' clears it. */
+      explorerTxUrl?: string
     }
   ) {
     const name = network.toLowerCase()
@@ -142,6 +145,7 @@ export class OperatorService {
         blockTimeMs: 12000,
         sortOrder: (last?.sortOrder ?? 0) + 10,
         apiKey: '',
+        explorerTxUrl: '',
       })
     } else if (changes.family && changes.family !== chain.family) {
       throw new OperatorError(`The family of ${name} is ${chain.family}; it cannot be changed`)
@@ -151,6 +155,12 @@ export class OperatorService {
     if (changes.displayName !== undefined) chain.displayName = changes.displayName
     if (changes.chainId !== undefined) chain.chainId = changes.chainId
     if (changes.apiKey !== undefined) chain.apiKey = changes.apiKey.trim()
+    if (changes.explorerTxUrl !== undefined) {
+      const template = changes.explorerTxUrl.trim()
+      const problem = explorerTemplateProblem(template)
+      if (problem) throw new OperatorError(problem)
+      chain.explorerTxUrl = template
+    }
     if (changes.rpcUrls !== undefined) {
       for (const url of changes.rpcUrls) {
         let parsed: URL
