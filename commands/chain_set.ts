@@ -34,6 +34,7 @@ export default class ChainSet extends OperatorCommand {
 
   @flags.string({
     description: 'Block explorer URL of a transaction, {tx} standing for it (https://etherscan.io/tx/{tx}); "" clears it',
+    allowEmptyValue: true,
   })
   declare explorer?: string
 
