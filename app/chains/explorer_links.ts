@@ -12,7 +12,10 @@ export function explorerTemplateProblem(template: string): string | null {
   if (template === '') return null
   if (template.length > 500) return 'The explorer URL template is longer than 500 characters'
   if (!template.includes(TX_PLACEHOLDER)) {
-    return `The explorer URL template must contain ${TX_PLACEHOLDER} where the transaction goes, e.g. https://etherscan.io/tx/${TX_PLACEHOLDER}`
+    return (
+      `The explorer URL template must contain ${TX_PLACEHOLDER} where the transaction goes, ` +
+      `e.g. https://etherscan.io/tx/${TX_PLACEHOLDER}`
+    )
   }
   let parsed: URL
   try {

@@ -231,7 +231,8 @@ export async function scanSolana(
       })
     }
   }
-  return { transfers, unconfirmed: await unconfirmedOf(context, rpc, commitment, caughtUp, watched, cursor, known), cursor, caughtUp }
+  const unconfirmed = await unconfirmedOf(context, rpc, commitment, caughtUp, watched, cursor, known)
+  return { transfers, unconfirmed, cursor, caughtUp }
 }
 
 /**

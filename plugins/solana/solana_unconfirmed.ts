@@ -93,9 +93,10 @@ async function parsedTransaction(rpc: SolanaRpc, info: SignatureInfo, known: Tok
   if (!transaction) return null // the node lags behind its own listing: next run
   let reading: Parsed
   try {
-    reading = succeeded(transaction)
-      ? { transfers: readTransfers(transaction, await associatedTokenAccounts(transaction, known)), timestamp: blockTimeMs(transaction) }
-      : { transfers: [], timestamp: null }
+    const transfers = succeeded(transaction)
+      ? readTransfers(transaction, await associatedTokenAccounts(transaction, known))
+      : []
+    reading = { transfers, timestamp: blockTimeMs(transaction) }
   } catch (error) {
     logger.warn({ signature: info.signature, err: error }, 'unconfirmed solana transaction could not be parsed')
     reading = { transfers: [], timestamp: null }

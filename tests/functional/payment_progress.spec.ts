@@ -216,9 +216,16 @@ test.group('Payment progress: sightings (fake chain)', (group) => {
     const tokens = await Token.query().where('network', 'tron')
     const usdt = tokens.find((token) => token.symbol === 'USDT')!
     const txid = 'ab'.repeat(32)
-    await paymentSightings.record(tron, tokens, [], [
-      { reference: txid, to: TRON_WALLET, contract: usdt.contract, amount: child.actualAmount, timestamp: Date.now(), confirmations: 4, success: true },
-    ])
+    const transfer: ObservedTransfer = {
+      reference: txid,
+      to: TRON_WALLET,
+      contract: usdt.contract,
+      amount: child.actualAmount,
+      timestamp: Date.now(),
+      confirmations: 4,
+      success: true,
+    }
+    await paymentSightings.record(tron, tokens, [], [transfer])
 
     for (const order of [parent, child]) {
       const sighting = (await progress(client, order.tradeId)).sighting
