@@ -4,7 +4,7 @@ import { redactUrl } from '#support/redaction'
 
 export default class ChainSet extends OperatorCommand {
   static commandName = 'chain:set'
-  static description = 'Configure a chain: enable/disable, RPC URLs, confirmations, scan interval'
+  static description = 'Configure a chain: enable/disable, RPC URLs, confirmations, scan interval, explorer link'
 
   @args.string({ description: 'Network name (tron, ethereum, bsc, polygon, plasma, solana, ton ...)' })
   declare network: string
@@ -33,6 +33,12 @@ export default class ChainSet extends OperatorCommand {
   @flags.string({ description: 'API key of the RPC service (TronGrid: TRON-PRO-API-KEY); "" clears it' })
   declare apiKey?: string
 
+  @flags.string({
+    description: 'Block explorer URL of a transaction, {tx} standing for it (https://etherscan.io/tx/{tx}); "" clears it',
+    allowEmptyValue: true,
+  })
+  declare explorer?: string
+
   @flags.string({ description: 'Family of a NEW network: evm, tron, solana or ton' })
   declare family?: string
 
@@ -52,12 +58,14 @@ export default class ChainSet extends OperatorCommand {
       family: this.family,
       chainId: this.chainId,
       apiKey: this.apiKey,
+      explorerTxUrl: this.explorer,
     })
     this.logger.success(
       `${chain.network} (${chain.displayName}): ${chain.enabled ? 'enabled' : 'disabled'}, ` +
         `${chain.confirmations} confirmations, scan every ${chain.scanIntervalSeconds}s, ` +
         `block time ${chain.blockTimeMs / 1000}s, ` +
-        `RPC: ${chain.rpcUrls.map((url) => redactUrl(url)).join(' ') || 'none'}${chain.apiKey ? ', API key set' : ''}`
+        `RPC: ${chain.rpcUrls.map((url) => redactUrl(url)).join(' ') || 'none'}${chain.apiKey ? ', API key set' : ''}, ` +
+        `explorer: ${chain.explorerTxUrl || 'none'}`
     )
   }
 }

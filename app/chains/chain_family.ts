@@ -64,6 +64,16 @@ export type ScanResult = {
    * cursor. Seeing one again later is harmless.
    */
   transfers: ObservedTransfer[]
+  /**
+   * Incoming transfers the family saw cheaply that are not yet as deep as
+   * `confirmations` asks (the payer's page says "payment seen, n of m").
+   * They never pay anything; the core only records them as sightings.
+   * Undefined when the family did not look this run (it cannot, or the
+   * scan is behind): the sightings recorded before are kept. An array,
+   * even empty, is the whole unconfirmed picture: any earlier sighting
+   * missing from it vanished (reorganisation) or became confirmed.
+   */
+  unconfirmed?: ObservedTransfer[]
   /** Cursor to persist (JSON-serialisable). */
   cursor: unknown
   /** False when more is left to scan right away (a bounded run stopped early). */
@@ -106,4 +116,11 @@ export interface ChainFamily {
    * amount included, for the cashier's QR code.
    */
   paymentUri?(context: PaymentUriContext): string
+
+  /**
+   * The form of a canonical reference that block explorers take in their
+   * transaction URLs (TON: the transaction hash alone). The reference
+   * itself when absent.
+   */
+  explorerReference?(reference: string): string
 }

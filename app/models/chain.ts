@@ -45,6 +45,10 @@ export default class Chain extends TimestampedRecord {
   @integerColumn()
   declare sortOrder: number
 
+  /** Block explorer URL of a transaction, `{tx}` standing for it; '' when none. */
+  @column()
+  declare explorerTxUrl: string
+
   /**
    * API key sent to the RPC service (header chosen by the family), as
    * stored: encrypted on every write. rpcApiKey() is the key itself.

@@ -10,8 +10,9 @@ import settings from '#settings/settings_service'
 import chainRegistry from '#chains/chain_registry'
 import { rpcFor } from '#chains/chain_rpc'
 import type { RpcPool } from '#chains/rpc_pool'
-import type { ChainFamily } from '#chains/chain_family'
+import type { ChainFamily, ScanResult } from '#chains/chain_family'
 import paymentMatcher from '#services/payment_matcher'
+import paymentSightings from '#services/payment_sightings'
 import { insertUnlessPresent } from '#support/insert_unless_present'
 import { redactSecrets, serializeError } from '#support/redaction'
 
@@ -21,6 +22,8 @@ export type ScanReport = {
   transfers: number
   paid: number
   unmatched: number
+  /** Transfers seen but not yet deep enough (never paid on; the payer's page shows them). */
+  unconfirmed: number
   caughtUp: boolean
   detail: string
 }
@@ -109,6 +112,7 @@ export class ChainScanner {
         if (outcome === 'paid') paid++
         if (outcome === 'unmatched') unmatched++
       }
+      await this.#recordSightings(chain, tokens, result)
       await this.#release(chain.network, claim, {
         cursor: JSON.stringify(result.cursor),
         caught_up: result.caughtUp,
@@ -120,8 +124,12 @@ export class ChainScanner {
         transfers: result.transfers.length,
         paid,
         unmatched,
+        unconfirmed: result.unconfirmed?.length ?? 0,
         caughtUp: result.caughtUp,
-        detail: `${result.transfers.length} transfer(s), ${paid} paid, ${unmatched} unmatched${result.caughtUp ? '' : ', more to scan'}`,
+        detail:
+          `${result.transfers.length} transfer(s), ${paid} paid, ${unmatched} unmatched` +
+          `${result.unconfirmed?.length ? `, ${result.unconfirmed.length} not yet confirmed` : ''}` +
+          `${result.caughtUp ? '' : ', more to scan'}`,
       }
     } catch (error) {
       // Kept, logged and printed without the chain's keys (URLs, API key).
@@ -131,6 +139,19 @@ export class ChainScanner {
       logger.error({ network: chain.network, err: serializeError(error, secrets) }, 'chain scan failed')
       await this.#release(chain.network, claim, { last_error: message.slice(0, 1000), caught_up: true })
       return { ...this.#report(chain, false, `scan failed: ${message}`) }
+    }
+  }
+
+  /**
+   * Sightings only inform the payer's page: a failure here is logged and
+   * never stops the scan (the payments of this run are already made and
+   * the cursor must still move on).
+   */
+  async #recordSightings(chain: Chain, tokens: Token[], result: ScanResult) {
+    try {
+      await paymentSightings.record(chain, tokens, result.transfers, result.unconfirmed)
+    } catch (error) {
+      logger.warn({ network: chain.network, err: error }, 'payment sightings could not be recorded')
     }
   }
 
@@ -185,7 +206,7 @@ export class ChainScanner {
   }
 
   #report(chain: Chain, scanned: boolean, detail: string): ScanReport {
-    return { network: chain.network, scanned, transfers: 0, paid: 0, unmatched: 0, caughtUp: true, detail }
+    return { network: chain.network, scanned, transfers: 0, paid: 0, unmatched: 0, unconfirmed: 0, caughtUp: true, detail }
   }
 }
 

@@ -165,6 +165,7 @@ export class InstallationService {
           confirmations: chain.confirmations,
           scan_interval_seconds: chain.scanIntervalSeconds,
           block_time_ms: chain.blockTimeMs,
+          explorer_tx_url: chain.explorerTxUrl,
           sort_order: (index + 1) * 10,
           created_at: now,
           updated_at: now,

@@ -6,6 +6,7 @@ import Wallet from '#models/wallet'
 import Rate from '#models/rate'
 import AmountLock from '#models/amount_lock'
 import chainRegistry from '#chains/chain_registry'
+import { explorerTemplateProblem } from '#chains/explorer_links'
 import { OperatorError } from '#support/operator_error'
 import { Decimal, fractionDigits, isDecimalLiteral, significantDigits, toDecimalString } from '#support/money'
 import { isUniqueViolation } from '#support/database_errors'
@@ -120,6 +121,8 @@ export class OperatorService {
       family?: string
       chainId?: number
       apiKey?: string
+      /** Explorer URL of a transaction with `{tx}`; '' clears it. */
+      explorerTxUrl?: string
     }
   ) {
     const name = network.toLowerCase()
@@ -149,6 +152,7 @@ export class OperatorService {
         blockTimeMs: 12000,
         sortOrder: (last?.sortOrder ?? 0) + 10,
         apiKey: '',
+        explorerTxUrl: '',
       })
     } else if (changes.family && changes.family !== chain.family) {
       throw new OperatorError(`The family of ${name} is ${chain.family}; it cannot be changed`)
@@ -160,6 +164,12 @@ export class OperatorService {
     if (changes.apiKey !== undefined) {
       refuseSealedLookalike(changes.apiKey.trim())
       chain.apiKey = changes.apiKey.trim() // encrypted by the model
+    }
+    if (changes.explorerTxUrl !== undefined) {
+      const template = changes.explorerTxUrl.trim()
+      const problem = explorerTemplateProblem(template)
+      if (problem) throw new OperatorError(problem)
+      chain.explorerTxUrl = template
     }
     if (changes.rpcUrls !== undefined) {
       for (const url of changes.rpcUrls) {

@@ -4,8 +4,9 @@ import Order, { OrderStatus } from '#models/order'
 import type { ModelQueryBuilderContract } from '@adonisjs/lucid/types/model'
 import type Chain from '#models/chain'
 import type Token from '#models/token'
-import { BLOCK_TIME_SKEW_MS, type ObservedTransfer } from '#chains/chain_family'
+import type { ObservedTransfer } from '#chains/chain_family'
 import paymentService from '#services/payment_service'
+import { claimOf } from '#services/transfer_claim'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
 import { Decimal } from '#support/money'
@@ -13,7 +14,8 @@ import { Decimal } from '#support/money'
 export type MatchOutcome = 'paid' | 'already' | 'unmatched' | 'ignored'
 
 /**
- * Turns an observed transfer into a payment. Time decides, not status: the
+ * Turns an observed transfer into a payment. Time decides, not status (the
+ * rule lives in transfer_claim.ts, shared with the sightings): the
  * transfer pays the order, on that network, address and token for exactly
  * that amount, whose life contained the transfer's block time
  * (created_at − skew ≤ time ≤ expiration_time), whether that order is still
@@ -39,19 +41,7 @@ export class PaymentMatcher {
     if (used) return 'already'
 
     const amount = new Decimal(transfer.amount)
-    const onAddress = (): ModelQueryBuilderContract<typeof Order> =>
-      Order.query()
-        .where('network', chain.network)
-        .where('receive_address', transfer.to)
-        .where('token', token.symbol)
-        .where('pay_provider', '')
-        .whereIn('status', [OrderStatus.WAITING, OrderStatus.PAID, OrderStatus.EXPIRED])
-        .where('created_at', '<=', transfer.timestamp + BLOCK_TIME_SKEW_MS)
-    const candidates = await onAddress()
-      .where('expiration_time', '>=', transfer.timestamp)
-      .orderBy('created_at', 'asc')
-      .orderBy('id', 'asc')
-    const claimant = candidates.find((order) => new Decimal(order.actualAmount).eq(amount))
+    const { claimant, candidates, onAddress } = await claimOf(chain.network, token, transfer)
 
     if (claimant && claimant.status !== OrderStatus.PAID) {
       try {

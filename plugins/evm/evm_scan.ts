@@ -4,18 +4,15 @@ import type Token from '#models/token'
 import type { ObservedTransfer, ScanContext, ScanResult } from '#chains/chain_family'
 import { evmClient } from '#plugins/evm/evm_client'
 import { fromBaseUnits } from '#support/money'
-import { TRANSFER_EVENT, tokenOfContract, type TransferLog } from '#plugins/evm/erc20_transfers'
+import { tokenOfContract } from '#plugins/evm/erc20_transfers'
+import { BLOCK_BATCH, tokenLogs, type Call } from '#plugins/evm/evm_reads'
+import { unconfirmedEvm } from '#plugins/evm/evm_unconfirmed'
 
 /** Where the last scan stopped: the last block scanned and its hash (reorg check). */
 type EvmCursor = { block: string; hash: string }
 
 /** How far back to rescan when the block under the cursor was replaced. */
 const REORG_REWIND = 128n
-/** Blocks fetched per JSON-RPC batch when looking for native transfers. */
-const BLOCK_BATCH = 50
-
-/** Node answers meaning "ask for a smaller range", not "I am down". */
-const RANGE_REFUSED = /range|limit|too many|too large|exceed|10000|results|timeout|timed out/i
 
 /**
  * One scan of an EVM chain, from the block after the cursor up to the
@@ -30,6 +27,9 @@ const RANGE_REFUSED = /range|limit|too many|too large|exceed|10000|results|timeo
  * many orders are open. A cursor whose block hash changed means a
  * reorganisation deeper than the confirmations: the scan goes back
  * REORG_REWIND blocks and looks again.
+ * Once caught up, the blocks above the deepest confirmed one are looked at
+ * too, for transfers not yet deep enough (evm_unconfirmed.ts): reported as
+ * `unconfirmed`, never paid.
  */
 export async function scanEvm(context: ScanContext): Promise<ScanResult> {
   const { rpc } = context
@@ -59,7 +59,8 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
   }
 
   if (safe < from) {
-    return { transfers: [], cursor: previous ?? (await cursorAt(call, from - 1n)), caughtUp: true }
+    const cursor = previous ?? (await cursorAt(call, from - 1n))
+    return { transfers: [], unconfirmed: await unconfirmedOf(call, context, safe, head), cursor, caughtUp: true }
   }
   const to = min(safe, from + BigInt(context.maxBlocksPerScan) - 1n)
   const watched = new Set(context.addresses)
@@ -89,10 +90,25 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
   if (native) transfers.push(...(await nativeTransfers(call, native, watched, from, to, head, blocks)))
 
   const last = blocks.get(to) ?? (await call((client) => client.getBlock({ blockNumber: to })))
-  return { transfers, cursor: { block: to.toString(), hash: last.hash }, caughtUp: to === safe }
+  const caughtUp = to === safe
+  // Behind: the blocks above `safe` are far ahead; look at them once caught up.
+  const unconfirmed = caughtUp ? await unconfirmedOf(call, context, safe, head) : undefined
+  return { transfers, unconfirmed, cursor: { block: to.toString(), hash: last.hash }, caughtUp }
 }
 
-type Call = <T>(work: (client: PublicClient) => Promise<T>) => Promise<T>
+/**
+ * The not yet deep enough transfers, for the payer's page only: failing to
+ * read them must not fail the scan (nothing unconfirmed is reported, the
+ * sightings recorded before stay).
+ */
+async function unconfirmedOf(call: Call, context: ScanContext, safe: bigint, head: bigint) {
+  try {
+    return await unconfirmedEvm(call, context, safe, head)
+  } catch (error) {
+    logger.warn({ network: context.chain.network, err: error }, 'unconfirmed EVM transfers could not be read')
+    return undefined
+  }
+}
 
 function min(a: bigint, b: bigint) {
   return a < b ? a : b
@@ -125,51 +141,6 @@ async function firstBlockAt(call: Call, head: bigint, time: number): Promise<big
     else high = middle
   }
   return low
-}
-
-async function tokenLogs(
-  call: Call,
-  tokens: Token[],
-  addresses: string[],
-  from: bigint,
-  to: bigint,
-  range: bigint
-): Promise<TransferLog[]> {
-  const logs: TransferLog[] = []
-  for (let start = from; start <= to; start += range) {
-    const end = min(to, start + range - 1n)
-    logs.push(...(await logsSplitting(call, tokens, addresses, start, end)))
-  }
-  return logs
-}
-
-async function logsSplitting(
-  call: Call,
-  tokens: Token[],
-  addresses: string[],
-  from: bigint,
-  to: bigint
-): Promise<TransferLog[]> {
-  try {
-    return (await call((client) =>
-      client.getLogs({
-        address: tokens.map((token) => token.contract as `0x${string}`),
-        event: TRANSFER_EVENT,
-        args: { to: addresses as `0x${string}`[] },
-        fromBlock: from,
-        toBlock: to,
-        strict: true,
-      })
-    )) as TransferLog[]
-  } catch (error) {
-    const text = `${(error as Error).message} ${String((error as { cause?: Error }).cause?.message ?? '')}`
-    if (from === to || !RANGE_REFUSED.test(text)) throw error
-    const middle = (from + to) / 2n
-    return [
-      ...(await logsSplitting(call, tokens, addresses, from, middle)),
-      ...(await logsSplitting(call, tokens, addresses, middle + 1n, to)),
-    ]
-  }
 }
 
 async function nativeTransfers(

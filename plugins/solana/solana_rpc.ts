@@ -32,6 +32,13 @@ export type SignatureInfo = {
   confirmationStatus: string | null
 }
 
+export type SignatureStatus = {
+  /** Blocks built since the transaction's block was confirmed; null once finalized. */
+  confirmations: number | null
+  confirmationStatus: string | null
+  err: unknown
+}
+
 /**
  * The JSON-RPC calls the Solana plugin makes, each through the chain's
  * failover pool (a failing endpoint is cooled down and the next one asked)
@@ -65,6 +72,31 @@ export class SolanaRpc {
         err: row.err,
         confirmationStatus: row.confirmationStatus,
       }))
+    })
+  }
+
+  /**
+   * Where each signature stands now (null: unknown to the node, e.g.
+   * dropped with its fork); at most 256 signatures a call.
+   */
+  signatureStatuses(signatures: Signature[]): Promise<Map<string, SignatureStatus | null>> {
+    return this.pool.call(async (url) => {
+      const answer = await clientFor(url).getSignatureStatuses(signatures).send({ abortSignal: this.#signal() })
+      const statuses = new Map<string, SignatureStatus | null>()
+      signatures.forEach((entry, index) => {
+        const status = answer.value[index]
+        statuses.set(
+          entry,
+          status
+            ? {
+                confirmations: status.confirmations === null ? null : Number(status.confirmations),
+                confirmationStatus: status.confirmationStatus,
+                err: status.err,
+              }
+            : null
+        )
+      })
+      return statuses
     })
   }
 

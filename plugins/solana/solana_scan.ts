@@ -13,6 +13,7 @@ import {
   type JsonParsedTransaction,
   type TokenAccountOwners,
 } from '#plugins/solana/solana_transfers'
+import { unconfirmedSolana } from '#plugins/solana/solana_unconfirmed'
 
 /**
  * Where the scan of one watched account stands.
@@ -179,6 +180,8 @@ async function transfersOf(
  * RPC calls: one getSignaturesForAddress per watched account (more only
  * when it has more new signatures than a page), one getTransaction per new
  * successful signature. Nothing depends on the number of open orders.
+ * When finality is awaited, the newer `confirmed` signatures are looked at
+ * too (solana_unconfirmed.ts) and reported as `unconfirmed`, never paid.
  */
 export async function scanSolana(
   context: ScanContext,
@@ -228,5 +231,37 @@ export async function scanSolana(
       })
     }
   }
-  return { transfers, cursor, caughtUp }
+  const unconfirmed = await unconfirmedOf(context, rpc, commitment, caughtUp, watched, cursor, known)
+  return { transfers, unconfirmed, cursor, caughtUp }
+}
+
+/**
+ * Confirmed-but-not-finalized transfers, for the payer's "payment seen"
+ * state, when the chain waits for `finalized` (with `confirmed` enough,
+ * nothing waits: []). None while an account is behind, and none when they
+ * cannot be read (the scan itself must not fail for them).
+ */
+async function unconfirmedOf(
+  context: ScanContext,
+  rpc: SolanaRpc,
+  commitment: SolanaCommitment,
+  caughtUp: boolean,
+  watched: WatchedAccount[],
+  cursor: SolanaCursor,
+  known: TokenAccountOwners
+): Promise<ObservedTransfer[] | undefined> {
+  if (commitment === 'confirmed') return []
+  if (!caughtUp) return undefined
+  try {
+    return await unconfirmedSolana(
+      rpc,
+      watched.map((entry) => ({ account: entry.account, until: cursor.accounts[entry.account]?.until ?? null })),
+      known,
+      new Set(context.addresses),
+      new Set(context.tokens.map((token) => token.contract))
+    )
+  } catch (error) {
+    logger.warn({ network: context.chain.network, err: error }, 'unconfirmed solana transfers could not be read')
+    return undefined
+  }
 }

@@ -11,6 +11,7 @@ import {
 import { scanTon } from '#plugins/ton/ton_scan'
 import { verifyTonReference } from '#plugins/ton/ton_verify'
 import { tonPaymentUri } from '#plugins/ton/ton_payment_uri'
+import { parseTonReference } from '#plugins/ton/ton_references'
 
 /**
  * TON: raw (`0:<64 hex>`) or user-friendly (48 base64 characters) form.
@@ -47,6 +48,11 @@ export class TonFamily implements ChainFamily {
     return parsed.toString({ urlSafe: true, bounceable: true, testOnly })
   }
 
+  /**
+   * Confirmed transactions only: toncenter serves transactions of blocks
+   * the masterchain has referenced, which are final; there is nothing
+   * "seen but not yet deep enough" to report (no `unconfirmed`).
+   */
   scan(context: ScanContext): Promise<ScanResult> {
     return scanTon(context)
   }
@@ -57,5 +63,14 @@ export class TonFamily implements ChainFamily {
 
   paymentUri(context: PaymentUriContext): string {
     return tonPaymentUri(context)
+  }
+
+  /** Explorers (tonviewer, tonscan) find a transaction by its hash alone. */
+  explorerReference(reference: string): string {
+    try {
+      return parseTonReference(reference).hash
+    } catch {
+      return reference
+    }
   }
 }

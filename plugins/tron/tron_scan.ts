@@ -47,9 +47,17 @@ type Candidate = {
  * further pages), and one receipt lookup per TRC-20 transfer not reported
  * before — never anything per open order.
  *
- * Only solidified data is listed (only_confirmed=true), and a transfer is
- * reported once its depth (head − block + 1) also reaches the chain's
+ * A transfer is reported once its block is solidified (newer than the
+ * solid head: not yet; a TRC-20 transfer also needs its solidified
+ * receipt) and its depth (head − block + 1) reaches the chain's
  * `confirmations`; until then its stream resumes from its time.
+ *
+ * The listings include unsolidified rows (only_confirmed is not sent):
+ * those and the solidified ones not yet deep enough are returned as
+ * `unconfirmed`, for the payer's "payment seen" state only. Extra cost:
+ * none for the listings; one full-node receipt lookup per unsolidified
+ * TRC-20 transfer to a watched address per run (about a minute of runs
+ * per payment until it solidifies).
  */
 export async function scanTron(context: ScanContext): Promise<ScanResult> {
   const client = new TronGridClient(context.rpc, context.rpc.apiKey)
@@ -62,9 +70,11 @@ export async function scanTron(context: ScanContext): Promise<ScanResult> {
   const headNumber = Math.max(head.number, solid.number)
 
   const transfers: ObservedTransfer[] = []
+  const unconfirmed: ObservedTransfer[] = []
   const reported = { ...cursor.reported }
   const lagging: Record<string, number> = {}
   const receipts = new Map<string, Promise<TronTransactionInfo | null>>()
+  const recentReceipts = new Map<string, Promise<TronTransactionInfo | null>>()
   let caughtUp = true
 
   for (const stream of streamsOf(context)) {
@@ -80,9 +90,13 @@ export async function scanTron(context: ScanContext): Promise<ScanResult> {
       // Reported by an earlier run (the core has it); two transfers of one
       // transaction found in this run are both reported.
       if (cursor.reported[key] !== undefined) continue
-      const transfer = await confirm(client, receipts, candidate, headNumber)
+      // A block newer than the solid head is not solidified: no solidified receipt to ask for.
+      const solidified = candidate.timestamp <= solid.timestamp
+      const transfer = solidified ? await confirm(client, receipts, candidate, headNumber, solid.number) : null
       if (!transfer || transfer.confirmations < context.chain.confirmations) {
         next = Math.min(next, candidate.timestamp)
+        const seen = transfer ?? (await unsolidified(client, recentReceipts, candidate, headNumber))
+        if (seen?.success) unconfirmed.push(seen)
         continue
       }
       transfers.push(transfer)
@@ -93,7 +107,8 @@ export async function scanTron(context: ScanContext): Promise<ScanResult> {
 
   const oldest = Math.min(since, ...Object.values(lagging))
   const nextCursor: TronScanCursor = { since, lagging, reported: pruneReported(reported, oldest) }
-  return { transfers, cursor: nextCursor, caughtUp }
+  // A stream cut short at its page bound did not reach its newest rows: no unconfirmed picture this run.
+  return { transfers, unconfirmed: caughtUp ? unconfirmed : undefined, cursor: nextCursor, caughtUp }
 }
 
 function streamsOf(context: ScanContext): Stream[] {
@@ -196,7 +211,8 @@ async function confirm(
   client: TronGridClient,
   receipts: Map<string, Promise<TronTransactionInfo | null>>,
   candidate: Candidate,
-  headNumber: number
+  headNumber: number,
+  solidNumber: number
 ): Promise<ObservedTransfer | null> {
   let blockNumber = candidate.blockNumber
   let success = candidate.success
@@ -205,7 +221,45 @@ async function confirm(
     const info = await receipts.get(candidate.txid)!
     if (!info) return null
     blockNumber = info.blockNumber
-    success = success ?? (info.result !== 'FAILED' && (info.receipt?.result ?? 'SUCCESS') === 'SUCCESS')
+    success = success ?? receiptSucceeded(info)
+  }
+  // The listing includes unsolidified rows: a block above the solid head is not final yet.
+  if (blockNumber > solidNumber) return null
+  return {
+    reference: candidate.txid,
+    to: candidate.to,
+    contract: candidate.contract,
+    amount: candidate.amount,
+    timestamp: candidate.timestamp,
+    confirmations: Math.max(0, headNumber - blockNumber + 1),
+    success,
+  }
+}
+
+function receiptSucceeded(info: TronTransactionInfo) {
+  return info.result !== 'FAILED' && (info.receipt?.result ?? 'SUCCESS') === 'SUCCESS'
+}
+
+/**
+ * A listed transfer whose block is not solidified yet, with its depth as
+ * the full node sees it (TRC-20 rows carry no block number: the node's
+ * receipt, once per transaction per run). Null when the node does not
+ * have it (yet, or any more).
+ */
+async function unsolidified(
+  client: TronGridClient,
+  receipts: Map<string, Promise<TronTransactionInfo | null>>,
+  candidate: Candidate,
+  headNumber: number
+): Promise<ObservedTransfer | null> {
+  let blockNumber = candidate.blockNumber
+  let success = candidate.success
+  if (blockNumber === null || success === null) {
+    if (!receipts.has(candidate.txid)) receipts.set(candidate.txid, client.transactionInfo(candidate.txid, false))
+    const info = await receipts.get(candidate.txid)!
+    if (!info) return null
+    blockNumber = info.blockNumber
+    success = success ?? receiptSucceeded(info)
   }
   return {
     reference: candidate.txid,

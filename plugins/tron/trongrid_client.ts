@@ -98,14 +98,15 @@ export class TronGridClient {
   }
 
   /**
-   * Confirmed incoming TRC-20 transfers of one token to `address` since
+   * Incoming TRC-20 transfers of one token to `address` since
    * `minTimestamp`, oldest first (so a bounded run can stop anywhere and
-   * resume from the last time it saw).
+   * resume from the last time it saw). Solidified or not: only_confirmed
+   * is not sent, the scanner tells them apart by the solid head (the
+   * unsolidified ones are only "seen", never paid on).
    */
   async incomingTrc20(address: string, contract: string, minTimestamp: number, fingerprint: string | null) {
     return this.#page<Trc20TransferRow>(`/v1/accounts/${address}/transactions/trc20`, {
       only_to: 'true',
-      only_confirmed: 'true',
       limit: String(PAGE_SIZE),
       min_timestamp: String(minTimestamp),
       contract_address: contract,
@@ -114,11 +115,10 @@ export class TronGridClient {
     })
   }
 
-  /** Confirmed transactions to `address` since `minTimestamp`, oldest first (native TRX). */
+  /** Transactions to `address` since `minTimestamp`, oldest first (native TRX); solidified or not, as above. */
   async incomingTransactions(address: string, minTimestamp: number, fingerprint: string | null) {
     return this.#page<TronTransaction>(`/v1/accounts/${address}/transactions`, {
       only_to: 'true',
-      only_confirmed: 'true',
       limit: String(PAGE_SIZE),
       min_timestamp: String(minTimestamp),
       order_by: 'block_timestamp,asc',

@@ -21,6 +21,8 @@ export class FakeFamily implements ChainFamily {
   lookups: string[] = []
   /** What the next scan returns (then emptied); `failScan` makes it throw. */
   pending: ObservedTransfer[] = []
+  /** What every scan reports as not yet confirmed (kept until changed); undefined: the family did not look. */
+  unconfirmed: ObservedTransfer[] | undefined = undefined
   failScan: string | null = null
   scans: ScanContext[] = []
 
@@ -39,7 +41,7 @@ export class FakeFamily implements ChainFamily {
     const transfers = this.pending
     this.pending = []
     const previous = (context.cursor as { scans: number } | null)?.scans ?? 0
-    return { transfers, cursor: { scans: previous + 1 }, caughtUp: true }
+    return { transfers, unconfirmed: this.unconfirmed, cursor: { scans: previous + 1 }, caughtUp: true }
   }
 
   paymentUri(context: { order: { receiveAddress: string; actualAmount: string } }) {
@@ -98,6 +100,7 @@ export async function installFakeChain(confirmations = 1) {
   fakeFamily.transactions.clear()
   fakeFamily.lookups = []
   fakeFamily.pending = []
+  fakeFamily.unconfirmed = undefined
   fakeFamily.scans = []
   fakeFamily.failScan = null
 }

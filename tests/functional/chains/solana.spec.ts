@@ -385,6 +385,12 @@ test.group('Solana: scanning', (group) => {
     client,
     assert,
   }) => {
+    // the node's default is finalized: @solana/kit leaves it out
+    const signatureQueries = (commitment: string) =>
+      server.calls.filter(
+        (call) =>
+          call.method === 'getSignaturesForAddress' && ((call.params[1] as any)?.commitment ?? 'finalized') === commitment
+      ).length
     const fixture = await prepareSolana(server)
     const orders: Order[] = []
     for (let index = 0; index < 5; index++) orders.push(await solanaOrder(client, 'usdt'))
@@ -393,13 +399,16 @@ test.group('Solana: scanning', (group) => {
     server.calls = []
     await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits(orders[3].actualAmount))
     assert.equal((await scanSolana()).paid, 1)
-    // watched: the wallet (SOL), its USDT account, its USDC account
-    assert.equal(server.count('getSignaturesForAddress'), 3)
+    // watched: the wallet (SOL), its USDT account, its USDC account; each
+    // also asked once for newer `confirmed` signatures (payment sightings)
+    assert.equal(signatureQueries('finalized'), 3)
+    assert.equal(signatureQueries('confirmed'), 3)
     assert.equal(server.count('getTransaction'), 1)
 
     server.calls = []
     await scanSolana()
-    assert.equal(server.count('getSignaturesForAddress'), 3)
+    assert.equal(signatureQueries('finalized'), 3)
+    assert.equal(signatureQueries('confirmed'), 3)
     assert.equal(server.count('getTransaction'), 0)
   })
 

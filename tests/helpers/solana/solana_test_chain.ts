@@ -327,6 +327,13 @@ export class SolanaTestChain {
     return balances
   }
 
+  /** A fork dropped a transaction that was confirmed but never finalized. */
+  drop(signature: string) {
+    const index = this.records.findIndex((record) => record.signature === signature)
+    if (index === -1 || this.records[index].slot <= this.finalizedSlot) throw new Error(`cannot drop ${signature}`)
+    this.records.splice(index, 1)
+  }
+
   find(signature: string) {
     return this.records.find((record) => record.signature === signature) ?? null
   }

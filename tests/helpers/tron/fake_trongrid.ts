@@ -163,6 +163,13 @@ export class FakeTronGrid {
     })
   }
 
+  /** A fork drops a transaction of a block not solidified yet (it was never final). */
+  drop(txid: string) {
+    const entry = this.ledger.find((candidate) => candidate.txid === txid)
+    if (!entry || this.isSolid(entry)) throw new Error(`cannot drop ${txid}: unknown or solidified`)
+    this.ledger = this.ledger.filter((candidate) => candidate !== entry)
+  }
+
   /** TronGrid's index catches up with every transaction. */
   indexAll() {
     for (const entry of this.ledger) entry.indexed = true
