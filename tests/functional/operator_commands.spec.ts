@@ -278,5 +278,5 @@ test.group('Operator commands: settings and orders', (group) => {
     const accepted = await runAce(['wallet:add', 'tron', TRON_WALLET])
     assert.equal(accepted.code, 0, accepted.stderr)
     assert.match(accepted.stdout, /Added wallet/)
-  }).timeout(30_000)
+  }).timeout(90_000)
 })
