@@ -8,7 +8,11 @@ import server from '@adonisjs/core/services/server'
 
 server.errorHandler(() => import('#exceptions/handler'))
 
-server.use([() => import('#middleware/request_id_middleware')])
+server.use([
+  () => import('#middleware/request_id_middleware'),
+  // public/assets: the cashier's stylesheet and script
+  () => import('@adonisjs/static/static_middleware'),
+])
 
 router.use([() => import('@adonisjs/core/bodyparser_middleware')])
 
