@@ -75,7 +75,7 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 
 /** Page width wider than the viewport means a horizontal scroll: a broken layout. */
 export async function horizontalOverflow(page: Page): Promise<number> {
-  return page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+  return page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth')
 }
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
@@ -89,14 +89,14 @@ export type AxeViolation = { id: string; impact: string | null; help: string; no
  */
 export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> {
   await page.evaluate(axeSource)
-  const violations: AxeViolation[] = await page.evaluate(async () => {
-    const result = await (window as any).axe.run(document, { resultTypes: ['violations'] })
-    return result.violations.map((violation: any) => ({
+  const violations: AxeViolation[] = await page.evaluate(`(async () => {
+    const result = await axe.run(document, { resultTypes: ['violations'] })
+    return result.violations.map((violation) => ({
       id: violation.id,
       impact: violation.impact,
       help: violation.help,
-      nodes: violation.nodes.map((node: any) => ({ target: node.target })),
+      nodes: violation.nodes.map((node) => ({ target: node.target })),
     }))
-  })
+  })()`)
   return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
 }
