@@ -58,6 +58,7 @@ export async function cashierPage(order: Order, language: Language, now = Date.n
   const state = stateOf(order, now)
 
   const pay = order.isOnChain && state === 'pay' ? await payTarget(order, t) : null
+  const paidAmount = order.isOnChain ? pay?.amount ?? (await amountOf(order)) : ''
   const isParent = order.parentId === null
   const open = order.status === OrderStatus.WAITING || order.status === OrderStatus.SELECTING
   const canChoose = isParent && open && state !== 'expired'
@@ -79,6 +80,7 @@ export async function cashierPage(order: Order, language: Language, now = Date.n
     order: data,
     fiat: { amount: order.amount, currency: order.currency },
     pay,
+    paidAmount,
     providerUrl: order.isProviderOrder ? order.paymentUrl : '',
     canChoose,
     choices,
@@ -117,6 +119,11 @@ async function payTarget(order: Order, t: Translate): Promise<PayTarget> {
     addressQr: await qrSvg(order.receiveAddress, t('pay.address_qr_label')),
     tonReferences: chain?.family === 'ton',
   }
+}
+
+async function amountOf(order: Order): Promise<string> {
+  const token = await Token.query().where('network', order.network).where('symbol', order.token).first()
+  return displayAmount(order.actualAmount, token?.amountPrecision ?? 0)
 }
 
 /**
