@@ -20,6 +20,7 @@ export default defineConfig({
     () => import('@adonisjs/limiter/limiter_provider'),
     () => import('adonisjs-scheduler/scheduler_provider'),
     () => import('#providers/plugins_provider'),
+    () => import('@adonisjs/static/static_provider'),
   ],
 
   preloads: [
@@ -41,6 +42,12 @@ export default defineConfig({
         name: 'functional',
         timeout: 60000,
       },
+      {
+        // The cashier page in Debian's Chromium (playwright-core); see tests/helpers/browser.ts.
+        files: ['tests/browser/**/*.spec.ts'],
+        name: 'browser',
+        timeout: 120000,
+      },
     ],
     forceExit: false,
   },
@@ -48,6 +55,14 @@ export default defineConfig({
   metaFiles: [
     {
       pattern: 'resources/views/**/*.edge',
+      reloadServer: false,
+    },
+    {
+      pattern: 'public/**',
+      reloadServer: false,
+    },
+    {
+      pattern: 'resources/lang/**',
       reloadServer: false,
     },
   ],

@@ -11,6 +11,8 @@ server.errorHandler(() => import('#exceptions/handler'))
 server.use([
   () => import('#middleware/request_id_middleware'),
   () => import('#middleware/body_limit_middleware'),
+  // public/assets: the cashier's stylesheet and script
+  () => import('@adonisjs/static/static_middleware'),
 ])
 
 router.use([() => import('@adonisjs/core/bodyparser_middleware')])

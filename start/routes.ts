@@ -17,6 +17,8 @@ const CashierController = () => import('#controllers/cashier_controller')
 const PaymentTargetController = () => import('#controllers/payment_target_controller')
 const PaymentUriController = () => import('#controllers/payment_uri_controller')
 const PaymentProgressController = () => import('#controllers/payment_progress_controller')
+const CashierPageController = () => import('#controllers/cashier_page_controller')
+const PaymentReturnController = () => import('#controllers/payment_return_controller')
 const CompatOrdersController = () => import('#plugins/compat/compat_orders_controller')
 const ProviderNotifyController = () => import('#plugins/provider/provider_notify_controller')
 
@@ -48,6 +50,10 @@ router
     router.post('/submit-tx-hash/:trade_id', [PaymentTargetController, 'submitTxHash'])
     router.get('/payment-uri/:trade_id', [PaymentUriController, 'show'])
     router.get('/payment-progress/:trade_id', [PaymentProgressController, 'show'])
+    router.get('/return/:trade_id', [PaymentReturnController, 'show'])
   })
   .prefix('/pay')
   .use(middleware.throttle({ bucket: 'cashier' }))
+
+// The payer's page (HTML); its stylesheet and script are static files under public/assets.
+router.get('/cashier/:trade_id', [CashierPageController, 'show']).use(middleware.throttle({ bucket: 'cashier' }))

@@ -16,6 +16,12 @@ export type CallbackRequest = {
 export interface CallbackFormat {
   readonly name: string
   build(order: Order, apiKey: ApiKey): CallbackRequest
+  /**
+   * Where the payer goes back to the shop once `order` is paid
+   * (GET /pay/return/{trade_id}): native returns to redirect_url as given,
+   * compat adds the EPay return parameters, signed like its callback.
+   */
+  returnUrl(order: Order, apiKey: ApiKey): string
 }
 
 export class CallbackFormatRegistry {

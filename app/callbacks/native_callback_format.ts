@@ -36,4 +36,8 @@ export class NativeCallbackFormat implements CallbackFormat {
       body: JSON.stringify(body),
     }
   }
+
+  returnUrl(order: Order): string {
+    return order.redirectUrl
+  }
 }

@@ -1,50 +1,10 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import settings from '#settings/settings_service'
-import assetCatalog from '#services/asset_catalog'
+import { publicConfig } from '#services/public_config'
 import { ok } from '#support/envelope'
-import { SERVICE_VERSION } from '#support/version'
 
 export default class ConfigController {
   /** GET /payments/native/v1/config */
   async show(ctx: HttpContext) {
-    const [supportedAssets, site, compat, provider] = await Promise.all([
-      assetCatalog.supportedAssets(),
-      this.#site(),
-      this.#compat(),
-      this.#provider(),
-    ])
-    return ok(ctx, {
-      supported_assets: supportedAssets,
-      site,
-      compat,
-      provider,
-      version: SERVICE_VERSION,
-    })
-  }
-
-  async #site() {
-    return {
-      cashier_name: await settings.get('site.cashier_name'),
-      logo_url: await settings.get('site.logo_url'),
-      website_title: await settings.get('site.website_title'),
-      support_link: await settings.get('site.support_link'),
-      background_color: await settings.get('site.background_color'),
-      background_image_url: await settings.get('site.background_image_url'),
-    }
-  }
-
-  async #compat() {
-    return {
-      default_token: await settings.get('compat.default_token'),
-      default_currency: await settings.get('compat.default_currency'),
-      default_network: await settings.get('compat.default_network'),
-    }
-  }
-
-  async #provider() {
-    return {
-      enabled: await settings.get('provider.enabled'),
-      allow_tokens: await settings.get('provider.allow_tokens'),
-    }
+    return ok(ctx, await publicConfig())
   }
 }

@@ -7,12 +7,22 @@ import { compatSignature } from '#support/signing'
 /**
  * Compat callback: GET notify_url with the EPay fields, MD5-signed with the
  * order's API key secret, money with four decimals, `type` as the order
- * gave it, else alipay.
+ * gave it, else alipay. The payer's return to return_url carries the same
+ * signed fields, as EPay shop plugins verify the return like the notification.
  */
 export class CompatCallbackFormat implements CallbackFormat {
   readonly name = 'compat'
 
   build(order: Order, apiKey: ApiKey): CallbackRequest {
+    return { method: 'GET', url: withQuery(order.notifyUrl, this.signedParams(order, apiKey)), headers: {}, body: null }
+  }
+
+  returnUrl(order: Order, apiKey: ApiKey): string {
+    return withQuery(order.redirectUrl, this.signedParams(order, apiKey))
+  }
+
+  /** The EPay success fields with `sign` and `sign_type`. */
+  signedParams(order: Order, apiKey: ApiKey): URLSearchParams {
     const params: Record<string, string> = {
       pid: apiKey.pid,
       trade_no: order.tradeId,
@@ -24,8 +34,11 @@ export class CompatCallbackFormat implements CallbackFormat {
       money: toFixedDigits(order.amount, 4),
       trade_status: 'TRADE_SUCCESS',
     }
-    const query = new URLSearchParams({ ...params, sign: compatSignature(params, apiKey.signingSecret()), sign_type: 'MD5' })
-    const separator = order.notifyUrl.includes('?') ? '&' : '?'
-    return { method: 'GET', url: `${order.notifyUrl}${separator}${query.toString()}`, headers: {}, body: null }
+    return new URLSearchParams({ ...params, sign: compatSignature(params, apiKey.signingSecret()), sign_type: 'MD5' })
   }
+}
+
+function withQuery(url: string, query: URLSearchParams): string {
+  const separator = url.includes('?') ? '&' : '?'
+  return `${url}${separator}${query.toString()}`
 }

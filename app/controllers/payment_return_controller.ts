@@ -1,0 +1,33 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import Order, { OrderStatus } from '#models/order'
+import ApiKey from '#models/api_key'
+import callbackFormats from '#callbacks/callback_format'
+import { orderByTradeId } from '#services/order_lookup'
+
+/**
+ * GET /pay/return/:trade_id: where the cashier sends the payer back to the
+ * shop. Once paid, to the order's return address in the order's callback
+ * format (compat: return_url plus the EPay fields, signed like the compat
+ * callback; native: redirect_url as given). Before payment, or without a
+ * return address, back to the cashier.
+ */
+export default class PaymentReturnController {
+  async show({ params, response }: HttpContext) {
+    const cashier = `/cashier/${encodeURIComponent(String(params.trade_id))}`
+    // An unknown trade_id ends on the cashier's not-found page, not on JSON.
+    const order = await orderByTradeId(params.trade_id).catch(() => null)
+    if (!order) return response.redirect().status(302).toPath(cashier)
+    // A paid child pays its parent, and the merchant knows the parent.
+    const merchantOrder = order.parentId !== null ? await Order.findOrFail(order.parentId) : order
+    if (merchantOrder.status !== OrderStatus.PAID || merchantOrder.redirectUrl === '') {
+      return response.redirect().status(302).toPath(cashier)
+    }
+    const apiKey =
+      merchantOrder.apiKeyId !== null ? await ApiKey.find(merchantOrder.apiKeyId) : await ApiKey.findBy('pid', merchantOrder.pid)
+    // Without its key the return cannot be signed: the shop gets the plain URL.
+    const target = apiKey
+      ? callbackFormats.get(callbackFormats.nameFor(merchantOrder)).returnUrl(merchantOrder, apiKey)
+      : merchantOrder.redirectUrl
+    return response.redirect().status(302).toPath(target)
+  }
+}

@@ -1,0 +1,23 @@
+import type Order from '#models/order'
+import Chain from '#models/chain'
+import Token from '#models/token'
+import chainRegistry from '#chains/chain_registry'
+import BusinessError from '#exceptions/business_error'
+import { ErrorCode } from '#exceptions/error_codes'
+
+/**
+ * The wallet URI of an order's target, amount included (EIP-681, Solana
+ * Pay, ton://transfer, tron:), or the hosted link of a provider order. The
+ * payment-uri endpoint and the cashier page's QR code both use it, so the
+ * QR always encodes what the endpoint says.
+ */
+export async function paymentUriOf(order: Order): Promise<string> {
+  if (order.isProviderOrder) return order.paymentUrl
+  if (!order.isOnChain) {
+    throw new BusinessError(ErrorCode.NOT_WAITING, 'Order is not waiting for payment: choose a network and token first')
+  }
+  const chain = await Chain.findByOrFail('network', order.network)
+  const token = await Token.query().where('network', order.network).where('symbol', order.token).firstOrFail()
+  const family = chainRegistry.find(chain.family)
+  return family?.paymentUri ? family.paymentUri({ chain, token, order }) : order.receiveAddress
+}

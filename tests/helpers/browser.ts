@@ -1,0 +1,102 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import app from '@adonisjs/core/services/app'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+
+/**
+ * Debian's Chromium driven by playwright-core (no browser download: `.ci/run`
+ * installs the `chromium` package when /usr/bin/chromium is missing).
+ */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+
+export const PHONE = { width: 360, height: 740 }
+export const NARROW_PHONE = { width: 320, height: 640 }
+export const DESKTOP = { width: 1280, height: 860 }
+
+let shared: Browser | null = null
+
+export async function launchBrowser(): Promise<Browser> {
+  if (shared?.isConnected()) return shared
+  if (!existsSync(CHROMIUM_PATH)) {
+    throw new Error(`Chromium not found at ${CHROMIUM_PATH}: apt-get install -y chromium (bash .ci/run does it)`)
+  }
+  shared = await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  })
+  return shared
+}
+
+export async function closeBrowser() {
+  const browser = shared
+  shared = null
+  if (browser) await browser.close()
+}
+
+/** A fresh context (own cookies) at a viewport, English unless told. */
+export async function newPage(
+  viewport = PHONE,
+  options: { locale?: string; colorScheme?: 'light' | 'dark'; init?: string } = {}
+): Promise<{ context: BrowserContext; page: Page }> {
+  const browser = await launchBrowser()
+  const context = await browser.newContext({
+    viewport,
+    locale: options.locale ?? 'en-US',
+    colorScheme: options.colorScheme ?? 'light',
+    baseURL: process.env.APP_URL,
+    permissions: ['clipboard-read', 'clipboard-write'],
+  })
+  // Nothing leaves this machine: any other host answers from here.
+  await context.route(/^https?:\/\/(?!127\.0\.0\.1)/, (route) =>
+    route.fulfill({ status: 200, contentType: 'text/html', body: '<title>outside</title><p>outside page</p>' })
+  )
+  if (options.init) await context.addInitScript(options.init)
+  const page = await context.newPage()
+  return { context, page }
+}
+
+/** Saves a screenshot under tmp/screenshots/ (git-ignored) and returns its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  const dir = app.makePath('tmp', 'screenshots')
+  mkdirSync(dir, { recursive: true })
+  const file = join(dir, `${name}.png`)
+  await page.screenshot({ path: file, fullPage: true })
+  return file
+}
+
+/** Page width wider than the viewport means a horizontal scroll: a broken layout. */
+export async function horizontalOverflow(page: Page): Promise<number> {
+  return page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth')
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+export type AxeViolation = { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }
+
+/**
+ * axe-core run inside the page (evaluated through the DevTools protocol,
+ * so the page's CSP, which forbids inline script, is left as it is).
+ * Returns the serious and critical violations.
+ */
+export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> {
+  await page.evaluate(axeSource)
+  const violations: AxeViolation[] = await page.evaluate(`(async () => {
+    const result = await axe.run(document, { resultTypes: ['violations'] })
+    return result.violations.map((violation) => ({
+      id: violation.id,
+      impact: violation.impact,
+      help: violation.help,
+      nodes: violation.nodes.map((node) => ({ target: node.target })),
+    }))
+  })()`)
+  return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+}

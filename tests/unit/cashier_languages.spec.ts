@@ -1,0 +1,53 @@
+import { test } from '@japa/runner'
+import { readdirSync } from 'node:fs'
+import app from '@adonisjs/core/services/app'
+import { LANGUAGES, messagesOf, translator } from '#cashier/languages'
+
+const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((match) => match[1]).sort()
+
+test.group('Cashier translations', () => {
+  test('one file per language, and no other', ({ assert }) => {
+    const files = readdirSync(app.makePath('resources', 'lang')).filter((name) => name.endsWith('.json'))
+    assert.sameMembers(files, LANGUAGES.map((code) => `${code}.json`))
+  })
+
+  test('every key of English exists in every language, and no extra key', ({ assert }) => {
+    const english = Object.keys(messagesOf('en')).sort()
+    for (const language of LANGUAGES) {
+      const keys = Object.keys(messagesOf(language)).sort()
+      assert.deepEqual(
+        { language, missing: english.filter((key) => !keys.includes(key)), extra: keys.filter((key) => !english.includes(key)) },
+        { language, missing: [], extra: [] }
+      )
+    }
+  })
+
+  test('every text is non-empty and keeps the placeholders of English', ({ assert }) => {
+    const english = messagesOf('en')
+    for (const language of LANGUAGES) {
+      const messages = messagesOf(language)
+      for (const [key, text] of Object.entries(english)) {
+        assert.isString(messages[key], `${language} ${key}`)
+        assert.isAbove(messages[key].trim().length, 0, `${language} ${key}`)
+        assert.deepEqual(placeholders(messages[key]), placeholders(text), `${language} ${key}`)
+      }
+    }
+  })
+
+  test('every language names itself differently in the switcher', ({ assert }) => {
+    const names = LANGUAGES.map((code) => messagesOf(code).language_name)
+    assert.equal(new Set(names).size, LANGUAGES.length)
+  })
+
+  test('the spec errors a payer can meet have a sentence', ({ assert }) => {
+    for (const code of [10003, 10005, 10006, 10007, 10008, 10011, 10012, 10013, 10014, 10016, 10017, 10018, 10019]) {
+      assert.isString(messagesOf('en')[`error.${code}`], String(code))
+    }
+  })
+
+  test('the translator fills placeholders and falls back to the key', ({ assert }) => {
+    const t = translator('ru')
+    assert.equal(t('confirming.progress', { n: 3, m: 12 }), 'Платёж найден, 3 из 12 подтверждений')
+    assert.equal(t('no.such.key'), 'no.such.key')
+  })
+})
