@@ -30,7 +30,10 @@ export default class ChainSet extends OperatorCommand {
   @flags.string({ description: 'Name shown to payers' })
   declare displayName?: string
 
-  @flags.string({ description: 'API key of the RPC service (TronGrid: TRON-PRO-API-KEY); "" clears it' })
+  @flags.string({
+    description: 'API key of the RPC service (TronGrid: TRON-PRO-API-KEY); "" clears it',
+    allowEmptyValue: true,
+  })
   declare apiKey?: string
 
   @flags.string({

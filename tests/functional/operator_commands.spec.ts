@@ -271,6 +271,15 @@ test.group('Operator commands: settings and orders', (group) => {
     assert.equal((await run(OrdersClose, ['nope'])).exitCode, 1)
   })
 
+  test('chain:set --api-key "" clears the key (run as a process)', async ({ assert }) => {
+    const set = await runAce(['chain:set', 'tron', '--api-key', 'tron-key-0123'])
+    assert.equal(set.code, 0, set.stderr + set.stdout)
+    assert.equal((await Chain.findByOrFail('network', 'tron')).rpcApiKey(), 'tron-key-0123')
+    const cleared = await runAce(['chain:set', 'tron', '--api-key', ''])
+    assert.equal(cleared.code, 0, cleared.stderr + cleared.stdout)
+    assert.equal((await Chain.findByOrFail('network', 'tron')).rpcApiKey(), '')
+  }).timeout(90_000)
+
   test('commands exit non-zero with the message on stderr when run as processes', async ({ assert }) => {
     const refused = await runAce(['wallet:add', 'tron', 'not-an-address'])
     assert.equal(refused.code, 1)
