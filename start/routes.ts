@@ -10,14 +10,13 @@
 */
 import router from '@adonisjs/core/services/router'
 import { middleware } from '#start/kernel'
+import pluginRegistry from '#app_plugins/plugin_registry'
 
 const NativeOrdersController = () => import('#controllers/native_orders_controller')
 const ConfigController = () => import('#controllers/config_controller')
 const CashierController = () => import('#controllers/cashier_controller')
 const PaymentTargetController = () => import('#controllers/payment_target_controller')
 const PaymentUriController = () => import('#controllers/payment_uri_controller')
-const CompatOrdersController = () => import('#plugins/compat/compat_orders_controller')
-const ProviderNotifyController = () => import('#plugins/provider/provider_notify_controller')
 
 router
   .group(() => {
@@ -27,16 +26,8 @@ router
   })
   .prefix('/payments/native/v1')
 
-// Limited per merchant (pid) in the controller, once authenticated.
-router.route('/payments/compat/v1/order/create-transaction/submit.php', ['GET', 'POST'], [
-  CompatOrdersController,
-  'submit',
-])
-
-// The one route that accepts multipart bodies (the provider protocol allows them).
-router
-  .post('/payments/provider/v1/notify', [ProviderNotifyController, 'notify'])
-  .use([middleware.throttle({ bucket: 'notify' }), middleware.multipartFields()])
+// Each enabled plugin's routes, under /payments/<plugin>/v1 (compat, provider, ...).
+pluginRegistry.mountRoutes({ router, middleware })
 
 router
   .group(() => {

@@ -1,5 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import settings from '#settings/settings_service'
+import pluginRegistry from '#app_plugins/plugin_registry'
 import assetCatalog from '#services/asset_catalog'
 import { ok } from '#support/envelope'
 import { SERVICE_VERSION } from '#support/version'
@@ -10,8 +11,8 @@ export default class ConfigController {
     const [supportedAssets, site, compat, provider] = await Promise.all([
       assetCatalog.supportedAssets(),
       this.#site(),
-      this.#compat(),
-      this.#provider(),
+      this.#section('compat', { default_token: '', default_currency: '', default_network: '' }),
+      this.#section('provider', { enabled: false, allow_tokens: [] }),
     ])
     return ok(ctx, {
       supported_assets: supportedAssets,
@@ -33,18 +34,12 @@ export default class ConfigController {
     }
   }
 
-  async #compat() {
-    return {
-      default_token: await settings.get('compat.default_token'),
-      default_currency: await settings.get('compat.default_currency'),
-      default_network: await settings.get('compat.default_network'),
-    }
-  }
-
-  async #provider() {
-    return {
-      enabled: await settings.get('provider.enabled'),
-      allow_tokens: await settings.get('provider.allow_tokens'),
-    }
+  /**
+   * A section the spec names, answered by the plugin that serves it; when
+   * that plugin is off, its neutral value (nothing configured, not enabled).
+   */
+  async #section(name: string, fallback: unknown) {
+    const section = pluginRegistry.configSection(name)
+    return section ? section() : fallback
   }
 }

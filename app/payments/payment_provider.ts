@@ -10,7 +10,10 @@ export type ProviderPaymentRequest = {
   coin: string
   /** Crypto amount, fixed to the token precision ("12.35"). */
   amount: string
-  returnUrl: string
+  /** The order's own redirect_url, if any: where the payer goes back first. */
+  returnUrl: string | null
+  /** Our cashier page of the order: the return page of last resort. */
+  cashierUrl: string
 }
 
 export type ProviderPayment = {

@@ -2,7 +2,7 @@ import db from '@adonisjs/lucid/services/db'
 import type Order from '#models/order'
 import ProviderOrder from '#models/provider_order'
 import Token from '#models/token'
-import settings from '#settings/settings_service'
+import { ErrorCode } from '#exceptions/error_codes'
 import providers, { NotificationRejectedError, ProviderRequestError } from '#payments/payment_provider'
 import rateService from '#rates/rate_service'
 import paymentService from '#services/payment_service'
@@ -23,7 +23,14 @@ export type OpenedPayment = { amount: string; payUrl: string; providerOrderId: s
  * verified notification into a payment through the one payment path.
  */
 export class ProviderCheckout {
+  /**
+   * The payment provider answering the `provider` network. Without one
+   * (its plugin is off), the channel is refused like a disabled provider.
+   */
   get provider() {
+    if (!providers.has(PROVIDER_NETWORK)) {
+      throw new BusinessError(ErrorCode.PROVIDER_DISABLED, 'Payment provider is not enabled')
+    }
     return providers.get(PROVIDER_NETWORK)
   }
 
@@ -59,9 +66,9 @@ export class ProviderCheckout {
         notifyRaw: '',
       }
     )
-    const returnUrl = order.redirectUrl || (await settings.get('provider.return_url')) || cashierUrl(tradeId)
+    const returnUrl = order.redirectUrl || null
     try {
-      const payment = await this.provider.createPayment({ tradeId, coin: token, amount, returnUrl })
+      const payment = await this.provider.createPayment({ tradeId, coin: token, amount, returnUrl, cashierUrl: cashierUrl(tradeId) })
       record.merge({
         status: 'pending',
         providerOrderId: payment.providerOrderId,

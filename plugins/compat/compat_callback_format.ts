@@ -11,6 +11,7 @@ import { compatSignature } from '#support/signing'
  */
 export class CompatCallbackFormat implements CallbackFormat {
   readonly name = 'compat'
+  readonly paymentType = 'Compat'
 
   build(order: Order, apiKey: ApiKey): CallbackRequest {
     const params: Record<string, string> = {

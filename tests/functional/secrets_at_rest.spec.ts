@@ -1,3 +1,4 @@
+import { providerSettings } from '#plugins/provider/provider_settings'
 import { test } from '@japa/runner'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -94,9 +95,9 @@ test.group('Secrets at rest', (group) => {
     // ... the RPC pool gets the key itself ...
     assert.equal((await rpcFor(await Chain.findByOrFail('network', 'tron'))).apiKey, TRON_API_KEY)
     // ... and the settings hand out the token only encrypted.
-    assert.notEqual(await settings.get('provider.shop_token'), SHOP_TOKEN)
+    assert.notEqual(await providerSettings.get('provider.shop_token'), SHOP_TOKEN)
     assert.equal(
-      revealSecret(await settings.get('provider.shop_token'), SecretPurpose.setting('provider.shop_token')),
+      revealSecret(await providerSettings.get('provider.shop_token'), SecretPurpose.setting('provider.shop_token')),
       SHOP_TOKEN
     )
   })
