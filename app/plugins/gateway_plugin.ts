@@ -55,6 +55,7 @@ export type PluginRoutes = {
 /** A recurring job of the plugin, run by the scheduler (worker process). */
 export type PluginJob = {
   name: string
+  /** 1 to 59: a job needing longer pauses keeps its own pace (it is cheap to call). */
   everySeconds: number
   run(): Promise<void>
 }
