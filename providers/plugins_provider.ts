@@ -12,7 +12,8 @@ import pluginRegistry from '#app_plugins/plugin_registry'
 export default class PluginsProvider {
   constructor(protected app: ApplicationService) {}
 
-  async register() {
+  /** In boot(), which the application awaits (register() is not awaited). */
+  async boot() {
     callbackFormats.register(new NativeCallbackFormat())
     pluginRegistry.activate(await loadPlugins())
   }
