@@ -15,6 +15,9 @@ export class InvalidAddressError extends Error {}
  */
 export const BLOCK_TIME_SKEW_MS = 30_000
 
+/** Family options (chains.options) that the family refuses; the message says why. */
+export class InvalidOptionsError extends Error {}
+
 /** A reference that cannot be looked up (not found, malformed, node down). */
 export class TransferLookupError extends Error {}
 
@@ -52,8 +55,7 @@ export type ScanContext = {
    */
   startTime: number
   rpc: RpcPool
-  /** Largest block range per log query (EVM), and per scan run. */
-  blockRange: number
+  /** Largest number of blocks one scan run covers. */
   maxBlocksPerScan: number
 }
 
@@ -89,6 +91,14 @@ export interface ChainFamily {
 
   /** Same for a token contract / mint / jetton master address. */
   normalizeContract(contract: string): string
+
+  /**
+   * Checks a chain's options (chains.options, `chain:set --option k=v`,
+   * values given as text) and returns them normalised. Throws
+   * InvalidOptionsError naming the option and what it accepts. A family
+   * without it takes no options.
+   */
+  validateOptions?(options: Record<string, unknown>): Record<string, unknown>
 
   /**
    * Looks a transaction reference up on chain and returns the transfers it

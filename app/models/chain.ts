@@ -20,8 +20,15 @@ export default class Chain extends TimestampedRecord {
   @column()
   declare displayName: string
 
-  @integerColumn()
-  declare chainId: number | null
+  /**
+   * Family-specific settings (EVM: chainId, blockRange), as validated by
+   * the family (ChainFamily.validateOptions).
+   */
+  @column({
+    prepare: (value: Record<string, unknown>) => JSON.stringify(value ?? {}),
+    consume: (value: string | null) => (value ? (JSON.parse(value) as Record<string, unknown>) : {}),
+  })
+  declare options: Record<string, unknown>
 
   @booleanColumn()
   declare enabled: boolean

@@ -167,7 +167,7 @@ export class InstallationService {
           network: chain.network,
           family: chain.family,
           display_name: chain.displayName,
-          chain_id: (chain.options?.chainId as number | undefined) ?? null,
+          options: JSON.stringify(family.validateOptions?.(chain.options ?? {}) ?? {}),
           enabled: true,
           rpc_urls: JSON.stringify(chain.rpcUrls),
           confirmations: chain.confirmations,

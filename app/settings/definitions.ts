@@ -72,10 +72,6 @@ export const SETTINGS = {
     min: 1,
     max: 3600,
   }),
-  'chains.block_range': integerSetting(1000, 'Blocks per log query (EVM); a range the node refuses is split', {
-    min: 1,
-    max: 100000,
-  }),
   'chains.max_blocks_per_scan': integerSetting(5000, 'Blocks one scan run covers at most; a chain behind catches up over runs', {
     min: 1,
     max: 1000000,

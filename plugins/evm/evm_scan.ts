@@ -3,6 +3,7 @@ import { getAddress, type Block, type PublicClient } from 'viem'
 import type Token from '#models/token'
 import type { ObservedTransfer, ScanContext, ScanResult } from '#chains/chain_family'
 import { evmClient } from '#plugins/evm/evm_client'
+import { evmOptions } from '#plugins/evm/evm_options'
 import { fromBaseUnits } from '#support/money'
 import { TRANSFER_EVENT, tokenOfContract, type TransferLog } from '#plugins/evm/erc20_transfers'
 
@@ -22,7 +23,7 @@ const RANGE_REFUSED = /range|limit|too many|too large|exceed|10000|results|timeo
  * deepest block with `confirmations` confirmations, at most
  * `maxBlocksPerScan` blocks:
  * - token transfers: eth_getLogs of Transfer events of the enabled token
- *   contracts whose `to` is a watched address, `blockRange` blocks a call
+ *   contracts whose `to` is a watched address, `blockRange` blocks a call (chain option)
  *   (a range the node refuses is split in two);
  * - native coin: every block of the range with its transactions (batched),
  *   keeping transactions to watched addresses that succeeded.
@@ -68,7 +69,7 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
 
   const contracts = context.tokens.filter((token) => token.contract !== null)
   if (contracts.length > 0) {
-    const logs = await tokenLogs(call, contracts, context.addresses, from, to, BigInt(context.blockRange))
+    const logs = await tokenLogs(call, contracts, context.addresses, from, to, BigInt(evmOptions(context.chain).blockRange))
     for (const log of logs) {
       const token = tokenOfContract(contracts, log.address)
       if (!token || !watched.has(getAddress(log.args.to))) continue
