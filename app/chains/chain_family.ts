@@ -4,8 +4,9 @@ import type Order from '#models/order'
 import type { RpcPool } from '#chains/rpc_pool'
 
 /**
- * What the core asks of a chain family plugin (plugins/evm, plugins/tron,
- * plugins/solana, plugins/ton). The core itself knows no chain.
+ * What the core asks of a chain family plugin (one folder under plugins/,
+ * registered through app/plugins/gateway_plugin.ts). The core itself
+ * knows no chain.
  */
 export class InvalidAddressError extends Error {}
 
@@ -76,15 +77,15 @@ export type ScanResult = {
 export type PaymentUriContext = { chain: Chain; token: Token; order: Order }
 
 export interface ChainFamily {
-  /** Family name stored on `chains.family` (evm, tron, solana, ton). */
+  /** Family name stored on `chains.family`. */
   readonly name: string
 
   /** Human description of a valid address, for error messages. */
   readonly addressFormat: string
 
   /**
-   * Validates a receiving address and returns its canonical form (EVM:
-   * EIP-55 checksum; TON: user-friendly non-bounceable). Throws
+   * Validates a receiving address and returns its canonical form (e.g.
+   * with its checksum, in the family's preferred encoding). Throws
    * InvalidAddressError with a message an operator can act on.
    */
   normalizeAddress(address: string): string
@@ -112,7 +113,7 @@ export interface ChainFamily {
   scan?(context: ScanContext): Promise<ScanResult>
 
   /**
-   * A payment URI for wallets (EIP-681, Solana Pay, ton://transfer, tron:),
+   * A payment URI for wallets (the family's URI scheme),
    * amount included, for the cashier's QR code.
    */
   paymentUri?(context: PaymentUriContext): string

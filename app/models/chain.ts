@@ -3,7 +3,7 @@ import { TimestampedRecord } from '#models/base_record'
 import { booleanColumn, integerColumn } from '#models/columns'
 import { SecretPurpose, revealSecret, sealSecret } from '#support/secret_box'
 
-/** A network the gateway can watch (tron, ethereum, solana ...). */
+/** A network the gateway can watch, of a family some plugin brings. */
 export default class Chain extends TimestampedRecord {
   static table = 'chains'
 
@@ -21,8 +21,8 @@ export default class Chain extends TimestampedRecord {
   declare displayName: string
 
   /**
-   * Family-specific settings (EVM: chainId, blockRange), as validated by
-   * the family (ChainFamily.validateOptions).
+   * Family-specific settings (a chain id, a block range ...), as
+   * validated by the family (ChainFamily.validateOptions).
    */
   @column({
     prepare: (value: Record<string, unknown>) => JSON.stringify(value ?? {}),

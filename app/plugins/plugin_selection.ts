@@ -3,7 +3,7 @@ export class PluginConfigurationError extends Error {}
 
 /**
  * Which of the known plugins are on, from the PLUGINS env: empty keeps
- * all; `evm,tron` keeps only those; `-ton,-provider` removes those. Mixing
+ * all; `a,b` keeps only those; `-a,-b` removes those. Mixing
  * both forms or naming an unknown plugin is refused, so that a typo never
  * silently runs a gateway without (or with) a channel.
  */
@@ -17,7 +17,7 @@ export function selectPlugins(known: string[], value: string | undefined): Set<s
   const removals = items.filter((item) => item.startsWith('-'))
   if (removals.length > 0 && removals.length < items.length) {
     throw new PluginConfigurationError(
-      `PLUGINS mixes kept and removed plugins ("${value}"): list the plugins to keep (evm,tron) or those to remove (-ton,-provider), not both`
+      `PLUGINS mixes kept and removed plugins ("${value}"): list the plugins to keep (a,b) or those to remove (-a,-b), not both`
     )
   }
   const names = items.map((item) => item.replace(/^-/, ''))
