@@ -14,6 +14,7 @@ import pluginRegistry from '#app_plugins/plugin_registry'
 scheduler.call(scheduledJobs.deliverCallbacks).everySecond()
 scheduler.call(scheduledJobs.scanChains).everySecond()
 scheduler.call(scheduledJobs.expireOrders).everyFiveSeconds()
+scheduler.call(scheduledJobs.reconcileProviderPayments).everyFiveSeconds()
 
 // The enabled plugins' jobs, each under the job runner like the core's.
 for (const job of pluginRegistry.jobs()) {

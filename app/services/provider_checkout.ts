@@ -3,7 +3,11 @@ import type Order from '#models/order'
 import ProviderOrder from '#models/provider_order'
 import Token from '#models/token'
 import { ErrorCode } from '#exceptions/error_codes'
-import providers, { NotificationRejectedError, ProviderRequestError } from '#payments/payment_provider'
+import providers, {
+  NotificationRejectedError,
+  ProviderRequestError,
+  type ProviderNotice,
+} from '#payments/payment_provider'
 import rateService from '#rates/rate_service'
 import paymentService from '#services/payment_service'
 import { cashierUrl } from '#services/order_presenter'
@@ -106,10 +110,23 @@ export class ProviderCheckout {
    */
   async handleNotification(fields: Record<string, string>, raw: string): Promise<void> {
     const notice = await this.provider.readNotification(fields)
+    await this.applyNotice(notice, { notificationRaw: raw })
+  }
+
+  /**
+   * A payment the provider reports paid (by notification or when asked):
+   * checked against its order (provider order id, coin, amount) and paid
+   * through the one payment path. Throws NotificationRejectedError.
+   */
+  async applyNotice(notice: ProviderNotice, from: { notificationRaw?: string } = {}): Promise<void> {
     const record = await ProviderOrder.findBy('unique_id', notice.uniqueId)
     if (!record) throw new NotificationRejectedError(`unknown unique_id ${notice.uniqueId}`)
-    record.merge({ notifyRaw: raw.slice(0, 10_000), notifiedAt: Date.now() })
-    await record.save()
+    // A notification is kept as received; a status asked for is not one
+    // (the order stays due for reconciliation if it is refused).
+    if (from.notificationRaw !== undefined) {
+      record.merge({ notifyRaw: from.notificationRaw.slice(0, 10_000), notifiedAt: Date.now() })
+      await record.save()
+    }
 
     if (record.orderId === null) throw new NotificationRejectedError('the payment has no order')
     if (record.providerOrderId !== '' && record.providerOrderId !== notice.providerOrderId) {
