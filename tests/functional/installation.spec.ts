@@ -1,4 +1,3 @@
-import { compatSettings } from '#plugins/compat/compat_settings'
 import { test } from '@japa/runner'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -15,6 +14,7 @@ import { countRows, resetDatabase } from '#tests/helpers/database'
 import { CREATE_PATH, TRON_WALLET, merchantSign, orderParams } from '#tests/helpers/merchant'
 import { runAce, startServerProcess } from '#tests/helpers/processes'
 import { loadOrCreateAppKey } from '#support/app_key'
+import { compatSettings } from '#plugins/compat/compat_settings'
 
 test.group('Installation defaults', (group) => {
   group.each.setup(() => resetDatabase())

@@ -1,4 +1,3 @@
-import { providerSettings } from '#plugins/provider/provider_settings'
 import { test } from '@japa/runner'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -25,6 +24,7 @@ import EncryptSecretsAtRest from '#database/migrations/1763700000011_encrypt_sec
 import ApiKeyList from '#commands/apikey_list'
 import ChainList from '#commands/chain_list'
 import SettingsGet from '#commands/settings_get'
+import { providerSettings } from '#plugins/provider/provider_settings'
 
 const SHOP_TOKEN = 'provider-shop-token-5f1e9c'
 const TRON_API_KEY = 'tron-pro-api-key-77c0d1e2'

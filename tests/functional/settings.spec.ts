@@ -1,11 +1,11 @@
-import { providerSettings } from '#plugins/provider/provider_settings'
-import { compatSettings } from '#plugins/compat/compat_settings'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import settings, { SETTINGS_REFRESH_MS } from '#settings/settings_service'
 import { SettingValueError } from '#settings/setting_types'
 import { resetDatabase } from '#tests/helpers/database'
 import { runAce } from '#tests/helpers/processes'
+import { providerSettings } from '#plugins/provider/provider_settings'
+import { compatSettings } from '#plugins/compat/compat_settings'
 
 /** The stored text of a setting (undefined without a row). */
 async function storedValue(key: string): Promise<string | undefined> {
