@@ -69,7 +69,7 @@ export class SettingsService {
   }
 
   /**
-   * The typed value. A secret setting (provider.shop_token) comes back as
+   * The typed value. A secret setting (a plugin's shared secret) comes back as
    * stored, encrypted: revealSecret() gives the secret where it is used.
    */
   async get<K extends SettingKey>(key: K): Promise<SettingValue<K>> {
