@@ -4,6 +4,8 @@ export default defineConfig({
   commands: [
     () => import('@adonisjs/core/commands'),
     () => import('@adonisjs/lucid/commands'),
+    // The enabled plugins' commands (app/plugins/gateway_plugin.ts).
+    () => import('#app_plugins/plugin_commands'),
   ],
 
   providers: [

@@ -42,11 +42,13 @@ export default class ChainSet extends OperatorCommand {
   })
   declare explorer?: string
 
-  @flags.string({ description: 'Family of a NEW network: evm, tron, solana or ton' })
+  @flags.string({ description: 'Family of a NEW network (one an enabled plugin brings: see plugins:list)' })
   declare family?: string
 
-  @flags.number({ description: 'EVM chain id (new EVM networks)' })
-  declare chainId?: number
+  @flags.array({
+    description: 'Family option key=value (repeatable; EVM: chainId, blockRange); key= removes it',
+  })
+  declare option?: string[]
 
   async execute() {
     if (this.enable && this.disable) throw new OperatorError('Give --enable or --disable, not both')
@@ -59,16 +61,32 @@ export default class ChainSet extends OperatorCommand {
       blockTimeSeconds: this.blockTime,
       displayName: this.displayName,
       family: this.family,
-      chainId: this.chainId,
+      options: this.#options(),
       apiKey: this.apiKey,
       explorerTxUrl: this.explorer,
     })
+    const options = Object.entries(chain.options)
+      .map(([key, value]) => `${key}=${value}`)
+      .join(' ')
     this.logger.success(
       `${chain.network} (${chain.displayName}): ${chain.enabled ? 'enabled' : 'disabled'}, ` +
+        (options ? `options ${options}, ` : '') +
         `${chain.confirmations} confirmations, scan every ${chain.scanIntervalSeconds}s, ` +
         `block time ${chain.blockTimeMs / 1000}s, ` +
         `RPC: ${chain.rpcUrls.map((url) => redactUrl(url)).join(' ') || 'none'}${chain.apiKey ? ', API key set' : ''}, ` +
         `explorer: ${chain.explorerTxUrl || 'none'}`
     )
+  }
+
+  /** `--option key=value` flags as a map; a flag without "=" is refused. */
+  #options(): Record<string, string> | undefined {
+    if (!this.option) return undefined
+    const options: Record<string, string> = {}
+    for (const item of this.option) {
+      const match = /^([A-Za-z][A-Za-z0-9_]*)=(.*)$/s.exec(item)
+      if (!match) throw new OperatorError(`--option takes key=value, not "${item}"`)
+      options[match[1]] = match[2].trim()
+    }
+    return options
   }
 }

@@ -62,6 +62,10 @@ const env = await Env.create(APP_ROOT, {
   PG_DB_NAME: Env.schema.string.optional(),
 
   RUN_JOBS: Env.schema.boolean.optional(),
+  // Plugins: PLUGINS=evm,tron keeps only those, PLUGINS=-ton,-provider removes those;
+  // PLUGIN_MODULES adds plugin modules (paths from the app root or npm packages).
+  PLUGINS: Env.schema.string.optional(),
+  PLUGIN_MODULES: Env.schema.string.optional(),
   INITIAL_API_SECRET: Env.schema.string.optional(),
   ADMIN_EMAIL: Env.schema.string.optional({ format: 'email' }),
   ADMIN_PASSWORD: Env.schema.string.optional(),

@@ -10,6 +10,7 @@
 */
 import router from '@adonisjs/core/services/router'
 import { middleware } from '#start/kernel'
+import pluginRegistry from '#app_plugins/plugin_registry'
 
 const NativeOrdersController = () => import('#controllers/native_orders_controller')
 const ConfigController = () => import('#controllers/config_controller')
@@ -19,8 +20,6 @@ const PaymentUriController = () => import('#controllers/payment_uri_controller')
 const PaymentProgressController = () => import('#controllers/payment_progress_controller')
 const CashierPageController = () => import('#controllers/cashier_page_controller')
 const PaymentReturnController = () => import('#controllers/payment_return_controller')
-const CompatOrdersController = () => import('#plugins/compat/compat_orders_controller')
-const ProviderNotifyController = () => import('#plugins/provider/provider_notify_controller')
 
 router
   .group(() => {
@@ -30,16 +29,8 @@ router
   })
   .prefix('/payments/native/v1')
 
-// Limited per merchant (pid) in the controller, once authenticated.
-router.route('/payments/compat/v1/order/create-transaction/submit.php', ['GET', 'POST'], [
-  CompatOrdersController,
-  'submit',
-])
-
-// The one route that accepts multipart bodies (the provider protocol allows them).
-router
-  .post('/payments/provider/v1/notify', [ProviderNotifyController, 'notify'])
-  .use([middleware.throttle({ bucket: 'notify' }), middleware.multipartFields()])
+// Each enabled plugin's routes, under /payments/<plugin>/v1 (compat, provider, ...).
+pluginRegistry.mountRoutes({ router, middleware })
 
 router
   .group(() => {

@@ -8,7 +8,16 @@
 */
 import scheduler from 'adonisjs-scheduler/services/main'
 import { scheduledJobs } from '#jobs/scheduled_jobs'
+import jobRunner from '#jobs/job_runner'
+import pluginRegistry from '#app_plugins/plugin_registry'
 
 scheduler.call(scheduledJobs.deliverCallbacks).everySecond()
 scheduler.call(scheduledJobs.scanChains).everySecond()
 scheduler.call(scheduledJobs.expireOrders).everyFiveSeconds()
+scheduler.call(scheduledJobs.reconcileProviderPayments).everyFiveSeconds()
+
+// The enabled plugins' jobs, each under the job runner like the core's.
+for (const job of pluginRegistry.jobs()) {
+  const seconds = Math.min(59, Math.max(1, Math.round(job.everySeconds))) as Parameters<ReturnType<typeof scheduler.call>['everySeconds']>[0]
+  scheduler.call(() => jobRunner.run(job.name, () => job.run())).everySeconds(seconds)
+}

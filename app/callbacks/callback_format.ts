@@ -11,10 +11,12 @@ export type CallbackRequest = {
 
 /**
  * A way of telling merchants: native (POST JSON, HMAC-SHA256) in app/,
- * compat (GET, MD5) in plugins/compat. The order's payment_type picks it.
+ * others from plugins. The order's payment_type picks it.
  */
 export interface CallbackFormat {
   readonly name: string
+  /** The orders' payment_type this format serves (`Native`, `Compat`). */
+  readonly paymentType: string
   build(order: Order, apiKey: ApiKey): CallbackRequest
   /**
    * Where the payer goes back to the shop once `order` is paid
@@ -37,9 +39,16 @@ export class CallbackFormatRegistry {
     return format
   }
 
-  /** Compat orders (and native orders created with payment_type Compat) get the compat format. */
+  /**
+   * The format serving the order's payment_type. When its plugin is off,
+   * the lower-cased payment_type is kept: the delivery then fails and is
+   * retried (never sent in another format) until the plugin is back.
+   */
   nameFor(order: Order): string {
-    return order.paymentType === 'Compat' ? 'compat' : 'native'
+    for (const format of this.#formats.values()) {
+      if (format.paymentType === order.paymentType) return format.name
+    }
+    return order.paymentType.toLowerCase()
   }
 }
 

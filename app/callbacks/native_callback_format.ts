@@ -11,6 +11,7 @@ import { nativeSignature, signedNumber, type SignableParams } from '#support/sig
  */
 export class NativeCallbackFormat implements CallbackFormat {
   readonly name = 'native'
+  readonly paymentType = 'Native'
 
   build(order: Order, apiKey: ApiKey): CallbackRequest {
     const fields = {

@@ -4,8 +4,9 @@ import type Order from '#models/order'
 import type { RpcPool } from '#chains/rpc_pool'
 
 /**
- * What the core asks of a chain family plugin (plugins/evm, plugins/tron,
- * plugins/solana, plugins/ton). The core itself knows no chain.
+ * What the core asks of a chain family plugin (one folder under plugins/,
+ * registered through app/plugins/gateway_plugin.ts). The core itself
+ * knows no chain.
  */
 export class InvalidAddressError extends Error {}
 
@@ -14,6 +15,9 @@ export class InvalidAddressError extends Error {}
  * transfer may carry a time a little before the order it pays was created.
  */
 export const BLOCK_TIME_SKEW_MS = 30_000
+
+/** Family options (chains.options) that the family refuses; the message says why. */
+export class InvalidOptionsError extends Error {}
 
 /** A reference that cannot be looked up (not found, malformed, node down). */
 export class TransferLookupError extends Error {}
@@ -52,8 +56,7 @@ export type ScanContext = {
    */
   startTime: number
   rpc: RpcPool
-  /** Largest block range per log query (EVM), and per scan run. */
-  blockRange: number
+  /** Largest number of blocks one scan run covers. */
   maxBlocksPerScan: number
 }
 
@@ -84,21 +87,29 @@ export type ScanResult = {
 export type PaymentUriContext = { chain: Chain; token: Token; order: Order }
 
 export interface ChainFamily {
-  /** Family name stored on `chains.family` (evm, tron, solana, ton). */
+  /** Family name stored on `chains.family`. */
   readonly name: string
 
   /** Human description of a valid address, for error messages. */
   readonly addressFormat: string
 
   /**
-   * Validates a receiving address and returns its canonical form (EVM:
-   * EIP-55 checksum; TON: user-friendly non-bounceable). Throws
+   * Validates a receiving address and returns its canonical form (e.g.
+   * with its checksum, in the family's preferred encoding). Throws
    * InvalidAddressError with a message an operator can act on.
    */
   normalizeAddress(address: string): string
 
   /** Same for a token contract / mint / jetton master address. */
   normalizeContract(contract: string): string
+
+  /**
+   * Checks a chain's options (chains.options, `chain:set --option k=v`,
+   * values given as text) and returns them normalised. Throws
+   * InvalidOptionsError naming the option and what it accepts. A family
+   * without it takes no options.
+   */
+  validateOptions?(options: Record<string, unknown>): Record<string, unknown>
 
   /**
    * Looks a transaction reference up on chain and returns the transfers it
@@ -112,7 +123,7 @@ export interface ChainFamily {
   scan?(context: ScanContext): Promise<ScanResult>
 
   /**
-   * A payment URI for wallets (EIP-681, Solana Pay, ton://transfer, tron:),
+   * A payment URI for wallets (the family's URI scheme),
    * amount included, for the cashier's QR code.
    */
   paymentUri?(context: PaymentUriContext): string

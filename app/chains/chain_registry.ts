@@ -1,9 +1,9 @@
 import type { ChainFamily } from '#chains/chain_family'
 
 /**
- * The chain families known to this process, filled by
- * providers/plugins_provider.ts. Adding a family = adding a plugin folder
- * and registering it there.
+ * The chain families of the enabled plugins, filled by
+ * app/plugins/plugin_registry.ts. Adding a family = adding a plugin folder
+ * and one line in config/plugins.ts.
  */
 export class ChainRegistry {
   #families = new Map<string, ChainFamily>()

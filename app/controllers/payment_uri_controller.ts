@@ -6,7 +6,7 @@ import { ok } from '#support/envelope'
 /**
  * GET /pay/payment-uri/:trade_id (not in the interface spec; for the
  * cashier's QR code): the wallet URI of the order's target, amount included
- * (EIP-681, Solana Pay, ton://transfer, tron:), or the hosted link.
+ * (built by the chain's family), or the hosted link.
  */
 export default class PaymentUriController {
   async show(ctx: HttpContext) {

@@ -5,11 +5,9 @@ import { errors as limiterErrors } from '@adonisjs/limiter'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
 import { envelope } from '#support/envelope'
+import pluginRegistry from '#app_plugins/plugin_registry'
 
 type Rendered = { httpStatus: number; statusCode: number; message: string; data: unknown }
-
-/** Endpoints called by machines that expect plain text, not the envelope. */
-const PLAIN_TEXT_FAILURES = new Set(['/payments/provider/v1/notify'])
 
 /**
  * Turns every error into the spec's envelope. Bad input is always a 4xx
@@ -27,9 +25,9 @@ export default class HttpExceptionHandler extends ExceptionHandler {
       const headers = error.getDefaultHeaders()
       for (const [name, value] of Object.entries(headers)) ctx.response.header(name, value)
     }
-    if (PLAIN_TEXT_FAILURES.has(ctx.request.url())) {
-      // e.g. an unparsable provider notification: the provider expects
-      // "fail". A body too large (413) or too many requests (429) keep
+    if (pluginRegistry.answersPlainText(ctx.request.url())) {
+      // Endpoints called by machines (a plugin declares them), e.g. an
+      // unparsable provider notification: the provider expects "fail". A body too large (413) or too many requests (429) keep
       // their status, so that the cause is visible.
       const status = [413, 429].includes(rendered.httpStatus) ? rendered.httpStatus : rendered.httpStatus >= 500 ? 500 : 400
       return ctx.response.status(status).header('content-type', 'text/plain; charset=utf-8').send('fail')

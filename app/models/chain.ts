@@ -3,7 +3,7 @@ import { TimestampedRecord } from '#models/base_record'
 import { booleanColumn, integerColumn } from '#models/columns'
 import { SecretPurpose, revealSecret, sealSecret } from '#support/secret_box'
 
-/** A network the gateway can watch (tron, ethereum, solana ...). */
+/** A network the gateway can watch, of a family some plugin brings. */
 export default class Chain extends TimestampedRecord {
   static table = 'chains'
 
@@ -20,8 +20,15 @@ export default class Chain extends TimestampedRecord {
   @column()
   declare displayName: string
 
-  @integerColumn()
-  declare chainId: number | null
+  /**
+   * Family-specific settings (a chain id, a block range ...), as
+   * validated by the family (ChainFamily.validateOptions).
+   */
+  @column({
+    prepare: (value: Record<string, unknown>) => JSON.stringify(value ?? {}),
+    consume: (value: string | null) => (value ? (JSON.parse(value) as Record<string, unknown>) : {}),
+  })
+  declare options: Record<string, unknown>
 
   @booleanColumn()
   declare enabled: boolean

@@ -47,4 +47,12 @@ export default class ProviderOrder extends TimestampedRecord {
 
   @epochColumn()
   declare notifiedAt: number | null
+
+  /** How often the reconciliation job asked the provider about it. */
+  @column()
+  declare reconcileAttempts: number
+
+  /** When the reconciliation job may ask next (epoch ms). */
+  @epochColumn()
+  declare reconcileNextAt: number | null
 }

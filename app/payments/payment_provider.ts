@@ -10,7 +10,10 @@ export type ProviderPaymentRequest = {
   coin: string
   /** Crypto amount, fixed to the token precision ("12.35"). */
   amount: string
-  returnUrl: string
+  /** The order's own redirect_url, if any: where the payer goes back first. */
+  returnUrl: string | null
+  /** Our cashier page of the order: the return page of last resort. */
+  cashierUrl: string
 }
 
 export type ProviderPayment = {
@@ -27,6 +30,13 @@ export type ProviderNotice = {
   amount: string
   coin: string
 }
+
+/** What the provider says of a payment when asked (reconciliation). */
+export type ProviderStatus =
+  | { state: 'pending' }
+  | { state: 'failed'; reason: string }
+  /** Paid: the notice is checked by the core like a notification's. */
+  | { state: 'paid'; notice: ProviderNotice; raw?: string }
 
 /** The provider refused or failed to create a payment link. */
 export class ProviderRequestError extends Error {}
@@ -45,6 +55,13 @@ export interface PaymentProvider {
 
   /** Checks signature and envelope fields; throws NotificationRejectedError. */
   readNotification(fields: Record<string, string>): Promise<ProviderNotice>
+
+  /**
+   * Asks the provider about one payment (the reconciliation job, for
+   * payments whose notification never came). Optional: a provider whose
+   * protocol has no status query leaves it out and is never asked.
+   */
+  retrieveStatus?(payment: { tradeId: string; providerOrderId: string }): Promise<ProviderStatus>
 }
 
 export class ProviderRegistry {

@@ -1,6 +1,7 @@
 import Chain from '#models/chain'
 import Token from '#models/token'
 import Wallet from '#models/wallet'
+import chainRegistry from '#chains/chain_registry'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
 
@@ -9,13 +10,16 @@ export type SupportedAsset = { network: string; display_name: string; tokens: st
 export type PayableAsset = { chain: Chain; token: Token; addresses: string[] }
 
 /**
- * What payers can pay with: enabled chains that have at least one enabled
- * wallet and one enabled token. Both the config endpoint and order
+ * What payers can pay with: enabled chains (of a family some enabled
+ * plugin brings) that have at least one enabled wallet and one enabled
+ * token. Both the config endpoint and order
  * creation read it here, so they never disagree.
  */
 export class AssetCatalog {
   async supportedAssets(): Promise<SupportedAsset[]> {
-    const chains = await Chain.query().where('enabled', true).orderBy('sort_order').orderBy('network')
+    const chains = (await Chain.query().where('enabled', true).orderBy('sort_order').orderBy('network')).filter(
+      (chain) => chainRegistry.has(chain.family)
+    )
     if (chains.length === 0) return []
     const networks = chains.map((chain) => chain.network)
     const [tokens, wallets] = await Promise.all([
@@ -40,7 +44,8 @@ export class AssetCatalog {
    */
   async payable(network: string, symbol: string): Promise<PayableAsset> {
     const chain = await Chain.findBy('network', network)
-    if (!chain) {
+    // A chain whose family's plugin is off is unknown to payers.
+    if (!chain || !chainRegistry.has(chain.family)) {
       throw new BusinessError(ErrorCode.ASSET_NOT_FOUND, `Supported asset does not exist: unknown network "${network}"`)
     }
     if (!chain.enabled) {

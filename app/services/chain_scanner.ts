@@ -101,7 +101,6 @@ export class ChainScanner {
         cursor,
         startTime: cursor === null ? await this.#startTime(chain.network) : Date.now(),
         rpc,
-        blockRange: await settings.get('chains.block_range'),
         maxBlocksPerScan: await settings.get('chains.max_blocks_per_scan'),
       })
 

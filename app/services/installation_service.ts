@@ -7,7 +7,7 @@ import { MigrationRunner } from '@adonisjs/lucid/migration'
 import env from '#start/env'
 import settings from '#settings/settings_service'
 import chainRegistry from '#chains/chain_registry'
-import { DEFAULT_CHAINS } from '#chains/default_chains'
+import pluginRegistry from '#app_plugins/plugin_registry'
 import User from '#models/user'
 import { insertUnlessPresent } from '#support/insert_unless_present'
 import { SecretPurpose, sealSecret } from '#support/secret_box'
@@ -113,7 +113,7 @@ export class InstallationService {
   async installDefaults(print: Printer) {
     await this.#installApiKey(print)
     await this.#installSettings()
-    await this.#installChains()
+    await this.#installChains(print)
     await this.#installAdmin(print)
   }
 
@@ -144,22 +144,30 @@ export class InstallationService {
     }
   }
 
+  /** The enabled plugins' installation settings. */
   async #installSettings() {
-    await settings.setIfMissing('compat.default_currency', 'cny')
-    await settings.setIfMissing('compat.default_token', '')
-    await settings.setIfMissing('compat.default_network', '')
+    for (const [key, value] of pluginRegistry.seedSettings()) await settings.setIfMissing(key, value)
   }
 
-  async #installChains() {
+  /**
+   * The enabled plugins' chains and tokens. A chain whose family no
+   * enabled plugin brings is skipped (with a line saying so), not an error.
+   */
+  async #installChains(print: Printer) {
     const now = Date.now()
-    for (const [index, chain] of DEFAULT_CHAINS.entries()) {
+    for (const [index, chain] of pluginRegistry.seedChains().entries()) {
+      const family = chainRegistry.find(chain.family)
+      if (!family) {
+        print(`Skipped the chain ${chain.network}: no enabled plugin brings the family "${chain.family}".`)
+        continue
+      }
       await db
         .table('chains')
         .insert({
           network: chain.network,
           family: chain.family,
           display_name: chain.displayName,
-          chain_id: chain.chainId,
+          options: JSON.stringify(family.validateOptions?.(chain.options ?? {}) ?? {}),
           enabled: true,
           rpc_urls: JSON.stringify(chain.rpcUrls),
           confirmations: chain.confirmations,
@@ -173,7 +181,6 @@ export class InstallationService {
         .onConflict('network')
         .ignore()
 
-      const family = chainRegistry.family(chain.family)
       for (const token of chain.tokens) {
         await db
           .table('tokens')

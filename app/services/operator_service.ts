@@ -7,6 +7,7 @@ import Rate from '#models/rate'
 import AmountLock from '#models/amount_lock'
 import chainRegistry from '#chains/chain_registry'
 import { explorerTemplateProblem } from '#chains/explorer_links'
+import { InvalidOptionsError } from '#chains/chain_family'
 import { OperatorError } from '#support/operator_error'
 import { Decimal, fractionDigits, isDecimalLiteral, significantDigits, toDecimalString } from '#support/money'
 import { isUniqueViolation } from '#support/database_errors'
@@ -109,6 +110,27 @@ export class OperatorService {
     return chain
   }
 
+  /**
+   * The chain's options with `changes` applied ("" removes an option),
+   * checked by the chain's family.
+   */
+  #familyOptions(chain: Chain, changes: Record<string, string>): Record<string, unknown> {
+    const family = chainRegistry.find(chain.family)
+    if (!family) throw new OperatorError(`No enabled plugin brings the family "${chain.family}" of ${chain.network}`)
+    if (!family.validateOptions) throw new OperatorError(`The ${chain.family} family takes no options`)
+    const merged: Record<string, unknown> = { ...chain.options }
+    for (const [key, value] of Object.entries(changes)) {
+      if (value === '') delete merged[key]
+      else merged[key] = value
+    }
+    try {
+      return family.validateOptions(merged)
+    } catch (error) {
+      if (error instanceof InvalidOptionsError) throw new OperatorError(error.message)
+      throw error
+    }
+  }
+
   async setChain(
     network: string,
     changes: {
@@ -119,7 +141,8 @@ export class OperatorService {
       blockTimeSeconds?: number
       displayName?: string
       family?: string
-      chainId?: number
+      /** Family options to set (text values, validated by the family); "" removes one. */
+      options?: Record<string, string>
       apiKey?: string
       /** Explorer URL of a transaction with `{tx}`; '' clears it. */
       explorerTxUrl?: string
@@ -144,7 +167,7 @@ export class OperatorService {
         network: name,
         family: changes.family,
         displayName: changes.displayName ?? name,
-        chainId: changes.chainId ?? null,
+        options: {},
         enabled: true,
         rpcUrls: [],
         confirmations: 1,
@@ -160,7 +183,9 @@ export class OperatorService {
 
     if (changes.enabled !== undefined) chain.enabled = changes.enabled
     if (changes.displayName !== undefined) chain.displayName = changes.displayName
-    if (changes.chainId !== undefined) chain.chainId = changes.chainId
+    if (changes.options !== undefined && Object.keys(changes.options).length > 0) {
+      chain.options = this.#familyOptions(chain, changes.options)
+    }
     if (changes.apiKey !== undefined) {
       refuseSealedLookalike(changes.apiKey.trim())
       chain.apiKey = changes.apiKey.trim() // encrypted by the model

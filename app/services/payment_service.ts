@@ -14,7 +14,7 @@ import { lockRow } from '#support/row_lock'
 export type PaymentSource = 'scanner' | 'submit' | 'admin' | 'provider'
 
 export type PaymentRequest = {
-  /** Canonical transaction reference (hash, TON lt:hash, provider order id). */
+  /** Canonical transaction reference (a hash or the family's own form, the provider order id). */
   reference: string
   source: PaymentSource
   /** When the payment happened (block time), epoch ms; defaults to now. */

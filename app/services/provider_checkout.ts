@@ -2,8 +2,12 @@ import db from '@adonisjs/lucid/services/db'
 import type Order from '#models/order'
 import ProviderOrder from '#models/provider_order'
 import Token from '#models/token'
-import settings from '#settings/settings_service'
-import providers, { NotificationRejectedError, ProviderRequestError } from '#payments/payment_provider'
+import { ErrorCode } from '#exceptions/error_codes'
+import providers, {
+  NotificationRejectedError,
+  ProviderRequestError,
+  type ProviderNotice,
+} from '#payments/payment_provider'
 import rateService from '#rates/rate_service'
 import paymentService from '#services/payment_service'
 import { cashierUrl } from '#services/order_presenter'
@@ -23,7 +27,14 @@ export type OpenedPayment = { amount: string; payUrl: string; providerOrderId: s
  * verified notification into a payment through the one payment path.
  */
 export class ProviderCheckout {
+  /**
+   * The payment provider answering the `provider` network. Without one
+   * (its plugin is off), the channel is refused like a disabled provider.
+   */
   get provider() {
+    if (!providers.has(PROVIDER_NETWORK)) {
+      throw new BusinessError(ErrorCode.PROVIDER_DISABLED, 'Payment provider is not enabled')
+    }
     return providers.get(PROVIDER_NETWORK)
   }
 
@@ -59,9 +70,9 @@ export class ProviderCheckout {
         notifyRaw: '',
       }
     )
-    const returnUrl = order.redirectUrl || (await settings.get('provider.return_url')) || cashierUrl(tradeId)
+    const returnUrl = order.redirectUrl || null
     try {
-      const payment = await this.provider.createPayment({ tradeId, coin: token, amount, returnUrl })
+      const payment = await this.provider.createPayment({ tradeId, coin: token, amount, returnUrl, cashierUrl: cashierUrl(tradeId) })
       record.merge({
         status: 'pending',
         providerOrderId: payment.providerOrderId,
@@ -99,10 +110,23 @@ export class ProviderCheckout {
    */
   async handleNotification(fields: Record<string, string>, raw: string): Promise<void> {
     const notice = await this.provider.readNotification(fields)
+    await this.applyNotice(notice, { notificationRaw: raw })
+  }
+
+  /**
+   * A payment the provider reports paid (by notification or when asked):
+   * checked against its order (provider order id, coin, amount) and paid
+   * through the one payment path. Throws NotificationRejectedError.
+   */
+  async applyNotice(notice: ProviderNotice, from: { notificationRaw?: string } = {}): Promise<void> {
     const record = await ProviderOrder.findBy('unique_id', notice.uniqueId)
     if (!record) throw new NotificationRejectedError(`unknown unique_id ${notice.uniqueId}`)
-    record.merge({ notifyRaw: raw.slice(0, 10_000), notifiedAt: Date.now() })
-    await record.save()
+    // A notification is kept as received; a status asked for is not one
+    // (the order stays due for reconciliation if it is refused).
+    if (from.notificationRaw !== undefined) {
+      record.merge({ notifyRaw: from.notificationRaw.slice(0, 10_000), notifiedAt: Date.now() })
+      await record.save()
+    }
 
     if (record.orderId === null) throw new NotificationRejectedError('the payment has no order')
     if (record.providerOrderId !== '' && record.providerOrderId !== notice.providerOrderId) {

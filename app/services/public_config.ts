@@ -1,5 +1,6 @@
 import settings from '#settings/settings_service'
 import assetCatalog from '#services/asset_catalog'
+import pluginRegistry from '#app_plugins/plugin_registry'
 import { SERVICE_VERSION } from '#support/version'
 
 /**
@@ -29,17 +30,20 @@ async function siteLook() {
   }
 }
 
-async function compatDefaults() {
-  return {
-    default_token: await settings.get('compat.default_token'),
-    default_currency: await settings.get('compat.default_currency'),
-    default_network: await settings.get('compat.default_network'),
-  }
+type CompatSection = { default_token: string; default_currency: string; default_network: string }
+type ProviderSection = { enabled: boolean; allow_tokens: string[] }
+
+/**
+ * The spec's `compat` and `provider` sections are answered by the plugins
+ * that serve them; with that plugin turned off, a neutral value (nothing
+ * configured, not enabled).
+ */
+async function compatDefaults(): Promise<CompatSection> {
+  const section = pluginRegistry.configSection('compat')
+  return section ? ((await section()) as CompatSection) : { default_token: '', default_currency: '', default_network: '' }
 }
 
-async function providerOffer() {
-  return {
-    enabled: await settings.get('provider.enabled'),
-    allow_tokens: await settings.get('provider.allow_tokens'),
-  }
+async function providerOffer(): Promise<ProviderSection> {
+  const section = pluginRegistry.configSection('provider')
+  return section ? ((await section()) as ProviderSection) : { enabled: false, allow_tokens: [] }
 }

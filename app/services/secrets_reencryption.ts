@@ -1,6 +1,5 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
-import { SETTINGS } from '#settings/definitions'
-import type { SettingDefinition } from '#settings/setting_types'
+import settings from '#settings/settings_service'
 import { SecretPurpose, looksSealed, revealSecret, sealSecret, sealedWithCurrentKey } from '#support/secret_box'
 
 type Client = QueryClientContract | TransactionClientContract
@@ -22,10 +21,6 @@ type SecretColumn = {
   /** Only these rows (settings: the secret ones). */
   only?: { column: string; values: string[] }
 }
-
-const SECRET_SETTING_KEYS = Object.entries(SETTINGS)
-  .filter(([, definition]) => (definition as SettingDefinition<unknown>).secret === true)
-  .map(([key]) => key)
 
 /** Every place a secret is stored. A new secret column is added here. */
 export const SECRET_COLUMNS: SecretColumn[] = [
@@ -55,7 +50,13 @@ export const SECRET_COLUMNS: SecretColumn[] = [
     select: ['key', 'value'],
     purpose: (row) => SecretPurpose.setting(String(row.key)),
     describe: (row) => `setting ${row.key}`,
-    only: { column: 'key', values: SECRET_SETTING_KEYS },
+    only: {
+      column: 'key',
+      // The core's and every loaded plugin's (on or off): read when used.
+      get values() {
+        return settings.secretKeys()
+      },
+    },
   },
 ]
 

@@ -26,8 +26,9 @@ export class TransferVerifier {
   async verify(order: Order, reference: string, mode: VerificationMode): Promise<ObservedTransfer> {
     const chain = await Chain.findBy('network', order.network)
     if (!chain) throw BusinessError.parameter(`Unknown network ${order.network}`)
-    const family = chainRegistry.family(chain.family)
-    if (!family.verifyReference) {
+    // No enabled plugin brings the family: nothing can read the chain.
+    const family = chainRegistry.find(chain.family)
+    if (!family?.verifyReference) {
       throw BusinessError.parameter(`Transaction verification is not available for ${order.network}`)
     }
     const tokens = await Token.query().where('network', order.network)

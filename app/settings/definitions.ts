@@ -3,32 +3,17 @@ import {
   enumSetting,
   integerSetting,
   stringSetting,
-  upperListSetting,
   urlSetting,
 } from '#settings/setting_types'
 
-const SYMBOL = /^[a-z0-9]{1,16}$/
-const NETWORK = /^[a-z0-9-]{1,32}$/
 const COLOR = /^#[0-9a-fA-F]{3,8}$|^[a-zA-Z]{1,20}$/
 
 /**
- * Every setting the gateway knows, with its default. Settings live in the
+ * Every setting of the core, with its default (plugins add theirs, see
+ * app/plugins/gateway_plugin.ts). Settings live in the
  * `settings` table; a key that was never set has its default here.
  */
 export const SETTINGS = {
-  'compat.default_currency': stringSetting('cny', 'Fiat currency of compat orders that send none', {
-    lowerCase: true,
-    pattern: /^[a-z]{3,10}$/,
-  }),
-  'compat.default_token': stringSetting('', 'Token of compat orders that name none (empty: payer chooses)', {
-    lowerCase: true,
-    pattern: SYMBOL,
-  }),
-  'compat.default_network': stringSetting('', 'Network of compat orders that name none (empty: payer chooses)', {
-    lowerCase: true,
-    pattern: NETWORK,
-  }),
-
   'order.expiration_minutes': integerSetting(10, 'Lifetime of a waiting order, in minutes', { min: 1, max: 1440 }),
   'order.amount_max_steps': integerSetting(
     100,
@@ -87,10 +72,6 @@ export const SETTINGS = {
     min: 1,
     max: 3600,
   }),
-  'chains.block_range': integerSetting(1000, 'Blocks per log query (EVM); a range the node refuses is split', {
-    min: 1,
-    max: 100000,
-  }),
   'chains.max_blocks_per_scan': integerSetting(5000, 'Blocks one scan run covers at most; a chain behind catches up over runs', {
     min: 1,
     max: 1000000,
@@ -102,18 +83,6 @@ export const SETTINGS = {
   'site.support_link': stringSetting('', 'Support link shown to payers', { maxLength: 500 }),
   'site.background_color': stringSetting('', 'Background colour of the cashier page', { maxLength: 20, pattern: COLOR }),
   'site.background_image_url': stringSetting('', 'Background image URL of the cashier page', { maxLength: 500 }),
-
-  'provider.enabled': booleanSetting(false, 'Offer the hosted provider channel'),
-  'provider.shop_id': stringSetting('', 'Merchant shop id at the provider', { maxLength: 128 }),
-  'provider.shop_token': stringSetting('', 'Shared secret with the provider (both directions)', {
-    maxLength: 256,
-    secret: true,
-  }),
-  'provider.api_url': urlSetting('', 'Base URL of the provider shop API'),
-  'provider.callback_url': urlSetting('', 'Where the provider posts notifications (empty: {APP_URL}/payments/provider/v1/notify)'),
-  'provider.return_url': urlSetting('', 'Payer return page of provider payments (fallback after the order redirect_url)'),
-  'provider.timeout_seconds': integerSetting(10, 'HTTP timeout of the provider link request', { min: 1, max: 60 }),
-  'provider.allow_tokens': upperListSetting(['USDT', 'TRX'], 'Tokens offered through the provider (comma-separated)'),
 } as const
 
 export type Settings = typeof SETTINGS

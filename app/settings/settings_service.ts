@@ -1,11 +1,6 @@
 import db from '@adonisjs/lucid/services/db'
 import logger from '@adonisjs/core/services/logger'
-import {
-  SETTINGS,
-  isSettingKey,
-  type SettingKey,
-  type SettingValue,
-} from '#settings/definitions'
+import { SETTINGS, type SettingKey, type SettingValue } from '#settings/definitions'
 import { SettingValueError, type SettingDefinition } from '#settings/setting_types'
 import { SecretPurpose, looksSealed, sealSecret } from '#support/secret_box'
 import { redactSecrets } from '#support/redaction'
@@ -14,7 +9,7 @@ import { redactSecrets } from '#support/redaction'
 export const SETTINGS_REFRESH_MS = 2000
 
 export type SettingRow = {
-  key: SettingKey
+  key: string
   type: string
   value: unknown
   stored: boolean
@@ -34,9 +29,47 @@ export class SettingsService {
   #loading: Promise<Map<string, string>> | null = null
   /** Bumped by invalidate() so that a read begun before a write is not kept. */
   #generation = 0
+  /** The core's definitions and those of the enabled plugins. */
+  #definitions = new Map<string, SettingDefinition<unknown>>(
+    Object.entries(SETTINGS) as [string, SettingDefinition<unknown>][]
+  )
+  /** Keys of the plugins that are off → the plugin's name. */
+  #hidden = new Map<string, string>()
+  /** Secret keys of every plugin, on or off (their rows are re-encrypted too). */
+  #secretKeys = new Set(
+    Object.entries(SETTINGS)
+      .filter(([, definition]) => (definition as SettingDefinition<unknown>).secret === true)
+      .map(([key]) => key)
+  )
 
   /**
-   * The typed value. A secret setting (provider.shop_token) comes back as
+   * Adds a plugin's settings: listed, validated and read like the core's
+   * when the plugin is on; refused with a clear message when it is off.
+   */
+  addDefinitions(plugin: string, definitions: Record<string, SettingDefinition<unknown>>, enabled: boolean) {
+    for (const [key, definition] of Object.entries(definitions)) {
+      if (this.#definitions.has(key) || this.#hidden.has(key)) {
+        throw new Error(`The plugin "${plugin}" defines the setting "${key}", which already exists`)
+      }
+      if (definition.secret) this.#secretKeys.add(key)
+      if (enabled) this.#definitions.set(key, definition)
+      else this.#hidden.set(key, plugin)
+    }
+  }
+
+  /** Keys of secret settings (encrypted at rest). */
+  secretKeys(): string[] {
+    return [...this.#secretKeys]
+  }
+
+  /** The value of a plugin's setting; see pluginSettings() for the typed accessor. */
+  async read(key: string): Promise<unknown> {
+    const rows = await this.#load()
+    return this.#decode(key, rows.get(key))
+  }
+
+  /**
+   * The typed value. A secret setting (a plugin's shared secret) comes back as
    * stored, encrypted: revealSecret() gives the secret where it is used.
    */
   async get<K extends SettingKey>(key: K): Promise<SettingValue<K>> {
@@ -58,7 +91,7 @@ export class SettingsService {
   }
 
   /** Stores `raw` only when the key has no row yet (installation defaults). */
-  async setIfMissing(key: SettingKey, raw: string): Promise<boolean> {
+  async setIfMissing(key: string, raw: string): Promise<boolean> {
     const definition = this.definition(key)
     const value = this.#stored(key, definition, definition.parse(raw))
     const returned: unknown[] = await db
@@ -75,8 +108,7 @@ export class SettingsService {
 
   async list(): Promise<SettingRow[]> {
     const rows = await this.#load()
-    return (Object.keys(SETTINGS) as SettingKey[]).map((key) => {
-      const definition = SETTINGS[key] as SettingDefinition<unknown>
+    return [...this.#definitions].map(([key, definition]) => {
       return {
         key,
         type: definition.type,
@@ -89,10 +121,13 @@ export class SettingsService {
   }
 
   definition(key: string): SettingDefinition<unknown> {
-    if (!isSettingKey(key)) {
-      throw new SettingValueError(`unknown setting "${key}"`)
+    const plugin = this.#hidden.get(key)
+    if (plugin) {
+      throw new SettingValueError(`"${key}" is a setting of the plugin "${plugin}", which is turned off (PLUGINS)`)
     }
-    return SETTINGS[key] as SettingDefinition<unknown>
+    const definition = this.#definitions.get(key)
+    if (!definition) throw new SettingValueError(`unknown setting "${key}"`)
+    return definition
   }
 
   invalidate() {
@@ -110,8 +145,8 @@ export class SettingsService {
     return sealSecret(text, SecretPurpose.setting(key))
   }
 
-  #decode(key: SettingKey, raw: string | undefined): unknown {
-    const definition = SETTINGS[key] as SettingDefinition<unknown>
+  #decode(key: string, raw: string | undefined): unknown {
+    const definition = this.definition(key)
     if (raw === undefined) return definition.default
     // Encrypted: checked when it was set, opaque until revealed.
     if (definition.secret && looksSealed(raw)) return raw
@@ -151,3 +186,17 @@ export class SettingsService {
 
 const settings = new SettingsService()
 export default settings
+
+/**
+ * Typed access to a plugin's own settings:
+ * `const mySettings = pluginSettings(MY_SETTINGS)`, then
+ * `await mySettings.get('my.key')` has the type its definition parses to.
+ */
+export function pluginSettings<D extends Record<string, SettingDefinition<any>>>(definitions: D) {
+  return {
+    definitions,
+    get<K extends keyof D & string>(key: K): Promise<ReturnType<D[K]['parse']>> {
+      return settings.read(key) as Promise<ReturnType<D[K]['parse']>>
+    },
+  }
+}

@@ -1,7 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 
 /**
- * Signature primitives shared by the native (HMAC-SHA256) and compat (MD5)
+ * Signature primitives shared by the native (HMAC-SHA256) and plugin (MD5)
  * flavours. Parameters are a flat map of names to the text that was signed.
  */
 export type SignableParams = Record<string, string | null | undefined>
@@ -59,7 +59,3 @@ export function nativeSignature(params: SignableParams, secretKey: string): stri
   return hmacSha256Hex(secretKey, canonicalString(params, ['signature']))
 }
 
-/** Compat signature: MD5 of the canonical string with the secret appended. */
-export function compatSignature(params: SignableParams, secretKey: string): string {
-  return md5Hex(canonicalString(params, ['sign', 'sign_type']) + secretKey)
-}

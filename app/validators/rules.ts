@@ -59,7 +59,7 @@ export const tokenField = () =>
     .regex(/^[A-Za-z0-9]{1,16}$/)
     .toUpperCase()
 
-/** Network name, any case in, lower-case out (TRON → tron). */
+/** Network name, any case in, lower-case out. */
 export const networkField = () =>
   vine
     .string()
@@ -81,6 +81,6 @@ export const ORDER_FIELD_MESSAGES = {
   'string': 'The {{ field }} field must be a string',
   'currency.regex': 'The currency field must be a fiat code such as CNY or USD',
   'token.regex': 'The token field must be a token symbol such as USDT',
-  'network.regex': 'The network field must be a network name such as tron',
+  'network.regex': 'The network field must be a network name (lower-case letters, digits and "-")',
   'notify_url.url': 'The notify_url field must be an http(s) URL',
 }

@@ -2,7 +2,7 @@ import type ApiKey from '#models/api_key'
 import type Order from '#models/order'
 import type { CallbackFormat, CallbackRequest } from '#callbacks/callback_format'
 import { toFixedDigits } from '#support/money'
-import { compatSignature } from '#support/signing'
+import { compatSignature } from '#plugins/compat/compat_signature'
 
 /**
  * Compat callback: GET notify_url with the EPay fields, MD5-signed with the
@@ -12,6 +12,7 @@ import { compatSignature } from '#support/signing'
  */
 export class CompatCallbackFormat implements CallbackFormat {
   readonly name = 'compat'
+  readonly paymentType = 'Compat'
 
   build(order: Order, apiKey: ApiKey): CallbackRequest {
     return { method: 'GET', url: withQuery(order.notifyUrl, this.signedParams(order, apiKey)), headers: {}, body: null }

@@ -3,7 +3,7 @@ import merchantAuth from '#services/merchant_auth'
 import requestLimits from '#services/request_limits'
 import orderService from '#services/order_service'
 import { readFlatParams, withoutEmpty, type FlatParams } from '#support/request_params'
-import { compatSignature } from '#support/signing'
+import { compatSignature } from '#plugins/compat/compat_signature'
 import { compatOrderValidator } from '#plugins/compat/compat_validator'
 import { resolveCompatTarget } from '#plugins/compat/compat_resolution'
 

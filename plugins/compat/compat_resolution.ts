@@ -1,4 +1,4 @@
-import settings from '#settings/settings_service'
+import { compatSettings } from '#plugins/compat/compat_settings'
 import assetCatalog from '#services/asset_catalog'
 import BusinessError from '#exceptions/business_error'
 
@@ -33,8 +33,8 @@ export async function resolveCompatTarget(fields: {
     token = selector.token
     network = selector.network
   } else {
-    token ||= (await settings.get('compat.default_token')).toUpperCase() || undefined
-    network ||= (await settings.get('compat.default_network')).toLowerCase() || undefined
+    token ||= (await compatSettings.get('compat.default_token')).toUpperCase() || undefined
+    network ||= (await compatSettings.get('compat.default_network')).toLowerCase() || undefined
   }
 
   if (Boolean(token) !== Boolean(network)) {
@@ -42,7 +42,7 @@ export async function resolveCompatTarget(fields: {
       `token and network must both be known or both be empty (token: ${token ?? 'none'}, network: ${network ?? 'none'})`
     )
   }
-  const currency = fields.currency || (await settings.get('compat.default_currency')).toUpperCase() || 'CNY'
+  const currency = fields.currency || (await compatSettings.get('compat.default_currency')).toUpperCase() || 'CNY'
   return { token, network, currency }
 }
 

@@ -9,6 +9,7 @@ import {
   type VerificationContext,
 } from '#chains/chain_family'
 import { scanEvm } from '#plugins/evm/evm_scan'
+import { evmOptions, validateEvmOptions } from '#plugins/evm/evm_options'
 import { verifyEvmReference } from '#plugins/evm/evm_verify'
 import { toBaseUnits } from '#support/money'
 
@@ -29,6 +30,11 @@ export class EvmFamily implements ChainFamily {
     return getAddress(value)
   }
 
+  /** chainId (payment URIs) and blockRange (blocks per log query). */
+  validateOptions(options: Record<string, unknown>) {
+    return validateEvmOptions(options)
+  }
+
   normalizeContract(contract: string): string {
     return this.normalizeAddress(contract)
   }
@@ -47,7 +53,8 @@ export class EvmFamily implements ChainFamily {
    * for a token. Wallets use the chain id to pick the network.
    */
   paymentUri({ chain, token, order }: PaymentUriContext): string {
-    const at = chain.chainId !== null ? `@${chain.chainId}` : ''
+    const { chainId } = evmOptions(chain)
+    const at = chainId !== undefined ? `@${chainId}` : ''
     const units = toBaseUnits(order.actualAmount, token.decimals).toString()
     if (token.contract === null) return `ethereum:${order.receiveAddress}${at}?value=${units}`
     return `ethereum:${token.contract}${at}/transfer?address=${order.receiveAddress}&uint256=${units}`

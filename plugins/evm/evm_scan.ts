@@ -3,6 +3,7 @@ import { getAddress, type Block, type PublicClient } from 'viem'
 import type Token from '#models/token'
 import type { ObservedTransfer, ScanContext, ScanResult } from '#chains/chain_family'
 import { evmClient } from '#plugins/evm/evm_client'
+import { evmOptions } from '#plugins/evm/evm_options'
 import { fromBaseUnits } from '#support/money'
 import { tokenOfContract } from '#plugins/evm/erc20_transfers'
 import { BLOCK_BATCH, tokenLogs, type Call } from '#plugins/evm/evm_reads'
@@ -19,7 +20,7 @@ const REORG_REWIND = 128n
  * deepest block with `confirmations` confirmations, at most
  * `maxBlocksPerScan` blocks:
  * - token transfers: eth_getLogs of Transfer events of the enabled token
- *   contracts whose `to` is a watched address, `blockRange` blocks a call
+ *   contracts whose `to` is a watched address, `blockRange` blocks a call (chain option)
  *   (a range the node refuses is split in two);
  * - native coin: every block of the range with its transactions (batched),
  *   keeping transactions to watched addresses that succeeded.
@@ -69,7 +70,7 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
 
   const contracts = context.tokens.filter((token) => token.contract !== null)
   if (contracts.length > 0) {
-    const logs = await tokenLogs(call, contracts, context.addresses, from, to, BigInt(context.blockRange))
+    const logs = await tokenLogs(call, contracts, context.addresses, from, to, BigInt(evmOptions(context.chain).blockRange))
     for (const log of logs) {
       const token = tokenOfContract(contracts, log.address)
       if (!token || !watched.has(getAddress(log.args.to))) continue

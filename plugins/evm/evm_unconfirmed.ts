@@ -4,6 +4,7 @@ import type { ObservedTransfer, ScanContext } from '#chains/chain_family'
 import { fromBaseUnits } from '#support/money'
 import { tokenOfContract } from '#plugins/evm/erc20_transfers'
 import { BLOCK_BATCH, tokenLogs, type Call } from '#plugins/evm/evm_reads'
+import { evmOptions } from '#plugins/evm/evm_options'
 
 /** A block of the unconfirmed window, reduced to what sightings need. */
 type WindowBlock = {
@@ -53,7 +54,7 @@ export async function unconfirmedEvm(
 
   const contracts = context.tokens.filter((token) => token.contract !== null)
   if (contracts.length > 0) {
-    const logs = await tokenLogs(call, contracts, context.addresses, from, head, BigInt(context.blockRange))
+    const logs = await tokenLogs(call, contracts, context.addresses, from, head, BigInt(evmOptions(context.chain).blockRange))
     for (const log of logs) {
       const token = tokenOfContract(contracts, log.address)
       if (!token || !watched.has(getAddress(log.args.to))) continue

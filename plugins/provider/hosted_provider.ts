@@ -1,5 +1,5 @@
 import env from '#start/env'
-import settings from '#settings/settings_service'
+import { providerSettings } from '#plugins/provider/provider_settings'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
 import {
@@ -29,7 +29,7 @@ export class HostedProvider implements PaymentProvider {
 
   async ensureUsable(token: string): Promise<void> {
     await this.#config()
-    const allowed = await settings.get('provider.allow_tokens')
+    const allowed = await providerSettings.get('provider.allow_tokens')
     if (!allowed.includes(token.toUpperCase())) {
       throw new BusinessError(
         ErrorCode.PROVIDER_UNSUPPORTED,
@@ -46,12 +46,13 @@ export class HostedProvider implements PaymentProvider {
       amount: request.amount,
       coin: request.coin.toUpperCase(),
       callback_url: await this.#callbackUrl(),
-      return_url: request.returnUrl,
+      return_url:
+        request.returnUrl || (await providerSettings.get('provider.return_url')) || request.cashierUrl,
       id: config.shopId,
     }
     fields.sign = providerRequestSign(fields, shopToken(config))
 
-    const timeoutMs = (await settings.get('provider.timeout_seconds')) * 1000
+    const timeoutMs = (await providerSettings.get('provider.timeout_seconds')) * 1000
     const url = `${config.apiUrl.replace(/\/+$/, '')}/payLink`
     let response: Response
     let raw: string
@@ -112,13 +113,13 @@ export class HostedProvider implements PaymentProvider {
   }
 
   async #config(): Promise<ProviderConfig> {
-    if (!(await settings.get('provider.enabled'))) {
+    if (!(await providerSettings.get('provider.enabled'))) {
       throw new BusinessError(ErrorCode.PROVIDER_DISABLED)
     }
     const config = {
-      shopId: await settings.get('provider.shop_id'),
-      shopToken: await settings.get('provider.shop_token'),
-      apiUrl: await settings.get('provider.api_url'),
+      shopId: await providerSettings.get('provider.shop_id'),
+      shopToken: await providerSettings.get('provider.shop_token'),
+      apiUrl: await providerSettings.get('provider.api_url'),
     }
     const missing = Object.entries({
       'provider.shop_id': config.shopId,
@@ -137,7 +138,7 @@ export class HostedProvider implements PaymentProvider {
   }
 
   async #callbackUrl() {
-    const configured = await settings.get('provider.callback_url')
+    const configured = await providerSettings.get('provider.callback_url')
     if (configured !== '') return configured
     return `${String(env.get('APP_URL')).replace(/\/+$/, '')}/payments/provider/v1/notify`
   }

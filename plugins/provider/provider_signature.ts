@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto'
-import { hexDigestsEqual } from '#support/signing'
+import { hexDigestsEqual, md5Hex } from '#support/signing'
 
 /** The fields of a notification's signature, in the provider's fixed order. */
 export const NOTIFICATION_SIGN_ORDER = [
@@ -14,10 +13,6 @@ export const NOTIFICATION_SIGN_ORDER = [
   'id',
   'status',
 ] as const
-
-function md5Hex(text: string) {
-  return createHash('md5').update(text, 'utf8').digest('hex')
-}
 
 const present = (value: string | undefined): value is string => value !== undefined && value !== ''
 

@@ -14,6 +14,7 @@ import { countRows, resetDatabase } from '#tests/helpers/database'
 import { CREATE_PATH, TRON_WALLET, merchantSign, orderParams } from '#tests/helpers/merchant'
 import { runAce, startServerProcess } from '#tests/helpers/processes'
 import { loadOrCreateAppKey } from '#support/app_key'
+import { compatSettings } from '#plugins/compat/compat_settings'
 
 test.group('Installation defaults', (group) => {
   group.each.setup(() => resetDatabase())
@@ -24,9 +25,9 @@ test.group('Installation defaults', (group) => {
     assert.notInclude(key.secretKey, 'test-secret-0123456789abcdef', 'stored encrypted')
     assert.equal(key.status, 'active')
 
-    assert.equal(await settings.get('compat.default_currency'), 'cny')
-    assert.equal(await settings.get('compat.default_token'), '')
-    assert.equal(await settings.get('compat.default_network'), '')
+    assert.equal(await compatSettings.get('compat.default_currency'), 'cny')
+    assert.equal(await compatSettings.get('compat.default_token'), '')
+    assert.equal(await compatSettings.get('compat.default_network'), '')
 
     const networks = (await Chain.query().orderBy('sort_order')).map((chain) => chain.network)
     assert.deepEqual(networks, ['tron', 'ethereum', 'bsc', 'polygon', 'plasma', 'solana', 'ton'])
@@ -62,8 +63,8 @@ test.group('Installation defaults', (group) => {
     await installation.prepare({ print: (line) => printed.push(line) })
 
     assert.deepEqual(printed, [])
-    assert.equal(await settings.get('compat.default_currency'), 'usd')
-    assert.equal(await settings.get('compat.default_token'), 'usdt')
+    assert.equal(await compatSettings.get('compat.default_currency'), 'usd')
+    assert.equal(await compatSettings.get('compat.default_token'), 'usdt')
     assert.equal((await ApiKey.findByOrFail('pid', '1000')).signingSecret(), 'operator-rotated-secret')
     const tron = await Chain.findByOrFail('network', 'tron')
     assert.isFalse(tron.enabled)

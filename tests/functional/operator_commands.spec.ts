@@ -1,5 +1,7 @@
 import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
+import db from '@adonisjs/lucid/services/db'
+import { moveEvmOptions } from '#database/migrations/1763700000016_chain_family_options'
 import type { BaseCommand } from '@adonisjs/core/ace'
 import ApiKey from '#models/api_key'
 import Chain from '#models/chain'
@@ -128,12 +130,51 @@ test.group('Operator commands: chains, tokens, wallets, rates', (group) => {
   })
 
   test('chain:set with --family adds a new network', async ({ assert }) => {
-    const result = await run(ChainSet, ['arbitrum', '--family=evm', '--chain-id=42161', '--display-name=Arbitrum One'])
+    const result = await run(ChainSet, ['arbitrum', '--family=evm', '--option=chainId=42161', '--display-name=Arbitrum One'])
     assert.equal(result.exitCode, 0, result.output)
     const chain = await Chain.findByOrFail('network', 'arbitrum')
     assert.equal(chain.family, 'evm')
-    assert.equal(chain.chainId, 42161)
+    assert.deepEqual(chain.options, { chainId: 42161 })
     assert.equal((await run(ChainSet, ['newnet', '--family=bitcoin'])).exitCode, 1)
+  })
+
+  test('chain:set --option passes family options through; the family validates them', async ({ assert }) => {
+    const set = await run(ChainSet, ['ethereum', '--option=blockRange=250', '--option', 'chainId=1'])
+    assert.equal(set.exitCode, 0, set.output)
+    assert.deepEqual((await Chain.findByOrFail('network', 'ethereum')).options, { blockRange: 250, chainId: 1 })
+
+    const bad = await run(ChainSet, ['ethereum', '--option=blockRange=0'])
+    assert.equal(bad.exitCode, 1)
+    assert.include(bad.output, 'EVM option blockRange must be a whole number from 1 to 100000, not "0"')
+    const unknown = await run(ChainSet, ['ethereum', '--option=gasPrice=5'])
+    assert.equal(unknown.exitCode, 1)
+    assert.include(unknown.output, 'Unknown EVM option "gasPrice"; EVM options: chainId, blockRange')
+    const malformed = await run(ChainSet, ['ethereum', '--option=blockRange'])
+    assert.include(malformed.output, '--option takes key=value, not "blockRange"')
+    const none = await run(ChainSet, ['tron', '--option=chainId=1'])
+    assert.equal(none.exitCode, 1)
+    assert.include(none.output, 'The tron family takes no options')
+    assert.deepEqual((await Chain.findByOrFail('network', 'ethereum')).options, { blockRange: 250, chainId: 1 }, 'unchanged')
+
+    const removed = await run(ChainSet, ['ethereum', '--option=chainId='])
+    assert.equal(removed.exitCode, 0, removed.output)
+    assert.deepEqual((await Chain.findByOrFail('network', 'ethereum')).options, { blockRange: 250 })
+  })
+
+  test('the options migration keeps chain_id and the block range setting as EVM options', async ({ assert }) => {
+    await db.from('chains').update({ options: '{}' })
+    await db.from('chains').where('network', 'bsc').update({ chain_id: 56 })
+    await db.table('settings').insert({ key: 'chains.block_range', type: 'integer', value: '300', updated_at: 1 })
+    await moveEvmOptions(db.connection())
+    assert.deepEqual((await Chain.findByOrFail('network', 'bsc')).options, { blockRange: 300, chainId: 56 })
+    assert.deepEqual((await Chain.findByOrFail('network', 'polygon')).options, { blockRange: 300 })
+    assert.deepEqual((await Chain.findByOrFail('network', 'tron')).options, {}, 'other families untouched')
+    assert.equal(await countRows('settings', { key: 'chains.block_range' }), 0)
+
+    // Without the setting: its default.
+    await db.from('chains').update({ options: '{}' })
+    await moveEvmOptions(db.connection())
+    assert.deepEqual((await Chain.findByOrFail('network', 'polygon')).options, { blockRange: 1000 })
   })
 
   test('token:set changes precision and state, adds tokens, validates contracts', async ({ assert }) => {

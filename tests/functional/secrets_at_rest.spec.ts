@@ -24,6 +24,7 @@ import EncryptSecretsAtRest from '#database/migrations/1763700000011_encrypt_sec
 import ApiKeyList from '#commands/apikey_list'
 import ChainList from '#commands/chain_list'
 import SettingsGet from '#commands/settings_get'
+import { providerSettings } from '#plugins/provider/provider_settings'
 
 const SHOP_TOKEN = 'provider-shop-token-5f1e9c'
 const TRON_API_KEY = 'tron-pro-api-key-77c0d1e2'
@@ -94,9 +95,9 @@ test.group('Secrets at rest', (group) => {
     // ... the RPC pool gets the key itself ...
     assert.equal((await rpcFor(await Chain.findByOrFail('network', 'tron'))).apiKey, TRON_API_KEY)
     // ... and the settings hand out the token only encrypted.
-    assert.notEqual(await settings.get('provider.shop_token'), SHOP_TOKEN)
+    assert.notEqual(await providerSettings.get('provider.shop_token'), SHOP_TOKEN)
     assert.equal(
-      revealSecret(await settings.get('provider.shop_token'), SecretPurpose.setting('provider.shop_token')),
+      revealSecret(await providerSettings.get('provider.shop_token'), SecretPurpose.setting('provider.shop_token')),
       SHOP_TOKEN
     )
   })

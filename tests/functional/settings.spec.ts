@@ -4,6 +4,8 @@ import settings, { SETTINGS_REFRESH_MS } from '#settings/settings_service'
 import { SettingValueError } from '#settings/setting_types'
 import { resetDatabase } from '#tests/helpers/database'
 import { runAce } from '#tests/helpers/processes'
+import { providerSettings } from '#plugins/provider/provider_settings'
+import { compatSettings } from '#plugins/compat/compat_settings'
 
 /** The stored text of a setting (undefined without a row). */
 async function storedValue(key: string): Promise<string | undefined> {
@@ -16,9 +18,9 @@ test.group('Settings', (group) => {
 
   test('typed values with defaults', async ({ assert }) => {
     assert.strictEqual(await settings.get('order.expiration_minutes'), 10)
-    assert.strictEqual(await settings.get('provider.enabled'), false)
-    assert.deepEqual(await settings.get('provider.allow_tokens'), ['USDT', 'TRX'])
-    assert.strictEqual(await settings.get('compat.default_currency'), 'cny')
+    assert.strictEqual(await providerSettings.get('provider.enabled'), false)
+    assert.deepEqual(await providerSettings.get('provider.allow_tokens'), ['USDT', 'TRX'])
+    assert.strictEqual(await compatSettings.get('compat.default_currency'), 'cny')
     await settings.set('order.expiration_minutes', '15')
     assert.strictEqual(await settings.get('order.expiration_minutes'), 15)
   })
@@ -47,7 +49,7 @@ test.group('Settings', (group) => {
     assert.include(emptied.stdout, 'compat.default_token = ""')
     assert.strictEqual(await storedValue('compat.default_token'), '')
     settings.invalidate()
-    assert.strictEqual(await settings.get('compat.default_token'), '')
+    assert.strictEqual(await compatSettings.get('compat.default_token'), '')
 
     // The public config returns the emptied default as an empty string.
     const config = await client.get('/payments/native/v1/config')

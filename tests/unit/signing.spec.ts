@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
+import { compatSignature } from '#plugins/compat/compat_signature'
 import {
   canonicalString,
-  compatSignature,
   hexDigestsEqual,
   nativeSignature,
   signedNumber,

@@ -430,7 +430,6 @@ test.group('Solana: scanning', (group) => {
       addresses: [fixture.wallet.address],
       startTime,
       rpc: await rpcFor(chain),
-      blockRange: 1000,
       maxBlocksPerScan: 1000,
     }
     const runs: { amounts: string[]; caughtUp: boolean }[] = []

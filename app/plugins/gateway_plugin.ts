@@ -1,0 +1,104 @@
+import type { BaseCommand } from '@adonisjs/core/ace'
+import type { ChainFamily } from '#chains/chain_family'
+import type { CallbackFormat } from '#callbacks/callback_format'
+import type { PaymentProvider } from '#payments/payment_provider'
+import type { SettingDefinition } from '#settings/setting_types'
+import type { middleware } from '#start/kernel'
+import type { Router } from '@adonisjs/core/http'
+
+/** A token installed with a seeded chain. */
+export type SeedToken = {
+  symbol: string
+  contract: string | null
+  decimals: number
+  amountPrecision: number
+}
+
+/**
+ * A chain installed by `node ace setup` when its plugin is on. Chains start
+ * enabled but are offered to payers only once a wallet is added.
+ */
+export type SeedChain = {
+  network: string
+  /** A family this plugin (or another enabled one) contributes. */
+  family: string
+  displayName: string
+  /** Family options (chains.options), validated by the family. */
+  options?: Record<string, unknown>
+  rpcUrls: string[]
+  confirmations: number
+  scanIntervalSeconds: number
+  /** Typical time between two blocks (ms): sizes the late-payment grace. */
+  blockTimeMs: number
+  /** Transaction page of the network's block explorer, `{tx}` standing for the reference ('' for none). */
+  explorerTxUrl: string
+  tokens: SeedToken[]
+}
+
+/** What a plugin's `routes` receives: the core's router and named middleware. */
+export type PluginRouteContext = {
+  router: Router
+  middleware: typeof middleware
+}
+
+export type PluginRoutes = {
+  /**
+   * Declares the plugin's routes with paths relative to its prefix
+   * (`/payments/<plugin name>/v1`), which the core adds.
+   */
+  define(context: PluginRouteContext): void
+  /**
+   * Paths (relative to the prefix) called by machines that expect a plain
+   * "fail" on error instead of the JSON envelope.
+   */
+  plainTextFailures?: string[]
+}
+
+/** A recurring job of the plugin, run by the scheduler (worker process). */
+export type PluginJob = {
+  name: string
+  /** 1 to 59: a job needing longer pauses keeps its own pace (it is cheap to call). */
+  everySeconds: number
+  run(): Promise<void>
+}
+
+/** A plugin ace command: an AdonisJS command class. */
+export type PluginCommand = typeof BaseCommand
+
+/**
+ * The one contract between the core and a plugin (a chain family, the
+ * hosted provider, the compat flavour, or a third party's). The core reads
+ * nothing plugin-specific outside it. Every part is optional but the name.
+ */
+export type GatewayPlugin = {
+  /** Lower-case identifier: the PLUGINS env and the route prefix use it. */
+  name: string
+  description: string
+  families?: ChainFamily[]
+  callbackFormats?: CallbackFormat[]
+  providers?: PaymentProvider[]
+  routes?: PluginRoutes
+  /** Setting definitions, keyed by setting name (prefix them with the plugin name). */
+  settings?: Record<string, SettingDefinition<any>>
+  seed?: {
+    chains?: SeedChain[]
+    /** Settings stored on installation unless already present. */
+    settings?: Record<string, string>
+  }
+  commands?: PluginCommand[]
+  jobs?: PluginJob[]
+  /**
+   * Sections of the public config endpoint this plugin answers (the
+   * spec's `compat` and `provider`); without the plugin, the core answers
+   * the section's neutral default.
+   */
+  configSections?: Record<string, () => Promise<unknown>>
+}
+
+/** Identity function that gives a plugin definition its type. */
+export function definePlugin<const T extends GatewayPlugin>(plugin: T): T {
+  return plugin
+}
+
+/** A module that contributes a plugin: its default export. */
+export type PluginModule = { default: GatewayPlugin }

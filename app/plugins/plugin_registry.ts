@@ -1,0 +1,84 @@
+import chainRegistry from '#chains/chain_registry'
+import callbackFormats from '#callbacks/callback_format'
+import providers from '#payments/payment_provider'
+import settings from '#settings/settings_service'
+import type { GatewayPlugin, PluginJob, PluginRouteContext, SeedChain } from '#app_plugins/gateway_plugin'
+import type { LoadedPlugins } from '#app_plugins/plugin_loader'
+
+/** Every plugin's routes live under this prefix, with the plugin's name. */
+export function pluginPrefix(plugin: GatewayPlugin) {
+  return `/payments/${plugin.name}/v1`
+}
+
+/**
+ * The plugins of this process, once activated by providers/plugins_provider.ts:
+ * their families, formats, providers and settings are in the core's
+ * registries; their routes are mounted by start/routes.ts.
+ */
+export class PluginRegistry {
+  #loaded: LoadedPlugins = { all: [], enabled: [] }
+  #plainTextFailures = new Set<string>()
+
+  activate(loaded: LoadedPlugins) {
+    this.#loaded = loaded
+    for (const plugin of loaded.all) {
+      const enabled = loaded.enabled.includes(plugin)
+      if (plugin.settings) settings.addDefinitions(plugin.name, plugin.settings, enabled)
+      if (!enabled) continue
+      for (const family of plugin.families ?? []) chainRegistry.register(family)
+      for (const format of plugin.callbackFormats ?? []) callbackFormats.register(format)
+      for (const provider of plugin.providers ?? []) providers.register(provider)
+    }
+  }
+
+  get all() {
+    return this.#loaded.all
+  }
+
+  get enabled() {
+    return this.#loaded.enabled
+  }
+
+  isEnabled(name: string) {
+    return this.#loaded.enabled.some((plugin) => plugin.name === name)
+  }
+
+  /** Mounts each enabled plugin's routes under its prefix. */
+  mountRoutes(context: PluginRouteContext) {
+    for (const plugin of this.enabled) {
+      if (!plugin.routes) continue
+      const prefix = pluginPrefix(plugin)
+      context.router.group(() => plugin.routes!.define(context)).prefix(prefix)
+      for (const path of plugin.routes.plainTextFailures ?? []) this.#plainTextFailures.add(`${prefix}${path}`)
+    }
+  }
+
+  /** Whether failures at this path answer a plain "fail" (a machine caller). */
+  answersPlainText(path: string) {
+    return this.#plainTextFailures.has(path)
+  }
+
+  seedChains(): SeedChain[] {
+    return this.enabled.flatMap((plugin) => plugin.seed?.chains ?? [])
+  }
+
+  seedSettings(): [string, string][] {
+    return this.enabled.flatMap((plugin) => Object.entries(plugin.seed?.settings ?? {}))
+  }
+
+  jobs(): PluginJob[] {
+    return this.enabled.flatMap((plugin) => plugin.jobs ?? [])
+  }
+
+  /** A config endpoint section from the enabled plugin that answers it, if any. */
+  configSection(name: string): (() => Promise<unknown>) | null {
+    for (const plugin of this.enabled) {
+      const section = plugin.configSections?.[name]
+      if (section) return section
+    }
+    return null
+  }
+}
+
+const pluginRegistry = new PluginRegistry()
+export default pluginRegistry

@@ -1,0 +1,81 @@
+import logger from '@adonisjs/core/services/logger'
+import db from '@adonisjs/lucid/services/db'
+import providers, { NotificationRejectedError } from '#payments/payment_provider'
+import providerCheckout, { PROVIDER_NETWORK } from '#services/provider_checkout'
+import { OrderStatus } from '#models/order'
+
+/** A payment is first asked about this long after it was created (the notification usually comes first). */
+export const RECONCILE_FIRST_DELAY_MS = 60_000
+/** Then after 1, 2, 4 … minutes, at most an hour apart. */
+const BACKOFF_BASE_MS = 60_000
+const BACKOFF_MAX_MS = 3_600_000
+/** Payments asked about per run, oldest due first. */
+export const RECONCILE_BATCH = 20
+
+type Due = { id: number; unique_id: string; provider_order_id: string; reconcile_attempts: number | string; reconcile_next_at: number | string | null }
+
+/**
+ * Asks the payment provider about its pending payments whose order still
+ * waits and whose notification never came, so that a lost notification
+ * does not lose a payment. Bounded (RECONCILE_BATCH a run) and backing off
+ * per payment. Does nothing when the provider cannot be asked
+ * (no retrieveStatus in its contract).
+ */
+export class ProviderReconciliation {
+  async runOnce(now = Date.now()): Promise<{ asked: number; paid: number }> {
+    if (!providers.has(PROVIDER_NETWORK)) return { asked: 0, paid: 0 }
+    const provider = providers.get(PROVIDER_NETWORK)
+    if (!provider.retrieveStatus) return { asked: 0, paid: 0 }
+
+    const due: Due[] = await db
+      .from('provider_orders')
+      .join('orders', 'orders.id', 'provider_orders.order_id')
+      .where('provider_orders.status', 'pending')
+      .whereNull('provider_orders.notified_at')
+      .where('orders.status', OrderStatus.WAITING)
+      .where('provider_orders.created_at', '<=', now - RECONCILE_FIRST_DELAY_MS)
+      .where((query) => query.whereNull('provider_orders.reconcile_next_at').orWhere('provider_orders.reconcile_next_at', '<=', now))
+      .orderBy('provider_orders.id')
+      .limit(RECONCILE_BATCH)
+      .select(
+        'provider_orders.id',
+        'provider_orders.unique_id',
+        'provider_orders.provider_order_id',
+        'provider_orders.reconcile_attempts',
+        'provider_orders.reconcile_next_at'
+      )
+
+    let asked = 0
+    let paid = 0
+    for (const row of due) {
+      const attempts = Number(row.reconcile_attempts)
+      const next = now + Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.min(attempts, 20))
+      // Claimed by moving its next time: another process running the job skips it.
+      const claimed = await db
+        .from('provider_orders')
+        .where('id', row.id)
+        .where((query) =>
+          row.reconcile_next_at === null
+            ? query.whereNull('reconcile_next_at')
+            : query.where('reconcile_next_at', row.reconcile_next_at)
+        )
+        .update({ reconcile_attempts: attempts + 1, reconcile_next_at: next })
+      if (Number(claimed) === 0) continue
+      asked++
+      try {
+        const status = await provider.retrieveStatus({ tradeId: row.unique_id, providerOrderId: row.provider_order_id })
+        if (status.state !== 'paid') continue
+        await providerCheckout.applyNotice(status.notice)
+        paid++
+        logger.info({ unique_id: row.unique_id, status: status.raw }, 'provider payment reconciled: paid')
+      } catch (error) {
+        const reason = error instanceof NotificationRejectedError ? 'refused' : 'failed'
+        logger.warn({ unique_id: row.unique_id, reason: (error as Error).message }, `provider status ${reason}`)
+      }
+    }
+    return { asked, paid }
+  }
+}
+
+const providerReconciliation = new ProviderReconciliation()
+export default providerReconciliation

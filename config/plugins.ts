@@ -1,0 +1,18 @@
+import type { PluginModule } from '#app_plugins/gateway_plugin'
+
+/**
+ * The plugins this gateway is built with, each on by default. The PLUGINS
+ * env turns some off without code changes (`PLUGINS=evm,tron` keeps only
+ * those, `PLUGINS=-ton,-provider` removes those); PLUGIN_MODULES adds
+ * plugins from other modules (a path from the app root or an npm package).
+ */
+const pluginsConfig: Record<string, () => Promise<PluginModule>> = {
+  tron: () => import('#plugins/tron/plugin'),
+  evm: () => import('#plugins/evm/plugin'),
+  solana: () => import('#plugins/solana/plugin'),
+  ton: () => import('#plugins/ton/plugin'),
+  provider: () => import('#plugins/provider/plugin'),
+  compat: () => import('#plugins/compat/plugin'),
+}
+
+export default pluginsConfig

@@ -1,0 +1,31 @@
+import { definePlugin } from '#app_plugins/gateway_plugin'
+import { SolanaFamily } from '#plugins/solana/solana_family'
+
+/**
+ * Seeded chains use the issuers' mainnet contracts; chains start enabled
+ * but are offered to payers only once a wallet is added.
+ */
+export default definePlugin({
+  name: 'solana',
+  description: 'Solana: SPL token and SOL transfers',
+  families: [new SolanaFamily()],
+  seed: {
+    chains: [
+      {
+        network: 'solana',
+        family: 'solana',
+        displayName: 'Solana',
+        rpcUrls: ['https://api.mainnet-beta.solana.com'],
+        confirmations: 32,
+        scanIntervalSeconds: 5,
+        blockTimeMs: 400,
+        explorerTxUrl: 'https://explorer.solana.com/tx/{tx}',
+        tokens: [
+          { symbol: 'USDT', contract: 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB', decimals: 6, amountPrecision: 2 },
+          { symbol: 'USDC', contract: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', decimals: 6, amountPrecision: 2 },
+          { symbol: 'SOL', contract: null, decimals: 9, amountPrecision: 6 },
+        ],
+      },
+    ],
+  },
+})

@@ -1,0 +1,31 @@
+import { definePlugin } from '#app_plugins/gateway_plugin'
+import { TronFamily } from '#plugins/tron/tron_family'
+
+/**
+ * Seeded chains use the issuers' mainnet contracts; chains start enabled
+ * but are offered to payers only once a wallet is added.
+ */
+export default definePlugin({
+  name: 'tron',
+  description: 'TRON: TRC-20 and TRX transfers',
+  families: [new TronFamily()],
+  seed: {
+    chains: [
+      {
+        network: 'tron',
+        family: 'tron',
+        displayName: 'TRON',
+        rpcUrls: ['https://api.trongrid.io'],
+        confirmations: 19,
+        scanIntervalSeconds: 5,
+        blockTimeMs: 3000,
+        explorerTxUrl: 'https://tronscan.org/#/transaction/{tx}',
+        tokens: [
+          { symbol: 'USDT', contract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', decimals: 6, amountPrecision: 2 },
+          { symbol: 'USDC', contract: 'TEkxiTehnzSmSe2XqrBj4w32RUN966rdz8', decimals: 6, amountPrecision: 2 },
+          { symbol: 'TRX', contract: null, decimals: 6, amountPrecision: 2 },
+        ],
+      },
+    ],
+  },
+})
