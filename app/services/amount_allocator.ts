@@ -17,6 +17,12 @@ export type AllocationRequest = {
   baseAmount: Decimal
   precision: number
   maxSteps: number
+  /**
+   * The chain's reservation grace (reservationGraceMs), read by the caller
+   * before its transaction: on SQLite a settings read inside it would wait
+   * for the one connection the transaction holds.
+   */
+  graceMs: number
   /** End of the order's life: the reservation outlives it by the chain's grace. */
   expiresAt: number
 }
@@ -65,7 +71,7 @@ export class AmountAllocator {
     }
     const found = await this.#tryAllocate(trx, request, range)
     if (found) return found
-    if ((await this.#reclaim(trx, request.network, Date.now(), range)) > 0) {
+    if ((await this.#reclaim(trx, request.network, Date.now() - request.graceMs, range)) > 0) {
       const retried = await this.#tryAllocate(trx, request, range)
       if (retried) return retried
     }
@@ -138,19 +144,20 @@ export class AmountAllocator {
   async reclaimExpired(now = Date.now()): Promise<number> {
     const networks: { network: string }[] = await db.from('amount_locks').distinct('network')
     let total = 0
-    for (const { network } of networks) total += await this.#reclaim(db.connection(), network, now)
+    for (const { network } of networks) {
+      // a network removed from the chains table keeps its locks (no grace can be computed)
+      const chain = await Chain.findBy('network', network)
+      if (chain) total += await this.#reclaim(db.connection(), network, now - (await reservationGraceMs(chain)))
+    }
     return total
   }
 
   /**
-   * Only locks of expired (3) orders are reclaimed: an order still shown as
-   * waiting keeps its amount whatever the clock says, and a network removed
-   * from the chains table keeps its locks (no grace can be computed).
+   * Deletes the locks of `network` whose order's life ended before
+   * `cutoff` (now − grace). Only locks of expired (3) orders are reclaimed:
+   * an order still shown as waiting keeps its amount whatever the clock says.
    */
-  async #reclaim(client: QueryClientContract, network: string, now: number, range?: Range): Promise<number> {
-    const chain = await Chain.query({ client }).where('network', network).first()
-    if (!chain) return 0
-    const cutoff = now - (await reservationGraceMs(chain))
+  async #reclaim(client: QueryClientContract, network: string, cutoff: number, range?: Range): Promise<number> {
     const query = client
       .from('amount_locks')
       .where('network', network)

@@ -4,7 +4,7 @@ import Order, { OrderStatus, type PaymentType } from '#models/order'
 import type ApiKey from '#models/api_key'
 import settings from '#settings/settings_service'
 import assetCatalog from '#services/asset_catalog'
-import amountAllocator from '#services/amount_allocator'
+import amountAllocator, { reservationGraceMs } from '#services/amount_allocator'
 import orderExpiry from '#services/order_expiry'
 import rateService from '#rates/rate_service'
 import BusinessError from '#exceptions/business_error'
@@ -39,6 +39,8 @@ export type OnChainPrice = {
   precision: number
   wanted: Decimal
   maxSteps: number
+  /** How long an ended order's amount stays reserved on this chain (read before any transaction). */
+  graceMs: number
 }
 
 const ORDER_EXISTS = () =>
@@ -136,6 +138,7 @@ export class OrderService {
       precision,
       wanted,
       maxSteps: await settings.get('order.amount_max_steps'),
+      graceMs: await reservationGraceMs(asset.chain),
     }
   }
 
@@ -153,6 +156,7 @@ export class OrderService {
       baseAmount: price.wanted,
       precision: price.precision,
       maxSteps: price.maxSteps,
+      graceMs: price.graceMs,
       expiresAt: order.expirationTime,
     })
     // A step above the wanted amount may need a digit more (1000000000 → 1000000000.000001).
