@@ -11,12 +11,19 @@ const BACKOFF_BASE_MS = 60_000
 const BACKOFF_MAX_MS = 3_600_000
 /** Payments asked about per run, oldest due first. */
 export const RECONCILE_BATCH = 20
+/**
+ * An order that expired this recently is still asked about: a payer who
+ * paid on the provider's page just before the end, whose notification was
+ * lost, is credited late like a late chain payment (the payment path
+ * accepts status 3 for the provider).
+ */
+export const RECONCILE_AFTER_EXPIRY_MS = 24 * 3_600_000
 
-type Due = { id: number; unique_id: string; provider_order_id: string; reconcile_attempts: number | string; reconcile_next_at: number | string | null }
+type Due = { id: number; unique_id: string; provider_order_id: string; coin: string; reconcile_attempts: number | string; reconcile_next_at: number | string | null }
 
 /**
  * Asks the payment provider about its pending payments whose order still
- * waits and whose notification never came, so that a lost notification
+ * waits (or expired less than a day ago) and whose notification never came, so that a lost notification
  * does not lose a payment. Bounded (RECONCILE_BATCH a run) and backing off
  * per payment. Does nothing when the provider cannot be asked
  * (no retrieveStatus in its contract).
@@ -32,7 +39,13 @@ export class ProviderReconciliation {
       .join('orders', 'orders.id', 'provider_orders.order_id')
       .where('provider_orders.status', 'pending')
       .whereNull('provider_orders.notified_at')
-      .where('orders.status', OrderStatus.WAITING)
+      .where((open) =>
+        open
+          .where('orders.status', OrderStatus.WAITING)
+          .orWhere((late) =>
+            late.where('orders.status', OrderStatus.EXPIRED).where('orders.expiration_time', '>', now - RECONCILE_AFTER_EXPIRY_MS)
+          )
+      )
       .where('provider_orders.created_at', '<=', now - RECONCILE_FIRST_DELAY_MS)
       .where((query) => query.whereNull('provider_orders.reconcile_next_at').orWhere('provider_orders.reconcile_next_at', '<=', now))
       .orderBy('provider_orders.id')
@@ -41,6 +54,7 @@ export class ProviderReconciliation {
         'provider_orders.id',
         'provider_orders.unique_id',
         'provider_orders.provider_order_id',
+        'provider_orders.coin',
         'provider_orders.reconcile_attempts',
         'provider_orders.reconcile_next_at'
       )
@@ -63,7 +77,11 @@ export class ProviderReconciliation {
       if (Number(claimed) === 0) continue
       asked++
       try {
-        const status = await provider.retrieveStatus({ tradeId: row.unique_id, providerOrderId: row.provider_order_id })
+        const status = await provider.retrieveStatus({
+          tradeId: row.unique_id,
+          providerOrderId: row.provider_order_id,
+          coin: row.coin,
+        })
         if (status.state !== 'paid') continue
         await providerCheckout.applyNotice(status.notice)
         paid++

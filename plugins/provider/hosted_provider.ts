@@ -9,6 +9,7 @@ import {
   type ProviderNotice,
   type ProviderPayment,
   type ProviderPaymentRequest,
+  type ProviderStatus,
 } from '#payments/payment_provider'
 import { notificationSignatureValid, providerRequestSign } from '#plugins/provider/provider_signature'
 import { SecretPurpose, revealSecret } from '#support/secret_box'
@@ -50,32 +51,7 @@ export class HostedProvider implements PaymentProvider {
         request.returnUrl || (await providerSettings.get('provider.return_url')) || request.cashierUrl,
       id: config.shopId,
     }
-    fields.sign = providerRequestSign(fields, shopToken(config))
-
-    const timeoutMs = (await providerSettings.get('provider.timeout_seconds')) * 1000
-    const url = `${config.apiUrl.replace(/\/+$/, '')}/payLink`
-    let response: Response
-    let raw: string
-    try {
-      response = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'accept': 'application/json' },
-        body: new URLSearchParams(fields).toString(),
-        signal: AbortSignal.timeout(timeoutMs),
-        redirect: 'error',
-      })
-      raw = await response.text()
-    } catch (error) {
-      throw new ProviderRequestError(`the provider is unreachable (${(error as Error).message})`)
-    }
-    if (!response.ok) throw new ProviderRequestError(`the provider answered HTTP ${response.status}`)
-
-    let body: any
-    try {
-      body = JSON.parse(raw)
-    } catch {
-      throw new ProviderRequestError('the provider did not answer JSON')
-    }
+    const { body, raw } = await this.#post(config, 'payLink', fields)
     const providerOrderId = body?.data?.order_id
     const payUrl = body?.data?.pay_url
     if (typeof providerOrderId !== 'string' && typeof providerOrderId !== 'number') {
@@ -85,6 +61,41 @@ export class HostedProvider implements PaymentProvider {
       throw new ProviderRequestError(`the provider created no payment (${String(body?.msg ?? 'no pay_url')})`)
     }
     return { providerOrderId: String(providerOrderId), payUrl, raw }
+  }
+
+  /**
+   * Asks the provider about one payment (`POST {api_url}/checkDeposit`
+   * with `unique_id`, signed like a link request). Its answer carries
+   * `data.status` 0 (unpaid) or 1 (paid), `order_id`, `unique_id` and
+   * `amount`; it has no `coin`, so the coin is the one the link was made
+   * for. A paid answer is checked by the core exactly like a notification
+   * (provider order id, amount, the one payment path). An error answer is
+   * thrown: the payment is asked about again later.
+   */
+  async retrieveStatus(payment: { tradeId: string; providerOrderId: string; coin: string }): Promise<ProviderStatus> {
+    const config = await this.#config()
+    const { body, raw } = await this.#post(config, 'checkDeposit', { unique_id: payment.tradeId, id: config.shopId })
+    if (body?.status !== 'success' || typeof body?.data !== 'object' || body.data === null) {
+      throw new ProviderRequestError(`the provider did not give the payment's status (${String(body?.msg ?? 'no data')})`)
+    }
+    const data = body.data as Record<string, unknown>
+    const text = (value: unknown) => (typeof value === 'string' || typeof value === 'number' ? String(value) : '')
+    if (text(data.unique_id) !== '' && text(data.unique_id) !== payment.tradeId) {
+      throw new ProviderRequestError(`the provider answered about ${text(data.unique_id)}, not ${payment.tradeId}`)
+    }
+    const state = text(data.status)
+    if (state === '0') return { state: 'pending' }
+    if (state !== '1') throw new ProviderRequestError(`the provider gave an unknown payment status "${state}"`)
+    return {
+      state: 'paid',
+      raw,
+      notice: {
+        uniqueId: payment.tradeId,
+        providerOrderId: text(data.order_id) || payment.providerOrderId,
+        amount: text(data.amount),
+        coin: text(data.coin) || payment.coin,
+      },
+    }
   }
 
   async readNotification(fields: Record<string, string>): Promise<ProviderNotice> {
@@ -109,6 +120,33 @@ export class HostedProvider implements PaymentProvider {
       providerOrderId: fields['data[order_id]'],
       amount: fields['data[amount]'],
       coin: fields['data[coin]'],
+    }
+  }
+
+  /** A signed form POST to the shop API; the JSON answer and its text. */
+  async #post(config: ProviderConfig, endpoint: string, fields: Record<string, string>) {
+    const signed = { ...fields, sign: providerRequestSign(fields, shopToken(config)) }
+    const timeoutMs = (await providerSettings.get('provider.timeout_seconds')) * 1000
+    const url = `${config.apiUrl.replace(/\/+$/, '')}/${endpoint}`
+    let response: Response
+    let raw: string
+    try {
+      response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'accept': 'application/json' },
+        body: new URLSearchParams(signed).toString(),
+        signal: AbortSignal.timeout(timeoutMs),
+        redirect: 'error',
+      })
+      raw = await response.text()
+    } catch (error) {
+      throw new ProviderRequestError(`the provider is unreachable (${(error as Error).message})`)
+    }
+    if (!response.ok) throw new ProviderRequestError(`the provider answered HTTP ${response.status}`)
+    try {
+      return { body: JSON.parse(raw) as any, raw }
+    } catch {
+      throw new ProviderRequestError('the provider did not answer JSON')
     }
   }
 

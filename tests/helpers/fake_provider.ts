@@ -27,43 +27,97 @@ export function notificationSign(fields: Record<string, string>, token = SHOP_TO
   return md5(`${text}&token=${token}`)
 }
 
+/** A payment link the fake provider made, and whether the payer paid it there. */
+type FakePayment = { orderId: string; amount: string; coin: string; paid: boolean; paidAmount: string }
+
 /**
  * A local stand-in for the hosted provider's shop API: answers POST
- * /payLink like the real one, after checking the request sign.
+ * /payLink and POST /checkDeposit like the real one, after checking the
+ * request sign. It never sends notifications by itself: a test posts them
+ * (or, to stand for a notification lost on the way, does not).
  */
 export class FakeProvider extends HttpStub {
   mode: 'ok' | 'empty' | 'http500' | 'slow' = 'ok'
   counter = 0
   badSigns = 0
+  /** Payment links by unique_id (our trade_id). */
+  payments = new Map<string, FakePayment>()
 
   constructor() {
     super()
     this.handler = (request, response, body) => {
       const fields = Object.fromEntries(new URLSearchParams(body))
-      if (request.url !== '/api/payLink' || fields.sign !== requestSign(fields)) {
+      const json = (status: number, payload: unknown) => {
+        response.writeHead(status, { 'content-type': 'application/json' })
+        response.end(JSON.stringify(payload))
+      }
+      const endpoint = request.url ?? ''
+      if (!['/api/payLink', '/api/checkDeposit'].includes(endpoint) || fields.sign !== requestSign(fields)) {
         this.badSigns++
-        response.writeHead(200, { 'content-type': 'application/json' })
-        return response.end(JSON.stringify({ status: 'error', code: 40001, data: {}, msg: 'bad sign' }))
+        return json(200, { status: 'error', code: 40001, data: {}, msg: 'bad sign' })
       }
       if (this.mode === 'http500') {
         response.writeHead(500)
         return response.end('oops')
       }
       if (this.mode === 'slow') return // never answers
+      if (endpoint === '/api/checkDeposit') {
+        const payment = this.payments.get(fields.unique_id)
+        // The real API answers an unknown order with an error envelope, HTTP 200.
+        if (!payment) return json(200, { status: 'error', code: 40004, data: {}, msg: 'order does not exist' })
+        return json(200, {
+          status: 'success',
+          code: 10000,
+          data: {
+            order_id: payment.orderId,
+            unique_id: fields.unique_id,
+            status: payment.paid ? 1 : 0,
+            amount: payment.paid ? payment.paidAmount : payment.amount,
+          },
+          msg: 'ok',
+        })
+      }
       this.counter++
       const data = this.mode === 'empty' ? { order_id: '', pay_url: '' } : {
         order_id: `P-${this.counter}`,
         pay_url: `https://pay.example/checkout/P-${this.counter}`,
       }
-      response.writeHead(200, { 'content-type': 'application/json' })
-      response.end(JSON.stringify({ status: 'success', code: 10000, data, msg: 'ok' }))
+      if (this.mode !== 'empty') {
+        this.payments.set(fields.unique_id, {
+          orderId: data.order_id,
+          amount: fields.amount,
+          coin: fields.coin,
+          paid: false,
+          paidAmount: '',
+        })
+      }
+      json(200, { status: 'success', code: 10000, data, msg: 'ok' })
     }
+  }
+
+  /**
+   * The payer pays the link of `tradeId` on the provider's page (its
+   * amount as the provider writes it, 8 decimals, unless told).
+   */
+  pay(tradeId: string, amount?: string) {
+    const payment = this.payments.get(tradeId)
+    if (!payment) throw new Error(`the fake provider made no link for ${tradeId}`)
+    payment.paid = true
+    payment.paidAmount = amount ?? Number(payment.amount).toFixed(8)
+  }
+
+  /** The checkDeposit questions asked, by unique_id. */
+  statusQuestions() {
+    return this.requests
+      .filter((entry) => entry.url === '/api/checkDeposit')
+      .map((entry) => Object.fromEntries(new URLSearchParams(entry.body)).unique_id)
   }
 
   /** Enables the provider channel pointing at this server. */
   async configure() {
     this.mode = 'ok'
     this.requests = []
+    this.payments.clear()
     await settings.set('provider.enabled', 'true')
     await settings.set('provider.shop_id', SHOP_ID)
     await settings.set('provider.shop_token', SHOP_TOKEN)
