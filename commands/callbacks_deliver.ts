@@ -9,7 +9,8 @@ export default class CallbacksDeliver extends OperatorCommand {
     const report = await callbackDeliverer.drain()
     this.logger.success(
       `Attempted ${report.claimed} callback(s): ${report.delivered} delivered, ` +
-        `${report.retrying} to retry, ${report.failed} failed for good`
+        `${report.retrying} to retry, ${report.failed} failed for good` +
+        (report.held ? `, ${report.held} held (callback format not loaded: its plugin is turned off)` : '')
     )
   }
 }

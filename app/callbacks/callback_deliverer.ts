@@ -11,7 +11,10 @@ import { isAcknowledged, retryDelayMs } from '#callbacks/retry_policy'
 import { ForbiddenTargetError, safeRequest } from '#callbacks/safe_http'
 import { isPostgres } from '#support/row_lock'
 
-export type DeliveryReport = { claimed: number; delivered: number; retrying: number; failed: number }
+export type DeliveryReport = { claimed: number; delivered: number; retrying: number; failed: number; held: number }
+
+/** A callback whose format's plugin is turned off is looked at again after this long. */
+export const HELD_RECHECK_MS = 60_000
 
 /** Longer than any attempt can take, so a live worker never loses its lease. */
 const LEASE_MARGIN_MS = 30_000
@@ -33,7 +36,7 @@ export class CallbackDeliverer {
     // Each claim has its own token, so two claims never mistake each other's rows.
     const claim = `${this.workerId}:${++this.#claims}`
     const claimed = await this.#claim(claim, limit, timeoutMs + LEASE_MARGIN_MS)
-    const report: DeliveryReport = { claimed: claimed.length, delivered: 0, retrying: 0, failed: 0 }
+    const report: DeliveryReport = { claimed: claimed.length, delivered: 0, retrying: 0, failed: 0, held: 0 }
     const outcomes = await Promise.all(claimed.map((callback) => this.#deliver(callback, claim, timeoutMs)))
     for (const outcome of outcomes) report[outcome]++
     return report
@@ -41,7 +44,7 @@ export class CallbackDeliverer {
 
   /** Runs until nothing is due (for the ace command). */
   async drain(): Promise<DeliveryReport> {
-    const total: DeliveryReport = { claimed: 0, delivered: 0, retrying: 0, failed: 0 }
+    const total: DeliveryReport = { claimed: 0, delivered: 0, retrying: 0, failed: 0, held: 0 }
     for (;;) {
       const report = await this.runOnce()
       for (const key of Object.keys(total) as (keyof DeliveryReport)[]) total[key] += report[key]
@@ -84,7 +87,30 @@ export class CallbackDeliverer {
     return Callback.query().where('locked_by', claim).where('status', 'pending')
   }
 
-  async #deliver(callback: Callback, claim: string, timeoutMs: number): Promise<'delivered' | 'retrying' | 'failed'> {
+  /**
+   * The plugin that formats this callback is turned off: nothing is sent
+   * and no attempt is spent (retries must not run out while an operator
+   * has a plugin off); the callback stays pending and is looked at again
+   * later, so it goes out once the plugin is back.
+   */
+  async #hold(callback: Callback, claim: string): Promise<'held'> {
+    const now = Date.now()
+    const reason = `not sent: the "${callback.format}" callback format is not loaded (its plugin is turned off); held until it is back`
+    await db
+      .from('callbacks')
+      .where('id', callback.id)
+      .where('locked_by', claim)
+      .update({ next_attempt_at: now + HELD_RECHECK_MS, locked_by: null, locked_until: null, last_error: reason, updated_at: now })
+    logger.warn({ callback_id: callback.id, format: callback.format }, 'merchant callback held: its format is not loaded')
+    return 'held'
+  }
+
+  async #deliver(
+    callback: Callback,
+    claim: string,
+    timeoutMs: number
+  ): Promise<'delivered' | 'retrying' | 'failed' | 'held'> {
+    if (!callbackFormats.has(callback.format)) return this.#hold(callback, claim)
     const order = await Order.findOrFail(callback.orderId)
     const apiKey = order.apiKeyId !== null ? await ApiKey.find(order.apiKeyId) : await ApiKey.findBy('pid', order.pid)
     const attempt = callback.attempts + 1

@@ -33,6 +33,15 @@ export class CallbackFormatRegistry {
     this.#formats.set(format.name, format)
   }
 
+  has(name: string): boolean {
+    return this.#formats.has(name)
+  }
+
+  /** Whether a loaded format serves orders of this payment_type. */
+  servesPaymentType(paymentType: string): boolean {
+    return [...this.#formats.values()].some((format) => format.paymentType === paymentType)
+  }
+
   get(name: string): CallbackFormat {
     const format = this.#formats.get(name)
     if (!format) throw new Error(`No callback format "${name}" is registered`)
@@ -41,8 +50,9 @@ export class CallbackFormatRegistry {
 
   /**
    * The format serving the order's payment_type. When its plugin is off,
-   * the lower-cased payment_type is kept: the delivery then fails and is
-   * retried (never sent in another format) until the plugin is back.
+   * the lower-cased payment_type is kept: the callback is then held in the
+   * outbox (never sent in another format, no attempt spent) until the
+   * plugin is back.
    */
   nameFor(order: Order): string {
     for (const format of this.#formats.values()) {

@@ -5,6 +5,7 @@ import orderService from '#services/order_service'
 import { presentCreated } from '#services/order_presenter'
 import { createOrderValidator } from '#validators/create_order_validator'
 import BusinessError from '#exceptions/business_error'
+import callbackFormats from '#callbacks/callback_format'
 import { readFlatParams, withoutEmpty } from '#support/request_params'
 import { nativeSignature } from '#support/signing'
 import { ok } from '#support/envelope'
@@ -24,6 +25,10 @@ export default class NativeOrdersController {
     const paymentType = fields.payment_type === 'compat' ? 'Compat' : 'Native'
     if (paymentType === 'Compat' && !/^\d+$/.test(apiKey.pid)) {
       throw BusinessError.parameter('payment_type Compat requires a numeric pid')
+    }
+    // An order must be able to tell its merchant once paid: no loaded format, no order.
+    if (!callbackFormats.servesPaymentType(paymentType)) {
+      throw BusinessError.parameter(`payment_type ${paymentType} is not available: its plugin is turned off on this gateway`)
     }
 
     const order = await orderService.create({

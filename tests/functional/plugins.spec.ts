@@ -4,7 +4,11 @@ import Chain from '#models/chain'
 import Order from '#models/order'
 import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
-import { resetDatabase } from '#tests/helpers/database'
+import Callback from '#models/callback'
+import paymentService from '#services/payment_service'
+import { countRows, resetDatabase } from '#tests/helpers/database'
+import { MerchantServer } from '#tests/helpers/merchant_server'
+import { compatParams, compatSigned, submitGet, tradeIdFromLocation } from '#tests/helpers/compat_merchant'
 import { CREATE_PATH, TRON_WALLET, createOrder, orderParams, signed } from '#tests/helpers/merchant'
 import { runAce, startServerProcess, type RunningServer } from '#tests/helpers/processes'
 
@@ -158,6 +162,72 @@ test.group('Plugins: orders of a left-out family', (group) => {
       await new Promise((resolve) => setTimeout(resolve, 200))
     }
     assert.equal(status, 3, 'expired by the server without the tron plugin')
+  })
+})
+
+test.group('Plugins: compat left out with Compat orders in the database', (group) => {
+  const merchant = new MerchantServer()
+  group.setup(async () => {
+    await merchant.start()
+    return () => merchant.stop()
+  })
+  group.each.setup(async () => {
+    await resetDatabase()
+    merchant.reset()
+  })
+  group.each.timeout(90_000)
+
+  test('a paid Compat order\'s callback is held (no attempt spent) while compat is off, then delivered', async ({
+    client,
+    assert,
+  }) => {
+    await operator.addWallet('tron', TRON_WALLET)
+    await operator.setRate('USDT', 'CNY', '7.25')
+    await settings.set('callbacks.allow_private_targets', 'true')
+    const response = await submitGet(
+      client,
+      compatSigned(compatParams({ type: 'usdt.tron', money: '88.5', notify_url: merchant.notifyUrl }))
+    )
+    const order = await Order.findByOrFail('trade_id', tradeIdFromLocation(response.header('location')))
+    await paymentService.markPaid(order.id, { reference: 'tron-hash-held', source: 'scanner' })
+
+    const held = await runAce(['callbacks:deliver'], { PLUGINS: '-compat' })
+    assert.equal(held.code, 0, held.stderr)
+    assert.include(held.stdout, '1 held (callback format not loaded: its plugin is turned off)')
+    assert.lengthOf(merchant.requests, 0, 'never sent in another format')
+    const waiting = await Callback.findByOrFail('order_id', order.id)
+    assert.equal(waiting.status, 'pending')
+    assert.equal(waiting.attempts, 0, 'no attempt spent: retries cannot run out while the plugin is off')
+    assert.include(waiting.lastError, 'the "compat" callback format is not loaded')
+    assert.equal(await countRows('callback_attempts', { callback_id: waiting.id }), 0)
+
+    // Compat back on (this process has every plugin): the callback goes out, as a compat GET.
+    await db.from('callbacks').where('id', waiting.id).update({ next_attempt_at: Date.now() })
+    const delivered = await runAce(['callbacks:deliver'])
+    assert.equal(delivered.code, 0, delivered.stderr)
+    assert.match(delivered.stdout, /1 delivered/)
+    assert.lengthOf(merchant.requests, 1)
+    assert.equal(merchant.requests[0].method, 'GET')
+    assert.equal((await Callback.findByOrFail('order_id', order.id)).status, 'delivered')
+  })
+
+  test('a native create asking for payment_type Compat is refused while compat is off', async ({ assert, cleanup }) => {
+    await walletEverywhere()
+    const server = await startServerProcess({ PLUGINS: '-compat' })
+    cleanup(() => server.stop())
+    const refused = await fetch(`${server.url}${CREATE_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'accept': 'application/json' },
+      body: JSON.stringify(signed(orderParams({ network: 'tron', token: 'usdt', payment_type: 'Compat' }))),
+    })
+    assert.equal(refused.status, 400)
+    const body = (await refused.json()) as any
+    assert.equal(body.status_code, 400)
+    assert.include(body.message, 'payment_type Compat is not available: its plugin is turned off')
+    assert.equal(await countRows('orders'), 0, 'nothing written')
+
+    const native = await createOn(server, 'tron')
+    assert.equal(native.status_code, 200, JSON.stringify(native))
   })
 })
 
