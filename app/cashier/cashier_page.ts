@@ -7,7 +7,7 @@ import { paymentUriOf } from '#services/payment_uri'
 import { fractionDigits, toFixedDigits } from '#support/money'
 import { qrSvg } from '#cashier/qr_svg'
 import { siteLook, type SiteLook } from '#cashier/site_look'
-import { languageChoices, messagesOf, translator, type Language, type Translate } from '#cashier/languages'
+import { DEFAULT_LANGUAGE, languageChoices, messagesOf, translator, type Language, type Translate } from '#cashier/languages'
 
 /** What the page shows first; the script moves between them afterwards. */
 export type CashierState = 'choose' | 'pay' | 'provider' | 'paid' | 'expired'
@@ -20,8 +20,12 @@ export type PayTarget = {
   uri: string
   qr: string
   addressQr: string
-  /** TON takes three reference forms in the "I have paid" dialog */
-  tonReferences: boolean
+  /**
+   * The "I have paid" dialog's intro: a family whose references take
+   * several forms has its own text (`hash.intro_<family>` in the
+   * language files), the others the general one.
+   */
+  referenceIntro: string
 }
 
 export type Choice = { network: string; name: string; tokens: string[] }
@@ -117,8 +121,13 @@ async function payTarget(order: Order, t: Translate): Promise<PayTarget> {
     uri,
     qr: await qrSvg(uri, t('pay.qr_label')),
     addressQr: await qrSvg(order.receiveAddress, t('pay.address_qr_label')),
-    tonReferences: chain?.family === 'ton',
+    referenceIntro: referenceIntro(t, chain?.family),
   }
+}
+
+function referenceIntro(t: Translate, family: string | undefined): string {
+  const own = family ? `hash.intro_${family}` : null
+  return own && own in messagesOf(DEFAULT_LANGUAGE) ? t(own) : t('hash.intro')
 }
 
 async function amountOf(order: Order): Promise<string> {

@@ -100,7 +100,7 @@ export interface ChainFamily {
    */
   normalizeAddress(address: string): string
 
-  /** Same for a token contract / mint / jetton master address. */
+  /** Same for a token contract (or mint, or master) address. */
   normalizeContract(contract: string): string
 
   /**
@@ -130,7 +130,7 @@ export interface ChainFamily {
 
   /**
    * The form of a canonical reference that block explorers take in their
-   * transaction URLs (TON: the transaction hash alone). The reference
+   * transaction URLs (e.g. the transaction hash alone). The reference
    * itself when absent.
    */
   explorerReference?(reference: string): string

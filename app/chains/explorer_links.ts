@@ -30,7 +30,7 @@ export function explorerTemplateProblem(template: string): string | null {
 /**
  * The explorer page of a transaction of `chain` ('' when the chain has no
  * template). The family may give explorers another form of the reference
- * (TON: the hash of `ton:<account>:<lt>:<hash>`).
+ * (e.g. only the hash part of a composite reference).
  */
 export function explorerUrl(chain: Chain | null, reference: string): string {
   if (!chain || !chain.explorerTxUrl || !reference) return ''

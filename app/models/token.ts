@@ -16,7 +16,7 @@ export default class Token extends TimestampedRecord {
   @column()
   declare symbol: string
 
-  /** Contract / mint / jetton master address; null for the native coin. */
+  /** Token contract (or mint, or master) address; null for the native coin. */
   @column()
   declare contract: string | null
 

@@ -28,8 +28,8 @@ async function presentSighting(order: Order) {
   return {
     reference: sighting.reference,
     // A sighting is by definition short of the requirement: a family's
-    // count may reach it while finality is still awaited (TRON's
-    // solidification), which would read "19 of 19" and still not paid.
+    // count may reach it while finality is still awaited (a block not yet
+    // solidified), which would read "19 of 19" and still not paid.
     confirmations: Math.min(sighting.confirmations, Math.max(required - 1, 0)),
     required_confirmations: required,
     seen_at: sighting.seenAt,

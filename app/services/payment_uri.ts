@@ -6,8 +6,8 @@ import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
 
 /**
- * The wallet URI of an order's target, amount included (EIP-681, Solana
- * Pay, ton://transfer, tron:), or the hosted link of a provider order. The
+ * The wallet URI of an order's target, amount included (each family's
+ * own URI scheme), or the hosted link of a provider order. The
  * payment-uri endpoint and the cashier page's QR code both use it, so the
  * QR always encodes what the endpoint says.
  */

@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import settings from '#settings/settings_service'
 import { resetDatabase } from '#tests/helpers/database'
@@ -39,6 +40,21 @@ test.group('Cashier page: first render from the order', (group) => {
     assert.match(html, /id="countdown"[^>]*>(9:5\d|10:00)</)
     assert.include(html, 'Fake Net')
     assert.match(html, /<html lang="en">/)
+  })
+
+  test('the "I have paid" dialog explains the references of the order\'s family when it has its own text', async ({
+    client,
+    assert,
+  }) => {
+    const order = await newOrder(client)
+    const intro = (html: string) => /<p class="hint" id="hash-intro">([^<]*)<\/p>/.exec(html)?.[1]
+    assert.equal(intro((await page(`/cashier/${order.tradeId}`)).html), 'Paste the transaction hash from your wallet and we check it on the network at once.')
+    // A family with several reference forms (its own `hash.intro_<family>` text).
+    await db.from('chains').where('network', FAKE_NETWORK).update({ family: 'ton' })
+    assert.equal(
+      intro((await page(`/cashier/${order.tradeId}`)).html),
+      'Paste the transaction reference: ton:address:lt:hash, lt:hash, or the 64-character hash.'
+    )
   })
 
   test('CSP forbids inline script; the only inline script element is JSON data', async ({ client, assert }) => {
