@@ -4,6 +4,7 @@ import Token from '#models/token'
 import { presentCashier } from '#services/order_presenter'
 import { publicConfig } from '#services/public_config'
 import { paymentUriOf } from '#services/payment_uri'
+import { isOpen } from '#services/order_rules'
 import { fractionDigits, toFixedDigits } from '#support/money'
 import { qrSvg } from '#cashier/qr_svg'
 import { siteLook, type SiteLook } from '#cashier/site_look'
@@ -64,8 +65,7 @@ export async function cashierPage(order: Order, language: Language, now = Date.n
   const pay = order.isOnChain && state === 'pay' ? await payTarget(order, t) : null
   const paidAmount = order.isOnChain ? pay?.amount ?? (await amountOf(order)) : ''
   const isParent = order.parentId === null
-  const open = order.status === OrderStatus.WAITING || order.status === OrderStatus.SELECTING
-  const canChoose = isParent && open && state !== 'expired'
+  const canChoose = isParent && isOpen(order, now)
   const choices: Choice[] = config.supported_assets.map((asset) => ({
     network: asset.network,
     name: asset.display_name,
@@ -102,7 +102,7 @@ export type CashierPage = Awaited<ReturnType<typeof cashierPage>>
 
 function stateOf(order: Order, now: number): CashierState {
   if (order.status === OrderStatus.PAID) return 'paid'
-  if (order.status === OrderStatus.EXPIRED || order.expirationTime <= now) return 'expired'
+  if (!isOpen(order, now)) return 'expired'
   if (order.status === OrderStatus.SELECTING) return 'choose'
   return order.isProviderOrder ? 'provider' : 'pay'
 }

@@ -21,7 +21,7 @@ export default class NativeOrdersController {
       })
     )
 
-    const fields = await createOrderValidator.validate(withoutEmpty(params))
+    const fields = await ctx.request.validateUsing(createOrderValidator, { data: withoutEmpty(params) })
     const paymentType = fields.payment_type === 'compat' ? 'Compat' : 'Native'
     if (paymentType === 'Compat' && !/^\d+$/.test(apiKey.pid)) {
       throw BusinessError.parameter('payment_type Compat requires a numeric pid')

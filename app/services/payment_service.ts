@@ -7,11 +7,11 @@ import { ErrorCode } from '#exceptions/error_codes'
 import amountAllocator from '#services/amount_allocator'
 import callbackOutbox from '#callbacks/callback_outbox'
 import orderExpiry from '#services/order_expiry'
+import { assertPayableBy, type PaymentSource } from '#services/order_rules'
 import { insertUnlessPresent } from '#support/insert_unless_present'
 import { lockRow } from '#support/row_lock'
 
-/** Who is paying the order: each path may pay from different states. */
-export type PaymentSource = 'scanner' | 'submit' | 'admin' | 'provider'
+export type { PaymentSource }
 
 export type PaymentRequest = {
   /** Canonical transaction reference (a hash or the family's own form, the provider order id). */
@@ -27,18 +27,6 @@ export type PaymentOutcome = {
   notified: Order | null
   /** True when this call found the payment already recorded. */
   alreadyPaid: boolean
-}
-
-/**
- * Statuses each path may pay from: 1 (waiting) for all; 3 (expired) for a
- * late detection by the scanner, an admin repair and a provider
- * notification (the payer paid in time, we saw it late).
- */
-const PAYABLE_FROM: Record<PaymentSource, number[]> = {
-  scanner: [OrderStatus.WAITING, OrderStatus.EXPIRED],
-  admin: [OrderStatus.WAITING, OrderStatus.EXPIRED],
-  provider: [OrderStatus.WAITING, OrderStatus.EXPIRED],
-  submit: [OrderStatus.WAITING],
 }
 
 /**
@@ -63,14 +51,7 @@ export class PaymentService {
         }
         throw new BusinessError(ErrorCode.STATUS_CHANGED, 'Order status has changed: it is already paid')
       }
-      if (!PAYABLE_FROM[request.source].includes(order.status)) {
-        throw new BusinessError(
-          ErrorCode.NOT_WAITING,
-          order.status === OrderStatus.SELECTING
-            ? 'Order is not waiting for payment: no network and token chosen yet'
-            : `Order is not waiting for payment (status ${order.status})`
-        )
-      }
+      assertPayableBy(order, request.source)
 
       await this.#claimReference(trx, network, request, order)
 

@@ -6,6 +6,7 @@ import type Chain from '#models/chain'
 import type Token from '#models/token'
 import type { ObservedTransfer } from '#chains/chain_family'
 import { claimOf } from '#services/transfer_claim'
+import { isPayableBy } from '#services/order_rules'
 import { Decimal } from '#support/money'
 
 /** Rows per DELETE … WHERE IN (well under both databases' bound-parameter limits). */
@@ -76,7 +77,7 @@ export class PaymentSightings {
    * expired: a transfer made within its life is credited late).
    */
   async forOrder(order: Order): Promise<PaymentSighting | null> {
-    if (order.status !== OrderStatus.WAITING && order.status !== OrderStatus.EXPIRED) return null
+    if (!isPayableBy(order, 'scanner')) return null
     const child = order.parentId === null ? await Order.findBy('parent_id', order.id) : null
     const ids = child ? [order.id, child.id] : [order.id]
     return PaymentSighting.query()

@@ -2,8 +2,7 @@ import type Order from '#models/order'
 import Chain from '#models/chain'
 import Token from '#models/token'
 import chainRegistry from '#chains/chain_registry'
-import BusinessError from '#exceptions/business_error'
-import { ErrorCode } from '#exceptions/error_codes'
+import { assertOnChainTarget } from '#services/order_rules'
 
 /**
  * The wallet URI of an order's target, amount included (each family's
@@ -13,9 +12,7 @@ import { ErrorCode } from '#exceptions/error_codes'
  */
 export async function paymentUriOf(order: Order): Promise<string> {
   if (order.isProviderOrder) return order.paymentUrl
-  if (!order.isOnChain) {
-    throw new BusinessError(ErrorCode.NOT_WAITING, 'Order is not waiting for payment: choose a network and token first')
-  }
+  assertOnChainTarget(order)
   const chain = await Chain.findByOrFail('network', order.network)
   const token = await Token.query().where('network', order.network).where('symbol', order.token).firstOrFail()
   const family = chainRegistry.find(chain.family)

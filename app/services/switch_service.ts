@@ -2,6 +2,7 @@ import db from '@adonisjs/lucid/services/db'
 import Order, { OrderStatus } from '#models/order'
 import orderService from '#services/order_service'
 import { orderByTradeId } from '#services/order_lookup'
+import { assertOpen } from '#services/order_rules'
 import providerCheckout, { PROVIDER_ADDRESS, PROVIDER_NETWORK, isProviderTarget } from '#services/provider_checkout'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
@@ -37,12 +38,7 @@ export class SwitchService {
     for (let round = 0; round < 3; round++) {
       const order = await orderByTradeId(tradeId)
       if (order.parentId !== null) throw new BusinessError(ErrorCode.CHILD_SWITCH)
-      if (order.status !== OrderStatus.WAITING && order.status !== OrderStatus.SELECTING) {
-        throw new BusinessError(ErrorCode.NOT_WAITING, `Order is not waiting for payment (status ${order.status})`)
-      }
-      if (order.expirationTime <= Date.now()) {
-        throw new BusinessError(ErrorCode.NOT_WAITING, 'Order is not waiting for payment: it has expired')
-      }
+      assertOpen(order, 'switch')
 
       if (order.status === OrderStatus.SELECTING) {
         const completed = isProviderTarget(target.network)

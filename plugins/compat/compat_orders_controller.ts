@@ -21,7 +21,7 @@ export default class CompatOrdersController {
         expected: (secret) => compatSignature(params, secret),
       })
     )
-    const fields = await compatOrderValidator.validate(withoutEmpty(params))
+    const fields = await ctx.request.validateUsing(compatOrderValidator, { data: withoutEmpty(params) })
     const target = await resolveCompatTarget(fields)
 
     const order = await orderService.create({

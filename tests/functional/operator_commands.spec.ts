@@ -1,8 +1,6 @@
 import { test } from '@japa/runner'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import { moveEvmOptions } from '#database/migrations/1763700000016_chain_family_options'
-import type { BaseCommand } from '@adonisjs/core/ace'
 import ApiKey from '#models/api_key'
 import Chain from '#models/chain'
 import Token from '#models/token'
@@ -14,6 +12,7 @@ import { countRows, resetDatabase } from '#tests/helpers/database'
 import { makeTronPayable } from '#tests/helpers/setup'
 import { TRON_WALLET, createOrder, orderParams } from '#tests/helpers/merchant'
 import { runAce } from '#tests/helpers/processes'
+import { runCommand } from '#tests/helpers/ace_command'
 import ApiKeyCreate from '#commands/apikey_create'
 import ApiKeyList from '#commands/apikey_list'
 import ApiKeyRotate from '#commands/apikey_rotate'
@@ -27,26 +26,11 @@ import SettingsSet from '#commands/settings_set'
 import SettingsGet from '#commands/settings_get'
 import OrdersClose from '#commands/orders_close'
 
-type CommandClass = typeof BaseCommand
-
-/** Runs a command in-process, capturing its output. */
-async function run(command: CommandClass, argv: string[]) {
-  const ace = await app.container.make('ace')
-  ace.ui.switchMode('raw')
-  const instance = await ace.create(command, argv)
-  await instance.exec()
-  const output = instance.logger
-    .getLogs()
-    .map((log) => log.message)
-    .join('\n')
-  return { exitCode: instance.exitCode ?? 0, output }
-}
-
 test.group('Operator commands: API keys', (group) => {
   group.each.setup(() => resetDatabase())
 
   test('apikey:create picks the next pid and prints the secret once', async ({ assert }) => {
-    const { exitCode, output } = await run(ApiKeyCreate, [])
+    const { exitCode, output } = await runCommand(ApiKeyCreate, [])
     assert.equal(exitCode, 0)
     const key = await ApiKey.findByOrFail('pid', '1001')
     assert.match(key.signingSecret(), /^[0-9a-f]{64}$/)
@@ -54,47 +38,47 @@ test.group('Operator commands: API keys', (group) => {
   })
 
   test('apikey:create with --pid, --secret and --ip; a duplicate pid is refused', async ({ assert }) => {
-    const created = await run(ApiKeyCreate, ['--pid=shop7', '--secret=shop7-secret-012345', '--ip=10.0.0.1'])
+    const created = await runCommand(ApiKeyCreate, ['--pid=shop7', '--secret=shop7-secret-012345', '--ip=10.0.0.1'])
     assert.equal(created.exitCode, 0)
     const key = await ApiKey.findByOrFail('pid', 'shop7')
     assert.equal(key.signingSecret(), 'shop7-secret-012345')
     assert.equal(key.ipAllowlist, '10.0.0.1')
 
-    const again = await run(ApiKeyCreate, ['--pid=shop7'])
+    const again = await runCommand(ApiKeyCreate, ['--pid=shop7'])
     assert.equal(again.exitCode, 1)
     assert.match(again.output, /already exists/)
   })
 
   test('apikey:create refuses a weak secret and a bad IP', async ({ assert }) => {
-    assert.equal((await run(ApiKeyCreate, ['--secret=short'])).exitCode, 1)
-    assert.equal((await run(ApiKeyCreate, ['--ip=not-an-ip'])).exitCode, 1)
+    assert.equal((await runCommand(ApiKeyCreate, ['--secret=short'])).exitCode, 1)
+    assert.equal((await runCommand(ApiKeyCreate, ['--ip=not-an-ip'])).exitCode, 1)
     assert.equal(await countRows('api_keys'), 1)
   })
 
   test('apikey:list masks secrets', async ({ assert }) => {
-    const { exitCode, output } = await run(ApiKeyList, [])
+    const { exitCode, output } = await runCommand(ApiKeyList, [])
     assert.equal(exitCode, 0)
     assert.include(output, '1000')
     assert.notInclude(output, 'test-secret-0123456789abcdef')
   })
 
   test('apikey:rotate replaces the secret; unknown pid is refused', async ({ assert }) => {
-    const { exitCode, output } = await run(ApiKeyRotate, ['1000'])
+    const { exitCode, output } = await runCommand(ApiKeyRotate, ['1000'])
     assert.equal(exitCode, 0)
     const key = await ApiKey.findByOrFail('pid', '1000')
     assert.notEqual(key.signingSecret(), 'test-secret-0123456789abcdef')
     assert.include(output, key.signingSecret())
-    assert.equal((await run(ApiKeyRotate, ['4242'])).exitCode, 1)
+    assert.equal((await runCommand(ApiKeyRotate, ['4242'])).exitCode, 1)
   })
 
   test('apikey:set disables, enables and sets IPs', async ({ assert }) => {
-    assert.equal((await run(ApiKeySet, ['1000', '--disable'])).exitCode, 0)
+    assert.equal((await runCommand(ApiKeySet, ['1000', '--disable'])).exitCode, 0)
     assert.equal((await ApiKey.findByOrFail('pid', '1000')).status, 'disabled')
-    assert.equal((await run(ApiKeySet, ['1000', '--enable', '--ip=127.0.0.1', '--ip=10.0.0.0/8'])).exitCode, 0)
+    assert.equal((await runCommand(ApiKeySet, ['1000', '--enable', '--ip=127.0.0.1', '--ip=10.0.0.0/8'])).exitCode, 0)
     const key = await ApiKey.findByOrFail('pid', '1000')
     assert.equal(key.status, 'active')
     assert.equal(key.ipAllowlist, '127.0.0.1,10.0.0.0/8')
-    assert.equal((await run(ApiKeySet, ['1000', '--enable', '--disable'])).exitCode, 1)
+    assert.equal((await runCommand(ApiKeySet, ['1000', '--enable', '--disable'])).exitCode, 1)
   })
 })
 
@@ -102,7 +86,7 @@ test.group('Operator commands: chains, tokens, wallets, rates', (group) => {
   group.each.setup(() => resetDatabase())
 
   test('chain:set changes state, RPC list and confirmations', async ({ assert }) => {
-    const result = await run(ChainSet, [
+    const result = await runCommand(ChainSet, [
       'ethereum',
       '--disable',
       '--rpc=https://rpc-a.example',
@@ -116,47 +100,47 @@ test.group('Operator commands: chains, tokens, wallets, rates', (group) => {
     assert.deepEqual(chain.rpcUrls, ['https://rpc-a.example', 'https://rpc-b.example'])
     assert.equal(chain.confirmations, 20)
     assert.equal(chain.scanIntervalSeconds, 30)
-    assert.equal((await run(ChainSet, ['ethereum', '--enable'])).exitCode, 0)
+    assert.equal((await runCommand(ChainSet, ['ethereum', '--enable'])).exitCode, 0)
     assert.isTrue((await Chain.findByOrFail('network', 'ethereum')).enabled)
   })
 
   test('chain:set refuses bad input with a clear message', async ({ assert }) => {
-    const unknown = await run(ChainSet, ['dogechain', '--enable'])
+    const unknown = await runCommand(ChainSet, ['dogechain', '--enable'])
     assert.equal(unknown.exitCode, 1)
     assert.match(unknown.output, /Unknown network "dogechain". Known networks: tron, ethereum/)
-    assert.equal((await run(ChainSet, ['tron', '--rpc=ftp://x'])).exitCode, 1)
-    assert.equal((await run(ChainSet, ['tron', '--rpc=nonsense'])).exitCode, 1)
-    assert.equal((await run(ChainSet, ['tron', '--confirmations=-1'])).exitCode, 1)
+    assert.equal((await runCommand(ChainSet, ['tron', '--rpc=ftp://x'])).exitCode, 1)
+    assert.equal((await runCommand(ChainSet, ['tron', '--rpc=nonsense'])).exitCode, 1)
+    assert.equal((await runCommand(ChainSet, ['tron', '--confirmations=-1'])).exitCode, 1)
   })
 
   test('chain:set with --family adds a new network', async ({ assert }) => {
-    const result = await run(ChainSet, ['arbitrum', '--family=evm', '--option=chainId=42161', '--display-name=Arbitrum One'])
+    const result = await runCommand(ChainSet, ['arbitrum', '--family=evm', '--option=chainId=42161', '--display-name=Arbitrum One'])
     assert.equal(result.exitCode, 0, result.output)
     const chain = await Chain.findByOrFail('network', 'arbitrum')
     assert.equal(chain.family, 'evm')
     assert.deepEqual(chain.options, { chainId: 42161 })
-    assert.equal((await run(ChainSet, ['newnet', '--family=bitcoin'])).exitCode, 1)
+    assert.equal((await runCommand(ChainSet, ['newnet', '--family=bitcoin'])).exitCode, 1)
   })
 
   test('chain:set --option passes family options through; the family validates them', async ({ assert }) => {
-    const set = await run(ChainSet, ['ethereum', '--option=blockRange=250', '--option', 'chainId=1'])
+    const set = await runCommand(ChainSet, ['ethereum', '--option=blockRange=250', '--option', 'chainId=1'])
     assert.equal(set.exitCode, 0, set.output)
     assert.deepEqual((await Chain.findByOrFail('network', 'ethereum')).options, { blockRange: 250, chainId: 1 })
 
-    const bad = await run(ChainSet, ['ethereum', '--option=blockRange=0'])
+    const bad = await runCommand(ChainSet, ['ethereum', '--option=blockRange=0'])
     assert.equal(bad.exitCode, 1)
     assert.include(bad.output, 'EVM option blockRange must be a whole number from 1 to 100000, not "0"')
-    const unknown = await run(ChainSet, ['ethereum', '--option=gasPrice=5'])
+    const unknown = await runCommand(ChainSet, ['ethereum', '--option=gasPrice=5'])
     assert.equal(unknown.exitCode, 1)
     assert.include(unknown.output, 'Unknown EVM option "gasPrice"; EVM options: chainId, blockRange')
-    const malformed = await run(ChainSet, ['ethereum', '--option=blockRange'])
+    const malformed = await runCommand(ChainSet, ['ethereum', '--option=blockRange'])
     assert.include(malformed.output, '--option takes key=value, not "blockRange"')
-    const none = await run(ChainSet, ['tron', '--option=chainId=1'])
+    const none = await runCommand(ChainSet, ['tron', '--option=chainId=1'])
     assert.equal(none.exitCode, 1)
     assert.include(none.output, 'The tron family takes no options')
     assert.deepEqual((await Chain.findByOrFail('network', 'ethereum')).options, { blockRange: 250, chainId: 1 }, 'unchanged')
 
-    const removed = await run(ChainSet, ['ethereum', '--option=chainId='])
+    const removed = await runCommand(ChainSet, ['ethereum', '--option=chainId='])
     assert.equal(removed.exitCode, 0, removed.output)
     assert.deepEqual((await Chain.findByOrFail('network', 'ethereum')).options, { blockRange: 250 })
   })
@@ -178,12 +162,12 @@ test.group('Operator commands: chains, tokens, wallets, rates', (group) => {
   })
 
   test('token:set changes precision and state, adds tokens, validates contracts', async ({ assert }) => {
-    assert.equal((await run(TokenSet, ['tron', 'usdt', '--precision=4', '--disable'])).exitCode, 0)
+    assert.equal((await runCommand(TokenSet, ['tron', 'usdt', '--precision=4', '--disable'])).exitCode, 0)
     const usdt = await Token.query().where('network', 'tron').where('symbol', 'USDT').firstOrFail()
     assert.equal(usdt.amountPrecision, 4)
     assert.isFalse(usdt.enabled)
 
-    const added = await run(TokenSet, [
+    const added = await runCommand(TokenSet, [
       'ethereum',
       'dai',
       '--contract=0x6b175474e89094c44da98b954eedeac495271d0f',
@@ -194,16 +178,16 @@ test.group('Operator commands: chains, tokens, wallets, rates', (group) => {
     const dai = await Token.query().where('network', 'ethereum').where('symbol', 'DAI').firstOrFail()
     assert.equal(dai.contract, '0x6B175474E89094C44Da98b954EedeAC495271d0F')
 
-    assert.equal((await run(TokenSet, ['tron', 'usdt', '--precision=7'])).exitCode, 1)
-    assert.equal((await run(TokenSet, ['tron', 'usdt', '--precision=1'])).exitCode, 1)
-    assert.equal((await run(TokenSet, ['tron', 'new', '--decimals=6'])).exitCode, 1)
-    const badContract = await run(TokenSet, ['tron', 'abc', '--decimals=6', '--contract=0x1234'])
+    assert.equal((await runCommand(TokenSet, ['tron', 'usdt', '--precision=7'])).exitCode, 1)
+    assert.equal((await runCommand(TokenSet, ['tron', 'usdt', '--precision=1'])).exitCode, 1)
+    assert.equal((await runCommand(TokenSet, ['tron', 'new', '--decimals=6'])).exitCode, 1)
+    const badContract = await runCommand(TokenSet, ['tron', 'abc', '--decimals=6', '--contract=0x1234'])
     assert.equal(badContract.exitCode, 1)
     assert.match(badContract.output, /not a TRON address/)
   })
 
   test('wallet:add validates per family and normalises; duplicates are refused', async ({ assert }) => {
-    const evm = await run(WalletAdd, ['ethereum', '0x52908400098527886e0f7030069857d2e4169ee7'])
+    const evm = await runCommand(WalletAdd, ['ethereum', '0x52908400098527886e0f7030069857d2e4169ee7'])
     assert.equal(evm.exitCode, 0, evm.output)
     assert.isNotNull(
       await Wallet.query()
@@ -211,7 +195,7 @@ test.group('Operator commands: chains, tokens, wallets, rates', (group) => {
         .where('address', '0x52908400098527886E0F7030069857D2E4169EE7')
         .first()
     )
-    const duplicate = await run(WalletAdd, ['ethereum', '0x52908400098527886E0F7030069857D2E4169EE7'])
+    const duplicate = await runCommand(WalletAdd, ['ethereum', '0x52908400098527886E0F7030069857D2E4169EE7'])
     assert.equal(duplicate.exitCode, 1)
     assert.match(duplicate.output, /already exists/)
 
@@ -222,7 +206,7 @@ test.group('Operator commands: chains, tokens, wallets, rates', (group) => {
       ['ton', 'EQ-broken', /TON/],
       ['nowhere', TRON_WALLET, /Unknown network/],
     ] as const) {
-      const refused = await run(WalletAdd, [network, address])
+      const refused = await runCommand(WalletAdd, [network, address])
       assert.equal(refused.exitCode, 1)
       assert.match(refused.output, message)
     }
@@ -235,34 +219,34 @@ test.group('Operator commands: chains, tokens, wallets, rates', (group) => {
       ['solana', 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'],
       ['tron', TRON_WALLET],
     ]) {
-      const result = await run(WalletAdd, [network, address])
+      const result = await runCommand(WalletAdd, [network, address])
       assert.equal(result.exitCode, 0, result.output)
     }
     // the friendly form of the same TON address is a duplicate
-    assert.equal((await run(WalletAdd, ['ton', 'EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs'])).exitCode, 1)
+    assert.equal((await runCommand(WalletAdd, ['ton', 'EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs'])).exitCode, 1)
   })
 
   test('wallet:remove is refused while orders wait on the address, unless --force', async ({ client, assert }) => {
     await makeTronPayable()
     ;(await createOrder(client, orderParams())).assertStatus(200)
-    const refused = await run(WalletRemove, ['tron', TRON_WALLET])
+    const refused = await runCommand(WalletRemove, ['tron', TRON_WALLET])
     assert.equal(refused.exitCode, 1)
     assert.match(refused.output, /1 order\(s\) still wait/)
-    assert.equal((await run(WalletRemove, ['tron', TRON_WALLET, '--force'])).exitCode, 0)
+    assert.equal((await runCommand(WalletRemove, ['tron', TRON_WALLET, '--force'])).exitCode, 0)
     assert.equal(await countRows('wallets'), 0)
-    assert.equal((await run(WalletRemove, ['tron', TRON_WALLET])).exitCode, 1)
+    assert.equal((await runCommand(WalletRemove, ['tron', TRON_WALLET])).exitCode, 1)
   })
 
   test('rate:set stores 1 TOKEN = RATE FIAT and refuses nonsense', async ({ assert }) => {
-    assert.equal((await run(RateSet, ['usdt', 'cny', '7.25'])).exitCode, 0)
+    assert.equal((await runCommand(RateSet, ['usdt', 'cny', '7.25'])).exitCode, 0)
     const rate = await Rate.query().where('token', 'USDT').where('fiat', 'CNY').firstOrFail()
     assert.equal(rate.rate, '7.25')
-    assert.equal((await run(RateSet, ['USDT', 'CNY', '7.30'])).exitCode, 0)
+    assert.equal((await runCommand(RateSet, ['USDT', 'CNY', '7.30'])).exitCode, 0)
     assert.equal((await Rate.findOrFail(rate.id)).rate, '7.3')
     for (const bad of ['0', 'abc', '1e3', '0.0000000000001']) {
-      assert.equal((await run(RateSet, ['USDT', 'CNY', bad])).exitCode, 1, bad)
+      assert.equal((await runCommand(RateSet, ['USDT', 'CNY', bad])).exitCode, 1, bad)
     }
-    assert.equal((await run(RateSet, ['USDT', 'C', '7'])).exitCode, 1)
+    assert.equal((await runCommand(RateSet, ['USDT', 'C', '7'])).exitCode, 1)
   })
 })
 
@@ -270,17 +254,17 @@ test.group('Operator commands: settings and orders', (group) => {
   group.each.setup(() => resetDatabase())
 
   test('settings:set validates; settings:get shows one or all, secrets masked', async ({ assert }) => {
-    assert.equal((await run(SettingsSet, ['order.expiration_minutes', '20'])).exitCode, 0)
+    assert.equal((await runCommand(SettingsSet, ['order.expiration_minutes', '20'])).exitCode, 0)
     assert.strictEqual(await settings.get('order.expiration_minutes'), 20)
-    const refused = await run(SettingsSet, ['order.expiration_minutes', 'soon'])
+    const refused = await runCommand(SettingsSet, ['order.expiration_minutes', 'soon'])
     assert.equal(refused.exitCode, 1)
     assert.match(refused.output, /whole number/)
-    assert.equal((await run(SettingsSet, ['nope', '1'])).exitCode, 1)
+    assert.equal((await runCommand(SettingsSet, ['nope', '1'])).exitCode, 1)
 
-    const one = await run(SettingsGet, ['order.expiration_minutes'])
+    const one = await runCommand(SettingsGet, ['order.expiration_minutes'])
     assert.equal(one.output.trim(), '20')
     await settings.set('provider.shop_token', 'very-secret-token')
-    const all = await run(SettingsGet, [])
+    const all = await runCommand(SettingsGet, [])
     assert.include(all.output, 'compat.default_currency')
     assert.notInclude(all.output, 'very-secret-token')
   })
@@ -292,7 +276,7 @@ test.group('Operator commands: settings and orders', (group) => {
     await makeTronPayable()
     const tradeId = (await createOrder(client, orderParams())).body().data.trade_id
     assert.equal(await countRows('amount_locks'), 1)
-    const result = await run(OrdersClose, [tradeId])
+    const result = await runCommand(OrdersClose, [tradeId])
     assert.equal(result.exitCode, 0, result.output)
     assert.equal((await Order.findByOrFail('trade_id', tradeId)).status, 3)
     assert.equal(await countRows('amount_locks'), 1)
@@ -304,12 +288,12 @@ test.group('Operator commands: settings and orders', (group) => {
   test('orders:close closes placeholders; refuses closed and unknown orders', async ({ client, assert }) => {
     const tradeId = (await createOrder(client, orderParams({ token: undefined, network: undefined }))).body().data
       .trade_id
-    assert.equal((await run(OrdersClose, [tradeId])).exitCode, 0)
+    assert.equal((await runCommand(OrdersClose, [tradeId])).exitCode, 0)
     assert.equal((await Order.findByOrFail('trade_id', tradeId)).status, 3)
-    const again = await run(OrdersClose, [tradeId])
+    const again = await runCommand(OrdersClose, [tradeId])
     assert.equal(again.exitCode, 1)
     assert.match(again.output, /not open/)
-    assert.equal((await run(OrdersClose, ['nope'])).exitCode, 1)
+    assert.equal((await runCommand(OrdersClose, ['nope'])).exitCode, 1)
   })
 
   test('chain:set --api-key "" clears the key (run as a process)', async ({ assert }) => {

@@ -1,7 +1,5 @@
 import pluginRegistry from '#app_plugins/plugin_registry'
 import { test } from '@japa/runner'
-import app from '@adonisjs/core/services/app'
-import type { BaseCommand } from '@adonisjs/core/ace'
 import db from '@adonisjs/lucid/services/db'
 import Chain from '#models/chain'
 import Order from '#models/order'
@@ -18,6 +16,7 @@ import { newOrder, prepareLifecycle, switchTo } from '#tests/helpers/orders'
 import { makeTronPayable } from '#tests/helpers/setup'
 import { TRON_WALLET } from '#tests/helpers/merchant'
 import { FAKE_NETWORK, FAKE_USDT, FAKE_WALLET, fakeFamily, fakeTransfer } from '#tests/helpers/fake_chain'
+import { runCommand } from '#tests/helpers/ace_command'
 
 /** Confirmations the fake network asks for in these tests. */
 const REQUIRED = 5
@@ -270,19 +269,6 @@ test.group('Explorer links', (group) => {
     await prepareLifecycle()
   })
 
-  type CommandClass = typeof BaseCommand
-  async function run(command: CommandClass, argv: string[]) {
-    const ace = await app.container.make('ace')
-    ace.ui.switchMode('raw')
-    const instance = await ace.create(command, argv)
-    await instance.exec()
-    const output = instance.logger
-      .getLogs()
-      .map((log) => log.message)
-      .join('\n')
-    return { exitCode: instance.exitCode ?? 0, output }
-  }
-
   test('the default networks come with an explorer template', async ({ assert }) => {
     const seeded = pluginRegistry.enabled.flatMap((plugin) => plugin.seed?.chains ?? [])
     assert.isAtLeast(seeded.length, 7)
@@ -298,7 +284,7 @@ test.group('Explorer links', (group) => {
   })
 
   test('chain:set --explorer sets, validates and clears the template', async ({ assert }) => {
-    const set = await run(ChainSet, [FAKE_NETWORK, '--explorer=https://explorer.example/tx/{tx}?from=gateway'])
+    const set = await runCommand(ChainSet, [FAKE_NETWORK, '--explorer=https://explorer.example/tx/{tx}?from=gateway'])
     assert.equal(set.exitCode, 0, set.output)
     assert.match(set.output, /explorer: https:\/\/explorer\.example\/tx\/\{tx\}\?from=gateway/)
     const chain = await Chain.findByOrFail('network', FAKE_NETWORK)
@@ -312,13 +298,13 @@ test.group('Explorer links', (group) => {
       ['explorer.example/tx/{tx}', /is not a URL/],
     ]
     for (const [template, message] of refusals) {
-      const refused = await run(ChainSet, [FAKE_NETWORK, `--explorer=${template}`])
+      const refused = await runCommand(ChainSet, [FAKE_NETWORK, `--explorer=${template}`])
       assert.equal(refused.exitCode, 1, template)
       assert.match(refused.output, message)
     }
     assert.equal((await Chain.findByOrFail('network', FAKE_NETWORK)).explorerTxUrl, 'https://explorer.example/tx/{tx}?from=gateway')
 
-    const cleared = await run(ChainSet, [FAKE_NETWORK, '--explorer='])
+    const cleared = await runCommand(ChainSet, [FAKE_NETWORK, '--explorer='])
     assert.equal(cleared.exitCode, 0, cleared.output)
     const none = await Chain.findByOrFail('network', FAKE_NETWORK)
     assert.equal(none.explorerTxUrl, '')

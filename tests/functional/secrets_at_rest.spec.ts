@@ -3,9 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
-import type { BaseCommand } from '@adonisjs/core/ace'
 import env from '#start/env'
 import ApiKey from '#models/api_key'
 import Chain from '#models/chain'
@@ -20,6 +18,7 @@ import { makeTronPayable } from '#tests/helpers/setup'
 import { CREATE_PATH, TEST_SECRET, createOrder, merchantSign, orderParams } from '#tests/helpers/merchant'
 import { SUBMIT_PATH, compatParams, compatSigned } from '#tests/helpers/compat_merchant'
 import { freePort, runAce, startServerProcess } from '#tests/helpers/processes'
+import { runCommand } from '#tests/helpers/ace_command'
 import EncryptSecretsAtRest from '#database/migrations/1763700000011_encrypt_secrets_at_rest'
 import ApiKeyList from '#commands/apikey_list'
 import ChainList from '#commands/chain_list'
@@ -35,18 +34,6 @@ async function stored(table: string, column: string, where: Record<string, strin
 }
 
 /** Runs a command in-process, capturing its output. */
-async function run(command: typeof BaseCommand, argv: string[]) {
-  const ace = await app.container.make('ace')
-  ace.ui.switchMode('raw')
-  const instance = await ace.create(command, argv)
-  await instance.exec()
-  const output = instance.logger
-    .getLogs()
-    .map((log) => log.message)
-    .join('\n')
-  return { exitCode: instance.exitCode ?? 0, output }
-}
-
 /** Waits until `find` returns something, for up to 10 s. */
 async function eventually<T>(find: () => T | undefined | null | false, what: string): Promise<T> {
   const deadline = Date.now() + 10_000
@@ -170,12 +157,12 @@ test.group('Secrets at rest', (group) => {
     })
     await settings.set('provider.shop_token', SHOP_TOKEN)
 
-    const keys = await run(ApiKeyList, [])
+    const keys = await runCommand(ApiKeyList, [])
     assert.equal(keys.exitCode, 0, keys.output)
     assert.notInclude(keys.output, TEST_SECRET)
     assert.include(keys.output, '…cdef')
 
-    const chains = await run(ChainList, [])
+    const chains = await runCommand(ChainList, [])
     assert.equal(chains.exitCode, 0, chains.output)
     assert.include(chains.output, 'mainnet.infura.io')
     for (const secret of [TRON_API_KEY, '9aa3d95b3bc440fa88ea12eaa4456161', 'queryKey1234567']) {
@@ -183,7 +170,7 @@ test.group('Secrets at rest', (group) => {
     }
 
     for (const argv of [[], ['provider.shop_token']]) {
-      const shown = await run(SettingsGet, argv)
+      const shown = await runCommand(SettingsGet, argv)
       assert.equal(shown.exitCode, 0, shown.output)
       assert.notInclude(shown.output, SHOP_TOKEN)
     }

@@ -7,9 +7,9 @@ import { newOrder, newPlaceholder, prepareLifecycle, switchTo } from '#tests/hel
 import { fakeFamily, fakeTransfer } from '#tests/helpers/fake_chain'
 import chainRegistry from '#chains/chain_registry'
 import { FakeProvider } from '#tests/helpers/fake_provider'
+import { runCommand } from '#tests/helpers/ace_command'
 import operator from '#services/operator_service'
 import OrdersMarkPaid from '#commands/orders_mark_paid'
-import app from '@adonisjs/core/services/app'
 
 function submit(client: any, tradeId: string, reference: unknown) {
   return client.post(`/pay/submit-tx-hash/${tradeId}`).json({ block_transaction_id: reference }).accept('json')
@@ -129,19 +129,11 @@ test.group('orders:mark-paid', (group) => {
     await prepareLifecycle()
   })
 
-  async function run(argv: string[]) {
-    const ace = await app.container.make('ace')
-    ace.ui.switchMode('raw')
-    const command = await ace.create(OrdersMarkPaid, argv)
-    await command.exec()
-    return { exitCode: command.exitCode ?? 0, output: command.logger.getLogs().map((log) => log.message).join('\n') }
-  }
-
   test('repairs an expired order with a verified transfer made after its expiry', async ({ client, assert }) => {
     const order = await newOrder(client)
     await db.from('orders').where('id', order.id).update({ status: 3 })
     fakeTransfer('0xrepair000001', order.actualAmount, { timestamp: Date.now() + 3_600_000 })
-    const result = await run([order.tradeId, '0xrepair000001'])
+    const result = await runCommand(OrdersMarkPaid, [order.tradeId, '0xrepair000001'])
     assert.equal(result.exitCode, 0, result.output)
     assert.equal((await Order.findOrFail(order.id)).status, 2)
     assert.equal(await countRows('callbacks'), 1)
@@ -150,11 +142,11 @@ test.group('orders:mark-paid', (group) => {
   test('refuses paid orders, placeholders and failed verification', async ({ client, assert }) => {
     const paid = await newOrder(client)
     await paymentService.markPaid(paid.id, { reference: 'tx', source: 'scanner' })
-    assert.equal((await run([paid.tradeId, '0xrepair000001'])).exitCode, 1)
+    assert.equal((await runCommand(OrdersMarkPaid, [paid.tradeId, '0xrepair000001'])).exitCode, 1)
     const placeholder = await newPlaceholder(client)
-    assert.equal((await run([placeholder.tradeId, '0xrepair000001'])).exitCode, 1)
+    assert.equal((await runCommand(OrdersMarkPaid, [placeholder.tradeId, '0xrepair000001'])).exitCode, 1)
     const waiting = await newOrder(client)
-    const missing = await run([waiting.tradeId, '0xnothing00001'])
+    const missing = await runCommand(OrdersMarkPaid, [waiting.tradeId, '0xnothing00001'])
     assert.equal(missing.exitCode, 1)
     assert.match(missing.output, /not found/)
     assert.equal((await Order.findOrFail(waiting.id)).status, 1)

@@ -12,7 +12,7 @@ import { FAKE_NETWORK, fakeTransfer } from '#tests/helpers/fake_chain'
 import { FakeProvider, SHOP_ID, notificationSign } from '#tests/helpers/fake_provider'
 import { TRON_WALLET } from '#tests/helpers/merchant'
 import { compatParams, compatSigned, submitGet, tradeIdFromLocation } from '#tests/helpers/compat_merchant'
-import app from '@adonisjs/core/services/app'
+import { runCommand } from '#tests/helpers/ace_command'
 import OrdersMarkPaid from '#commands/orders_mark_paid'
 
 /** One test per row of the spec's transition table. */
@@ -143,16 +143,13 @@ test.group('Order state transitions (spec table)', (group) => {
     const waiting = await newOrder(client)
     const expired = await newOrder(client, { amount: 50 })
     await db.from('orders').where('id', expired.id).update({ status: 3 })
-    const ace = await app.container.make('ace')
-    ace.ui.switchMode('raw')
     for (const [order, reference] of [
       [waiting, '0xadminrepair01'],
       [expired, '0xadminrepair02'],
     ] as const) {
       fakeTransfer(reference, order.actualAmount)
-      const command = await ace.create(OrdersMarkPaid, [order.tradeId, reference])
-      await command.exec()
-      assert.equal(command.exitCode ?? 0, 0)
+      const result = await runCommand(OrdersMarkPaid, [order.tradeId, reference])
+      assert.equal(result.exitCode, 0, result.output)
       assert.equal((await Order.findOrFail(order.id)).status, 2)
       assert.equal(await countRows('callbacks', { order_id: order.id }), 1)
     }

@@ -12,19 +12,14 @@ import { MerchantServer } from '#tests/helpers/merchant_server'
 import { runAce } from '#tests/helpers/processes'
 import { Anvil, EMPTY_PAYER_KEY } from '#tests/helpers/evm/anvil'
 import { RpcProxy } from '#tests/helpers/evm/rpc_proxy'
-import { configureEthereum, deployTokens, randomAddress, type EvmFixture } from '#tests/helpers/evm/evm_setup'
-
-async function createEthOrder(client: any, overrides: Record<string, unknown> = {}) {
-  const response = await createOrder(client, orderParams({ network: 'ethereum', token: 'usdt', ...overrides }))
-  if (response.status() !== 200) throw new Error(JSON.stringify(response.body()))
-  return Order.findByOrFail('trade_id', response.body().data.trade_id)
-}
-
-async function scanEthereum() {
-  const [report] = await chainScanner.scan({ network: 'ethereum' })
-  if (report.detail.startsWith('scan failed')) throw new Error(report.detail)
-  return report
-}
+import {
+  configureEthereum,
+  createEthOrder,
+  deployTokens,
+  randomAddress,
+  scanEthereum,
+  type EvmFixture,
+} from '#tests/helpers/evm/evm_setup'
 
 test.group('EVM chain: scanning a real node (anvil)', (group) => {
   const anvil = new Anvil()

@@ -2,31 +2,23 @@ import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import UnmatchedPayment from '#models/unmatched_payment'
-import chainScanner from '#services/chain_scanner'
 import orderExpiry from '#services/order_expiry'
 import { countRows, resetDatabase } from '#tests/helpers/database'
-import { createOrder, orderParams } from '#tests/helpers/merchant'
 import { runAce } from '#tests/helpers/processes'
 import { Anvil } from '#tests/helpers/evm/anvil'
-import { configureEthereum, deployTokens, type EvmFixture } from '#tests/helpers/evm/evm_setup'
+import {
+  configureEthereum,
+  createEthOrder,
+  deployTokens,
+  scanEthereum,
+  type EvmFixture,
+} from '#tests/helpers/evm/evm_setup'
 
 /*
  * A late payment never pays another order, replayed on a real node: the
  * payers' transfers are mined in chain order, the scanner reads them from
  * the node, and the order each pays is decided by its block time.
  */
-
-async function createEthOrder(client: any) {
-  const response = await createOrder(client, orderParams({ network: 'ethereum', token: 'usdt', amount: 100 }))
-  if (response.status() !== 200) throw new Error(JSON.stringify(response.body()))
-  return Order.findByOrFail('trade_id', response.body().data.trade_id)
-}
-
-async function scanEthereum() {
-  const [report] = await chainScanner.scan({ network: 'ethereum' })
-  if (report.detail.startsWith('scan failed')) throw new Error(report.detail)
-  return report
-}
 
 type EndOfLife = 'expiry' | 'closure'
 
@@ -97,10 +89,10 @@ test.group('EVM chain (anvil): late payments', (group) => {
       assert,
     }) => {
       await scanEthereum() // the cursor is set before anything happens
-      const a = await createEthOrder(client)
+      const a = await createEthOrder(client, { amount: 100 })
       const hashA = await anvil.payToken(fixture.usdt, 6, fixture.wallet, a.actualAmount)
       await endLife(a, how, await blockTimeOf(hashA))
-      const b = await createEthOrder(client)
+      const b = await createEthOrder(client, { amount: 100 })
       assert.equal(b.receiveAddress, a.receiveAddress)
       assert.notEqual(b.actualAmount, a.actualAmount) // A's amount is still reserved
       await waitForChainClock()
@@ -124,9 +116,9 @@ test.group('EVM chain (anvil): late payments', (group) => {
       assert,
     }) => {
       await scanEthereum()
-      const a = await createEthOrder(client)
+      const a = await createEthOrder(client, { amount: 100 })
       const ended = await endLife(a, how)
-      const b = await createEthOrder(client)
+      const b = await createEthOrder(client, { amount: 100 })
       assert.notEqual(b.actualAmount, a.actualAmount)
       // block times have second precision: the late payer's block comes a whole second after the end
       while (Date.now() < ended.expirationTime + 1000) await new Promise((resolve) => setTimeout(resolve, 50))

@@ -1,24 +1,17 @@
 import { test } from '@japa/runner'
 import Order from '#models/order'
-import chainScanner from '#services/chain_scanner'
 import operator from '#services/operator_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
-import { createOrder, orderParams } from '#tests/helpers/merchant'
 import { Anvil } from '#tests/helpers/evm/anvil'
 import { RpcProxy } from '#tests/helpers/evm/rpc_proxy'
-import { configureEthereum, deployTokens, randomAddress, type EvmFixture } from '#tests/helpers/evm/evm_setup'
-
-async function createEthOrder(client: any, overrides: Record<string, unknown> = {}) {
-  const response = await createOrder(client, orderParams({ network: 'ethereum', token: 'usdt', ...overrides }))
-  if (response.status() !== 200) throw new Error(JSON.stringify(response.body()))
-  return Order.findByOrFail('trade_id', response.body().data.trade_id)
-}
-
-async function scanEthereum() {
-  const [report] = await chainScanner.scan({ network: 'ethereum' })
-  if (report.detail.startsWith('scan failed')) throw new Error(report.detail)
-  return report
-}
+import {
+  configureEthereum,
+  createEthOrder,
+  deployTokens,
+  randomAddress,
+  scanEthereum,
+  type EvmFixture,
+} from '#tests/helpers/evm/evm_setup'
 
 async function progressOf(client: any, tradeId: string) {
   const response = await client.get(`/pay/payment-progress/${tradeId}`)

@@ -1,9 +1,13 @@
 import { getAddress } from 'viem'
+import type { ApiClient } from '@japa/api-client'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import { RpcPool } from '#chains/rpc_pool'
 import type { Anvil } from '#tests/helpers/evm/anvil'
+import Order from '#models/order'
+import chainScanner from '#services/chain_scanner'
+import { createOrder, orderParams } from '#tests/helpers/merchant'
 
 export type EvmFixture = { usdt: `0x${string}`; usdc: `0x${string}`; wallet: `0x${string}` }
 
@@ -42,4 +46,18 @@ export async function configureEthereum(
   await settings.set('rate_limit.create_per_minute', '0')
   await settings.set('rate_limit.cashier_per_minute', '0')
   return { ...tokens, wallet }
+}
+
+/** A native order on `ethereum` (USDT unless overridden), as stored. */
+export async function createEthOrder(client: ApiClient, overrides: Record<string, unknown> = {}) {
+  const response = await createOrder(client, orderParams({ network: 'ethereum', token: 'usdt', ...overrides }))
+  if (response.status() !== 200) throw new Error(JSON.stringify(response.body()))
+  return Order.findByOrFail('trade_id', response.body().data.trade_id)
+}
+
+/** One scan of `ethereum`; a failed scan fails the test instead of reading as "nothing found". */
+export async function scanEthereum() {
+  const [report] = await chainScanner.scan({ network: 'ethereum' })
+  if (report.detail.startsWith('scan failed')) throw new Error(report.detail)
+  return report
 }
