@@ -59,10 +59,15 @@ export async function claimLeases(claim: LeaseClaim, client: Client = db.connect
  * Returns how many rows it still held: 0 means the lease ran out and
  * another claimer took the row, whose work then must not be overwritten.
  */
-export async function releaseLeases(
-  release: { table: string; token: string; scope?: (query: Knex.QueryBuilder) => void; changes?: Record<string, unknown> },
-  client: Client = db.connection()
-): Promise<number> {
+export type LeaseRelease = {
+  table: string
+  token: string
+  scope?: (query: Knex.QueryBuilder) => void
+  /** Columns written as the lease ends (the work's result). */
+  changes?: Record<string, unknown>
+}
+
+export async function releaseLeases(release: LeaseRelease, client: Client = db.connection()): Promise<number> {
   const query = client.knexQuery().table(release.table).where('locked_by', release.token)
   release.scope?.(query)
   const updated = await query.update({ ...release.changes, locked_by: null, locked_until: null })

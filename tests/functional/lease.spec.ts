@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import type { Knex } from 'knex'
 import db from '@adonisjs/lucid/services/db'
 import { claimLeases, releaseLeases } from '#support/lease'
 import { resetDatabase } from '#tests/helpers/database'
@@ -9,17 +10,26 @@ const LEASE_MS = 60_000
 async function cursorRows(count: number) {
   const now = Date.now()
   for (let index = 0; index < count; index++) {
-    await db.table('chain_cursors').insert({ network: `net-${index}`, cursor: '', caught_up: true, last_scan_at: 0, last_error: '', updated_at: now })
+    await db.table('chain_cursors').insert({
+      network: `net-${index}`,
+      cursor: '',
+      caught_up: true,
+      last_scan_at: 0,
+      last_error: '',
+      updated_at: now,
+    })
   }
 }
 
 function claimNetwork(network: string, token: string, now = Date.now()) {
-  return claimLeases({ table: 'chain_cursors', token, leaseMs: LEASE_MS, now, scope: (query) => query.where('network', network) })
+  const scope = (query: Knex.QueryBuilder) => query.where('network', network)
+  return claimLeases({ table: 'chain_cursors', token, leaseMs: LEASE_MS, now, scope })
 }
 
 async function holder(network: string) {
   const row = await db.from('chain_cursors').where('network', network).first()
-  return { lockedBy: row.locked_by as string | null, lockedUntil: row.locked_until === null ? null : Number(row.locked_until) }
+  const lockedUntil = row.locked_until === null ? null : Number(row.locked_until)
+  return { lockedBy: row.locked_by as string | null, lockedUntil }
 }
 
 test.group('Leases', (group) => {
@@ -29,7 +39,10 @@ test.group('Leases', (group) => {
     await cursorRows(1)
     for (let round = 0; round < 10; round++) {
       await db.from('chain_cursors').update({ locked_by: null, locked_until: null })
-      const results = await Promise.all([claimNetwork('net-0', `a${round}`), claimNetwork('net-0', `b${round}`)])
+      const results = await Promise.all([
+        claimNetwork('net-0', `a${round}`),
+        claimNetwork('net-0', `b${round}`),
+      ])
       const winners = results.filter((ids) => ids.length === 1)
       assert.lengthOf(winners, 1, `round ${round}`)
       const winner = results[0].length === 1 ? `a${round}` : `b${round}`
@@ -37,7 +50,9 @@ test.group('Leases', (group) => {
     }
   })
 
-  test('a held lease is not taken; once expired it is taken over and the old holder can no longer release it', async ({ assert }) => {
+  test('a held lease is not taken; expired, it is taken over and the old holder cannot release it', async ({
+    assert,
+  }) => {
     await cursorRows(1)
     const now = Date.now()
     assert.lengthOf(await claimNetwork('net-0', 'first', now), 1)
@@ -49,7 +64,11 @@ test.group('Leases', (group) => {
     assert.lengthOf(await claimNetwork('net-0', 'second', now + LEASE_MS + 1), 1)
     assert.equal((await holder('net-0')).lockedBy, 'second')
 
-    const stale = await releaseLeases({ table: 'chain_cursors', token: 'first', changes: { last_error: 'stale result' } })
+    const stale = await releaseLeases({
+      table: 'chain_cursors',
+      token: 'first',
+      changes: { last_error: 'stale result' },
+    })
     assert.equal(stale, 0)
     assert.equal((await db.from('chain_cursors').where('network', 'net-0').first()).last_error, '')
     assert.equal((await holder('net-0')).lockedBy, 'second')
@@ -73,9 +92,14 @@ test.group('Leases', (group) => {
     assert.lengthOf(await claimNetwork('net-0', 'next'), 1)
   })
 
-  test('batch claims take at most the limit, in order, skipping held rows; concurrent batches never share a row', async ({ assert }) => {
+  test('batches take at most the limit, in order, skipping held rows; concurrent ones never share a row', async ({
+    assert,
+  }) => {
     await cursorRows(12)
-    await db.from('chain_cursors').where('network', 'net-0').update({ locked_by: 'busy', locked_until: Date.now() + LEASE_MS })
+    await db
+      .from('chain_cursors')
+      .where('network', 'net-0')
+      .update({ locked_by: 'busy', locked_until: Date.now() + LEASE_MS })
     const batch = (token: string) =>
       claimLeases({ table: 'chain_cursors', token, leaseMs: LEASE_MS, orderBy: 'id', limit: 3 })
 

@@ -22,7 +22,14 @@ export type ChainChanges = {
   explorerTxUrl?: string
 }
 
-export type TokenChanges = { contract?: string; native?: boolean; decimals?: number; precision?: number; enabled?: boolean }
+export type TokenChanges = {
+  contract?: string
+  native?: boolean
+  decimals?: number
+  /** Decimals of payable amounts (2 to 6). */
+  precision?: number
+  enabled?: boolean
+}
 
 /**
  * Chains and their tokens as operators manage them (ace commands today,
