@@ -6,8 +6,8 @@ export default class ApiKeyList extends OperatorCommand {
   static description = 'List merchant API keys (secrets masked)'
 
   async execute() {
-    const { default: ApiKey } = await import('#models/api_key')
-    const keys = await ApiKey.query().orderBy('id')
+    const { ApiKeyAdmin } = await import('#services/operators/api_key_admin')
+    const keys = await (await this.app.container.make(ApiKeyAdmin)).list()
     this.printTable(
       ['pid', 'status', 'secret', 'allowed IPs', 'last used', 'note'],
       keys.map((key) => [

@@ -12,8 +12,9 @@ export default class ApiKeyRotate extends OperatorCommand {
   declare secret?: string
 
   async execute() {
-    const { default: operator } = await import('#services/operator_service')
-    const apiKey = await operator.rotateApiKey(this.pid, this.secret)
+    const { ApiKeyAdmin } = await import('#services/operators/api_key_admin')
+    const apiKeys = await this.app.container.make(ApiKeyAdmin)
+    const apiKey = await apiKeys.rotate(this.pid, this.secret)
     this.logger.success(`Rotated the secret of API key ${apiKey.pid}; the old one no longer signs`)
     this.logger.log(`secret_key: ${apiKey.signingSecret()}`)
   }

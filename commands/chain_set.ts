@@ -52,8 +52,9 @@ export default class ChainSet extends OperatorCommand {
 
   async execute() {
     if (this.enable && this.disable) throw new OperatorError('Give --enable or --disable, not both')
-    const { default: operator } = await import('#services/operator_service')
-    const chain = await operator.setChain(this.network, {
+    const { ChainAdmin } = await import('#services/operators/chain_admin')
+    const chains = await this.app.container.make(ChainAdmin)
+    const chain = await chains.set(this.network, {
       enabled: this.enable ? true : this.disable ? false : undefined,
       rpcUrls: this.rpc,
       confirmations: this.confirmations,

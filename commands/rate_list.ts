@@ -5,8 +5,8 @@ export default class RateList extends OperatorCommand {
   static description = 'List fixed exchange rates'
 
   async execute() {
-    const { default: Rate } = await import('#models/rate')
-    const rates = await Rate.query().orderBy('token').orderBy('fiat')
+    const { RateAdmin } = await import('#services/operators/rate_admin')
+    const rates = await (await this.app.container.make(RateAdmin)).list()
     this.printTable(
       ['token', 'fiat', 'rate', 'updated'],
       rates.map((rate) => [rate.token, rate.fiat, rate.rate, new Date(rate.updatedAt).toISOString()])

@@ -15,8 +15,9 @@ export default class RateSet extends OperatorCommand {
   declare rate: string
 
   async execute() {
-    const { default: operator } = await import('#services/operator_service')
-    const rate = await operator.setRate(this.token, this.fiat, this.rate)
+    const { RateAdmin } = await import('#services/operators/rate_admin')
+    const rates = await this.app.container.make(RateAdmin)
+    const rate = await rates.set(this.token, this.fiat, this.rate)
     this.logger.success(`1 ${rate.token} = ${rate.rate} ${rate.fiat} (fixed)`)
   }
 }

@@ -31,8 +31,9 @@ export default class TokenSet extends OperatorCommand {
 
   async execute() {
     if (this.enable && this.disable) throw new OperatorError('Give --enable or --disable, not both')
-    const { default: operator } = await import('#services/operator_service')
-    const token = await operator.setToken(this.network, this.symbol, {
+    const { ChainAdmin } = await import('#services/operators/chain_admin')
+    const chains = await this.app.container.make(ChainAdmin)
+    const token = await chains.setToken(this.network, this.symbol, {
       contract: this.contract,
       native: this.native,
       decimals: this.decimals,

@@ -12,8 +12,9 @@ export default class WalletAdd extends OperatorCommand {
   declare address: string
 
   async execute() {
-    const { default: operator } = await import('#services/operator_service')
-    const wallet = await operator.addWallet(this.network, this.address)
+    const { WalletAdmin } = await import('#services/operators/wallet_admin')
+    const wallets = await this.app.container.make(WalletAdmin)
+    const wallet = await wallets.add(this.network, this.address)
     this.logger.success(`Added wallet ${wallet.address} on ${wallet.network}`)
   }
 }

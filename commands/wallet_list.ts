@@ -9,10 +9,8 @@ export default class WalletList extends OperatorCommand {
   declare network?: string
 
   async execute() {
-    const { default: Wallet } = await import('#models/wallet')
-    const query = Wallet.query().orderBy('network').orderBy('id')
-    if (this.network) query.where('network', this.network.toLowerCase())
-    const wallets = await query
+    const { WalletAdmin } = await import('#services/operators/wallet_admin')
+    const wallets = await (await this.app.container.make(WalletAdmin)).list(this.network)
     this.printTable(
       ['network', 'address', 'enabled'],
       wallets.map((wallet) => [wallet.network, wallet.address, wallet.enabled ? 'yes' : 'no'])

@@ -15,8 +15,9 @@ export default class WalletRemove extends OperatorCommand {
   declare force?: boolean
 
   async execute() {
-    const { default: operator } = await import('#services/operator_service')
-    const wallet = await operator.removeWallet(this.network, this.address, this.force === true)
+    const { WalletAdmin } = await import('#services/operators/wallet_admin')
+    const wallets = await this.app.container.make(WalletAdmin)
+    const wallet = await wallets.remove(this.network, this.address, this.force === true)
     this.logger.success(`Removed wallet ${wallet.address} from ${wallet.network}`)
   }
 }

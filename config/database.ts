@@ -24,6 +24,14 @@ const migrations = {
   paths: ['database/migrations'],
 }
 
+/**
+ * `node ace db:seed` runs the one seeder of this folder, which runs the
+ * installation seeders in their order (database/seeders/main/index_seeder.ts).
+ */
+const seeders = {
+  paths: ['./database/seeders/main'],
+}
+
 const dbConfig = defineConfig({
   connection: env.get('DB_CONNECTION', 'sqlite'),
   prettyPrintDebugQueries: false,
@@ -35,6 +43,7 @@ const dbConfig = defineConfig({
       },
       useNullAsDefault: true,
       migrations,
+      seeders,
       schemaGeneration: { enabled: false },
       pool: {
         // One writer: WAL lets readers in other processes proceed, and a
@@ -58,6 +67,7 @@ const dbConfig = defineConfig({
       },
       pool: { min: 0, max: 20 },
       migrations,
+      seeders,
       schemaGeneration: { enabled: false },
     },
   },

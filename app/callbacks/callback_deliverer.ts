@@ -9,7 +9,7 @@ import settings from '#settings/settings_service'
 import callbackFormats from '#callbacks/callback_format'
 import { isAcknowledged, retryDelayMs } from '#callbacks/retry_policy'
 import { ForbiddenTargetError, safeRequest } from '#callbacks/safe_http'
-import { isPostgres } from '#support/row_lock'
+import { claimLeases, releaseLeases } from '#support/lease'
 
 export type DeliveryReport = { claimed: number; delivered: number; retrying: number; failed: number; held: number }
 
@@ -22,8 +22,7 @@ const EXCERPT_LENGTH = 200
 
 /**
  * Delivers due callbacks from the outbox. Safe to run in several processes:
- * each claims rows with a lease (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite:
- * one atomic UPDATE, the database having a single writer), so a callback is
+ * each claims rows with a lease (#support/lease), so a callback is
  * never sent by two workers at the same moment. A worker that dies leaves
  * its lease to expire; the callback is then retried by another.
  */
@@ -54,36 +53,16 @@ export class CallbackDeliverer {
 
   async #claim(claim: string, limit: number, leaseMs: number): Promise<Callback[]> {
     const now = Date.now()
-    const leaseUntil = now + leaseMs
-    const due = (query: any) =>
-      query
-        .where('status', 'pending')
-        .where('next_attempt_at', '<=', now)
-        .where((free: any) => free.whereNull('locked_until').orWhere('locked_until', '<', now))
-
-    const client = db.connection()
-    if (isPostgres(client)) {
-      await db.transaction(async (trx) => {
-        const rows: { id: string | number }[] = await due(trx.from('callbacks'))
-          .orderBy('next_attempt_at')
-          .limit(limit)
-          .forUpdate()
-          .skipLocked()
-          .select('id')
-        if (rows.length === 0) return
-        await trx
-          .from('callbacks')
-          .whereIn(
-            'id',
-            rows.map((row) => Number(row.id))
-          )
-          .update({ locked_by: claim, locked_until: leaseUntil, updated_at: now })
-      })
-    } else {
-      await due(client.knexQuery().table('callbacks'))
-        .whereIn('id', due(client.knexQuery().from('callbacks')).orderBy('next_attempt_at').limit(limit).select('id'))
-        .update({ locked_by: claim, locked_until: leaseUntil, updated_at: now })
-    }
+    await claimLeases({
+      table: 'callbacks',
+      token: claim,
+      leaseMs,
+      scope: (query) => query.where('status', 'pending').where('next_attempt_at', '<=', now),
+      orderBy: 'next_attempt_at',
+      limit,
+      now,
+      set: { updated_at: now },
+    })
     return Callback.query().where('locked_by', claim).where('status', 'pending')
   }
 
@@ -166,22 +145,24 @@ export class CallbackDeliverer {
         duration_ms: durationMs,
         acknowledged,
       })
-      const updated = await trx
-        .from('callbacks')
-        .where('id', callback.id)
-        .where('locked_by', claim)
-        .update({
-          status: outcome === 'retrying' ? 'pending' : outcome,
-          attempts: attempt,
-          next_attempt_at: nextAttemptAt,
-          locked_by: null,
-          locked_until: null,
-          last_http_status: httpStatus,
-          last_error: error,
-          delivered_at: acknowledged ? now : null,
-          updated_at: now,
-        })
-      if (Number(updated) === 0) {
+      const held = await releaseLeases(
+        {
+          table: 'callbacks',
+          token: claim,
+          scope: (query) => query.where('id', callback.id),
+          changes: {
+            status: outcome === 'retrying' ? 'pending' : outcome,
+            attempts: attempt,
+            next_attempt_at: nextAttemptAt,
+            last_http_status: httpStatus,
+            last_error: error,
+            delivered_at: acknowledged ? now : null,
+            updated_at: now,
+          },
+        },
+        trx
+      )
+      if (held === 0) {
         logger.warn({ trade_id: order.tradeId }, 'callback lease lost while delivering; another worker owns it now')
       }
       await trx.from('orders').where('id', order.id).update({

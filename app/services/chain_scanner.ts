@@ -14,6 +14,7 @@ import type { ChainFamily, ScanResult } from '#chains/chain_family'
 import paymentMatcher from '#services/payment_matcher'
 import paymentSightings from '#services/payment_sightings'
 import { insertUnlessPresent } from '#support/insert_unless_present'
+import { claimLeases, releaseLeases } from '#support/lease'
 import { redactSecrets, serializeError } from '#support/redaction'
 
 export type ScanReport = {
@@ -186,22 +187,26 @@ export class ChainScanner {
       { network, cursor: '', caught_up: true, last_scan_at: 0, last_error: '', updated_at: now },
       'network'
     )
-    const claimed = await db
-      .from('chain_cursors')
-      .where('network', network)
-      .where((free) => free.whereNull('locked_until').orWhere('locked_until', '<', now))
-      .update({ locked_by: claim, locked_until: now + LEASE_MS, updated_at: now })
-    if (Number(claimed) === 0 && !(Array.isArray(claimed) && claimed.length > 0)) return null
-    return db.from('chain_cursors').where('network', network).where('locked_by', claim).first()
+    const [id] = await claimLeases({
+      table: 'chain_cursors',
+      token: claim,
+      leaseMs: LEASE_MS,
+      scope: (query) => query.where('network', network),
+      now,
+      set: { updated_at: now },
+    })
+    if (id === undefined) return null
+    return db.from('chain_cursors').where('id', id).where('locked_by', claim).first()
   }
 
   async #release(network: string, claim: string, changes: Record<string, unknown>) {
     const now = Date.now()
-    await db
-      .from('chain_cursors')
-      .where('network', network)
-      .where('locked_by', claim)
-      .update({ ...changes, last_scan_at: now, locked_by: null, locked_until: null, updated_at: now })
+    await releaseLeases({
+      table: 'chain_cursors',
+      token: claim,
+      scope: (query) => query.where('network', network),
+      changes: { ...changes, last_scan_at: now, updated_at: now },
+    })
   }
 
   #report(chain: Chain, scanned: boolean, detail: string): ScanReport {

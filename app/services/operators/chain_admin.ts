@@ -1,0 +1,212 @@
+import Chain from '#models/chain'
+import Token from '#models/token'
+import chainRegistry from '#chains/chain_registry'
+import { explorerTemplateProblem } from '#chains/explorer_links'
+import { InvalidOptionsError } from '#chains/chain_family'
+import { OperatorError } from '#support/operator_error'
+import { refuseSealedLookalike } from '#services/operators/sealed_lookalike'
+
+export type ChainChanges = {
+  enabled?: boolean
+  rpcUrls?: string[]
+  confirmations?: number
+  scanIntervalSeconds?: number
+  blockTimeSeconds?: number
+  displayName?: string
+  /** Family of a new network (one an enabled plugin brings). */
+  family?: string
+  /** Family options to set (text values, validated by the family); "" removes one. */
+  options?: Record<string, string>
+  apiKey?: string
+  /** Explorer URL of a transaction with `{tx}`; '' clears it. */
+  explorerTxUrl?: string
+}
+
+export type TokenChanges = {
+  contract?: string
+  native?: boolean
+  decimals?: number
+  /** Decimals of payable amounts (2 to 6). */
+  precision?: number
+  enabled?: boolean
+}
+
+/**
+ * Chains and their tokens as operators manage them (ace commands today,
+ * the admin console later): every input is checked here (family options
+ * by the chain's family), and a refusal is an OperatorError whose message
+ * is meant for the operator.
+ */
+export class ChainAdmin {
+  /** The chain of a network; an unknown one is refused with the list of known ones. */
+  async find(network: string) {
+    const chain = await Chain.findBy('network', network.toLowerCase())
+    if (!chain) {
+      const known = (await Chain.query().orderBy('sort_order')).map((row) => row.network)
+      throw new OperatorError(`Unknown network "${network}". Known networks: ${known.join(', ')}`)
+    }
+    return chain
+  }
+
+  /**
+   * The chain's options with `changes` applied ("" removes an option),
+   * checked by the chain's family.
+   */
+  #familyOptions(chain: Chain, changes: Record<string, string>): Record<string, unknown> {
+    const family = chainRegistry.find(chain.family)
+    if (!family) throw new OperatorError(`No enabled plugin brings the family "${chain.family}" of ${chain.network}`)
+    if (!family.validateOptions) throw new OperatorError(`The ${chain.family} family takes no options`)
+    const merged: Record<string, unknown> = { ...chain.options }
+    for (const [key, value] of Object.entries(changes)) {
+      if (value === '') delete merged[key]
+      else merged[key] = value
+    }
+    try {
+      return family.validateOptions(merged)
+    } catch (error) {
+      if (error instanceof InvalidOptionsError) throw new OperatorError(error.message)
+      throw error
+    }
+  }
+
+  /**
+   * Changes a chain, or adds a network when `family` is given and the
+   * network is new (its family cannot change afterwards).
+   */
+  async set(network: string, changes: ChainChanges) {
+    const name = network.toLowerCase()
+    let chain = await Chain.findBy('network', name)
+    if (!chain) {
+      if (!changes.family) {
+        await this.find(name) // throws the "unknown network" message
+        return null as never
+      }
+      if (!/^[a-z0-9-]{1,32}$/.test(name)) {
+        throw new OperatorError('A network name is 1 to 32 lower-case letters, digits or "-"')
+      }
+      if (!chainRegistry.has(changes.family)) {
+        throw new OperatorError(`Unknown chain family "${changes.family}". Families: ${chainRegistry.names().join(', ')}`)
+      }
+      const last = await Chain.query().orderBy('sort_order', 'desc').first()
+      chain = new Chain()
+      chain.merge({
+        network: name,
+        family: changes.family,
+        displayName: changes.displayName ?? name,
+        options: {},
+        enabled: true,
+        rpcUrls: [],
+        confirmations: 1,
+        scanIntervalSeconds: 10,
+        blockTimeMs: 12000,
+        sortOrder: (last?.sortOrder ?? 0) + 10,
+        apiKey: '',
+        explorerTxUrl: '',
+      })
+    } else if (changes.family && changes.family !== chain.family) {
+      throw new OperatorError(`The family of ${name} is ${chain.family}; it cannot be changed`)
+    }
+
+    if (changes.enabled !== undefined) chain.enabled = changes.enabled
+    if (changes.displayName !== undefined) chain.displayName = changes.displayName
+    if (changes.options !== undefined && Object.keys(changes.options).length > 0) {
+      chain.options = this.#familyOptions(chain, changes.options)
+    }
+    if (changes.apiKey !== undefined) {
+      refuseSealedLookalike(changes.apiKey.trim())
+      chain.apiKey = changes.apiKey.trim() // encrypted by the model
+    }
+    if (changes.explorerTxUrl !== undefined) {
+      const template = changes.explorerTxUrl.trim()
+      const problem = explorerTemplateProblem(template)
+      if (problem) throw new OperatorError(problem)
+      chain.explorerTxUrl = template
+    }
+    if (changes.rpcUrls !== undefined) {
+      for (const url of changes.rpcUrls) {
+        let parsed: URL
+        try {
+          parsed = new URL(url)
+        } catch {
+          throw new OperatorError(`"${url}" is not a URL`)
+        }
+        if (!['http:', 'https:', 'ws:', 'wss:'].includes(parsed.protocol)) {
+          throw new OperatorError(`"${url}" must be an http(s) or ws(s) URL`)
+        }
+      }
+      chain.rpcUrls = changes.rpcUrls
+    }
+    if (changes.confirmations !== undefined) {
+      if (!Number.isInteger(changes.confirmations) || changes.confirmations < 0 || changes.confirmations > 1000) {
+        throw new OperatorError('Confirmations must be a whole number from 0 to 1000')
+      }
+      chain.confirmations = changes.confirmations
+    }
+    if (changes.scanIntervalSeconds !== undefined) {
+      if (
+        !Number.isInteger(changes.scanIntervalSeconds) ||
+        changes.scanIntervalSeconds < 1 ||
+        changes.scanIntervalSeconds > 3600
+      ) {
+        throw new OperatorError('The scan interval must be a whole number of seconds from 1 to 3600')
+      }
+      chain.scanIntervalSeconds = changes.scanIntervalSeconds
+    }
+    if (changes.blockTimeSeconds !== undefined) {
+      const ms = Math.round(changes.blockTimeSeconds * 1000)
+      if (!Number.isFinite(changes.blockTimeSeconds) || ms < 100 || ms > 600_000) {
+        throw new OperatorError('The block time must be from 0.1 to 600 seconds')
+      }
+      chain.blockTimeMs = ms
+    }
+    await chain.save()
+    return chain
+  }
+
+  /** Changes a token of a network, or adds one (then `decimals` and `contract` or `native` are needed). */
+  async setToken(network: string, symbol: string, changes: TokenChanges) {
+    const chain = await this.find(network)
+    const upper = symbol.toUpperCase()
+    if (!/^[A-Z0-9]{1,16}$/.test(upper)) {
+      throw new OperatorError('A token symbol is 1 to 16 letters or digits')
+    }
+    if (changes.contract !== undefined && changes.native) {
+      throw new OperatorError('Give either --contract or --native, not both')
+    }
+    let token = await Token.query().where('network', chain.network).where('symbol', upper).first()
+    if (!token) {
+      if (changes.decimals === undefined || (changes.contract === undefined && !changes.native)) {
+        throw new OperatorError(
+          `${upper} is not set up on ${chain.network} yet: give --decimals and either --contract or --native`
+        )
+      }
+      token = new Token()
+      token.merge({ network: chain.network, symbol: upper, enabled: true, amountPrecision: 2 })
+    }
+
+    if (changes.native) token.contract = null
+    if (changes.contract !== undefined) {
+      token.contract = chainRegistry.family(chain.family).normalizeContract(changes.contract)
+    }
+    if (changes.decimals !== undefined) {
+      if (!Number.isInteger(changes.decimals) || changes.decimals < 0 || changes.decimals > 36) {
+        throw new OperatorError('Decimals must be a whole number from 0 to 36')
+      }
+      token.decimals = changes.decimals
+    }
+    if (changes.precision !== undefined) {
+      if (!Number.isInteger(changes.precision) || changes.precision < 2 || changes.precision > 6) {
+        throw new OperatorError('The amount precision must be a whole number from 2 to 6')
+      }
+      token.amountPrecision = changes.precision
+    }
+    if (token.amountPrecision > token.decimals) {
+      throw new OperatorError(
+        `The amount precision (${token.amountPrecision}) cannot exceed the token's decimals (${token.decimals})`
+      )
+    }
+    if (changes.enabled !== undefined) token.enabled = changes.enabled
+    await token.save()
+    return token
+  }
+}
