@@ -75,11 +75,12 @@ export class CallbackDeliverer {
   async #hold(callback: Callback, claim: string): Promise<'held'> {
     const now = Date.now()
     const reason = `not sent: the "${callback.format}" callback format is not loaded (its plugin is turned off); held until it is back`
-    await db
-      .from('callbacks')
-      .where('id', callback.id)
-      .where('locked_by', claim)
-      .update({ next_attempt_at: now + HELD_RECHECK_MS, locked_by: null, locked_until: null, last_error: reason, updated_at: now })
+    await releaseLeases({
+      table: 'callbacks',
+      token: claim,
+      scope: (query) => query.where('id', callback.id),
+      changes: { next_attempt_at: now + HELD_RECHECK_MS, last_error: reason, updated_at: now },
+    })
     logger.warn({ callback_id: callback.id, format: callback.format }, 'merchant callback held: its format is not loaded')
     return 'held'
   }
