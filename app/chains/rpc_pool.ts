@@ -4,6 +4,39 @@ import { redactSecrets, urlCredentials } from '#support/redaction'
 /** Every endpoint of a chain failed (the last error's text, redacted, is in the message; the error is the cause). */
 export class RpcUnavailableError extends Error {}
 
+/**
+ * A non-success HTTP answer of an endpoint, thrown by the families'
+ * clients so that the pool can tell a rate limit (429: wait, honour
+ * Retry-After, do not fail over) from an outage (5xx after retries,
+ * network errors: cool down and fail over).
+ */
+export class RpcHttpError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    /** Retry-After in milliseconds when the endpoint sent one. */
+    readonly retryAfterMs: number | null = null,
+    options?: ErrorOptions
+  ) {
+    super(message, options)
+  }
+}
+
+/** The endpoint's daily request budget is spent (the pool moves on; the scan stops where it is). */
+export class RpcBudgetExhaustedError extends Error {}
+
+/** Requests one endpoint may take: per second (paced) and per UTC day (null: no daily cap). */
+export type RpcBudget = { perSecond: number; perDay: number | null }
+
+/** Retry-After as milliseconds (delta-seconds or an HTTP date), null when absent or unreadable. */
+export function parseRetryAfter(header: string | null | undefined, now = Date.now()): number | null {
+  if (!header) return null
+  const trimmed = header.trim()
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000)
+  const date = Date.parse(trimmed)
+  return Number.isNaN(date) ? null : Math.max(0, date - now)
+}
+
 type EndpointState = { failures: number; coolUntil: number; lastError: string }
 
 function messageOf(error: unknown): string {
@@ -22,6 +55,14 @@ export type RpcPoolOptions = {
   timeoutMs: number
   /** The chain's RPC API key, decrypted (families send it in a header). */
   apiKey?: string
+  /** Budget of each endpoint (null: unlimited). */
+  budgetFor?: (url: string) => RpcBudget | null
+}
+
+/** Options of one pooled call. */
+export type RpcCallOptions = {
+  /** Endpoints that can serve this call (capabilities: e.g. a backup without an index API). */
+  eligible?: (url: string) => boolean
 }
 
 /**
@@ -60,7 +101,19 @@ export class RpcPool {
     return [this.apiKey, ...this.urls.flatMap(urlCredentials)]
   }
 
-  async call<T>(work: (url: string) => Promise<T>): Promise<T> {
+  /**
+   * Waits until `url` may take one more request under its budget and
+   * counts it. Families call it before every HTTP request they send
+   * (one pooled call may send several). Throws RpcBudgetExhaustedError
+   * when the endpoint's daily budget is spent.
+   */
+  async permit(url: string): Promise<void> {
+    void url
+    throw new Error('RpcPool.permit: not implemented yet (issue 12, rpc branch)')
+  }
+
+  async call<T>(work: (url: string) => Promise<T>, options: RpcCallOptions = {}): Promise<T> {
+    void options
     if (this.urls.length === 0) throw new RpcUnavailableError('no RPC endpoint is configured (chain:set --rpc URL)')
     const now = Date.now()
     const ordered = [...this.urls].sort((a, b) => {
