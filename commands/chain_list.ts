@@ -82,6 +82,10 @@ export default class ChainList extends OperatorCommand {
   #scanState(row: CursorRow | undefined) {
     if (!row || Number(row.last_scan_at) === 0) return 'never'
     const when = new Date(Number(row.last_scan_at)).toISOString()
+    // An interrupted run kept its progress (app/services/chain_scanner.ts); a failed one saved nothing.
+    if (row.last_error?.startsWith('interrupted: ')) {
+      return `${when} INTERRUPTED, progress kept: ${redactSecrets(row.last_error.slice(13)).slice(0, 80)}`
+    }
     if (row.last_error) return `${when} FAILED: ${redactSecrets(row.last_error).slice(0, 80)}`
     return row.caught_up ? when : `${when} (catching up)`
   }

@@ -1,5 +1,6 @@
 import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
+import db from '@adonisjs/lucid/services/db'
 import Chain from '#models/chain'
 import operator from '#services/operator_service'
 import ChainList from '#commands/chain_list'
@@ -72,8 +73,18 @@ test.group('Operator commands: request budgets', (group) => {
     assert.isNull((await Chain.findByOrFail('network', 'ethereum')).rpcRequestsPerDay)
   }).timeout(120_000)
 
-  test('a family without an estimate shows "-"; no endpoint shows "no endpoint"', async ({ assert }) => {
+  test('a family without an estimate shows "-"; no endpoint shows "no endpoint"; an interrupted scan says so', async ({
+    assert,
+  }) => {
     await installFakeChain()
+    await db.table('chain_cursors').insert({
+      network: FAKE_NETWORK,
+      cursor: '{}',
+      caught_up: false,
+      last_scan_at: Date.now(),
+      last_error: 'interrupted: every RPC endpoint failed; last: HTTP 429',
+      updated_at: Date.now(),
+    })
     const ace = await app.container.make('ace')
     ace.ui.switchMode('raw')
     const command = await ace.create(ChainList, [])
@@ -85,5 +96,6 @@ test.group('Operator commands: request budgets', (group) => {
     const row = rowOf(output, FAKE_NETWORK)
     assert.equal(row[8], '-')
     assert.equal(row[9], 'no endpoint')
+    assert.match(row[10], /INTERRUPTED, progress kept: every RPC endpoint failed; last: HTTP 429$/)
   })
 })
