@@ -67,18 +67,28 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
   const blocks = new Map<bigint, Block>()
   const transfers: ObservedTransfer[] = []
 
+  // Dust (address poisoning, spam) is dropped before its header or receipt is read.
+  let dust = 0
+  const isDust = (contract: string | null, amount: string) => {
+    const dropped = context.isDust?.(contract, amount) ?? false
+    if (dropped) dust++
+    return dropped
+  }
+
   const contracts = context.tokens.filter((token) => token.contract !== null)
   if (contracts.length > 0) {
     const logs = await tokenLogs(call, contracts, context.addresses, from, to, BigInt(evmOptions(context.chain).blockRange))
     for (const log of logs) {
       const token = tokenOfContract(contracts, log.address)
       if (!token || !watched.has(getAddress(log.args.to))) continue
+      const amount = fromBaseUnits(log.args.value, token.decimals)
+      if (isDust(token.contract, amount)) continue
       const block = await blockOf(call, blocks, log.blockNumber)
       transfers.push({
         reference: log.transactionHash.toLowerCase(),
         to: getAddress(log.args.to),
         contract: token.contract,
-        amount: fromBaseUnits(log.args.value, token.decimals),
+        amount,
         timestamp: Number(block.timestamp) * 1000,
         confirmations: Number(head - log.blockNumber + 1n),
         success: true,
@@ -87,13 +97,13 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
   }
 
   const native = context.tokens.find((token) => token.contract === null)
-  if (native) transfers.push(...(await nativeTransfers(call, native, watched, from, to, head, blocks)))
+  if (native) transfers.push(...(await nativeTransfers(call, native, watched, from, to, head, blocks, isDust)))
 
   const last = blocks.get(to) ?? (await call((client) => client.getBlock({ blockNumber: to })))
   const caughtUp = to === safe
   // Behind: the blocks above `safe` are far ahead; look at them once caught up.
   const unconfirmed = caughtUp ? await unconfirmedOf(call, context, safe, head) : undefined
-  return { transfers, unconfirmed, cursor: { block: to.toString(), hash: last.hash }, caughtUp }
+  return { transfers, unconfirmed, cursor: { block: to.toString(), hash: last.hash }, caughtUp, dust }
 }
 
 /**
@@ -150,7 +160,8 @@ async function nativeTransfers(
   from: bigint,
   to: bigint,
   head: bigint,
-  blocks: Map<bigint, Block>
+  blocks: Map<bigint, Block>,
+  isDust: (contract: string | null, amount: string) => boolean
 ): Promise<ObservedTransfer[]> {
   const found: ObservedTransfer[] = []
   for (let start = from; start <= to; start += BigInt(BLOCK_BATCH)) {
@@ -165,13 +176,15 @@ async function nativeTransfers(
         if (typeof tx === 'string' || !tx.to || tx.value === 0n) continue
         const recipient = getAddress(tx.to)
         if (!watched.has(recipient)) continue
+        const amount = fromBaseUnits(tx.value, native.decimals)
+        if (isDust(null, amount)) continue
         const receipt = await call((client) => client.getTransactionReceipt({ hash: tx.hash }))
         if (receipt.status !== 'success') continue
         found.push({
           reference: tx.hash.toLowerCase(),
           to: recipient,
           contract: null,
-          amount: fromBaseUnits(tx.value, native.decimals),
+          amount,
           timestamp: Number(block.timestamp) * 1000,
           confirmations: Number(head - block.number! + 1n),
           success: true,

@@ -130,4 +130,29 @@ test.group('EVM chain: request budgets (anvil behind a limiting proxy)', (group)
     assert.match(skipped.detail, /daily request budget of every RPC endpoint is spent/)
     assert.equal(proxy.total(), seen + 1)
   }).timeout(60_000)
+
+  test('dust is dropped before any further read and counted; an underpayment is still kept', async ({
+    client,
+    assert,
+  }) => {
+    const order = await createEthOrder(client) // 13.80 USDT
+    await scanEthereum()
+    await anvil.payToken(fixture.usdt, 6, fixture.wallet, '0.000001')
+    await anvil.payNative(fixture.wallet, '0.0000001')
+    await anvil.payToken(fixture.usdt, 6, fixture.wallet, '7.00')
+    await anvil.payToken(fixture.usdt, 6, fixture.wallet, order.actualAmount)
+    await anvil.mine(1)
+    proxy.reset()
+    const report = await scanEthereum()
+    assert.equal(report.dust, 2)
+    assert.equal(report.paid, 1)
+    assert.equal(report.unmatched, 1)
+    const unmatched = await db.from('unmatched_payments').select('amount')
+    assert.deepEqual(
+      unmatched.map((row) => row.amount),
+      ['7']
+    )
+    // The native dust's receipt was never asked for; the paying transfers' were not needed either (tokens).
+    assert.equal(proxy.calls.get('eth_getTransactionReceipt') ?? 0, 0)
+  }).timeout(60_000)
 })
