@@ -3,6 +3,7 @@ import { getAddress, type Block } from 'viem'
 import type Token from '#models/token'
 import type { ObservedTransfer, ScanContext, ScanResult } from '#chains/chain_family'
 import { evmCall } from '#plugins/evm/evm_client'
+import { RpcUnavailableError } from '#chains/rpc_pool'
 import { evmOptions } from '#plugins/evm/evm_options'
 import { fromBaseUnits } from '#support/money'
 import { tokenOfContract } from '#plugins/evm/erc20_transfers'
@@ -76,28 +77,48 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
   }
 
   const contracts = context.tokens.filter((token) => token.contract !== null)
-  if (contracts.length > 0) {
-    const logs = await tokenLogs(call, contracts, context.addresses, from, to, BigInt(evmOptions(context.chain).blockRange))
-    for (const log of logs) {
-      const token = tokenOfContract(contracts, log.address)
-      if (!token || !watched.has(getAddress(log.args.to))) continue
-      const amount = fromBaseUnits(log.args.value, token.decimals)
-      if (isDust(token.contract, amount)) continue
-      const block = await blockOf(call, blocks, log.blockNumber)
-      transfers.push({
-        reference: log.transactionHash.toLowerCase(),
-        to: getAddress(log.args.to),
-        contract: token.contract,
-        amount,
-        timestamp: Number(block.timestamp) * 1000,
-        confirmations: Number(head - log.blockNumber + 1n),
-        success: true,
-      })
+  const native = context.tokens.find((token) => token.contract === null)
+  const range = BigInt(evmOptions(context.chain).blockRange)
+  // Segment by segment (one eth_getLogs range each), so that a run stopped
+  // by a limit or an outage keeps the segments it finished.
+  let done = from - 1n
+  try {
+    for (let start = from; start <= to; start += range) {
+      const end = min(to, start + range - 1n)
+      const found: ObservedTransfer[] = []
+      if (contracts.length > 0) {
+        const logs = await tokenLogs(call, contracts, context.addresses, start, end, range)
+        for (const log of logs) {
+          const token = tokenOfContract(contracts, log.address)
+          if (!token || !watched.has(getAddress(log.args.to))) continue
+          const amount = fromBaseUnits(log.args.value, token.decimals)
+          if (isDust(token.contract, amount)) continue
+          const block = await blockOf(call, blocks, log.blockNumber)
+          found.push({
+            reference: log.transactionHash.toLowerCase(),
+            to: getAddress(log.args.to),
+            contract: token.contract,
+            amount,
+            timestamp: Number(block.timestamp) * 1000,
+            confirmations: Number(head - log.blockNumber + 1n),
+            success: true,
+          })
+        }
+      }
+      if (native) found.push(...(await nativeTransfers(call, native, watched, start, end, head, blocks, isDust)))
+      transfers.push(...found)
+      done = end
+    }
+  } catch (error) {
+    const stopped = await stoppedAt(call, blocks, done, from, error)
+    return {
+      transfers,
+      cursor: stopped,
+      caughtUp: false,
+      interrupted: `stopped after block ${stopped.block}: ${(error as Error).message}`,
+      dust,
     }
   }
-
-  const native = context.tokens.find((token) => token.contract === null)
-  if (native) transfers.push(...(await nativeTransfers(call, native, watched, from, to, head, blocks, isDust)))
 
   const last = blocks.get(to) ?? (await call((client) => client.getBlock({ blockNumber: to })))
   const caughtUp = to === safe
@@ -117,6 +138,30 @@ async function unconfirmedOf(call: Call, context: ScanContext, safe: bigint, hea
   } catch (error) {
     logger.warn({ network: context.chain.network, err: error }, 'unconfirmed EVM transfers could not be read')
     return undefined
+  }
+}
+
+/**
+ * Where an interrupted run stops: the last block of its last finished
+ * segment. Only an endpoint failure (every endpoint down, limited or
+ * spent) interrupts; anything else, or nothing finished, or the last
+ * block's hash unknown, fails the run as before (nothing saved).
+ */
+async function stoppedAt(
+  call: Call,
+  blocks: Map<bigint, Block>,
+  done: bigint,
+  from: bigint,
+  error: unknown
+): Promise<EvmCursor> {
+  if (!(error instanceof RpcUnavailableError) || done < from) throw error
+  const known = blocks.get(done)
+  if (known?.hash) return { block: done.toString(), hash: known.hash }
+  try {
+    const header = await call((client) => client.getBlock({ blockNumber: done }))
+    return { block: done.toString(), hash: header.hash }
+  } catch {
+    throw error
   }
 }
 
