@@ -1,7 +1,7 @@
 import type Chain from '#models/chain'
 import type Token from '#models/token'
 import type Order from '#models/order'
-import type { RpcPool } from '#chains/rpc_pool'
+import type { RpcBudget, RpcPool } from '#chains/rpc_pool'
 
 /**
  * What the core asks of a chain family plugin (one folder under plugins/,
@@ -58,6 +58,27 @@ export type ScanContext = {
   rpc: RpcPool
   /** Largest number of blocks one scan run covers. */
   maxBlocksPerScan: number
+  /**
+   * True when a transfer of `amount` (token units, decimal string) of the
+   * token `contract` (null: the native coin) is below the smallest amount
+   * any watched order of that token waits for: dust or address poisoning.
+   * Families drop such transfers before any further RPC call and count
+   * them in `ScanResult.dust`.
+   */
+  isDust?(contract: string | null, amount: string): boolean
+}
+
+/** A transaction to a watched address the family could not read (kept as unmatched, with the reason). */
+export type UnreadableTransfer = {
+  reference: string
+  /** Watched address it concerns, stored form. */
+  to: string
+  /** Token contract in stored form when known; null for the native coin or unknown. */
+  contract: string | null
+  /** Block time, epoch milliseconds (0 when unknown). */
+  timestamp: number
+  /** Why it could not be read, for the operator. */
+  reason: string
 }
 
 export type ScanResult = {
@@ -81,6 +102,16 @@ export type ScanResult = {
   cursor: unknown
   /** False when more is left to scan right away (a bounded run stopped early). */
   caughtUp: boolean
+  /**
+   * Set when the run stopped midway (rate limit, endpoint outage): what was
+   * processed is in `transfers` and `cursor` points just past it, so the
+   * next run resumes there. The core records the text as the scan's error.
+   */
+  interrupted?: string
+  /** Transactions to watched addresses that failed to parse: recorded as unmatched, never skipped. */
+  unreadable?: UnreadableTransfer[]
+  /** Transfers dropped by `isDust` this run. */
+  dust?: number
 }
 
 /** What a payer's wallet needs to pay an order (QR code / deep link). */
@@ -121,6 +152,22 @@ export interface ChainFamily {
 
   /** Finds new confirmed incoming transfers since the cursor (chains:scan). */
   scan?(context: ScanContext): Promise<ScanResult>
+
+  /**
+   * The request budget of one endpoint when the operator set none: the
+   * provider's documented free tier (e.g. 1 request/s without an API key).
+   * Null (or no hook): the family knows no tier for this endpoint; the
+   * core's default applies (none for a loopback or private address, the
+   * chains.rpc_requests_per_* settings otherwise).
+   */
+  rpcBudget?(url: string, apiKey: string): RpcBudget | null
+
+  /**
+   * Requests per day scanning costs at the chain's scan interval for this
+   * many watched addresses and enabled tokens (chain:list warns when it is
+   * over the endpoints' daily budget).
+   */
+  requestsPerDay?(chain: Chain, addresses: number, tokens: number): number
 
   /**
    * A payment URI for wallets (the family's URI scheme),
