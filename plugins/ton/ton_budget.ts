@@ -9,9 +9,16 @@ import type { RpcBudget } from '#chains/rpc_pool'
  */
 export const TONCENTER_PER_SECOND_WITHOUT_KEY = 1
 export const TONCENTER_PER_SECOND_WITH_KEY = 10
+/**
+ * Requests are paced this much below the limit: spaced exactly 1/limit
+ * apart they reach the provider's bucket a hair early now and then
+ * (timer and network jitter), and each such 429 costs a backoff.
+ */
+export const TONCENTER_PACING_MARGIN = 0.95
 
 export function toncenterBudget(_url: string, apiKey: string): RpcBudget {
-  return { perSecond: apiKey ? TONCENTER_PER_SECOND_WITH_KEY : TONCENTER_PER_SECOND_WITHOUT_KEY, perDay: null }
+  const limit = apiKey ? TONCENTER_PER_SECOND_WITH_KEY : TONCENTER_PER_SECOND_WITHOUT_KEY
+  return { perSecond: limit * TONCENTER_PACING_MARGIN, perDay: null }
 }
 
 /**

@@ -133,8 +133,10 @@ export class FakeToncenter extends HttpStub {
   /** When set, calls without this X-API-Key are refused like toncenter does (401). */
   requiredApiKey: string | null = null
   apiKeysSeen: (string | undefined)[] = []
-  /** Answers these methods with HTTP 500 (an outage), while set. */
-  failing = new Set<string>()
+  /** Answers these methods with this HTTP status (429: toncenter's limit answer; else an outage), while set. */
+  failing = new Map<string, 429 | 500 | 502>()
+  /** Transactions (hex hash) served with a BOC no client can parse. */
+  corrupt = new Set<string>()
   #limiter = new RateLimiter(TONCENTER_LIMITS)
 
   constructor(private readonly chain: TonTestChain) {
@@ -159,9 +161,9 @@ export class FakeToncenter extends HttpStub {
       } catch {
         return reply(422, { ok: false, error: 'invalid JSON', code: 422 })
       }
-      if (this.failing.has(call.method)) {
-        return reply(500, { ok: false, error: 'LITE_SERVER_NETWORK: liteserver timeout', code: 500 })
-      }
+      const failure = this.failing.get(call.method)
+      if (failure === 429) return reply(429, RATE_LIMIT_ANSWER)
+      if (failure) return reply(failure, { ok: false, error: 'LITE_SERVER_NETWORK: liteserver timeout', code: failure })
       this.calls.push(call.method)
       this.servedAt.push(performance.now())
       this.#answer(call)
@@ -184,6 +186,7 @@ export class FakeToncenter extends HttpStub {
     this.apiKeysSeen = []
     this.requiredApiKey = null
     this.failing.clear()
+    this.corrupt.clear()
     this.#limiter = new RateLimiter(TONCENTER_LIMITS)
   }
 
@@ -211,7 +214,12 @@ export class FakeToncenter extends HttpStub {
       const toLt = BigInt(params.to_lt)
       transactions = transactions.filter((transaction) => transaction.lt > toLt)
     }
-    return transactions.slice(0, Number(params.limit ?? 10)).map((transaction) => transactionJson(transaction, account))
+    return transactions.slice(0, Number(params.limit ?? 10)).map((transaction) => {
+      const json = transactionJson(transaction, account)
+      if (!this.corrupt.has(transaction.hash().toString('hex'))) return json
+      // a well-formed bag of cells that is not a transaction
+      return { ...json, data: beginCell().storeUint(0xdead, 16).endCell().toBoc().toString('base64') }
+    })
   }
 
   /** The transaction of `destination` that processed the message `source` created at `created_lt`. */
