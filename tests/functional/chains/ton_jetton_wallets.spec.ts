@@ -7,9 +7,11 @@ import { merchantVerifiesCallback } from '#tests/helpers/merchant'
 import { MerchantServer } from '#tests/helpers/merchant_server'
 import { runAce } from '#tests/helpers/processes'
 import { tonReference } from '#tests/helpers/ton/ton_test_chain'
-import { configureTon, startTonFixture, type TonFixture } from '#tests/helpers/ton/ton_setup'
+import { configureTon, startTonFixture, storedWallet, type TonFixture } from '#tests/helpers/ton/ton_setup'
 import { createTonOrder, freshPayer, freshTreasury, scanTonNetwork } from '#tests/helpers/ton/ton_orders'
 import db from '@adonisjs/lucid/services/db'
+import Token from '#models/token'
+import { readJettonWalletTransaction } from '#plugins/ton/ton_jetton_wallet'
 
 const OP_INTERNAL_TRANSFER = 0x178d4519
 
@@ -213,4 +215,49 @@ test.group('TON: jetton transfers without notification (forward_ton_amount = 0)'
     assert.equal(result.code, 0, result.stderr + result.stdout)
     assert.equal((await Order.findOrFail(order.id)).blockTransactionId, reference)
   }).timeout(60_000)
+
+  test('the sender must be the master or the jetton wallet the master gives for the `from` owner', async ({
+    assert,
+  }) => {
+    const payer = await freshPayer(fixture)
+    const payment = await fixture.chain.payJetton(payer, fixture.usdt, shop, 2_000_000n, { forwardTonAmount: 0n })
+    const token = await Token.query().where('network', 'ton').where('symbol', 'USDT').firstOrFail()
+    const owner = { address: shop, stored: storedWallet(shop) }
+    const wallet = { address: payment.jettonWallet, owner, token, master: fixture.usdt }
+    const asked: string[] = []
+    const read = (walletOf: (master: Address, owner: Address) => Promise<Address>) =>
+      readJettonWalletTransaction(payment.jettonTransaction, wallet, { tokens: [token], confirmations: 1, jettonWalletOf: walletOf })
+
+    const real = await read(async (master, from) => {
+      asked.push(from.toRawString())
+      return fixture.chain.jettonWalletOf(master, from)
+    })
+    assert.deepEqual(asked, [payer.address.toRawString()])
+    assert.deepEqual(
+      real.transfers.map((transfer) => [transfer.amount, transfer.to, transfer.success]),
+      [['2', storedWallet(shop), true]]
+    )
+
+    // a master that names another jetton wallet for the payer: the credit is not ours to trust
+    const other = await read(async () => fixture.chain.undeployedAddress())
+    assert.lengthOf(other.transfers, 0)
+    assert.match(other.unreadable[0].reason, /neither the master nor the jetton wallet of/)
+
+    // a mint comes from the master itself
+    const before = fixture.chain.transactionsOf(payment.jettonWallet).length
+    await fixture.chain.mint(fixture.admin, fixture.usdt, shop, 3_000_000n)
+    const mint = fixture.chain.transactionsOf(payment.jettonWallet)[0]
+    assert.equal(fixture.chain.transactionsOf(payment.jettonWallet).length, before + 1)
+    const minted = await readJettonWalletTransaction(mint, wallet, {
+      tokens: [token],
+      confirmations: 1,
+      jettonWalletOf: async () => {
+        throw new Error('no lookup for a mint')
+      },
+    })
+    assert.deepEqual(
+      minted.transfers.map((transfer) => transfer.amount),
+      ['3']
+    )
+  })
 })
