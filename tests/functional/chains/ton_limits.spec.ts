@@ -149,4 +149,31 @@ test.group('TON: rate limits, interrupted runs, dust and unreadable transactions
     assert.isUndefined(next.unreadable)
     assert.lengthOf(next.transfers, 0)
   })
+
+  test('through the scanner: unreadable kept as unmatched with the reason, dust counted, the order paid', async ({
+    client,
+    assert,
+  }) => {
+    await configureTon(fixture, [shop])
+    const order = await createTonOrder(client)
+    await scanTonNetwork()
+    const broken = await fixture.chain.payTon(fixture.payer, shop, toNano('0.3'))
+    fixture.toncenter.corrupt.add(broken.transaction.hash().toString('hex'))
+    const dustPayer = await freshPayer(fixture)
+    await fixture.chain.payJetton(dustPayer, fixture.usdt, shop, 10_000n, { forwardTonAmount: 0n })
+    const realPayer = await freshPayer(fixture)
+    await fixture.chain.payJetton(realPayer, fixture.usdt, shop, 13_800_000n, { forwardTonAmount: 0n })
+
+    fixture.toncenter.reset()
+    fixture.toncenter.corrupt.add(broken.transaction.hash().toString('hex'))
+    const report = await scanTonNetwork()
+    assert.equal(report.paid, 1, report.detail)
+    assert.equal(report.dust, 1)
+    assert.equal(report.unreadable, 1)
+    assert.equal((await Order.findOrFail(order.id)).status, 2)
+    const row = await db.from('unmatched_payments').where('reference', tonReference(broken.transaction, shop)).firstOrFail()
+    assert.match(row.reason, /unreadable transaction: transaction data unreadable/)
+    // the dust sender's jetton wallet was never looked up; the payer's was (its transfer pays)
+    assert.equal(fixture.toncenter.calls.filter((method) => method === 'runGetMethod').length, 1)
+  })
 })
