@@ -2,8 +2,9 @@ import type Chain from '#models/chain'
 import type { RpcBudget } from '#chains/rpc_pool'
 
 /**
- * toncenter.com's documented limits: 1 request/s without an API key, 10/s
- * with a free key (from @tonapibot); no daily cap. Assumed for any
+ * toncenter.com's documented limits (docs.ton.org, "Rate limits"): 1
+ * request/s without an API key, 10/s with a free-plan key (25/s Plus,
+ * 100/s Advanced, for all the keys of a plan together); no daily cap. Assumed for any
  * endpoint (a self-hosted toncenter is usually more generous: the
  * operator raises the budget in the settings).
  */
@@ -14,7 +15,7 @@ export const TONCENTER_PER_SECOND_WITH_KEY = 10
  * apart they reach the provider's bucket a hair early now and then
  * (timer and network jitter), and each such 429 costs a backoff.
  */
-export const TONCENTER_PACING_MARGIN = 0.95
+export const TONCENTER_PACING_MARGIN = 0.9
 
 export function toncenterBudget(_url: string, apiKey: string): RpcBudget {
   const limit = apiKey ? TONCENTER_PER_SECOND_WITH_KEY : TONCENTER_PER_SECOND_WITHOUT_KEY

@@ -4,10 +4,18 @@ import { parseRetryAfter, RpcHttpError, type RpcPool } from '#chains/rpc_pool'
 type HttpAdapter = NonNullable<TonClientParameters['httpAdapter']>
 type AdapterConfig = Parameters<HttpAdapter>[0]
 
+/** Why toncenter refused: its `error` text, or `result` (its rate-limit answer puts the text there). */
+function reasonOf(answer: unknown): string {
+  const body = answer as { error?: unknown; result?: unknown } | null
+  if (typeof body?.error === 'string') return body.error
+  if (typeof body?.result === 'string') return body.result
+  return ''
+}
+
 /**
  * A non-2xx toncenter answer. `answer` is the parsed body: toncenter says
- * why in `error` (e.g. "Ratelimit exceed" with 429, or the liteserver's
- * "cannot locate transaction" for an unknown transaction id).
+ * why (e.g. "Ratelimit exceed" with 429, or the liteserver's "cannot
+ * locate transaction" for an unknown transaction id).
  */
 export class ToncenterHttpError extends RpcHttpError {
   constructor(
@@ -15,13 +23,12 @@ export class ToncenterHttpError extends RpcHttpError {
     retryAfterMs: number | null,
     readonly answer: unknown
   ) {
-    const why = (answer as { error?: unknown })?.error
-    super(`toncenter answered HTTP ${status}${typeof why === 'string' ? `: ${why}` : ''}`, status, retryAfterMs)
+    const why = reasonOf(answer)
+    super(`toncenter answered HTTP ${status}${why ? `: ${why}` : ''}`, status, retryAfterMs)
   }
 
   get reason(): string {
-    const why = (this.answer as { error?: unknown })?.error
-    return typeof why === 'string' ? why : ''
+    return reasonOf(this.answer)
   }
 }
 

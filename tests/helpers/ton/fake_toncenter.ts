@@ -92,8 +92,8 @@ function stackItemOut(item: TupleItem): unknown {
 /** toncenter's documented limits: requests per second without a key, and with a (free plan) key. */
 export const TONCENTER_LIMITS = { withoutKey: 1, withKey: 10 }
 
-/** What toncenter answers, with HTTP 429, to a request over its limit. */
-export const RATE_LIMIT_ANSWER = { ok: false, error: 'Ratelimit exceed', code: 429 }
+/** What toncenter answers, with HTTP 429, to a request over its limit (docs.ton.org, "Rate limits"). */
+export const RATE_LIMIT_ANSWER = { ok: false, result: 'Ratelimit exceed', code: 429 }
 
 /**
  * A token bucket per API key (and one for keyless callers), as toncenter
