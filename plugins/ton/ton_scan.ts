@@ -1,7 +1,12 @@
 import { Address } from '@ton/core'
 import type { ObservedTransfer, ScanContext, ScanResult, UnreadableTransfer } from '#chains/chain_family'
 import { canonicalTonReference } from '#plugins/ton/ton_references'
-import { jettonTokens, readWalletTransaction, type TransactionReading, type TransferReading } from '#plugins/ton/ton_transfers'
+import {
+  jettonTokens,
+  readWalletTransaction,
+  type TransactionReading,
+  type TransferReading,
+} from '#plugins/ton/ton_transfers'
 import { readJettonWalletTransaction } from '#plugins/ton/ton_jetton_wallet'
 import { withToncenter, type ListedTransaction, type TransactionPoint } from '#plugins/ton/toncenter_client'
 

@@ -21,8 +21,10 @@ export type ListedTransaction = {
 }
 
 /** Answers toncenter (tonlib / liteserver) gives for a transaction id it does not know. */
-const UNKNOWN_TRANSACTION =
-  /cannot locate transaction|lt not in db|not in db|hash mismatch|cannot compute block|transaction not found|failed to locate/i
+const UNKNOWN_TRANSACTION = new RegExp(
+  'cannot locate transaction|lt not in db|not in db|hash mismatch|cannot compute block|transaction not found|failed to locate',
+  'i'
+)
 
 function isUnknownTransactionAnswer(error: unknown): boolean {
   return error instanceof ToncenterHttpError && UNKNOWN_TRANSACTION.test(error.reason)
@@ -39,7 +41,8 @@ function listed(raw: RawTransaction): ListedTransaction {
   try {
     return { point, now: raw.utime, transaction: loadTransaction(Cell.fromBase64(raw.data).beginParse()) }
   } catch (error) {
-    return { point, now: raw.utime, transaction: null, unreadable: `transaction data unreadable: ${(error as Error).message}` }
+    const unreadable = `transaction data unreadable: ${(error as Error).message}`
+    return { point, now: raw.utime, transaction: null, unreadable }
   }
 }
 

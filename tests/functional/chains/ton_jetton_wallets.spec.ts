@@ -226,7 +226,11 @@ test.group('TON: jetton transfers without notification (forward_ton_amount = 0)'
     const wallet = { address: payment.jettonWallet, owner, token, master: fixture.usdt }
     const asked: string[] = []
     const read = (walletOf: (master: Address, owner: Address) => Promise<Address>) =>
-      readJettonWalletTransaction(payment.jettonTransaction, wallet, { tokens: [token], confirmations: 1, jettonWalletOf: walletOf })
+      readJettonWalletTransaction(payment.jettonTransaction, wallet, {
+        tokens: [token],
+        confirmations: 1,
+        jettonWalletOf: walletOf,
+      })
 
     const real = await read(async (master, from) => {
       asked.push(from.toRawString())

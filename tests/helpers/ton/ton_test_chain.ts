@@ -115,7 +115,12 @@ export class TonTestChain {
       })
     )
     const jettonWallet = await this.jettonWalletOf(master, to)
-    return { result, transaction: this.#transactionOn(result, to), jettonWallet, jettonTransaction: this.#transactionOn(result, jettonWallet)! }
+    return {
+      result,
+      transaction: this.#transactionOn(result, to),
+      jettonWallet,
+      jettonTransaction: this.#transactionOn(result, jettonWallet)!,
+    }
   }
 
   async payTon(payer: Treasury, to: Address, nanotons: bigint, options: { bounce?: boolean; body?: Cell } = {}) {
