@@ -114,7 +114,7 @@ export async function readWalletTransaction(
     }
     const jettons = jettonTokens(reading.tokens)
     const isDust = reading.isDust
-    if (isDust && jettons.every((token) => isDust(token.contract, fromBaseUnits(amount, token.decimals)))) {
+    if (isDust && jettons.length > 0 && jettons.every((token) => isDust(token.contract, fromBaseUnits(amount, token.decimals)))) {
       return { ...NOTHING, dust: 1 }
     }
     const token = await tokenSentBy(info.src, account.address, reading)

@@ -2,6 +2,7 @@ import { TonClient } from '@ton/ton'
 import { Address, beginCell, Cell, loadTransaction, type Transaction } from '@ton/core'
 import type Chain from '#models/chain'
 import type { RpcPool } from '#chains/rpc_pool'
+import { TransferLookupError } from '#chains/chain_family'
 import { permittedAdapter, ToncenterHttpError } from '#plugins/ton/toncenter_http'
 
 /** A transaction id as kept in cursors: logical time and lower-case hex hash. */
@@ -141,9 +142,15 @@ export class ToncenterClient {
     const key = jettonWalletKey(master, owner)
     const known = jettonWallets.get(key)
     if (known) return known
-    const { stack } = await this.client.runMethod(master, 'get_wallet_address', [
+    const { stack, exit_code: exitCode } = await this.client.runMethodWithError(master, 'get_wallet_address', [
       { type: 'slice', cell: beginCell().storeAddress(owner).endCell() },
     ])
+    // An answer, not an outage: the endpoint is not cooled down for a token set with a wrong contract.
+    if (exitCode !== 0) {
+      throw new TransferLookupError(
+        `the jetton master ${master.toString()} answered get_wallet_address with exit code ${exitCode}: is it a jetton master?`
+      )
+    }
     const wallet = stack.readAddress()
     jettonWallets.set(key, wallet)
     return wallet

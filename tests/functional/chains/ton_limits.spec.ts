@@ -5,6 +5,8 @@ import Chain from '#models/chain'
 import Order from '#models/order'
 import Token from '#models/token'
 import { rpcFor } from '#chains/chain_rpc'
+import { RpcPool } from '#chains/rpc_pool'
+import operator from '#services/operator_service'
 import type { ScanContext, ScanResult } from '#chains/chain_family'
 import { TonFamily } from '#plugins/ton/ton_family'
 import { resetDatabase } from '#tests/helpers/database'
@@ -177,5 +179,21 @@ test.group('TON: rate limits, interrupted runs, dust and unreadable transactions
     assert.match(row.reason, /unreadable transaction: transaction data unreadable/)
     // the dust sender's jetton wallet was never looked up; the payer's was (its transfer pays)
     assert.equal(fixture.toncenter.calls.filter((method) => method === 'runGetMethod').length, 1)
+  })
+
+  test('a token set with a contract that is no jetton master: the run stops saying so, the endpoint is not blamed', async ({
+    client,
+    assert,
+  }) => {
+    await configureTon(fixture, [shop])
+    const notAMaster = (await freshTreasury(fixture, 'not-a-master')).address
+    await operator.setToken('ton', 'USDT', { contract: notAMaster.toString(), decimals: 6 })
+    const tonOrder = await createTonOrder(client, { token: 'ton' })
+    await fixture.chain.payTon(fixture.payer, shop, toNano(tonOrder.actualAmount))
+
+    const report = await scanTonNetwork()
+    assert.match(report.interrupted ?? '', /answered get_wallet_address with exit code \d+: is it a jetton master\?/)
+    assert.equal((await Order.findOrFail(tonOrder.id)).status, 2, 'the wallet itself was read first')
+    assert.isNull(RpcPool.health(fixture.toncenter.rpcUrl)?.coolUntil || null)
   })
 })
