@@ -12,6 +12,9 @@ import { scanTon } from '#plugins/ton/ton_scan'
 import { verifyTonReference } from '#plugins/ton/ton_verify'
 import { tonPaymentUri } from '#plugins/ton/ton_payment_uri'
 import { parseTonReference } from '#plugins/ton/ton_references'
+import { toncenterBudget, toncenterRequestsPerDay } from '#plugins/ton/ton_budget'
+import type { RpcBudget } from '#chains/rpc_pool'
+import type Chain from '#models/chain'
 
 /**
  * TON: raw (`0:<64 hex>`) or user-friendly (48 base64 characters) form.
@@ -59,6 +62,14 @@ export class TonFamily implements ChainFamily {
 
   verifyReference(reference: string, context: VerificationContext): Promise<ObservedTransfer[]> {
     return verifyTonReference(reference, context, (address) => this.normalizeAddress(address.toRawString()))
+  }
+
+  rpcBudget(url: string, apiKey: string): RpcBudget {
+    return toncenterBudget(url, apiKey)
+  }
+
+  requestsPerDay(chain: Chain, addresses: number, tokens: number): number {
+    return toncenterRequestsPerDay(chain, addresses, tokens)
   }
 
   paymentUri(context: PaymentUriContext): string {

@@ -1,7 +1,14 @@
-import { Address, type Transaction } from '@ton/core'
-import type { ObservedTransfer, ScanContext, ScanResult } from '#chains/chain_family'
-import { transfersOf, type TransferReading } from '#plugins/ton/ton_transfers'
-import { withToncenter, type TransactionPoint } from '#plugins/ton/toncenter_client'
+import { Address } from '@ton/core'
+import type { ObservedTransfer, ScanContext, ScanResult, UnreadableTransfer } from '#chains/chain_family'
+import { canonicalTonReference } from '#plugins/ton/ton_references'
+import {
+  jettonTokens,
+  readWalletTransaction,
+  type TransactionReading,
+  type TransferReading,
+} from '#plugins/ton/ton_transfers'
+import { readJettonWalletTransaction } from '#plugins/ton/ton_jetton_wallet'
+import { withToncenter, type ListedTransaction, type TransactionPoint } from '#plugins/ton/toncenter_client'
 
 /** Transactions per getTransactions call (toncenter answers up to 100). */
 export const TON_PAGE_SIZE = 50
@@ -9,24 +16,29 @@ export const TON_PAGE_SIZE = 50
 const START_MARGIN_SECONDS = 60
 
 /**
- * Where one watched wallet stands.
+ * Where one watched account (a wallet, or its jetton wallet of a jetton) stands.
  * - `done`: the newest transaction already handled (null: none yet);
  * - `since`: while `done` is null, transactions older than this unix time
  *   are not wanted (the first scan starts at the oldest open order);
  * - `walk`: a walk from `top` (the newest transaction when it started)
- *   down to `done` that stopped at `next` because a run is bounded.
+ *   down to `done` that stopped after `next` (handled) because a run is
+ *   bounded or was interrupted.
  */
-type WalletCursor = {
+type AccountCursor = {
   done: TransactionPoint | null
   since: number
   walk?: { top: TransactionPoint; next: TransactionPoint }
 }
 
-/** The cursor the core persists for a TON network (JSON). */
-export type TonCursor = { version: 1; scannedAt: number; wallets: Record<string, WalletCursor> }
-
-function pointOf(transaction: Transaction): TransactionPoint {
-  return { lt: transaction.lt.toString(), hash: transaction.hash().toString('hex') }
+/**
+ * The cursor the core persists for a TON network (JSON): watched wallets
+ * by stored address, their jetton wallets by raw address.
+ */
+export type TonCursor = {
+  version: 1
+  scannedAt: number
+  wallets: Record<string, AccountCursor>
+  jettonWallets?: Record<string, AccountCursor>
 }
 
 function isPoint(value: unknown): value is TransactionPoint {
@@ -39,79 +51,126 @@ function isPoint(value: unknown): value is TransactionPoint {
   )
 }
 
+function readAccounts(value: unknown): Record<string, AccountCursor> {
+  const accounts: Record<string, AccountCursor> = {}
+  if (typeof value !== 'object' || !value) return accounts
+  for (const [address, entry] of Object.entries(value as Record<string, AccountCursor>)) {
+    if (entry.done !== null && !isPoint(entry.done)) continue
+    if (typeof entry.since !== 'number') continue
+    const walk = entry.walk && isPoint(entry.walk.top) && isPoint(entry.walk.next) ? entry.walk : undefined
+    accounts[address] = { done: entry.done, since: entry.since, ...(walk ? { walk } : {}) }
+  }
+  return accounts
+}
+
 function readCursor(cursor: unknown): TonCursor | null {
   const value = cursor as TonCursor
   if (value?.version !== 1 || typeof value.scannedAt !== 'number' || typeof value.wallets !== 'object' || !value.wallets) {
     return null
   }
-  const wallets: Record<string, WalletCursor> = {}
-  for (const [address, entry] of Object.entries(value.wallets)) {
-    if (entry.done !== null && !isPoint(entry.done)) continue
-    if (typeof entry.since !== 'number') continue
-    const walk = entry.walk && isPoint(entry.walk.top) && isPoint(entry.walk.next) ? entry.walk : undefined
-    wallets[address] = { done: entry.done, since: entry.since, ...(walk ? { walk } : {}) }
+  return {
+    version: 1,
+    scannedAt: value.scannedAt,
+    wallets: readAccounts(value.wallets),
+    jettonWallets: readAccounts(value.jettonWallets),
   }
-  return { version: 1, scannedAt: value.scannedAt, wallets }
 }
 
+type Walk = TransactionReading & { state: AccountCursor; finished: boolean; interrupted?: string }
+
+/** A run stops at the first request that fails after the pool's retries: what it did is kept. */
+class Interrupted extends Error {}
+
 /**
- * Walks one wallet's transactions newest → older, from where the last run
+ * Walks one account's transactions newest → older, from where the last run
  * stopped, down to the last handled transaction (or, the first time, to
- * `since`), reading at most `budget` transactions. Toncenter only serves
- * transactions of blocks the masterchain references, which are final.
+ * `since`), reading at most `budget` transactions. A transaction is
+ * handled (and the walk's position moves past it) only once it was read
+ * whole: a request that fails (rate limit, outage, spent budget) stops the
+ * walk just before it, and the next run takes it again. Toncenter only
+ * serves transactions of blocks the masterchain references, which are final.
  */
-async function walkWallet(
+async function walkAccount(
   context: ScanContext,
-  wallet: string,
-  state: WalletCursor,
+  account: Address,
+  state: AccountCursor,
   budget: number,
-  reading: TransferReading
-): Promise<{ state: WalletCursor; transfers: ObservedTransfer[]; finished: boolean }> {
-  const account = { address: Address.parse(wallet), stored: wallet }
+  read: (entry: ListedTransaction) => Promise<TransactionReading>,
+  unreadable: (entry: ListedTransaction, reason: string) => UnreadableTransfer
+): Promise<Walk> {
   const floorLt = state.done ? BigInt(state.done.lt) : 0n
   let top = state.walk?.top ?? null
   let next = state.walk?.next
-  let read = 0
+  let count = 0
   let finished = false
-  const transfers: ObservedTransfer[] = []
+  let interrupted: string | undefined
+  const result: TransactionReading = { transfers: [], unreadable: [], dust: 0 }
 
-  while (!finished && read < budget) {
-    const limit = Math.min(TON_PAGE_SIZE, budget - read)
-    const page = await withToncenter(context, (client) =>
-      client.transactions(account.address, { limit, before: next, afterLt: floorLt })
-    )
-    for (const transaction of page) {
-      const older = state.done ? transaction.lt <= floorLt : transaction.now < state.since
-      if (older) {
-        // The first transaction below the floor marks it for next time when nothing newer came.
-        top ??= pointOf(transaction)
-        finished = true
-        break
+  try {
+    while (!finished && count < budget) {
+      const limit = Math.min(TON_PAGE_SIZE, budget - count)
+      const page = await withToncenter(context, (client) =>
+        client.transactions(account, { limit, before: next, afterLt: floorLt })
+      )
+      for (const entry of page) {
+        const older = state.done ? BigInt(entry.point.lt) <= floorLt : entry.now < state.since
+        if (older) {
+          // The first transaction below the floor marks it for next time when nothing newer came.
+          top ??= entry.point
+          finished = true
+          break
+        }
+        const reading = entry.transaction
+          ? await read(entry)
+          : { transfers: [], unreadable: [unreadable(entry, entry.unreadable!)], dust: 0 }
+        result.transfers.push(...reading.transfers)
+        result.unreadable.push(...reading.unreadable)
+        result.dust += reading.dust
+        top ??= entry.point
+        next = entry.point
+        count++
       }
-      top ??= pointOf(transaction)
-      transfers.push(...(await transfersOf(transaction, account, reading)))
-      next = pointOf(transaction)
-      read++
+      if (page.length < limit) finished = true
     }
-    if (page.length < limit) finished = true
+  } catch (error) {
+    interrupted = context.rpc.redact((error as Error).message || String(error))
+    finished = false
   }
 
-  if (finished) return { state: { done: top ?? state.done, since: state.since }, transfers, finished }
-  return { state: { done: state.done, since: state.since, walk: { top: top!, next: next! } }, transfers, finished }
+  result.transfers.reverse()
+  result.unreadable.reverse()
+  if (finished) return { ...result, state: { done: top ?? state.done, since: state.since }, finished }
+  // Nothing handled yet: the account stays where it was.
+  const walk = top && next ? { top, next } : undefined
+  return { ...result, state: { done: state.done, since: state.since, ...(walk ? { walk } : {}) }, finished, interrupted }
+}
+
+function unreadableOf(account: Address, to: string, contract: string | null) {
+  return (entry: ListedTransaction, reason: string): UnreadableTransfer => ({
+    reference: canonicalTonReference(account, BigInt(entry.point.lt), entry.point.hash),
+    to,
+    contract,
+    timestamp: entry.now * 1000,
+    reason,
+  })
 }
 
 /**
  * Finds incoming TON and jetton transfers of every watched wallet since
- * the cursor. Cost: one getTransactions call per wallet and page of new
- * transactions, plus one get_wallet_address per wallet and jetton per
- * process (when a notification arrives); never per open order. A run reads
- * at most `chains.max_blocks_per_scan` transactions per wallet (TON has no
- * block range to walk: transactions are read per account).
+ * the cursor. Per wallet and run: one getTransactions on the wallet
+ * (TON, notified jetton transfers) and one on its jetton wallet of each
+ * jetton (transfers sent without notification, `forward_ton_amount = 0`),
+ * more only when a page is full; plus, once per process, one
+ * get_wallet_address per wallet and jetton, and one per payer of a
+ * transfer seen only on the jetton wallet. Never per open order. A run
+ * reads at most `chains.max_blocks_per_scan` transactions per account.
+ * A request that fails after the pool's retries ends the run: what was
+ * read is returned with a cursor just past it (`interrupted`).
  */
 export async function scanTon(context: ScanContext): Promise<ScanResult> {
   const scannedAt = Date.now()
   const previous = context.cursor === null ? null : readCursor(context.cursor)
-  // A wallet the cursor does not know yet was added after the previous scan.
+  // An account the cursor does not know yet was added after the previous scan.
   const firstTime = previous ? Math.min(previous.scannedAt, context.startTime) : context.startTime
   const since = Math.floor(firstTime / 1000) - START_MARGIN_SECONDS
   const budget = Math.max(1, context.maxBlocksPerScan)
@@ -119,17 +178,78 @@ export async function scanTon(context: ScanContext): Promise<ScanResult> {
     tokens: context.tokens,
     confirmations: context.chain.confirmations,
     jettonWalletOf: (master, owner) => withToncenter(context, (client) => client.jettonWallet(master, owner)),
+    isDust: context.isDust?.bind(context),
   }
 
-  const wallets: Record<string, WalletCursor> = { ...(previous?.wallets ?? {}) }
+  const wallets: Record<string, AccountCursor> = { ...(previous?.wallets ?? {}) }
+  const jettonWallets: Record<string, AccountCursor> = { ...(previous?.jettonWallets ?? {}) }
   const transfers: ObservedTransfer[] = []
+  const unreadable: UnreadableTransfer[] = []
+  let dust = 0
   let caughtUp = true
-  for (const wallet of context.addresses) {
-    const result = await walkWallet(context, wallet, wallets[wallet] ?? { done: null, since }, budget, reading)
-    wallets[wallet] = result.state
-    transfers.push(...result.transfers.reverse())
-    if (!result.finished) caughtUp = false
+  let interrupted: string | undefined
+
+  const take = (walk: Walk) => {
+    transfers.push(...walk.transfers)
+    unreadable.push(...walk.unreadable)
+    dust += walk.dust
+    if (!walk.finished) caughtUp = false
+    if (walk.interrupted) throw new Interrupted(walk.interrupted)
   }
-  const cursor: TonCursor = { version: 1, scannedAt, wallets }
-  return { transfers, cursor, caughtUp }
+
+  try {
+    for (const stored of context.addresses) {
+      const owner = { address: Address.parse(stored), stored }
+      const walk = await walkAccount(
+        context,
+        owner.address,
+        wallets[stored] ?? { done: null, since },
+        budget,
+        (entry) => readWalletTransaction(entry.transaction!, owner, reading),
+        unreadableOf(owner.address, stored, null)
+      )
+      wallets[stored] = walk.state
+      take(walk)
+
+      for (const token of jettonTokens(context.tokens)) {
+        const master = Address.parse(token.contract!)
+        let address: Address
+        try {
+          address = await reading.jettonWalletOf(master, owner.address)
+        } catch (error) {
+          throw new Interrupted(context.rpc.redact((error as Error).message || String(error)))
+        }
+        const key = address.toRawString()
+        const wallet = { address, owner, token, master }
+        const jettonWalk = await walkAccount(
+          context,
+          address,
+          jettonWallets[key] ?? { done: null, since },
+          budget,
+          // A notified transfer is the owner's notification transaction, read above.
+          async (entry) => readJettonWalletTransaction(entry.transaction!, wallet, reading),
+          unreadableOf(address, stored, token.contract)
+        )
+        jettonWallets[key] = jettonWalk.state
+        take(jettonWalk)
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof Interrupted)) throw error
+    interrupted = error.message
+    caughtUp = false
+  }
+
+  transfers.sort((a, b) => a.timestamp - b.timestamp)
+  // Accounts an interrupted run did not reach must still be read from where they would have been.
+  const from = interrupted ? firstTime : scannedAt
+  const cursor: TonCursor = { version: 1, scannedAt: from, wallets, jettonWallets }
+  return {
+    transfers,
+    cursor,
+    caughtUp,
+    ...(interrupted ? { interrupted } : {}),
+    ...(unreadable.length ? { unreadable } : {}),
+    ...(dust ? { dust } : {}),
+  }
 }

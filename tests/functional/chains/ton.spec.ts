@@ -266,7 +266,7 @@ test.group('TON: scanning the sandbox through TonClient and a fake toncenter', (
     assert.equal((await scanTon()).transfers, 1)
   })
 
-  test('cost per scan: one getTransactions per watched wallet, whatever the number of open orders', async ({
+  test('cost per scan: one getTransactions per watched wallet and per jetton wallet, whatever the number of open orders', async ({
     client,
     assert,
   }) => {
@@ -276,15 +276,29 @@ test.group('TON: scanning the sandbox through TonClient and a fake toncenter', (
     await scanTon()
     fixture.toncenter.reset()
     await scanTon()
-    assert.deepEqual(fixture.toncenter.calls, ['getTransactions', 'getTransactions'])
+    // each wallet (TON, notified jettons) and its USDT jetton wallet (transfers without notification)
+    assert.deepEqual(fixture.toncenter.calls, ['getTransactions', 'getTransactions', 'getTransactions', 'getTransactions'])
 
-    // a jetton notification costs one get_wallet_address per wallet and jetton, once per process
-    await fixture.chain.payJetton(fixture.payer, fixture.usdt, shop, 1_000_000n)
-    await fixture.chain.payJetton(fixture.payer, fixture.usdt, shop, 2_000_000n)
+    // notified jetton transfers cost nothing more: the jetton wallet addresses are known for the process
+    // (amounts above the dust bar: half the smallest watched order, 6.9)
+    await fixture.chain.payJetton(fixture.payer, fixture.usdt, shop, 10_000_000n)
+    await fixture.chain.payJetton(fixture.payer, fixture.usdt, shop, 11_000_000n)
     fixture.toncenter.reset()
-    await scanTon()
-    await fixture.chain.payJetton(fixture.payer, fixture.usdt, shop, 3_000_000n)
-    await scanTon()
+    assert.equal((await scanTon()).transfers, 2)
+    await fixture.chain.payJetton(fixture.payer, fixture.usdt, shop, 12_000_000n)
+    assert.equal((await scanTon()).transfers, 1)
+    assert.equal(fixture.toncenter.calls.filter((method) => method === 'runGetMethod').length, 0)
+    assert.equal(fixture.toncenter.calls.length, 8)
+
+    // a transfer without notification costs one get_wallet_address per payer (its jetton wallet), once per process
+    const payer = await fixture.chain.treasury(`cost-payer-${process.pid}-${++walletCounter}`)
+    await fixture.chain.mint(fixture.admin, fixture.usdt, payer.address, 100_000_000n)
+    await fixture.chain.payJetton(payer, fixture.usdt, shop, 10_000_000n, { forwardTonAmount: 0n })
+    await fixture.chain.payJetton(payer, fixture.usdt, shop, 11_000_000n, { forwardTonAmount: 0n })
+    fixture.toncenter.reset()
+    assert.equal((await scanTon()).transfers, 2)
+    await fixture.chain.payJetton(payer, fixture.usdt, shop, 12_000_000n, { forwardTonAmount: 0n })
+    assert.equal((await scanTon()).transfers, 1)
     assert.equal(fixture.toncenter.calls.filter((method) => method === 'runGetMethod').length, 1)
   })
 

@@ -6,6 +6,7 @@ import { pickByHash } from '#plugins/ton/ton_verify'
 import { fromBaseUnits, toBaseUnits } from '#support/money'
 import { tonPaymentUri } from '#plugins/ton/ton_payment_uri'
 import { TonFamily } from '#plugins/ton/ton_family'
+import { TONCENTER_PACING_MARGIN } from '#plugins/ton/ton_budget'
 
 const RAW = '0:83dfd552e63729b472fcbcc8c45ebcc6691702558b68ec7527e1ba403a0f31a8'
 const HASH = '9f4c6c2a1d3b5e7f00112233445566778899aabbccddeeff0011223344556677'
@@ -106,5 +107,24 @@ test.group('TON amounts and payment URIs', () => {
       }),
       `ton://transfer/${wallet}?amount=2500000000`
     )
+  })
+})
+
+test.group('TON request budget and cost', () => {
+  test('toncenter: 1 request/s without a key, 10/s with one (paced a little under), no daily cap', ({ assert }) => {
+    const family = new TonFamily()
+    const url = 'https://toncenter.com/api/v2/jsonRPC'
+    assert.deepEqual(family.rpcBudget(url, ''), { perSecond: 1 * TONCENTER_PACING_MARGIN, perDay: null })
+    assert.deepEqual(family.rpcBudget(url, 'key'), { perSecond: 10 * TONCENTER_PACING_MARGIN, perDay: null })
+  })
+
+  test('requests per day: one getTransactions per wallet and token per run (TON shares the wallet\'s)', ({ assert }) => {
+    const family = new TonFamily()
+    const chain = { scanIntervalSeconds: 5 } as any
+    // USDT + TON, one wallet, every 5 s: 17,280 runs × 2
+    assert.equal(family.requestsPerDay(chain, 1, 2), 34_560)
+    assert.equal(family.requestsPerDay(chain, 2, 2), 69_120)
+    assert.equal(family.requestsPerDay({ scanIntervalSeconds: 30 } as any, 10, 3), 86_400)
+    assert.equal(family.requestsPerDay(chain, 3, 0), 3 * 17_280)
   })
 })

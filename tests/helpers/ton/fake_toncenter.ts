@@ -89,17 +89,55 @@ function stackItemOut(item: TupleItem): unknown {
   }
 }
 
+/** toncenter's documented limits: requests per second without a key, and with a (free plan) key. */
+export const TONCENTER_LIMITS = { withoutKey: 1, withKey: 10 }
+
+/** What toncenter answers, with HTTP 429, to a request over its limit (docs.ton.org, "Rate limits"). */
+export const RATE_LIMIT_ANSWER = { ok: false, result: 'Ratelimit exceed', code: 429 }
+
+/**
+ * A token bucket per API key (and one for keyless callers), as toncenter
+ * limits: `perSecond` requests a second, bursts of at most that many.
+ */
+class RateLimiter {
+  #buckets = new Map<string, { tokens: number; at: number }>()
+
+  constructor(readonly limits: { withoutKey: number; withKey: number }) {}
+
+  take(apiKey: string | undefined): boolean {
+    const rate = apiKey ? this.limits.withKey : this.limits.withoutKey
+    const now = performance.now()
+    const bucket = this.#buckets.get(apiKey ?? '') ?? { tokens: rate, at: now }
+    bucket.tokens = Math.min(rate, bucket.tokens + ((now - bucket.at) / 1000) * rate)
+    bucket.at = now
+    this.#buckets.set(apiKey ?? '', bucket)
+    if (bucket.tokens < 1) return false
+    bucket.tokens -= 1
+    return true
+  }
+}
+
 /**
  * A local stand-in for toncenter's v2 `jsonRPC` endpoint, backed by the
  * sandbox: answers what the real @ton/ton TonClient asks the plugin's way
- * (getTransactions, runGetMethod) in toncenter's JSON shapes, and records
- * the method of every call.
+ * (getTransactions, runGetMethod, tryLocateResultTx) in toncenter's JSON
+ * shapes, limits requests like toncenter (429 "Ratelimit exceed" over 1/s
+ * without a key, 10/s with one), and records the method of every call served.
  */
 export class FakeToncenter extends HttpStub {
   calls: string[] = []
+  /** Requests refused with 429. */
+  limited = 0
+  /** Times of the requests served (ms, performance clock). */
+  servedAt: number[] = []
   /** When set, calls without this X-API-Key are refused like toncenter does (401). */
   requiredApiKey: string | null = null
   apiKeysSeen: (string | undefined)[] = []
+  /** Answers these methods with this HTTP status (429: toncenter's limit answer; else an outage), while set. */
+  failing = new Map<string, 429 | 500 | 502>()
+  /** Transactions (hex hash) served with a BOC no client can parse. */
+  corrupt = new Set<string>()
+  #limiter = new RateLimiter(TONCENTER_LIMITS)
 
   constructor(private readonly chain: TonTestChain) {
     super()
@@ -113,13 +151,21 @@ export class FakeToncenter extends HttpStub {
       if (this.requiredApiKey !== null && apiKey !== this.requiredApiKey) {
         return reply(401, { ok: false, error: 'API key does not exist', code: 401 })
       }
+      if (!this.#limiter.take(apiKey)) {
+        this.limited++
+        return reply(429, RATE_LIMIT_ANSWER)
+      }
       let call: RpcRequest
       try {
         call = JSON.parse(body)
       } catch {
         return reply(422, { ok: false, error: 'invalid JSON', code: 422 })
       }
+      const failure = this.failing.get(call.method)
+      if (failure === 429) return reply(429, RATE_LIMIT_ANSWER)
+      if (failure) return reply(failure, { ok: false, error: 'LITE_SERVER_NETWORK: liteserver timeout', code: failure })
       this.calls.push(call.method)
+      this.servedAt.push(performance.now())
       this.#answer(call)
         .then((result) => reply(200, { 'ok': true, result, '@extra': '1:fake', 'jsonrpc': '2.0', 'id': call.id }))
         .catch((error) => {
@@ -135,13 +181,19 @@ export class FakeToncenter extends HttpStub {
 
   reset() {
     this.calls = []
+    this.limited = 0
+    this.servedAt = []
     this.apiKeysSeen = []
     this.requiredApiKey = null
+    this.failing.clear()
+    this.corrupt.clear()
+    this.#limiter = new RateLimiter(TONCENTER_LIMITS)
   }
 
   async #answer({ method, params }: RpcRequest): Promise<unknown> {
     if (method === 'getTransactions') return this.#getTransactions(params)
     if (method === 'runGetMethod') return this.#runGetMethod(params)
+    if (method === 'tryLocateResultTx') return this.#tryLocateResultTx(params)
     throw new RpcError(`method ${method} is not served by the fake toncenter`, 404)
   }
 
@@ -162,7 +214,25 @@ export class FakeToncenter extends HttpStub {
       const toLt = BigInt(params.to_lt)
       transactions = transactions.filter((transaction) => transaction.lt > toLt)
     }
-    return transactions.slice(0, Number(params.limit ?? 10)).map((transaction) => transactionJson(transaction, account))
+    return transactions.slice(0, Number(params.limit ?? 10)).map((transaction) => {
+      const json = transactionJson(transaction, account)
+      if (!this.corrupt.has(transaction.hash().toString('hex'))) return json
+      // a well-formed bag of cells that is not a transaction
+      return { ...json, data: beginCell().storeUint(0xdead, 16).endCell().toBoc().toString('base64') }
+    })
+  }
+
+  /** The transaction of `destination` that processed the message `source` created at `created_lt`. */
+  #tryLocateResultTx(params: Record<string, any>) {
+    const source = Address.parse(params.source)
+    const destination = Address.parse(params.destination)
+    const createdLt = BigInt(params.created_lt)
+    const found = this.chain.transactionsOf(destination).find((transaction) => {
+      const info = transaction.inMessage?.info
+      return info?.type === 'internal' && info.src.equals(source) && info.createdLt === createdLt
+    })
+    if (!found) throw new RpcError('LITE_SERVER_UNKNOWN: cannot locate transaction in block with specified logical time', 500)
+    return transactionJson(found, destination)
   }
 
   async #runGetMethod(params: Record<string, any>) {

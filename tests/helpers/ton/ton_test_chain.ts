@@ -87,7 +87,12 @@ export class TonTestChain {
     return found.at(-1)
   }
 
-  /** The payer's TEP-74 transfer; returns the transaction on `to` the notification made. */
+  /**
+   * The payer's TEP-74 transfer; returns the transaction on `to` the
+   * notification made (none with `forwardTonAmount: 0n`: the jetton wallet
+   * then notifies nobody) and the transaction of `to`'s jetton wallet that
+   * received the internal_transfer.
+   */
   async payJetton(
     payer: Treasury,
     master: Address,
@@ -109,7 +114,13 @@ export class TonTestChain {
         }),
       })
     )
-    return { result, transaction: this.#transactionOn(result, to) }
+    const jettonWallet = await this.jettonWalletOf(master, to)
+    return {
+      result,
+      transaction: this.#transactionOn(result, to),
+      jettonWallet,
+      jettonTransaction: this.#transactionOn(result, jettonWallet)!,
+    }
   }
 
   async payTon(payer: Treasury, to: Address, nanotons: bigint, options: { bounce?: boolean; body?: Cell } = {}) {
