@@ -155,9 +155,10 @@ export interface ChainFamily {
 
   /**
    * The request budget of one endpoint when the operator set none: the
-   * provider's documented free tier (e.g. 1 request/s without an API key).
+   * provider's documented free tier (e.g. 1 request/s without an API key);
+   * null for a provider the family knows nothing of (the core settings').
    */
-  rpcBudget?(url: string, apiKey: string): RpcBudget
+  rpcBudget?(url: string, apiKey: string): RpcBudget | null
 
   /**
    * Requests per day scanning costs at the chain's scan interval for this

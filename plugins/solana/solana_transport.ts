@@ -23,7 +23,13 @@ export function kitClient(pool: RpcPool, url: string): KitRpc {
   const transport = (async (config: Parameters<RpcTransport>[0]) => {
     await pool.permit(url)
     try {
-      return await inner(config)
+      const answer = await inner(config)
+      // some providers limit with HTTP 200 and the JSON-RPC error code 429
+      const error = (answer as { error?: { code?: unknown; message?: unknown } } | null)?.error
+      if (error && Number(error.code) === 429) {
+        throw new RpcHttpError(`JSON-RPC 429 ${String(error.message ?? '')}`.trim(), 429, null)
+      }
+      return answer
     } catch (error) {
       if (isSolanaError(error, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR)) {
         const { statusCode, message, headers } = error.context
