@@ -455,7 +455,7 @@ test.group('Solana: scanning', (group) => {
     assert.equal(((result.cursor as SolanaCursor).accounts[account] as AccountCursor).until, later.signature)
   })
 
-  test('a transaction the node serves only in a newer version is skipped; later payments still count', async ({
+  test('a transaction the node serves only in a newer version pays nothing; later payments still count', async ({
     client,
     assert,
   }) => {

@@ -77,6 +77,8 @@ export class SolanaRpcServer extends HttpStub {
   /** Signatures this node does not have. */
   forgotten = new Set<string>()
   unknownSignature: 'empty' | 'error' = 'empty'
+  /** Changes a getTransaction answer before it is sent (a node serving an odd shape). */
+  rewrite: ((signature: string, answer: unknown) => unknown) | null = null
   /** Whether a 429 carries Retry-After (the public endpoint may leave it out). */
   retryAfter = true
   /** Requests answered (rate-limited ones excluded). */
@@ -124,6 +126,7 @@ export class SolanaRpcServer extends HttpStub {
     this.forgotten = new Set()
     this.unknownSignature = 'empty'
     this.retryAfter = true
+    this.rewrite = null
     this.calls = []
     this.limited = []
     this.#limits = null
@@ -279,7 +282,8 @@ export class SolanaRpcServer extends HttpStub {
           `Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": ${version}`
       )
     }
-    return jsonParsedTransaction(record)
+    const answer = jsonParsedTransaction(record)
+    return this.rewrite ? this.rewrite(signature, answer) : answer
   }
 
   #unknown(signature: string) {
