@@ -167,7 +167,10 @@ async function readAccount(
     } catch (error) {
       const unknown = unknownSignature(error)
       if (!unknown || recoveries++ >= 2) throw error
-      logger.warn({ account, parameter: unknown.parameter, signature: unknown.signature }, 'solana paging signature unknown to every endpoint; re-reading')
+      logger.warn(
+        { account, parameter: unknown.parameter, signature: unknown.signature },
+        'solana paging signature unknown to every endpoint; re-reading'
+      )
       if (unknown.parameter === 'before') restartWindow(cursor)
       else cursor.until = null
       continue

@@ -189,7 +189,14 @@ test.group('Solana parsing', () => {
               programId: TOKEN_2022_PROGRAM_ADDRESS,
               parsed: {
                 type,
-                info: { source: payerAccount, mint, destination: walletAccount, authority: payer, tokenAmount: { amount: '1000000', decimals: 6 }, ...extra },
+                info: {
+                  source: payerAccount,
+                  mint,
+                  destination: walletAccount,
+                  authority: payer,
+                  tokenAmount: { amount: '1000000', decimals: 6 },
+                  ...extra,
+                },
               },
             },
           ],

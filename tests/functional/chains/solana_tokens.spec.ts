@@ -78,7 +78,12 @@ test.group('Solana: Token-2022, version-0 transactions, unreadable and dust', (g
   }) => {
     const fixture = await prepareSolana(server)
     const walletAccount = await fixture.chain.associatedTokenAccount(fixture.wallet.address, fixture.usdt)
-    const table = await fixture.chain.createLookupTable([walletAccount, fixture.usdt, TOKEN_PROGRAM_ADDRESS, ASSOCIATED_TOKEN_PROGRAM_ADDRESS])
+    const table = await fixture.chain.createLookupTable([
+      walletAccount,
+      fixture.usdt,
+      TOKEN_PROGRAM_ADDRESS,
+      ASSOCIATED_TOKEN_PROGRAM_ADDRESS,
+    ])
     const order = await solanaOrder(client, 'usdt')
     const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('13.8'), {
       lookupTables: [table],
