@@ -155,8 +155,10 @@ export interface ChainFamily {
 
   /**
    * The request budget of one endpoint when the operator set none: the
-   * provider's documented free tier (e.g. 1 request/s without an API key);
-   * null for a provider the family knows nothing of (the core settings').
+   * provider's documented free tier (e.g. 1 request/s without an API key).
+   * Null (or no hook): the family knows no tier for this endpoint; the
+   * core's default applies (none for a loopback or private address, the
+   * chains.rpc_requests_per_* settings otherwise).
    */
   rpcBudget?(url: string, apiKey: string): RpcBudget | null
 
