@@ -31,8 +31,9 @@ import { unconfirmedSolana } from '#plugins/solana/solana_unconfirmed'
  *   progress (becomes `until` once the window is done).
  * - `before`/`beforeSlot`: the oldest signature of that window processed so
  *   far; the next run resumes just below it.
- * - `skip`: slots (low, high] already processed in this window, when it is
- *   re-read from its top because no endpoint knew `before` any more.
+ * - `skip`: slot ranges (low, high] already processed in this window, when
+ *   it is re-read from its top because no endpoint knew `before` any more
+ *   (one range per re-read: what lies between them was not processed).
  */
 export type AccountCursor = {
   until: string | null
@@ -43,7 +44,7 @@ export type AccountCursor = {
   topTime?: number | null
   before?: string
   beforeSlot?: number
-  skip?: { low: number; high: number }
+  skip?: { low: number; high: number }[]
 }
 
 export type SolanaCursor = {
@@ -190,7 +191,7 @@ async function readAccount(
         floorReached = true
         break
       }
-      if (!(cursor.skip && slot > cursor.skip.low && slot <= cursor.skip.high)) await process(info)
+      if (!cursor.skip?.some((range) => slot > range.low && slot <= range.high)) await process(info)
       cursor.before = info.signature
       cursor.beforeSlot = slot
     }
@@ -205,8 +206,7 @@ async function readAccount(
 /** Re-read the window from the newest signature; what lies between `before` and the old top was processed. */
 function restartWindow(cursor: AccountCursor) {
   if (cursor.beforeSlot !== undefined && cursor.topSlot !== undefined) {
-    const low = cursor.skip ? Math.min(cursor.skip.low, cursor.beforeSlot) : cursor.beforeSlot
-    cursor.skip = { low, high: Math.max(cursor.topSlot, cursor.skip?.high ?? 0) }
+    cursor.skip = [...(cursor.skip ?? []), { low: cursor.beforeSlot, high: cursor.topSlot }]
   }
   delete cursor.before
   delete cursor.beforeSlot

@@ -221,7 +221,7 @@ test.group('Solana: paging through endpoints that do not know a signature', (gro
     const account = await fixture.chain.associatedTokenAccount(fixture.wallet.address, fixture.usdt)
     const before = (first.cursor as SolanaCursor).accounts[account].before!
     lagging.forgotten.add(before)
-    return { family, context, first, before }
+    return { fixture, family, context, first, before }
   }
 
   type Run = { transfers: { amount: string }[]; caughtUp: boolean; cursor: unknown; interrupted?: string }
@@ -286,6 +286,36 @@ test.group('Solana: paging through endpoints that do not know a signature', (gro
       check.isAtLeast(RpcPool.health(lagging.url)?.failures ?? 0, 1)
     })
   }
+
+  test('two re-reads of one window: only what was processed is skipped, the signatures between are read', async ({
+    assert: check,
+  }) => {
+    const { fixture, family, context, first } = await halfRead() // 10..7 read on the full node
+    for (let amount = 11; amount <= 15; amount++) {
+      await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits(String(amount)))
+    }
+    await operator.setChain(SOLANA, { rpcUrls: [lagging.url] })
+    const chain = await Chain.findByOrFail('network', SOLANA)
+    const runs: string[][] = [first.transfers.map((transfer) => transfer.amount)]
+    let cursor = JSON.parse(JSON.stringify(first.cursor))
+    const scan = async () => {
+      const result = await family.scan({ ...context, chain, rpc: await rpcFor(chain), cursor })
+      cursor = JSON.parse(JSON.stringify(result.cursor))
+      runs.push(result.transfers.map((transfer) => transfer.amount))
+      return result
+    }
+    await scan() // re-read from the new top: 15..12
+    check.sameMembers(runs[1], ['12', '13', '14', '15'])
+    const account = Object.keys((cursor as SolanaCursor).accounts).find((key) => (cursor as SolanaCursor).accounts[key].before)!
+    lagging.forgotten.add((cursor as SolanaCursor).accounts[account].before!) // 12: unknown now too
+    for (let run = 0; run < 5; run++) {
+      const result = await scan()
+      if (result.caughtUp) break
+    }
+    const all = runs.flat().sort((a, b) => Number(a) - Number(b))
+    const expected = Array.from({ length: 15 }, (_, index) => String(index + 1))
+    check.deepEqual(all, expected, 'every payment once: 11, between the two re-reads, too')
+  })
 
   test('an endpoint that errors on an unknown `until`: the new signatures are read down to its slot, the old ones not again', async ({
     assert: check,
