@@ -12,6 +12,9 @@ import { SolanaRpc } from '#plugins/solana/solana_rpc'
 import { DEFAULT_SCAN_LIMITS, scanSolana, type ScanLimits } from '#plugins/solana/solana_scan'
 import { verifySolanaReference } from '#plugins/solana/solana_verification'
 import { solanaPayUri } from '#plugins/solana/solana_payment_uri'
+import { solanaRequestsPerDay, solanaRpcBudget } from '#plugins/solana/solana_budget'
+import type Chain from '#models/chain'
+import type { RpcBudget } from '#chains/rpc_pool'
 
 /**
  * Solana: base58 encoding of a 32-byte public key. Watches each wallet for
@@ -42,6 +45,14 @@ export class SolanaFamily implements ChainFamily {
 
   verifyReference(reference: string, context: VerificationContext): Promise<ObservedTransfer[]> {
     return verifySolanaReference(reference, context, new SolanaRpc(context.rpc))
+  }
+
+  rpcBudget(url: string): RpcBudget | null {
+    return solanaRpcBudget(url)
+  }
+
+  requestsPerDay(chain: Chain, addresses: number, tokens: number): number {
+    return solanaRequestsPerDay(chain, addresses, tokens)
   }
 
   paymentUri(context: PaymentUriContext): string {

@@ -1,6 +1,5 @@
 import {
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_UNSUPPORTED_TRANSACTION_VERSION,
-  createSolanaRpc,
   isSolanaError,
   type Address,
   type Signature,
@@ -9,20 +8,7 @@ import { TransferLookupError } from '#chains/chain_family'
 import type { RpcPool } from '#chains/rpc_pool'
 import type { SolanaCommitment } from '#plugins/solana/solana_commitment'
 import type { JsonParsedTransaction } from '#plugins/solana/solana_transfers'
-
-type KitRpc = ReturnType<typeof createSolanaRpc>
-
-/** One @solana/kit client per endpoint URL, kept for the process. */
-const clients = new Map<string, KitRpc>()
-
-function clientFor(url: string): KitRpc {
-  let client = clients.get(url)
-  if (!client) {
-    client = createSolanaRpc(url)
-    clients.set(url, client)
-  }
-  return client
-}
+import { kitClient, type KitRpc } from '#plugins/solana/solana_transport'
 
 export type SignatureInfo = {
   signature: Signature
@@ -40,31 +26,78 @@ export type SignatureStatus = {
 }
 
 /**
+ * The endpoint does not know a `before`/`until` signature it was given
+ * (another endpoint listed it, or this one lags or was pruned). Older
+ * nodes answer such a query with `[]`, which reads like the end of the
+ * window; newer ones with an error. Either way this endpoint cannot page
+ * from there: the pool moves on, and when no endpoint can, the scan
+ * re-reads the window another way (solana_scan).
+ */
+export class UnknownSignatureError extends Error {
+  constructor(
+    readonly parameter: 'before' | 'until',
+    readonly signature: string
+  ) {
+    super(`the endpoint does not know the ${parameter} signature ${signature}`)
+  }
+}
+
+/** A JSON-RPC error answer (HTTP 200), as opposed to a transport failure (RpcHttpError, timeout, network). */
+function isJsonRpcError(error: unknown): boolean {
+  return isSolanaError(error)
+}
+
+/**
  * The JSON-RPC calls the Solana plugin makes, each through the chain's
  * failover pool (a failing endpoint is cooled down and the next one asked)
- * and with the configured timeout.
+ * and with the configured timeout. Every HTTP request waits for the pool's
+ * permit first (solana_transport).
  */
 export class SolanaRpc {
+  readonly #clients = new Map<string, KitRpc>()
+
   constructor(private readonly pool: RpcPool) {}
+
+  #client(url: string): KitRpc {
+    let client = this.#clients.get(url)
+    if (!client) {
+      client = kitClient(this.pool, url)
+      this.#clients.set(url, client)
+    }
+    return client
+  }
 
   #signal() {
     return AbortSignal.timeout(this.pool.timeoutMs)
   }
 
-  /** Signatures of transactions loading `account`, newest first. */
+  /**
+   * Signatures of transactions loading `account`, newest first. The answer
+   * is checked on the same endpoint before it is trusted: an empty page
+   * below `before`, or an error while paging, is an unknown signature when
+   * the endpoint cannot find that signature at all (UnknownSignatureError).
+   */
   signaturesForAddress(
     account: Address,
     options: { limit: number; before?: Signature; until?: Signature; commitment: SolanaCommitment }
   ): Promise<SignatureInfo[]> {
     return this.pool.call(async (url) => {
-      const rows = await clientFor(url)
-        .getSignaturesForAddress(account, {
-          limit: options.limit,
-          commitment: options.commitment,
-          ...(options.before ? { before: options.before } : {}),
-          ...(options.until ? { until: options.until } : {}),
-        })
-        .send({ abortSignal: this.#signal() })
+      const client = this.#client(url)
+      let rows
+      try {
+        rows = await client
+          .getSignaturesForAddress(account, {
+            limit: options.limit,
+            commitment: options.commitment,
+            ...(options.before ? { before: options.before } : {}),
+            ...(options.until ? { until: options.until } : {}),
+          })
+          .send({ abortSignal: this.#signal() })
+      } catch (error) {
+        if (isJsonRpcError(error) && (options.before || options.until)) await this.#assertKnown(url, options)
+        throw error
+      }
+      if (rows.length === 0 && options.before) await this.#assertKnown(url, { before: options.before })
       return rows.map((row) => ({
         signature: row.signature,
         slot: BigInt(row.slot),
@@ -75,13 +108,27 @@ export class SolanaRpc {
     })
   }
 
+  /** Throws UnknownSignatureError for the first of `before`/`until` the endpoint has no status for. */
+  async #assertKnown(url: string, signatures: { before?: Signature; until?: Signature }) {
+    const asked = (['before', 'until'] as const).filter((parameter) => signatures[parameter])
+    const answer = await this.#client(url)
+      .getSignatureStatuses(
+        asked.map((parameter) => signatures[parameter]!),
+        { searchTransactionHistory: true }
+      )
+      .send({ abortSignal: this.#signal() })
+    asked.forEach((parameter, index) => {
+      if (!answer.value[index]) throw new UnknownSignatureError(parameter, signatures[parameter]!)
+    })
+  }
+
   /**
    * Where each signature stands now (null: unknown to the node, e.g.
    * dropped with its fork); at most 256 signatures a call.
    */
   signatureStatuses(signatures: Signature[]): Promise<Map<string, SignatureStatus | null>> {
     return this.pool.call(async (url) => {
-      const answer = await clientFor(url).getSignatureStatuses(signatures).send({ abortSignal: this.#signal() })
+      const answer = await this.#client(url).getSignatureStatuses(signatures).send({ abortSignal: this.#signal() })
       const statuses = new Map<string, SignatureStatus | null>()
       signatures.forEach((entry, index) => {
         const status = answer.value[index]
@@ -100,6 +147,16 @@ export class SolanaRpc {
     })
   }
 
+  /** The program owning an account (a mint: the Token or the Token-2022 program); null when it does not exist. */
+  accountOwner(account: Address): Promise<string | null> {
+    return this.pool.call(async (url) => {
+      const answer = await this.#client(url)
+        .getAccountInfo(account, { encoding: 'base64', dataSlice: { offset: 0, length: 0 }, commitment: 'confirmed' })
+        .send({ abortSignal: this.#signal() })
+      return answer.value ? String(answer.value.owner) : null
+    })
+  }
+
   /**
    * The transaction as `jsonParsed`, or null when the node does not have it
    * at that commitment. `required` makes a null answer an endpoint failure
@@ -115,7 +172,7 @@ export class SolanaRpc {
     return this.pool.call(async (url) => {
       let found
       try {
-        found = await clientFor(url)
+        found = await this.#client(url)
           .getTransaction(signature, { encoding: 'jsonParsed', maxSupportedTransactionVersion: 0, commitment })
           .send({ abortSignal: this.#signal() })
       } catch (error) {

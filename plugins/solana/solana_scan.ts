@@ -1,36 +1,50 @@
 import logger from '@adonisjs/core/services/logger'
 import { address, signature, type Address } from '@solana/kit'
-import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
-import { TransferLookupError, type ObservedTransfer, type ScanContext, type ScanResult } from '#chains/chain_family'
+import {
+  TransferLookupError,
+  type ObservedTransfer,
+  type ScanContext,
+  type ScanResult,
+  type UnreadableTransfer,
+} from '#chains/chain_family'
 import { commitmentFor, confirmationsAt, type SolanaCommitment } from '#plugins/solana/solana_commitment'
-import type { SignatureInfo, SolanaRpc } from '#plugins/solana/solana_rpc'
+import { UnknownSignatureError, type SignatureInfo, type SolanaRpc } from '#plugins/solana/solana_rpc'
+import { associatedTokenAccount, TOKEN_PROGRAM_ADDRESS, TOKEN_PROGRAMS } from '#plugins/solana/solana_programs'
 import {
   associatedTokenAccounts,
   blockTimeMs,
   readTransfers,
   succeeded,
-  type ChainTransfer,
-  type JsonParsedTransaction,
   type TokenAccountOwners,
 } from '#plugins/solana/solana_transfers'
 import { unconfirmedSolana } from '#plugins/solana/solana_unconfirmed'
 
 /**
- * Where the scan of one watched account stands.
- * - `until`: newest signature processed, everything older being done too
- *   (down to `since`); the next run asks only for newer ones.
+ * Where the scan of one watched account stands. Signatures are listed
+ * newest first, so a window of new signatures is processed from its top
+ * down to the previous `until`.
+ * - `until`/`untilSlot`: newest signature processed, everything older being
+ *   done too (down to `since`); the next run asks only for newer ones.
  * - `since`: epoch ms; older transactions are never looked at (the first
  *   scan's start time, then the newest processed block time).
- * - `top`/`topTime`/`before`: a window of new signatures too long for one
- *   run: its newest signature (becomes `until` once the window is done),
- *   and the oldest one processed so far (the next run resumes below it).
+ * - `top`/`topSlot`/`topTime`: the newest signature of a window still in
+ *   progress (becomes `until` once the window is done).
+ * - `before`/`beforeSlot`: the oldest signature of that window processed so
+ *   far; the next run resumes just below it.
+ * - `skip`: slot ranges (low, high] already processed in this window, when
+ *   it is re-read from its top because no endpoint knew `before` any more
+ *   (one range per re-read: what lies between them was not processed).
  */
 export type AccountCursor = {
   until: string | null
+  untilSlot?: number
   since: number
   top?: string
+  topSlot?: number
   topTime?: number | null
   before?: string
+  beforeSlot?: number
+  skip?: { low: number; high: number }[]
 }
 
 export type SolanaCursor = {
@@ -38,6 +52,8 @@ export type SolanaCursor = {
   accounts: Record<string, AccountCursor>
   /** Start of the last run; accounts watched for the first time start there. */
   scannedAt: number
+  /** Token program of each mint (Token or Token-2022), learned once. */
+  programs?: Record<string, string>
 }
 
 export type ScanLimits = {
@@ -58,32 +74,44 @@ const FLOOR_MARGIN_MS = 120_000
 /** An account whose history is read: the wallet (SOL) or its token account for one mint. */
 type WatchedAccount = { account: Address; wallet: string; mint: string | null }
 
-/** Associated token accounts are derived once per process (pure hashing, but per run adds up). */
-const associatedCache = new Map<string, Address>()
-
-async function associatedTokenAccount(wallet: string, mint: string): Promise<Address> {
-  const key = `${wallet}:${mint}`
-  let found = associatedCache.get(key)
-  if (!found) {
-    ;[found] = await findAssociatedTokenPda({ owner: address(wallet), mint: address(mint), tokenProgram: TOKEN_PROGRAM_ADDRESS })
-    associatedCache.set(key, found)
+/**
+ * The token program of each enabled mint: the cursor's, else asked once
+ * (getAccountInfo) and kept in the cursor. A mint the node does not know
+ * (or that no token program owns) is watched under the classic program
+ * and asked again next run.
+ */
+async function mintPrograms(rpc: SolanaRpc, mints: string[], known: Record<string, string>) {
+  const programs: Record<string, string> = {}
+  const resolved: Record<string, string> = {}
+  for (const mint of mints) {
+    let program = known[mint]
+    if (!program) {
+      const owner = await rpc.accountOwner(address(mint))
+      if (owner && TOKEN_PROGRAMS.has(owner)) program = owner
+      else logger.warn({ mint, owner }, 'solana mint not found or not a token mint; watched under the Token program')
+    }
+    if (program) resolved[mint] = program
+    programs[mint] = program ?? TOKEN_PROGRAM_ADDRESS
   }
-  return found
+  return { programs, resolved }
 }
 
 /**
  * The accounts to read: each wallet itself when the native coin is enabled
  * (a SOL transfer loads the wallet), and each wallet's associated token
- * account for every enabled mint (a transferChecked to an existing token
- * account does not load the owner's wallet at all).
+ * account for every enabled mint, under the mint's token program (a
+ * transferChecked to an existing token account does not load the owner's
+ * wallet at all).
  */
-async function watchedAccounts(context: ScanContext): Promise<WatchedAccount[]> {
+async function watchedAccounts(context: ScanContext, programs: Record<string, string>): Promise<WatchedAccount[]> {
   const watched: WatchedAccount[] = []
   const nativeEnabled = context.tokens.some((token) => token.contract === null)
   const mints = context.tokens.map((token) => token.contract).filter((contract): contract is string => contract !== null)
   for (const wallet of context.addresses) {
     if (nativeEnabled) watched.push({ account: address(wallet), wallet, mint: null })
-    for (const mint of mints) watched.push({ account: await associatedTokenAccount(wallet, mint), wallet, mint })
+    for (const mint of mints) {
+      watched.push({ account: await associatedTokenAccount(wallet, mint, programs[mint]), wallet, mint })
+    }
   }
   return watched
 }
@@ -97,89 +125,129 @@ function readCursor(raw: unknown): SolanaCursor | null {
 
 const timeOf = (info: SignatureInfo) => (info.blockTime === null ? null : Number(info.blockTime) * 1000)
 
+function unknownSignature(error: unknown): UnknownSignatureError | null {
+  for (let current = error; current instanceof Error; current = current.cause) {
+    if (current instanceof UnknownSignatureError) return current
+  }
+  return null
+}
+
 /**
  * Reads the new signatures of one account, newest first, page by page,
- * within the run's budget. Returns the account's next cursor and whether
- * its window was completed.
+ * and processes each one as it goes, within the run's budget. `cursor` is
+ * updated in place after every processed signature, so that when a call
+ * fails midway it holds exactly what was done. Returns whether the window
+ * was completed.
+ *
+ * Paging never trusts an endpoint blindly: a `before` no endpoint knows
+ * (an empty page or an error, solana_rpc) makes the window be re-read from
+ * its top, skipping the slots already processed; an `until` no endpoint
+ * knows is dropped and the floor becomes its slot (and the time floor).
+ * `until` only ever moves to a signature this window actually read.
  */
 async function readAccount(
   rpc: SolanaRpc,
   account: Address,
-  start: AccountCursor,
+  cursor: AccountCursor,
   commitment: SolanaCommitment,
   limits: ScanLimits,
-  visit: (info: SignatureInfo) => void
-): Promise<{ cursor: AccountCursor; done: boolean }> {
-  const cursor: AccountCursor = { ...start }
+  process: (info: SignatureInfo) => Promise<void>
+): Promise<boolean> {
   let budget = limits.maxSignaturesPerAccount
+  let recoveries = 0
   while (budget > 0) {
     const limit = Math.min(limits.pageSize, budget)
-    const page = await rpc.signaturesForAddress(account, {
-      limit,
-      commitment,
-      before: cursor.before ? signature(cursor.before) : undefined,
-      until: cursor.until ? signature(cursor.until) : undefined,
-    })
+    let page: SignatureInfo[]
+    try {
+      page = await rpc.signaturesForAddress(account, {
+        limit,
+        commitment,
+        before: cursor.before ? signature(cursor.before) : undefined,
+        until: cursor.until ? signature(cursor.until) : undefined,
+      })
+    } catch (error) {
+      const unknown = unknownSignature(error)
+      if (!unknown || recoveries++ >= 2) throw error
+      logger.warn(
+        { account, parameter: unknown.parameter, signature: unknown.signature },
+        'solana paging signature unknown to every endpoint; re-reading'
+      )
+      if (unknown.parameter === 'before') restartWindow(cursor)
+      else cursor.until = null
+      continue
+    }
     budget -= page.length
     if (cursor.top === undefined && page.length > 0) {
       cursor.top = page[0].signature
+      cursor.topSlot = Number(page[0].slot)
       cursor.topTime = timeOf(page[0])
     }
     let floorReached = false
     for (const info of page) {
       const time = timeOf(info)
-      if (time !== null && time < cursor.since - FLOOR_MARGIN_MS) {
+      const slot = Number(info.slot)
+      // an endpoint that ignores an `until` it does not know lists what was done before
+      if ((cursor.untilSlot !== undefined && slot <= cursor.untilSlot) || (time !== null && time < cursor.since - FLOOR_MARGIN_MS)) {
         floorReached = true
         break
       }
-      visit(info)
+      if (!cursor.skip?.some((range) => slot > range.low && slot <= range.high)) await process(info)
+      cursor.before = info.signature
+      cursor.beforeSlot = slot
     }
     if (floorReached || page.length < limit) {
-      const done: AccountCursor = { until: cursor.top ?? cursor.until, since: cursor.since }
-      if (cursor.topTime) done.since = Math.max(cursor.since, cursor.topTime)
-      return { cursor: done, done: true }
+      finishWindow(cursor)
+      return true
     }
-    cursor.before = page[page.length - 1].signature
   }
-  return { cursor, done: false }
+  return false
 }
 
-/**
- * The transaction of a listed signature. One the node cannot serve in a
- * version this client reads is skipped with a warning rather than stopping
- * every later payment behind it.
- */
-async function readableTransaction(rpc: SolanaRpc, info: SignatureInfo, commitment: SolanaCommitment) {
-  try {
-    return await rpc.transaction(info.signature, commitment, { required: true })
-  } catch (error) {
-    if (!(error instanceof TransferLookupError)) throw error
-    logger.warn({ signature: info.signature, reason: error.message }, 'solana transaction skipped')
-    return null
+/** Re-read the window from the newest signature; what lies between `before` and the old top was processed. */
+function restartWindow(cursor: AccountCursor) {
+  if (cursor.beforeSlot !== undefined && cursor.topSlot !== undefined) {
+    cursor.skip = [...(cursor.skip ?? []), { low: cursor.beforeSlot, high: cursor.topSlot }]
   }
+  delete cursor.before
+  delete cursor.beforeSlot
+  delete cursor.top
+  delete cursor.topSlot
+  delete cursor.topTime
 }
 
-/** Same rule for a transaction whose shape the parser does not understand. */
-async function transfersOf(
-  transaction: JsonParsedTransaction,
-  known: TokenAccountOwners,
-  info: SignatureInfo
-): Promise<ChainTransfer[]> {
-  try {
-    return readTransfers(transaction, await associatedTokenAccounts(transaction, known))
-  } catch (error) {
-    logger.error({ signature: info.signature, err: error }, 'solana transaction could not be parsed; skipped')
-    return []
+/** The window is done: its top becomes `until`, the next run asks for newer ones only. */
+function finishWindow(cursor: AccountCursor) {
+  if (cursor.top !== undefined) {
+    cursor.until = cursor.top
+    if (cursor.topSlot !== undefined) cursor.untilSlot = cursor.topSlot
+    if (cursor.topTime) cursor.since = Math.max(cursor.since, cursor.topTime)
   }
+  for (const key of ['top', 'topSlot', 'topTime', 'before', 'beforeSlot', 'skip'] as const) delete cursor[key]
+}
+
+/** What is kept of a window interrupted before anything of it was processed: nothing of it. */
+function interruptedCursor(cursor: AccountCursor): AccountCursor {
+  const kept = { ...cursor }
+  if (kept.before === undefined) {
+    delete kept.top
+    delete kept.topSlot
+    delete kept.topTime
+  }
+  return kept
 }
 
 /**
  * One scan run: for each watched account, the signatures newer than its
- * cursor (at the chain's commitment), then each new successful transaction
- * once, parsed into transfers to the watched wallets of enabled tokens.
+ * cursor (at the chain's commitment), each new successful transaction
+ * fetched once as it is listed and parsed into transfers to the watched
+ * wallets of enabled tokens.
  * RPC calls: one getSignaturesForAddress per watched account (more only
  * when it has more new signatures than a page), one getTransaction per new
- * successful signature. Nothing depends on the number of open orders.
+ * successful signature (the listing carries no amount: dust cannot be told
+ * before the transaction is read), one getAccountInfo per mint ever (its
+ * token program). Nothing depends on the number of open orders.
+ * When a call fails for good midway (rate limit, outage), the run stops
+ * there and returns what it processed, with a cursor just past it.
  * When finality is awaited, the newer `confirmed` signatures are looked at
  * too (solana_unconfirmed.ts) and reported as `unconfirmed`, never paid.
  */
@@ -192,47 +260,105 @@ export async function scanSolana(
   const previous = readCursor(context.cursor)
   const firstSince = previous ? Math.min(previous.scannedAt, context.startTime) : context.startTime
   const commitment = commitmentFor(context.chain.confirmations)
-  const watched = await watchedAccounts(context)
-
-  const found = new Map<string, SignatureInfo>()
-  const cursor: SolanaCursor = { accounts: {}, scannedAt: runStart }
-  let caughtUp = true
-  for (const entry of watched) {
-    const start = previous?.accounts[entry.account] ?? { until: null, since: firstSince }
-    const result = await readAccount(rpc, entry.account, start, commitment, limits, (info) => {
-      // a failed transaction moved nothing: not even worth fetching
-      if (info.err === null && !found.has(info.signature)) found.set(info.signature, info)
-    })
-    cursor.accounts[entry.account] = result.cursor
-    if (!result.done) caughtUp = false
-  }
+  const mints = context.tokens.map((token) => token.contract).filter((contract): contract is string => contract !== null)
+  const { programs, resolved } = await mintPrograms(rpc, mints, previous?.programs ?? {})
+  const watched = await watchedAccounts(context, programs)
 
   const wallets = new Set(context.addresses)
   const contracts = new Set(context.tokens.map((token) => token.contract))
   const known: TokenAccountOwners = new Map(
     watched.filter((entry) => entry.mint !== null).map((entry) => [entry.account, { wallet: entry.wallet, mint: entry.mint! }])
   )
+  const cursor: SolanaCursor = { accounts: {}, scannedAt: runStart, programs: { ...previous?.programs, ...resolved } }
+  const found: { transfer: ObservedTransfer; slot: bigint }[] = []
+  const unreadable: UnreadableTransfer[] = []
+  const seen = new Set<string>()
+  let dust = 0
 
-  const transfers: ObservedTransfer[] = []
-  const ordered = [...found.values()].sort((a, b) => (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : 0))
-  for (const info of ordered) {
-    const transaction = await readableTransaction(rpc, info, commitment)
-    if (!transaction || !succeeded(transaction)) continue
-    const timestamp = blockTimeMs(transaction) ?? timeOf(info) ?? runStart
+  const process = (entry: WatchedAccount) => async (info: SignatureInfo) => {
+    // a failed transaction moved nothing: not even worth fetching
+    if (info.err !== null || seen.has(info.signature)) return
+    const readable = await readSignature(rpc, info, commitment, known)
+    seen.add(info.signature)
+    const timestamp = readable.timestamp ?? timeOf(info) ?? runStart
+    if ('reason' in readable) {
+      unreadable.push({ reference: info.signature, to: entry.wallet, contract: entry.mint, timestamp, reason: readable.reason })
+      return
+    }
     const status: SolanaCommitment = info.confirmationStatus === 'finalized' ? 'finalized' : 'confirmed'
-    for (const transfer of await transfersOf(transaction, known, info)) {
+    for (const transfer of readable.transfers) {
       if (!wallets.has(transfer.to) || !contracts.has(transfer.contract)) continue
-      transfers.push({
+      if (context.isDust?.(transfer.contract, transfer.amount)) {
+        dust++
+        continue
+      }
+      const observed = {
         ...transfer,
         reference: info.signature,
         timestamp,
         confirmations: confirmationsAt(status, context.chain.confirmations),
         success: true,
-      })
+      }
+      found.push({ transfer: observed, slot: info.slot })
     }
   }
-  const unconfirmed = await unconfirmedOf(context, rpc, commitment, caughtUp, watched, cursor, known)
-  return { transfers, unconfirmed, cursor, caughtUp }
+
+  let caughtUp = true
+  let interrupted: string | undefined
+  for (const entry of watched) {
+    const start = previous?.accounts[entry.account]
+    if (interrupted) {
+      // not reached this run: it keeps its place (a new account its first start)
+      cursor.accounts[entry.account] = start ?? { until: null, since: firstSince }
+      continue
+    }
+    const state: AccountCursor = start ? { ...start } : { until: null, since: firstSince }
+    try {
+      if (!(await readAccount(rpc, entry.account, state, commitment, limits, process(entry)))) caughtUp = false
+      cursor.accounts[entry.account] = state
+    } catch (error) {
+      interrupted = context.rpc.redact((error as Error).message || String(error))
+      caughtUp = false
+      cursor.accounts[entry.account] = interruptedCursor(state)
+      logger.warn({ network: context.chain.network, account: entry.account, err: error }, 'solana scan interrupted; progress kept')
+    }
+  }
+
+  found.sort((a, b) => (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : 0))
+  const transfers = found.map((entry) => entry.transfer)
+  const unconfirmed = interrupted ? undefined : await unconfirmedOf(context, rpc, commitment, caughtUp, watched, cursor, known)
+  return { transfers, unconfirmed, cursor, caughtUp, interrupted, unreadable, dust }
+}
+
+type Reading = { transfers: ReturnType<typeof readTransfers>; timestamp: number | null } | { reason: string; timestamp: number | null }
+
+/**
+ * The transfers of a listed signature, or why they cannot be read: a
+ * version this client does not read, a failed-to-parse shape. Those are
+ * reported (unreadable, kept as unmatched), never passed over; RPC
+ * failures propagate (the run stops there and resumes at this signature).
+ */
+async function readSignature(
+  rpc: SolanaRpc,
+  info: SignatureInfo,
+  commitment: SolanaCommitment,
+  known: TokenAccountOwners
+): Promise<Reading> {
+  let transaction
+  try {
+    transaction = await rpc.transaction(info.signature, commitment, { required: true })
+  } catch (error) {
+    if (!(error instanceof TransferLookupError)) throw error
+    return { reason: error.message, timestamp: null }
+  }
+  const timestamp = transaction ? blockTimeMs(transaction) : null
+  if (!transaction || !succeeded(transaction)) return { transfers: [], timestamp }
+  try {
+    return { transfers: readTransfers(transaction, await associatedTokenAccounts(transaction, known)), timestamp }
+  } catch (error) {
+    logger.error({ signature: info.signature, err: error }, 'solana transaction could not be parsed')
+    return { reason: `transaction could not be parsed: ${(error as Error).message}`, timestamp }
+  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import { address, type Address } from '@solana/kit'
 import { findAssociatedTokenPda } from '@solana-program/token'
+import { TOKEN_2022_PROGRAM_ADDRESS, TOKEN_PROGRAM_NAMES } from '#plugins/solana/solana_programs'
 import { fromBaseUnits } from '#support/money'
 
 /** Lamports per SOL: the native coin has 9 decimals. */
@@ -60,6 +61,8 @@ export type ChainTransfer = {
  */
 export type TokenAccountOwners = Map<string, { wallet: string; mint: string }>
 
+/** A transaction whose transfers cannot be read with confidence: the reason is kept with it (unmatched). */
+export class UnreadableTransactionError extends Error {}
 
 function accountAddress(key: { pubkey: string } | string): string {
   return typeof key === 'string' ? key : key.pubkey
@@ -120,6 +123,8 @@ export function readTransfers(transaction: JsonParsedTransaction, owners: TokenA
   const balanceOf = (account: string) => balances.find((entry) => keys[Number(entry.accountIndex)] === account)
 
   const transfers: ChainTransfer[] = []
+  /** Base units each Token-2022 account is said to receive, checked against its balance below. */
+  const credited2022 = new Map<string, bigint>()
   for (const instruction of allInstructions(transaction)) {
     if (typeof instruction.parsed !== 'object' || !instruction.parsed) continue
     const type = instruction.parsed.type
@@ -127,36 +132,76 @@ export function readTransfers(transaction: JsonParsedTransaction, owners: TokenA
 
     if (instruction.program === 'system' && (type === 'transfer' || type === 'transferWithSeed')) {
       const destination = String(info.destination ?? '')
-      if (!destination || info.lamports === undefined) continue
+      if (!destination || info.lamports === undefined) {
+        throw new UnreadableTransactionError(`a system ${type} without destination or lamports`)
+      }
       transfers.push({ to: destination, contract: null, amount: fromBaseUnits(info.lamports as bigint, SOL_DECIMALS) })
       continue
     }
 
-    if (instruction.program !== 'spl-token') continue
+    if (!instruction.program || !TOKEN_PROGRAM_NAMES.has(instruction.program)) continue
+    if (type !== 'transfer' && type !== 'transferChecked' && type !== 'transferCheckedWithFee') continue
+    const destination = String(info.destination ?? '')
+    if (!destination) throw new UnreadableTransactionError(`a ${instruction.program} ${type} without destination`)
     let mint: string
     let decimals: number
-    let baseUnits: string
-    const destination = String(info.destination ?? '')
-    if (type === 'transferChecked') {
-      const tokenAmount = info.tokenAmount as { amount?: string; decimals?: number | bigint } | undefined
-      if (!tokenAmount?.amount || tokenAmount.decimals === undefined || !info.mint) continue
-      mint = String(info.mint)
-      decimals = Number(tokenAmount.decimals)
-      baseUnits = String(tokenAmount.amount)
-    } else if (type === 'transfer') {
+    let baseUnits: bigint
+    if (type === 'transfer') {
       const balance = balanceOf(destination)
-      if (!balance || info.amount === undefined) continue // no balance entry: not a token account we can read
+      if (!balance) continue // no balance entry: not a token account the node could read (not ours either)
+      if (info.amount === undefined) throw new UnreadableTransactionError(`a ${instruction.program} transfer without amount`)
       mint = balance.mint
       decimals = Number(balance.uiTokenAmount.decimals)
-      baseUnits = String(info.amount)
+      baseUnits = BigInt(String(info.amount))
     } else {
-      continue
+      const tokenAmount = info.tokenAmount as { amount?: string; decimals?: number | bigint } | undefined
+      if (!tokenAmount?.amount || tokenAmount.decimals === undefined || !info.mint) {
+        throw new UnreadableTransactionError(`a ${instruction.program} ${type} without mint or token amount`)
+      }
+      mint = String(info.mint)
+      decimals = Number(tokenAmount.decimals)
+      baseUnits = BigInt(String(tokenAmount.amount))
+      if (type === 'transferCheckedWithFee') {
+        // the fee is withheld in the destination account: the recipient gets the rest
+        const fee = info.feeAmount as { amount?: string } | undefined
+        if (!fee?.amount) throw new UnreadableTransactionError('a transferCheckedWithFee without feeAmount')
+        baseUnits -= BigInt(String(fee.amount))
+      }
+    }
+    if (instruction.program === 'spl-token-2022') {
+      credited2022.set(destination, (credited2022.get(destination) ?? 0n) + baseUnits)
     }
     const owner = owners.get(destination)
     const to = owner && owner.mint === mint ? owner.wallet : destination
     transfers.push({ to, contract: mint, amount: fromBaseUnits(baseUnits, decimals) })
   }
+  checkToken2022Credits(transaction, keys, credited2022)
   return transfers
+}
+
+/**
+ * A Token-2022 mint may withhold a transfer fee even on a plain
+ * transferChecked (the instruction then shows the amount sent, not the
+ * amount received). An account credited less than its instructions say
+ * is not read as paid: the transaction is reported unreadable instead of
+ * crediting more than arrived.
+ */
+function checkToken2022Credits(transaction: JsonParsedTransaction, keys: string[], credited: Map<string, bigint>) {
+  for (const [account, amount] of credited) {
+    const index = keys.indexOf(account)
+    const amountIn = (list: readonly TokenBalance[] | null | undefined) => {
+      const entry = (list ?? []).find((balance) => Number(balance.accountIndex) === index)
+      return entry && entry.programId === TOKEN_2022_PROGRAM_ADDRESS ? BigInt(entry.uiTokenAmount.amount) : null
+    }
+    const after = amountIn(transaction.meta?.postTokenBalances)
+    if (after === null) continue
+    const received = after - (amountIn(transaction.meta?.preTokenBalances) ?? 0n)
+    if (received < amount) {
+      throw new UnreadableTransactionError(
+        `Token-2022 account ${account} received ${received} base units, its transfers say ${amount} (a transfer fee withheld?)`
+      )
+    }
+  }
 }
 
 /** Milliseconds of the block time; null when the node does not know it. */

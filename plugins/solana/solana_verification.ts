@@ -2,7 +2,13 @@ import { isSignature } from '@solana/kit'
 import { TransferLookupError, type ObservedTransfer, type VerificationContext } from '#chains/chain_family'
 import { commitmentFor, confirmationsAt, type SolanaCommitment } from '#plugins/solana/solana_commitment'
 import type { SolanaRpc } from '#plugins/solana/solana_rpc'
-import { associatedTokenAccounts, blockTimeMs, readTransfers, succeeded } from '#plugins/solana/solana_transfers'
+import {
+  associatedTokenAccounts,
+  blockTimeMs,
+  readTransfers,
+  succeeded,
+  UnreadableTransactionError,
+} from '#plugins/solana/solana_transfers'
 
 /**
  * Reads every transfer a transaction made, by its signature (base58 of 64
@@ -40,7 +46,14 @@ export async function verifySolanaReference(
   const success = succeeded(transaction)
   const confirmations = confirmationsAt(status, required)
   const owners = await associatedTokenAccounts(transaction)
-  return readTransfers(transaction, owners).map((transfer) => ({
+  let transfers
+  try {
+    transfers = readTransfers(transaction, owners)
+  } catch (error) {
+    if (!(error instanceof UnreadableTransactionError)) throw error
+    throw new TransferLookupError(`transaction ${signature} cannot be read with confidence: ${error.message}`)
+  }
+  return transfers.map((transfer) => ({
     ...transfer,
     reference: signature,
     timestamp,

@@ -352,13 +352,14 @@ test.group('Solana: scanning', (group) => {
   test('a transfer that matches no order is recorded as unmatched', async ({ client, assert }) => {
     const fixture = await prepareSolana(server)
     await solanaOrder(client, 'usdt')
-    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('5'))
+    // short of the 13.8 asked (an exchange kept a fee), well above dust
+    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('12.5'))
     const report = await scanSolana()
     assert.equal(report.unmatched, 1)
     const rows = await UnmatchedPayment.all()
     assert.deepEqual(
       rows.map((row) => [row.reference, row.toAddress, row.token, row.amount]),
-      [[payment.signature, fixture.wallet.address, 'USDT', '5']]
+      [[payment.signature, fixture.wallet.address, 'USDT', '12.5']]
     )
   })
 
@@ -455,7 +456,7 @@ test.group('Solana: scanning', (group) => {
     assert.equal(((result.cursor as SolanaCursor).accounts[account] as AccountCursor).until, later.signature)
   })
 
-  test('a transaction the node serves only in a newer version is skipped; later payments still count', async ({
+  test('a transaction the node serves only in a newer version pays nothing; later payments still count', async ({
     client,
     assert,
   }) => {

@@ -14,8 +14,10 @@ import {
   associatedTokenAccounts,
   readTransfers,
   succeeded,
+  UnreadableTransactionError,
   type JsonParsedTransaction,
 } from '#plugins/solana/solana_transfers'
+import { TOKEN_2022_PROGRAM_ADDRESS } from '#plugins/solana/solana_programs'
 import { fromBaseUnits } from '#support/money'
 
 const SYSTEM = '11111111111111111111111111111111'
@@ -154,6 +156,58 @@ test.group('Solana parsing', () => {
       contract: mint,
       amount: '13.8',
     })
+  })
+
+  test('Token-2022: the amount received is what pays (fee withheld); a transfer credited less than it says is unreadable', async ({
+    assert,
+  }) => {
+    const payer = await newAddress()
+    const wallet = await newAddress()
+    const mint = await newAddress()
+    const [walletAccount] = await findAssociatedTokenPda({ owner: wallet, mint, tokenProgram: TOKEN_2022_PROGRAM_ADDRESS })
+    const [payerAccount] = await findAssociatedTokenPda({ owner: payer, mint, tokenProgram: TOKEN_2022_PROGRAM_ADDRESS })
+    const held = (accountIndex: number, owner: string, amount: string) => ({
+      ...balance(accountIndex, mint, owner, amount),
+      programId: TOKEN_2022_PROGRAM_ADDRESS,
+    })
+    const transfer = (type: string, extra: Record<string, unknown>): JsonParsedTransaction => ({
+      slot: 1n,
+      blockTime: 1_700_000_000n,
+      meta: {
+        err: null,
+        preTokenBalances: [held(1, wallet, '0'), held(2, payer, '5000000')],
+        postTokenBalances: [held(1, wallet, '990000'), held(2, payer, '4000000')],
+        innerInstructions: [],
+      },
+      transaction: {
+        signatures: ['sig'],
+        message: {
+          accountKeys: [payer, walletAccount, payerAccount, mint, TOKEN_2022_PROGRAM_ADDRESS].map((pubkey) => ({ pubkey })),
+          instructions: [
+            {
+              program: 'spl-token-2022',
+              programId: TOKEN_2022_PROGRAM_ADDRESS,
+              parsed: {
+                type,
+                info: {
+                  source: payerAccount,
+                  mint,
+                  destination: walletAccount,
+                  authority: payer,
+                  tokenAmount: { amount: '1000000', decimals: 6 },
+                  ...extra,
+                },
+              },
+            },
+          ],
+        },
+      },
+    })
+    const withFee = transfer('transferCheckedWithFee', { feeAmount: { amount: '10000', decimals: 6 } })
+    assert.deepEqual(readTransfers(withFee, await associatedTokenAccounts(withFee)), [{ to: wallet, contract: mint, amount: '0.99' }])
+    const plain = transfer('transferChecked', {})
+    const owners = await associatedTokenAccounts(plain)
+    assert.throws(() => readTransfers(plain, owners), UnreadableTransactionError, /received 990000 base units, its transfers say 1000000/)
   })
 
   test('a failed transaction or one without meta did not succeed', async ({ assert }) => {

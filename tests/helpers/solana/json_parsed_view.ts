@@ -20,6 +20,7 @@ import {
   identifyTokenInstruction,
 } from '@solana-program/token'
 import { Decimal } from '#support/money'
+import { TOKEN_2022_PROGRAM_ADDRESS } from '#plugins/solana/solana_programs'
 import type { CompiledInstructionView, RecordedTransaction } from '#tests/helpers/solana/solana_test_chain'
 
 type Info = Record<string, unknown>
@@ -129,6 +130,8 @@ function associatedTokenInfo(data: Uint8Array, accounts: string[]): [string, Inf
 const PROGRAMS: Record<string, { name: string; parse: (data: Uint8Array, accounts: string[]) => [string, Info] | null }> = {
   [SYSTEM_PROGRAM_ADDRESS]: { name: 'system', parse: systemInfo },
   [TOKEN_PROGRAM_ADDRESS]: { name: 'spl-token', parse: tokenInfo },
+  // same layouts for the instructions a payment uses; the node names the program apart
+  [TOKEN_2022_PROGRAM_ADDRESS]: { name: 'spl-token-2022', parse: tokenInfo },
   [ASSOCIATED_TOKEN_PROGRAM_ADDRESS]: { name: 'spl-associated-token-account', parse: associatedTokenInfo },
 }
 
@@ -154,7 +157,13 @@ function parsedInstruction(record: RecordedTransaction, instruction: CompiledIns
   return { programId, accounts, data: getBase58Decoder().decode(instruction.data), stackHeight }
 }
 
-/** The `getTransaction` answer (encoding jsonParsed, maxSupportedTransactionVersion 0). */
+/**
+ * The `getTransaction` answer (encoding jsonParsed, maxSupportedTransactionVersion 0).
+ * For a version-0 message with lookup tables the node lists the loaded
+ * addresses after the message's own keys (source `lookupTable`), names
+ * them in `meta.loadedAddresses`, and keeps the message's
+ * `addressTableLookups`; token balances index into that whole list.
+ */
 export function jsonParsedTransaction(record: RecordedTransaction) {
   return {
     slot: record.slot,
@@ -174,16 +183,16 @@ export function jsonParsedTransaction(record: RecordedTransaction) {
       })),
       logMessages: record.logMessages,
       rewards: [],
-      loadedAddresses: { writable: [], readonly: [] },
+      loadedAddresses: record.loadedAddresses,
       computeUnitsConsumed: record.computeUnitsConsumed,
     },
     transaction: {
       signatures: [record.signature],
       message: {
-        accountKeys: record.accountKeys.map((key) => ({ ...key, source: 'transaction' })),
+        accountKeys: record.accountKeys,
         recentBlockhash: record.recentBlockhash,
         instructions: record.instructions.map((instruction) => parsedInstruction(record, instruction, null)),
-        addressTableLookups: [],
+        addressTableLookups: record.addressTableLookups,
       },
     },
   }

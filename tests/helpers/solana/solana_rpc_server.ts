@@ -4,6 +4,48 @@ import type { RecordedTransaction, SolanaTestChain } from '#tests/helpers/solana
 
 type Commitment = 'processed' | 'confirmed' | 'finalized'
 
+/** Requests allowed per window: per method, and overall (per IP). */
+export type RateLimits = { perMethod: number; overall: number; windowMs: number }
+
+/** The public mainnet endpoint's limits: 40 requests per 10 s for one method, 100 per 10 s in all, per IP. */
+export const PUBLIC_RATE_LIMITS: RateLimits = { perMethod: 40, overall: 100, windowMs: 10_000 }
+
+/**
+ * A token bucket: `capacity` requests at once, refilled continuously over
+ * `windowMs`. A refused request takes nothing.
+ */
+class TokenBucket {
+  #tokens: number
+  #at = Date.now()
+  constructor(
+    readonly capacity: number,
+    readonly windowMs: number
+  ) {
+    this.#tokens = capacity
+  }
+
+  #refill() {
+    const now = Date.now()
+    this.#tokens = Math.min(this.capacity, this.#tokens + ((now - this.#at) * this.capacity) / this.windowMs)
+    this.#at = now
+  }
+
+  available() {
+    this.#refill()
+    return this.#tokens >= 1
+  }
+
+  take() {
+    this.#tokens -= 1
+  }
+
+  /** Milliseconds until one request is allowed again. */
+  waitMs() {
+    this.#refill()
+    return Math.max(0, Math.ceil(((1 - this.#tokens) * this.windowMs) / this.capacity))
+  }
+}
+
 class RpcError extends Error {
   constructor(
     readonly code: number,
@@ -16,16 +58,35 @@ class RpcError extends Error {
 /**
  * A Solana JSON-RPC node on 127.0.0.1 serving a SolanaTestChain: what the
  * real @solana/kit client asks for payments (getSignaturesForAddress,
- * getTransaction jsonParsed, getSignatureStatuses, getSlot,
- * getLatestBlockhash), with the commitment levels honoured. `down` makes it
- * answer HTTP 503, like an overloaded public endpoint.
+ * getTransaction jsonParsed, getSignatureStatuses, getAccountInfo,
+ * getSlot, getLatestBlockhash), with the commitment levels honoured.
+ * `down` makes it answer HTTP 503, like an overloaded public endpoint.
+ * `limit()` gives it the public endpoint's token buckets: over them it
+ * answers HTTP 429 with the JSON-RPC error body the public endpoint sends
+ * (and a Retry-After). `forgotten` signatures are unknown to this node (a
+ * lagging or pruned replica): absent from its listings and statuses; a
+ * `before`/`until` it does not know is answered as old nodes do (`[]`,
+ * resp. ignored) or, with `unknownSignature = 'error'`, with an error as
+ * newer ones do.
  */
 export class SolanaRpcServer extends HttpStub {
   chain!: SolanaTestChain
   down = false
   /** Signatures served as a transaction of a newer version (answered with error -32015 for version 0 clients). */
   newerVersion = new Set<string>()
+  /** Signatures this node does not have. */
+  forgotten = new Set<string>()
+  unknownSignature: 'empty' | 'error' = 'empty'
+  /** Changes a getTransaction answer before it is sent (a node serving an odd shape). */
+  rewrite: ((signature: string, answer: unknown) => unknown) | null = null
+  /** Whether a 429 carries Retry-After (the public endpoint may leave it out). */
+  retryAfter = true
+  /** Requests answered (rate-limited ones excluded). */
   calls: { method: string; params: unknown[] }[] = []
+  /** Requests refused with 429, by method. */
+  limited: string[] = []
+  #limits: RateLimits | null = null
+  #buckets = new Map<string, TokenBucket>()
 
   constructor() {
     super()
@@ -39,6 +100,14 @@ export class SolanaRpcServer extends HttpStub {
       try {
         const request = JSON.parse(body)
         id = request.id
+        const refusal = this.#rateLimit(String(request.method))
+        if (refusal) {
+          this.limited.push(String(request.method))
+          const headers: Record<string, string> = { 'content-type': 'application/json' }
+          if (this.retryAfter) headers['retry-after'] = String(Math.max(1, Math.ceil(refusal.waitMs / 1000)))
+          response.writeHead(429, headers)
+          return response.end(JSON.stringify({ jsonrpc: '2.0', error: { code: 429, message: refusal.message }, id }))
+        }
         this.calls.push({ method: request.method, params: request.params ?? [] })
         payload = { jsonrpc: '2.0', id, result: this.#answer(request.method, request.params ?? []) }
       } catch (error) {
@@ -54,8 +123,50 @@ export class SolanaRpcServer extends HttpStub {
     this.chain = chain
     this.down = false
     this.newerVersion = new Set()
+    this.forgotten = new Set()
+    this.unknownSignature = 'empty'
+    this.retryAfter = true
+    this.rewrite = null
     this.calls = []
+    this.limited = []
+    this.#limits = null
+    this.#buckets.clear()
     return this
+  }
+
+  /** Token-bucket limits from now on (null: none). */
+  limit(limits: RateLimits | null) {
+    this.#limits = limits
+    this.#buckets.clear()
+    return this
+  }
+
+  #bucket(key: string, capacity: number, windowMs: number) {
+    let bucket = this.#buckets.get(key)
+    if (!bucket) {
+      bucket = new TokenBucket(capacity, windowMs)
+      this.#buckets.set(key, bucket)
+    }
+    return bucket
+  }
+
+  /** The refusal of a request over the limits, as the public endpoint words it; null when allowed. */
+  #rateLimit(method: string): { message: string; waitMs: number } | null {
+    if (!this.#limits) return null
+    const overall = this.#bucket('*', this.#limits.overall, this.#limits.windowMs)
+    const perMethod = this.#bucket(method, this.#limits.perMethod, this.#limits.windowMs)
+    if (!overall.available()) {
+      return { message: 'Too many requests from your IP, contact your app developer or support@rpcpool.com.', waitMs: overall.waitMs() }
+    }
+    if (!perMethod.available()) {
+      return {
+        message: 'Too many requests for a specific RPC call, contact your app developer or support@rpcpool.com.',
+        waitMs: perMethod.waitMs(),
+      }
+    }
+    overall.take()
+    perMethod.take()
+    return null
   }
 
   count(method: string) {
@@ -70,6 +181,8 @@ export class SolanaRpcServer extends HttpStub {
         return this.#transaction(params[0], params[1] ?? {})
       case 'getSignatureStatuses':
         return this.#signatureStatuses(params[0] ?? [])
+      case 'getAccountInfo':
+        return this.#accountInfo(params[0], params[1] ?? {})
       case 'getSlot':
         return this.#tip(this.#commitment(params[0]))
       case 'getLatestBlockhash':
@@ -101,7 +214,27 @@ export class SolanaRpcServer extends HttpStub {
 
   #visible(commitment: Commitment) {
     const tip = this.#tip(commitment)
-    return this.chain.records.filter((record) => record.slot <= tip)
+    return this.chain.records.filter((record) => record.slot <= tip && !this.forgotten.has(record.signature))
+  }
+
+  /** Only the owner and lamports matter to the gateway (it asks with an empty data slice). */
+  #accountInfo(address: string, config: { encoding?: string; dataSlice?: { offset: number; length: number } }) {
+    const account = this.chain.svm.getAccount(address as any)
+    if (!account.exists) return { context: { slot: this.chain.slot }, value: null }
+    const data = config.dataSlice
+      ? account.data.slice(config.dataSlice.offset, config.dataSlice.offset + config.dataSlice.length)
+      : account.data
+    return {
+      context: { slot: this.chain.slot },
+      value: {
+        data: [Buffer.from(data).toString('base64'), 'base64'],
+        executable: account.executable,
+        lamports: Number(account.lamports),
+        owner: account.programAddress,
+        rentEpoch: 18446744073709551615,
+        space: account.data.length,
+      },
+    }
   }
 
   #signaturesForAddress(
@@ -117,10 +250,12 @@ export class SolanaRpcServer extends HttpStub {
       .reverse()
     if (config.before) {
       const index = list.findIndex((record) => record.signature === config.before)
+      if (index === -1 && this.unknownSignature === 'error') throw this.#unknown(config.before)
       list = index === -1 ? [] : list.slice(index + 1)
     }
     if (config.until) {
       const index = list.findIndex((record) => record.signature === config.until)
+      if (index === -1 && this.unknownSignature === 'error') throw this.#unknown(config.until)
       if (index !== -1) list = list.slice(0, index)
     }
     return list.slice(0, limit).map((record) => ({
@@ -147,7 +282,12 @@ export class SolanaRpcServer extends HttpStub {
           `Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": ${version}`
       )
     }
-    return jsonParsedTransaction(record)
+    const answer = jsonParsedTransaction(record)
+    return this.rewrite ? this.rewrite(signature, answer) : answer
+  }
+
+  #unknown(signature: string) {
+    return new RpcError(-32602, `Invalid params: signature ${signature} not found`)
   }
 
   #signatureStatuses(signatures: string[]) {
@@ -155,7 +295,7 @@ export class SolanaRpcServer extends HttpStub {
       context: { slot: this.chain.slot },
       value: signatures.map((signature) => {
         const record = this.chain.find(signature)
-        if (!record) return null
+        if (!record || this.forgotten.has(signature)) return null
         const status = this.#status(record)
         return {
           slot: record.slot,

@@ -51,8 +51,8 @@ export async function prepareSolana(
   return { chain, usdt, wallet, customer }
 }
 
-/** Creates a solana order over HTTP (100 CNY: 13.8 USDT or 0.1 SOL) and returns its model. */
-export async function solanaOrder(client: ApiClient, token: 'usdt' | 'sol', overrides: Record<string, unknown> = {}) {
+/** Creates a solana order over HTTP (100 CNY: 13.8 USDT or USDC at 7.25, or 0.1 SOL) and returns its model. */
+export async function solanaOrder(client: ApiClient, token: 'usdt' | 'usdc' | 'sol', overrides: Record<string, unknown> = {}) {
   const response = await createOrder(client, orderParams({ network: SOLANA, token, amount: 100, ...overrides }))
   if (response.status() !== 200) throw new Error(`create failed: ${JSON.stringify(response.body())}`)
   return Order.findByOrFail('trade_id', response.body().data.trade_id)

@@ -1,7 +1,10 @@
 import { FailedTransactionMetadata, LiteSVM } from 'litesvm'
 import {
+  address,
   appendTransactionMessageInstructions,
+  compressTransactionMessageUsingAddressLookupTables,
   createTransactionMessage,
+  getAddressEncoder,
   generateKeyPairSigner,
   getCompiledTransactionMessageDecoder,
   getSignatureFromTransaction,
@@ -29,6 +32,12 @@ import {
   getTransferInstruction,
 } from '@solana-program/token'
 import { Decimal } from '#support/money'
+import { TOKEN_2022_PROGRAM_ADDRESS } from '#plugins/solana/solana_programs'
+
+/** The address lookup table program (version-0 transactions load accounts through its tables). */
+export const ADDRESS_LOOKUP_TABLE_PROGRAM = address('AddressLookupTab1e1111111111111111111111111')
+/** Size of a lookup table's header before its addresses. */
+const LOOKUP_TABLE_META_SIZE = 56
 
 export type CompiledInstructionView = { programIndex: number; accounts: number[]; data: Uint8Array }
 
@@ -40,6 +49,9 @@ export type TokenBalanceView = {
   uiTokenAmount: { amount: string; decimals: number; uiAmount: number | null; uiAmountString: string }
 }
 
+/** A lookup table a version-0 transaction used, and which of its entries it loaded. */
+export type AddressTableLookupView = { accountKey: string; writableIndexes: number[]; readonlyIndexes: number[] }
+
 /** What the ledger keeps of a transaction litesvm executed (the node's view of it). */
 export type RecordedTransaction = {
   signature: string
@@ -47,7 +59,10 @@ export type RecordedTransaction = {
   /** Seconds. */
   blockTime: number
   recentBlockhash: string
-  accountKeys: { pubkey: string; signer: boolean; writable: boolean }[]
+  /** The message's own keys, then those loaded from lookup tables (writable, then read-only): instruction indexes count in this list. */
+  accountKeys: { pubkey: string; signer: boolean; writable: boolean; source: 'transaction' | 'lookupTable' }[]
+  addressTableLookups: AddressTableLookupView[]
+  loadedAddresses: { writable: string[]; readonly: string[] }
   instructions: CompiledInstructionView[]
   /** Inner instructions (CPIs) by index of the top-level instruction. */
   innerInstructions: { index: number; instructions: (CompiledInstructionView & { stackHeight: number })[] }[]
@@ -88,6 +103,8 @@ function rpcError(error: unknown): unknown {
 export class SolanaTestChain {
   readonly svm = new LiteSVM()
   readonly records: RecordedTransaction[] = []
+  /** Lookup tables created, with their addresses (a node resolves them when serving a transaction). */
+  readonly lookupTables = new Map<Address, Address[]>()
   payer!: KeyPairSigner
   slot = 300_000_000
   #finalizedHold: number | null = null
@@ -129,12 +146,21 @@ export class SolanaTestChain {
     return signer
   }
 
+  /** The token program owning `mint` (the classic Token program or Token-2022). */
+  tokenProgramOf(mint: Address): Address {
+    const account = this.svm.getAccount(mint)
+    if (!account.exists) throw new Error(`no mint ${mint}`)
+    return account.programAddress
+  }
+
   async associatedTokenAccount(owner: Address, mint: Address): Promise<Address> {
-    const [account] = await findAssociatedTokenPda({ owner, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS })
+    const [account] = await findAssociatedTokenPda({ owner, mint, tokenProgram: this.tokenProgramOf(mint) })
     return account
   }
 
-  async createMint(decimals: number): Promise<Address> {
+  /** A mint of the classic Token program, or of Token-2022 (`tokenProgram`), without extensions. */
+  async createMint(decimals: number, options: { tokenProgram?: Address } = {}): Promise<Address> {
+    const programAddress = options.tokenProgram ?? TOKEN_PROGRAM_ADDRESS
     const mint = await generateKeyPairSigner()
     const space = BigInt(getMintSize())
     await this.send([
@@ -143,9 +169,9 @@ export class SolanaTestChain {
         newAccount: mint,
         lamports: this.svm.minimumBalanceForRentExemption(space),
         space,
-        programAddress: TOKEN_PROGRAM_ADDRESS,
+        programAddress,
       }),
-      getInitializeMint2Instruction({ mint: mint.address, decimals, mintAuthority: this.payer.address }),
+      getInitializeMint2Instruction({ mint: mint.address, decimals, mintAuthority: this.payer.address }, { programAddress }),
     ])
     return mint.address
   }
@@ -153,17 +179,47 @@ export class SolanaTestChain {
   /** Creates `owner`'s associated token account (idempotent) and mints `amount` base units to it. */
   async mintTo(owner: Address, mint: Address, amount: bigint) {
     const decimals = this.#mintDecimals(mint)
+    const programAddress = this.tokenProgramOf(mint)
     const account = await this.associatedTokenAccount(owner, mint)
     await this.send([
-      await getCreateAssociatedTokenIdempotentInstructionAsync({ payer: this.payer, owner, mint }),
-      getMintToCheckedInstruction({ mint, token: account, mintAuthority: this.payer, amount, decimals }),
+      await getCreateAssociatedTokenIdempotentInstructionAsync({ payer: this.payer, owner, mint, tokenProgram: programAddress }),
+      getMintToCheckedInstruction({ mint, token: account, mintAuthority: this.payer, amount, decimals }, { programAddress }),
     ])
     return account
   }
 
   async createTokenAccount(owner: Address, mint: Address) {
-    await this.send([await getCreateAssociatedTokenIdempotentInstructionAsync({ payer: this.payer, owner, mint })])
+    const tokenProgram = this.tokenProgramOf(mint)
+    await this.send([await getCreateAssociatedTokenIdempotentInstructionAsync({ payer: this.payer, owner, mint, tokenProgram })])
     return this.associatedTokenAccount(owner, mint)
+  }
+
+  /**
+   * An address lookup table holding `addresses`, active at once (written
+   * directly: its creation is setup, not a payment). Version-0 messages
+   * sent with `lookupTables` load their accounts from it.
+   */
+  async createLookupTable(addresses: Address[]): Promise<Address> {
+    const table = (await generateKeyPairSigner()).address
+    const data = new Uint8Array(LOOKUP_TABLE_META_SIZE + 32 * addresses.length)
+    const view = new DataView(data.buffer)
+    view.setUint32(0, 1, true) // an initialised lookup table
+    view.setBigUint64(4, 0xffffffffffffffffn, true) // never deactivated
+    view.setBigUint64(12, 0n, true) // last extended slot
+    data[20] = addresses.length // every entry already active
+    data[21] = 1 // authority: some
+    data.set(getAddressEncoder().encode(this.payer.address), 22)
+    addresses.forEach((entry, index) => data.set(getAddressEncoder().encode(entry), LOOKUP_TABLE_META_SIZE + 32 * index))
+    this.svm.setAccount({
+      address: table,
+      data,
+      executable: false,
+      lamports: lamports(this.svm.minimumBalanceForRentExemption(BigInt(data.length))),
+      programAddress: ADDRESS_LOOKUP_TABLE_PROGRAM,
+      space: BigInt(data.length),
+    })
+    this.lookupTables.set(table, addresses)
+    return table
   }
 
   /**
@@ -176,26 +232,33 @@ export class SolanaTestChain {
     toWallet: Address,
     mint: Address,
     amount: bigint,
-    options: { checked?: boolean; createRecipientAccount?: boolean; blockTime?: number } = {}
+    options: { checked?: boolean; createRecipientAccount?: boolean; blockTime?: number; lookupTables?: Address[] } = {}
   ) {
+    const programAddress = this.tokenProgramOf(mint)
     const source = await this.associatedTokenAccount(from.address, mint)
     const destination = await this.associatedTokenAccount(toWallet, mint)
     const instructions: Instruction[] = []
     if (options.createRecipientAccount) {
-      instructions.push(await getCreateAssociatedTokenIdempotentInstructionAsync({ payer: from, owner: toWallet, mint }))
+      instructions.push(
+        await getCreateAssociatedTokenIdempotentInstructionAsync({ payer: from, owner: toWallet, mint, tokenProgram: programAddress })
+      )
     }
     instructions.push(
       options.checked === false
-        ? getTransferInstruction({ source, destination, authority: from, amount })
-        : getTransferCheckedInstruction({ source, mint, destination, authority: from, amount, decimals: this.#mintDecimals(mint) })
+        ? getTransferInstruction({ source, destination, authority: from, amount }, { programAddress })
+        : getTransferCheckedInstruction(
+            { source, mint, destination, authority: from, amount, decimals: this.#mintDecimals(mint) },
+            { programAddress }
+          )
     )
-    return this.send(instructions, { feePayer: from, blockTime: options.blockTime })
+    return this.send(instructions, { feePayer: from, blockTime: options.blockTime, lookupTables: options.lookupTables })
   }
 
-  async paySol(from: KeyPairSigner, to: Address, amount: bigint, options: { blockTime?: number } = {}) {
+  async paySol(from: KeyPairSigner, to: Address, amount: bigint, options: { blockTime?: number; lookupTables?: Address[] } = {}) {
     return this.send([getTransferSolInstruction({ source: from, destination: to, amount })], {
       feePayer: from,
       blockTime: options.blockTime,
+      lookupTables: options.lookupTables,
     })
   }
 
@@ -225,29 +288,47 @@ export class SolanaTestChain {
   /** Signs with the signers named in the instructions, executes, and records. */
   async send(
     instructions: Instruction[],
-    options: { feePayer?: KeyPairSigner; blockTime?: number } = {}
+    options: { feePayer?: KeyPairSigner; blockTime?: number; lookupTables?: Address[] } = {}
   ): Promise<RecordedTransaction> {
     const feePayer = options.feePayer ?? this.payer
+    const tables = Object.fromEntries((options.lookupTables ?? []).map((table) => [table, this.lookupTables.get(table)!]))
     const transaction = await pipe(
       createTransactionMessage({ version: 0 }),
       (message) => setTransactionMessageFeePayerSigner(feePayer, message),
       (message) => this.svm.setTransactionMessageLifetimeUsingLatestBlockhash(message),
       (message) => appendTransactionMessageInstructions(instructions, message),
+      (message) => compressTransactionMessageUsingAddressLookupTables(message, tables),
       (message) => signTransactionMessageWithSigners(message)
     )
     const message = getCompiledTransactionMessageDecoder().decode(transaction.messageBytes)
     if (message.version === 1) throw new Error('this ledger records legacy and v0 messages only')
-    const keys = message.staticAccounts.map(String)
+    const staticKeys = message.staticAccounts.map(String)
     const header = message.header
     const signers = header.numSignerAccounts
-    const accountKeys = keys.map((pubkey, index) => ({
-      pubkey,
-      signer: index < signers,
-      writable:
-        index < signers
-          ? index < signers - header.numReadonlySignerAccounts
-          : index < keys.length - header.numReadonlyNonSignerAccounts,
-    }))
+    const lookups: AddressTableLookupView[] = ('addressTableLookups' in message ? (message.addressTableLookups ?? []) : []).map(
+      (lookup) => ({
+        accountKey: lookup.lookupTableAddress,
+        writableIndexes: [...lookup.writableIndexes],
+        readonlyIndexes: [...lookup.readonlyIndexes],
+      })
+    )
+    const loaded = (kind: 'writableIndexes' | 'readonlyIndexes') =>
+      lookups.flatMap((lookup) => lookup[kind].map((index) => String(this.lookupTables.get(address(lookup.accountKey))![index])))
+    const loadedAddresses = { writable: loaded('writableIndexes'), readonly: loaded('readonlyIndexes') }
+    const keys = [...staticKeys, ...loadedAddresses.writable, ...loadedAddresses.readonly]
+    const accountKeys = [
+      ...staticKeys.map((pubkey, index) => ({
+        pubkey,
+        signer: index < signers,
+        writable:
+          index < signers
+            ? index < signers - header.numReadonlySignerAccounts
+            : index < staticKeys.length - header.numReadonlyNonSignerAccounts,
+        source: 'transaction' as const,
+      })),
+      ...loadedAddresses.writable.map((pubkey) => ({ pubkey, signer: false, writable: true, source: 'lookupTable' as const })),
+      ...loadedAddresses.readonly.map((pubkey) => ({ pubkey, signer: false, writable: false, source: 'lookupTable' as const })),
+    ]
 
     const preBalances = keys.map((key) => this.#lamports(key))
     const preTokenBalances = this.#tokenBalances(keys)
@@ -265,6 +346,8 @@ export class SolanaTestChain {
       blockTime: options.blockTime ?? Math.ceil(Date.now() / 1000),
       recentBlockhash: String(message.lifetimeToken),
       accountKeys,
+      addressTableLookups: lookups,
+      loadedAddresses,
       instructions: message.instructions.map((instruction) => ({
         programIndex: instruction.programAddressIndex,
         accounts: [...(instruction.accountIndices ?? [])],
@@ -302,7 +385,7 @@ export class SolanaTestChain {
   #mintDecimals(mint: Address): number {
     const account = this.svm.getAccount(mint)
     if (!account.exists) throw new Error(`no mint ${mint}`)
-    return getMintDecoder().decode(account.data).decimals
+    return getMintDecoder().decode(account.data.slice(0, getMintSize())).decimals
   }
 
   /** Token accounts among `keys`, as the RPC lists them in pre/postTokenBalances. */
@@ -310,9 +393,14 @@ export class SolanaTestChain {
     const balances: TokenBalanceView[] = []
     keys.forEach((key, accountIndex) => {
       const account = this.svm.getAccount(key as Address)
-      if (!account.exists || account.programAddress !== TOKEN_PROGRAM_ADDRESS) return
-      if (account.data.length !== getTokenSize()) return
-      const token = getTokenDecoder().decode(account.data)
+      if (!account.exists) return
+      const program = account.programAddress
+      if (program !== TOKEN_PROGRAM_ADDRESS && program !== TOKEN_2022_PROGRAM_ADDRESS) return
+      // a Token-2022 account with extensions is longer, its type byte (2: account) right after the base layout
+      const isAccount =
+        account.data.length === getTokenSize() || (program === TOKEN_2022_PROGRAM_ADDRESS && account.data[getTokenSize()] === 2)
+      if (!isAccount) return
+      const token = getTokenDecoder().decode(account.data.slice(0, getTokenSize()))
       const decimals = this.#mintDecimals(token.mint)
       const amount = token.amount.toString()
       const uiAmountString = new Decimal(amount).shiftedBy(-decimals).toFixed()
@@ -320,7 +408,7 @@ export class SolanaTestChain {
         accountIndex,
         mint: token.mint,
         owner: token.owner,
-        programId: TOKEN_PROGRAM_ADDRESS,
+        programId: program,
         uiTokenAmount: { amount, decimals, uiAmount: Number(uiAmountString), uiAmountString },
       })
     })

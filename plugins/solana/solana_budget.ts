@@ -1,0 +1,39 @@
+import type Chain from '#models/chain'
+import type { RpcBudget } from '#chains/rpc_pool'
+import { commitmentFor } from '#plugins/solana/solana_commitment'
+
+/**
+ * The public endpoints run by the Solana Foundation allow, per IP, 100
+ * requests per 10 s in all and 40 per 10 s for any single method. A scan
+ * sends mostly one method at a time (getSignaturesForAddress per watched
+ * account, then getTransaction per new signature), so the single-method
+ * limit is the one a scan meets: 4 requests a second keeps every method,
+ * and the whole, under its limit. They have no daily cap.
+ */
+export const PUBLIC_ENDPOINT_BUDGET: RpcBudget = { perSecond: 4, perDay: null }
+
+const PUBLIC_HOSTS = new Set(['api.mainnet-beta.solana.com', 'api.devnet.solana.com', 'api.testnet.solana.com'])
+
+/** The public endpoints' budget; other providers (plans differ) get the core settings' (null). */
+export function solanaRpcBudget(url: string): RpcBudget | null {
+  let host: string
+  try {
+    host = new URL(url).hostname.toLowerCase()
+  } catch {
+    return null
+  }
+  return PUBLIC_HOSTS.has(host) ? PUBLIC_ENDPOINT_BUDGET : null
+}
+
+/**
+ * Requests a day scanning costs when nothing arrives: each run asks
+ * getSignaturesForAddress once per watched account (each wallet for SOL,
+ * its associated token account per mint: one per enabled token), and once
+ * more when the chain waits for `finalized` (the `confirmed` signatures
+ * shown as "payment seen"). Each new transaction to a watched account adds
+ * one getTransaction, once; a mint's token program is asked once ever.
+ */
+export function solanaRequestsPerDay(chain: Chain, addresses: number, tokens: number): number {
+  const perRun = addresses * tokens * (commitmentFor(chain.confirmations) === 'finalized' ? 2 : 1)
+  return Math.ceil((perRun * 86_400) / Math.max(1, chain.scanIntervalSeconds))
+}
