@@ -20,7 +20,18 @@ export type TronScanCursor = {
    * neither looked up nor reported again.
    */
   reported: Record<string, number>
+  /** Block time (solid head) at which the last deep re-scan started; 0: never. */
+  deepDoneAt: number
+  /** The deep re-scan under way: streams still to list (key → next min_timestamp), up to `until`. */
+  deep: DeepPass | null
 }
+
+/**
+ * A deep re-scan: lists again the last hours of every stream, up to just
+ * before where the regular listings started when it began (those cover
+ * the rest), for rows TronGrid indexed later than the look-back.
+ */
+export type DeepPass = { startedAt: number; until: number; from: Record<string, number> }
 
 /** Entries kept in `reported` at most; dropping the oldest only means reporting them again. */
 export const MAX_REPORTED = 5000
@@ -31,13 +42,24 @@ export function readCursor(raw: unknown, start: number): TronScanCursor {
   if (!value || typeof value !== 'object' || !Number.isSafeInteger(value.since)) {
     // First scan, or a cursor this code did not write: start from the oldest
     // order worth watching (the core's start time); seeing transfers twice is harmless.
-    return { since: start, lagging: {}, reported: {} }
+    return { since: start, lagging: {}, reported: {}, deepDoneAt: start, deep: null }
   }
   return {
     since: value.since!,
     lagging: numbersOnly(value.lagging),
     reported: numbersOnly(value.reported),
+    // Cursors written before deep re-scans: one starts at the next run.
+    deepDoneAt: Number.isSafeInteger(value.deepDoneAt) ? value.deepDoneAt! : 0,
+    deep: readDeep(value.deep),
   }
+}
+
+function readDeep(value: unknown): DeepPass | null {
+  const deep = value as Partial<DeepPass> | null
+  if (!deep || typeof deep !== 'object' || !Number.isSafeInteger(deep.startedAt) || !Number.isSafeInteger(deep.until)) {
+    return null
+  }
+  return { startedAt: deep.startedAt!, until: deep.until!, from: numbersOnly(deep.from) }
 }
 
 function numbersOnly(value: unknown): Record<string, number> {

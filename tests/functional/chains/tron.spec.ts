@@ -203,12 +203,13 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
   })
 
   test('more confirmations than solidification: credited at that depth, even long after', async ({ client, assert }) => {
+    await operator.setChain('tron', { options: { lookbackMinutes: '10' } })
     await db.from('chains').where('network', 'tron').update({ confirmations: 40 })
     const order = await newTronOrder(client)
     await scanTron()
     fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
     // Solidified, depth 36 of 40, and the solid head's time is 16 minutes
-    // past the payment: beyond the overlap window.
+    // past the payment: beyond the 10-minute look-back.
     fake.mine(35, 60_000)
     const early = await scanTron()
     assert.equal(early.transfers, 0)
@@ -224,7 +225,7 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
     assert.deepEqual((await persistedCursor()).lagging, {})
   })
 
-  test('a transfer TronGrid indexes late (within the overlap) is still found', async ({ client, assert }) => {
+  test('a transfer TronGrid indexes late (within the default look-back) is still found', async ({ client, assert }) => {
     const order = await newTronOrder(client)
     await scanTron()
     const first = await persistedCursor()
@@ -235,9 +236,9 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
       amount: baseUnits(order.actualAmount),
       indexed: false,
     })
-    // The solid head moves 9.5 minutes of block time past the payment while
-    // the index still lacks it.
-    fake.mine(38, 30_000)
+    // The solid head moves 29.5 minutes of block time past the payment
+    // while the index still lacks it.
+    fake.mine(78, 30_000)
     assert.equal((await scanTron()).transfers, 0)
     const cursor = await persistedCursor()
     assert.isAbove(cursor.since, first.since, 'the window moved on')

@@ -133,13 +133,24 @@ test.group('TRON parsing: amounts and transfers', () => {
 
 test.group('TRON parsing: cursor and payment URI', () => {
   test('an unreadable cursor starts over; a good one is kept', ({ assert }) => {
-    assert.deepEqual(readCursor(null, 5), { since: 5, lagging: {}, reported: {} })
-    assert.deepEqual(readCursor({ block: 12 }, 5), { since: 5, lagging: {}, reported: {} })
+    const fresh = { since: 5, lagging: {}, reported: {}, deepDoneAt: 5, deep: null }
+    assert.deepEqual(readCursor(null, 5), fresh)
+    assert.deepEqual(readCursor({ block: 12 }, 5), fresh)
+    // A cursor from before deep re-scans gets one at the next run.
     assert.deepEqual(readCursor({ since: 9, lagging: { a: 7, b: 'x' }, reported: { k: 8 } }, 5), {
       since: 9,
       lagging: { a: 7 },
       reported: { k: 8 },
+      deepDoneAt: 0,
+      deep: null,
     })
+    const deep = { startedAt: 20, until: 8, from: { a: 3, b: 'x' } }
+    assert.deepEqual(readCursor({ since: 9, lagging: {}, reported: {}, deepDoneAt: 4, deep }, 5).deep, {
+      startedAt: 20,
+      until: 8,
+      from: { a: 3 },
+    })
+    assert.isNull(readCursor({ since: 9, deep: { until: 8, from: {} } }, 5).deep)
   })
 
   test('reported transfers are kept inside the window and bounded', ({ assert }) => {
