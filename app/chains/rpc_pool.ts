@@ -1,5 +1,6 @@
 import { TransferLookupError } from '#chains/chain_family'
 import { redactSecrets, urlCredentials } from '#support/redaction'
+import { dailyBudgetSpent, holdOff, pacerKey, reserve, resetPacers, usedToday } from '#chains/rpc_pacer'
 
 /** Every endpoint of a chain failed (the last error's text, redacted, is in the message; the error is the cause). */
 export class RpcUnavailableError extends Error {}
@@ -45,8 +46,18 @@ function messageOf(error: unknown): string {
   return `${error.message}${cause}`
 }
 
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** Waits until `until` (epoch ms) has really passed: timers may fire a millisecond early. */
+async function sleepUntil(until: number) {
+  for (let left = until - Date.now(); left > 0; left = until - Date.now()) await sleep(left)
+}
+
 /** Cool-down state per URL, shared by every pool of the process. */
 const endpoints = new Map<string, EndpointState>()
+
+/** How much of an error body an RpcHttpError quotes. */
+const BODY_EXCERPT = 300
 
 export type RpcPoolOptions = {
   /** How long an endpoint that failed is skipped. */
@@ -57,6 +68,10 @@ export type RpcPoolOptions = {
   apiKey?: string
   /** Budget of each endpoint (null: unlimited). */
   budgetFor?: (url: string) => RpcBudget | null
+  /** Retries of one endpoint after a 429 or a 5xx before moving on (default 2). */
+  retries?: number
+  /** First backoff step when an endpoint sent no Retry-After (default 500 ms; doubled per retry, jittered). */
+  backoffBaseMs?: number
 }
 
 /** Options of one pooled call. */
@@ -66,12 +81,33 @@ export type RpcCallOptions = {
 }
 
 /**
- * Several RPC endpoints of one chain, in order of preference. A call goes
- * to the first endpoint not cooling down; an endpoint that fails is skipped
- * for `cooldownMs` and the call moves on to the next. When all are cooling
- * down the one that cools down first is tried anyway (better than nothing).
- * Plugins decide what counts as a failure by throwing; a TransferLookupError
- * is an answer (e.g. "no such transaction"), passed on without cool-down.
+ * Several RPC endpoints of one chain, in order of preference, each with a
+ * request budget.
+ *
+ * A call goes to the first eligible endpoint not cooling down. What
+ * happens when the work throws depends on what it threw:
+ * - RpcHttpError 429 (a rate limit, not an outage): wait Retry-After, or
+ *   an exponential jittered backoff when there is none, and retry the same
+ *   endpoint up to `retries` times, then move on to the next one without
+ *   cooling this one down. A wait is never longer than the request timeout:
+ *   an endpoint that asks for more is left for the next one at once.
+ * - RpcHttpError 5xx: retried the same way, then cooled down (an outage).
+ * - RpcBudgetExhaustedError: the endpoint's daily budget is spent; the next
+ *   one is tried, no cool-down (the endpoint is fine, only spent today).
+ * - TransferLookupError: an answer ("no such transaction"), passed on.
+ * - anything else (network error, timeout, other HTTP status, a bad
+ *   answer): the endpoint is cooled down for `cooldownMs` and the next one
+ *   is tried at once.
+ * When all are cooling down the one that cools down first is tried anyway
+ * (better than nothing). When every endpoint failed the call throws
+ * RpcUnavailableError, the last error as its cause.
+ *
+ * Budgets: `call` does not take a permit itself, because one pooled call may
+ * send several HTTP requests (a JSON-RPC batch of pages, a transaction and
+ * its receipt) or none. Families take one per request they send: through
+ * `fetch()` below, which permits, applies the timeout and turns a non-2xx
+ * answer into RpcHttpError, or by calling `permit()` themselves before
+ * each request when their client does its own HTTP (viem's transport).
  */
 export class RpcPool {
   constructor(
@@ -85,6 +121,11 @@ export class RpcPool {
 
   get apiKey() {
     return this.options.apiKey ?? ''
+  }
+
+  /** The budget of an endpoint (null: unlimited). */
+  budget(url: string): RpcBudget | null {
+    return this.options.budgetFor?.(url) ?? null
   }
 
   /**
@@ -108,35 +149,58 @@ export class RpcPool {
    * when the endpoint's daily budget is spent.
    */
   async permit(url: string): Promise<void> {
-    void url
-    throw new Error('RpcPool.permit: not implemented yet (issue 12, rpc branch)')
+    const budget = this.budget(url)
+    const wait = reserve(pacerKey(url, this.apiKey), budget)
+    if (wait === null) {
+      throw new RpcBudgetExhaustedError(
+        `the daily request budget of ${this.redact(url)} (${budget?.perDay} requests) is spent until 00:00 UTC`
+      )
+    }
+    if (wait > 0) await sleepUntil(Date.now() + wait)
+  }
+
+  /**
+   * One HTTP request to an endpoint under its budget: permit, then fetch
+   * with the pool's timeout (unless `init.signal` is given). A non-2xx
+   * answer throws RpcHttpError with the status, Retry-After and the start
+   * of the body (redacted), so that the pool can tell a limit from an
+   * outage. `target` is the full request URL when it is not the endpoint
+   * itself (a REST path under it); the budget is the endpoint's.
+   */
+  async fetch(url: string, init: RequestInit = {}, target: string | URL = url): Promise<Response> {
+    await this.permit(url)
+    const response = await fetch(target, { ...init, signal: init.signal ?? AbortSignal.timeout(this.timeoutMs) })
+    if (response.ok) return response
+    const body = await response.text().catch(() => '')
+    const excerpt = body.length > BODY_EXCERPT ? `${body.slice(0, BODY_EXCERPT)}...` : body
+    throw new RpcHttpError(
+      this.redact(`HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}${excerpt ? `: ${excerpt}` : ''}`),
+      response.status,
+      parseRetryAfter(response.headers.get('retry-after'))
+    )
   }
 
   async call<T>(work: (url: string) => Promise<T>, options: RpcCallOptions = {}): Promise<T> {
-    void options
     if (this.urls.length === 0) throw new RpcUnavailableError('no RPC endpoint is configured (chain:set --rpc URL)')
+    const eligible = options.eligible ? this.urls.filter((url) => options.eligible!(url)) : this.urls
+    if (eligible.length === 0) {
+      throw new RpcUnavailableError('no configured RPC endpoint can serve this request (chain:set --rpc URL)')
+    }
     const now = Date.now()
-    const ordered = [...this.urls].sort((a, b) => {
+    const ordered = [...eligible].sort((a, b) => {
       const aCool = (endpoints.get(a)?.coolUntil ?? 0) > now ? 1 : 0
       const bCool = (endpoints.get(b)?.coolUntil ?? 0) > now ? 1 : 0
       return aCool - bCool
     })
     let lastError: unknown
     for (const url of ordered) {
-      try {
-        const result = await work(url)
-        endpoints.set(url, { failures: 0, coolUntil: 0, lastError: '' })
-        return result
-      } catch (error) {
-        if (error instanceof TransferLookupError) throw error
-        lastError = error
-        const state = endpoints.get(url) ?? { failures: 0, coolUntil: 0, lastError: '' }
-        endpoints.set(url, {
-          failures: state.failures + 1,
-          coolUntil: Date.now() + this.options.cooldownMs,
-          lastError: this.redact(messageOf(error)),
-        })
+      if (dailyBudgetSpent(pacerKey(url, this.apiKey), this.budget(url))) {
+        lastError = new RpcBudgetExhaustedError(`the daily request budget of ${this.redact(url)} is spent until 00:00 UTC`)
+        continue
       }
+      const outcome = await this.#attempt(url, work)
+      if ('result' in outcome) return outcome.result
+      lastError = outcome.error
     }
     // The message (stored, printed) is redacted. The cause is kept for the
     // plugins' checks (e.g. "not found"); it may quote the URL, so it is
@@ -146,13 +210,71 @@ export class RpcPool {
     })
   }
 
+  /** The work on one endpoint, retried on limits and server errors; a failure that should move on is returned. */
+  async #attempt<T>(url: string, work: (url: string) => Promise<T>): Promise<{ result: T } | { error: unknown }> {
+    const retries = this.options.retries ?? 2
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const result = await work(url)
+        endpoints.set(url, { failures: 0, coolUntil: 0, lastError: '' })
+        return { result }
+      } catch (error) {
+        if (error instanceof TransferLookupError) throw error
+        if (error instanceof RpcBudgetExhaustedError) return { error }
+        const limited = error instanceof RpcHttpError && error.status === 429
+        const serverError = error instanceof RpcHttpError && error.status >= 500
+        if ((limited || serverError) && attempt < retries) {
+          const wait = this.#retryWait(error as RpcHttpError, attempt)
+          if (wait !== null) {
+            // Every caller of this endpoint waits, not only this one.
+            holdOff(pacerKey(url, this.apiKey), wait)
+            await sleep(wait)
+            continue
+          }
+        }
+        if (!limited) this.#coolDown(url, error)
+        return { error }
+      }
+    }
+  }
+
+  /**
+   * How long to wait before retrying after a 429/5xx: the endpoint's
+   * Retry-After, else 2^attempt × base, jittered. Null when the
+   * endpoint asks for longer than the request timeout: the next endpoint
+   * is better than holding the scan that long.
+   */
+  #retryWait(error: RpcHttpError, attempt: number): number | null {
+    const bound = this.options.timeoutMs
+    if (error.retryAfterMs !== null) return error.retryAfterMs <= bound ? error.retryAfterMs : null
+    const base = this.options.backoffBaseMs ?? 500
+    const ceiling = Math.min(bound, base * 2 ** attempt)
+    // Jittered between half and all of the step, so that callers limited together do not retry together.
+    return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2)
+  }
+
+  #coolDown(url: string, error: unknown) {
+    const state = endpoints.get(url) ?? { failures: 0, coolUntil: 0, lastError: '' }
+    endpoints.set(url, {
+      failures: state.failures + 1,
+      coolUntil: Date.now() + this.options.cooldownMs,
+      lastError: this.redact(messageOf(error)),
+    })
+  }
+
   /** Failures and cool-down of an endpoint (diagnostics, tests). */
   static health(url: string) {
     return endpoints.get(url) ?? null
   }
 
-  /** Forget cool-downs (tests). */
+  /** Requests counted today for an endpoint and key (diagnostics, tests). */
+  static usedToday(url: string, apiKey = '') {
+    return usedToday(pacerKey(url, apiKey))
+  }
+
+  /** Forget cool-downs, pacing and daily counts (tests). */
   static reset() {
     endpoints.clear()
+    resetPacers()
   }
 }

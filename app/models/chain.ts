@@ -57,6 +57,17 @@ export default class Chain extends TimestampedRecord {
   declare explorerTxUrl: string
 
   /**
+   * The operator's request budget of each RPC endpoint of the chain; null:
+   * the family's default for the provider (app/chains/chain_rpc.ts).
+   */
+  @column({ consume: (value: unknown) => (value === null || value === undefined ? null : Number(value)) })
+  declare rpcRequestsPerSecond: number | null
+
+  /** Requests per UTC day per endpoint; 0: no daily cap; null: the family's default. */
+  @column({ consume: (value: unknown) => (value === null || value === undefined ? null : Number(value)) })
+  declare rpcRequestsPerDay: number | null
+
+  /**
    * API key sent to the RPC service (header chosen by the family), as
    * stored: encrypted on every write. rpcApiKey() is the key itself.
    */

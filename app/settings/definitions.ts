@@ -72,6 +72,16 @@ export const SETTINGS = {
     min: 1,
     max: 3600,
   }),
+  'chains.rpc_requests_per_second': integerSetting(
+    10,
+    'Requests per second sent to one RPC endpoint when neither the chain (chain:set --requests-per-second) nor its family sets a budget',
+    { min: 1, max: 100000 }
+  ),
+  'chains.rpc_requests_per_day': integerSetting(
+    0,
+    'Requests per UTC day to one RPC endpoint when neither the chain (chain:set --requests-per-day) nor its family sets a budget (0: no daily cap)',
+    { min: 0, max: 1_000_000_000 }
+  ),
   'chains.max_blocks_per_scan': integerSetting(5000, 'Blocks one scan run covers at most; a chain behind catches up over runs', {
     min: 1,
     max: 1000000,

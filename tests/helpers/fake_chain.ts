@@ -8,6 +8,7 @@ import type {
 } from '#chains/chain_family'
 import { TransferLookupError } from '#chains/chain_family'
 import db from '@adonisjs/lucid/services/db'
+import type { RpcBudget } from '#chains/rpc_pool'
 
 /**
  * A chain family that exists only in tests: addresses are any "fake:…"
@@ -25,6 +26,8 @@ export class FakeFamily implements ChainFamily {
   unconfirmed: ObservedTransfer[] | undefined = undefined
   failScan: string | null = null
   scans: ScanContext[] = []
+  /** The family's default endpoint budget, when a test gives it one. */
+  rpcBudget?: (url: string, apiKey: string) => RpcBudget
 
   normalizeAddress(address: string) {
     if (!address.startsWith('fake:')) throw new Error('not a fake address')
@@ -103,6 +106,7 @@ export async function installFakeChain(confirmations = 1) {
   fakeFamily.unconfirmed = undefined
   fakeFamily.scans = []
   fakeFamily.failScan = null
+  fakeFamily.rpcBudget = undefined
 }
 
 /** A successful USDT transfer to the fake wallet, made now. */
