@@ -14,8 +14,22 @@ export const TRONGRID_WITH_KEY: RpcBudget = { perSecond: 15, perDay: 100_000 }
  * 2 per second keeps a keyless install out of the 30 s penalty.
  */
 export const TRONGRID_WITHOUT_KEY: RpcBudget = { perSecond: 2, perDay: null }
-/** Another provider or the operator's own node: no known quota; paced so a burst cannot flood it. */
+/** Another provider: no known quota; paced so a burst cannot flood it. */
 export const OTHER_ENDPOINT: RpcBudget = { perSecond: 25, perDay: null }
+/** The operator's own node (loopback or private address): no quota, paced only against bursts. */
+export const OWN_NODE: RpcBudget = { perSecond: 100, perDay: null }
+
+function isOwnNode(host: string) {
+  const bare = host.replace(/^\[|\]$/g, '')
+  return (
+    bare === 'localhost' ||
+    bare === '::1' ||
+    /^127\./.test(bare) ||
+    /^10\./.test(bare) ||
+    /^192\.168\./.test(bare) ||
+    /^172\.(1[6-9]|2\d|3[01])\./.test(bare)
+  )
+}
 
 export function tronRpcBudget(url: string, apiKey: string): RpcBudget {
   let host = ''
@@ -24,6 +38,7 @@ export function tronRpcBudget(url: string, apiKey: string): RpcBudget {
   } catch {
     return OTHER_ENDPOINT
   }
+  if (isOwnNode(host)) return OWN_NODE
   if (host !== 'trongrid.io' && !host.endsWith('.trongrid.io')) return OTHER_ENDPOINT
   return apiKey ? TRONGRID_WITH_KEY : TRONGRID_WITHOUT_KEY
 }
