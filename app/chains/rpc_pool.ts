@@ -128,6 +128,11 @@ export class RpcPool {
     return this.options.budgetFor?.(url) ?? null
   }
 
+  /** True when the endpoint's daily budget is spent for the current UTC day. */
+  budgetSpent(url: string): boolean {
+    return dailyBudgetSpent(pacerKey(url, this.apiKey), this.budget(url))
+  }
+
   /**
    * An error text without the secrets of this pool: URLs carry keys
    * (Infura, Alchemy ...), and the API key itself is masked wherever it
@@ -194,7 +199,7 @@ export class RpcPool {
     })
     let lastError: unknown
     for (const url of ordered) {
-      if (dailyBudgetSpent(pacerKey(url, this.apiKey), this.budget(url))) {
+      if (this.budgetSpent(url)) {
         lastError = new RpcBudgetExhaustedError(`the daily request budget of ${this.redact(url)} is spent until 00:00 UTC`)
         continue
       }

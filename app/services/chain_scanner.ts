@@ -13,6 +13,7 @@ import type { RpcPool } from '#chains/rpc_pool'
 import type { ChainFamily, ScanResult } from '#chains/chain_family'
 import paymentMatcher from '#services/payment_matcher'
 import paymentSightings from '#services/payment_sightings'
+import { dustCheck, LATE_WINDOW_MS } from '#services/dust_threshold'
 import { insertUnlessPresent } from '#support/insert_unless_present'
 import { redactSecrets, serializeError } from '#support/redaction'
 
@@ -25,13 +26,17 @@ export type ScanReport = {
   /** Transfers seen but not yet deep enough (never paid on; the payer's page shows them). */
   unconfirmed: number
   caughtUp: boolean
+  /** Transfers the family dropped as dust (below the watched amounts) this run. */
+  dust: number
+  /** Transactions the family could not read, kept as unmatched. */
+  unreadable: number
+  /** Why the run stopped midway (what it did is saved); null when it did not. */
+  interrupted: string | null
   detail: string
 }
 
 /** A scan lease outlives any scan run; a crashed scanner frees its chain then. */
 const LEASE_MS = 5 * 60_000
-/** Expired orders this recent are still watched (late detection) on a first scan. */
-const LATE_WINDOW_MS = 24 * 3600_000
 
 /**
  * Runs the chain watchers: for each enabled chain whose family can scan,
@@ -39,6 +44,12 @@ const LATE_WINDOW_MS = 24 * 3600_000
  * hands each to the matcher, and saves the new cursor. A chain is scanned
  * by one process at a time (a lease on its cursor row), at its scan
  * interval, and immediately again while it has not caught up.
+ *
+ * A run the family reports as interrupted (a rate limit, an outage midway)
+ * keeps what it did: its transfers are matched, its cursor saved, and the
+ * reason is the chain's last error; the next run resumes there at the
+ * chain's interval, not at once (the endpoints asked to slow down). A run
+ * that throws saves nothing (the family could not say how far it got).
  */
 export class ChainScanner {
   readonly workerId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
@@ -48,12 +59,14 @@ export class ChainScanner {
   async runDue(): Promise<ScanReport[]> {
     const now = Date.now()
     const chains = await this.#scannableChains()
-    const cursors = await db.from('chain_cursors').select('network', 'last_scan_at', 'caught_up')
+    const cursors = await db.from('chain_cursors').select('network', 'last_scan_at', 'caught_up', 'last_error')
     const due = chains.filter((chain) => {
       const cursor = cursors.find((row) => row.network === chain.network)
       if (!cursor) return true
       const caughtUp = Boolean(cursor.caught_up)
-      return !caughtUp || now >= Number(cursor.last_scan_at) + chain.scanIntervalSeconds * 1000
+      // Behind with no error: at once. Interrupted (behind, with an error): at the interval.
+      if (!caughtUp && !cursor.last_error) return true
+      return now >= Number(cursor.last_scan_at) + chain.scanIntervalSeconds * 1000
     })
     return Promise.all(due.map((chain) => this.scanNetwork(chain)))
   }
@@ -92,8 +105,17 @@ export class ChainScanner {
 
     let rpc: RpcPool | null = null
     try {
-      const cursor = row.cursor ? JSON.parse(row.cursor) : null
       rpc = await rpcFor(chain)
+      if (rpc.urls.length > 0 && rpc.urls.every((url) => rpc!.budgetSpent(url))) {
+        // Nothing can be asked: the cursor and its last error stay as they are.
+        await this.#release(chain.network, claim, {})
+        return this.#report(chain, false, 'the daily request budget of every RPC endpoint is spent until 00:00 UTC')
+      }
+      const cursor = row.cursor ? JSON.parse(row.cursor) : null
+      const isDust = await dustCheck(chain.network, tokens, {
+        percent: await settings.get('chains.dust_percent'),
+        previousScanAt: Number(row.last_scan_at) || 0,
+      })
       const result = await family.scan({
         chain,
         tokens,
@@ -102,6 +124,7 @@ export class ChainScanner {
         startTime: cursor === null ? await this.#startTime(chain.network) : Date.now(),
         rpc,
         maxBlocksPerScan: await settings.get('chains.max_blocks_per_scan'),
+        isDust,
       })
 
       let paid = 0
@@ -111,12 +134,19 @@ export class ChainScanner {
         if (outcome === 'paid') paid++
         if (outcome === 'unmatched') unmatched++
       }
+      const unreadable = result.unreadable ?? []
+      for (const item of unreadable) {
+        await paymentMatcher.recordUnreadable(chain, tokens, { ...item, reason: rpc.redact(item.reason) })
+      }
       await this.#recordSightings(chain, tokens, result)
+      const interrupted = result.interrupted ? rpc.redact(result.interrupted) : null
+      if (interrupted) logger.warn({ network: chain.network, reason: interrupted }, 'chain scan interrupted; progress kept')
       await this.#release(chain.network, claim, {
         cursor: JSON.stringify(result.cursor),
-        caught_up: result.caughtUp,
-        last_error: '',
+        caught_up: interrupted ? false : result.caughtUp,
+        last_error: interrupted ? `interrupted: ${interrupted}`.slice(0, 1000) : '',
       })
+      const dust = result.dust ?? 0
       return {
         network: chain.network,
         scanned: true,
@@ -124,11 +154,17 @@ export class ChainScanner {
         paid,
         unmatched,
         unconfirmed: result.unconfirmed?.length ?? 0,
-        caughtUp: result.caughtUp,
+        caughtUp: interrupted ? false : result.caughtUp,
+        dust,
+        unreadable: unreadable.length,
+        interrupted,
         detail:
+          `${interrupted ? `interrupted (${interrupted}), progress kept: ` : ''}` +
           `${result.transfers.length} transfer(s), ${paid} paid, ${unmatched} unmatched` +
           `${result.unconfirmed?.length ? `, ${result.unconfirmed.length} not yet confirmed` : ''}` +
-          `${result.caughtUp ? '' : ', more to scan'}`,
+          `${unreadable.length ? `, ${unreadable.length} unreadable (kept as unmatched)` : ''}` +
+          `${dust ? `, ${dust} dust dropped` : ''}` +
+          `${!interrupted && !result.caughtUp ? ', more to scan' : ''}`,
       }
     } catch (error) {
       // Kept, logged and printed without the chain's keys (URLs, API key).
@@ -205,7 +241,19 @@ export class ChainScanner {
   }
 
   #report(chain: Chain, scanned: boolean, detail: string): ScanReport {
-    return { network: chain.network, scanned, transfers: 0, paid: 0, unmatched: 0, unconfirmed: 0, caughtUp: true, detail }
+    return {
+      network: chain.network,
+      scanned,
+      transfers: 0,
+      paid: 0,
+      unmatched: 0,
+      unconfirmed: 0,
+      caughtUp: true,
+      dust: 0,
+      unreadable: 0,
+      interrupted: null,
+      detail,
+    }
   }
 }
 

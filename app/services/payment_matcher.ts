@@ -4,12 +4,15 @@ import Order, { OrderStatus } from '#models/order'
 import type { ModelQueryBuilderContract } from '@adonisjs/lucid/types/model'
 import type Chain from '#models/chain'
 import type Token from '#models/token'
-import type { ObservedTransfer } from '#chains/chain_family'
+import type { ObservedTransfer, UnreadableTransfer } from '#chains/chain_family'
 import paymentService from '#services/payment_service'
 import { claimOf } from '#services/transfer_claim'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
 import { Decimal } from '#support/money'
+
+/** unmatched_payments.reason is VARCHAR(255). */
+const REASON_MAX = 255
 
 export type MatchOutcome = 'paid' | 'already' | 'unmatched' | 'ignored'
 
@@ -67,8 +70,34 @@ export class PaymentMatcher {
     const reason = claimant
       ? `the order it was made for (${claimant.tradeId}) is already paid by another transfer`
       : await this.#whyNoClaimant(onAddress, amount, token.symbol, transfer.timestamp, candidates.length > 0)
-    await this.#recordUnmatched(chain, token, transfer, reason)
+    await this.#recordUnmatched(chain, {
+      reference: transfer.reference,
+      to: transfer.to,
+      token: token.symbol,
+      amount: new Decimal(transfer.amount).toFixed(),
+      timestamp: transfer.timestamp,
+      reason,
+    })
     return 'unmatched'
+  }
+
+  /**
+   * A transaction to a watched address the family could not read: kept as
+   * unmatched with the family's reason (once per reference and address),
+   * never passed over, so that the operator can look at it. Its amount is
+   * unknown (stored as ""); its token is the watched token of that
+   * contract when the family knew it, else "?". True when newly recorded.
+   */
+  async recordUnreadable(chain: Chain, tokens: Token[], unreadable: UnreadableTransfer): Promise<boolean> {
+    const token = tokens.find((entry) => entry.contract === unreadable.contract)
+    return this.#recordUnmatched(chain, {
+      reference: unreadable.reference,
+      to: unreadable.to,
+      token: token?.symbol ?? '?',
+      amount: '',
+      timestamp: unreadable.timestamp,
+      reason: `unreadable transaction: ${unreadable.reason}`,
+    })
   }
 
   /** Tells the operator why a transfer paid nothing, naming a late order's trade_id. */
@@ -89,18 +118,22 @@ export class PaymentMatcher {
       : `no order waits on this address for ${symbol} at that time`
   }
 
-  async #recordUnmatched(chain: Chain, token: Token, transfer: ObservedTransfer, reason: string) {
+  async #recordUnmatched(
+    chain: Chain,
+    row: { reference: string; to: string; token: string; amount: string; timestamp: number; reason: string }
+  ): Promise<boolean> {
+    const reason = row.reason.length > REASON_MAX ? `${row.reason.slice(0, REASON_MAX - 3)}...` : row.reason
     const inserted: unknown[] = await db
       .connection()
       .knexQuery()
       .table('unmatched_payments')
       .insert({
         network: chain.network,
-        reference: transfer.reference,
-        to_address: transfer.to,
-        token: token.symbol,
-        amount: new Decimal(transfer.amount).toFixed(),
-        transfer_time: transfer.timestamp,
+        reference: row.reference,
+        to_address: row.to,
+        token: row.token,
+        amount: row.amount,
+        transfer_time: row.timestamp,
         reason,
         detected_at: Date.now(),
       })
@@ -109,10 +142,11 @@ export class PaymentMatcher {
       .returning('id')
     if (inserted.length > 0) {
       logger.warn(
-        { network: chain.network, reference: transfer.reference, to: transfer.to, amount: transfer.amount, reason },
+        { network: chain.network, reference: row.reference, to: row.to, amount: row.amount, reason },
         'unmatched payment recorded'
       )
     }
+    return inserted.length > 0
   }
 }
 

@@ -82,6 +82,11 @@ export const SETTINGS = {
     'Requests per UTC day to one RPC endpoint when neither the chain (chain:set --requests-per-day) nor its family sets a budget (0: no daily cap)',
     { min: 0, max: 1_000_000_000 }
   ),
+  'chains.dust_percent': integerSetting(
+    50,
+    'A transfer below this percentage of the smallest amount a watched order of its token waits for is dust: dropped before any further RPC call and counted, not recorded (never below one amount step)',
+    { min: 0, max: 100 }
+  ),
   'chains.max_blocks_per_scan': integerSetting(5000, 'Blocks one scan run covers at most; a chain behind catches up over runs', {
     min: 1,
     max: 1000000,

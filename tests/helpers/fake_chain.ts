@@ -1,5 +1,6 @@
 import chainRegistry from '#chains/chain_registry'
 import type {
+  UnreadableTransfer,
   ChainFamily,
   ObservedTransfer,
   ScanContext,
@@ -25,6 +26,10 @@ export class FakeFamily implements ChainFamily {
   /** What every scan reports as not yet confirmed (kept until changed); undefined: the family did not look. */
   unconfirmed: ObservedTransfer[] | undefined = undefined
   failScan: string | null = null
+  /** The next scan stops midway with this reason (then cleared), after what it did. */
+  interrupt: string | null = null
+  /** What the next scan reports as unreadable (then emptied). */
+  unreadable: UnreadableTransfer[] = []
   scans: ScanContext[] = []
   /** The family's default endpoint budget, when a test gives it one. */
   rpcBudget?: (url: string, apiKey: string) => RpcBudget
@@ -41,10 +46,28 @@ export class FakeFamily implements ChainFamily {
   async scan(context: ScanContext): Promise<ScanResult> {
     this.scans.push(context)
     if (this.failScan) throw new Error(this.failScan)
-    const transfers = this.pending
+    // Dust is dropped first, as the real families do before any further call.
+    let dust = 0
+    const transfers = this.pending.filter((transfer) => {
+      const isDust = context.isDust?.(transfer.contract, transfer.amount) ?? false
+      if (isDust) dust++
+      return !isDust
+    })
     this.pending = []
+    const unreadable = this.unreadable
+    this.unreadable = []
+    const interrupted = this.interrupt ?? undefined
+    this.interrupt = null
     const previous = (context.cursor as { scans: number } | null)?.scans ?? 0
-    return { transfers, unconfirmed: this.unconfirmed, cursor: { scans: previous + 1 }, caughtUp: true }
+    return {
+      transfers,
+      unconfirmed: this.unconfirmed,
+      cursor: { scans: previous + 1 },
+      caughtUp: !interrupted,
+      interrupted,
+      unreadable,
+      dust,
+    }
   }
 
   paymentUri(context: { order: { receiveAddress: string; actualAmount: string } }) {
@@ -106,6 +129,8 @@ export async function installFakeChain(confirmations = 1) {
   fakeFamily.unconfirmed = undefined
   fakeFamily.scans = []
   fakeFamily.failScan = null
+  fakeFamily.interrupt = null
+  fakeFamily.unreadable = []
   fakeFamily.rpcBudget = undefined
 }
 
