@@ -65,13 +65,16 @@ export async function scanTron(context: ScanContext): Promise<ScanResult> {
     const from = cursor.lagging[stream.key] ?? cursor.since
     if (error) {
       // Not reached this run: it resumes where it stood.
-      if (from < since) lagging[stream.key] = from
+      if (from !== since) lagging[stream.key] = from
       continue
     }
     const outcome = await run.list(stream, { since: from }, since)
     if (!outcome.complete && !outcome.error) caughtUp = false
     if (outcome.error) error = outcome.error
-    if (outcome.next < since) lagging[stream.key] = outcome.next
+    // A stream cut short resumes where it stopped, even past `since` (else
+    // it would read the same pages again); once complete it goes back to
+    // the common window, look-back included.
+    if (!outcome.complete || outcome.next < since) lagging[stream.key] = outcome.next
   }
 
   const oldestRegular = Math.min(since, ...Object.values(lagging))
@@ -191,7 +194,8 @@ class TronScanRun {
    * where the stream stands when all went through.
    */
   async list(stream: Stream, window: ListingWindow, target: number): Promise<StreamOutcome> {
-    let next = target
+    // Earliest row seen that is not final yet: the stream comes back to it.
+    let pending = Number.MAX_SAFE_INTEGER
     let fingerprint: string | null = null
     let lastTimestamp = window.since
     for (let page = 0; page < MAX_PAGES_PER_STREAM; page++) {
@@ -204,25 +208,25 @@ class TronScanRun {
         rows = result.rows
         fingerprint = result.fingerprint
       } catch (error) {
-        return { next: Math.min(next, lastTimestamp), complete: false, error }
+        return { next: Math.min(pending, lastTimestamp), complete: false, error }
       }
       for (const row of rows) {
         const reading: RowReading =
           stream.token.contract === null ? readTrxRow(row as any, stream) : readTrc20Row(row as any, stream)
         try {
-          const pending = await this.#handle(reading)
-          if (pending !== null) next = Math.min(next, pending)
+          const waiting = await this.#handle(reading)
+          if (waiting !== null) pending = Math.min(pending, waiting)
         } catch (error) {
           const at = reading && 'candidate' in reading ? reading.candidate.timestamp : lastTimestamp
-          return { next: Math.min(next, at), complete: false, error }
+          return { next: Math.min(pending, at), complete: false, error }
         }
         lastTimestamp = Math.max(lastTimestamp, rowTime(row as any) ?? lastTimestamp)
       }
       // Only the fingerprint says whether more follows: TronGrid ends pages
       // early (fewer rows than the limit) while more rows still lead on.
-      if (!fingerprint) return { next, complete: true }
+      if (!fingerprint) return { next: Math.min(pending, target), complete: true }
     }
-    return { next: Math.min(next, this.#resumeAfter(lastTimestamp, window.since, stream)), complete: false }
+    return { next: Math.min(pending, this.#resumeAfter(lastTimestamp, window.since, stream)), complete: false }
   }
 
   /** Handles one listed row; returns its time when its stream must come back to it (not final yet). */

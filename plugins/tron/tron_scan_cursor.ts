@@ -9,9 +9,9 @@ export type TronScanCursor = {
   /** min_timestamp of the next listing of every stream not in `lagging`. */
   since: number
   /**
-   * Streams ("address|contract-or-TRX") that must resume earlier than
-   * `since`: they stopped at the page bound, or hold a transfer that is
-   * listed as confirmed but not deep enough yet.
+   * Streams ("address|contract-or-TRX") that resume elsewhere than
+   * `since`: where they stopped (page bound, rate limit, outage), or
+   * earlier, at a transfer listed but not final or deep enough yet.
    */
   lagging: Record<string, number>
   /**

@@ -154,23 +154,35 @@ export class TronGridClient {
     return this.#request('POST', path, payload)
   }
 
-  #request(method: 'GET' | 'POST', pathAndQuery: string, payload?: unknown, options: RequestOptions = {}): Promise<any> {
-    const eligible = options.index ? hasIndex : undefined
-    return this.rpc.call(async (base) => {
-      try {
-        return await this.#send(base, method, pathAndQuery, payload)
-      } catch (error) {
-        const fallback = options.fallback
-        if (fallback && error instanceof RpcHttpError && error.status === fallback.status) {
-          return this.#send(base, method, fallback.pathAndQuery, fallback.payload)
-        }
-        // A node without the v1 index (a plain java-tron /wallet node)
-        // answers 404 there, where TronGrid answers 200 with an empty list
-        // for any valid address: remembered so listings go elsewhere.
-        if (options.index && error instanceof RpcHttpError && error.status === 404) markIndexless(base)
-        throw error
-      }
-    }, { eligible })
+  async #request(method: 'GET' | 'POST', pathAndQuery: string, payload?: unknown, options: RequestOptions = {}): Promise<any> {
+    // Each round rules out one more endpoint found without the index; the
+    // last round finds none eligible and the pool says so.
+    for (let round = 0; ; round++) {
+      const body = await this.rpc.call(
+        async (base) => {
+          try {
+            return await this.#send(base, method, pathAndQuery, payload)
+          } catch (error) {
+            const fallback = options.fallback
+            if (fallback && error instanceof RpcHttpError && error.status === fallback.status) {
+              return this.#send(base, method, fallback.pathAndQuery, fallback.payload)
+            }
+            // A node without the v1 index (a plain java-tron /wallet node)
+            // answers 404 there, where TronGrid answers 200 with an empty
+            // list for any valid address. Remembered, and answered as a
+            // success of the endpoint: it is healthy for /wallet reads and
+            // must not be cooled down for lacking what it never had.
+            if (options.index && error instanceof RpcHttpError && error.status === 404) {
+              markIndexless(base)
+              return NO_INDEX
+            }
+            throw error
+          }
+        },
+        { eligible: options.index ? hasIndex : undefined }
+      )
+      if (body !== NO_INDEX || round > this.rpc.urls.length) return body
+    }
   }
 
   async #send(base: string, method: 'GET' | 'POST', pathAndQuery: string, payload: unknown): Promise<any> {
@@ -208,6 +220,9 @@ export class TronGridClient {
     return body
   }
 }
+
+/** Marker of an endpoint that answered a v1 call with 404 (no index there). */
+const NO_INDEX = Symbol('no v1 index')
 
 /** What a v1 listing covers: block times from `since`, up to `until` when set (both inclusive). */
 export type ListingWindow = { since: number; until?: number }

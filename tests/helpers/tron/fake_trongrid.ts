@@ -28,6 +28,8 @@ export type LedgerEntry = {
   indexed: boolean
   /** Block time after the transaction's block at which the v1 index shows it (its lag). */
   indexDelayMs: number
+  /** Fields the v1 index gets wrong in its rows of this transaction (a malformed row). */
+  rowPatch?: Record<string, unknown>
 }
 
 /**
@@ -39,7 +41,15 @@ export type LedgerEntry = {
  */
 export type FakeRateLimit = { capacity: number; perSecond: number; status: 403 | 429; penaltyMs: number }
 
-export type RecordedRequest = { method: string; path: string; query: URLSearchParams; headers: IncomingHttpHeaders; body: string }
+export type RecordedRequest = {
+  method: string
+  path: string
+  query: URLSearchParams
+  headers: IncomingHttpHeaders
+  body: string
+  /** Which URL of the fake took it: TronGrid itself, or the index-less backup node. */
+  via: 'main' | 'backup'
+}
 
 /** A TRC-20 token the fake's index describes in token_info. */
 type TokenInfo = { symbol: string; name: string; decimals: number }
@@ -87,6 +97,11 @@ export class FakeTronGrid {
   #limit: (FakeRateLimit & { tokens: number; at: number; penaltyUntil: number }) | null = null
   #blocks: Block[] = []
   #server: Server | null = null
+  #backup: Server | null = null
+  /** URL of the backup node (`startBackup`): same chain, java-tron's /wallet and /walletsolidity only. */
+  backupUrl = ''
+  /** The backup node is down (connection refused would be the same to the gateway; 503 is recorded). */
+  backupDown = false
 
   constructor() {
     this.reset()
@@ -96,6 +111,7 @@ export class FakeTronGrid {
   reset() {
     this.requests = []
     this.down = false
+    this.backupDown = false
     this.solidLag = 19
     this.ledger = []
     this.indexLagMs = 0
@@ -115,11 +131,6 @@ export class FakeTronGrid {
     }
     const full = { capacity: 15, perSecond: 15, status: 403 as const, penaltyMs: 30_000, ...limit }
     this.#limit = { ...full, tokens: full.capacity, at: Date.now(), penaltyUntil: 0 }
-  }
-
-  /** Refills the bucket and lifts a penalty (the next day, or 30 s later, in no time). */
-  refill() {
-    if (this.#limit) Object.assign(this.#limit, { tokens: this.#limit.capacity, at: Date.now(), penaltyUntil: 0 })
   }
 
   registerToken(contract: string, info: TokenInfo) {
@@ -227,6 +238,13 @@ export class FakeTronGrid {
     this.ledger = this.ledger.filter((candidate) => candidate !== entry)
   }
 
+  /** The v1 index lists the transaction with these fields replaced (an index bug, a format change). */
+  corruptListing(txid: string, patch: Record<string, unknown>) {
+    const entry = this.ledger.find((candidate) => candidate.txid === txid)
+    if (!entry) throw new Error(`unknown ${txid}`)
+    entry.rowPatch = patch
+  }
+
   /** TronGrid's index catches up with every transaction. */
   indexAll() {
     for (const entry of this.ledger) Object.assign(entry, { indexed: true, indexDelayMs: 0 })
@@ -247,32 +265,51 @@ export class FakeTronGrid {
   }
 
   async start() {
-    this.#server = createServer((request, response) => {
+    this.#server = await this.#listen('main')
+    this.url = this.#urlOf(this.#server)
+    return this
+  }
+
+  /** A second URL over the same chain: a plain java-tron node, no /v1 index, no rate limit (own backup). */
+  async startBackup() {
+    this.#backup = await this.#listen('backup')
+    this.backupUrl = this.#urlOf(this.#backup)
+    return this.backupUrl
+  }
+
+  async stop() {
+    for (const server of [this.#server, this.#backup]) {
+      if (!server) continue
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+    this.#server = null
+    this.#backup = null
+  }
+
+  async #listen(via: 'main' | 'backup') {
+    const server = createServer((request, response) => {
       let body = ''
       request.on('data', (chunk) => (body += chunk))
       request.on('end', () => {
         const url = new URL(request.url ?? '/', 'http://fake')
-        this.requests.push({ method: request.method ?? '', path: url.pathname, query: url.searchParams, headers: request.headers, body })
-        if (this.down) return this.#send(response, 503, { error: 'service unavailable' })
-        if (this.#limited()) return this.#refuse(url.pathname, response)
+        this.requests.push({ method: request.method ?? '', path: url.pathname, query: url.searchParams, headers: request.headers, body, via })
+        if (via === 'main' ? this.down : this.backupDown) return this.#send(response, 503, { error: 'service unavailable' })
+        if (via === 'main' && this.#limited()) return this.#refuse(url.pathname, response)
         try {
-          this.#route(request.method ?? 'GET', url, body, response)
+          this.#route(request.method ?? 'GET', url, body, response, via === 'backup' || this.noIndex)
         } catch (error) {
           this.#send(response, 500, { error: (error as Error).message })
         }
       })
     })
-    await new Promise<void>((resolve) => this.#server!.listen(0, '127.0.0.1', resolve))
-    const address = this.#server.address()
-    this.url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
-    return this
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    return server
   }
 
-  async stop() {
-    if (!this.#server) return
-    this.#server.closeAllConnections()
-    await new Promise<void>((resolve) => this.#server!.close(() => resolve()))
-    this.#server = null
+  #urlOf(server: Server) {
+    const address = server.address()
+    return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
   }
 
   // ------------------------------------------------------------- rate limit
@@ -354,7 +391,7 @@ export class FakeTronGrid {
 
   // ----------------------------------------------------------------- routes
 
-  #route(method: string, url: URL, body: string, response: ServerResponse) {
+  #route(method: string, url: URL, body: string, response: ServerResponse, indexless: boolean) {
     const path = url.pathname.replace(/\/+$/, '')
     const params = method === 'POST' && body ? JSON.parse(body) : Object.fromEntries(url.searchParams)
 
@@ -378,7 +415,7 @@ export class FakeTronGrid {
       }
     }
 
-    if (this.noIndex) {
+    if (indexless) {
       // java-tron's HTTP server (Jetty) knows no /v1 route.
       response.writeHead(404, { 'content-type': 'text/html;charset=iso-8859-1' })
       return response.end(`<html><body><h2>404 Not found</h2><pre>${path}</pre></body></html>`)
@@ -450,6 +487,7 @@ export class FakeTronGrid {
               to: event.to,
               type: 'Transfer',
               value: event.value,
+              ...entry.rowPatch,
             },
           }
         })
@@ -474,6 +512,7 @@ export class FakeTronGrid {
             blockNumber: entry.blockNumber,
             block_timestamp: entry.timestamp,
             internal_transactions: [],
+            ...entry.rowPatch,
           },
         }))
     }
