@@ -1,5 +1,6 @@
 import { test } from '@japa/runner'
 import { utils } from 'tronweb'
+import Chain from '#models/chain'
 import Token from '#models/token'
 import { TransferLookupError } from '#chains/chain_family'
 import { parseTransactionId } from '#plugins/tron/tron_reference'
@@ -174,5 +175,39 @@ test.group('TRON parsing: cursor and payment URI', () => {
       family.paymentUri({ chain: {} as any, token: token(null, 6), order }),
       'tron:TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf?amount=13.8'
     )
+  })
+})
+
+test.group('TRON budgets and cost', () => {
+  const family = new TronFamily()
+  const chain = (scanIntervalSeconds: number, options: Record<string, unknown> = {}) => {
+    const entry = new Chain()
+    entry.merge({ network: 'tron', family: 'tron', scanIntervalSeconds, options })
+    return entry
+  }
+
+  test('TronGrid with a key: 100,000 a day at 15/s; without: 2/s; own nodes and other providers paced only', ({ assert }) => {
+    assert.deepEqual(family.rpcBudget('https://api.trongrid.io', 'key'), { perSecond: 15, perDay: 100_000 })
+    assert.deepEqual(family.rpcBudget('https://nile.trongrid.io/', 'key'), { perSecond: 15, perDay: 100_000 })
+    assert.deepEqual(family.rpcBudget('https://api.trongrid.io', ''), { perSecond: 2, perDay: null })
+    assert.deepEqual(family.rpcBudget('http://127.0.0.1:8090', ''), { perSecond: 100, perDay: null })
+    assert.deepEqual(family.rpcBudget('http://192.168.1.20:8090', ''), { perSecond: 100, perDay: null })
+    assert.deepEqual(family.rpcBudget('https://trongrid.io.evil.example', 'key'), { perSecond: 25, perDay: null })
+  })
+
+  test('requests per day: runs × (2 heads + listings) + hourly deep listings', ({ assert }) => {
+    // One wallet, USDT, USDC and TRX at the default 5 s: 17,280 runs × 5 + 24 × 3.
+    assert.equal(family.requestsPerDay(chain(5), 1, 3), 86_472)
+    assert.equal(family.requestsPerDay(chain(30), 10, 3), 2880 * 32 + 24 * 30)
+    assert.equal(family.requestsPerDay(chain(5, { deepScanHours: 0 }), 1, 3), 86_400)
+    assert.equal(family.requestsPerDay(chain(60, { deepScanEveryMinutes: 120 }), 2, 1), 1440 * 4 + 12 * 2)
+  })
+
+  test('options: defaults, bounds and unknown names', ({ assert }) => {
+    assert.deepEqual(family.validateOptions({ lookbackMinutes: ' 45 ', deepScanHours: '0' }), { lookbackMinutes: 45, deepScanHours: 0 })
+    assert.throws(() => family.validateOptions({ lookbackMinutes: '9' }), /lookbackMinutes must be a whole number from 10 to 1440/)
+    assert.throws(() => family.validateOptions({ deepScanEveryMinutes: '5' }), /from 10 to 1440/)
+    assert.throws(() => family.validateOptions({ deepScanHours: '1.5' }), /deepScanHours must be a whole number/)
+    assert.throws(() => family.validateOptions({ overlap: '10' }), /Unknown TRON option "overlap"/)
   })
 })
