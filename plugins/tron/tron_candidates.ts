@@ -48,11 +48,10 @@ export function readTrc20Row(row: Trc20TransferRow, stream: Stream): RowReading 
   // misbehaving index never credits another token or address.
   if (row?.type !== 'Transfer' || row.to !== stream.address) return null
   if (row.token_info?.address !== undefined && row.token_info.address !== stream.token.contract) return null
-  if (!TXID.test(String(row.transaction_id))) return unreadable(stream, row.transaction_id, row.block_timestamp, 'TRC-20 row without a transaction id', row)
-  if (!Number.isSafeInteger(row.block_timestamp)) return unreadable(stream, row.transaction_id, null, 'TRC-20 row without a block time', row)
-  if (typeof row.value !== 'string' || !/^\d+$/.test(row.value)) {
-    return unreadable(stream, row.transaction_id, row.block_timestamp, 'TRC-20 row with an unreadable value', row)
-  }
+  const fault = (reason: string) => unreadable(stream, row.transaction_id, row.block_timestamp, `TRC-20 row ${reason}`, row)
+  if (!TXID.test(String(row.transaction_id))) return fault('without a transaction id')
+  if (!Number.isSafeInteger(row.block_timestamp)) return fault('without a block time')
+  if (typeof row.value !== 'string' || !/^\d+$/.test(row.value)) return fault('with an unreadable value')
   return {
     candidate: {
       txid: row.transaction_id.toLowerCase(),
@@ -73,16 +72,17 @@ export function readTrxRow(row: TronTransaction, stream: Stream): RowReading {
   // A failed transfer moved nothing.
   if (row.ret?.[0]?.contractRet !== 'SUCCESS') return null
   const { to_address: to, amount } = (call.parameter?.value ?? {}) as { to_address?: unknown; amount?: unknown }
+  const fault = (reason: string) => unreadable(stream, row.txID, row.block_timestamp, `TRX transfer ${reason}`, row)
   let recipient: string
   try {
     recipient = tronAddressFromAny(String(to))
   } catch {
-    return unreadable(stream, row.txID, row.block_timestamp, 'TRX transfer with an unreadable recipient', row)
+    return fault('with an unreadable recipient')
   }
   if (recipient !== stream.address) return null
-  if (!TXID.test(String(row.txID))) return unreadable(stream, row.txID, row.block_timestamp, 'TRX transfer without a transaction id', row)
-  if (!Number.isSafeInteger(row.block_timestamp)) return unreadable(stream, row.txID, null, 'TRX transfer without a block time', row)
-  if (!/^\d+$/.test(String(amount))) return unreadable(stream, row.txID, row.block_timestamp, 'TRX transfer with an unreadable amount', row)
+  if (!TXID.test(String(row.txID))) return fault('without a transaction id')
+  if (!Number.isSafeInteger(row.block_timestamp)) return fault('without a block time')
+  if (!/^\d+$/.test(String(amount))) return fault('with an unreadable amount')
   return {
     candidate: {
       txid: row.txID.toLowerCase(),

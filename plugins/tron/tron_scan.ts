@@ -78,10 +78,14 @@ export async function scanTron(context: ScanContext): Promise<ScanResult> {
   }
 
   const oldestRegular = Math.min(since, ...Object.values(lagging))
-  const deep = error ? { pass: cursor.deep, doneAt: cursor.deepDoneAt } : await deepScan(run, cursor, options, streams, oldestRegular)
+  const deep = error
+    ? { pass: cursor.deep, doneAt: cursor.deepDoneAt }
+    : await deepScan(run, cursor, options, streams, oldestRegular)
   error ??= deep.error
 
-  const keepFrom = Math.min(oldestRegular, deep.pass ? Math.min(...Object.values(deep.pass.from)) : oldestRegular, deepWindowStart(run, options))
+  // Reported transfers are kept as far back as any listing may read again (deep re-scans included).
+  const deepFrom = deep.pass ? Math.min(...Object.values(deep.pass.from)) : oldestRegular
+  const keepFrom = Math.min(oldestRegular, deepFrom, deepWindowStart(run, options))
   const nextCursor: TronScanCursor = {
     since,
     lagging,
