@@ -156,8 +156,11 @@ export interface ChainFamily {
   /**
    * The request budget of one endpoint when the operator set none: the
    * provider's documented free tier (e.g. 1 request/s without an API key).
+   * Null (or no hook): the family knows no tier for this endpoint; the
+   * core's default applies (none for a loopback or private address, the
+   * chains.rpc_requests_per_* settings otherwise).
    */
-  rpcBudget?(url: string, apiKey: string): RpcBudget
+  rpcBudget?(url: string, apiKey: string): RpcBudget | null
 
   /**
    * Requests per day scanning costs at the chain's scan interval for this

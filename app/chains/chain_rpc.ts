@@ -1,4 +1,6 @@
+import { isIP } from 'node:net'
 import type Chain from '#models/chain'
+import { isPrivateAddress } from '#callbacks/safe_http'
 import settings from '#settings/settings_service'
 import chainRegistry from '#chains/chain_registry'
 import { RpcPool, type RpcBudget } from '#chains/rpc_pool'
@@ -6,18 +8,34 @@ import { RpcPool, type RpcBudget } from '#chains/rpc_pool'
 /** A per-day of 0 (operator or setting) means no daily cap. */
 const dailyCap = (value: number) => (value > 0 ? value : null)
 
+/** A node on this machine or the local network: the operator's own, no provider limits it. */
+export function isOwnNode(url: string): boolean {
+  let host: string
+  try {
+    host = new URL(url).hostname.replace(/^\[|\]$/g, '')
+  } catch {
+    return false
+  }
+  if (host === 'localhost' || host.endsWith('.localhost')) return true
+  return isIP(host) !== 0 && isPrivateAddress(host)
+}
+
 /**
  * The request budget of one endpoint of the chain, field by field: the
  * operator's override on the chain, else the family's default for that
- * provider (its documented free tier), else the core settings.
+ * provider (its documented free tier), else none for the operator's own
+ * node (loopback or private address: nobody limits it), else the core
+ * settings. Null: unlimited.
  */
 export function budgetOf(
   chain: Chain,
   url: string,
   apiKey: string,
   fallback: { perSecond: number; perDay: number }
-): RpcBudget {
+): RpcBudget | null {
   const family = chainRegistry.find(chain.family)?.rpcBudget?.(url, apiKey) ?? null
+  const overridden = (chain.rpcRequestsPerSecond ?? null) !== null || (chain.rpcRequestsPerDay ?? null) !== null
+  if (!family && !overridden && isOwnNode(url)) return null
   return {
     perSecond: chain.rpcRequestsPerSecond ?? family?.perSecond ?? fallback.perSecond,
     perDay:

@@ -52,19 +52,20 @@ export function dailyBudgetSpent(key: string, budget: PacerBudget | null, now = 
 }
 
 /**
- * Reserves the next request slot of the key and counts it; resolves with
- * how long the caller must wait before sending. Null when the daily
- * budget is spent (nothing reserved). Slots are spaced 1/perSecond apart
- * with no burst: a provider's bucket that refills at perSecond never runs
+ * Reserves the next slot of the key for `requests` requests (a batch)
+ * and counts them; returns how long the caller must wait before sending.
+ * Null when the daily budget is spent (nothing reserved). Slots are
+ * spaced `requests`/perSecond apart with no burst: a provider's bucket that refills at perSecond never runs
  * dry, whatever its capacity, and callers are served in order.
  */
-export function reserve(key: string, budget: PacerBudget | null, now = Date.now()): number | null {
+export function reserve(key: string, budget: PacerBudget | null, requests = 1, now = Date.now()): number | null {
   const state = stateOf(key, now)
-  if (budget?.perDay !== null && budget?.perDay !== undefined && state.count >= budget.perDay) return null
-  state.count++
+  // A batch larger than what is left today is refused whole: the provider would refuse its tail.
+  if (budget?.perDay !== null && budget?.perDay !== undefined && state.count + requests > budget.perDay) return null
+  state.count += requests
   if (!budget || !(budget.perSecond > 0) || !Number.isFinite(budget.perSecond)) return 0
   const start = Math.max(now, state.nextSlot)
-  state.nextSlot = start + 1000 / budget.perSecond
+  state.nextSlot = start + (1000 * requests) / budget.perSecond
   return start - now
 }
 

@@ -151,11 +151,12 @@ export class RpcPool {
    * Waits until `url` may take one more request under its budget and
    * counts it. Families call it before every HTTP request they send
    * (one pooled call may send several). Throws RpcBudgetExhaustedError
-   * when the endpoint's daily budget is spent.
+   * when the endpoint's daily budget is spent. `requests` > 1 counts a
+   * batch that the provider bills per call (JSON-RPC batches).
    */
-  async permit(url: string): Promise<void> {
+  async permit(url: string, requests = 1): Promise<void> {
     const budget = this.budget(url)
-    const wait = reserve(pacerKey(url, this.apiKey), budget)
+    const wait = reserve(pacerKey(url, this.apiKey), budget, requests)
     if (wait === null) {
       throw new RpcBudgetExhaustedError(
         `the daily request budget of ${this.redact(url)} (${budget?.perDay} requests) is spent until 00:00 UTC`
@@ -171,9 +172,10 @@ export class RpcPool {
    * of the body (redacted), so that the pool can tell a limit from an
    * outage. `target` is the full request URL when it is not the endpoint
    * itself (a REST path under it); the budget is the endpoint's.
+   * `requests` is what the request counts for (a JSON-RPC batch: its calls).
    */
-  async fetch(url: string, init: RequestInit = {}, target: string | URL = url): Promise<Response> {
-    await this.permit(url)
+  async fetch(url: string, init: RequestInit = {}, target: string | URL = url, requests = 1): Promise<Response> {
+    await this.permit(url, requests)
     const response = await fetch(target, { ...init, signal: init.signal ?? AbortSignal.timeout(this.timeoutMs) })
     if (response.ok) return response
     const body = await response.text().catch(() => '')

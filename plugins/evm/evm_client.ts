@@ -1,28 +1,82 @@
 import { createPublicClient, http, type PublicClient } from 'viem'
+import { RpcBudgetExhaustedError, RpcHttpError, type RpcPool } from '#chains/rpc_pool'
 
 /**
- * viem clients per RPC URL (kept per process: they hold no state that
- * matters between scans). Retries are off: the RpcPool fails over to the
- * next endpoint instead, and a timeout bounds every request. EVM providers
- * take their API key in the URL, so chain:set --rpc carries it.
+ * viem clients per pool and URL. Each HTTP request viem sends goes through
+ * the pool's `fetch`: it waits for the endpoint's budget (a JSON-RPC batch
+ * counts as the calls it carries: providers bill and limit per call) and
+ * turns a non-2xx answer into RpcHttpError, so that the pool tells a rate
+ * limit from an outage. Retries are off in viem: the pool retries limits
+ * and server errors and fails over. A timeout bounds every request. EVM
+ * providers take their API key in the URL, so chain:set --rpc carries it.
+ * A pool lives for one scan or verification: its clients go with it.
  */
-const clients = new Map<string, PublicClient>()
+const clients = new WeakMap<RpcPool, Map<string, PublicClient>>()
 
-export function evmClient(url: string, timeoutMs: number): PublicClient {
-  const key = `${url}|${timeoutMs}`
-  let client = clients.get(key)
+/** Calls in a JSON-RPC body: a batch counts each. */
+function callsIn(body: unknown): number {
+  if (typeof body !== 'string' || !body.startsWith('[')) return 1
+  try {
+    const parsed: unknown = JSON.parse(body)
+    return Array.isArray(parsed) ? Math.max(1, parsed.length) : 1
+  } catch {
+    return 1
+  }
+}
+
+const MAX_BATCH = 50
+
+function batchSizeFor(rpc: RpcPool, url: string) {
+  const perSecond = rpc.budget(url)?.perSecond
+  return perSecond && Number.isFinite(perSecond) ? Math.max(1, Math.min(MAX_BATCH, Math.floor(perSecond / 2))) : MAX_BATCH
+}
+
+export function evmClient(rpc: RpcPool, url: string): PublicClient {
+  let byUrl = clients.get(rpc)
+  if (!byUrl) {
+    byUrl = new Map()
+    clients.set(rpc, byUrl)
+  }
+  let client = byUrl.get(url)
   if (!client) {
     client = createPublicClient({
       // viem caches eth_blockNumber for 4 s by default: a scan needs the head now.
       cacheTime: 0,
       transport: http(url, {
-        timeout: timeoutMs,
+        timeout: rpc.timeoutMs,
         retryCount: 0,
-        // Block reads of a range go out as JSON-RPC batches.
-        batch: { batchSize: 50, wait: 0 },
+        // Block reads of a range go out as JSON-RPC batches, no larger than
+        // half of what the endpoint takes in a second: a batch as large as
+        // the provider's whole bucket is refused as soon as a request
+        // before it arrives a little late.
+        batch: { batchSize: batchSizeFor(rpc, url), wait: 0 },
+        fetchFn: (input, init) => rpc.fetch(url, init ?? {}, input instanceof Request ? input.url : input, callsIn(init?.body)),
       }),
     }) as PublicClient
-    clients.set(key, client)
+    byUrl.set(url, client)
   }
   return client
+}
+
+/**
+ * viem wraps what the fetch threw (HttpRequestError, its cause ours); the
+ * pool must see the limit or the spent budget itself to act on it.
+ */
+function poolError(error: unknown): unknown {
+  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof RpcHttpError || cause instanceof RpcBudgetExhaustedError) return cause
+  }
+  return error
+}
+
+/** One call through the chain's pool with the endpoint's client. */
+export function evmCall(rpc: RpcPool) {
+  return <T>(work: (client: PublicClient) => Promise<T>): Promise<T> =>
+    rpc.call(async (url) => {
+      try {
+        return await work(evmClient(rpc, url))
+      } catch (error) {
+        throw poolError(error)
+      }
+    })
 }

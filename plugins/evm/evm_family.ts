@@ -12,6 +12,9 @@ import { scanEvm } from '#plugins/evm/evm_scan'
 import { evmOptions, validateEvmOptions } from '#plugins/evm/evm_options'
 import { verifyEvmReference } from '#plugins/evm/evm_verify'
 import { toBaseUnits } from '#support/money'
+import type Chain from '#models/chain'
+import type { RpcBudget } from '#chains/rpc_pool'
+import { evmRequestsPerDay, evmRpcBudget } from '#plugins/evm/evm_budget'
 
 /** EVM chains (ethereum, bsc, polygon, plasma). */
 export class EvmFamily implements ChainFamily {
@@ -41,6 +44,15 @@ export class EvmFamily implements ChainFamily {
 
   scan(context: ScanContext): Promise<ScanResult> {
     return scanEvm(context)
+  }
+
+  /** The provider's free tier by host (evm_budget.ts); EVM keys ride in the URL. */
+  rpcBudget(url: string): RpcBudget | null {
+    return evmRpcBudget(url)
+  }
+
+  requestsPerDay(chain: Chain, addresses: number, tokens: number): number {
+    return evmRequestsPerDay(chain, addresses, tokens)
   }
 
   verifyReference(reference: string, context: VerificationContext): Promise<ObservedTransfer[]> {

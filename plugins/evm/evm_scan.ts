@@ -1,8 +1,8 @@
 import logger from '@adonisjs/core/services/logger'
-import { getAddress, type Block, type PublicClient } from 'viem'
+import { getAddress, type Block } from 'viem'
 import type Token from '#models/token'
 import type { ObservedTransfer, ScanContext, ScanResult } from '#chains/chain_family'
-import { evmClient } from '#plugins/evm/evm_client'
+import { evmCall } from '#plugins/evm/evm_client'
 import { evmOptions } from '#plugins/evm/evm_options'
 import { fromBaseUnits } from '#support/money'
 import { tokenOfContract } from '#plugins/evm/erc20_transfers'
@@ -34,8 +34,7 @@ const REORG_REWIND = 128n
  */
 export async function scanEvm(context: ScanContext): Promise<ScanResult> {
   const { rpc } = context
-  const call = <T>(work: (client: PublicClient) => Promise<T>) =>
-    rpc.call((url) => work(evmClient(url, rpc.timeoutMs)))
+  const call = evmCall(rpc)
 
   const head = await call((client) => client.getBlockNumber())
   const depth = BigInt(Math.max(context.chain.confirmations, 1))

@@ -8,7 +8,7 @@ import {
   type PublicClient,
 } from 'viem'
 import { TransferLookupError, type ObservedTransfer, type VerificationContext } from '#chains/chain_family'
-import { evmClient } from '#plugins/evm/evm_client'
+import { evmCall } from '#plugins/evm/evm_client'
 import { fromBaseUnits } from '#support/money'
 import { TRANSFER_EVENT, tokenOfContract } from '#plugins/evm/erc20_transfers'
 
@@ -36,8 +36,7 @@ const notFound = (error: unknown) =>
 export async function verifyEvmReference(reference: string, context: VerificationContext): Promise<ObservedTransfer[]> {
   const hash = parseEvmReference(reference)
   const { rpc, tokens } = context
-  const call = <T>(work: (client: PublicClient) => Promise<T>) =>
-    rpc.call((url) => work(evmClient(url, rpc.timeoutMs)))
+  const call = evmCall(rpc)
 
   const lookup = async <T>(work: (client: PublicClient) => Promise<T>): Promise<T | null> => {
     try {

@@ -53,6 +53,23 @@ test.group('RPC budgets: where an endpoint budget comes from', (group) => {
     assert.deepEqual((await rpcFor(await fakeChain())).budget(ENDPOINT), { perSecond: 2.5, perDay: 250_000 })
   })
 
+  test("the operator's own node (loopback, private address) is unlimited unless the family or operator says", async ({
+    assert,
+  }) => {
+    const own = ['http://127.0.0.1:8545', 'http://localhost:8545', 'http://10.1.2.3:8545', 'http://[::1]:8545']
+    await db.from('chains').where('network', FAKE_NETWORK).update({ rpc_urls: JSON.stringify([...own, ENDPOINT]) })
+    let rpc = await rpcFor(await fakeChain())
+    for (const url of own) assert.isNull(rpc.budget(url), url)
+    assert.deepEqual(rpc.budget(ENDPOINT), { perSecond: 10, perDay: null })
+    fakeFamily.rpcBudget = () => ({ perSecond: 1, perDay: null })
+    rpc = await rpcFor(await fakeChain())
+    assert.deepEqual(rpc.budget(own[0]), { perSecond: 1, perDay: null })
+    fakeFamily.rpcBudget = undefined
+    await db.from('chains').where('network', FAKE_NETWORK).update({ rpc_requests_per_day: 500 })
+    rpc = await rpcFor(await fakeChain())
+    assert.deepEqual(rpc.budget(own[0]), { perSecond: 10, perDay: 500 })
+  })
+
   test('the pool of a chain enforces its budget', async ({ assert }) => {
     await db.from('chains').where('network', FAKE_NETWORK).update({ rpc_requests_per_day: 2 })
     const rpc = await rpcFor(await fakeChain())

@@ -3,12 +3,20 @@ import { createServer, request as httpRequest, type Server } from 'node:http'
 /**
  * A JSON-RPC proxy in front of a node: counts the calls by method (a batch
  * counts each of its calls) and can refuse eth_getLogs over too wide a
- * range, like public endpoints do.
+ * range, like public endpoints do. It can limit like a provider: a token
+ * bucket over calls (a batch takes one token per call, as providers bill
+ * them) answering HTTP 429 with Retry-After and a JSON error body, and
+ * scripted answers (`script`: one per HTTP request, e.g. a 429 or a 503)
+ * that come first.
  */
 export class RpcProxy {
   url = ''
   calls = new Map<string, number>()
   maxLogRange: bigint | null = null
+  /** HTTP statuses answered, in order (200 for forwarded requests). */
+  statuses: number[] = []
+  script: { status: number; retryAfter?: string }[] = []
+  #bucket: { perSecond: number; burst: number; tokens: number; at: number } | null = null
   #server: Server | null = null
 
   constructor(private readonly target: string) {}
@@ -19,6 +27,41 @@ export class RpcProxy {
 
   reset() {
     this.calls.clear()
+    this.statuses = []
+    this.script = []
+    this.#bucket = null
+  }
+
+  /** Limits to `perSecond` calls, `burst` at once (null: no limit). */
+  limit(perSecond: number | null, burst = perSecond ?? 0) {
+    this.#bucket = perSecond === null ? null : { perSecond, burst, tokens: burst, at: Date.now() }
+  }
+
+  get limited() {
+    return this.statuses.filter((status) => status === 429).length
+  }
+
+  /** Takes a token per call; the seconds to wait when the bucket is short. */
+  #take(calls: number): number | null {
+    const bucket = this.#bucket
+    if (!bucket) return null
+    const now = Date.now()
+    bucket.tokens = Math.min(bucket.burst, bucket.tokens + ((now - bucket.at) / 1000) * bucket.perSecond)
+    bucket.at = now
+    if (bucket.tokens >= calls) {
+      bucket.tokens -= calls
+      return null
+    }
+    return Math.max(1, Math.ceil((calls - bucket.tokens) / bucket.perSecond))
+  }
+
+  #refuse(outgoing: import('node:http').ServerResponse, status: number, retryAfter?: string) {
+    this.statuses.push(status)
+    const headers: Record<string, string> = { 'content-type': 'application/json' }
+    if (retryAfter !== undefined) headers['retry-after'] = retryAfter
+    outgoing.writeHead(status, headers)
+    const message = status === 429 ? 'Too Many Requests' : 'Service Unavailable'
+    outgoing.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32005, message } }))
   }
 
   async start() {
@@ -28,6 +71,11 @@ export class RpcProxy {
       incoming.on('end', () => {
         const parsed = JSON.parse(body)
         const calls = Array.isArray(parsed) ? parsed : [parsed]
+        const scripted = this.script.shift()
+        if (scripted) return this.#refuse(outgoing, scripted.status, scripted.retryAfter)
+        const wait = this.#take(calls.length)
+        if (wait !== null) return this.#refuse(outgoing, 429, String(wait))
+        this.statuses.push(200)
         for (const call of calls) this.calls.set(call.method, (this.calls.get(call.method) ?? 0) + 1)
         const refused = calls.find((call) => this.#tooWide(call))
         if (refused) {
