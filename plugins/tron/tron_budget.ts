@@ -14,32 +14,19 @@ export const TRONGRID_WITH_KEY: RpcBudget = { perSecond: 15, perDay: 100_000 }
  * 2 per second keeps a keyless install out of the 30 s penalty.
  */
 export const TRONGRID_WITHOUT_KEY: RpcBudget = { perSecond: 2, perDay: null }
-/** Another provider: no known quota; paced so a burst cannot flood it. */
-export const OTHER_ENDPOINT: RpcBudget = { perSecond: 25, perDay: null }
-/** The operator's own node (loopback or private address): no quota, paced only against bursts. */
-export const OWN_NODE: RpcBudget = { perSecond: 100, perDay: null }
-
-function isOwnNode(host: string) {
-  const bare = host.replace(/^\[|\]$/g, '')
-  return (
-    bare === 'localhost' ||
-    bare === '::1' ||
-    /^127\./.test(bare) ||
-    /^10\./.test(bare) ||
-    /^192\.168\./.test(bare) ||
-    /^172\.(1[6-9]|2\d|3[01])\./.test(bare)
-  )
-}
-
-export function tronRpcBudget(url: string, apiKey: string): RpcBudget {
-  let host = ''
+/**
+ * TronGrid's documented tier; null for any other endpoint: the operator's
+ * own node is not limited, another provider gets the core's default budget
+ * (or the one set on the chain).
+ */
+export function tronRpcBudget(url: string, apiKey: string): RpcBudget | null {
+  let host: string
   try {
     host = new URL(url).hostname.toLowerCase()
   } catch {
-    return OTHER_ENDPOINT
+    return null
   }
-  if (isOwnNode(host)) return OWN_NODE
-  if (host !== 'trongrid.io' && !host.endsWith('.trongrid.io')) return OTHER_ENDPOINT
+  if (host !== 'trongrid.io' && !host.endsWith('.trongrid.io')) return null
   return apiKey ? TRONGRID_WITH_KEY : TRONGRID_WITHOUT_KEY
 }
 
@@ -51,6 +38,8 @@ export function tronRpcBudget(url: string, apiKey: string): RpcBudget {
  * minute) — not counted here: they follow the traffic, not the setup.
  */
 export function tronRequestsPerDay(chain: Chain, addresses: number, tokens: number): number {
+  // Nothing to watch: the scanner does not run.
+  if (addresses === 0 || tokens === 0) return 0
   const options = tronOptions(chain)
   const streams = addresses * tokens
   const runs = 86_400 / Math.max(1, chain.scanIntervalSeconds)

@@ -50,7 +50,7 @@ export class TronFamily implements ChainFamily {
     return validateTronOptions(options)
   }
 
-  rpcBudget(url: string, apiKey: string): RpcBudget {
+  rpcBudget(url: string, apiKey: string): RpcBudget | null {
     return tronRpcBudget(url, apiKey)
   }
 

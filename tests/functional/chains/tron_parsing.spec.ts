@@ -186,13 +186,13 @@ test.group('TRON budgets and cost', () => {
     return entry
   }
 
-  test('TronGrid with a key: 100,000 a day at 15/s; without: 2/s; own nodes and other providers paced only', ({ assert }) => {
+  test('TronGrid with a key: 100,000 a day at 15/s; without: 2/s; other endpoints left to the core', ({ assert }) => {
     assert.deepEqual(family.rpcBudget('https://api.trongrid.io', 'key'), { perSecond: 15, perDay: 100_000 })
     assert.deepEqual(family.rpcBudget('https://nile.trongrid.io/', 'key'), { perSecond: 15, perDay: 100_000 })
     assert.deepEqual(family.rpcBudget('https://api.trongrid.io', ''), { perSecond: 2, perDay: null })
-    assert.deepEqual(family.rpcBudget('http://127.0.0.1:8090', ''), { perSecond: 100, perDay: null })
-    assert.deepEqual(family.rpcBudget('http://192.168.1.20:8090', ''), { perSecond: 100, perDay: null })
-    assert.deepEqual(family.rpcBudget('https://trongrid.io.evil.example', 'key'), { perSecond: 25, perDay: null })
+    assert.isNull(family.rpcBudget('http://127.0.0.1:8090', ''))
+    assert.isNull(family.rpcBudget('https://trongrid.io.evil.example', 'key'))
+    assert.isNull(family.rpcBudget('not a url', 'key'))
   })
 
   test('requests per day: runs × (2 heads + listings) + hourly deep listings', ({ assert }) => {
@@ -201,6 +201,7 @@ test.group('TRON budgets and cost', () => {
     assert.equal(family.requestsPerDay(chain(30), 10, 3), 2880 * 32 + 24 * 30)
     assert.equal(family.requestsPerDay(chain(5, { deepScanHours: 0 }), 1, 3), 86_400)
     assert.equal(family.requestsPerDay(chain(60, { deepScanEveryMinutes: 120 }), 2, 1), 1440 * 4 + 12 * 2)
+    assert.equal(family.requestsPerDay(chain(5), 0, 3), 0, 'no wallet: no scan')
   })
 
   test('options: defaults, bounds and unknown names', ({ assert }) => {
