@@ -63,12 +63,12 @@ test.group('TRON providers: a lagging index', (group) => {
       amount: baseUnits(order.actualAmount),
       indexDelayMs: 15 * 60_000,
     })
-    // 3-second blocks, a scan every 5 minutes of chain time.
-    for (let minutes = 5; minutes < 15; minutes += 5) {
-      fake.mine(100, 3000)
+    // 3-second blocks, a scan every minute of chain time.
+    for (let minutes = 1; minutes < 15; minutes++) {
+      fake.mine(20, 3000)
       assert.equal((await scanTron()).transfers, 0, `not listed yet at ${minutes} minutes`)
     }
-    fake.mine(100, 3000)
+    fake.mine(20, 3000)
     const report = await scanTron()
     assert.equal(report.paid, 1)
     assert.equal((await Order.findOrFail(order.id)).blockTransactionId, paid.txid)
