@@ -2,7 +2,7 @@ import logger from '@adonisjs/core/services/logger'
 import type { ObservedTransfer, ScanContext, ScanResult, UnreadableTransfer } from '#chains/chain_family'
 import { redactSecrets } from '#support/redaction'
 import { tronOptions, type TronOptions } from '#plugins/tron/tron_options'
-import { pruneReported, readCursor, reportKey, type DeepPass, type TronScanCursor } from '#plugins/tron/tron_scan_cursor'
+import { isFreshCursor, pruneReported, readCursor, reportKey, type DeepPass, type TronScanCursor } from '#plugins/tron/tron_scan_cursor'
 import { readTrc20Row, readTrxRow, rowTime, type Candidate, type RowReading, type Stream } from '#plugins/tron/tron_candidates'
 import {
   TronAnswerError,
@@ -47,6 +47,8 @@ export async function scanTron(context: ScanContext): Promise<ScanResult> {
   const client = new TronGridClient(context.rpc, context.rpc.apiKey)
   const cursor = readCursor(context.cursor, context.startTime - FIRST_SCAN_MARGIN_MS)
   const [head, solid] = await Promise.all([client.nowBlock(false), client.nowBlock(true)])
+  // A first scan lists everything from its start already: the first deep re-scan is one interval away.
+  if (isFreshCursor(context.cursor)) cursor.deepDoneAt = solid.timestamp
   const run = new TronScanRun(context, client, cursor, {
     // Two endpoints of the pool may disagree a little; never count below the solid head.
     headNumber: Math.max(head.number, solid.number),

@@ -36,10 +36,16 @@ export type DeepPass = { startedAt: number; until: number; from: Record<string, 
 /** Entries kept in `reported` at most; dropping the oldest only means reporting them again. */
 export const MAX_REPORTED = 5000
 
+/** True when `raw` is no cursor this code wrote: the scan starts afresh. */
+export function isFreshCursor(raw: unknown): boolean {
+  const value = raw as Partial<TronScanCursor> | null
+  return !value || typeof value !== 'object' || !Number.isSafeInteger(value.since)
+}
+
 /** The cursor the core handed back, or a fresh one starting at `start` (first scan). */
 export function readCursor(raw: unknown, start: number): TronScanCursor {
   const value = raw as Partial<TronScanCursor> | null
-  if (!value || typeof value !== 'object' || !Number.isSafeInteger(value.since)) {
+  if (!value || isFreshCursor(value)) {
     // First scan, or a cursor this code did not write: start from the oldest
     // order worth watching (the core's start time); seeing transfers twice is harmless.
     return { since: start, lagging: {}, reported: {}, deepDoneAt: start, deep: null }
