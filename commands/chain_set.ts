@@ -42,6 +42,18 @@ export default class ChainSet extends OperatorCommand {
   })
   declare explorer?: string
 
+  @flags.string({
+    description: 'Requests per second to each RPC endpoint (e.g. 1 or 0.5); "" returns to the provider default',
+    allowEmptyValue: true,
+  })
+  declare requestsPerSecond?: string
+
+  @flags.string({
+    description: 'Requests per UTC day to each RPC endpoint (0: no daily cap); "" returns to the provider default',
+    allowEmptyValue: true,
+  })
+  declare requestsPerDay?: string
+
   @flags.string({ description: 'Family of a NEW network (one an enabled plugin brings: see plugins:list)' })
   declare family?: string
 
@@ -64,6 +76,8 @@ export default class ChainSet extends OperatorCommand {
       options: this.#options(),
       apiKey: this.apiKey,
       explorerTxUrl: this.explorer,
+      requestsPerSecond: this.#number(this.requestsPerSecond, '--requests-per-second'),
+      requestsPerDay: this.#number(this.requestsPerDay, '--requests-per-day'),
     })
     const options = Object.entries(chain.options)
       .map(([key, value]) => `${key}=${value}`)
@@ -74,8 +88,25 @@ export default class ChainSet extends OperatorCommand {
         `${chain.confirmations} confirmations, scan every ${chain.scanIntervalSeconds}s, ` +
         `block time ${chain.blockTimeMs / 1000}s, ` +
         `RPC: ${chain.rpcUrls.map((url) => redactUrl(url)).join(' ') || 'none'}${chain.apiKey ? ', API key set' : ''}, ` +
-        `explorer: ${chain.explorerTxUrl || 'none'}`
+        `explorer: ${chain.explorerTxUrl || 'none'}, ` +
+        `request budget: ${this.#budget(chain.rpcRequestsPerSecond, chain.rpcRequestsPerDay)}`
     )
+  }
+
+  /** A budget flag: "" is null (the default again), else a number. */
+  #number(value: string | undefined, flag: string): number | null | undefined {
+    if (value === undefined) return undefined
+    const text = value.trim()
+    if (text === '') return null
+    if (!/^\d+(\.\d+)?$/.test(text)) throw new OperatorError(`${flag} takes a number, not "${value}"`)
+    return Number(text)
+  }
+
+  #budget(perSecond: number | null, perDay: number | null) {
+    if (perSecond === null && perDay === null) return 'provider default'
+    const second = perSecond === null ? 'default/s' : `${perSecond}/s`
+    const day = perDay === null ? 'default/day' : perDay === 0 ? 'no daily cap' : `${perDay}/day`
+    return `${second}, ${day} per endpoint`
   }
 
   /** `--option key=value` flags as a map; a flag without "=" is refused. */

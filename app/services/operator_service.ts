@@ -146,6 +146,10 @@ export class OperatorService {
       apiKey?: string
       /** Explorer URL of a transaction with `{tx}`; '' clears it. */
       explorerTxUrl?: string
+      /** Requests per second to each RPC endpoint; null: the family's default again. */
+      requestsPerSecond?: number | null
+      /** Requests per UTC day to each RPC endpoint (0: no daily cap); null: the family's default again. */
+      requestsPerDay?: number | null
     }
   ) {
     const name = network.toLowerCase()
@@ -225,6 +229,20 @@ export class OperatorService {
         throw new OperatorError('The scan interval must be a whole number of seconds from 1 to 3600')
       }
       chain.scanIntervalSeconds = changes.scanIntervalSeconds
+    }
+    if (changes.requestsPerSecond !== undefined) {
+      const value = changes.requestsPerSecond
+      if (value !== null && (!Number.isFinite(value) || value < 0.01 || value > 100_000)) {
+        throw new OperatorError('Requests per second must be a number from 0.01 to 100000 ("" for the default)')
+      }
+      chain.rpcRequestsPerSecond = value
+    }
+    if (changes.requestsPerDay !== undefined) {
+      const value = changes.requestsPerDay
+      if (value !== null && (!Number.isSafeInteger(value) || value < 0 || value > 1_000_000_000_000)) {
+        throw new OperatorError('Requests per day must be a whole number from 0 (no daily cap) up ("" for the default)')
+      }
+      chain.rpcRequestsPerDay = value
     }
     if (changes.blockTimeSeconds !== undefined) {
       const ms = Math.round(changes.blockTimeSeconds * 1000)

@@ -1,5 +1,6 @@
 import type { PublicClient } from 'viem'
 import type Token from '#models/token'
+import { RpcBudgetExhaustedError, RpcHttpError } from '#chains/rpc_pool'
 import { TRANSFER_EVENT, type TransferLog } from '#plugins/evm/erc20_transfers'
 
 /** Reads shared by the confirmed scan (evm_scan.ts) and the unconfirmed window (evm_unconfirmed.ts). */
@@ -57,6 +58,9 @@ async function logsSplitting(
       })
     )) as TransferLog[]
   } catch (error) {
+    // A rate limit ("Too Many Requests") or a spent budget is not a range the node refuses.
+    const cause = (error as { cause?: unknown }).cause
+    if (cause instanceof RpcHttpError || cause instanceof RpcBudgetExhaustedError) throw error
     const text = `${(error as Error).message} ${String((error as { cause?: Error }).cause?.message ?? '')}`
     if (from === to || !RANGE_REFUSED.test(text)) throw error
     const middle = (from + to) / 2n

@@ -3,6 +3,7 @@ import { getAddress, type Block } from 'viem'
 import type Token from '#models/token'
 import type { ObservedTransfer, ScanContext, ScanResult } from '#chains/chain_family'
 import { evmCall } from '#plugins/evm/evm_client'
+import { RpcUnavailableError } from '#chains/rpc_pool'
 import { evmOptions } from '#plugins/evm/evm_options'
 import { fromBaseUnits } from '#support/money'
 import { tokenOfContract } from '#plugins/evm/erc20_transfers'
@@ -67,33 +68,63 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
   const blocks = new Map<bigint, Block>()
   const transfers: ObservedTransfer[] = []
 
-  const contracts = context.tokens.filter((token) => token.contract !== null)
-  if (contracts.length > 0) {
-    const logs = await tokenLogs(call, contracts, context.addresses, from, to, BigInt(evmOptions(context.chain).blockRange))
-    for (const log of logs) {
-      const token = tokenOfContract(contracts, log.address)
-      if (!token || !watched.has(getAddress(log.args.to))) continue
-      const block = await blockOf(call, blocks, log.blockNumber)
-      transfers.push({
-        reference: log.transactionHash.toLowerCase(),
-        to: getAddress(log.args.to),
-        contract: token.contract,
-        amount: fromBaseUnits(log.args.value, token.decimals),
-        timestamp: Number(block.timestamp) * 1000,
-        confirmations: Number(head - log.blockNumber + 1n),
-        success: true,
-      })
-    }
+  // Dust (address poisoning, spam) is dropped before its header or receipt is read.
+  let dust = 0
+  const isDust = (contract: string | null, amount: string) => {
+    const dropped = context.isDust?.(contract, amount) ?? false
+    if (dropped) dust++
+    return dropped
   }
 
+  const contracts = context.tokens.filter((token) => token.contract !== null)
   const native = context.tokens.find((token) => token.contract === null)
-  if (native) transfers.push(...(await nativeTransfers(call, native, watched, from, to, head, blocks)))
+  const range = BigInt(evmOptions(context.chain).blockRange)
+  // Segment by segment (one eth_getLogs range each), so that a run stopped
+  // by a limit or an outage keeps the segments it finished.
+  let done = from - 1n
+  try {
+    for (let start = from; start <= to; start += range) {
+      const end = min(to, start + range - 1n)
+      const found: ObservedTransfer[] = []
+      if (contracts.length > 0) {
+        const logs = await tokenLogs(call, contracts, context.addresses, start, end, range)
+        for (const log of logs) {
+          const token = tokenOfContract(contracts, log.address)
+          if (!token || !watched.has(getAddress(log.args.to))) continue
+          const amount = fromBaseUnits(log.args.value, token.decimals)
+          if (isDust(token.contract, amount)) continue
+          const block = await blockOf(call, blocks, log.blockNumber)
+          found.push({
+            reference: log.transactionHash.toLowerCase(),
+            to: getAddress(log.args.to),
+            contract: token.contract,
+            amount,
+            timestamp: Number(block.timestamp) * 1000,
+            confirmations: Number(head - log.blockNumber + 1n),
+            success: true,
+          })
+        }
+      }
+      if (native) found.push(...(await nativeTransfers(call, native, watched, start, end, head, blocks, isDust)))
+      transfers.push(...found)
+      done = end
+    }
+  } catch (error) {
+    const stopped = await stoppedAt(call, blocks, done, from, error)
+    return {
+      transfers,
+      cursor: stopped,
+      caughtUp: false,
+      interrupted: `stopped after block ${stopped.block}: ${(error as Error).message}`,
+      dust,
+    }
+  }
 
   const last = blocks.get(to) ?? (await call((client) => client.getBlock({ blockNumber: to })))
   const caughtUp = to === safe
   // Behind: the blocks above `safe` are far ahead; look at them once caught up.
   const unconfirmed = caughtUp ? await unconfirmedOf(call, context, safe, head) : undefined
-  return { transfers, unconfirmed, cursor: { block: to.toString(), hash: last.hash }, caughtUp }
+  return { transfers, unconfirmed, cursor: { block: to.toString(), hash: last.hash }, caughtUp, dust }
 }
 
 /**
@@ -107,6 +138,30 @@ async function unconfirmedOf(call: Call, context: ScanContext, safe: bigint, hea
   } catch (error) {
     logger.warn({ network: context.chain.network, err: error }, 'unconfirmed EVM transfers could not be read')
     return undefined
+  }
+}
+
+/**
+ * Where an interrupted run stops: the last block of its last finished
+ * segment. Only an endpoint failure (every endpoint down, limited or
+ * spent) interrupts; anything else, or nothing finished, or the last
+ * block's hash unknown, fails the run as before (nothing saved).
+ */
+async function stoppedAt(
+  call: Call,
+  blocks: Map<bigint, Block>,
+  done: bigint,
+  from: bigint,
+  error: unknown
+): Promise<EvmCursor> {
+  if (!(error instanceof RpcUnavailableError) || done < from) throw error
+  const known = blocks.get(done)
+  if (known?.hash) return { block: done.toString(), hash: known.hash }
+  try {
+    const header = await call((client) => client.getBlock({ blockNumber: done }))
+    return { block: done.toString(), hash: header.hash }
+  } catch {
+    throw error
   }
 }
 
@@ -150,7 +205,8 @@ async function nativeTransfers(
   from: bigint,
   to: bigint,
   head: bigint,
-  blocks: Map<bigint, Block>
+  blocks: Map<bigint, Block>,
+  isDust: (contract: string | null, amount: string) => boolean
 ): Promise<ObservedTransfer[]> {
   const found: ObservedTransfer[] = []
   for (let start = from; start <= to; start += BigInt(BLOCK_BATCH)) {
@@ -165,13 +221,15 @@ async function nativeTransfers(
         if (typeof tx === 'string' || !tx.to || tx.value === 0n) continue
         const recipient = getAddress(tx.to)
         if (!watched.has(recipient)) continue
+        const amount = fromBaseUnits(tx.value, native.decimals)
+        if (isDust(null, amount)) continue
         const receipt = await call((client) => client.getTransactionReceipt({ hash: tx.hash }))
         if (receipt.status !== 'success') continue
         found.push({
           reference: tx.hash.toLowerCase(),
           to: recipient,
           contract: null,
-          amount: fromBaseUnits(tx.value, native.decimals),
+          amount,
           timestamp: Number(block.timestamp) * 1000,
           confirmations: Number(head - block.number! + 1n),
           success: true,

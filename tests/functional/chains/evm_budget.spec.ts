@@ -3,6 +3,7 @@ import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import chainScanner from '#services/chain_scanner'
 import { RpcPool } from '#chains/rpc_pool'
+import operator from '#services/operator_service'
 import { resetDatabase } from '#tests/helpers/database'
 import { createOrder, orderParams } from '#tests/helpers/merchant'
 import { Anvil } from '#tests/helpers/evm/anvil'
@@ -129,5 +130,59 @@ test.group('EVM chain: request budgets (anvil behind a limiting proxy)', (group)
     assert.isFalse(skipped.scanned)
     assert.match(skipped.detail, /daily request budget of every RPC endpoint is spent/)
     assert.equal(proxy.total(), seen + 1)
+  }).timeout(60_000)
+
+  test('dust is dropped before any further read and counted; an underpayment is still kept', async ({
+    client,
+    assert,
+  }) => {
+    const order = await createEthOrder(client) // 13.80 USDT
+    await scanEthereum()
+    await anvil.payToken(fixture.usdt, 6, fixture.wallet, '0.000001')
+    await anvil.payNative(fixture.wallet, '0.0000001')
+    await anvil.payToken(fixture.usdt, 6, fixture.wallet, '7.00')
+    await anvil.payToken(fixture.usdt, 6, fixture.wallet, order.actualAmount)
+    await anvil.mine(1)
+    proxy.reset()
+    const report = await scanEthereum()
+    assert.equal(report.dust, 2)
+    assert.equal(report.paid, 1)
+    assert.equal(report.unmatched, 1)
+    const unmatched = await db.from('unmatched_payments').select('amount')
+    assert.deepEqual(
+      unmatched.map((row) => row.amount),
+      ['7']
+    )
+    // The native dust's receipt was never asked for; the paying transfers' were not needed either (tokens).
+    assert.equal(proxy.calls.get('eth_getTransactionReceipt') ?? 0, 0)
+  }).timeout(60_000)
+
+  test('an endpoint failing midway: the finished segments are kept, the next run resumes there', async ({
+    client,
+    assert,
+  }) => {
+    await operator.setChain('ethereum', { options: { blockRange: '20' } })
+    const order = await createEthOrder(client)
+    await scanEthereum()
+    const start = BigInt(JSON.parse((await db.from('chain_cursors').first()).cursor).block)
+    await anvil.payToken(fixture.usdt, 6, fixture.wallet, order.actualAmount) // in the first segment
+    await anvil.mine(60)
+    proxy.failLogsFrom = start + 21n // the second segment on
+    const [interrupted] = await chainScanner.scan({ network: 'ethereum' })
+    assert.isTrue(interrupted.scanned, interrupted.detail)
+    assert.match(interrupted.detail, /^interrupted \(stopped after block \d+: every RPC endpoint failed; last: HTTP 503/)
+    assert.equal((await Order.findOrFail(order.id)).status, 2)
+    const row = await db.from('chain_cursors').first()
+    assert.equal(JSON.parse(row.cursor).block, String(start + 20n))
+    assert.match(row.last_error, /^interrupted: /)
+
+    proxy.failLogsFrom = null
+    RpcPool.reset()
+    proxy.reset()
+    const resumed = await scanEthereum()
+    assert.isTrue(resumed.caughtUp)
+    assert.equal((await db.from('chain_cursors').first()).last_error, '')
+    // Resumed after the kept segment: nothing before it is read again.
+    assert.equal(proxy.logsFrom.reduce((least, block) => (block < least ? block : least)), start + 21n)
   }).timeout(60_000)
 })

@@ -16,6 +16,10 @@ export class RpcProxy {
   /** HTTP statuses answered, in order (200 for forwarded requests). */
   statuses: number[] = []
   script: { status: number; retryAfter?: string }[] = []
+  /** fromBlock of every eth_getLogs forwarded. */
+  logsFrom: bigint[] = []
+  /** eth_getLogs from this block on are answered 503 (an endpoint that went down midway); null: never. */
+  failLogsFrom: bigint | null = null
   #bucket: { perSecond: number; burst: number; tokens: number; at: number } | null = null
   #server: Server | null = null
 
@@ -29,6 +33,8 @@ export class RpcProxy {
     this.calls.clear()
     this.statuses = []
     this.script = []
+    this.failLogsFrom = null
+    this.logsFrom = []
     this.#bucket = null
   }
 
@@ -73,9 +79,14 @@ export class RpcProxy {
         const calls = Array.isArray(parsed) ? parsed : [parsed]
         const scripted = this.script.shift()
         if (scripted) return this.#refuse(outgoing, scripted.status, scripted.retryAfter)
+        const failing = this.failLogsFrom
+        if (failing !== null && calls.some((call) => call.method === 'eth_getLogs' && BigInt(call.params?.[0]?.fromBlock ?? 0) >= failing)) {
+          return this.#refuse(outgoing, 503)
+        }
         const wait = this.#take(calls.length)
         if (wait !== null) return this.#refuse(outgoing, 429, String(wait))
         this.statuses.push(200)
+        for (const call of calls) if (call.method === 'eth_getLogs') this.logsFrom.push(BigInt(call.params?.[0]?.fromBlock ?? 0))
         for (const call of calls) this.calls.set(call.method, (this.calls.get(call.method) ?? 0) + 1)
         const refused = calls.find((call) => this.#tooWide(call))
         if (refused) {
