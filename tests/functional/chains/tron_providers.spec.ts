@@ -238,6 +238,35 @@ test.group('TRON providers: limits and odd answers', (group) => {
     assert.lengthOf(usdt, 3, 'pages of 7, 7 and 2 rows asked with limit 200')
   })
 
+  test('a busy address cut at the page bound resumes where it stopped, not at the window start', async ({ client, assert }) => {
+    const order = await newTronOrder(client)
+    await scanTron()
+    const stray = []
+    for (let index = 1; index <= 40; index++) {
+      const amount = baseUnits(order.actualAmount) + BigInt(index) * 10_000n
+      stray.push(fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount }))
+    }
+    const paid = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
+    fake.mine(19)
+    // Pages of 7 rows: a run reads 5 pages (35 rows) of a stream at most.
+    fake.shortPageRows = 7
+    fake.requests = []
+    const first = await scanTron()
+    assert.isFalse(first.caughtUp)
+    assert.equal(first.transfers, 35)
+    const asked = new Set(receiptLookups(fake))
+
+    fake.requests = []
+    const second = await scanTron()
+    assert.equal(second.paid, 1)
+    assert.equal((await Order.findOrFail(order.id)).blockTransactionId, paid.txid)
+    const usdt = fake.requestsTo('trc20').filter((request) => request.query.get('contract_address') === USDT_CONTRACT)
+    assert.equal(Number(usdt[0].query.get('min_timestamp')), stray[34].timestamp)
+    assert.lengthOf(usdt, 1, 'the rows left fit one page')
+    assert.isTrue(receiptLookups(fake).every((txid) => !asked.has(txid)), 'no receipt asked twice')
+    assert.equal(await countRows('unmatched_payments'), 40)
+  })
+
   test('a row the index returns malformed is recorded as unmatched with the reason, once; the rest is paid', async ({
     client,
     assert,
