@@ -27,7 +27,33 @@ export function hasIndex(url: string): boolean {
   return true
 }
 
+/**
+ * TronGrid's penalty: past its per-second limit it refuses every request
+ * for a while ("... the query server is suspended for 30s", HTTP 403).
+ * Requests sent meanwhile are refused too and count against the quota,
+ * so the URL is not asked until the penalty is over.
+ */
+const penalised = new Map<string, number>()
+
+/** Reads TronGrid's penalty text; true when `body` announced one (remembered for `url`). */
+export function notePenalty(url: string, body: string, now = Date.now()): boolean {
+  const match = /suspended for (\d+)\s*s/i.exec(body)
+  if (!match) return false
+  penalised.set(url, now + Number(match[1]) * 1000)
+  return true
+}
+
+/** False while `url` serves a penalty (the pool's `eligible` for every TronGrid request). */
+export function notPenalised(url: string): boolean {
+  const until = penalised.get(url)
+  if (until === undefined) return true
+  if (until > Date.now()) return false
+  penalised.delete(url)
+  return true
+}
+
 /** Forget what was learnt (tests). */
 export function resetEndpointCapabilities() {
   indexless.clear()
+  penalised.clear()
 }

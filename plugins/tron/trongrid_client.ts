@@ -1,5 +1,5 @@
 import { RpcHttpError, parseRetryAfter, type RpcPool } from '#chains/rpc_pool'
-import { hasIndex, markIndexless } from '#plugins/tron/tron_endpoints'
+import { hasIndex, markIndexless, notPenalised, notePenalty } from '#plugins/tron/tron_endpoints'
 
 /** A block as far as the gateway cares: its height and time (ms). */
 export type TronBlockMark = { number: number; timestamp: number }
@@ -179,7 +179,7 @@ export class TronGridClient {
             throw error
           }
         },
-        { eligible: options.index ? hasIndex : undefined }
+        { eligible: options.index ? (url) => hasIndex(url) && notPenalised(url) : notPenalised }
       )
       if (body !== NO_INDEX || round > this.rpc.urls.length) return body
     }
@@ -200,7 +200,9 @@ export class TronGridClient {
     const text = await response.text()
     // 429 and 403 (TronGrid's rate limits and their 30 s penalty), 401
     // (API key) and 5xx: the pool decides between waiting and failing over.
+    // A penalty's length is in its text: the URL is left alone until it ends.
     if (!response.ok) {
+      if (response.status === 403) notePenalty(base, text)
       throw new RpcHttpError(
         `HTTP ${response.status} from ${path}: ${text.slice(0, 200)}`,
         response.status,

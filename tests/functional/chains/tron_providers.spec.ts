@@ -4,6 +4,7 @@ import Order from '#models/order'
 import UnmatchedPayment from '#models/unmatched_payment'
 import chainScanner from '#services/chain_scanner'
 import { RpcPool } from '#chains/rpc_pool'
+import { notPenalised } from '#plugins/tron/tron_endpoints'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { freePort, runAce } from '#tests/helpers/processes'
 import { FakeTronGrid } from '#tests/helpers/tron/fake_trongrid'
@@ -33,6 +34,14 @@ async function persistedCursor() {
 
 function submit(client: any, tradeId: string, reference: string) {
   return client.post(`/pay/submit-tx-hash/${tradeId}`).json({ block_transaction_id: reference }).accept('json')
+}
+
+async function pollUntil(condition: () => boolean, timeoutMs = 5000) {
+  const deadline = Date.now() + timeoutMs
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
 }
 
 /** Transaction ids whose receipts were asked for, in order. */
@@ -177,12 +186,13 @@ test.group('TRON providers: limits and odd answers', (group) => {
     const paid = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
     fake.mine(19)
 
-    // Eight requests, then TronGrid's 403 and its 30 s penalty: two heads,
-    // the listings of the streams before USDT, its listing, some receipts.
-    fake.rateLimit({ capacity: 8, perSecond: 0, status: 403 })
+    // Eight requests, then TronGrid's 403 and its penalty (30 s in
+    // production, 1 s here): two heads, the listings of the streams before
+    // USDT, its listing, some receipts.
+    fake.rateLimit({ capacity: 8, perSecond: 0, status: 403, penaltyMs: 1000 })
     fake.requests = []
     const first = await scanTron()
-    assert.match(first.interrupted ?? '', /403.*suspended for 30s/)
+    assert.match(first.interrupted ?? '', /403.*suspended for 1s/)
     const done = first.transfers
     assert.isAbove(done, 0)
     assert.isBelow(done, 12)
@@ -193,6 +203,14 @@ test.group('TRON providers: limits and odd answers', (group) => {
     assert.equal(cursor.lagging[`${network.wallet}|${USDT_CONTRACT}`], stray[done].timestamp, 'resumes at the first row not handled')
     const chainRow = await db.from('chain_cursors').where('network', 'tron').first()
     assert.match(chainRow.last_error, /^interrupted: /)
+
+    // During the penalty the URL is not asked at all (each request would be refused and counted).
+    fake.requests = []
+    const [during] = await chainScanner.scan({ network: 'tron' })
+    assert.isFalse(during.scanned)
+    assert.match(during.detail, /no configured RPC endpoint can serve this request/)
+    assert.lengthOf(fake.requests, 0)
+    await pollUntil(() => notPenalised(fake.url))
 
     // The penalty over and a fresh quota.
     fake.rateLimit(null)
