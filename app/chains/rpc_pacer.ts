@@ -63,9 +63,11 @@ export function reserve(key: string, budget: PacerBudget | null, requests = 1, n
   // A batch larger than what is left today is refused whole: the provider would refuse its tail.
   if (budget?.perDay !== null && budget?.perDay !== undefined && state.count + requests > budget.perDay) return null
   state.count += requests
-  if (!budget || !(budget.perSecond > 0) || !Number.isFinite(budget.perSecond)) return 0
+  // A hold-off (a 429's Retry-After) applies even to an unpaced endpoint.
   const start = Math.max(now, state.nextSlot)
-  state.nextSlot = start + (1000 * requests) / budget.perSecond
+  if (budget && budget.perSecond > 0 && Number.isFinite(budget.perSecond)) {
+    state.nextSlot = start + (1000 * requests) / budget.perSecond
+  }
   return start - now
 }
 

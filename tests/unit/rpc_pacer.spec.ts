@@ -42,5 +42,8 @@ test.group('RPC pacer', (group) => {
     holdOff('k', 1500, 0)
     assert.equal(reserve('k', budget, 1, 0), 1500)
     assert.equal(reserve('other', budget, 1, 0), 0)
+    // An unpaced endpoint (no budget) waits out a hold-off too, then goes unpaced again.
+    holdOff('free', 800, 0)
+    assert.deepEqual([reserve('free', null, 1, 0), reserve('free', null, 1, 0), reserve('free', null, 1, 900)], [800, 800, 0])
   })
 })
