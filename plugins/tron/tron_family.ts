@@ -11,6 +11,10 @@ import { TRON_ADDRESS_PREFIX, base58check } from '#plugins/tron/tron_addresses'
 import { scanTron } from '#plugins/tron/tron_scan'
 import { verifyTronReference } from '#plugins/tron/tron_verify'
 import { tronPaymentUri } from '#plugins/tron/tron_payment_uri'
+import { validateTronOptions } from '#plugins/tron/tron_options'
+import { tronRequestsPerDay, tronRpcBudget } from '#plugins/tron/tron_budget'
+import type Chain from '#models/chain'
+import type { RpcBudget } from '#chains/rpc_pool'
 
 /**
  * TRON: base58check addresses starting with T (0x41 + 20 bytes), TRC-20
@@ -39,6 +43,19 @@ export class TronFamily implements ChainFamily {
 
   normalizeContract(contract: string): string {
     return this.normalizeAddress(contract)
+  }
+
+  /** lookbackMinutes, deepScanHours, deepScanEveryMinutes (tron_options.ts). */
+  validateOptions(options: Record<string, unknown>) {
+    return validateTronOptions(options)
+  }
+
+  rpcBudget(url: string, apiKey: string): RpcBudget | null {
+    return tronRpcBudget(url, apiKey)
+  }
+
+  requestsPerDay(chain: Chain, addresses: number, tokens: number): number {
+    return tronRequestsPerDay(chain, addresses, tokens)
   }
 
   scan(context: ScanContext): Promise<ScanResult> {

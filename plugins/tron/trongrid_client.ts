@@ -1,4 +1,5 @@
-import type { RpcPool } from '#chains/rpc_pool'
+import { RpcHttpError, parseRetryAfter, type RpcPool } from '#chains/rpc_pool'
+import { hasIndex, markIndexless, notPenalised, notePenalty } from '#plugins/tron/tron_endpoints'
 
 /** A block as far as the gateway cares: its height and time (ms). */
 export type TronBlockMark = { number: number; timestamp: number }
@@ -51,15 +52,20 @@ export type TronTransactionInfo = {
 
 export type Page<T> = { rows: T[]; fingerprint: string | null }
 
+/** An endpoint answered something this client cannot read (not an outage of the HTTP kind). */
+export class TronAnswerError extends Error {}
+
 /** Rows per v1 page: TronGrid's maximum. */
 export const PAGE_SIZE = 200
 
 /**
  * Plain HTTP client of the TronGrid API (the node's /wallet and
  * /walletsolidity endpoints plus the v1 account index). Every request goes
- * through the chain's RPC pool, so a failing URL is cooled down and the next
- * one answers. Any error thrown here means "this endpoint failed"; an
- * unknown transaction is an answer (null), not an error.
+ * through the chain's RPC pool (paced by `permit`, one per HTTP request),
+ * so a failing URL is cooled down and the next one answers; v1 listings
+ * only go to endpoints that serve the index (tron_endpoints.ts). Any error
+ * thrown here means "this endpoint failed"; an unknown transaction is an
+ * answer (null), not an error.
  */
 export class TronGridClient {
   constructor(
@@ -67,12 +73,20 @@ export class TronGridClient {
     private readonly apiKey: string
   ) {}
 
-  /** Head of the chain (`solid`: the latest solidified, i.e. irreversible, block). */
+  /**
+   * Head of the chain (`solid`: the latest solidified, i.e. irreversible,
+   * block). `getblock` with `detail: false` answers the header alone, where
+   * `getnowblock` carries every transaction of the block (hundreds of kB on
+   * mainnet); a node too old for `getblock` (404) is asked `getnowblock`.
+   */
   async nowBlock(solid: boolean): Promise<TronBlockMark> {
-    const body = await this.#post(solid ? '/walletsolidity/getnowblock' : '/wallet/getnowblock', {})
+    const prefix = solid ? '/walletsolidity' : '/wallet'
+    const body = await this.#request('POST', `${prefix}/getblock`, { detail: false }, {
+      fallback: { status: 404, pathAndQuery: `${prefix}/getnowblock`, payload: {} },
+    })
     const header = body?.block_header?.raw_data
     if (!Number.isSafeInteger(header?.number) || !Number.isSafeInteger(header?.timestamp)) {
-      throw new Error('getnowblock answered without a block header')
+      throw new TronAnswerError(`${prefix}/getblock answered without a block header`)
     }
     return { number: header.number, timestamp: header.timestamp }
   }
@@ -83,7 +97,7 @@ export class TronGridClient {
     const body = await this.#post(path, { value: txid })
     if (!body || body.id === undefined) return null
     if (!Number.isSafeInteger(body.blockNumber) || !Number.isSafeInteger(body.blockTimeStamp)) {
-      throw new Error(`${path} answered without a block for ${txid}`)
+      throw new TronAnswerError(`${path} answered without a block for ${txid}`)
     }
     return body as TronTransactionInfo
   }
@@ -93,7 +107,7 @@ export class TronGridClient {
     const path = solid ? '/walletsolidity/gettransactionbyid' : '/wallet/gettransactionbyid'
     const body = await this.#post(path, { value: txid })
     if (!body || body.txID === undefined) return null
-    if (!Array.isArray(body.raw_data?.contract)) throw new Error(`${path} answered a transaction without contract`)
+    if (!Array.isArray(body.raw_data?.contract)) throw new TronAnswerError(`${path} answered a transaction without contract`)
     return body as TronTransaction
   }
 
@@ -104,11 +118,11 @@ export class TronGridClient {
    * is not sent, the scanner tells them apart by the solid head (the
    * unsolidified ones are only "seen", never paid on).
    */
-  async incomingTrc20(address: string, contract: string, minTimestamp: number, fingerprint: string | null) {
+  async incomingTrc20(address: string, contract: string, window: ListingWindow, fingerprint: string | null) {
     return this.#page<Trc20TransferRow>(`/v1/accounts/${address}/transactions/trc20`, {
       only_to: 'true',
       limit: String(PAGE_SIZE),
-      min_timestamp: String(minTimestamp),
+      ...windowQuery(window),
       contract_address: contract,
       order_by: 'block_timestamp,asc',
       ...(fingerprint ? { fingerprint } : {}),
@@ -116,20 +130,21 @@ export class TronGridClient {
   }
 
   /** Transactions to `address` since `minTimestamp`, oldest first (native TRX); solidified or not, as above. */
-  async incomingTransactions(address: string, minTimestamp: number, fingerprint: string | null) {
+  async incomingTransactions(address: string, window: ListingWindow, fingerprint: string | null) {
     return this.#page<TronTransaction>(`/v1/accounts/${address}/transactions`, {
       only_to: 'true',
       limit: String(PAGE_SIZE),
-      min_timestamp: String(minTimestamp),
+      ...windowQuery(window),
       order_by: 'block_timestamp,asc',
       ...(fingerprint ? { fingerprint } : {}),
     })
   }
 
+  /** A v1 listing: only endpoints that serve the v1 index are asked. */
   async #page<T>(path: string, query: Record<string, string>): Promise<Page<T>> {
-    const body = await this.#request('GET', `${path}?${new URLSearchParams(query)}`)
+    const body = await this.#request('GET', `${path}?${new URLSearchParams(query)}`, undefined, { index: true })
     if (body?.success !== true || !Array.isArray(body.data)) {
-      throw new Error(`${path} failed: ${String(body?.error ?? 'unexpected answer')}`)
+      throw new TronAnswerError(`${path} failed: ${String(body?.error ?? 'unexpected answer')}`)
     }
     const fingerprint = typeof body.meta?.fingerprint === 'string' && body.meta.fingerprint ? body.meta.fingerprint : null
     return { rows: body.data as T[], fingerprint }
@@ -139,32 +154,91 @@ export class TronGridClient {
     return this.#request('POST', path, payload)
   }
 
-  #request(method: 'GET' | 'POST', pathAndQuery: string, payload?: unknown): Promise<any> {
-    return this.rpc.call(async (base) => {
-      const headers: Record<string, string> = { accept: 'application/json' }
-      if (payload !== undefined) headers['content-type'] = 'application/json'
-      if (this.apiKey) headers['TRON-PRO-API-KEY'] = this.apiKey
-      const response = await fetch(`${base.replace(/\/+$/, '')}${pathAndQuery}`, {
-        method,
-        headers,
-        body: payload === undefined ? undefined : JSON.stringify(payload),
-        signal: AbortSignal.timeout(this.rpc.timeoutMs),
-      })
-      const text = await response.text()
-      // 429 (rate limit), 401/403 (API key) and 5xx alike: this endpoint
-      // cannot answer now, the pool moves on to the next one.
-      if (!response.ok) throw new Error(`HTTP ${response.status} from ${pathAndQuery.split('?')[0]}: ${text.slice(0, 200)}`)
-      let body: any
-      try {
-        body = JSON.parse(text)
-      } catch {
-        throw new Error(`non-JSON answer from ${pathAndQuery.split('?')[0]}`)
-      }
-      // java-tron reports bad requests as 200 {"Error": "..."}.
-      if (body && typeof body === 'object' && typeof body.Error === 'string') {
-        throw new Error(`${pathAndQuery.split('?')[0]}: ${body.Error}`)
-      }
-      return body
-    })
+  async #request(method: 'GET' | 'POST', pathAndQuery: string, payload?: unknown, options: RequestOptions = {}): Promise<any> {
+    // Each round rules out one more endpoint found without the index; the
+    // last round finds none eligible and the pool says so.
+    for (let round = 0; ; round++) {
+      const body = await this.rpc.call(
+        async (base) => {
+          try {
+            return await this.#send(base, method, pathAndQuery, payload)
+          } catch (error) {
+            const fallback = options.fallback
+            if (fallback && error instanceof RpcHttpError && error.status === fallback.status) {
+              return this.#send(base, method, fallback.pathAndQuery, fallback.payload)
+            }
+            // A node without the v1 index (a plain java-tron /wallet node)
+            // answers 404 there, where TronGrid answers 200 with an empty
+            // list for any valid address. Remembered, and answered as a
+            // success of the endpoint: it is healthy for /wallet reads and
+            // must not be cooled down for lacking what it never had.
+            if (options.index && error instanceof RpcHttpError && error.status === 404) {
+              markIndexless(base)
+              return NO_INDEX
+            }
+            throw error
+          }
+        },
+        { eligible: options.index ? (url) => hasIndex(url) && notPenalised(url) : notPenalised }
+      )
+      if (body !== NO_INDEX || round > this.rpc.urls.length) return body
+    }
   }
+
+  async #send(base: string, method: 'GET' | 'POST', pathAndQuery: string, payload: unknown): Promise<any> {
+    await this.rpc.permit(base)
+    const headers: Record<string, string> = { accept: 'application/json' }
+    if (payload !== undefined) headers['content-type'] = 'application/json'
+    if (this.apiKey) headers['TRON-PRO-API-KEY'] = this.apiKey
+    const path = pathAndQuery.split('?')[0]
+    const response = await fetch(`${base.replace(/\/+$/, '')}${pathAndQuery}`, {
+      method,
+      headers,
+      body: payload === undefined ? undefined : JSON.stringify(payload),
+      signal: AbortSignal.timeout(this.rpc.timeoutMs),
+    })
+    const text = await response.text()
+    // 429 and 403 (TronGrid's rate limits and their 30 s penalty), 401
+    // (API key) and 5xx: the pool decides between waiting and failing over.
+    // A penalty's length is in its text: the URL is left alone until it ends.
+    if (!response.ok) {
+      if (response.status === 403) notePenalty(base, text)
+      throw new RpcHttpError(
+        `HTTP ${response.status} from ${path}: ${text.slice(0, 200)}`,
+        response.status,
+        parseRetryAfter(response.headers.get('retry-after'))
+      )
+    }
+    let body: any
+    try {
+      body = JSON.parse(text)
+    } catch {
+      throw new TronAnswerError(`non-JSON answer from ${path}`)
+    }
+    // java-tron reports bad requests as 200 {"Error": "..."}.
+    if (body && typeof body === 'object' && typeof body.Error === 'string') {
+      throw new TronAnswerError(`${path}: ${body.Error}`)
+    }
+    return body
+  }
+}
+
+/** Marker of an endpoint that answered a v1 call with 404 (no index there). */
+const NO_INDEX = Symbol('no v1 index')
+
+/** What a v1 listing covers: block times from `since`, up to `until` when set (both inclusive). */
+export type ListingWindow = { since: number; until?: number }
+
+function windowQuery(window: ListingWindow): Record<string, string> {
+  return {
+    min_timestamp: String(window.since),
+    ...(window.until !== undefined ? { max_timestamp: String(window.until) } : {}),
+  }
+}
+
+type RequestOptions = {
+  /** A v1 index call: endpoints known to lack the index are not asked. */
+  index?: boolean
+  /** Asked instead, on the same endpoint, when the first path answers this status. */
+  fallback?: { status: number; pathAndQuery: string; payload: unknown }
 }

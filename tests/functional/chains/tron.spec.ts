@@ -203,12 +203,13 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
   })
 
   test('more confirmations than solidification: credited at that depth, even long after', async ({ client, assert }) => {
+    await operator.setChain('tron', { options: { lookbackMinutes: '10' } })
     await db.from('chains').where('network', 'tron').update({ confirmations: 40 })
     const order = await newTronOrder(client)
     await scanTron()
     fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
     // Solidified, depth 36 of 40, and the solid head's time is 16 minutes
-    // past the payment: beyond the overlap window.
+    // past the payment: beyond the 10-minute look-back.
     fake.mine(35, 60_000)
     const early = await scanTron()
     assert.equal(early.transfers, 0)
@@ -224,7 +225,7 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
     assert.deepEqual((await persistedCursor()).lagging, {})
   })
 
-  test('a transfer TronGrid indexes late (within the overlap) is still found', async ({ client, assert }) => {
+  test('a transfer TronGrid indexes late (within the default look-back) is still found', async ({ client, assert }) => {
     const order = await newTronOrder(client)
     await scanTron()
     const first = await persistedCursor()
@@ -235,9 +236,9 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
       amount: baseUnits(order.actualAmount),
       indexed: false,
     })
-    // The solid head moves 9.5 minutes of block time past the payment while
-    // the index still lacks it.
-    fake.mine(38, 30_000)
+    // The solid head moves 29.5 minutes of block time past the payment
+    // while the index still lacks it.
+    fake.mine(78, 30_000)
     assert.equal((await scanTron()).transfers, 0)
     const cursor = await persistedCursor()
     assert.isAbove(cursor.since, first.since, 'the window moved on')
@@ -248,9 +249,12 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
     assert.equal((await Order.findOrFail(order.id)).status, 2)
   })
 
-  test('one listing per address and token, paged with fingerprints', async ({ client, assert }) => {
+  test('one listing per address and token, paged with fingerprints; dust dropped before any receipt lookup', async ({
+    client,
+    assert,
+  }) => {
     const order = await newTronOrder(client)
-    // 205 confirmed dust transfers before the payment: two pages of 200.
+    // 205 confirmed dust transfers (address poisoning) before the payment: two pages of 200.
     for (let index = 0; index < 205; index++) {
       fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: BigInt(index + 1) })
     }
@@ -259,8 +263,13 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
     fake.requests = []
     const report = await scanTron()
     assert.equal(report.paid, 1)
-    assert.equal(report.unmatched, 205)
+    assert.equal(report.dust, 205)
+    assert.equal(report.unmatched, 0)
+    assert.equal(report.transfers, 1)
     assert.equal((await Order.findOrFail(order.id)).blockTransactionId, paid.txid)
+    const receipts = fake.requestsTo('gettransactioninfobyid').map((request) => JSON.parse(request.body).value)
+    assert.deepEqual(receipts, [paid.txid], 'one receipt: the payment; none for the dust')
+    assert.equal(await countRows('unmatched_payments'), 0)
 
     const usdt = fake.requestsTo('trc20').filter((request) => request.query.get('contract_address') === USDT_CONTRACT)
     assert.lengthOf(usdt, 2)
@@ -276,7 +285,6 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
     // (two pages), none of which is taken for a TRX transfer.
     assert.lengthOf(fake.requestsTo('trc20'), 3)
     assert.lengthOf(fake.requestsTo('transactions'), 2)
-    assert.equal(report.transfers, 206)
   })
 
   test('TRON-PRO-API-KEY is sent once chain:set --api-key is configured', async ({ assert }) => {
@@ -344,6 +352,14 @@ test.group('TRON: watched addresses', (group) => {
     await scanTron()
     const withFiveOrders = fake.requests.length
     assert.equal(withFiveOrders, 2 + 3, 'two head lookups, three listings for one address')
+    // The heads are read header-only (getblock, detail false), never as full blocks (getnowblock).
+    assert.deepEqual(
+      fake.requests.filter((request) => request.method === 'POST').map((request) => [request.path, JSON.parse(request.body)]),
+      [
+        ['/wallet/getblock', { detail: false }],
+        ['/walletsolidity/getblock', { detail: false }],
+      ]
+    )
 
     await operator.addWallet('tron', newTronAccount().address)
     fake.requests = []

@@ -1,5 +1,6 @@
 import { test } from '@japa/runner'
 import { utils } from 'tronweb'
+import Chain from '#models/chain'
 import Token from '#models/token'
 import { TransferLookupError } from '#chains/chain_family'
 import { parseTransactionId } from '#plugins/tron/tron_reference'
@@ -133,13 +134,24 @@ test.group('TRON parsing: amounts and transfers', () => {
 
 test.group('TRON parsing: cursor and payment URI', () => {
   test('an unreadable cursor starts over; a good one is kept', ({ assert }) => {
-    assert.deepEqual(readCursor(null, 5), { since: 5, lagging: {}, reported: {} })
-    assert.deepEqual(readCursor({ block: 12 }, 5), { since: 5, lagging: {}, reported: {} })
+    const fresh = { since: 5, lagging: {}, reported: {}, deepDoneAt: 5, deep: null }
+    assert.deepEqual(readCursor(null, 5), fresh)
+    assert.deepEqual(readCursor({ block: 12 }, 5), fresh)
+    // A cursor from before deep re-scans gets one at the next run.
     assert.deepEqual(readCursor({ since: 9, lagging: { a: 7, b: 'x' }, reported: { k: 8 } }, 5), {
       since: 9,
       lagging: { a: 7 },
       reported: { k: 8 },
+      deepDoneAt: 0,
+      deep: null,
     })
+    const deep = { startedAt: 20, until: 8, from: { a: 3, b: 'x' } }
+    assert.deepEqual(readCursor({ since: 9, lagging: {}, reported: {}, deepDoneAt: 4, deep }, 5).deep, {
+      startedAt: 20,
+      until: 8,
+      from: { a: 3 },
+    })
+    assert.isNull(readCursor({ since: 9, deep: { until: 8, from: {} } }, 5).deep)
   })
 
   test('reported transfers are kept inside the window and bounded', ({ assert }) => {
@@ -163,5 +175,40 @@ test.group('TRON parsing: cursor and payment URI', () => {
       family.paymentUri({ chain: {} as any, token: token(null, 6), order }),
       'tron:TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf?amount=13.8'
     )
+  })
+})
+
+test.group('TRON budgets and cost', () => {
+  const family = new TronFamily()
+  const chain = (scanIntervalSeconds: number, options: Record<string, unknown> = {}) => {
+    const entry = new Chain()
+    entry.merge({ network: 'tron', family: 'tron', scanIntervalSeconds, options })
+    return entry
+  }
+
+  test('TronGrid with a key: 100,000 a day at 15/s; without: 2/s; other endpoints left to the core', ({ assert }) => {
+    assert.deepEqual(family.rpcBudget('https://api.trongrid.io', 'key'), { perSecond: 15, perDay: 100_000 })
+    assert.deepEqual(family.rpcBudget('https://nile.trongrid.io/', 'key'), { perSecond: 15, perDay: 100_000 })
+    assert.deepEqual(family.rpcBudget('https://api.trongrid.io', ''), { perSecond: 2, perDay: null })
+    assert.isNull(family.rpcBudget('http://127.0.0.1:8090', ''))
+    assert.isNull(family.rpcBudget('https://trongrid.io.evil.example', 'key'))
+    assert.isNull(family.rpcBudget('not a url', 'key'))
+  })
+
+  test('requests per day: runs × (2 heads + listings) + hourly deep listings', ({ assert }) => {
+    // One wallet, USDT, USDC and TRX at the default 5 s: 17,280 runs × 5 + 24 × 3.
+    assert.equal(family.requestsPerDay(chain(5), 1, 3), 86_472)
+    assert.equal(family.requestsPerDay(chain(30), 10, 3), 2880 * 32 + 24 * 30)
+    assert.equal(family.requestsPerDay(chain(5, { deepScanHours: 0 }), 1, 3), 86_400)
+    assert.equal(family.requestsPerDay(chain(60, { deepScanEveryMinutes: 120 }), 2, 1), 1440 * 4 + 12 * 2)
+    assert.equal(family.requestsPerDay(chain(5), 0, 3), 0, 'no wallet: no scan')
+  })
+
+  test('options: defaults, bounds and unknown names', ({ assert }) => {
+    assert.deepEqual(family.validateOptions({ lookbackMinutes: ' 45 ', deepScanHours: '0' }), { lookbackMinutes: 45, deepScanHours: 0 })
+    assert.throws(() => family.validateOptions({ lookbackMinutes: '9' }), /lookbackMinutes must be a whole number from 10 to 1440/)
+    assert.throws(() => family.validateOptions({ deepScanEveryMinutes: '5' }), /from 10 to 1440/)
+    assert.throws(() => family.validateOptions({ deepScanHours: '1.5' }), /deepScanHours must be a whole number/)
+    assert.throws(() => family.validateOptions({ overlap: '10' }), /Unknown TRON option "overlap"/)
   })
 })

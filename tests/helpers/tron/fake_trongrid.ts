@@ -26,9 +26,30 @@ export type LedgerEntry = {
   receivers: string[]
   /** False while TronGrid's index has not caught up with it (overlap tests). */
   indexed: boolean
+  /** Block time after the transaction's block at which the v1 index shows it (its lag). */
+  indexDelayMs: number
+  /** Fields the v1 index gets wrong in its rows of this transaction (a malformed row). */
+  rowPatch?: Record<string, unknown>
 }
 
-export type RecordedRequest = { method: string; path: string; query: URLSearchParams; headers: IncomingHttpHeaders; body: string }
+/**
+ * TronGrid's request limit as a token bucket: `capacity` requests at
+ * once, refilled at `perSecond` (0: only `refill()` refills it). Beyond
+ * it TronGrid refuses every request for `penaltyMs` (30 s in production)
+ * with `status`: 403 with its "suspended for 30s" text (the documented
+ * answer), or 429 (burst limits of the newer plans).
+ */
+export type FakeRateLimit = { capacity: number; perSecond: number; status: 403 | 429; penaltyMs: number }
+
+export type RecordedRequest = {
+  method: string
+  path: string
+  query: URLSearchParams
+  headers: IncomingHttpHeaders
+  body: string
+  /** Which URL of the fake took it: TronGrid itself, or the index-less backup node. */
+  via: 'main' | 'backup'
+}
 
 /** A TRC-20 token the fake's index describes in token_info. */
 type TokenInfo = { symbol: string; name: string; decimals: number }
@@ -48,6 +69,13 @@ function word(hex: string) {
  * every payment goes into a new block, and a block is solidified once
  * `solidLag` blocks are built on it (`mine`). Block times follow the wall
  * clock, or jump ahead by `stepMs` per mined block.
+ *
+ * What the real service does to clients, on demand: a request limit
+ * (`rateLimit`: token bucket, 403/429 with TronGrid's error bodies and its
+ * 30 s penalty), an index that trails the chain (`indexLagMs`,
+ * `indexDelayMs`: a row is listed only once the head's block time has
+ * moved that far past it), pages that end early (`shortPageRows`) and a
+ * backup node without the v1 index (`noIndex`).
  */
 export class FakeTronGrid {
   url = ''
@@ -58,8 +86,22 @@ export class FakeTronGrid {
   solidLag = 19
   ledger: LedgerEntry[] = []
   tokens = new Map<string, TokenInfo>()
+  /** Block time the v1 index trails the chain by (every new transaction; per payment with `indexDelayMs`). */
+  indexLagMs = 0
+  /** Rows per v1 page at most, whatever `limit` asks (TronGrid ends pages early while a fingerprint leads on). */
+  shortPageRows: number | null = null
+  /** A plain java-tron node: /wallet and /walletsolidity only, 404 on /v1. */
+  noIndex = false
+  /** Requests refused by the rate limit (answered 403/429). */
+  refused = 0
+  #limit: (FakeRateLimit & { tokens: number; at: number; penaltyUntil: number }) | null = null
   #blocks: Block[] = []
   #server: Server | null = null
+  #backup: Server | null = null
+  /** URL of the backup node (`startBackup`): same chain, java-tron's /wallet and /walletsolidity only. */
+  backupUrl = ''
+  /** The backup node is down (connection refused would be the same to the gateway; 503 is recorded). */
+  backupDown = false
 
   constructor() {
     this.reset()
@@ -69,10 +111,26 @@ export class FakeTronGrid {
   reset() {
     this.requests = []
     this.down = false
+    this.backupDown = false
     this.solidLag = 19
     this.ledger = []
+    this.indexLagMs = 0
+    this.shortPageRows = null
+    this.noIndex = false
+    this.refused = 0
+    this.#limit = null
     this.#blocks = []
     this.#appendBlock(60_000_000, Date.now())
+  }
+
+  /** Turns TronGrid's request limit on (null: off), with a full bucket. */
+  rateLimit(limit: Partial<FakeRateLimit> | null) {
+    if (!limit) {
+      this.#limit = null
+      return
+    }
+    const full = { capacity: 15, perSecond: 15, status: 403 as const, penaltyMs: 30_000, ...limit }
+    this.#limit = { ...full, tokens: full.capacity, at: Date.now(), penaltyUntil: 0 }
   }
 
   registerToken(contract: string, info: TokenInfo) {
@@ -97,7 +155,15 @@ export class FakeTronGrid {
   }
 
   /** Pays `amount` base units of TRC-20 `contract`; `fail`: the call reverts (no event, fees burnt). */
-  payTrc20(options: { from: TronAccount; to: string; contract: string; amount: bigint; fail?: boolean; indexed?: boolean }) {
+  payTrc20(options: {
+    from: TronAccount
+    to: string
+    contract: string
+    amount: bigint
+    fail?: boolean
+    indexed?: boolean
+    indexDelayMs?: number
+  }) {
     const transaction = signedTrc20Transfer(options.from, options.contract, options.to, options.amount, this.head)
     const block = this.#nextBlock()
     const contractHex = hexOf(options.contract)
@@ -138,11 +204,12 @@ export class FakeTronGrid {
         : { from: options.from.address, to: options.to, contract: options.contract, value: options.amount.toString() },
       receivers: [options.to],
       indexed: options.indexed ?? true,
+      indexDelayMs: options.indexDelayMs ?? this.indexLagMs,
     })
   }
 
   /** Pays `sun` TRX; `fail` records a transfer whose contractRet is not SUCCESS. */
-  payTrx(options: { from: TronAccount; to: string; sun: bigint; fail?: boolean; indexed?: boolean }) {
+  payTrx(options: { from: TronAccount; to: string; sun: bigint; fail?: boolean; indexed?: boolean; indexDelayMs?: number }) {
     const transaction = signedTrxTransfer(options.from, options.to, options.sun, this.head)
     const block = this.#nextBlock()
     return this.#record({
@@ -160,6 +227,7 @@ export class FakeTronGrid {
       event: null,
       receivers: [options.to],
       indexed: options.indexed ?? true,
+      indexDelayMs: options.indexDelayMs ?? this.indexLagMs,
     })
   }
 
@@ -170,9 +238,21 @@ export class FakeTronGrid {
     this.ledger = this.ledger.filter((candidate) => candidate !== entry)
   }
 
+  /** The v1 index lists the transaction with these fields replaced (an index bug, a format change). */
+  corruptListing(txid: string, patch: Record<string, unknown>) {
+    const entry = this.ledger.find((candidate) => candidate.txid === txid)
+    if (!entry) throw new Error(`unknown ${txid}`)
+    entry.rowPatch = patch
+  }
+
   /** TronGrid's index catches up with every transaction. */
   indexAll() {
-    for (const entry of this.ledger) entry.indexed = true
+    for (const entry of this.ledger) Object.assign(entry, { indexed: true, indexDelayMs: 0 })
+  }
+
+  /** Whether the v1 index shows the entry yet: indexed, and its lag elapsed in block time. */
+  isListed(entry: LedgerEntry) {
+    return entry.indexed && this.head.timestamp >= entry.timestamp + entry.indexDelayMs
   }
 
   isSolid(entry: LedgerEntry) {
@@ -185,31 +265,78 @@ export class FakeTronGrid {
   }
 
   async start() {
-    this.#server = createServer((request, response) => {
+    this.#server = await this.#listen('main')
+    this.url = this.#urlOf(this.#server)
+    return this
+  }
+
+  /** A second URL over the same chain: a plain java-tron node, no /v1 index, no rate limit (own backup). */
+  async startBackup() {
+    this.#backup = await this.#listen('backup')
+    this.backupUrl = this.#urlOf(this.#backup)
+    return this.backupUrl
+  }
+
+  async stop() {
+    for (const server of [this.#server, this.#backup]) {
+      if (!server) continue
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+    this.#server = null
+    this.#backup = null
+  }
+
+  async #listen(via: 'main' | 'backup') {
+    const server = createServer((request, response) => {
       let body = ''
       request.on('data', (chunk) => (body += chunk))
       request.on('end', () => {
         const url = new URL(request.url ?? '/', 'http://fake')
-        this.requests.push({ method: request.method ?? '', path: url.pathname, query: url.searchParams, headers: request.headers, body })
-        if (this.down) return this.#send(response, 503, { error: 'service unavailable' })
+        this.requests.push({ method: request.method ?? '', path: url.pathname, query: url.searchParams, headers: request.headers, body, via })
+        if (via === 'main' ? this.down : this.backupDown) return this.#send(response, 503, { error: 'service unavailable' })
+        if (via === 'main' && this.#limited()) return this.#refuse(url.pathname, response)
         try {
-          this.#route(request.method ?? 'GET', url, body, response)
+          this.#route(request.method ?? 'GET', url, body, response, via === 'backup' || this.noIndex)
         } catch (error) {
           this.#send(response, 500, { error: (error as Error).message })
         }
       })
     })
-    await new Promise<void>((resolve) => this.#server!.listen(0, '127.0.0.1', resolve))
-    const address = this.#server.address()
-    this.url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
-    return this
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    return server
   }
 
-  async stop() {
-    if (!this.#server) return
-    this.#server.closeAllConnections()
-    await new Promise<void>((resolve) => this.#server!.close(() => resolve()))
-    this.#server = null
+  #urlOf(server: Server) {
+    const address = server.address()
+    return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+  }
+
+  // ------------------------------------------------------------- rate limit
+
+  /** Takes a token; true when the request is refused (bucket empty, or inside a penalty). */
+  #limited() {
+    const limit = this.#limit
+    if (!limit) return false
+    const now = Date.now()
+    if (now < limit.penaltyUntil) return true
+    limit.tokens = Math.min(limit.capacity, limit.tokens + ((now - limit.at) / 1000) * limit.perSecond)
+    limit.at = now
+    if (limit.tokens >= 1) {
+      limit.tokens -= 1
+      return false
+    }
+    limit.penaltyUntil = now + limit.penaltyMs
+    return true
+  }
+
+  /** TronGrid's refusal: the v1 API's JSON error, the node API's {"Error"} form. */
+  #refuse(path: string, response: ServerResponse) {
+    this.refused++
+    const limit = this.#limit!
+    const text = `The key exceeds the frequency limit(${limit.capacity}), and the query server is suspended for ${Math.round(limit.penaltyMs / 1000)}s`
+    if (path.startsWith('/v1/')) return this.#send(response, limit.status, { success: false, error: text, statusCode: limit.status })
+    return this.#send(response, limit.status, { Error: text })
   }
 
   // ------------------------------------------------------------------ chain
@@ -238,7 +365,14 @@ export class FakeTronGrid {
     return entry
   }
 
-  #blockJson(block: Block) {
+  #blockJson(block: Block, detail = true) {
+    const header = this.#headerJson(block)
+    if (!detail) return header
+    const transactions = this.ledger.filter((entry) => entry.blockNumber === block.number).map((entry) => entry.transaction)
+    return transactions.length > 0 ? { ...header, transactions } : header
+  }
+
+  #headerJson(block: Block) {
     return {
       blockID: block.blockId,
       block_header: {
@@ -257,7 +391,7 @@ export class FakeTronGrid {
 
   // ----------------------------------------------------------------- routes
 
-  #route(method: string, url: URL, body: string, response: ServerResponse) {
+  #route(method: string, url: URL, body: string, response: ServerResponse, indexless: boolean) {
     const path = url.pathname.replace(/\/+$/, '')
     const params = method === 'POST' && body ? JSON.parse(body) : Object.fromEntries(url.searchParams)
 
@@ -266,6 +400,9 @@ export class FakeTronGrid {
         return this.#send(response, 200, this.#blockJson(this.head))
       case '/walletsolidity/getnowblock':
         return this.#send(response, 200, this.#blockJson(this.solidHead))
+      case '/wallet/getblock':
+      case '/walletsolidity/getblock':
+        return this.#getBlock(path.startsWith('/walletsolidity') ? this.solidHead : this.head, params, response)
       case '/wallet/gettransactioninfobyid':
       case '/walletsolidity/gettransactioninfobyid': {
         const entry = this.#byId(params.value, path.startsWith('/walletsolidity'))
@@ -278,9 +415,29 @@ export class FakeTronGrid {
       }
     }
 
+    if (indexless) {
+      // java-tron's HTTP server (Jetty) knows no /v1 route.
+      response.writeHead(404, { 'content-type': 'text/html;charset=iso-8859-1' })
+      return response.end(`<html><body><h2>404 Not found</h2><pre>${path}</pre></body></html>`)
+    }
     const account = /^\/v1\/accounts\/([^/]+)\/transactions(\/trc20)?$/.exec(path)
     if (account && method === 'GET') return this.#accountTransactions(account[1], Boolean(account[2]), url.searchParams, response)
     return this.#send(response, 404, { error: `no route ${method} ${path}` })
+  }
+
+  /**
+   * POST /wallet(solidity)/getblock: `id_or_num` absent is the latest
+   * (solidified) block; `detail: false` is its header alone.
+   */
+  #getBlock(latest: Block, params: Record<string, unknown>, response: ServerResponse) {
+    const detail = params.detail === true || params.detail === 'true'
+    const wanted = params.id_or_num
+    if (wanted === undefined || wanted === '') return this.#send(response, 200, this.#blockJson(latest, detail))
+    const text = String(wanted)
+    const block = /^\d+$/.test(text)
+      ? this.#blocks.find((entry) => entry.number === Number(text) && entry.number <= latest.number)
+      : this.#blocks.find((entry) => entry.blockId === text.toLowerCase() && entry.number <= latest.number)
+    return this.#send(response, 200, block ? this.#blockJson(block, detail) : {})
   }
 
   /**
@@ -302,7 +459,7 @@ export class FakeTronGrid {
     const contract = contractParam && !contractParam.startsWith('T') ? utils.address.fromHex(contractParam) : contractParam
     const ascending = (query.get('order_by') ?? 'block_timestamp,desc') === 'block_timestamp,asc'
 
-    let entries = this.ledger.filter((entry) => entry.indexed && entry.timestamp >= min && entry.timestamp <= max)
+    let entries = this.ledger.filter((entry) => this.isListed(entry) && entry.timestamp >= min && entry.timestamp <= max)
     if (flag('only_confirmed')) entries = entries.filter((entry) => this.isSolid(entry))
     if (flag('only_unconfirmed')) entries = entries.filter((entry) => !this.isSolid(entry))
     const sender = (entry: LedgerEntry) => utils.address.fromHex(String(entry.transaction.raw_data.contract[0].parameter.value.owner_address))
@@ -330,6 +487,7 @@ export class FakeTronGrid {
               to: event.to,
               type: 'Transfer',
               value: event.value,
+              ...entry.rowPatch,
             },
           }
         })
@@ -354,17 +512,19 @@ export class FakeTronGrid {
             blockNumber: entry.blockNumber,
             block_timestamp: entry.timestamp,
             internal_transactions: [],
+            ...entry.rowPatch,
           },
         }))
     }
     rows.sort((a, b) => (ascending ? a.timestamp - b.timestamp : b.timestamp - a.timestamp))
 
     const offset = query.get('fingerprint') ? Number(Buffer.from(query.get('fingerprint')!, 'base64url').toString()) : 0
-    const page = rows.slice(offset, offset + limit)
-    const more = offset + limit < rows.length
+    const size = this.shortPageRows === null ? limit : Math.min(limit, this.shortPageRows)
+    const page = rows.slice(offset, offset + size)
+    const more = offset + size < rows.length
     const meta: Record<string, unknown> = { at: Date.now(), page_size: page.length }
     if (more) {
-      const fingerprint = Buffer.from(String(offset + limit)).toString('base64url')
+      const fingerprint = Buffer.from(String(offset + size)).toString('base64url')
       const next = new URLSearchParams(query)
       next.set('fingerprint', fingerprint)
       meta.fingerprint = fingerprint

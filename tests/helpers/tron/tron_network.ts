@@ -3,6 +3,7 @@ import Order from '#models/order'
 import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import { RpcPool } from '#chains/rpc_pool'
+import { resetEndpointCapabilities } from '#plugins/tron/tron_endpoints'
 import { Decimal } from '#support/money'
 import { createOrder, orderParams } from '#tests/helpers/merchant'
 import type { FakeTronGrid } from '#tests/helpers/tron/fake_trongrid'
@@ -24,6 +25,7 @@ export async function prepareTronNetwork(
   options: { confirmations?: number; rpcUrls?: string[] } = {}
 ): Promise<TronTestNetwork> {
   RpcPool.reset()
+  resetEndpointCapabilities()
   fake.reset()
   fake.registerToken(USDT_CONTRACT, { symbol: 'USDT', name: 'Tether USD', decimals: 6 })
   fake.registerToken(USDC_CONTRACT, { symbol: 'USDC', name: 'USD Coin', decimals: 6 })

@@ -1,0 +1,48 @@
+import type Chain from '#models/chain'
+import type { RpcBudget } from '#chains/rpc_pool'
+import { tronOptions } from '#plugins/tron/tron_options'
+
+/**
+ * TronGrid's documented limits: 100,000 requests per day per account
+ * with an API key, at most 15 requests per second (the lowest figure its
+ * rate-limit pages give; beyond it every request is refused for 30 s).
+ */
+export const TRONGRID_WITH_KEY: RpcBudget = { perSecond: 15, perDay: 100_000 }
+/**
+ * Without a key TronGrid limits by IP, at a rate it documents only as
+ * "severely limited" and lowers over time; no daily quota is documented.
+ * 2 per second keeps a keyless install out of the 30 s penalty.
+ */
+export const TRONGRID_WITHOUT_KEY: RpcBudget = { perSecond: 2, perDay: null }
+/**
+ * TronGrid's documented tier; null for any other endpoint: the operator's
+ * own node is not limited, another provider gets the core's default budget
+ * (or the one set on the chain).
+ */
+export function tronRpcBudget(url: string, apiKey: string): RpcBudget | null {
+  let host: string
+  try {
+    host = new URL(url).hostname.toLowerCase()
+  } catch {
+    return null
+  }
+  if (host !== 'trongrid.io' && !host.endsWith('.trongrid.io')) return null
+  return apiKey ? TRONGRID_WITH_KEY : TRONGRID_WITHOUT_KEY
+}
+
+/**
+ * Requests a day scanning costs when nothing is paid: per run two head
+ * reads and one listing per address × token; per deep re-scan one more
+ * listing per address × token. Payments add one receipt per TRC-20
+ * transfer, plus one per run while it is not yet solidified (about a
+ * minute) — not counted here: they follow the traffic, not the setup.
+ */
+export function tronRequestsPerDay(chain: Chain, addresses: number, tokens: number): number {
+  // Nothing to watch: the scanner does not run.
+  if (addresses === 0 || tokens === 0) return 0
+  const options = tronOptions(chain)
+  const streams = addresses * tokens
+  const runs = 86_400 / Math.max(1, chain.scanIntervalSeconds)
+  const deepPasses = options.deepScanHours > 0 ? 1440 / options.deepScanEveryMinutes : 0
+  return Math.ceil(runs * (2 + streams) + deepPasses * streams)
+}
