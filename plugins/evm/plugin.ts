@@ -34,7 +34,8 @@ export default definePlugin({
         family: 'evm',
         displayName: 'BNB Smart Chain',
         options: { blockRange: 1000, chainId: 56 },
-        rpcUrls: ['https://bsc-dataseed.bnbchain.org'],
+        // Not BNB Chain's dataseed endpoints: they refuse eth_getLogs, so no token transfer would be seen.
+        rpcUrls: ['https://bsc-rpc.publicnode.com'],
         confirmations: 15,
         scanIntervalSeconds: 5,
         blockTimeMs: 3000,
