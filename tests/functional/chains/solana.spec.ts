@@ -6,7 +6,6 @@ import Order from '#models/order'
 import Chain from '#models/chain'
 import Token from '#models/token'
 import UnmatchedPayment from '#models/unmatched_payment'
-import chainScanner from '#services/chain_scanner'
 import callbackDeliverer from '#callbacks/callback_deliverer'
 import chainRegistry from '#chains/chain_registry'
 import { rpcFor } from '#chains/chain_rpc'
@@ -27,12 +26,9 @@ import {
   usdtUnits,
   type SolanaFixture,
 } from '#tests/helpers/solana/solana_setup'
+import { scanOnce } from '#tests/helpers/scanning'
 
-async function scanSolana() {
-  const [report] = await chainScanner.scan({ network: SOLANA })
-  if (!report.scanned) throw new Error(`scan did not run: ${report.detail}`)
-  return report
-}
+const scanSolana = () => scanOnce(SOLANA)
 
 function submit(client: any, tradeId: string, reference: string) {
   return client.post(`/pay/submit-tx-hash/${tradeId}`).json({ block_transaction_id: reference }).accept('json')

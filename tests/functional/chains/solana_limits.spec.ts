@@ -3,7 +3,6 @@ import db from '@adonisjs/lucid/services/db'
 import Chain from '#models/chain'
 import Order from '#models/order'
 import Token from '#models/token'
-import chainScanner from '#services/chain_scanner'
 import { rpcFor } from '#chains/chain_rpc'
 import { RpcPool } from '#chains/rpc_pool'
 import { SolanaFamily } from '#plugins/solana/solana_family'
@@ -14,12 +13,9 @@ import { resetDatabase } from '#tests/helpers/database'
 import { PUBLIC_RATE_LIMITS, SolanaRpcServer } from '#tests/helpers/solana/solana_rpc_server'
 import { SOLANA, prepareSolana, solanaOrder, usdtUnits, type SolanaFixture } from '#tests/helpers/solana/solana_setup'
 import operator from '#services/operator_service'
+import { scanOnce } from '#tests/helpers/scanning'
 
-async function scanSolana() {
-  const [report] = await chainScanner.scan({ network: SOLANA })
-  if (!report.scanned) throw new Error(`scan did not run: ${report.detail}`)
-  return report
-}
+const scanSolana = () => scanOnce(SOLANA)
 
 /** Signatures whose transaction a server served (getTransaction answered), in order. */
 function fetched(server: SolanaRpcServer): string[] {

@@ -1,15 +1,11 @@
 import { test } from '@japa/runner'
 import Order from '#models/order'
-import chainScanner from '#services/chain_scanner'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { SolanaRpcServer } from '#tests/helpers/solana/solana_rpc_server'
 import { SOLANA, lamportsOf, prepareSolana, solanaOrder, usdtUnits } from '#tests/helpers/solana/solana_setup'
+import { scanOnce } from '#tests/helpers/scanning'
 
-async function scanSolana() {
-  const [report] = await chainScanner.scan({ network: SOLANA })
-  if (!report.scanned || report.detail.startsWith('scan failed')) throw new Error(report.detail)
-  return report
-}
+const scanSolana = () => scanOnce(SOLANA)
 
 async function progressOf(client: any, tradeId: string) {
   const response = await client.get(`/pay/payment-progress/${tradeId}`)

@@ -2,19 +2,15 @@ import { test } from '@japa/runner'
 import { ASSOCIATED_TOKEN_PROGRAM_ADDRESS, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
 import Order from '#models/order'
 import UnmatchedPayment from '#models/unmatched_payment'
-import chainScanner from '#services/chain_scanner'
 import operator from '#services/operator_service'
 import { TOKEN_2022_PROGRAM_ADDRESS } from '#plugins/solana/solana_programs'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { jsonParsedTransaction } from '#tests/helpers/solana/json_parsed_view'
 import { SolanaRpcServer } from '#tests/helpers/solana/solana_rpc_server'
 import { SOLANA, lamportsOf, prepareSolana, solanaOrder, usdtUnits } from '#tests/helpers/solana/solana_setup'
+import { scanOnce } from '#tests/helpers/scanning'
 
-async function scanSolana() {
-  const [report] = await chainScanner.scan({ network: SOLANA })
-  if (!report.scanned || report.detail.startsWith('scan failed')) throw new Error(report.detail)
-  return report
-}
+const scanSolana = () => scanOnce(SOLANA)
 
 function submit(client: any, tradeId: string, reference: string) {
   return client.post(`/pay/submit-tx-hash/${tradeId}`).json({ block_transaction_id: reference }).accept('json')

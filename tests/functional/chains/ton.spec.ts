@@ -3,7 +3,6 @@ import { toNano, beginCell, type Address } from '@ton/core'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import UnmatchedPayment from '#models/unmatched_payment'
-import chainScanner from '#services/chain_scanner'
 import callbackDeliverer from '#callbacks/callback_deliverer'
 import settings from '#settings/settings_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
@@ -12,6 +11,7 @@ import { MerchantServer } from '#tests/helpers/merchant_server'
 import { runAce } from '#tests/helpers/processes'
 import { tonReference } from '#tests/helpers/ton/ton_test_chain'
 import { baseUnits, configureTon, startTonFixture, storedWallet, type TonFixture } from '#tests/helpers/ton/ton_setup'
+import { scanOnce } from '#tests/helpers/scanning'
 
 async function createTonOrder(client: any, overrides: Record<string, unknown> = {}) {
   const response = await createOrder(client, orderParams({ network: 'ton', token: 'usdt', amount: 100, ...overrides }))
@@ -19,11 +19,7 @@ async function createTonOrder(client: any, overrides: Record<string, unknown> = 
   return Order.findByOrFail('trade_id', response.body().data.trade_id)
 }
 
-async function scanTon() {
-  const [report] = await chainScanner.scan({ network: 'ton' })
-  if (!report.scanned) throw new Error(report.detail)
-  return report
-}
+const scanTon = () => scanOnce('ton')
 
 function comment(text: string) {
   return beginCell().storeUint(0, 32).storeStringTail(text).endCell()

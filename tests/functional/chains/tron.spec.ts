@@ -19,17 +19,11 @@ import {
   prepareTronNetwork,
   type TronTestNetwork,
 } from '#tests/helpers/tron/tron_network'
+import { persistedCursor, scanOnce } from '#tests/helpers/scanning'
 
-async function scanTron() {
-  const [report] = await chainScanner.scan({ network: 'tron' })
-  if (!report.scanned) throw new Error(`scan did not run: ${report.detail}`)
-  return report
-}
+const scanTron = () => scanOnce('tron')
 
-async function persistedCursor() {
-  const row = await db.from('chain_cursors').where('network', 'tron').first()
-  return row ? JSON.parse(row.cursor) : null
-}
+const savedCursor = () => persistedCursor('tron')
 
 test.group('TRON: payments found by the scanner, end to end', (group) => {
   const fake = new FakeTronGrid()
@@ -120,7 +114,7 @@ test.group('TRON: payments found by the scanner, end to end', (group) => {
   test('a payment made while the scanner was stopped is found from the persisted cursor', async ({ client, assert }) => {
     const order = await newTronOrder(client)
     await scanTron()
-    const cursor = await persistedCursor()
+    const cursor = await savedCursor()
     assert.isNumber(cursor.since)
 
     // The scanner is "stopped": the payment is made and solidified meanwhile.
@@ -214,7 +208,7 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
     const early = await scanTron()
     assert.equal(early.transfers, 0)
     assert.equal((await Order.findOrFail(order.id)).status, 1)
-    const cursor = await persistedCursor()
+    const cursor = await savedCursor()
     assert.isAbove(cursor.since, order.createdAt, 'the window itself moved past the payment')
     assert.deepEqual(Object.keys(cursor.lagging), [`${network.wallet}|${USDT_CONTRACT}`])
 
@@ -222,13 +216,13 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
     const report = await scanTron()
     assert.equal(report.paid, 1)
     assert.equal((await Order.findOrFail(order.id)).status, 2)
-    assert.deepEqual((await persistedCursor()).lagging, {})
+    assert.deepEqual((await savedCursor()).lagging, {})
   })
 
   test('a transfer TronGrid indexes late (within the default look-back) is still found', async ({ client, assert }) => {
     const order = await newTronOrder(client)
     await scanTron()
-    const first = await persistedCursor()
+    const first = await savedCursor()
     const paid = fake.payTrc20({
       from: network.payer,
       to: network.wallet,
@@ -240,7 +234,7 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
     // while the index still lacks it.
     fake.mine(78, 30_000)
     assert.equal((await scanTron()).transfers, 0)
-    const cursor = await persistedCursor()
+    const cursor = await savedCursor()
     assert.isAbove(cursor.since, first.since, 'the window moved on')
     assert.isAtMost(cursor.since, paid.timestamp, 'and still covers the payment')
 
@@ -327,12 +321,12 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
   test('every endpoint down: the scan fails and keeps its cursor', async ({ client, assert }) => {
     await newTronOrder(client)
     await scanTron()
-    const before = await persistedCursor()
+    const before = await savedCursor()
     fake.down = true
     const [report] = await chainScanner.scan({ network: 'tron' })
     assert.isFalse(report.scanned)
     assert.match(report.detail, /HTTP 503/)
-    assert.deepEqual(await persistedCursor(), before)
+    assert.deepEqual(await savedCursor(), before)
   })
 })
 

@@ -15,22 +15,16 @@ import {
   prepareTronNetwork,
   type TronTestNetwork,
 } from '#tests/helpers/tron/tron_network'
+import { persistedCursor, scanOnce } from '#tests/helpers/scanning'
 
 /**
  * The TRON scanner against what TronGrid really does: an index that shows
  * rows late, rate limits that stop a run midway, pages that end early,
  * rows it cannot read, and a backup node without the v1 index.
  */
-async function scanTron() {
-  const [report] = await chainScanner.scan({ network: 'tron' })
-  if (!report.scanned) throw new Error(`scan did not run: ${report.detail}`)
-  return report
-}
+const scanTron = () => scanOnce('tron')
 
-async function persistedCursor() {
-  const row = await db.from('chain_cursors').where('network', 'tron').first()
-  return row ? JSON.parse(row.cursor) : null
-}
+const savedCursor = () => persistedCursor('tron')
 
 function submit(client: any, tradeId: string, reference: string) {
   return client.post(`/pay/submit-tx-hash/${tradeId}`).json({ block_transaction_id: reference }).accept('json')
@@ -117,7 +111,7 @@ test.group('TRON providers: a lagging index', (group) => {
       .filter((request) => request.query.get('contract_address') === USDT_CONTRACT && request.query.get('max_timestamp'))
     assert.lengthOf(deep, 1, 'one deep listing of the stream')
     assert.isAtMost(Number(deep[0].query.get('min_timestamp')), onTime.timestamp)
-    const cursor = await persistedCursor()
+    const cursor = await savedCursor()
     assert.isNull(cursor.deep, 'the pass is complete')
 
     // Not due again within the hour; when due, it finds nothing new and credits nothing twice.
@@ -157,7 +151,7 @@ test.group('TRON providers: a lagging index', (group) => {
     await scanTron()
     assert.lengthOf(fake.requestsTo('trc20').filter((request) => request.query.get('max_timestamp')), 0)
     // The next listings start 60 minutes before the solid head.
-    assert.equal((await persistedCursor()).since, fake.solidHead.timestamp - 60 * 60_000)
+    assert.equal((await savedCursor()).since, fake.solidHead.timestamp - 60 * 60_000)
   })
 })
 
@@ -199,7 +193,7 @@ test.group('TRON providers: limits and odd answers', (group) => {
     assert.equal(first.unmatched, done)
     // The last one asked is the request the limit refused.
     assert.deepEqual(receiptLookups(fake), stray.slice(0, done + 1).map((entry) => entry.txid))
-    const cursor = await persistedCursor()
+    const cursor = await savedCursor()
     assert.equal(cursor.lagging[`${network.wallet}|${USDT_CONTRACT}`], stray[done].timestamp, 'resumes at the first row not handled')
     const chainRow = await db.from('chain_cursors').where('network', 'tron').first()
     assert.match(chainRow.last_error, /^interrupted: /)

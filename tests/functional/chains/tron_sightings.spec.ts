@@ -1,6 +1,5 @@
 import { test } from '@japa/runner'
 import Order from '#models/order'
-import chainScanner from '#services/chain_scanner'
 import operator from '#services/operator_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { FakeTronGrid } from '#tests/helpers/tron/fake_trongrid'
@@ -11,12 +10,9 @@ import {
   prepareTronNetwork,
   type TronTestNetwork,
 } from '#tests/helpers/tron/tron_network'
+import { scanOnce } from '#tests/helpers/scanning'
 
-async function scanTron() {
-  const [report] = await chainScanner.scan({ network: 'tron' })
-  if (!report.scanned || report.detail.startsWith('scan failed')) throw new Error(report.detail)
-  return report
-}
+const scanTron = () => scanOnce('tron')
 
 async function progressOf(client: any, tradeId: string) {
   const response = await client.get(`/pay/payment-progress/${tradeId}`)
