@@ -3,19 +3,24 @@ import { compose } from '@adonisjs/core/helpers'
 import { column } from '@adonisjs/lucid/orm'
 import { withAuthFinder } from '@adonisjs/auth/mixins/lucid'
 import { TimestampedRecord } from '#models/base_record'
+import { epochColumn } from '#models/columns'
 
 const AuthFinder = withAuthFinder(() => hash.use('scrypt'), {
   uids: ['email'],
   passwordColumnName: 'password',
 })
 
-/** An administrator of the console. */
+export const ADMIN_ROLES = ['admin', 'viewer'] as const
+export type AdminRole = (typeof ADMIN_ROLES)[number]
+
+/** An administrator of the console (app/services/operators/admin_users.ts manages them). */
 export default class User extends compose(TimestampedRecord, AuthFinder) {
   static table = 'users'
 
   @column({ isPrimary: true })
   declare id: number
 
+  /** Always lower-case (unique on lower(email)). */
   @column()
   declare email: string
 
@@ -23,5 +28,25 @@ export default class User extends compose(TimestampedRecord, AuthFinder) {
   declare password: string
 
   @column()
-  declare role: string
+  declare role: AdminRole
+
+  /** Sealed (SecretPurpose.totpSecret); null while 2FA is off. */
+  @column({ serializeAs: null })
+  declare totpSecret: string | null
+
+  @epochColumn()
+  declare totpEnabledAt: number | null
+
+  @epochColumn()
+  declare totpLastStep: number | null
+
+  /** JSON array of hashes of the unused recovery codes. */
+  @column({ serializeAs: null })
+  declare recoveryCodes: string | null
+
+  @epochColumn()
+  declare passwordChangedAt: number | null
+
+  @epochColumn()
+  declare lastLoginAt: number | null
 }

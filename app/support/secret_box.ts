@@ -12,6 +12,7 @@ export const SecretPurpose = {
   apiKeySecret: 'api_keys.secret_key',
   chainApiKey: 'chains.api_key',
   setting: (key: string) => `settings.${key}`,
+  totpSecret: 'users.totp_secret',
 } as const
 
 /**

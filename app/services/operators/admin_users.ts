@@ -1,0 +1,171 @@
+import { randomBytes } from 'node:crypto'
+import hash from '@adonisjs/core/services/hash'
+import db from '@adonisjs/lucid/services/db'
+import type { QueryClientContract } from '@adonisjs/lucid/types/database'
+import User, { ADMIN_ROLES, type AdminRole } from '#models/user'
+import { OperatorError } from '#support/operator_error'
+import { insertUnlessPresent } from '#support/insert_unless_present'
+import { isPostgres } from '#support/row_lock'
+
+export const MIN_PASSWORD_LENGTH = 12
+const MAX_PASSWORD_LENGTH = 256
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/
+
+export type NewAdminUser = { email: string; role?: string; password?: string }
+/** `password` is set when it was generated: shown to the operator once. */
+export type CreatedAdminUser = { user: User; generatedPassword: string | null }
+
+/** The stored form of an e-mail: trimmed, lower-case; refused when it is not one. */
+export function normalizeEmail(email: string): string {
+  const normalized = email.trim().toLowerCase()
+  if (normalized.length > 254 || !EMAIL_PATTERN.test(normalized)) {
+    throw new OperatorError(`"${email}" is not an e-mail address`)
+  }
+  return normalized
+}
+
+function checkRole(role: string): AdminRole {
+  if (!(ADMIN_ROLES as readonly string[]).includes(role)) {
+    throw new OperatorError(`The role must be one of: ${ADMIN_ROLES.join(', ')}`)
+  }
+  return role as AdminRole
+}
+
+function checkPassword(password: string) {
+  if (password.trim().length === 0) throw new OperatorError('The password cannot be empty or blank')
+  if ([...password].length < MIN_PASSWORD_LENGTH) {
+    throw new OperatorError(`The password must have at least ${MIN_PASSWORD_LENGTH} characters`)
+  }
+  if (password.length > MAX_PASSWORD_LENGTH) {
+    throw new OperatorError(`The password may have at most ${MAX_PASSWORD_LENGTH} characters`)
+  }
+}
+
+function newPassword() {
+  return randomBytes(15).toString('base64url')
+}
+
+/**
+ * Administrators of the console as operators manage them (ace commands
+ * today, the console later): every input is checked here, and a refusal
+ * is an OperatorError whose message is meant for the operator.
+ */
+export class AdminUsers {
+  /** Verified against when the e-mail is unknown, so the answer takes as long. */
+  #standInHash: Promise<string> | null = null
+
+  list() {
+    return User.query().orderBy('email')
+  }
+
+  async find(email: string): Promise<User> {
+    const user = await User.findBy('email', normalizeEmail(email))
+    if (!user) throw new OperatorError(`No administrator has the e-mail ${email.trim()}`)
+    return user
+  }
+
+  /** Creates an administrator; refused when the e-mail is taken (in any case). */
+  async create(input: NewAdminUser): Promise<CreatedAdminUser> {
+    const created = await this.createUnlessPresent(input)
+    if (!created) throw new OperatorError(`An administrator with the e-mail ${input.email.trim()} already exists`)
+    return created
+  }
+
+  /**
+   * Creates the administrator unless one has that e-mail (null then): the
+   * installation seeder runs on every start, possibly twice at once.
+   */
+  async createUnlessPresent(input: NewAdminUser, client: QueryClientContract = db.connection()) {
+    const email = normalizeEmail(input.email)
+    const role = checkRole(input.role ?? 'admin')
+    if (input.password !== undefined) checkPassword(input.password)
+    const password = input.password ?? newPassword()
+    const now = Date.now()
+    const { inserted, id } = await insertUnlessPresent(
+      client,
+      'users',
+      {
+        email,
+        password: await hash.use('scrypt').make(password),
+        role,
+        password_changed_at: now,
+        created_at: now,
+        updated_at: now,
+      },
+      'email'
+    )
+    if (!inserted) return null
+    const user = id === null
+      ? await User.query({ client }).where('email', email).firstOrFail()
+      : await User.query({ client }).where('id', id).firstOrFail()
+    return { user, generatedPassword: input.password === undefined ? password : null }
+  }
+
+  /**
+   * Replaces the password (a random one when none is given, returned to be
+   * shown once). Sessions opened before now stop being valid.
+   */
+  async setPassword(email: string, password?: string) {
+    const user = await this.find(email)
+    if (password !== undefined) checkPassword(password)
+    const chosen = password ?? newPassword()
+    // The model's auth-finder hook hashes a changed password (scrypt) when saving.
+    user.password = chosen
+    user.passwordChangedAt = Date.now()
+    await user.save()
+    return { user, generatedPassword: password === undefined ? chosen : null }
+  }
+
+  /** Changes the role; the last admin cannot be made a viewer (nobody could change anything). */
+  async setRole(email: string, role: string) {
+    const wanted = checkRole(role)
+    const normalized = normalizeEmail(email)
+    return db.transaction(async (trx) => {
+      // Every admin row locked: two demotions at once cannot both see "another admin left".
+      if (isPostgres(trx)) await trx.from('users').where('role', 'admin').forUpdate().select('id')
+      else await trx.from('users').where('role', 'admin').update({ role: 'admin' })
+      const user = await User.query({ client: trx }).where('email', normalized).first()
+      if (!user) throw new OperatorError(`No administrator has the e-mail ${email.trim()}`)
+      if (user.role === 'admin' && wanted !== 'admin') {
+        const [row] = await trx.from('users').where('role', 'admin').count('* as total')
+        if (Number(row.total) <= 1) {
+          throw new OperatorError(`${user.email} is the last admin: make another user admin first`)
+        }
+      }
+      user.role = wanted
+      await user.save()
+      return user
+    })
+  }
+
+  /** Turns two-factor sign-in off (lost authenticator); tells whether it was on. */
+  async reset2fa(email: string) {
+    const user = await this.find(email)
+    const wasEnabled = user.totpSecret !== null || user.totpEnabledAt !== null
+    user.merge({ totpSecret: null, totpEnabledAt: null, totpLastStep: null, recoveryCodes: null })
+    await user.save()
+    return { user, wasEnabled }
+  }
+
+  /**
+   * The user when the e-mail and password match, else null. An unknown
+   * e-mail costs one scrypt verification too: the timing does not tell
+   * which e-mails exist.
+   */
+  async verifyCredentials(email: string, password: string): Promise<User | null> {
+    const hasher = hash.use('scrypt')
+    let normalized: string | null
+    try {
+      normalized = normalizeEmail(email)
+    } catch {
+      normalized = null
+    }
+    const user = normalized === null ? null : await User.findBy('email', normalized)
+    if (!user) {
+      this.#standInHash ??= hasher.make(randomBytes(16).toString('hex'))
+      await hasher.verify(await this.#standInHash, password)
+      return null
+    }
+    return (await hasher.verify(user.password, password)) ? user : null
+  }
+}
