@@ -3,6 +3,8 @@ import logger from '@adonisjs/core/services/logger'
 import { SETTINGS, type SettingKey, type SettingValue } from '#settings/definitions'
 import { SettingValueError, type SettingDefinition } from '#settings/setting_types'
 import { SecretPurpose, looksSealed, sealSecret } from '#support/secret_box'
+import { MASK } from '#support/redaction'
+import { AuditLog } from '#services/audit/audit_log'
 import { redactSecrets } from '#support/redaction'
 
 /** How long a process trusts its copy of the settings table. */
@@ -23,6 +25,9 @@ export type SettingRow = {
  * so a change made by an ace command or another process is seen by every
  * running process within that time; a change made here is seen at once.
  */
+/** Settings are a singleton (no container): the audit log is stateless, one instance serves. */
+const audit = new AuditLog()
+
 export class SettingsService {
   #rows: Map<string, string> | null = null
   #loadedAt = 0
@@ -81,12 +86,22 @@ export class SettingsService {
   async set(key: string, raw: string): Promise<unknown> {
     const definition = this.definition(key)
     const value = definition.parse(raw)
-    await db
-      .table('settings')
-      .insert({ key, type: definition.type, value: this.#stored(key, definition, value), updated_at: Date.now() })
-      .onConflict('key')
-      .merge(['type', 'value', 'updated_at'])
-    this.invalidate()
+    const before = (await this.#load()).has(key) ? await this.read(key) : null
+    // A secret is audited as set or empty, never by any part of it.
+    const shown = (setting: unknown) => (definition.secret && setting !== '' && setting !== null ? MASK : setting)
+    try {
+      await audit.change(
+        (trx) =>
+          trx
+            .table('settings')
+            .insert({ key, type: definition.type, value: this.#stored(key, definition, value), updated_at: Date.now() })
+            .onConflict('key')
+            .merge(['type', 'value', 'updated_at']),
+        () => ({ action: 'setting.set', subjectType: 'setting', subjectId: key, before: shown(before), after: shown(value) })
+      )
+    } finally {
+      this.invalidate()
+    }
     return value
   }
 

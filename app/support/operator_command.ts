@@ -4,12 +4,14 @@ import { InvalidAddressError } from '#chains/chain_family'
 import { SettingValueError } from '#settings/setting_types'
 
 import { OperatorError } from '#support/operator_error'
+import { aceActor, actingAs } from '#services/audit/audit_context'
 
 export { OperatorError }
 
 /**
  * Base of the operators' ace commands: the app is started (database
- * ready), and a refusal prints one clear line and exits non-zero.
+ * ready), and a refusal prints one clear line and exits non-zero. Every
+ * change it makes is audited as made by `ace:<os user>`.
  */
 export abstract class OperatorCommand extends BaseCommand {
   static options: CommandOptions = { startApp: true }
@@ -18,7 +20,7 @@ export abstract class OperatorCommand extends BaseCommand {
 
   async run() {
     try {
-      await this.execute()
+      await actingAs({ actor: aceActor() }, () => this.execute())
     } catch (error) {
       if (
         error instanceof OperatorError ||

@@ -11,6 +11,7 @@ import { TRON_WALLET } from '#tests/helpers/merchant'
 import WalletAdd from '#commands/wallet_add'
 import RateSet from '#commands/rate_set'
 import RateList from '#commands/rate_list'
+import { AuditLog } from '#services/audit/audit_log'
 
 async function run(command: typeof BaseCommand, argv: string[]) {
   const ace = await app.container.make('ace')
@@ -45,7 +46,7 @@ test.group('Operator services: one rule, two front doors', (group) => {
         return super.set(token, fiat, rate)
       }
     }
-    app.container.swap(RateAdmin, () => new RecordingRates())
+    app.container.swap(RateAdmin, () => new RecordingRates(new AuditLog()))
     const result = await run(RateSet, ['usdt', 'cny', '7.25'])
     assert.equal(result.exitCode, 0, result.output)
     assert.deepEqual(calls, [['usdt', 'cny', '7.25']])
@@ -53,7 +54,7 @@ test.group('Operator services: one rule, two front doors', (group) => {
   })
 
   test('the wallet service is built with the chain service of the container', async ({ assert }) => {
-    app.container.swap(ChainAdmin, () => new FrozenChains())
+    app.container.swap(ChainAdmin, () => new FrozenChains(new AuditLog()))
     const refused = await run(WalletAdd, ['tron', TRON_WALLET])
     assert.equal(refused.exitCode, 1)
     assert.match(refused.output, /tron is frozen/)

@@ -6,6 +6,7 @@ import limiter from '@adonisjs/limiter/services/main'
 
 /** Tables emptied between tests, children first. */
 const TABLES = [
+  'audit_log',
   'payment_sightings',
   'unmatched_payments',
   'chain_cursors',

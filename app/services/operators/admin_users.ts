@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto'
+import { inject } from '@adonisjs/core'
+import { AuditLog } from '#services/audit/audit_log'
+import { snapshot } from '#services/audit/audit_snapshots'
 import hash from '@adonisjs/core/services/hash'
 import db from '@adonisjs/lucid/services/db'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
@@ -50,7 +53,10 @@ function newPassword() {
  * today, the console later): every input is checked here, and a refusal
  * is an OperatorError whose message is meant for the operator.
  */
+@inject()
 export class AdminUsers {
+  constructor(protected audit: AuditLog) {}
+
   /** Verified against when the e-mail is unknown, so the answer takes as long. */
   #standInHash: Promise<string> | null = null
 
@@ -75,7 +81,8 @@ export class AdminUsers {
    * Creates the administrator unless one has that e-mail (null then): the
    * installation seeder runs on every start, possibly twice at once.
    */
-  async createUnlessPresent(input: NewAdminUser, client: QueryClientContract = db.connection()) {
+  async createUnlessPresent(input: NewAdminUser, client?: QueryClientContract): Promise<CreatedAdminUser | null> {
+    if (!client) return db.transaction((trx) => this.createUnlessPresent(input, trx))
     const email = normalizeEmail(input.email)
     const role = checkRole(input.role ?? 'admin')
     if (input.password !== undefined) checkPassword(input.password)
@@ -95,9 +102,14 @@ export class AdminUsers {
       'email'
     )
     if (!inserted) return null
-    const user = id === null
-      ? await User.query({ client }).where('email', email).firstOrFail()
-      : await User.query({ client }).where('id', id).firstOrFail()
+    const user =
+      id === null
+        ? await User.query({ client }).where('email', email).firstOrFail()
+        : await User.query({ client }).where('id', id).firstOrFail()
+    await this.audit.record(
+      { action: 'user.create', subjectType: 'user', subjectId: user.id, after: snapshot.user(user) },
+      client
+    )
     return { user, generatedPassword: input.password === undefined ? password : null }
   }
 
@@ -108,11 +120,12 @@ export class AdminUsers {
   async setPassword(email: string, password?: string) {
     const user = await this.find(email)
     if (password !== undefined) checkPassword(password)
+    const before = snapshot.user(user)
     const chosen = password ?? newPassword()
     // The model's auth-finder hook hashes a changed password (scrypt) when saving.
     user.password = chosen
     user.passwordChangedAt = Date.now()
-    await user.save()
+    await this.#save(user, 'user.password', before)
     return { user, generatedPassword: password === undefined ? chosen : null }
   }
 
@@ -132,8 +145,13 @@ export class AdminUsers {
           throw new OperatorError(`${user.email} is the last admin: make another user admin first`)
         }
       }
+      const before = snapshot.user(user)
       user.role = wanted
       await user.save()
+      await this.audit.record(
+        { action: 'user.role', subjectType: 'user', subjectId: user.id, before, after: snapshot.user(user) },
+        trx
+      )
       return user
     })
   }
@@ -142,9 +160,21 @@ export class AdminUsers {
   async reset2fa(email: string) {
     const user = await this.find(email)
     const wasEnabled = user.totpSecret !== null || user.totpEnabledAt !== null
+    const before = snapshot.user(user)
     user.merge({ totpSecret: null, totpEnabledAt: null, totpLastStep: null, recoveryCodes: null })
-    await user.save()
+    await this.#save(user, 'user.2fa_reset', before)
     return { user, wasEnabled }
+  }
+
+  #save(user: User, action: string, before: ReturnType<typeof snapshot.user>) {
+    return this.audit.change(
+      async (trx) => {
+        user.useTransaction(trx)
+        await user.save()
+        return user
+      },
+      (saved) => ({ action, subjectType: 'user', subjectId: saved.id, before, after: snapshot.user(saved) })
+    )
   }
 
   /**

@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto'
+import { inject } from '@adonisjs/core'
+import { AuditLog } from '#services/audit/audit_log'
+import { snapshot } from '#services/audit/audit_snapshots'
 import ApiKey from '#models/api_key'
 import { OperatorError } from '#support/operator_error'
 import { isUniqueViolation } from '#support/database_errors'
@@ -36,7 +39,10 @@ function checkIpEntries(entries: string[]) {
  * admin console later): every input is checked here, and a refusal is an
  * OperatorError whose message is meant for the operator.
  */
+@inject()
 export class ApiKeyAdmin {
+  constructor(protected audit: AuditLog) {}
+
   list() {
     return ApiKey.query().orderBy('id')
   }
@@ -57,13 +63,20 @@ export class ApiKeyAdmin {
     }
     const pid = input.pid ?? (await this.#nextNumericPid())
     try {
-      return await ApiKey.create({
-        pid,
-        secretKey: secret, // encrypted by the model
-        status: 'active',
-        ipAllowlist: (input.ips ?? []).join(','),
-        note: input.note ?? '',
-      })
+      return await this.audit.change(
+        (trx) =>
+          ApiKey.create(
+            {
+              pid,
+              secretKey: secret, // encrypted by the model
+              status: 'active',
+              ipAllowlist: (input.ips ?? []).join(','),
+              note: input.note ?? '',
+            },
+            { client: trx }
+          ),
+        (key) => ({ action: 'api_key.create', subjectType: 'api_key', subjectId: key.pid, after: snapshot.apiKey(key) })
+      )
     } catch (error) {
       if (isUniqueViolation(error)) throw new OperatorError(`An API key with pid ${pid} already exists`)
       throw error
@@ -74,20 +87,31 @@ export class ApiKeyAdmin {
     const apiKey = await this.find(pid)
     const value = secret ?? newSecret()
     checkSecret(value)
+    const before = snapshot.apiKey(apiKey)
     apiKey.secretKey = value // encrypted by the model
-    await apiKey.save()
-    return apiKey
+    return this.#save(apiKey, 'api_key.rotate', before)
   }
 
   async update(pid: string, changes: ApiKeyChanges) {
     const apiKey = await this.find(pid)
+    const before = snapshot.apiKey(apiKey)
     if (changes.enabled !== undefined) apiKey.status = changes.enabled ? 'active' : 'disabled'
     if (changes.ips !== undefined) {
       checkIpEntries(changes.ips)
       apiKey.ipAllowlist = changes.ips.join(',')
     }
-    await apiKey.save()
-    return apiKey
+    return this.#save(apiKey, 'api_key.update', before)
+  }
+
+  #save(apiKey: ApiKey, action: string, before: ReturnType<typeof snapshot.apiKey>) {
+    return this.audit.change(
+      async (trx) => {
+        apiKey.useTransaction(trx)
+        await apiKey.save()
+        return apiKey
+      },
+      (saved) => ({ action, subjectType: 'api_key', subjectId: saved.pid, before, after: snapshot.apiKey(saved) })
+    )
   }
 
   async #nextNumericPid() {

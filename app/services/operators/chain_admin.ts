@@ -1,4 +1,7 @@
+import { inject } from '@adonisjs/core'
 import Chain from '#models/chain'
+import { AuditLog } from '#services/audit/audit_log'
+import { snapshot } from '#services/audit/audit_snapshots'
 import Token from '#models/token'
 import chainRegistry from '#chains/chain_registry'
 import { explorerTemplateProblem } from '#chains/explorer_links'
@@ -41,7 +44,10 @@ export type TokenChanges = {
  * by the chain's family), and a refusal is an OperatorError whose message
  * is meant for the operator.
  */
+@inject()
 export class ChainAdmin {
+  constructor(protected audit: AuditLog) {}
+
   /** The chain of a network; an unknown one is refused with the list of known ones. */
   async find(network: string) {
     const chain = await Chain.findBy('network', network.toLowerCase())
@@ -80,6 +86,7 @@ export class ChainAdmin {
   async set(network: string, changes: ChainChanges) {
     const name = network.toLowerCase()
     let chain = await Chain.findBy('network', name)
+    const before = chain ? snapshot.chain(chain) : null
     if (!chain) {
       if (!changes.family) {
         await this.find(name) // throws the "unknown network" message
@@ -177,8 +184,21 @@ export class ChainAdmin {
       }
       chain.blockTimeMs = ms
     }
-    await chain.save()
-    return chain
+    const changed = chain
+    return this.audit.change(
+      async (trx) => {
+        changed.useTransaction(trx)
+        await changed.save()
+        return changed
+      },
+      (saved) => ({
+        action: before ? 'chain.update' : 'chain.create',
+        subjectType: 'chain',
+        subjectId: saved.network,
+        before,
+        after: snapshot.chain(saved),
+      })
+    )
   }
 
   /** Changes a token of a network, or adds one (then `decimals` and `contract` or `native` are needed). */
@@ -192,6 +212,7 @@ export class ChainAdmin {
       throw new OperatorError('Give either --contract or --native, not both')
     }
     let token = await Token.query().where('network', chain.network).where('symbol', upper).first()
+    const before = token ? snapshot.token(token) : null
     if (!token) {
       if (changes.decimals === undefined || (changes.contract === undefined && !changes.native)) {
         throw new OperatorError(
@@ -224,7 +245,20 @@ export class ChainAdmin {
       )
     }
     if (changes.enabled !== undefined) token.enabled = changes.enabled
-    await token.save()
-    return token
+    const changed = token
+    return this.audit.change(
+      async (trx) => {
+        changed.useTransaction(trx)
+        await changed.save()
+        return changed
+      },
+      (saved) => ({
+        action: before ? 'token.update' : 'token.create',
+        subjectType: 'token',
+        subjectId: `${saved.network}/${saved.symbol}`,
+        before,
+        after: snapshot.token(saved),
+      })
+    )
   }
 }

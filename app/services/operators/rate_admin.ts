@@ -1,9 +1,15 @@
+import { inject } from '@adonisjs/core'
 import Rate from '#models/rate'
+import { AuditLog } from '#services/audit/audit_log'
+import { snapshot } from '#services/audit/audit_snapshots'
 import { OperatorError } from '#support/operator_error'
 import { Decimal, fractionDigits, isDecimalLiteral, significantDigits, toDecimalString } from '#support/money'
 
 /** Fixed exchange rates (1 token = rate fiat) as operators manage them. */
+@inject()
 export class RateAdmin {
+  constructor(protected audit: AuditLog) {}
+
   list() {
     return Rate.query().orderBy('token').orderBy('fiat')
   }
@@ -23,12 +29,17 @@ export class RateAdmin {
     }
     const value = toDecimalString(text)
     const existing = await Rate.query().where('token', symbol).where('fiat', currency).first()
-    if (existing) {
-      existing.rate = value
-      existing.source = 'fixed'
-      await existing.save()
-      return existing
-    }
-    return Rate.create({ token: symbol, fiat: currency, rate: value, source: 'fixed' })
+    const before = existing ? snapshot.rate(existing) : null
+    return this.audit.change(
+      async (trx) => {
+        if (!existing) return Rate.create({ token: symbol, fiat: currency, rate: value, source: 'fixed' }, { client: trx })
+        existing.useTransaction(trx)
+        existing.rate = value
+        existing.source = 'fixed'
+        await existing.save()
+        return existing
+      },
+      (saved) => ({ action: 'rate.set', subjectType: 'rate', subjectId: `${symbol}/${currency}`, before, after: snapshot.rate(saved) })
+    )
   }
 }

@@ -5,6 +5,8 @@ import chainRegistry from '#chains/chain_registry'
 import { OperatorError } from '#support/operator_error'
 import { isUniqueViolation } from '#support/database_errors'
 import { ChainAdmin } from '#services/operators/chain_admin'
+import { AuditLog } from '#services/audit/audit_log'
+import { snapshot } from '#services/audit/audit_snapshots'
 
 /**
  * Receiving wallets as operators manage them (ace commands today, the
@@ -14,7 +16,10 @@ import { ChainAdmin } from '#services/operators/chain_admin'
  */
 @inject()
 export class WalletAdmin {
-  constructor(protected chains: ChainAdmin) {}
+  constructor(
+    protected chains: ChainAdmin,
+    protected audit: AuditLog
+  ) {}
 
   list(network?: string) {
     const query = Wallet.query().orderBy('network').orderBy('id')
@@ -26,7 +31,15 @@ export class WalletAdmin {
     const chain = await this.chains.find(network)
     const normalized = chainRegistry.family(chain.family).normalizeAddress(address)
     try {
-      return await Wallet.create({ network: chain.network, address: normalized, enabled: true, note: '' })
+      return await this.audit.change(
+        (trx) => Wallet.create({ network: chain.network, address: normalized, enabled: true, note: '' }, { client: trx }),
+        (wallet) => ({
+          action: 'wallet.add',
+          subjectType: 'wallet',
+          subjectId: `${wallet.network}/${wallet.address}`,
+          after: snapshot.wallet(wallet),
+        })
+      )
     } catch (error) {
       if (isUniqueViolation(error)) {
         throw new OperatorError(`Wallet address already exists (10001): ${normalized} on ${chain.network}`)
@@ -59,7 +72,20 @@ export class WalletAdmin {
         `${count} order(s) still wait for a payment to ${wallet.address}; let them expire first, or use --force`
       )
     }
-    await wallet.delete()
+    const before = snapshot.wallet(wallet)
+    await this.audit.change(
+      async (trx) => {
+        wallet.useTransaction(trx)
+        await wallet.delete()
+      },
+      () => ({
+        action: force && count > 0 ? 'wallet.remove_forced' : 'wallet.remove',
+        subjectType: 'wallet',
+        subjectId: `${wallet.network}/${wallet.address}`,
+        before,
+        after: null,
+      })
+    )
     return wallet
   }
 }
