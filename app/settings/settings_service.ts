@@ -3,9 +3,11 @@ import logger from '@adonisjs/core/services/logger'
 import { SETTINGS, type SettingKey, type SettingValue } from '#settings/definitions'
 import { SettingValueError, type SettingDefinition } from '#settings/setting_types'
 import { SecretPurpose, looksSealed, sealSecret } from '#support/secret_box'
-import { MASK } from '#support/redaction'
 import { AuditLog } from '#services/audit/audit_log'
-import { redactSecrets } from '#support/redaction'
+import { MASK, redactSecrets } from '#support/redaction'
+
+/** Settings are a singleton (no container): the audit log is stateless, one instance serves. */
+const audit = new AuditLog()
 
 /** How long a process trusts its copy of the settings table. */
 export const SETTINGS_REFRESH_MS = 2000
@@ -25,9 +27,6 @@ export type SettingRow = {
  * so a change made by an ace command or another process is seen by every
  * running process within that time; a change made here is seen at once.
  */
-/** Settings are a singleton (no container): the audit log is stateless, one instance serves. */
-const audit = new AuditLog()
-
 export class SettingsService {
   #rows: Map<string, string> | null = null
   #loadedAt = 0
