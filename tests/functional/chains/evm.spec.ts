@@ -18,6 +18,7 @@ import {
   deployTokens,
   randomAddress,
   scanEthereum,
+  startNodeBehindProxy,
   type EvmFixture,
 } from '#tests/helpers/evm/evm_setup'
 
@@ -295,13 +296,9 @@ test.group('EVM chain: RPC behaviour', (group) => {
   let tokens: { usdt: `0x${string}`; usdc: `0x${string}` }
 
   group.setup(async () => {
-    await anvil.start()
-    tokens = await deployTokens(anvil)
-    proxy = await new RpcProxy(anvil.url).start()
-    return async () => {
-      await proxy.stop()
-      await anvil.stop()
-    }
+    const node = await startNodeBehindProxy(anvil)
+    ;({ tokens, proxy } = node)
+    return node.stop
   })
   group.each.setup(async () => {
     await resetDatabase()

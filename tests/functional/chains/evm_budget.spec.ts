@@ -8,7 +8,7 @@ import { resetDatabase } from '#tests/helpers/database'
 import { createOrder, orderParams } from '#tests/helpers/merchant'
 import { Anvil } from '#tests/helpers/evm/anvil'
 import { RpcProxy } from '#tests/helpers/evm/rpc_proxy'
-import { configureEthereum, deployTokens, type EvmFixture } from '#tests/helpers/evm/evm_setup'
+import { configureEthereum, startNodeBehindProxy, type EvmFixture } from '#tests/helpers/evm/evm_setup'
 
 async function createEthOrder(client: any, overrides: Record<string, unknown> = {}) {
   const response = await createOrder(client, orderParams({ network: 'ethereum', token: 'usdt', ...overrides }))
@@ -36,13 +36,9 @@ test.group('EVM chain: request budgets (anvil behind a limiting proxy)', (group)
   let fixture: EvmFixture
 
   group.setup(async () => {
-    await anvil.start()
-    tokens = await deployTokens(anvil)
-    proxy = await new RpcProxy(anvil.url).start()
-    return async () => {
-      await proxy.stop()
-      await anvil.stop()
-    }
+    const node = await startNodeBehindProxy(anvil)
+    ;({ tokens, proxy } = node)
+    return node.stop
   })
   group.each.setup(async () => {
     await resetDatabase()

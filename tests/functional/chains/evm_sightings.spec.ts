@@ -7,9 +7,9 @@ import { RpcProxy } from '#tests/helpers/evm/rpc_proxy'
 import {
   configureEthereum,
   createEthOrder,
-  deployTokens,
   randomAddress,
   scanEthereum,
+  startNodeBehindProxy,
   type EvmFixture,
 } from '#tests/helpers/evm/evm_setup'
 
@@ -26,13 +26,9 @@ test.group('EVM chain: payment seen, confirming (anvil)', (group) => {
   let fixture: EvmFixture
 
   group.setup(async () => {
-    await anvil.start()
-    tokens = await deployTokens(anvil)
-    proxy = await new RpcProxy(anvil.url).start()
-    return async () => {
-      await proxy.stop()
-      await anvil.stop()
-    }
+    const node = await startNodeBehindProxy(anvil)
+    ;({ tokens, proxy } = node)
+    return node.stop
   })
   group.each.setup(async () => {
     await resetDatabase()

@@ -5,6 +5,7 @@ import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import { RpcPool } from '#chains/rpc_pool'
 import type { Anvil } from '#tests/helpers/evm/anvil'
+import { RpcProxy } from '#tests/helpers/evm/rpc_proxy'
 import Order from '#models/order'
 import chainScanner from '#services/chain_scanner'
 import { createOrder, orderParams } from '#tests/helpers/merchant'
@@ -60,4 +61,20 @@ export async function scanEthereum() {
   const [report] = await chainScanner.scan({ network: 'ethereum' })
   if (report.detail.startsWith('scan failed')) throw new Error(report.detail)
   return report
+}
+
+/**
+ * Starts `anvil` for a test group, deploys the test tokens and puts a
+ * counting (and, on demand, limiting) JSON-RPC proxy in front of it;
+ * `stop` ends both (the group's teardown).
+ */
+export async function startNodeBehindProxy(anvil: Anvil) {
+  await anvil.start()
+  const tokens = await deployTokens(anvil)
+  const proxy = await new RpcProxy(anvil.url).start()
+  const stop = async () => {
+    await proxy.stop()
+    await anvil.stop()
+  }
+  return { tokens, proxy, stop }
 }
