@@ -37,6 +37,11 @@ export class CallbackFormatRegistry {
     return this.#formats.has(name)
   }
 
+  /** Names of the loaded formats (a pending callback of another format is held). */
+  names(): string[] {
+    return [...this.#formats.keys()]
+  }
+
   /** Whether a loaded format serves orders of this payment_type. */
   servesPaymentType(paymentType: string): boolean {
     return [...this.#formats.values()].some((format) => format.paymentType === paymentType)

@@ -55,7 +55,33 @@ export class CallbackOutbox {
       .where('id', order.id)
       .update({ callback_status: 'pending', callback_attempts: 0, updated_at: now })
   }
+
+  /**
+   * requeue() for many orders whose callback is already in the outbox (an
+   * operator's batch redelivery): each sent again from a fresh budget.
+   */
+  async requeueMany(trx: TransactionClientContract, orderIds: number[]) {
+    const now = Date.now()
+    for (let start = 0; start < orderIds.length; start += REQUEUE_CHUNK) {
+      const chunk = orderIds.slice(start, start + REQUEUE_CHUNK)
+      await trx.from('callbacks').whereIn('order_id', chunk).update({
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        locked_by: null,
+        locked_until: null,
+        last_error: '',
+        updated_at: now,
+      })
+      await trx
+        .from('orders')
+        .whereIn('id', chunk)
+        .update({ callback_status: 'pending', callback_attempts: 0, updated_at: now })
+    }
+  }
 }
 
+/** Rows changed per statement by requeueMany (well under either engine's bound-parameter limit). */
+const REQUEUE_CHUNK = 500
 const callbackOutbox = new CallbackOutbox()
 export default callbackOutbox

@@ -32,4 +32,28 @@ export default class UnmatchedPayment extends BaseModel {
 
   @epochColumn()
   declare detectedAt: number
+
+  /** The order it was assigned to by an operator (paid through the payment path). */
+  @column({ consume: (value: unknown) => (value === null || value === undefined ? null : Number(value)) })
+  declare assignedOrderId: number | null
+
+  @epochColumn()
+  declare assignedAt: number | null
+
+  @column()
+  declare assignedBy: string | null
+
+  @epochColumn()
+  declare dismissedAt: number | null
+
+  @column()
+  declare dismissedBy: string | null
+
+  @column()
+  declare dismissNote: string | null
+
+  /** Still waiting for an operator: neither assigned nor dismissed. */
+  get isOpen() {
+    return this.assignedAt === null && this.dismissedAt === null
+  }
 }

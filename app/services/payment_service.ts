@@ -19,6 +19,12 @@ export type PaymentRequest = {
   source: PaymentSource
   /** When the payment happened (block time), epoch ms; defaults to now. */
   paidAt?: number
+  /**
+   * More writes that belong to this payment (an operator's audit row, the
+   * unmatched payment it settles), run in its transaction once the order
+   * is paid: they commit with it, and a throw undoes the payment too.
+   */
+  alongside?: (trx: TransactionClientContract, outcome: PaymentOutcome) => Promise<void>
 }
 
 export type PaymentOutcome = {
@@ -41,55 +47,61 @@ export type PaymentOutcome = {
 export class PaymentService {
   async markPaid(orderId: number, request: PaymentRequest): Promise<PaymentOutcome> {
     return db.transaction(async (trx) => {
-      await lockRow(trx, 'orders', orderId)
-      const order = await Order.query({ client: trx }).where('id', orderId).firstOrFail()
-      const network = order.isProviderOrder ? order.payProvider : order.network
-
-      if (order.status === OrderStatus.PAID) {
-        if (order.blockTransactionId === request.reference) {
-          return { order, notified: null, alreadyPaid: true }
-        }
-        throw new BusinessError(ErrorCode.STATUS_CHANGED, 'Order status has changed: it is already paid')
-      }
-      assertPayableBy(order, request.source)
-
-      await this.#claimReference(trx, network, request, order)
-
-      const paidAt = request.paidAt ?? Date.now()
-      await this.#settle(trx, order, request.reference, paidAt)
-
-      if (order.parentId === null) {
-        await this.#expireChild(trx, order.id)
-        await callbackOutbox.enqueue(trx, order)
-        return { order, notified: order, alreadyPaid: false }
-      }
-
-      // A child paid: the merchant knows only the parent, which takes the
-      // child's payment details and is the one notified.
-      await lockRow(trx, 'orders', order.parentId)
-      const parent = await Order.query({ client: trx }).where('id', order.parentId).firstOrFail()
-      if (parent.status === OrderStatus.PAID) {
-        // The payer paid both targets. Keep the child paid (the funds came)
-        // but do not tell the merchant twice.
-        logger.warn(
-          { trade_id: order.tradeId, parent: parent.tradeId, reference: request.reference },
-          'child paid after its parent: double payment, no second callback'
-        )
-        return { order, notified: null, alreadyPaid: false }
-      }
-      parent.merge({
-        token: order.token,
-        network: order.network,
-        receiveAddress: order.receiveAddress,
-        actualAmount: order.actualAmount,
-        payProvider: order.payProvider,
-        paymentUrl: order.payProvider !== '' ? order.paymentUrl : parent.paymentUrl,
-      })
-      parent.useTransaction(trx)
-      await this.#settle(trx, parent, request.reference, paidAt)
-      await callbackOutbox.enqueue(trx, parent)
-      return { order, notified: parent, alreadyPaid: false }
+      const outcome = await this.#pay(trx, orderId, request)
+      if (request.alongside) await request.alongside(trx, outcome)
+      return outcome
     })
+  }
+
+  async #pay(trx: TransactionClientContract, orderId: number, request: PaymentRequest): Promise<PaymentOutcome> {
+    await lockRow(trx, 'orders', orderId)
+    const order = await Order.query({ client: trx }).where('id', orderId).firstOrFail()
+    const network = order.isProviderOrder ? order.payProvider : order.network
+
+    if (order.status === OrderStatus.PAID) {
+      if (order.blockTransactionId === request.reference) {
+        return { order, notified: null, alreadyPaid: true }
+      }
+      throw new BusinessError(ErrorCode.STATUS_CHANGED, 'Order status has changed: it is already paid')
+    }
+    assertPayableBy(order, request.source)
+
+    await this.#claimReference(trx, network, request, order)
+
+    const paidAt = request.paidAt ?? Date.now()
+    await this.#settle(trx, order, request.reference, paidAt)
+
+    if (order.parentId === null) {
+      await this.#expireChild(trx, order.id)
+      await callbackOutbox.enqueue(trx, order)
+      return { order, notified: order, alreadyPaid: false }
+    }
+
+    // A child paid: the merchant knows only the parent, which takes the
+    // child's payment details and is the one notified.
+    await lockRow(trx, 'orders', order.parentId)
+    const parent = await Order.query({ client: trx }).where('id', order.parentId).firstOrFail()
+    if (parent.status === OrderStatus.PAID) {
+      // The payer paid both targets. Keep the child paid (the funds came)
+      // but do not tell the merchant twice.
+      logger.warn(
+        { trade_id: order.tradeId, parent: parent.tradeId, reference: request.reference },
+        'child paid after its parent: double payment, no second callback'
+      )
+      return { order, notified: null, alreadyPaid: false }
+    }
+    parent.merge({
+      token: order.token,
+      network: order.network,
+      receiveAddress: order.receiveAddress,
+      actualAmount: order.actualAmount,
+      payProvider: order.payProvider,
+      paymentUrl: order.payProvider !== '' ? order.paymentUrl : parent.paymentUrl,
+    })
+    parent.useTransaction(trx)
+    await this.#settle(trx, parent, request.reference, paidAt)
+    await callbackOutbox.enqueue(trx, parent)
+    return { order, notified: parent, alreadyPaid: false }
   }
 
   async #claimReference(trx: TransactionClientContract, network: string, request: PaymentRequest, order: Order) {

@@ -10,6 +10,10 @@ export type SettingDefinition<T> = {
   description: string
   /** Secrets are masked by `settings:get` and the console. */
   secret?: boolean
+  /** What a form may offer (the console): bounds of an integer, choices of an enum, longest text. */
+  bounds?: { min: number; max: number }
+  options?: readonly string[]
+  maxLength?: number
   parse(raw: string): T
   serialize(value: T): string
 }
@@ -24,6 +28,7 @@ export function stringSetting(
     default: defaultValue,
     description,
     secret: options.secret,
+    maxLength: options.maxLength,
     parse(raw) {
       const value = options.lowerCase ? raw.trim().toLowerCase() : raw.trim()
       if (options.maxLength !== undefined && value.length > options.maxLength) {
@@ -70,6 +75,7 @@ export function integerSetting(
     type: 'integer',
     default: defaultValue,
     description,
+    bounds,
     parse(raw) {
       const value = raw.trim()
       if (!/^-?\d+$/.test(value)) throw new SettingValueError('must be a whole number')
@@ -107,6 +113,7 @@ export function enumSetting<const T extends string>(
     type: 'enum',
     default: defaultValue,
     description,
+    options,
     parse(raw) {
       const value = raw.trim().toLowerCase() as T
       if (!options.includes(value)) throw new SettingValueError(`must be one of ${options.join(', ')}`)

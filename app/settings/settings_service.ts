@@ -27,6 +27,17 @@ export type SettingRow = {
  * so a change made by an ace command or another process is seen by every
  * running process within that time; a change made here is seen at once.
  */
+/** Values of several settings refused at once: key → why. */
+export class SettingsInputError extends SettingValueError {
+  constructor(readonly errors: Record<string, string>) {
+    super(
+      Object.entries(errors)
+        .map(([key, message]) => `${key} ${message}`)
+        .join('; ')
+    )
+  }
+}
+
 export class SettingsService {
   #rows: Map<string, string> | null = null
   #loadedAt = 0
@@ -83,25 +94,79 @@ export class SettingsService {
 
   /** Parses and stores an operator-supplied value; throws SettingValueError. */
   async set(key: string, raw: string): Promise<unknown> {
-    const definition = this.definition(key)
-    const value = definition.parse(raw)
-    const before = (await this.#load()).has(key) ? await this.read(key) : null
-    // A secret is audited as set or empty, never by any part of it.
-    const shown = (setting: unknown) => (definition.secret && setting !== '' && setting !== null ? MASK : setting)
+    const [value] = await this.#write([[key, this.definition(key).parse(raw)]])
+    return value
+  }
+
+  /**
+   * Parses every value first, then stores those that differ from the
+   * current value in one transaction (one audit row each): a form of
+   * several settings is saved whole or not at all. Throws
+   * SettingsInputError naming each refused key. Returns the changed keys.
+   */
+  async setMany(raws: Record<string, string>): Promise<string[]> {
+    const parsed: [string, unknown][] = []
+    const errors: Record<string, string> = {}
+    for (const [key, raw] of Object.entries(raws)) {
+      try {
+        const definition = this.definition(key)
+        const value = definition.parse(raw)
+        this.#stored(key, definition, value) // refuses a secret shaped like an encrypted value
+        parsed.push([key, value])
+      } catch (error) {
+        if (!(error instanceof SettingValueError)) throw error
+        errors[key] = error.message
+      }
+    }
+    if (Object.keys(errors).length > 0) throw new SettingsInputError(errors)
+    const changed: [string, unknown][] = []
+    for (const [key, value] of parsed) {
+      const definition = this.definition(key)
+      const current = await this.read(key)
+      // A secret is compared by what was typed: its stored form is encrypted.
+      const same = !definition.secret && definition.serialize(current) === definition.serialize(value)
+      if (!same) changed.push([key, value])
+    }
+    if (changed.length > 0) await this.#write(changed)
+    return changed.map(([key]) => key)
+  }
+
+  /** Stores parsed values in one transaction, each with its audit row. */
+  async #write(entries: [string, unknown][]): Promise<unknown[]> {
+    const rows = await this.#load()
+    const befores = new Map<string, unknown>()
+    for (const [key] of entries) befores.set(key, rows.has(key) ? await this.read(key) : null)
+    const stored = entries.map(([key, value]) => {
+      const definition = this.definition(key)
+      return { key, definition, value, text: this.#stored(key, definition, value) }
+    })
     try {
-      await audit.change(
-        (trx) =>
-          trx
+      await db.transaction(async (trx) => {
+        for (const { key, definition, value, text } of stored) {
+          // A secret is audited as set or empty, never by any part of it.
+          const shown = (setting: unknown) =>
+            definition.secret && setting !== '' && setting !== null ? MASK : setting
+          await trx
+            .knexQuery()
             .table('settings')
-            .insert({ key, type: definition.type, value: this.#stored(key, definition, value), updated_at: Date.now() })
+            .insert({ key, type: definition.type, value: text, updated_at: Date.now() })
             .onConflict('key')
-            .merge(['type', 'value', 'updated_at']),
-        () => ({ action: 'setting.set', subjectType: 'setting', subjectId: key, before: shown(before), after: shown(value) })
-      )
+            .merge(['type', 'value', 'updated_at'])
+          await audit.record(
+            { action: 'setting.set', subjectType: 'setting', subjectId: key, before: shown(befores.get(key)), after: shown(value) },
+            trx
+          )
+        }
+      })
     } finally {
       this.invalidate()
     }
-    return value
+    return stored.map(({ value }) => value)
+  }
+
+  /** Settings of plugins that are turned off: key → plugin (kept, not listed, not settable). */
+  turnedOff(): Map<string, string> {
+    return new Map(this.#hidden)
   }
 
   /** Stores `raw` only when the key has no row yet (installation defaults). */

@@ -1,0 +1,335 @@
+import { inject } from '@adonisjs/core'
+import settings, { SettingsInputError } from '#settings/settings_service'
+import type { SettingDefinition } from '#settings/setting_types'
+import { RateAdmin } from '#services/operators/rate_admin'
+import { SecretPurpose, revealSecret } from '#support/secret_box'
+import { MASK, maskSecret } from '#support/redaction'
+
+/**
+ * The console's settings pages: every setting belongs to exactly one group
+ * (tests/unit/settings_groups.spec.ts checks that no definition of the
+ * core or of a bundled plugin is left out). A setting of a plugin from
+ * elsewhere (PLUGIN_MODULES) that no group names lands in `plugins`.
+ */
+export type SettingsGroupId =
+  | 'site'
+  | 'orders'
+  | 'rates'
+  | 'callbacks'
+  | 'rate_limits'
+  | 'chains'
+  | 'compat'
+  | 'provider'
+  | 'plugins'
+
+export type SettingsGroup = {
+  id: SettingsGroupId
+  title: string
+  description: string
+  /** The plugin whose settings these are: the group is empty while it is off. */
+  plugin?: string
+  /** Setting key → label shown beside its input. */
+  labels: Record<string, string>
+}
+
+export const SETTINGS_GROUPS: readonly SettingsGroup[] = [
+  {
+    id: 'site',
+    title: 'Site and branding',
+    description: 'What payers see on the cashier page: names, logo, support link and colours.',
+    labels: {
+      'site.cashier_name': 'Cashier name',
+      'site.website_title': 'Page title',
+      'site.logo_url': 'Logo URL',
+      'site.support_link': 'Support link',
+      'site.background_color': 'Background colour',
+      'site.background_image_url': 'Background image URL',
+    },
+  },
+  {
+    id: 'orders',
+    title: 'Order lifetime',
+    description: 'How long an order waits for its payment, and how amounts are kept apart.',
+    labels: {
+      'order.expiration_minutes': 'Order lifetime (minutes)',
+      'order.late_payment_margin_seconds': 'Late payment margin (seconds)',
+      'order.amount_max_steps': 'Amount steps tried',
+    },
+  },
+  {
+    id: 'rates',
+    title: 'Rates',
+    description: 'Fixed exchange rates, and the live source that is asked first when set.',
+    labels: {
+      'rate.api_url': 'Live source URL',
+      'rate.cache_ttl_seconds': 'Live rate lifetime (seconds)',
+      'rate.timeout_seconds': 'Live source timeout (seconds)',
+    },
+  },
+  {
+    id: 'callbacks',
+    title: 'Callbacks',
+    description: 'How merchants are told that an order is paid, and how often it is tried again.',
+    labels: {
+      order_notice_max_retry: 'Retries after a failure',
+      callback_retry_base_seconds: 'Retry base delay (seconds)',
+      'callbacks.timeout_seconds': 'Attempt timeout (seconds)',
+      'callbacks.allow_private_targets': 'Allow private addresses',
+    },
+  },
+  {
+    id: 'rate_limits',
+    title: 'Rate limits',
+    description: 'Requests per minute accepted from merchants, payers and the provider.',
+    labels: {
+      'rate_limit.store': 'Counter store',
+      'rate_limit.create_per_minute': 'Order creations per minute',
+      'rate_limit.cashier_per_minute': 'Cashier requests per minute',
+      'rate_limit.notify_per_minute': 'Provider notifications per minute',
+    },
+  },
+  {
+    id: 'chains',
+    title: 'Chain watching',
+    description: 'Defaults of every chain scanner and of the requests sent to chain nodes.',
+    labels: {
+      'chains.rpc_timeout_seconds': 'RPC timeout (seconds)',
+      'chains.rpc_cooldown_seconds': 'Failing endpoint cool-down (seconds)',
+      'chains.rpc_requests_per_second': 'RPC requests per second',
+      'chains.rpc_requests_per_day': 'RPC requests per day',
+      'chains.dust_percent': 'Dust threshold (%)',
+      'chains.max_blocks_per_scan': 'Blocks per scan',
+    },
+  },
+  {
+    id: 'compat',
+    title: 'Compat defaults',
+    description: 'What a compat (EPay-style) order gets when its request names no currency, token or network.',
+    plugin: 'compat',
+    labels: {
+      'compat.default_currency': 'Default currency',
+      'compat.default_token': 'Default token',
+      'compat.default_network': 'Default network',
+    },
+  },
+  {
+    id: 'provider',
+    title: 'Provider account',
+    description: 'The hosted provider channel: the shop account, its shared token and where it calls back.',
+    plugin: 'provider',
+    labels: {
+      'provider.enabled': 'Offer the provider channel',
+      'provider.shop_id': 'Shop id',
+      'provider.shop_token': 'Shop token',
+      'provider.api_url': 'Shop API URL',
+      'provider.callback_url': 'Notification URL',
+      'provider.return_url': 'Return URL',
+      'provider.timeout_seconds': 'Timeout (seconds)',
+      'provider.allow_tokens': 'Tokens offered',
+    },
+  },
+  {
+    id: 'plugins',
+    title: 'Other plugins',
+    description: 'Settings of plugins loaded from elsewhere (PLUGIN_MODULES).',
+    labels: {},
+  },
+]
+
+/** How a setting is entered on its page. */
+export type SettingInput = 'text' | 'number' | 'url' | 'select' | 'boolean' | 'secret' | 'list'
+
+export type SettingField = {
+  key: string
+  label: string
+  description: string
+  input: SettingInput
+  /** The value as text for the form ('' for a secret: it is never sent to the browser). */
+  value: string
+  /** The default as text ('' when empty). */
+  defaultText: string
+  /** A row exists (the value was set), rather than the default applying. */
+  stored: boolean
+  options?: readonly string[]
+  bounds?: { min: number; max: number }
+  maxLength?: number
+  /** Secrets only: whether one is stored, and its masked form (…last 4 of a long one, else ***). */
+  secret?: { set: boolean; masked: string }
+}
+
+export type SettingsGroupPage = {
+  group: SettingsGroup
+  fields: SettingField[]
+  /** Set when the group's plugin is turned off: its stored values are kept, not editable. */
+  turnedOffPlugin: string | null
+}
+
+export type SettingsGroupSummary = { id: SettingsGroupId; title: string; count: number; turnedOffPlugin: string | null }
+
+/** What a form posts for a group: key → typed text (absent: unchanged); `clear`: secrets to empty. */
+export type SettingsGroupInput = { values: Record<string, string | null | undefined>; clear?: string[] }
+
+/** The keys every group names (the fallback `plugins` names none). */
+export function groupedKeys(): Map<string, SettingsGroupId> {
+  const keys = new Map<string, SettingsGroupId>()
+  for (const group of SETTINGS_GROUPS) {
+    for (const key of Object.keys(group.labels)) keys.set(key, group.id)
+  }
+  return keys
+}
+
+export class UnknownSettingsGroupError extends Error {}
+
+function inputOf(definition: SettingDefinition<unknown>): SettingInput {
+  if (definition.secret) return 'secret'
+  switch (definition.type) {
+    case 'integer':
+      return 'number'
+    case 'boolean':
+      return 'boolean'
+    case 'enum':
+      return 'select'
+    case 'url':
+      return 'url'
+    case 'list':
+      return 'list'
+    default:
+      return 'text'
+  }
+}
+
+function maskedSecret(key: string, stored: string): string {
+  try {
+    return maskSecret(revealSecret(stored, SecretPurpose.setting(key)))
+  } catch {
+    return MASK
+  }
+}
+
+/**
+ * Reads and saves the settings one group at a time, through the settings
+ * service (the same parsing and audit as `settings:set`); fixed rates go
+ * through RateAdmin (the same rules and audit as `rate:set`).
+ */
+@inject()
+export class SettingsGroups {
+  constructor(protected rates: RateAdmin) {}
+
+  group(id: string): SettingsGroup {
+    const group = SETTINGS_GROUPS.find((entry) => entry.id === id)
+    if (!group) throw new UnknownSettingsGroupError(`No settings group "${id}"`)
+    return group
+  }
+
+  /** The groups in page order, with how many settings each shows now (empty fallback left out). */
+  async summaries(): Promise<SettingsGroupSummary[]> {
+    const keys = await this.#keysByGroup()
+    const off = settings.turnedOff()
+    return SETTINGS_GROUPS.filter((group) => group.id !== 'plugins' || (keys.get('plugins') ?? []).length > 0).map(
+      (group) => ({
+        id: group.id,
+        title: group.title,
+        count: (keys.get(group.id) ?? []).length,
+        turnedOffPlugin: this.#turnedOffPlugin(group, off),
+      })
+    )
+  }
+
+  async page(id: string): Promise<SettingsGroupPage> {
+    const group = this.group(id)
+    const keys = (await this.#keysByGroup()).get(group.id) ?? []
+    const rows = new Map((await settings.list()).map((row) => [row.key, row]))
+    const fields = keys.map((key) => {
+      const definition = settings.definition(key)
+      const row = rows.get(key)!
+      const field: SettingField = {
+        key,
+        label: group.labels[key] ?? key,
+        description: definition.description,
+        input: inputOf(definition),
+        value: definition.secret ? '' : definition.serialize(row.value),
+        defaultText: definition.secret ? '' : definition.serialize(definition.default),
+        stored: row.stored,
+        options: definition.options,
+        bounds: definition.bounds,
+        maxLength: definition.maxLength,
+      }
+      if (definition.secret) {
+        const stored = typeof row.value === 'string' ? row.value : ''
+        field.secret = { set: stored !== '', masked: stored === '' ? '' : maskedSecret(key, stored) }
+      }
+      return field
+    })
+    return { group, fields, turnedOffPlugin: this.#turnedOffPlugin(group, settings.turnedOff()) }
+  }
+
+  /**
+   * Saves a group's form whole or not at all. A key the form does not send
+   * is left as it is; an emptied text is stored as ''. A secret left blank
+   * keeps its stored value; listed in `clear`, it is emptied (typing a new
+   * one and ticking clear at once is refused). Throws SettingsInputError
+   * (key → message) without storing anything. Returns the changed keys.
+   */
+  async save(id: string, input: SettingsGroupInput): Promise<string[]> {
+    const group = this.group(id)
+    const keys = (await this.#keysByGroup()).get(group.id) ?? []
+    const clear = new Set(input.clear ?? [])
+    const raws: Record<string, string> = {}
+    const errors: Record<string, string> = {}
+    for (const key of clear) {
+      if (!keys.includes(key) || !settings.definition(key).secret) errors[key] = 'is not a secret of this page'
+    }
+    for (const [key, given] of Object.entries(input.values)) {
+      if (!keys.includes(key)) {
+        errors[key] = `is not a setting of the ${group.title} page`
+        continue
+      }
+      const text = given ?? ''
+      if (typeof text !== 'string') {
+        errors[key] = 'must be text'
+        continue
+      }
+      if (settings.definition(key).secret) {
+        if (clear.has(key) && text !== '') errors[key] = 'type a new value or tick clear, not both'
+        else if (text !== '') raws[key] = text
+        continue
+      }
+      raws[key] = text
+    }
+    for (const key of clear) if (!errors[key]) raws[key] = ''
+    if (Object.keys(errors).length > 0) throw new SettingsInputError(errors)
+    return settings.setMany(raws)
+  }
+
+  /** Fixed rates, for the rates page. */
+  fixedRates() {
+    return this.rates.list()
+  }
+
+  /** Sets (or replaces) one fixed rate: RateAdmin's rules and audit. */
+  setFixedRate(token: string, fiat: string, rate: string) {
+    return this.rates.set(token, fiat, rate)
+  }
+
+  /** Keys each group shows now: its own settings that are loaded, unknown plugin settings in `plugins`. */
+  async #keysByGroup(): Promise<Map<SettingsGroupId, string[]>> {
+    const named = groupedKeys()
+    const byGroup = new Map<SettingsGroupId, string[]>()
+    for (const row of await settings.list()) {
+      const id = named.get(row.key) ?? 'plugins'
+      byGroup.set(id, [...(byGroup.get(id) ?? []), row.key])
+    }
+    // Page order follows the labels, not the definitions' order.
+    for (const group of SETTINGS_GROUPS) {
+      const order = Object.keys(group.labels)
+      const shown = byGroup.get(group.id)
+      if (shown && order.length > 0) shown.sort((a, b) => order.indexOf(a) - order.indexOf(b))
+    }
+    return byGroup
+  }
+
+  #turnedOffPlugin(group: SettingsGroup, off: Map<string, string>): string | null {
+    if (!group.plugin) return null
+    return Object.keys(group.labels).some((key) => off.get(key) === group.plugin) ? group.plugin : null
+  }
+}
