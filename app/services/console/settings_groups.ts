@@ -180,6 +180,31 @@ export function groupedKeys(): Map<string, SettingsGroupId> {
 
 export class UnknownSettingsGroupError extends Error {}
 
+/**
+ * Which page shows each of `keys` (the loaded settings), in the order of
+ * the group's labels; a key no group names goes to `plugins`.
+ */
+export function keysByGroup(keys: string[]): Map<SettingsGroupId, string[]> {
+  const named = groupedKeys()
+  const byGroup = new Map<SettingsGroupId, string[]>()
+  for (const key of keys) {
+    const id = named.get(key) ?? 'plugins'
+    byGroup.set(id, [...(byGroup.get(id) ?? []), key])
+  }
+  for (const group of SETTINGS_GROUPS) {
+    const order = Object.keys(group.labels)
+    const shown = byGroup.get(group.id)
+    if (shown && order.length > 0) shown.sort((a, b) => order.indexOf(a) - order.indexOf(b))
+  }
+  return byGroup
+}
+
+/** The group's plugin when it is turned off (`off`: key → plugin of the settings hidden). */
+export function turnedOffPlugin(group: SettingsGroup, off: Map<string, string>): string | null {
+  if (!group.plugin) return null
+  return Object.keys(group.labels).some((key) => off.get(key) === group.plugin) ? group.plugin : null
+}
+
 function inputOf(definition: SettingDefinition<unknown>): SettingInput {
   if (definition.secret) return 'secret'
   switch (definition.type) {
@@ -311,25 +336,11 @@ export class SettingsGroups {
     return this.rates.set(token, fiat, rate)
   }
 
-  /** Keys each group shows now: its own settings that are loaded, unknown plugin settings in `plugins`. */
   async #keysByGroup(): Promise<Map<SettingsGroupId, string[]>> {
-    const named = groupedKeys()
-    const byGroup = new Map<SettingsGroupId, string[]>()
-    for (const row of await settings.list()) {
-      const id = named.get(row.key) ?? 'plugins'
-      byGroup.set(id, [...(byGroup.get(id) ?? []), row.key])
-    }
-    // Page order follows the labels, not the definitions' order.
-    for (const group of SETTINGS_GROUPS) {
-      const order = Object.keys(group.labels)
-      const shown = byGroup.get(group.id)
-      if (shown && order.length > 0) shown.sort((a, b) => order.indexOf(a) - order.indexOf(b))
-    }
-    return byGroup
+    return keysByGroup((await settings.list()).map((row) => row.key))
   }
 
   #turnedOffPlugin(group: SettingsGroup, off: Map<string, string>): string | null {
-    if (!group.plugin) return null
-    return Object.keys(group.labels).some((key) => off.get(key) === group.plugin) ? group.plugin : null
+    return turnedOffPlugin(group, off)
   }
 }
