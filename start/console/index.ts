@@ -22,6 +22,7 @@ import { settingsRoutes } from '#start/console/settings'
 import { callbacksRoutes } from '#start/console/callbacks'
 import { unmatchedRoutes } from '#start/console/unmatched'
 import { auditRoutes } from '#start/console/audit'
+import { usersRoutes } from '#start/console/users'
 
 const SessionController = () => import('#controllers/console/session_controller')
 const AccountController = () => import('#controllers/console/account_controller')
@@ -58,6 +59,7 @@ export function registerConsoleRoutes() {
           callbacksRoutes()
           unmatchedRoutes()
           auditRoutes()
+          usersRoutes()
         })
         .use(middleware.consoleAuth())
     })

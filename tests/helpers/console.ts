@@ -56,6 +56,8 @@ export type ConsoleResponse = {
 export class ConsoleAgent {
   cookies = new Map<string, string>()
   csrf: string | null = null
+  /** The last page got (its path and query): sent as the form's `_back`, as the page's form would. */
+  lastPage: string | null = null
 
   static async signIn(who: ConsoleUser | { email: string; password: string; totpSecret?: string | null }) {
     const agent = new ConsoleAgent()
@@ -101,6 +103,7 @@ export class ConsoleAgent {
     const token = options.csrf === undefined ? this.csrf : options.csrf
     const body = new URLSearchParams()
     if (token !== null) body.append('_csrf', token)
+    if (this.lastPage !== null && !('_back' in fields)) body.append('_back', this.lastPage)
     for (const [name, value] of Object.entries(fields)) {
       for (const item of Array.isArray(value) ? value : [value]) body.append(name, item)
     }
@@ -137,6 +140,7 @@ export class ConsoleAgent {
     const text = await response.text()
     const token = /name=['"]_csrf['"] value=['"]([^'"]+)['"]/.exec(text)
     if (token) this.csrf = token[1]
+    if (method === 'GET' && response.status === 200) this.lastPage = new URL(this.url(path)).pathname + new URL(this.url(path)).search
     const location = response.headers.get('location')
     return {
       status: response.status,
