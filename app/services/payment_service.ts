@@ -19,12 +19,6 @@ export type PaymentRequest = {
   source: PaymentSource
   /** When the payment happened (block time), epoch ms; defaults to now. */
   paidAt?: number
-  /**
-   * More writes that belong to this payment (an operator's audit row, the
-   * unmatched payment it settles), run in its transaction once the order
-   * is paid: they commit with it, and a throw undoes the payment too.
-   */
-  alongside?: (trx: TransactionClientContract, outcome: PaymentOutcome) => Promise<void>
 }
 
 export type PaymentOutcome = {
@@ -46,14 +40,15 @@ export type PaymentOutcome = {
  */
 export class PaymentService {
   async markPaid(orderId: number, request: PaymentRequest): Promise<PaymentOutcome> {
-    return db.transaction(async (trx) => {
-      const outcome = await this.#pay(trx, orderId, request)
-      if (request.alongside) await request.alongside(trx, outcome)
-      return outcome
-    })
+    return db.transaction((trx) => this.markPaidIn(trx, orderId, request))
   }
 
-  async #pay(trx: TransactionClientContract, orderId: number, request: PaymentRequest): Promise<PaymentOutcome> {
+  /**
+   * The same inside the caller's transaction, for a caller that writes
+   * more in it (the operators' mark-paid records its audit row there, so
+   * the payment and its audit row commit together or not at all).
+   */
+  async markPaidIn(trx: TransactionClientContract, orderId: number, request: PaymentRequest): Promise<PaymentOutcome> {
     await lockRow(trx, 'orders', orderId)
     const order = await Order.query({ client: trx }).where('id', orderId).firstOrFail()
     const network = order.isProviderOrder ? order.payProvider : order.network

@@ -53,7 +53,7 @@ export class CallbackAdmin {
         await callbackOutbox.requeue(trx, target)
       },
       () => ({
-        action: 'callback.redeliver',
+        action: 'order.callback_resend',
         subjectType: 'order',
         subjectId: target.tradeId,
         before: existing ? { status: existing.status, attempts: Number(existing.attempts) } : null,
@@ -96,7 +96,7 @@ export class CallbackAdmin {
         for (const row of chosen) {
           await this.audit.record(
             {
-              action: 'callback.redeliver',
+              action: 'order.callback_resend',
               subjectType: 'order',
               subjectId: row.trade_id,
               before: { status: row.status, attempts: Number(row.attempts) },

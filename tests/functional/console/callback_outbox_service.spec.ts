@@ -14,8 +14,6 @@ import { countRows, resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
 import { MerchantServer } from '#tests/helpers/merchant_server'
 import { TEST_SECRET } from '#tests/helpers/merchant'
-import { runCommand } from '#tests/helpers/ace_command'
-import CallbacksRedeliver from '#commands/callbacks_redeliver'
 
 const ADMIN = { actor: { kind: 'user' as const, userId: 1, email: 'admin@example.com' } }
 
@@ -143,7 +141,7 @@ test.group('Callback outbox: redeliver', (group) => {
     const callback = await callbackOf(order)
     assert.include(callback.$attributes, { status: 'pending', attempts: 0, lastError: '' })
     assert.equal((await Order.findOrFail(order.id)).callbackStatus, 'pending')
-    const [row] = await db.from('audit_log').where('action', 'callback.redeliver')
+    const [row] = await db.from('audit_log').where('action', 'order.callback_resend')
     assert.include(row, { subject_type: 'order', subject_id: order.tradeId, actor: 'admin@example.com' })
     assert.deepEqual(JSON.parse(row.before), { status: 'delivered', attempts: 1 })
     await callbackDeliverer.runOnce()
@@ -158,20 +156,7 @@ test.group('Callback outbox: redeliver', (group) => {
     const held = await paidOrder(client, merchant)
     await db.from('callbacks').where('order_id', held.id).update({ format: 'retired' })
     await assert.rejects(() => service.redeliver(held.tradeId), /held: its "retired" format is not loaded/)
-    assert.equal(await countRows('audit_log', { action: 'callback.redeliver' }), 0)
-  })
-
-  test('callbacks:redeliver goes through the same rule', async ({ client, assert }) => {
-    const held = await paidOrder(client, merchant)
-    await db.from('callbacks').where('order_id', held.id).update({ format: 'retired' })
-    const refused = await runCommand(CallbacksRedeliver, [held.tradeId])
-    assert.equal(refused.exitCode, 1)
-    assert.match(refused.output, /held/)
-    const order = await paidOrder(client, merchant)
-    const sent = await runCommand(CallbacksRedeliver, [order.tradeId])
-    assert.equal(sent.exitCode, 0, sent.output)
-    assert.match(sent.output, /queued again; now delivered/)
-    assert.equal(await countRows('audit_log', { action: 'callback.redeliver', subject_id: order.tradeId }), 1)
+    assert.equal(await countRows('audit_log', { action: 'order.callback_resend' }), 0)
   })
 
   test('batch: the matching callbacks, newest first, capped, held ones left out and counted', async ({ client, assert }) => {
@@ -192,7 +177,7 @@ test.group('Callback outbox: redeliver', (group) => {
     assert.deepEqual(states, ['failed', 'pending', 'pending'])
     assert.equal((await callbackOf(orders[1])).attempts, 0)
     assert.equal((await Order.findOrFail(orders[2].id)).callbackStatus, 'pending')
-    const audited = await db.from('audit_log').where('action', 'callback.redeliver').orderBy('id')
+    const audited = await db.from('audit_log').where('action', 'order.callback_resend').orderBy('id')
     assert.sameMembers(
       audited.map((row) => row.subject_id),
       [orders[1].tradeId, orders[2].tradeId]
@@ -211,6 +196,6 @@ test.group('Callback outbox: redeliver', (group) => {
     await assert.rejects(() => service.redeliverMatching({}), OperatorError)
     await assert.rejects(() => service.redeliverMatching({ pid: '', search: undefined }), /at least one filter/)
     await assert.rejects(() => service.redeliverMatching({ status: 'held' }), /Held callbacks cannot be sent/)
-    assert.equal(await countRows('audit_log', { action: 'callback.redeliver' }), 0)
+    assert.equal(await countRows('audit_log', { action: 'order.callback_resend' }), 0)
   })
 })

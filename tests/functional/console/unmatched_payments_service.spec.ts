@@ -13,8 +13,6 @@ import { OperatorError } from '#support/operator_error'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { newOrder, newPlaceholder, prepareLifecycle } from '#tests/helpers/orders'
 import { FAKE_NETWORK, FAKE_USDT, FAKE_WALLET, fakeFamily, fakeTransfer } from '#tests/helpers/fake_chain'
-import { runCommand } from '#tests/helpers/ace_command'
-import OrdersMarkPaid from '#commands/orders_mark_paid'
 import type { ObservedTransfer } from '#chains/chain_family'
 
 const ADMIN = { actor: { kind: 'user' as const, userId: 1, email: 'admin@example.com' } }
@@ -121,6 +119,9 @@ test.group('Unmatched payments: assign to an order', (group) => {
     const row = (await (await admin()).find(payment.id))!
     assert.include(row, { state: 'assigned', assignedTradeId: order.tradeId, assignedBy: 'admin@example.com' })
     assert.deepEqual(await auditActions(), ['order.mark_paid', 'unmatched.assign'])
+    const markRow = await db.from('audit_log').where('action', 'order.mark_paid').firstOrFail()
+    assert.deepEqual(JSON.parse(markRow.before), { status: 3, blockTransactionId: '' })
+    assert.include(JSON.parse(markRow.after), { status: 2, blockTransactionId: payment.reference })
     const assignRow = await db.from('audit_log').where('action', 'unmatched.assign').firstOrFail()
     assert.include(assignRow, { subject_type: 'unmatched_payment', subject_id: String(payment.id), actor: 'admin@example.com' })
     assert.deepInclude(JSON.parse(assignRow.after), { tradeId: order.tradeId, reference: payment.reference })
@@ -255,31 +256,5 @@ test.group('Unmatched payments: dismiss', (group) => {
     await assert.rejects(() => service.dismiss(424242, 'note'), /No unmatched payment #424242/)
     assert.equal((await service.find(payment.id))!.state, 'open')
     assert.deepEqual(await auditActions(), [])
-  })
-})
-
-test.group('orders:mark-paid through ManualPayment', (group) => {
-  group.each.setup(async () => {
-    await resetDatabase()
-    await prepareLifecycle()
-    await db.from('audit_log').delete()
-  })
-
-  test('the repair is audited with the payment; a refusal is not', async ({ client, assert }) => {
-    const order = await newOrder(client)
-    fakeTransfer('0xmarkpaid0001', order.actualAmount)
-    const result = await runCommand(OrdersMarkPaid, [order.tradeId, '0xmarkpaid0001'])
-    assert.equal(result.exitCode, 0, result.output)
-    const [row] = await db.from('audit_log').where('action', 'order.mark_paid')
-    assert.include(row, { actor_kind: 'ace', subject_type: 'order', subject_id: order.tradeId })
-    assert.deepEqual(JSON.parse(row.before), { status: 1, blockTransactionId: '' })
-    assert.include(JSON.parse(row.after), { status: 2, blockTransactionId: '0xmarkpaid0001' })
-
-    const wrong = await newOrder(client)
-    fakeTransfer('0xmarkpaid0002', '999')
-    const refused = await runCommand(OrdersMarkPaid, [wrong.tradeId, '0xmarkpaid0002'])
-    assert.equal(refused.exitCode, 1)
-    assert.match(refused.output, /the order expects/)
-    assert.equal(await countRows('audit_log'), 1)
   })
 })
