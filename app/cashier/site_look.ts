@@ -12,6 +12,8 @@ export type SiteLook = {
   supportLink: string
   /** CSS declarations for the page's own <style> block, or "" */
   backgroundCss: string
+  /** The same declarations one by one (the console's branding preview scopes them to its card). */
+  declarations: string[]
 }
 
 const COLOR = /^(#[0-9a-fA-F]{3,8}|[a-zA-Z]{1,20})$/
@@ -32,5 +34,6 @@ export function siteLook(site: PublicConfig['site']): SiteLook {
     logoUrl: SAFE_URL.test(logo) || /^\/[^/\s"'<>\\][^\s"'<>\\]*$/.test(logo) ? logo : '',
     supportLink: SAFE_URL.test(support) || /^mailto:[^\s"'<>\\]+$/.test(support) ? support : '',
     backgroundCss: declarations.length > 0 ? `:root{${declarations.join(';')}}` : '',
+    declarations,
   }
 }

@@ -1,0 +1,98 @@
+import { inject } from '@adonisjs/core'
+import type { HttpContext } from '@adonisjs/core/http'
+import vine from '@vinejs/vine'
+import { SettingsInputError } from '#settings/settings_service'
+import { SettingsGroups, UnknownSettingsGroupError, type SettingsGroupPage } from '#services/console/settings_groups'
+import { publicConfig } from '#services/public_config'
+import { siteLook } from '#cashier/site_look'
+import { ConsoleNotFound } from '#console/console_errors'
+import { adminUrl } from '#console/console_paths'
+import { flashInputWithoutSecrets } from '#console/console_session'
+
+/** A setting's form field: dots become `__` (a dotted name reads as a path in flash messages). */
+export function settingFieldName(key: string): string {
+  return key.replace(/\./g, '__')
+}
+
+const fixedRate = vine.compile(
+  vine.object({
+    token: vine.string().trim().maxLength(16),
+    fiat: vine.string().trim().maxLength(10),
+    rate: vine.string().trim().maxLength(40),
+  })
+)
+
+/**
+ * The settings pages, one per group (app/services/console/settings_groups.ts),
+ * saved whole or not at all through the settings service (the parsing and
+ * audit of `settings:set`); fixed rates through RateAdmin (`rate:set`).
+ */
+@inject()
+export default class SettingsController {
+  constructor(protected groups: SettingsGroups) {}
+
+  async index({ response }: HttpContext) {
+    return response.redirect(adminUrl('/settings/site'))
+  }
+
+  async show({ params, view }: HttpContext) {
+    const page = await this.#page(params.group)
+    const summaries = await this.groups.summaries()
+    const data: Record<string, unknown> = { page, summaries, fieldName: settingFieldName }
+    if (page.group.id === 'rates') data.rates = await this.groups.fixedRates()
+    if (page.group.id === 'site') data.preview = siteLook((await publicConfig()).site)
+    return view.render('console/settings/show', data)
+  }
+
+  async save(ctx: HttpContext) {
+    const { params, request, session, response } = ctx
+    const page = await this.#page(params.group)
+    const back = adminUrl(`/settings/${page.group.id}`)
+    const body = request.body()
+    const values: Record<string, string | null> = {}
+    for (const field of page.fields) {
+      const name = settingFieldName(field.key)
+      if (Object.prototype.hasOwnProperty.call(body, name)) values[field.key] = body[name]
+    }
+    const cleared = ([] as unknown[]).concat(body.clear ?? [])
+    const clear = page.fields
+      .filter((field) => cleared.includes(settingFieldName(field.key)))
+      .map((field) => field.key)
+    try {
+      const changed = await this.groups.save(page.group.id, { values, clear })
+      session.flash(
+        'success',
+        changed.length === 0
+          ? 'Nothing changed: every value was already as submitted.'
+          : `Saved ${page.group.title}: ${changed.length} setting${changed.length === 1 ? '' : 's'} changed. Running processes use the new values within 2 seconds.`
+      )
+    } catch (error) {
+      if (!(error instanceof SettingsInputError)) throw error
+      flashInputWithoutSecrets(ctx)
+      const bag: Record<string, string[]> = {}
+      for (const [key, message] of Object.entries(error.errors)) {
+        const label = page.group.labels[key] ?? key
+        bag[settingFieldName(key)] = [`${label} ${message}.`]
+      }
+      session.flash('inputErrorsBag', bag)
+      session.flash('error', 'Nothing was saved: some values need your attention (see the messages below).')
+    }
+    return response.redirect(back)
+  }
+
+  async setRate({ request, session, response }: HttpContext) {
+    const input = await request.validateUsing(fixedRate)
+    const rate = await this.groups.setFixedRate(input.token, input.fiat, input.rate)
+    session.flash('success', `Fixed rate set: 1 ${rate.token} = ${rate.rate} ${rate.fiat}.`)
+    return response.redirect(adminUrl('/settings/rates'))
+  }
+
+  async #page(group: string): Promise<SettingsGroupPage> {
+    try {
+      return await this.groups.page(group)
+    } catch (error) {
+      if (error instanceof UnknownSettingsGroupError) throw new ConsoleNotFound('There is no settings page of that name.')
+      throw error
+    }
+  }
+}
