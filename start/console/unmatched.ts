@@ -2,4 +2,13 @@
 | The console's "unmatched" pages (registered inside the signed-in group of
 | start/console/index.ts: paths here are relative to ADMIN_PATH).
 */
-export function unmatchedRoutes() {}
+import router from '@adonisjs/core/services/router'
+
+const UnmatchedController = () => import('#controllers/console/unmatched_controller')
+
+export function unmatchedRoutes() {
+  router.get('/unmatched', [UnmatchedController, 'index'])
+  router.get('/unmatched/:id', [UnmatchedController, 'show'])
+  router.post('/unmatched/:id/assign', [UnmatchedController, 'assign'])
+  router.post('/unmatched/:id/dismiss', [UnmatchedController, 'dismiss'])
+}

@@ -106,6 +106,7 @@ export class UnmatchedPaymentAdmin {
    */
   async assign(id: number, tradeId: string): Promise<AssignResult> {
     const payment = await this.#open(id)
+    if (tradeId.trim() === '') throw new OperatorError('Give the trade_id of the order this payment pays')
     const order = await Order.findBy('trade_id', tradeId.trim())
     if (!order) throw new OperatorError(`No order with trade_id ${tradeId.trim()}`)
     if (!order.isOnChain) throw new OperatorError(`Order ${order.tradeId} is not an on-chain order`)

@@ -1,0 +1,78 @@
+import { inject } from '@adonisjs/core'
+import type { HttpContext } from '@adonisjs/core/http'
+import { UNMATCHED_STATES, UnmatchedPaymentAdmin } from '#services/operators/unmatched_payment_admin'
+import { assignForm, dismissForm, unmatchedListQuery, type UnmatchedListQuery } from '#validators/console_lists'
+import { ConsoleNotFound } from '#console/console_errors'
+import { adminUrl } from '#console/console_paths'
+import { utcMinute, utcSecond } from '#console/console_format'
+
+function listUrl(form: UnmatchedListQuery['form'], after: string | null = null): string {
+  const query = new URLSearchParams()
+  for (const [name, value] of Object.entries(form)) if (value !== '' && !(name === 'state' && value === 'open')) query.set(name, value)
+  if (after) query.set('after', after)
+  const text = query.toString()
+  return adminUrl('/unmatched') + (text ? `?${text}` : '')
+}
+
+/** The trade_id a reason names ("… order AbC… ended …"), to suggest it in the assign form. */
+function suggestedTradeId(reason: string): string {
+  return /\border ([0-9A-Za-z]{22})\b/.exec(reason)?.[1] ?? ''
+}
+
+/**
+ * Incoming transfers that paid no order, with the reason; an admin assigns
+ * one to the order it pays (the checks of mark-paid, the one payment path)
+ * or dismisses it with a note. Both through UnmatchedPaymentAdmin, audited.
+ */
+@inject()
+export default class UnmatchedController {
+  constructor(protected unmatched: UnmatchedPaymentAdmin) {}
+
+  async index({ request, view }: HttpContext) {
+    const query = await unmatchedListQuery(request.qs())
+    const [page, openCount] = await Promise.all([
+      this.unmatched.list(query.filters, { after: query.after }),
+      this.unmatched.openCount(),
+    ])
+    return view.render('console/unmatched/index', {
+      utcMinute,
+      utcSecond,
+      page,
+      openCount,
+      form: query.form,
+      states: [...UNMATCHED_STATES, 'all'],
+      firstUrl: query.after ? listUrl(query.form) : null,
+      nextUrl: page.next ? listUrl(query.form, page.next) : null,
+    })
+  }
+
+  async show({ params, view }: HttpContext) {
+    const payment = await this.#find(params.id)
+    return view.render('console/unmatched/show', {
+      utcMinute,
+      utcSecond, payment, suggestion: suggestedTradeId(payment.reason) })
+  }
+
+  async assign({ params, request, session, response }: HttpContext) {
+    const payment = await this.#find(params.id)
+    const { trade_id: tradeId } = await request.validateUsing(assignForm)
+    const result = await this.unmatched.assign(payment.id, tradeId)
+    const notified = result.notified ? ` The merchant's callback is queued for ${result.notified.tradeId}.` : ''
+    session.flash('success', `Order ${result.order.tradeId} is paid by ${result.reference}.${notified}`)
+    return response.redirect(adminUrl(`/unmatched/${payment.id}`))
+  }
+
+  async dismiss({ params, request, session, response }: HttpContext) {
+    const payment = await this.#find(params.id)
+    const { note } = await request.validateUsing(dismissForm)
+    await this.unmatched.dismiss(payment.id, note)
+    session.flash('success', `Unmatched payment #${payment.id} is dismissed.`)
+    return response.redirect(adminUrl(`/unmatched/${payment.id}`))
+  }
+
+  async #find(id: string) {
+    const payment = /^\d{1,18}$/.test(id) ? await this.unmatched.find(Number(id)) : null
+    if (!payment) throw new ConsoleNotFound('No unmatched payment has this id.')
+    return payment
+  }
+}
