@@ -59,7 +59,7 @@ export const SETTINGS_GROUPS: readonly SettingsGroup[] = [
   {
     id: 'rates',
     title: 'Rates',
-    description: 'Fixed exchange rates, and the live source that is asked first when set.',
+    description: 'A fixed rate wins; a pair without one is asked of the live source, when one is set.',
     labels: {
       'rate.api_url': 'Live source URL',
       'rate.cache_ttl_seconds': 'Live rate lifetime (seconds)',
@@ -270,7 +270,8 @@ export class SettingsGroups {
       const field: SettingField = {
         key,
         label: group.labels[key] ?? key,
-        description: definition.description,
+        // A sentence: the page adds the default after it.
+        description: /[.!?)]$/.test(definition.description) ? definition.description : `${definition.description}.`,
         input: inputOf(definition),
         value: definition.secret ? '' : definition.serialize(row.value),
         defaultText: definition.secret ? '' : definition.serialize(definition.default),

@@ -114,7 +114,7 @@ test.group('Console callbacks pages', (group) => {
     const page = await agent.get(`/callbacks/${callback.id}`)
     assert.equal(page.status, 200)
     const text = pageText(page.text)
-    assert.include(text, `Callback of ${order.tradeId}`)
+    assert.include(text, `Telling the merchant that order ${order.tradeId} is paid.`)
     assert.include(text, 'shop-detail')
     assert.include(text, 'HTTP 503')
     assert.include(text, 'busy, later')
