@@ -70,7 +70,7 @@ function exampleFields(pid: string, asset: IntegrationGuide['asset']): ExampleFi
     { name: 'pid', value: pid },
     {
       name: 'order_id',
-      shell: '"order-$(date +%s)-$RANDOM"',
+      shell: 'order-$(date +%s)-$RANDOM',
       php: "'order-' . time() . '-' . random_int(1000, 9999)",
       node: '`order-${Date.now()}-${randomInt(1000, 10000)}`',
     },
@@ -91,7 +91,7 @@ function assetComment(asset: IntegrationGuide['asset'], prefix: string): string 
 
 function shellExample(baseUrl: string, pid: string, fields: ExampleField[], asset: IntegrationGuide['asset']): string {
   const lines = fields.map((field) =>
-    'value' in field ? `  ${shellQuote(`${field.name}=${field.value}`)}` : `  "${field.name}="${field.shell}`
+    'value' in field ? `  ${shellQuote(`${field.name}=${field.value}`)}` : `  "${field.name}=${field.shell}"`
   )
   return `#!/usr/bin/env bash
 # Creates an order as pid ${pid} on the native API (HMAC-SHA256 signature).
@@ -312,10 +312,10 @@ export function renderGuide(input: { pid: string; baseUrl: string; asset: Integr
     baseUrl,
     secretVariable: SECRET_VARIABLE,
     endpoints: [
-      { name: 'Create an order', method: 'POST', url: `${baseUrl}${NATIVE_CREATE_PATH}`, signed: 'HMAC-SHA256 (signature)' },
-      { name: 'Networks and tokens offered', method: 'GET', url: `${baseUrl}${NATIVE_CONFIG_PATH}`, signed: 'no' },
+      { name: 'Create an order', method: 'POST', url: `${baseUrl}${NATIVE_CREATE_PATH}`, signed: 'HMAC-SHA256 in the signature field' },
+      { name: 'Networks and tokens offered', method: 'GET', url: `${baseUrl}${NATIVE_CONFIG_PATH}`, signed: 'none' },
       ...(input.compatEnabled
-        ? [{ name: 'Create an order (compat, EPay-style)', method: 'GET or POST', url: `${baseUrl}${COMPAT_SUBMIT_PATH}`, signed: 'MD5 (sign)' }]
+        ? [{ name: 'Create an order (compat, EPay-style)', method: 'GET or POST', url: `${baseUrl}${COMPAT_SUBMIT_PATH}`, signed: 'MD5 in the sign field' }]
         : []),
     ],
     asset,

@@ -71,7 +71,7 @@ export class TestCallbackSender {
 
   async send(pid: string, url: string, format = 'native'): Promise<TestCallbackResult> {
     const apiKey = await this.apiKeys.find(pid)
-    const target = checkUrl(url)
+    const target = checkCallbackUrl(url)
     if (!this.formatsFor(apiKey).includes(format)) {
       throw new OperatorError(
         format === 'compat'
@@ -134,7 +134,8 @@ export class TestCallbackSender {
   }
 }
 
-function checkUrl(text: string): string {
+/** The URL as it will be called (trimmed), or a refusal: http(s), at most 2048 characters. */
+export function checkCallbackUrl(text: string): string {
   const url = text.trim()
   if (url === '') throw new OperatorError('Give the URL to send the test callback to')
   if (url.length > MAX_URL_LENGTH) throw new OperatorError(`The URL must be at most ${MAX_URL_LENGTH} characters`)

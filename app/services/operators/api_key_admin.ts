@@ -66,7 +66,8 @@ export function normalizeIpAllowlist(given: string[]): string {
   return entries.join(',')
 }
 
-function checkNote(note: string): string {
+/** The note as stored (trimmed), or a refusal. */
+export function normalizeNote(note: string): string {
   const trimmed = note.trim()
   if ([...trimmed].length > NOTE_MAX_LENGTH) {
     throw new OperatorError(`The note must be at most ${NOTE_MAX_LENGTH} characters`)
@@ -75,12 +76,32 @@ function checkNote(note: string): string {
   return trimmed
 }
 
+/** A pid an operator chooses (generated ones are numeric). */
+export function checkPid(pid: string) {
+  if (!PID_PATTERN.test(pid)) {
+    throw new OperatorError('The pid must be 1 to 32 letters, digits, "_" or "-" (numeric for compat shops)')
+  }
+}
+
 /** Last characters of the secret; "unreadable" when the APP_KEY that sealed it is gone. */
 function secretHint(key: ApiKey): string {
   try {
     return maskSecret(key.signingSecret())
   } catch {
     return 'unreadable (APP_KEY?)'
+  }
+}
+
+function describe(key: ApiKey, usage: Map<number, ApiKeyUsage>): ApiKeyOverview {
+  return {
+    pid: key.pid,
+    enabled: key.isActive,
+    note: key.note,
+    allowedIps: key.allowedIps,
+    lastUsedAt: key.lastUsedAt,
+    createdAt: key.createdAt,
+    secretHint: secretHint(key),
+    ...(usage.get(key.id) ?? { ordersCreated: 0, ordersPaid: 0 }),
   }
 }
 
@@ -101,16 +122,13 @@ export class ApiKeyAdmin {
   async overview(): Promise<ApiKeyOverview[]> {
     const keys = await this.list()
     const usage = await this.usage(keys.map((key) => key.id))
-    return keys.map((key) => ({
-      pid: key.pid,
-      enabled: key.isActive,
-      note: key.note,
-      allowedIps: key.allowedIps,
-      lastUsedAt: key.lastUsedAt,
-      createdAt: key.createdAt,
-      secretHint: secretHint(key),
-      ...(usage.get(key.id) ?? { ordersCreated: 0, ordersPaid: 0 }),
-    }))
+    return keys.map((key) => describe(key, usage))
+  }
+
+  /** One key with its use (refused as OperatorError when no such key). */
+  async overviewOf(pid: string): Promise<ApiKeyOverview> {
+    const key = await this.find(pid)
+    return describe(key, await this.usage([key.id]))
   }
 
   /**
@@ -146,10 +164,8 @@ export class ApiKeyAdmin {
     const secret = input.secret ?? newSecret()
     checkSecret(secret)
     const ipAllowlist = normalizeIpAllowlist(input.ips ?? [])
-    const note = checkNote(input.note ?? '')
-    if (input.pid !== undefined && !PID_PATTERN.test(input.pid)) {
-      throw new OperatorError('The pid must be 1 to 32 letters, digits, "_" or "-" (numeric for compat shops)')
-    }
+    const note = normalizeNote(input.note ?? '')
+    if (input.pid !== undefined) checkPid(input.pid)
     const pid = input.pid ?? (await this.#nextNumericPid())
     try {
       return await this.audit.change(
@@ -186,7 +202,7 @@ export class ApiKeyAdmin {
     const before = snapshot.apiKey(apiKey)
     if (changes.enabled !== undefined) apiKey.status = changes.enabled ? 'active' : 'disabled'
     if (changes.ips !== undefined) apiKey.ipAllowlist = normalizeIpAllowlist(changes.ips)
-    if (changes.note !== undefined) apiKey.note = checkNote(changes.note)
+    if (changes.note !== undefined) apiKey.note = normalizeNote(changes.note)
     // Nothing changed: nothing to save, nothing to audit.
     if (!apiKey.$isDirty) return apiKey
     return this.#save(apiKey, 'api_key.update', before)
