@@ -38,6 +38,29 @@ const MAX_URL_LENGTH = 2000
 /** Longest wait of a connection test, whatever the RPC timeout setting says. */
 const MAX_TEST_TIMEOUT_MS = 15_000
 
+/**
+ * A request budget as typed (a flag, a form field): "" is null (the
+ * provider's default again), else a number. `label` names the input.
+ */
+export function budgetInput(value: string | undefined, label: string): number | null | undefined {
+  if (value === undefined) return undefined
+  const text = value.trim()
+  if (text === '') return null
+  if (!/^\d+(\.\d+)?$/.test(text)) throw new OperatorError(`${label} takes a number, not "${value}"`)
+  return Number(text)
+}
+
+/** Family options typed as `key=value` items (flags, or the lines of a form); an item without "=" is refused. */
+export function optionsInput(items: string[], label: string): Record<string, string> {
+  const options: Record<string, string> = {}
+  for (const item of items) {
+    const match = /^([A-Za-z][A-Za-z0-9_]*)=(.*)$/s.exec(item.trim())
+    if (!match) throw new OperatorError(`${label} takes key=value, not "${item}"`)
+    options[match[1]] = match[2].trim()
+  }
+  return options
+}
+
 export type TokenChanges = {
   contract?: string
   native?: boolean
@@ -189,11 +212,18 @@ export class ChainAdmin {
     }
 
     if (changes.enabled !== undefined) chain.enabled = changes.enabled
-    if (changes.displayName !== undefined) chain.displayName = changes.displayName
+    if (changes.displayName !== undefined) {
+      const displayName = changes.displayName.trim()
+      if (displayName === '' || displayName.length > 64) {
+        throw new OperatorError('The display name is 1 to 64 characters')
+      }
+      chain.displayName = displayName
+    }
     if (changes.options !== undefined && Object.keys(changes.options).length > 0) {
       chain.options = this.#familyOptions(chain, changes.options)
     }
     if (changes.apiKey !== undefined) {
+      if (changes.apiKey.trim().length > 500) throw new OperatorError('An API key is at most 500 characters')
       refuseSealedLookalike(changes.apiKey.trim())
       chain.apiKey = changes.apiKey.trim() // encrypted by the model
     }
@@ -256,6 +286,16 @@ export class ChainAdmin {
         after: snapshot.chain(saved),
       })
     )
+  }
+
+  /** Adds a token; refused when the network has that symbol already (setToken changes it). */
+  async addToken(network: string, symbol: string, changes: TokenChanges) {
+    const chain = await this.find(network)
+    const upper = symbol.trim().toUpperCase()
+    if (await Token.query().where('network', chain.network).where('symbol', upper).first()) {
+      throw new OperatorError(`${upper} is already a token of ${chain.network}`)
+    }
+    return this.setToken(chain.network, upper, changes)
   }
 
   /** Changes a token of a network, or adds one (then `decimals` and `contract` or `native` are needed). */

@@ -73,6 +73,17 @@ export type WalletUsage = {
 
 const NO_USAGE: WalletUsage = { orders: 0, paidOrders: 0, reserved: 0, received: [] }
 
+export type WalletPage = { rows: Wallet[]; next: string | null }
+
+function walletCursor(wallet: Wallet) {
+  return Buffer.from(`${wallet.id}:${wallet.network}`).toString('base64url')
+}
+
+function readWalletCursor(cursor: string): { id: number; network: string } | null {
+  const match = /^(\d{1,15}):([a-z0-9-]{1,32})$/.exec(Buffer.from(cursor, 'base64url').toString())
+  return match ? { id: Number(match[1]), network: match[2] } : null
+}
+
 export function walletKey(network: string, address: string) {
   return `${network}/${address}`
 }
@@ -109,6 +120,27 @@ export class WalletAdmin {
       )
     }
     return query
+  }
+
+  /**
+   * One page of `filtered`, in the same order (network, then oldest
+   * first), continuing after the cursor `after` (the `next` of the page
+   * before; an unreadable one starts over).
+   */
+  async page(filters: WalletFilters = {}, page: { after?: string | null; limit?: number } = {}): Promise<WalletPage> {
+    const limit = Math.min(Math.max(Math.trunc(page.limit ?? 50), 1), 200)
+    const query = this.filtered(filters)
+    const cursor = page.after ? readWalletCursor(page.after) : null
+    if (cursor) {
+      query.where((later) =>
+        later.where('network', '>', cursor.network).orWhere((same) => same.where('network', cursor.network).where('id', '>', cursor.id))
+      )
+    }
+    const rows = await query.limit(limit + 1)
+    const more = rows.length > limit
+    const shown = rows.slice(0, limit)
+    const last = shown.at(-1)
+    return { rows: shown, next: more && last ? walletCursor(last) : null }
   }
 
   async findById(id: number) {
