@@ -22,7 +22,7 @@ export default class WalletImport extends OperatorCommand {
       report.lines.map((line) => [
         line.line,
         line.network ?? '',
-        line.address ?? line.text,
+        line.address ?? line.given ?? line.text,
         line.outcome === 'added' ? 'added' : `${line.outcome}: ${line.reason}`,
       ])
     )

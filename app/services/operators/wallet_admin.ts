@@ -51,6 +51,8 @@ export type ImportLine = {
   /** The line as pasted (trimmed). */
   text: string
   network: string | null
+  /** The address as written on the line (null when the line could not be split). */
+  given: string | null
   /** The canonical address when it could be read. */
   address: string | null
   outcome: 'added' | 'present' | 'invalid'
@@ -306,7 +308,7 @@ export class WalletAdmin {
     const seen = new Map<string, number>()
     const lines: ImportLine[] = []
     for (const entry of entries) {
-      const result: ImportLine = { ...entry, network: null, address: null, outcome: 'invalid', reason: null }
+      const result: ImportLine = { ...entry, network: null, given: null, address: null, outcome: 'invalid', reason: null }
       lines.push(result)
       const parts = entry.text.split(/[\s,;]+/).filter((part) => part !== '')
       if (parts.length > 2) {
@@ -315,6 +317,7 @@ export class WalletAdmin {
       }
       const network = parts.length === 2 ? parts[0].toLowerCase() : defaultNetwork
       const address = parts.length === 2 ? parts[1] : parts[0]
+      result.given = address
       if (!network) {
         result.reason = 'no network: write "network address", or choose a network for the lines without one'
         continue
