@@ -4,6 +4,7 @@ import vine from '@vinejs/vine'
 import { ChainAdmin, budgetInput, optionsInput, type ChainChanges } from '#services/operators/chain_admin'
 import { ChainOverview, type ChainSummary } from '#services/operators/chain_overview'
 import { OperatorError } from '#support/operator_error'
+import { redactUrl } from '#support/redaction'
 import { ConsoleNotFound } from '#console/console_errors'
 import { adminUrl, safeConsoleReturn } from '#console/console_paths'
 
@@ -50,11 +51,13 @@ export default class ChainsController {
     return view.render('console/chains/index', { chains: await this.overview.all() })
   }
 
-  async show({ params, view }: HttpContext) {
+  async show({ params, view, session }: HttpContext) {
     const chain = await this.#summary(params.network)
+    // After a refusal the form shows what was sent, with keys masked like the stored URLs.
+    const sent = session.flashMessages.get('rpc_urls')
     return view.render('console/chains/show', {
       chain,
-      rpcUrlsText: chain.rpcUrls.join('\n'),
+      rpcUrlsText: typeof sent === 'string' ? lines(sent).map((url) => redactUrl(url)).join('\n') : chain.rpcUrls.join('\n'),
       optionsText: Object.entries(chain.options)
         .map(([key, value]) => `${key}=${value}`)
         .join('\n'),

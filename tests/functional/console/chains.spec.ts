@@ -193,6 +193,20 @@ test.group('Console chains: changes', (group) => {
     }
   })
 
+  test('after a refusal the URLs sent are shown again with their keys masked', async ({ assert }) => {
+    const agent = await signedIn()
+    await agent.get('/chains/ethereum')
+    const otherKey = 'fedcba9876543210fedcba9876543210'
+    const response = await agent.post(
+      '/chains/ethereum',
+      await chainForm('ethereum', { rpc_urls: `https://eth.example/v2/${otherKey}`, confirmations: '5000' })
+    )
+    const page = await agent.follow(response.location!)
+    assert.include(pageText(page.text), 'Confirmations must be a whole number from 0 to 1000')
+    assert.include(page.text, 'https://eth.example/v2/***</textarea>')
+    assert.notInclude(page.text, otherKey)
+  })
+
   test('enable and disable, from the list or the page', async ({ assert }) => {
     const agent = await signedIn()
     await agent.get('/chains')
