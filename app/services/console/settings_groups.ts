@@ -4,6 +4,7 @@ import type { SettingDefinition } from '#settings/setting_types'
 import { RateAdmin } from '#services/operators/rate_admin'
 import { SecretPurpose, revealSecret } from '#support/secret_box'
 import { MASK, maskSecret } from '#support/redaction'
+import { OperatorError } from '#support/operator_error'
 
 /**
  * The console's settings pages: every setting belongs to exactly one group
@@ -166,7 +167,7 @@ export type SettingsGroupPage = {
 
 export type SettingsGroupSummary = { id: SettingsGroupId; title: string; count: number; turnedOffPlugin: string | null }
 
-/** What a form posts for a group: key → typed text (absent: unchanged); `clear`: secrets to empty. */
+/** What a form posts for a group: key → typed text (absent or undefined: unchanged; null: emptied); `clear`: secrets to empty. */
 export type SettingsGroupInput = { values: Record<string, string | null | undefined>; clear?: string[] }
 
 /** The keys every group names (the fallback `plugins` names none). */
@@ -255,7 +256,7 @@ export class SettingsGroups {
         id: group.id,
         title: group.title,
         count: (keys.get(group.id) ?? []).length,
-        turnedOffPlugin: this.#turnedOffPlugin(group, off),
+        turnedOffPlugin: turnedOffPlugin(group, off),
       })
     )
   }
@@ -286,7 +287,7 @@ export class SettingsGroups {
       }
       return field
     })
-    return { group, fields, turnedOffPlugin: this.#turnedOffPlugin(group, settings.turnedOff()) }
+    return { group, fields, turnedOffPlugin: turnedOffPlugin(group, settings.turnedOff()) }
   }
 
   /**
@@ -298,6 +299,10 @@ export class SettingsGroups {
    */
   async save(id: string, input: SettingsGroupInput): Promise<string[]> {
     const group = this.group(id)
+    const off = turnedOffPlugin(group, settings.turnedOff())
+    if (off) {
+      throw new OperatorError(`The ${off} plugin is turned off (PLUGINS): its settings cannot be changed until it is back`)
+    }
     const keys = (await this.#keysByGroup()).get(group.id) ?? []
     const clear = new Set(input.clear ?? [])
     const raws: Record<string, string> = {}
@@ -306,11 +311,12 @@ export class SettingsGroups {
       if (!keys.includes(key) || !settings.definition(key).secret) errors[key] = 'is not a secret of this page'
     }
     for (const [key, given] of Object.entries(input.values)) {
+      if (given === undefined) continue
       if (!keys.includes(key)) {
         errors[key] = `is not a setting of the ${group.title} page`
         continue
       }
-      const text = given ?? ''
+      const text = given === null ? '' : given
       if (typeof text !== 'string') {
         errors[key] = 'must be text'
         continue
@@ -339,9 +345,5 @@ export class SettingsGroups {
 
   async #keysByGroup(): Promise<Map<SettingsGroupId, string[]>> {
     return keysByGroup((await settings.list()).map((row) => row.key))
-  }
-
-  #turnedOffPlugin(group: SettingsGroup, off: Map<string, string>): string | null {
-    return turnedOffPlugin(group, off)
   }
 }

@@ -5,6 +5,7 @@ import { SETTINGS_GROUPS } from '#services/console/settings_groups'
 import { SecretPurpose, revealSecret } from '#support/secret_box'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { ConsoleAgent, createConsoleUser, pageText } from '#tests/helpers/console'
+import { startServerProcess } from '#tests/helpers/processes'
 
 async function storedValue(key: string): Promise<string | undefined> {
   const row = await db.from('settings').where('key', key).first()
@@ -196,4 +197,29 @@ test.group('Console settings pages', (group) => {
     assert.equal(forged.status, 403)
     assert.equal(await settings.get('site.cashier_name'), 'Crypto Cashier')
   })
+
+  test('with its plugin turned off, a group says so, shows no field and refuses a save; stored values stay', async ({ assert }) => {
+    await settings.set('provider.shop_id', 'kept-shop')
+    const admin = await createConsoleUser()
+    const server = await startServerProcess({ PLUGINS: '-provider' })
+    // The agent talks to the server at APP_URL: this one, for this test.
+    const appUrl = process.env.APP_URL
+    process.env.APP_URL = server.url
+    try {
+      const agent = await ConsoleAgent.signIn(admin)
+      const page = await agent.get('/settings/provider')
+      assert.equal(page.status, 200)
+      const text = pageText(page.text)
+      assert.include(text, 'The provider plugin is turned off (PLUGINS)')
+      assert.notInclude(page.text, 'name="provider__shop_id"')
+      assert.match(page.text, /Provider account\s*<\/span>\s*<span class="badge badge-neutral">off<\/span>/)
+      const refused = await agent.post('/settings/provider', { provider__shop_id: 'changed' })
+      assert.equal(refused.status, 302)
+      assert.include(pageText((await agent.get('/settings/provider')).text), 'its settings cannot be changed until it is back')
+    } finally {
+      process.env.APP_URL = appUrl
+      await server.stop()
+    }
+    assert.equal(await storedValue('provider.shop_id'), 'kept-shop')
+  }).timeout(60_000)
 })

@@ -1,12 +1,19 @@
 import { BaseSchema } from '@adonisjs/lucid/schema'
 
 /**
- * How an operator settled an unmatched payment: assigned to the order it
- * pays (through the payment path), or dismissed with a note (refunded
- * elsewhere, a test, not ours). A row is settled at most once.
+ * The console's outbox and unmatched-payment pages.
+ * - How an operator settled an unmatched payment: assigned to the order it
+ *   pays (through the payment path), or dismissed with a note (refunded
+ *   elsewhere, a test, not ours). A row is settled at most once.
+ * - The outbox's counts per state (pending / held / failed / delivered)
+ *   read an index, not the table.
  */
 export default class extends BaseSchema {
   async up() {
+    this.schema.alterTable('callbacks', (table) => {
+      table.index(['status', 'format'], 'callbacks_status_format')
+    })
+
     this.schema.alterTable('unmatched_payments', (table) => {
       table.bigInteger('assigned_order_id').unsigned().nullable().references('id').inTable('orders')
       table.bigInteger('assigned_at').nullable()
@@ -20,6 +27,9 @@ export default class extends BaseSchema {
   }
 
   async down() {
+    this.schema.alterTable('callbacks', (table) => {
+      table.dropIndex(['status', 'format'], 'callbacks_status_format')
+    })
     this.schema.alterTable('unmatched_payments', (table) => {
       table.dropIndex(['dismissed_at', 'assigned_at', 'id'], 'unmatched_payments_open')
       table.dropForeign(['assigned_order_id'])
