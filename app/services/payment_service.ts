@@ -40,56 +40,63 @@ export type PaymentOutcome = {
  */
 export class PaymentService {
   async markPaid(orderId: number, request: PaymentRequest): Promise<PaymentOutcome> {
-    return db.transaction(async (trx) => {
-      await lockRow(trx, 'orders', orderId)
-      const order = await Order.query({ client: trx }).where('id', orderId).firstOrFail()
-      const network = order.isProviderOrder ? order.payProvider : order.network
+    return db.transaction((trx) => this.markPaidIn(trx, orderId, request))
+  }
 
-      if (order.status === OrderStatus.PAID) {
-        if (order.blockTransactionId === request.reference) {
-          return { order, notified: null, alreadyPaid: true }
-        }
-        throw new BusinessError(ErrorCode.STATUS_CHANGED, 'Order status has changed: it is already paid')
+  /**
+   * The same inside the caller's transaction, for a caller that writes
+   * more in it (the operators' mark-paid records its audit row there, so
+   * the payment and its audit row commit together or not at all).
+   */
+  async markPaidIn(trx: TransactionClientContract, orderId: number, request: PaymentRequest): Promise<PaymentOutcome> {
+    await lockRow(trx, 'orders', orderId)
+    const order = await Order.query({ client: trx }).where('id', orderId).firstOrFail()
+    const network = order.isProviderOrder ? order.payProvider : order.network
+
+    if (order.status === OrderStatus.PAID) {
+      if (order.blockTransactionId === request.reference) {
+        return { order, notified: null, alreadyPaid: true }
       }
-      assertPayableBy(order, request.source)
+      throw new BusinessError(ErrorCode.STATUS_CHANGED, 'Order status has changed: it is already paid')
+    }
+    assertPayableBy(order, request.source)
 
-      await this.#claimReference(trx, network, request, order)
+    await this.#claimReference(trx, network, request, order)
 
-      const paidAt = request.paidAt ?? Date.now()
-      await this.#settle(trx, order, request.reference, paidAt)
+    const paidAt = request.paidAt ?? Date.now()
+    await this.#settle(trx, order, request.reference, paidAt)
 
-      if (order.parentId === null) {
-        await this.#expireChild(trx, order.id)
-        await callbackOutbox.enqueue(trx, order)
-        return { order, notified: order, alreadyPaid: false }
-      }
+    if (order.parentId === null) {
+      await this.#expireChild(trx, order.id)
+      await callbackOutbox.enqueue(trx, order)
+      return { order, notified: order, alreadyPaid: false }
+    }
 
-      // A child paid: the merchant knows only the parent, which takes the
-      // child's payment details and is the one notified.
-      await lockRow(trx, 'orders', order.parentId)
-      const parent = await Order.query({ client: trx }).where('id', order.parentId).firstOrFail()
-      if (parent.status === OrderStatus.PAID) {
-        // The payer paid both targets. Keep the child paid (the funds came)
-        // but do not tell the merchant twice.
-        logger.warn(
-          { trade_id: order.tradeId, parent: parent.tradeId, reference: request.reference },
-          'child paid after its parent: double payment, no second callback'
-        )
-        return { order, notified: null, alreadyPaid: false }
-      }
-      parent.merge({
-        token: order.token,
-        network: order.network,
-        receiveAddress: order.receiveAddress,
-        actualAmount: order.actualAmount,
-        payProvider: order.payProvider,
-        paymentUrl: order.payProvider !== '' ? order.paymentUrl : parent.paymentUrl,
-      })
-      parent.useTransaction(trx)
-      await this.#settle(trx, parent, request.reference, paidAt)
-      await callbackOutbox.enqueue(trx, parent)
-      return { order, notified: parent, alreadyPaid: false }
+    // A child paid: the merchant knows only the parent, which takes the
+    // child's payment details and is the one notified.
+    await lockRow(trx, 'orders', order.parentId)
+    const parent = await Order.query({ client: trx }).where('id', order.parentId).firstOrFail()
+    if (parent.status === OrderStatus.PAID) {
+      // The payer paid both targets. Keep the child paid (the funds came)
+      // but do not tell the merchant twice.
+      logger.warn(
+        { trade_id: order.tradeId, parent: parent.tradeId, reference: request.reference },
+        'child paid after its parent: double payment, no second callback'
+      )
+      return { order, notified: null, alreadyPaid: false }
+    }
+    parent.merge({
+      token: order.token,
+      network: order.network,
+      receiveAddress: order.receiveAddress,
+      actualAmount: order.actualAmount,
+      payProvider: order.payProvider,
+      paymentUrl: order.payProvider !== '' ? order.paymentUrl : parent.paymentUrl,
     })
+    parent.useTransaction(trx)
+    await this.#settle(trx, parent, request.reference, paidAt)
+    await callbackOutbox.enqueue(trx, parent)
+    return { order, notified: parent, alreadyPaid: false }
   }
 
   async #claimReference(trx: TransactionClientContract, network: string, request: PaymentRequest, order: Order) {

@@ -1,0 +1,196 @@
+import Order from '#models/order'
+import chainRegistry from '#chains/chain_registry'
+import type { ModelQueryBuilderContract } from '@adonisjs/lucid/types/model'
+
+/** Rows per page of the console's order list. */
+export const ORDER_PAGE_SIZE = 50
+/** Largest page a caller may ask for (the CSV export reads batches of this size). */
+export const MAX_ORDER_PAGE = 1000
+
+/** What each status means, in the console's words. */
+export const ORDER_STATUS_NAMES: Record<number, string> = {
+  1: 'waiting',
+  2: 'paid',
+  3: 'expired',
+  4: 'selecting',
+}
+
+export type OrderFilters = {
+  status?: number
+  network?: string
+  token?: string
+  /** The API key's pid. */
+  pid?: string
+  paymentType?: string
+  /** Created at or after (epoch ms). */
+  createdFrom?: number
+  /** Created before (epoch ms, exclusive). */
+  createdUntil?: number
+  /**
+   * A trade_id, merchant order number, receiving address or transaction
+   * reference, matched EXACTLY (each is one index probe; a prefix match
+   * could not use a plain index on both engines). Addresses are also tried
+   * in each chain family's canonical form (a lower-case EVM address finds
+   * the checksummed one), hex references also in lower case.
+   */
+  search?: string
+}
+
+export type OrderPageRequest = {
+  /** `next` of the previous page: the page of older orders after it. */
+  after?: string | null
+  /** `previous` of the following page: the page of newer orders before it. */
+  before?: string | null
+  limit?: number
+}
+
+/** Newest first. `next`/`previous` are opaque cursors, null at either end. */
+export type OrderPage = { orders: Order[]; next: string | null; previous: string | null }
+
+type Position = { createdAt: number; id: number }
+type Direction = 'older' | 'newer'
+type Match = { column: 'trade_id' | 'order_id' | 'receive_address' | 'block_transaction_id'; value: string }
+
+/** Column widths: a longer term cannot match (and is not sent). */
+const WIDTH: Record<Match['column'], number> = {
+  trade_id: 32,
+  order_id: 32,
+  receive_address: 128,
+  block_transaction_id: 255,
+}
+
+export function cursorOf(order: Position): string {
+  return Buffer.from(`${order.createdAt}.${order.id}`).toString('base64url')
+}
+
+export function readCursor(cursor: string | null | undefined): Position | null {
+  if (!cursor) return null
+  const match = /^(\d{1,16})\.(\d{1,16})$/.exec(Buffer.from(cursor, 'base64url').toString())
+  return match ? { createdAt: Number(match[1]), id: Number(match[2]) } : null
+}
+
+function newestFirst(a: Order, b: Order) {
+  return b.createdAt - a.createdAt || b.id - a.id
+}
+
+/**
+ * The console's order list: filters, exact search and keyset pagination
+ * on (created_at DESC, id DESC), so that page 20,000 costs what page 1
+ * costs. Every query walks one index of
+ * database/migrations/1763700000040_console_order_indexes.ts in list
+ * order and stops after a page.
+ */
+export class OrderSearch {
+  async page(filters: OrderFilters, request: OrderPageRequest = {}): Promise<OrderPage> {
+    const limit = Math.min(Math.max(Math.trunc(request.limit ?? ORDER_PAGE_SIZE), 1), MAX_ORDER_PAGE)
+    const after = readCursor(request.after)
+    const before = after ? null : readCursor(request.before)
+
+    if (before) {
+      const newer = await this.#fetch(filters, { from: before, direction: 'newer' }, limit + 1)
+      // Back at the newest orders: that is the first page (full, even if orders came in since).
+      if (newer.length <= limit) return this.page(filters, { limit })
+      const orders = newer.slice(0, limit).reverse()
+      return { orders, next: cursorOf(orders[orders.length - 1]), previous: cursorOf(orders[0]) }
+    }
+
+    const older = await this.#fetch(filters, after ? { from: after, direction: 'older' } : null, limit + 1)
+    const orders = older.slice(0, limit)
+    return {
+      orders,
+      next: older.length > limit ? cursorOf(orders[orders.length - 1]) : null,
+      previous: after && orders.length > 0 ? cursorOf(orders[0]) : null,
+    }
+  }
+
+  /** Every matching order, newest first, in batches of `size` (one keyset query each). */
+  async *batches(filters: OrderFilters, size = MAX_ORDER_PAGE): AsyncGenerator<Order[]> {
+    const batch = Math.min(Math.max(Math.trunc(size), 1), MAX_ORDER_PAGE)
+    let from: Position | null = null
+    for (;;) {
+      const orders = await this.#fetch(filters, from ? { from, direction: 'older' } : null, batch)
+      if (orders.length > 0) yield orders
+      if (orders.length < batch) return
+      from = orders[orders.length - 1]
+    }
+  }
+
+  /** Up to `limit` orders from `position` in its direction (newest first without one). */
+  async #fetch(
+    filters: OrderFilters,
+    position: { from: Position; direction: Direction } | null,
+    limit: number
+  ): Promise<Order[]> {
+    const direction = position?.direction ?? 'older'
+    const matches = this.#matches(filters.search)
+    if (matches === null) return await this.#query(filters, position, direction, limit, null)
+    // One query per way the term can match, each on its own index, merged.
+    const found = new Map<number, Order>()
+    for (const match of matches) {
+      for (const order of await this.#query(filters, position, direction, limit, match)) found.set(order.id, order)
+    }
+    const merged = [...found.values()].sort(newestFirst)
+    if (direction === 'newer') merged.reverse()
+    return merged.slice(0, limit)
+  }
+
+  #query(
+    filters: OrderFilters,
+    position: { from: Position } | null,
+    direction: Direction,
+    limit: number,
+    match: Match | null
+  ): ModelQueryBuilderContract<typeof Order, Order> {
+    const query = Order.query()
+    if (filters.status !== undefined) query.where('status', filters.status)
+    if (filters.network) query.where('network', filters.network)
+    if (filters.token) query.where('token', filters.token)
+    if (filters.pid) query.where('pid', filters.pid)
+    if (filters.paymentType) query.where('payment_type', filters.paymentType)
+    if (filters.createdFrom !== undefined) query.where('created_at', '>=', filters.createdFrom)
+    if (filters.createdUntil !== undefined) query.where('created_at', '<', filters.createdUntil)
+    if (match) {
+      query.where(match.column, match.value)
+      // Lets SQLite see that the partial index (without '') applies.
+      if (match.column === 'block_transaction_id') query.whereNot('block_transaction_id', '')
+    }
+    if (position) {
+      // The plain bound on created_at is what the index range uses; the
+      // OR only orders the rows of the cursor's own millisecond.
+      const { createdAt, id } = position.from
+      if (direction === 'older') {
+        query.where('created_at', '<=', createdAt).where((same) => same.where('created_at', '<', createdAt).orWhere('id', '<', id))
+      } else {
+        query.where('created_at', '>=', createdAt).where((same) => same.where('created_at', '>', createdAt).orWhere('id', '>', id))
+      }
+    }
+    const order = direction === 'older' ? 'desc' : 'asc'
+    return query.orderBy('created_at', order).orderBy('id', order).limit(limit)
+  }
+
+  /** How the search term can match; null without a term, [] when it cannot match anything. */
+  #matches(search: string | undefined): Match[] | null {
+    const term = (search ?? '').trim()
+    if (term === '') return null
+    const matches: Match[] = [
+      { column: 'trade_id', value: term },
+      { column: 'order_id', value: term },
+    ]
+    const addresses = new Set([term])
+    for (const name of chainRegistry.names()) {
+      try {
+        addresses.add(chainRegistry.family(name).normalizeAddress(term))
+      } catch {
+        // not an address of this family
+      }
+    }
+    for (const address of addresses) matches.push({ column: 'receive_address', value: address })
+    const references = new Set([term])
+    if (/^(0x)?[0-9a-fA-F]+$/.test(term)) references.add(term.toLowerCase())
+    for (const reference of references) matches.push({ column: 'block_transaction_id', value: reference })
+    return matches.filter((match) => match.value.length <= WIDTH[match.column])
+  }
+}
+
+const orderSearch = new OrderSearch()
+export default orderSearch
