@@ -122,16 +122,41 @@ export class OrderSearch {
     limit: number
   ): Promise<Order[]> {
     const direction = position?.direction ?? 'older'
-    const matches = this.#matches(filters.search)
-    if (matches === null) return await this.#query(filters, position, direction, limit, null)
-    // One query per way the term can match, each on its own index, merged.
+    const queries = this.#queries(filters, position, direction, limit)
+    if (queries.length === 1) return await queries[0]
+    // One query per way the search term can match, each on its own index, merged.
     const found = new Map<number, Order>()
-    for (const match of matches) {
-      for (const order of await this.#query(filters, position, direction, limit, match)) found.set(order.id, order)
+    for (const query of queries) {
+      for (const order of await query) found.set(order.id, order)
     }
     const merged = [...found.values()].sort(newestFirst)
     if (direction === 'newer') merged.reverse()
     return merged.slice(0, limit)
+  }
+
+  /**
+   * The SQL of the first page of `filters` (one statement per way the
+   * search term can match), for EXPLAIN in the bench and the tests.
+   */
+  statements(filters: OrderFilters, request: OrderPageRequest = {}): { sql: string; bindings: unknown[] }[] {
+    const limit = Math.min(Math.max(Math.trunc(request.limit ?? ORDER_PAGE_SIZE), 1), MAX_ORDER_PAGE)
+    const after = readCursor(request.after)
+    const position = after ? { from: after, direction: 'older' as const } : null
+    return this.#queries(filters, position, 'older', limit + 1).map((query) => {
+      const { sql, bindings } = query.toSQL()
+      return { sql, bindings: [...bindings] }
+    })
+  }
+
+  #queries(
+    filters: OrderFilters,
+    position: { from: Position } | null,
+    direction: Direction,
+    limit: number
+  ): ModelQueryBuilderContract<typeof Order, Order>[] {
+    const matches = this.#matches(filters.search)
+    if (matches === null) return [this.#query(filters, position, direction, limit, null)]
+    return matches.map((match) => this.#query(filters, position, direction, limit, match))
   }
 
   #query(
@@ -151,8 +176,9 @@ export class OrderSearch {
     if (filters.createdUntil !== undefined) query.where('created_at', '<', filters.createdUntil)
     if (match) {
       query.where(match.column, match.value)
-      // Lets SQLite see that the partial index (without '') applies.
-      if (match.column === 'block_transaction_id') query.whereNot('block_transaction_id', '')
+      // The partial index's own condition, word for word (not a bound
+      // parameter): only then does SQLite see that the index applies.
+      if (match.column === 'block_transaction_id') query.whereRaw("block_transaction_id <> ''")
     }
     if (position) {
       // The plain bound on created_at is what the index range uses; the
