@@ -11,8 +11,10 @@ import { explorerUrl } from '#chains/explorer_links'
 import { AuditLog, type AuditRow } from '#services/audit/audit_log'
 import { OrderAdmin } from '#services/operators/order_admin'
 
-/** A transaction reference that paid the order (payment_references). */
+/** A transaction reference that paid the order or its child (payment_references). */
 export type PaymentReference = {
+  /** The order it is recorded on (a parent paid through its child: the child). */
+  tradeId: string
   network: string
   reference: string
   /** scanner | submit | admin | provider */
@@ -28,6 +30,7 @@ export type OrderDetail = {
   child: Order | null
   /** The amount reservation while it lasts (it outlives the order by the chain's grace). */
   amountLock: AmountLock | null
+  /** References that paid it; a parent paid through its child shows the child's. */
   references: PaymentReference[]
   /** Explorer page of block_transaction_id ('' when none). */
   explorerUrl: string
@@ -59,11 +62,17 @@ export class OrderDetails {
   async find(tradeId: string): Promise<OrderDetail | null> {
     const order = await Order.findBy('trade_id', tradeId)
     if (!order) return null
-    const [parent, child, amountLock, references, providerOrder, sightings, chain] = await Promise.all([
+    const [parent, child] = await Promise.all([
       order.parentId === null ? null : Order.find(order.parentId),
       Order.findBy('parent_id', order.id),
+    ])
+    const pair = child ? [order, child] : [order]
+    const [amountLock, references, providerOrder, sightings, chain] = await Promise.all([
       AmountLock.findBy('order_id', order.id),
-      db.from('payment_references').where('order_id', order.id).orderBy('id'),
+      db
+        .from('payment_references')
+        .whereIn('order_id', pair.map((entry) => entry.id))
+        .orderBy('id'),
       ProviderOrder.findBy('order_id', order.id),
       PaymentSighting.query().where('order_id', order.id).orderBy('id'),
       order.network ? Chain.findBy('network', order.network) : null,
@@ -82,6 +91,7 @@ export class OrderDetails {
     const shownReferences: PaymentReference[] = []
     for (const row of references) {
       shownReferences.push({
+        tradeId: pair.find((entry) => entry.id === Number(row.order_id))!.tradeId,
         network: row.network,
         reference: row.reference,
         source: row.source,
