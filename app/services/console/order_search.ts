@@ -167,11 +167,20 @@ export class OrderSearch {
     match: Match | null
   ): ModelQueryBuilderContract<typeof Order, Order> {
     const query = Order.query()
-    if (filters.status !== undefined) query.where('status', filters.status)
-    if (filters.network) query.where('network', filters.network)
-    if (filters.token) query.where('token', filters.token)
-    if (filters.pid) query.where('pid', filters.pid)
-    if (filters.paymentType) query.where('payment_type', filters.paymentType)
+    const equalities = this.#equalities(filters)
+    // PostgreSQL picks the index for several filters from its statistics.
+    // SQLite has none (an installation never runs ANALYZE): with two
+    // usable indexes it may walk the common value's (e.g. all expired
+    // orders to find one address's). So there one index drives, the most
+    // selective by nature (the search term, then pid, network, token,
+    // payment type, status), and the other filters are marked `+column`,
+    // SQLite's way of keeping a condition off the index choice.
+    const driver = match ? match.column : equalities[0]?.[0]
+    const sqlite = query.client.dialect.name !== 'postgres'
+    for (const [column, value] of equalities) {
+      if (sqlite && column !== driver) query.whereRaw('+?? = ?', [column, value])
+      else query.where(column, value)
+    }
     if (filters.createdFrom !== undefined) query.where('created_at', '>=', filters.createdFrom)
     if (filters.createdUntil !== undefined) query.where('created_at', '<', filters.createdUntil)
     if (match) {
@@ -192,6 +201,18 @@ export class OrderSearch {
     }
     const order = direction === 'older' ? 'desc' : 'asc'
     return query.orderBy('created_at', order).orderBy('id', order).limit(limit)
+  }
+
+  /** The equality filters given, the most selective kind first. */
+  #equalities(filters: OrderFilters): [string, string | number][] {
+    const all: [string, string | number | undefined][] = [
+      ['pid', filters.pid || undefined],
+      ['network', filters.network || undefined],
+      ['token', filters.token || undefined],
+      ['payment_type', filters.paymentType || undefined],
+      ['status', filters.status],
+    ]
+    return all.filter((entry): entry is [string, string | number] => entry[1] !== undefined)
   }
 
   /** How the search term can match; null without a term, [] when it cannot match anything. */

@@ -278,6 +278,34 @@ test.group('Console order search: query plans', (group) => {
     })
   }
 
+  const combined: [OrderFilters, string][] = [
+    [{ pid: 'shop-b', status: 2, paymentType: 'Native' }, 'orders_pid_created_at_index'],
+    [{ network: 'bsc', token: 'USDC', status: 4 }, 'orders_network_created_at_index'],
+    [{ search: 'TAddrOdd', status: 4, network: 'tron' }, 'orders_receive_address_created_at_index'],
+  ]
+  for (const [filters, index] of combined) {
+    test(`several filters ${JSON.stringify(filters)}: list order from one index; on SQLite ${index} drives`, async ({
+      assert,
+    }) => {
+      const statements = await plans(filters)
+      const plan = filters.search ? statements[2] : statements[0]
+      assert.notMatch(plan, /TEMP B-TREE|Sort/)
+      // SQLite has no statistics: the service names the driving index (PostgreSQL chooses from its own).
+      if (db.connection().dialect.name !== 'postgres') {
+        assert.include(plan, index)
+        assert.equal(plan.split('\n').length, 1)
+      }
+      // The other conditions still hold.
+      const walked = (await allPages(filters, 2)).flatMap((page) => page.orders)
+      assert.isAbove(walked.length, 2)
+      for (const order of walked) {
+        if (filters.status !== undefined) assert.equal(order.status, filters.status)
+        if (filters.network) assert.equal(order.network, filters.network)
+        if (filters.search) assert.equal(order.receiveAddress, filters.search)
+      }
+    })
+  }
+
   test('a search probes the trade_id, order_id and reference indexes, and reads the address index in list order', async ({
     assert,
   }) => {
