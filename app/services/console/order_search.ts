@@ -77,7 +77,7 @@ function newestFirst(a: Order, b: Order) {
  * The console's order list: filters, exact search and keyset pagination
  * on (created_at DESC, id DESC), so that page 20,000 costs what page 1
  * costs. Every query walks one index of
- * database/migrations/1763700000040_console_order_indexes.ts in list
+ * database/migrations/1763700000070_console_order_indexes.ts in list
  * order and stops after a page.
  */
 export class OrderSearch {
