@@ -1,5 +1,5 @@
 import { args } from '@adonisjs/core/ace'
-import { OperatorCommand, OperatorError } from '#support/operator_command'
+import { OperatorCommand } from '#support/operator_command'
 
 export default class CallbacksRedeliver extends OperatorCommand {
   static commandName = 'callbacks:redeliver'
@@ -9,24 +9,11 @@ export default class CallbacksRedeliver extends OperatorCommand {
   declare tradeId: string
 
   async execute() {
-    const { default: db } = await import('@adonisjs/lucid/services/db')
-    const { default: Order, OrderStatus } = await import('#models/order')
-    const { default: callbackOutbox } = await import('#callbacks/callback_outbox')
-    const { default: callbackDeliverer } = await import('#callbacks/callback_deliverer')
-
-    let order = await Order.findBy('trade_id', this.tradeId)
-    if (!order) throw new OperatorError(`No order with trade_id ${this.tradeId}`)
-    // The merchant is told about the parent only.
-    if (order.parentId !== null) order = await Order.findOrFail(order.parentId)
-    if (order.status !== OrderStatus.PAID) {
-      throw new OperatorError(`Order ${order.tradeId} is not paid (status ${order.status}); there is nothing to tell`)
-    }
-    const target = order
-    await db.transaction((trx) => callbackOutbox.requeue(trx, target))
-    const report = await callbackDeliverer.runOnce()
-    const fresh = await Order.findOrFail(target.id)
+    const { OrderAdmin } = await import('#services/operators/order_admin')
+    const orders = await this.app.container.make(OrderAdmin)
+    const { order, report } = await orders.resendCallback(this.tradeId)
     this.logger.success(
-      `Callback of ${target.tradeId} queued again; now ${fresh.callbackStatus}` +
+      `Callback of ${order.tradeId} queued again; now ${order.callbackStatus}` +
         (report.claimed === 0 ? ' (another worker is sending it)' : '')
     )
   }

@@ -1,5 +1,5 @@
 import { args } from '@adonisjs/core/ace'
-import { OperatorCommand, OperatorError } from '#support/operator_command'
+import { OperatorCommand } from '#support/operator_command'
 
 export default class OrdersClose extends OperatorCommand {
   static commandName = 'orders:close'
@@ -9,14 +9,9 @@ export default class OrdersClose extends OperatorCommand {
   declare tradeId: string
 
   async execute() {
-    const { default: Order } = await import('#models/order')
-    const { default: orderService } = await import('#services/order_service')
-    const order = await Order.findBy('trade_id', this.tradeId)
-    if (!order) throw new OperatorError(`No order with trade_id ${this.tradeId}`)
-    const closed = await orderService.close(order)
-    if (!closed) {
-      throw new OperatorError(`Order ${this.tradeId} is not open (status ${order.status}); nothing to close`)
-    }
-    this.logger.success(`Closed order ${this.tradeId} (status 3); its amount lock is released`)
+    const { OrderAdmin } = await import('#services/operators/order_admin')
+    const orders = await this.app.container.make(OrderAdmin)
+    const { order } = await orders.close(this.tradeId)
+    this.logger.success(`Closed order ${order.tradeId} (status 3); its amount lock is released`)
   }
 }

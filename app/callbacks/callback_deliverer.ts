@@ -31,10 +31,23 @@ export class CallbackDeliverer {
   #claims = 0
 
   async runOnce(limit = 20): Promise<DeliveryReport> {
+    return this.#run(limit)
+  }
+
+  /**
+   * Delivers the callback of one order now if it is due and free (an
+   * operator's redeliver): the operator waits for that merchant's answer
+   * only, not for other merchants' callbacks that happen to be due.
+   */
+  async deliverFor(orderId: number): Promise<DeliveryReport> {
+    return this.#run(1, orderId)
+  }
+
+  async #run(limit: number, orderId?: number): Promise<DeliveryReport> {
     const timeoutMs = (await settings.get('callbacks.timeout_seconds')) * 1000
     // Each claim has its own token, so two claims never mistake each other's rows.
     const claim = `${this.workerId}:${++this.#claims}`
-    const claimed = await this.#claim(claim, limit, timeoutMs + LEASE_MARGIN_MS)
+    const claimed = await this.#claim(claim, limit, timeoutMs + LEASE_MARGIN_MS, orderId)
     const report: DeliveryReport = { claimed: claimed.length, delivered: 0, retrying: 0, failed: 0, held: 0 }
     const outcomes = await Promise.all(claimed.map((callback) => this.#deliver(callback, claim, timeoutMs)))
     for (const outcome of outcomes) report[outcome]++
@@ -51,13 +64,16 @@ export class CallbackDeliverer {
     }
   }
 
-  async #claim(claim: string, limit: number, leaseMs: number): Promise<Callback[]> {
+  async #claim(claim: string, limit: number, leaseMs: number, orderId?: number): Promise<Callback[]> {
     const now = Date.now()
     await claimLeases({
       table: 'callbacks',
       token: claim,
       leaseMs,
-      scope: (query) => query.where('status', 'pending').where('next_attempt_at', '<=', now),
+      scope: (query) => {
+        query.where('status', 'pending').where('next_attempt_at', '<=', now)
+        if (orderId !== undefined) query.where('order_id', orderId)
+      },
       orderBy: 'next_attempt_at',
       limit,
       now,

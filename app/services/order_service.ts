@@ -176,13 +176,15 @@ export class OrderService {
    * late-payment grace. Returns false when the order was not open.
    */
   async close(order: Order): Promise<boolean> {
-    return db.transaction(async (trx) => {
-      const now = Date.now()
-      if ((await orderExpiry.closeOrders(trx, [order.id], now)) === 0) return false
-      const child = await Order.query({ client: trx }).where('parent_id', order.id).first()
-      if (child) await orderExpiry.closeOrders(trx, [child.id], now)
-      return true
-    })
+    return db.transaction((trx) => this.closeIn(trx, order))
+  }
+
+  /** The same inside the caller's transaction (the operators' close audits it there). */
+  async closeIn(trx: TransactionClientContract, order: Order, now = Date.now()): Promise<boolean> {
+    if ((await orderExpiry.closeOrders(trx, [order.id], now)) === 0) return false
+    const child = await Order.query({ client: trx }).where('parent_id', order.id).first()
+    if (child) await orderExpiry.closeOrders(trx, [child.id], now)
+    return true
   }
 
   async #insert(work: (trx: TransactionClientContract) => Promise<Order>): Promise<Order> {

@@ -4,6 +4,7 @@ import type Token from '#models/token'
 import type Wallet from '#models/wallet'
 import type Rate from '#models/rate'
 import type User from '#models/user'
+import type Order from '#models/order'
 import { MASK, maskSecret, redactUrl } from '#support/redaction'
 
 /** A secret as the audit log shows it: masked like listings; MASK when it cannot be read. */
@@ -54,6 +55,22 @@ export const snapshot = {
     note: wallet.note,
   }),
   rate: (rate: Rate) => ({ token: rate.token, fiat: rate.fiat, rate: rate.rate, source: rate.source }),
+  /** What an operator's action on an order changes (status, payment, callback); no merchant secrets live here. */
+  order: (order: Order) => ({
+    tradeId: order.tradeId,
+    orderId: order.orderId,
+    pid: order.pid,
+    status: order.status,
+    network: order.network,
+    token: order.token,
+    receiveAddress: order.receiveAddress,
+    actualAmount: order.actualAmount,
+    blockTransactionId: order.blockTransactionId,
+    paidAt: order.paidAt ?? null,
+    expirationTime: order.expirationTime,
+    callbackStatus: order.callbackStatus,
+    callbackAttempts: order.callbackAttempts,
+  }),
   user: (user: User) => ({
     email: user.email,
     role: user.role,

@@ -1,0 +1,59 @@
+import db from '@adonisjs/lucid/services/db'
+
+/** A stored order as the console lists it (the columns the tests vary). */
+export type OrderRow = {
+  trade_id: string
+  order_id: string
+  pid: string
+  payment_type: 'Native' | 'Compat'
+  status: number
+  network: string
+  token: string
+  receive_address: string
+  block_transaction_id: string
+  name: string
+  created_at: number
+  parent_id?: number | null
+}
+
+/**
+ * Writes orders straight into the table (the console reads what is
+ * there, however it got there): `make(i)` gives each one's columns over
+ * plain defaults. Returns their ids in insertion order.
+ */
+export async function insertOrders(count: number, make: (index: number) => Partial<OrderRow> = () => ({})) {
+  const ids: number[] = []
+  const base = 1_700_000_000_000
+  for (let start = 0; start < count; start += 200) {
+    const rows = []
+    for (let index = start; index < Math.min(count, start + 200); index++) {
+      const row = make(index)
+      const createdAt = row.created_at ?? base + index * 1000
+      rows.push({
+        trade_id: `T${String(index).padStart(8, '0')}`,
+        order_id: `ORD-${index}`,
+        pid: '1000',
+        payment_type: 'Native',
+        status: 1,
+        network: 'tron',
+        token: 'USDT',
+        receive_address: 'TAddress0',
+        block_transaction_id: '',
+        name: '',
+        currency: 'CNY',
+        amount: '10',
+        actual_amount: '1.38',
+        notify_url: 'http://merchant.test/notify',
+        expiration_time: createdAt + 600_000,
+        ...row,
+        created_at: createdAt,
+        updated_at: createdAt,
+      })
+    }
+    await db.table('orders').multiInsert(rows)
+    const stored = await db.from('orders').whereIn('trade_id', rows.map((entry) => entry.trade_id)).select('id', 'trade_id')
+    const idOf = new Map(stored.map((entry: { id: number | string; trade_id: string }) => [entry.trade_id, Number(entry.id)]))
+    ids.push(...rows.map((entry) => idOf.get(entry.trade_id)!))
+  }
+  return ids
+}
