@@ -2,6 +2,7 @@ import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import callbackOutboxQuery, { CALLBACK_LIST_STATUSES } from '#services/console/callback_outbox_query'
 import { CallbackAdmin, REDELIVER_BATCH_CAP, batchMessage } from '#services/operators/callback_admin'
+import { OrderAdmin } from '#services/operators/order_admin'
 import { callbackListQuery, type CallbackListQuery } from '#validators/console_lists'
 import { ConsoleNotFound } from '#console/console_errors'
 import { adminUrl } from '#console/console_paths'
@@ -19,12 +20,15 @@ function listUrl(form: CallbackListQuery['form'], after: string | null = null): 
 
 /**
  * The merchant callbacks outbox: a filtered list (keyset pages), each
- * callback with its attempts, and redelivery of one or of a filtered batch
- * (CallbackAdmin: the rules and the audit of `callbacks:redeliver`).
+ * callback with its attempts, and redelivery of one (OrderAdmin, as
+ * `callbacks:redeliver`) or of a filtered batch (CallbackAdmin), audited.
  */
 @inject()
 export default class CallbacksController {
-  constructor(protected callbacks: CallbackAdmin) {}
+  constructor(
+    protected callbacks: CallbackAdmin,
+    protected orders: OrderAdmin
+  ) {}
 
   async index({ request, view }: HttpContext) {
     const query = await callbackListQuery(request.qs())
@@ -57,13 +61,19 @@ export default class CallbacksController {
       utcSecond, callback, attempts })
   }
 
+  /** One callback: OrderAdmin.resendCallback (`callbacks:redeliver`), which waits for the merchant's answer. */
   async redeliver({ params, session, response }: HttpContext) {
     const callback = await this.#find(params.id)
-    await this.callbacks.redeliver(callback.tradeId)
-    session.flash(
-      'success',
-      `The callback of ${callback.tradeId} is queued again from a fresh retry budget; the callbacks job sends it within seconds.`
-    )
+    const { report, attempt, order } = await this.orders.resendCallback(callback.tradeId)
+    if (attempt?.acknowledged) {
+      session.flash('success', `Sent again: the merchant acknowledged it (HTTP ${attempt.httpStatus} in ${attempt.durationMs} ms).`)
+    } else if (attempt) {
+      session.flash('warning', `Sent again but not acknowledged: ${attempt.error}. It will be retried (status: ${order.callbackStatus}).`)
+    } else if (report.held > 0) {
+      session.flash('warning', "Queued again, but held: its callback format's plugin is turned off.")
+    } else {
+      session.flash('info', 'Queued again; another worker is sending it now.')
+    }
     return response.redirect(adminUrl(`/callbacks/${callback.id}`))
   }
 

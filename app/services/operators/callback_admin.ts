@@ -1,10 +1,11 @@
 import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
-import Order, { OrderStatus } from '#models/order'
+import Order from '#models/order'
 import callbackOutbox from '#callbacks/callback_outbox'
 import callbackFormats from '#callbacks/callback_format'
 import callbackOutboxQuery, { type CallbackFilters } from '#services/console/callback_outbox_query'
 import { AuditLog } from '#services/audit/audit_log'
+import { snapshot } from '#services/audit/audit_snapshots'
 import { OperatorError } from '#support/operator_error'
 
 /** A batch redelivery queues at most this many callbacks (the newest that match). */
@@ -21,47 +22,15 @@ export type BatchRedelivery = {
 }
 
 /**
- * Sends merchant callbacks again from a fresh retry budget
- * (`callbacks:redeliver` and the console), one at a time or a filtered
- * batch. Only a paid order tells its merchant, and only the parent of a
- * parent/child pair. Audited, each callback in the transaction that
- * queues it.
+ * Sends a filtered batch of merchant callbacks again from a fresh retry
+ * budget (the console's outbox page). One callback at a time is
+ * OrderAdmin.resendCallback (`callbacks:redeliver`); a batch is audited
+ * the same way, one `order.callback_resend` row per order, in the
+ * transaction that queues them.
  */
 @inject()
 export class CallbackAdmin {
   constructor(protected audit: AuditLog) {}
-
-  /** Queues the callback of the paid order `tradeId` (or of its parent) again; returns that order. */
-  async redeliver(tradeId: string): Promise<Order> {
-    let order = await Order.findBy('trade_id', tradeId.trim())
-    if (!order) throw new OperatorError(`No order with trade_id ${tradeId}`)
-    // The merchant is told about the parent only.
-    if (order.parentId !== null) order = await Order.findOrFail(order.parentId)
-    if (order.status !== OrderStatus.PAID) {
-      throw new OperatorError(`Order ${order.tradeId} is not paid (status ${order.status}); there is nothing to tell`)
-    }
-    const existing = await db.from('callbacks').where('order_id', order.id).first()
-    const format = existing?.format ?? callbackFormats.nameFor(order)
-    if (!callbackFormats.has(format)) {
-      throw new OperatorError(
-        `The callback of ${order.tradeId} is held: its "${format}" format is not loaded (its plugin is turned off); it goes out once the plugin is back`
-      )
-    }
-    const target = order
-    await this.audit.change(
-      async (trx) => {
-        await callbackOutbox.requeue(trx, target)
-      },
-      () => ({
-        action: 'order.callback_resend',
-        subjectType: 'order',
-        subjectId: target.tradeId,
-        before: existing ? { status: existing.status, attempts: Number(existing.attempts) } : null,
-        after: { status: 'pending', attempts: 0 },
-      })
-    )
-    return target
-  }
 
   /**
    * Queues again every callback matching `filters` (at least one filter:
@@ -83,24 +52,23 @@ export class CallbackAdmin {
     const matched = await callbackOutboxQuery
       .scope(filters)
       .whereIn('c.format', callbackFormats.names())
-      .select('c.order_id', 'c.status', 'c.attempts', 'o.trade_id')
+      .select('c.order_id')
       .orderBy('c.id', 'desc')
       .limit(cap + 1)
-    const chosen = matched.slice(0, cap) as { order_id: number; status: string; attempts: number; trade_id: string }[]
+    const chosen = matched.slice(0, cap).map((row) => Number(row.order_id))
     if (chosen.length > 0) {
       await db.transaction(async (trx) => {
-        await callbackOutbox.requeueMany(
-          trx,
-          chosen.map((row) => Number(row.order_id))
-        )
-        for (const row of chosen) {
+        const before = await Order.query({ client: trx }).whereIn('id', chosen)
+        await callbackOutbox.requeueMany(trx, chosen)
+        const after = new Map((await Order.query({ client: trx }).whereIn('id', chosen)).map((order) => [order.id, order]))
+        for (const order of before) {
           await this.audit.record(
             {
               action: 'order.callback_resend',
               subjectType: 'order',
-              subjectId: row.trade_id,
-              before: { status: row.status, attempts: Number(row.attempts) },
-              after: { status: 'pending', attempts: 0, batch: true },
+              subjectId: order.tradeId,
+              before: snapshot.order(order),
+              after: { ...snapshot.order(after.get(order.id)!), batch: true },
             },
             trx
           )

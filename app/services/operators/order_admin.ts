@@ -4,7 +4,8 @@ import CallbackAttempt from '#models/callback_attempt'
 import Callback from '#models/callback'
 import BusinessError from '#exceptions/business_error'
 import transferVerifier from '#services/transfer_verifier'
-import paymentService from '#services/payment_service'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import paymentService, { type PaymentOutcome } from '#services/payment_service'
 import orderService from '#services/order_service'
 import callbackOutbox from '#callbacks/callback_outbox'
 import callbackDeliverer, { type DeliveryReport } from '#callbacks/callback_deliverer'
@@ -83,9 +84,14 @@ export class OrderAdmin {
    * Repair: pays a waiting (1) or expired (3) on-chain order by a
    * transaction that its chain plugin finds and confirms (recipient, token,
    * amount, made after the order was created, deep enough), through the one
-   * payment path.
+   * payment path. `alongside` writes more in the payment's transaction (an
+   * unmatched payment assigned to the order): a throw there undoes the payment.
    */
-  async markPaid(tradeId: string, reference: string): Promise<MarkPaidResult> {
+  async markPaid(
+    tradeId: string,
+    reference: string,
+    alongside?: (trx: TransactionClientContract, paid: PaymentOutcome) => Promise<void>
+  ): Promise<MarkPaidResult> {
     const order = await this.find(tradeId)
     const refusal = this.markPaidRefusal(order)
     if (refusal) throw new OperatorError(refusal)
@@ -98,12 +104,15 @@ export class OrderAdmin {
     try {
       const transfer = await transferVerifier.verify(order, given, 'admin')
       const outcome = await this.audit.change(
-        (trx) =>
-          paymentService.markPaidIn(trx, order.id, {
+        async (trx) => {
+          const paid = await paymentService.markPaidIn(trx, order.id, {
             reference: transfer.reference,
             source: 'admin',
             paidAt: transfer.timestamp,
-          }),
+          })
+          if (alongside) await alongside(trx, paid)
+          return paid
+        },
         (paid) => ({
           action: 'order.mark_paid',
           subjectType: 'order',

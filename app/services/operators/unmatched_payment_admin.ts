@@ -1,11 +1,8 @@
 import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import UnmatchedPayment from '#models/unmatched_payment'
-import Order from '#models/order'
-import BusinessError from '#exceptions/business_error'
-import transferVerifier from '#services/transfer_verifier'
-import paymentService, { type PaymentOutcome } from '#services/payment_service'
-import { isPayableBy } from '#services/order_rules'
+import type Order from '#models/order'
+import { OrderAdmin, type MarkPaidResult } from '#services/operators/order_admin'
 import { AuditLog } from '#services/audit/audit_log'
 import { actorLabel, currentAuditContext } from '#services/audit/audit_context'
 import { OperatorError } from '#support/operator_error'
@@ -44,9 +41,6 @@ export type UnmatchedRow = {
 
 export type UnmatchedPage = { rows: UnmatchedRow[]; next: string | null }
 
-/** An assignment done: the order paid, and the canonical reference that paid it. */
-export type AssignResult = PaymentOutcome & { reference: string }
-
 export const DISMISS_NOTE_MAX = 500
 const MAX_PAGE = 200
 
@@ -57,13 +51,16 @@ function numberOrNull(value: unknown): number | null {
 /**
  * Incoming transfers that paid no order (payment_matcher.ts keeps them
  * with the reason), as operators settle them: assigned to the order they
- * pay, with the checks of `orders:mark-paid` and through the one payment
- * path, or dismissed with a note. Each at most once; audited with the
- * change, in its transaction.
+ * pay (through OrderAdmin.markPaid: the checks and the payment path of
+ * `orders:mark-paid`), or dismissed with a note. Each at most once;
+ * audited with the change, in its transaction.
  */
 @inject()
 export class UnmatchedPaymentAdmin {
-  constructor(protected audit: AuditLog) {}
+  constructor(
+    protected orders: OrderAdmin,
+    protected audit: AuditLog
+  ) {}
 
   /** Newest first, by id (keyset); `after` is the `next` of the previous page. */
   async list(filters: UnmatchedFilters = {}, page: { limit?: number; after?: string | null } = {}): Promise<UnmatchedPage> {
@@ -95,69 +92,42 @@ export class UnmatchedPaymentAdmin {
 
   /**
    * Pays the order `tradeId` with this transfer. Refused unless the row is
-   * open, the order is one `orders:mark-paid` may repair (on chain, waiting
-   * or expired: order_rules' `admin` payer) and the row's network,
-   * receiving address, token and amount are the order's. Then, as for
-   * `orders:mark-paid`, the chain plugin must confirm the transfer
-   * (transfer_verifier.ts, `admin` mode: a late payment is accepted) and
-   * the payment path refuses a reference that already paid an order. The
-   * payment, the row's assignment and both audit rows (order.mark_paid,
-   * unmatched.assign) commit together or not at all.
+   * open, the order is one `orders:mark-paid` may repair (OrderAdmin) and
+   * the row's network, receiving address, token and amount are the order's.
+   * Then it is `orders:mark-paid` itself (OrderAdmin.markPaid): the chain
+   * plugin confirms the transfer, the payment path refuses a reference that
+   * already paid an order, and the payment, the row's assignment and both
+   * audit rows (unmatched.assign, order.mark_paid) commit together or not
+   * at all.
    */
-  async assign(id: number, tradeId: string): Promise<AssignResult> {
+  async assign(id: number, tradeId: string): Promise<MarkPaidResult> {
     const payment = await this.#open(id)
     if (tradeId.trim() === '') throw new OperatorError('Give the trade_id of the order this payment pays')
-    const order = await Order.findBy('trade_id', tradeId.trim())
-    if (!order) throw new OperatorError(`No order with trade_id ${tradeId.trim()}`)
-    if (!order.isOnChain) throw new OperatorError(`Order ${order.tradeId} is not an on-chain order`)
-    if (!isPayableBy(order, 'admin')) {
-      throw new OperatorError(`Order ${order.tradeId} has status ${order.status}; only 1 or 3 can be repaired`)
-    }
+    const order = await this.orders.find(tradeId)
+    const refusal = this.orders.markPaidRefusal(order)
+    if (refusal) throw new OperatorError(refusal)
     this.#assertSameTransfer(payment, order)
-    const before = { status: order.status, blockTransactionId: order.blockTransactionId }
-    try {
-      const transfer = await transferVerifier.verify(order, payment.reference, 'admin')
-      const outcome = await this.audit.change(
-        async (trx) => {
-          const paid = await paymentService.markPaidIn(trx, order.id, {
-            reference: transfer.reference,
-            source: 'admin',
-            paidAt: transfer.timestamp,
-          })
-          const updated = await trx
-            .knexQuery()
-            .table('unmatched_payments')
-            .where('id', payment.id)
-            .whereNull('assigned_at')
-            .whereNull('dismissed_at')
-            .update({ assigned_order_id: order.id, assigned_at: Date.now(), assigned_by: actorLabel(currentAuditContext().actor) })
-          // Settled meanwhile by another operator: the payment is undone with this throw.
-          if (Number(updated) !== 1) throw new OperatorError(`Unmatched payment #${payment.id} was settled meanwhile`)
-          await this.audit.record(
-            {
-              action: 'order.mark_paid',
-              subjectType: 'order',
-              subjectId: order.tradeId,
-              before,
-              after: { status: paid.order.status, blockTransactionId: transfer.reference, unmatchedPayment: payment.id },
-            },
-            trx
-          )
-          return paid
-        },
-        () => ({
+    return this.orders.markPaid(order.tradeId, payment.reference, async (trx) => {
+      const updated = await trx
+        .knexQuery()
+        .table('unmatched_payments')
+        .where('id', payment.id)
+        .whereNull('assigned_at')
+        .whereNull('dismissed_at')
+        .update({ assigned_order_id: order.id, assigned_at: Date.now(), assigned_by: actorLabel(currentAuditContext().actor) })
+      // Settled meanwhile by another operator: the payment is undone with this throw.
+      if (Number(updated) !== 1) throw new OperatorError(`Unmatched payment #${payment.id} was settled meanwhile`)
+      await this.audit.record(
+        {
           action: 'unmatched.assign',
           subjectType: 'unmatched_payment',
           subjectId: payment.id,
           before: { state: 'open' },
-          after: { state: 'assigned', tradeId: order.tradeId, reference: transfer.reference },
-        })
+          after: { state: 'assigned', tradeId: order.tradeId, reference: payment.reference },
+        },
+        trx
       )
-      return { ...outcome, reference: transfer.reference }
-    } catch (error) {
-      if (error instanceof BusinessError) throw new OperatorError(`${error.message} (${error.businessCode})`)
-      throw error
-    }
+    })
   }
 
   /** Sets an open payment aside with a note saying why (refunded, a test ...). */

@@ -125,7 +125,7 @@ test.group('Console callbacks pages', (group) => {
     assert.equal((await agent.get('/callbacks/abc')).status, 404)
   })
 
-  test('send one again: queued from a fresh budget, audited, said; refused for a held one', async ({ client, assert }) => {
+  test('send one again: through OrderAdmin (as callbacks:redeliver), the merchant\'s answer said, audited', async ({ client, assert }) => {
     const order = await paidOrder(client, merchant)
     await callbackDeliverer.runOnce()
     const callback = await callbackOf(order)
@@ -133,20 +133,34 @@ test.group('Console callbacks pages', (group) => {
     const sent = await agent.submit(`/callbacks/${callback.id}/redeliver`, {}, `/callbacks/${callback.id}`)
     assert.equal(sent.status, 302)
     assert.equal(sent.location, `/admin/callbacks/${callback.id}`)
-    assert.include(pageText((await agent.get(`/callbacks/${callback.id}`)).text), 'is queued again from a fresh retry budget')
-    assert.include((await callbackOf(order)).$attributes, { status: 'pending', attempts: 0 })
+    assert.match(pageText((await agent.get(`/callbacks/${callback.id}`)).text), /Sent again: the merchant acknowledged it \(HTTP 200 in \d+ ms\)/)
+    assert.lengthOf(merchant.requests, 2)
     const [row] = await db.from('audit_log').where('action', 'order.callback_resend')
     assert.include(row, { subject_id: order.tradeId, actor: user.email })
 
+    merchant.reset([{ status: 500, body: 'down' }])
+    await agent.post(`/callbacks/${callback.id}/redeliver`, {})
+    assert.include(pageText((await agent.get(`/callbacks/${callback.id}`)).text), 'Sent again but not acknowledged: not acknowledged: HTTP 500')
+    assert.equal((await callbackOf(order)).status, 'pending')
+
+    // A held callback offers no button: nothing can go out while its plugin is off.
     const held = await paidOrder(client, merchant)
     await db.from('callbacks').where('order_id', held.id).update({ format: 'retired' })
     const heldCallback = await callbackOf(held)
     const heldPage = await agent.get(`/callbacks/${heldCallback.id}`)
+    assert.include(pageText(heldPage.text), 'format is not loaded')
     assert.notInclude(heldPage.text, `/callbacks/${heldCallback.id}/redeliver`)
-    const refused = await agent.post(`/callbacks/${heldCallback.id}/redeliver`, {})
-    assert.equal(refused.location, `/admin/callbacks/${heldCallback.id}`)
-    assert.include(pageText((await agent.get(`/callbacks/${heldCallback.id}`)).text), 'is held')
-    assert.equal(await countRows('audit_log', { action: 'order.callback_resend' }), 1)
+    await agent.post(`/callbacks/${heldCallback.id}/redeliver`, {})
+    assert.include(pageText((await agent.get(`/callbacks/${heldCallback.id}`)).text), 'Queued again, but held')
+    assert.equal((await callbackOf(held)).attempts, 0)
+
+    const unpaid = await newOrder(client)
+    await db.table('callbacks').insert({
+      order_id: unpaid.id, format: 'native', status: 'failed', attempts: 1, next_attempt_at: 0, last_error: '', created_at: Date.now(), updated_at: Date.now(),
+    })
+    const orphan = await callbackOf(unpaid)
+    await agent.post(`/callbacks/${orphan.id}/redeliver`, {})
+    assert.include(pageText((await agent.get(`/callbacks/${orphan.id}`)).text), 'is not paid (status 1); there is nothing to tell')
   })
 
   test('send a filtered batch again: the count is said; no filter or an unreadable day is refused', async ({ client, assert }) => {

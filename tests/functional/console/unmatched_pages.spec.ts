@@ -92,8 +92,8 @@ test.group('Console unmatched payments pages', (group) => {
     assert.equal((await Order.findOrFail(order.id)).status, 2)
     const actions = (await db.from('audit_log').whereNot('action', 'like', 'auth.%').whereNot('action', 'like', 'user.%').orderBy('id').select('action', 'actor')).map((row) => [row.action, row.actor])
     assert.deepEqual(actions, [
-      ['order.mark_paid', user.email],
       ['unmatched.assign', user.email],
+      ['order.mark_paid', user.email],
     ])
 
     // Twice: refused with the reason, nothing more written.

@@ -118,9 +118,9 @@ test.group('Unmatched payments: assign to an order', (group) => {
 
     const row = (await (await admin()).find(payment.id))!
     assert.include(row, { state: 'assigned', assignedTradeId: order.tradeId, assignedBy: 'admin@example.com' })
-    assert.deepEqual(await auditActions(), ['order.mark_paid', 'unmatched.assign'])
+    assert.deepEqual(await auditActions(), ['unmatched.assign', 'order.mark_paid'])
     const markRow = await db.from('audit_log').where('action', 'order.mark_paid').firstOrFail()
-    assert.deepEqual(JSON.parse(markRow.before), { status: 3, blockTransactionId: '' })
+    assert.include(JSON.parse(markRow.before), { tradeId: order.tradeId, status: 3, blockTransactionId: '' })
     assert.include(JSON.parse(markRow.after), { status: 2, blockTransactionId: payment.reference })
     const assignRow = await db.from('audit_log').where('action', 'unmatched.assign').firstOrFail()
     assert.include(assignRow, { subject_type: 'unmatched_payment', subject_id: String(payment.id), actor: 'admin@example.com' })
