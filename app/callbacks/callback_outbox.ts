@@ -2,6 +2,9 @@ import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type Order from '#models/order'
 import callbackFormats from '#callbacks/callback_format'
 
+/** Rows changed per statement by requeueMany (well under either engine's bound-parameter limit). */
+const REQUEUE_CHUNK = 500
+
 /**
  * Writes the merchant callback of a paid order, inside the transaction
  * that marks it paid: the payment and the duty to tell the merchant are
@@ -81,7 +84,5 @@ export class CallbackOutbox {
   }
 }
 
-/** Rows changed per statement by requeueMany (well under either engine's bound-parameter limit). */
-const REQUEUE_CHUNK = 500
 const callbackOutbox = new CallbackOutbox()
 export default callbackOutbox

@@ -21,12 +21,6 @@ export type SettingRow = {
   secret: boolean
 }
 
-/**
- * Typed access to the settings table with an in-process cache. The whole
- * (small) table is re-read at most every 2 s when a setting is asked for,
- * so a change made by an ace command or another process is seen by every
- * running process within that time; a change made here is seen at once.
- */
 /** Values of several settings refused at once: key → why. */
 export class SettingsInputError extends SettingValueError {
   constructor(readonly errors: Record<string, string>) {
@@ -38,6 +32,12 @@ export class SettingsInputError extends SettingValueError {
   }
 }
 
+/**
+ * Typed access to the settings table with an in-process cache. The whole
+ * (small) table is re-read at most every 2 s when a setting is asked for,
+ * so a change made by an ace command or another process is seen by every
+ * running process within that time; a change made here is seen at once.
+ */
 export class SettingsService {
   #rows: Map<string, string> | null = null
   #loadedAt = 0
