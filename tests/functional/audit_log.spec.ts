@@ -5,7 +5,7 @@ import { userInfo } from 'node:os'
 import { AuditLog } from '#services/audit/audit_log'
 import { actingAs } from '#services/audit/audit_context'
 import { RateAdmin } from '#services/operators/rate_admin'
-import { countRows, resetDatabase } from '#tests/helpers/database'
+import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { runCommand } from '#tests/helpers/ace_command'
 import ApiKeyCreate from '#commands/apikey_create'
 import ApiKeyRotate from '#commands/apikey_rotate'
@@ -29,7 +29,7 @@ const EVM_CANONICAL = '0x52908400098527886E0F7030069857D2E4169EE7'
 /** A fresh installation without the audit rows of its own creation (tested apart). */
 async function freshInstallation() {
   await resetDatabase()
-  await db.from('audit_log').delete()
+  await emptyAuditLog()
 }
 
 /** Every stored audit row, as text: what a database dump would show. */
@@ -182,6 +182,24 @@ test.group('Audit log: each change through the services writes one row', (group)
     await ok(RateSet, ['usdt', 'cny', '7'])
     await assert.rejects(() => db.from('audit_log').update({ action: 'forged' }))
     assert.equal((await onlyRow())[0].action, 'rate.set')
+  })
+
+  test('the database refuses to delete a row, one or all', async ({ assert }) => {
+    await ok(RateSet, ['usdt', 'cny', '7'])
+    await ok(RateSet, ['usdt', 'cny', '8'])
+    const [first] = await db.from('audit_log').orderBy('id').select('id')
+    await assert.rejects(() => db.from('audit_log').where('id', first.id).delete(), /append-only/)
+    await assert.rejects(() => db.from('audit_log').delete(), /append-only/)
+    // Inside a transaction too: nothing half-deleted once it is refused.
+    await assert.rejects(() => db.transaction((trx) => trx.from('audit_log').where('id', '>', 0).delete()), /append-only/)
+    assert.equal(await countRows('audit_log'), 2)
+  })
+
+  test('TRUNCATE cannot empty it either (PostgreSQL refuses it; SQLite has no such statement)', async ({ assert }) => {
+    await ok(RateSet, ['usdt', 'cny', '7'])
+    const refusal = db.connection().dialect.name === 'postgres' ? /append-only/ : /syntax error/
+    await assert.rejects(() => db.rawQuery('TRUNCATE audit_log'), refusal)
+    assert.equal(await countRows('audit_log'), 1)
   })
 })
 
