@@ -22,7 +22,8 @@ test.group('SVG chart in Chromium', (group) => {
       for (const kind of ['bar', 'line'] as const) {
         const source = renderChart({ ...chart, kind, title: 'Tom & Jerry <orders>' })
         const parsed = await page.evaluate((text) => {
-          const document = new DOMParser().parseFromString(text, 'image/svg+xml')
+          // Runs in the page (the tests' tsconfig has no DOM types).
+          const document = new (globalThis as any).DOMParser().parseFromString(text, 'image/svg+xml')
           const error = document.getElementsByTagName('parsererror')[0]
           return {
             error: error ? error.textContent : null,

@@ -241,6 +241,35 @@ test.group('Audit log: listing', (group) => {
     assert.lengthOf((await audit.list({ until: now + 1 })).rows, 7)
   })
 
+  test('action prefix (wildcards taken literally, case kept) and client address filters', async ({ assert }) => {
+    const audit = await app.container.make(AuditLog)
+    const now = Date.now()
+    const actions = ['api_key.create', 'apiXkey.create', 'auth.login', 'auth.login_failed', 'auth.2fa_enable', 'AUTH.login', 'auth%x']
+    await db.table('audit_log').multiInsert(
+      actions.map((action, index) => ({
+        created_at: now + index,
+        actor_kind: 'system',
+        actor: 'system',
+        action,
+        subject_type: 'user',
+        subject_id: String(index),
+        ip: index % 2 === 0 ? '203.0.113.9' : '2001:db8::1',
+      }))
+    )
+    const prefixed = async (actionPrefix: string) => (await audit.list({ actionPrefix })).rows.map((row) => row.action)
+    assert.deepEqual(await prefixed('api_key.'), ['api_key.create'])
+    assert.deepEqual(await prefixed('auth.'), ['auth.2fa_enable', 'auth.login_failed', 'auth.login'])
+    assert.deepEqual(await prefixed('auth.2fa_'), ['auth.2fa_enable'])
+    assert.deepEqual(await prefixed('auth%'), ['auth%x'])
+    assert.deepEqual(await prefixed('nothing.'), [])
+    assert.lengthOf((await audit.list({ actionPrefix: '' })).rows, actions.length)
+
+    const fromIpv6 = await audit.list({ ip: '2001:db8::1' })
+    assert.deepEqual(fromIpv6.rows.map((row) => row.action), ['AUTH.login', 'auth.login_failed', 'apiXkey.create'])
+    const combined = await audit.list({ ip: '203.0.113.9', actionPrefix: 'auth.' })
+    assert.deepEqual(combined.rows.map((row) => row.action), ['auth.2fa_enable', 'auth.login'])
+  })
+
   test('a row is read back with its JSON parsed and secrets still masked', async ({ assert }) => {
     await ok(ApiKeyCreate, ['--pid=shop9', '--secret=shop9-secret-0123456789-abcd'])
     const page = await new AuditLog().list({ subjectType: 'api_key' })
