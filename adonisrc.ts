@@ -23,6 +23,10 @@ export default defineConfig({
     () => import('adonisjs-scheduler/scheduler_provider'),
     () => import('#providers/plugins_provider'),
     () => import('@adonisjs/static/static_provider'),
+    // The admin console: sessions, CSRF and security headers, the session guard.
+    () => import('@adonisjs/session/session_provider'),
+    () => import('@adonisjs/shield/shield_provider'),
+    () => import('@adonisjs/auth/auth_provider'),
   ],
 
   preloads: [

@@ -24,6 +24,21 @@ const seconds = (fallback: number) => (key: string, value?: string) => {
   return parsed
 }
 
+/** Paths the gateway itself serves: the console cannot take them over. */
+const RESERVED_PATHS = ['/payments', '/pay', '/cashier', '/assets', '/health', '/metrics']
+
+function parseAdminPath(key: string, value?: string): string {
+  const raw = (value ?? '').trim()
+  if (raw === '') return '/admin'
+  const path = raw.replace(/\/+$/, '')
+  if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(path)) {
+    throw new Error(`${key} must be a path such as /admin or /ops/console (letters, digits, . _ ~ -), not "${value}"`)
+  }
+  const reserved = RESERVED_PATHS.find((prefix) => path === prefix || path.startsWith(`${prefix}/`))
+  if (reserved) throw new Error(`${key} cannot be under ${reserved}: the gateway serves that path`)
+  return path
+}
+
 const env = await Env.create(APP_ROOT, {
   NODE_ENV: Env.schema.enum.optional(['development', 'production', 'test'] as const),
   PORT: Env.schema.number.optional(),
@@ -69,6 +84,9 @@ const env = await Env.create(APP_ROOT, {
   INITIAL_API_SECRET: Env.schema.string.optional(),
   ADMIN_EMAIL: Env.schema.string.optional({ format: 'email' }),
   ADMIN_PASSWORD: Env.schema.string.optional(),
+  // Where the console lives (default /admin) and how long an idle console session lasts.
+  ADMIN_PATH: (key: string, value?: string) => parseAdminPath(key, value),
+  ADMIN_IDLE_MINUTES: Env.schema.number.optional(),
 
   // Whose X-Forwarded-For is believed (app/support/trust_proxy.ts); a bad
   // value stops the start with a message naming it.

@@ -11,6 +11,7 @@
 import router from '@adonisjs/core/services/router'
 import { middleware } from '#start/kernel'
 import pluginRegistry from '#app_plugins/plugin_registry'
+import { registerConsoleRoutes } from '#start/console/index'
 
 const NativeOrdersController = () => import('#controllers/native_orders_controller')
 const ConfigController = () => import('#controllers/config_controller')
@@ -48,3 +49,6 @@ router
 
 // The payer's page (HTML); its stylesheet and script are static files under public/assets.
 router.get('/cashier/:trade_id', [CashierPageController, 'show']).use(middleware.throttle({ bucket: 'cashier' }))
+
+// The admin console, under ADMIN_PATH (default /admin): start/console/index.ts.
+registerConsoleRoutes()

@@ -6,6 +6,8 @@ import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
 import { envelope } from '#support/envelope'
 import pluginRegistry from '#app_plugins/plugin_registry'
+import { isConsolePath } from '#console/console_paths'
+import { renderConsoleError } from '#console/console_errors'
 
 type Rendered = { httpStatus: number; statusCode: number; message: string; data: unknown }
 
@@ -17,9 +19,11 @@ type Rendered = { httpStatus: number; statusCode: number; message: string; data:
 export default class HttpExceptionHandler extends ExceptionHandler {
   protected debug = !app.inProduction
 
-  protected ignoreStatuses = [400, 401, 404, 413, 422, 429]
+  protected ignoreStatuses = [400, 401, 403, 404, 413, 422, 429]
 
   async handle(error: unknown, ctx: HttpContext) {
+    // The admin console answers in HTML pages of its own layout.
+    if (isConsolePath(ctx.request.url())) return renderConsoleError(error, ctx)
     const rendered = this.#render(error)
     if (error instanceof limiterErrors.E_TOO_MANY_REQUESTS) {
       const headers = error.getDefaultHeaders()

@@ -25,6 +25,7 @@ const TABLES = [
   'api_keys',
   'users',
   'rate_limits',
+  'sessions',
 ]
 
 /** Drops every table of the test database and migrates it again. */

@@ -6,6 +6,8 @@ export type AuditActor =
   | { kind: 'user'; userId: number; email: string }
   | { kind: 'ace'; osUser: string }
   | { kind: 'system' }
+  /** Someone not signed in (a failed console sign-in): the row's IP says from where. */
+  | { kind: 'visitor' }
 
 export type AuditContext = { actor: AuditActor; ip?: string | null; requestId?: string | null }
 
@@ -42,5 +44,6 @@ export function aceActor(): AuditActor {
 export function actorLabel(actor: AuditActor): string {
   if (actor.kind === 'user') return actor.email
   if (actor.kind === 'ace') return `ace:${actor.osUser}`
+  if (actor.kind === 'visitor') return 'anonymous'
   return 'system'
 }

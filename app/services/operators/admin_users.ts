@@ -129,6 +129,18 @@ export class AdminUsers {
     return { user, generatedPassword: password === undefined ? chosen : null }
   }
 
+  /**
+   * A signed-in user changing their own password: the current one is asked
+   * again (an unattended session is not enough). Other sessions end.
+   */
+  async changeOwnPassword(user: User, current: string, next: string) {
+    if (!(await hash.use('scrypt').verify(user.password, current))) {
+      throw new OperatorError('The current password is not right: nothing was changed')
+    }
+    if (current === next) throw new OperatorError('The new password must differ from the current one')
+    return this.setPassword(user.email, next)
+  }
+
   /** Changes the role; the last admin cannot be made a viewer (nobody could change anything). */
   async setRole(email: string, role: string) {
     const wanted = checkRole(role)

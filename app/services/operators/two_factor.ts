@@ -40,6 +40,13 @@ export class TwoFactor {
     return { secret, uri: otpauthUri(issuer, user.email, secret) }
   }
 
+  /** The enrolment waiting for its first code (secret and otpauth URI to show again), or null. */
+  pendingEnrolment(user: User, issuer: string): { secret: string; uri: string } | null {
+    if (user.totpEnabledAt !== null || user.totpSecret === null) return null
+    const secret = revealSecret(user.totpSecret, SecretPurpose.totpSecret)
+    return { secret, uri: otpauthUri(issuer, user.email, secret) }
+  }
+
   /** Turns 2FA on when `code` matches the pending secret; the recovery codes are returned once, stored hashed. */
   async confirm(user: User, code: string, nowMs = Date.now()): Promise<string[]> {
     if (user.totpEnabledAt !== null) throw new OperatorError('Two-factor sign-in is already on')

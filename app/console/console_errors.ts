@@ -1,0 +1,120 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import { Exception } from '@adonisjs/core/exceptions'
+import { errors as vineErrors } from '@vinejs/vine'
+import { errors as limiterErrors } from '@adonisjs/limiter'
+import { OperatorError } from '#support/operator_error'
+import { adminUrl, safeConsoleReturn } from '#console/console_paths'
+import { flashInputWithoutSecrets } from '#console/console_session'
+import { applyConsoleHeaders } from '#middleware/console_headers_middleware'
+
+/** A console action the signed-in user may not take (a viewer's write): HTTP 403. */
+export class ConsoleForbidden extends Exception {
+  static status = 403
+  static code = 'E_CONSOLE_FORBIDDEN'
+}
+
+/** A console page or record that does not exist: HTTP 404 with the console's page. */
+export class ConsoleNotFound extends Exception {
+  static status = 404
+  static code = 'E_CONSOLE_NOT_FOUND'
+}
+
+type ErrorPage = { status: number; title: string; message: string; retryAfter?: number }
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+/** Where a refused form goes back to: the form's `_back`, else the console's home. */
+export function formReturnUrl(ctx: HttpContext): string {
+  return safeConsoleReturn(ctx.request.input('_back')) ?? adminUrl('/')
+}
+
+/**
+ * Console errors as the console shows them. A refusal of a form (a rule of
+ * a service: OperatorError, or invalid fields) goes back to the form with
+ * the message and the fields kept (secrets never); anything else is a page
+ * of the console's layout with the status, in plain words. Returns false
+ * when the error is not the console's to render.
+ */
+export async function renderConsoleError(error: unknown, ctx: HttpContext): Promise<void> {
+  const hasSession = Boolean((ctx as { session?: unknown }).session)
+  const isWrite = WRITES.has(ctx.request.method())
+
+  if (hasSession && isWrite && error instanceof OperatorError) {
+    flashInputWithoutSecrets(ctx)
+    ctx.session.flash('error', error.message)
+    return ctx.response.redirect(formReturnUrl(ctx))
+  }
+  if (hasSession && isWrite && error instanceof vineErrors.E_VALIDATION_ERROR) {
+    flashInputWithoutSecrets(ctx)
+    const messages = error.messages as { field: string; message: string }[]
+    const bag: Record<string, string[]> = {}
+    for (const { field, message } of messages) (bag[field] ??= []).push(message)
+    ctx.session.flash('inputErrorsBag', bag)
+    ctx.session.flash('error', 'Some fields need your attention: see the messages below.')
+    return ctx.response.redirect(formReturnUrl(ctx))
+  }
+
+  applyConsoleHeaders(ctx)
+  const page = errorPage(error)
+  if (page.retryAfter !== undefined) ctx.response.header('retry-after', String(page.retryAfter))
+  ctx.response.status(page.status)
+  try {
+    return ctx.response.send(
+      await ctx.view.render('console/errors/status', {
+        ...page,
+        back: formReturnUrl(ctx),
+        requestId: ctx.request.id() ?? null,
+        signedIn: hasSession && Boolean(ctx.auth?.user),
+      })
+    )
+  } catch {
+    // The page itself failed (e.g. the database is down): plain words still.
+    return ctx.response.header('content-type', 'text/plain; charset=utf-8').send(`${page.title}\n\n${page.message}\n`)
+  }
+}
+
+function errorPage(error: unknown): ErrorPage {
+  if (error instanceof ConsoleForbidden) {
+    return { status: 403, title: 'Not allowed', message: error.message }
+  }
+  if (error instanceof ConsoleNotFound) return { status: 404, title: 'Not found', message: error.message }
+  if (error instanceof OperatorError) return { status: 400, title: 'Cannot do that', message: error.message }
+  if (error instanceof vineErrors.E_VALIDATION_ERROR) {
+    const first = (error.messages as { message: string }[])[0]?.message ?? 'The request is not valid.'
+    return { status: 400, title: 'Not a valid request', message: first }
+  }
+  if (error instanceof limiterErrors.E_TOO_MANY_REQUESTS) {
+    const seconds = Math.max(1, Math.ceil(error.response.availableIn))
+    return {
+      status: 429,
+      title: 'Too many requests',
+      message: `Please wait and try again in ${seconds} s.`,
+      retryAfter: seconds,
+    }
+  }
+  const code = (error as { code?: string }).code
+  const status = Number((error as { status?: number }).status)
+  if (code === 'E_BAD_CSRF_TOKEN') {
+    return {
+      status: 403,
+      title: 'This form has expired',
+      message:
+        'The form was open too long or did not come from this console, so nothing was changed. Go back, reload the page and try again.',
+    }
+  }
+  if (code === 'E_ROUTE_NOT_FOUND' || status === 404) {
+    return { status: 404, title: 'Page not found', message: 'There is no console page at this address.' }
+  }
+  if (code === 'E_REQUEST_ENTITY_TOO_LARGE' || status === 413) {
+    return { status: 413, title: 'Too much data', message: 'The form sent more data than the console accepts.' }
+  }
+  if (status >= 400 && status < 500) {
+    return { status, title: 'Cannot do that', message: (error as Error).message || 'The request was refused.' }
+  }
+  return {
+    status: 500,
+    title: 'Something went wrong',
+    message:
+      'The console could not finish this request. Nothing was half-saved: changes are made in one transaction. The error was logged with the request id below.',
+  }
+}

@@ -1,0 +1,87 @@
+import { inject } from '@adonisjs/core'
+import type { HttpContext } from '@adonisjs/core/http'
+import vine from '@vinejs/vine'
+import User from '#models/user'
+import { AdminUsers, MIN_PASSWORD_LENGTH } from '#services/operators/admin_users'
+import { TwoFactor } from '#services/operators/two_factor'
+import settings from '#settings/settings_service'
+import { qrSvg } from '#cashier/qr_svg'
+import { adminUrl } from '#console/console_paths'
+import { startConsoleSession } from '#console/console_session'
+
+const passwordChange = vine.compile(
+  vine.object({
+    current_password: vine.string().maxLength(256),
+    new_password: vine.string().minLength(MIN_PASSWORD_LENGTH).maxLength(256).confirmed({ confirmationField: 'new_password_confirmation' }),
+  })
+)
+const codeForm = vine.compile(vine.object({ code: vine.string().trim().regex(/^\d{6}$/) }))
+const passwordForm = vine.compile(vine.object({ password: vine.string().maxLength(256) }))
+
+/** The signed-in user's own account: password and two-factor sign-in (open to viewers too). */
+@inject()
+export default class AccountController {
+  constructor(
+    protected users: AdminUsers,
+    protected twoFactor: TwoFactor
+  ) {}
+
+  async show({ view, auth }: HttpContext) {
+    const user = auth.use('web').getUserOrFail()
+    return view.render('console/account/show', {
+      user,
+      minPasswordLength: MIN_PASSWORD_LENGTH,
+      twoFactorOn: user.totpEnabledAt !== null,
+      enrolmentPending: user.totpEnabledAt === null && user.totpSecret !== null,
+      recoveryCodesLeft: this.twoFactor.remainingRecoveryCodes(user),
+    })
+  }
+
+  async changePassword(ctx: HttpContext) {
+    const user = ctx.auth.use('web').getUserOrFail()
+    const input = await ctx.request.validateUsing(passwordChange)
+    await this.users.changeOwnPassword(user, input.current_password, input.new_password)
+    // This session stays signed in; every other one ends (password_changed_at).
+    await startConsoleSession(ctx, (await User.find(user.id))!)
+    ctx.session.flash('success', 'Your password was changed. Other sessions of your account were signed out.')
+    return ctx.response.redirect(adminUrl('/account'))
+  }
+
+  async startTwoFactor({ auth, response }: HttpContext) {
+    const user = auth.use('web').getUserOrFail()
+    await this.twoFactor.begin(user, await this.#issuer())
+    return response.redirect(adminUrl('/account/2fa'))
+  }
+
+  async showEnrolment({ auth, view, response }: HttpContext) {
+    const user = auth.use('web').getUserOrFail()
+    const pending = this.twoFactor.pendingEnrolment(user, await this.#issuer())
+    if (!pending) return response.redirect(adminUrl('/account'))
+    return view.render('console/account/two_factor_enrol', {
+      secret: pending.secret.replace(/(.{4})/g, '$1 ').trim(),
+      qr: await qrSvg(pending.uri, 'QR code to scan with an authenticator app'),
+    })
+  }
+
+  /** Turns 2FA on; the recovery codes are on this response only (never stored in clear, never shown again). */
+  async confirmTwoFactor({ auth, request, view, response }: HttpContext) {
+    const user = auth.use('web').getUserOrFail()
+    const { code } = await request.validateUsing(codeForm)
+    const codes = await this.twoFactor.confirm(user, code)
+    response.header('cache-control', 'no-store')
+    return view.render('console/account/recovery_codes', { codes })
+  }
+
+  async disableTwoFactor(ctx: HttpContext) {
+    const user = ctx.auth.use('web').getUserOrFail()
+    const { password } = await ctx.request.validateUsing(passwordForm)
+    await this.twoFactor.disable(user, password)
+    ctx.session.flash('success', 'Two-factor sign-in is off for your account.')
+    return ctx.response.redirect(adminUrl('/account'))
+  }
+
+  async #issuer() {
+    const name = String(await settings.get('site.cashier_name')).trim()
+    return name === '' ? 'Crypto Gateway' : `${name} console`
+  }
+}

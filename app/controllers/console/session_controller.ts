@@ -1,0 +1,151 @@
+import { inject } from '@adonisjs/core'
+import type { HttpContext } from '@adonisjs/core/http'
+import vine from '@vinejs/vine'
+import User from '#models/user'
+import { AdminUsers } from '#services/operators/admin_users'
+import { TwoFactor } from '#services/operators/two_factor'
+import { AuditLog } from '#services/audit/audit_log'
+import { actingAs, type AuditActor } from '#services/audit/audit_context'
+import { adminUrl, safeConsoleReturn } from '#console/console_paths'
+import { SESSION_KEYS, startConsoleSession } from '#console/console_session'
+import { loginThrottle } from '#console/login_throttle'
+
+const credentials = vine.compile(
+  vine.object({
+    email: vine.string().trim().maxLength(254),
+    password: vine.string().maxLength(256),
+  })
+)
+
+const secondFactor = vine.compile(vine.object({ code: vine.string().trim().maxLength(64) }))
+
+/** How long the password step stays valid while the second factor is asked. */
+const PENDING_2FA_MS = 5 * 60_000
+
+type Pending = { userId: number; email: string; at: number }
+
+/**
+ * Signing in and out of the console: the password step, then the second
+ * factor when the user has it on. Failed attempts are counted per IP and
+ * per account (app/console/login_throttle.ts); every sign-in, failure and
+ * sign-out is in the audit log.
+ */
+@inject()
+export default class SessionController {
+  constructor(
+    protected users: AdminUsers,
+    protected twoFactor: TwoFactor,
+    protected audit: AuditLog
+  ) {}
+
+  async showLogin({ view, auth, response }: HttpContext) {
+    if (await auth.use('web').check()) return response.redirect(adminUrl('/'))
+    return view.render('console/auth/login')
+  }
+
+  async login(ctx: HttpContext) {
+    const { request, response, session } = ctx
+    const { email, password } = await request.validateUsing(credentials)
+    const ip = request.ip()
+    const wait = await loginThrottle.wait(ip, email)
+    if (wait > 0) return this.#throttled(ctx, email, wait)
+
+    const user = await this.users.verifyCredentials(email, password)
+    if (!user) {
+      await loginThrottle.failed(ip, email)
+      await this.#audit(ctx, { kind: 'visitor' }, 'auth.login_failed', null, { email: email.toLowerCase(), reason: 'wrong e-mail or password' })
+      session.flash('email', email)
+      session.flash('error', 'That e-mail and password do not match an administrator.')
+      return response.redirect(adminUrl('/login'))
+    }
+    if (user.totpEnabledAt !== null) {
+      const pending: Pending = { userId: user.id, email: user.email, at: Date.now() }
+      session.put(SESSION_KEYS.pending, pending)
+      return response.redirect(adminUrl('/login/2fa'))
+    }
+    return this.#signIn(ctx, user, 'password')
+  }
+
+  async showSecondFactor({ view, session, response }: HttpContext) {
+    const pending = this.#pending(session.get(SESSION_KEYS.pending))
+    if (!pending) return response.redirect(adminUrl('/login'))
+    return view.render('console/auth/second_factor', { email: pending.email })
+  }
+
+  async secondFactor(ctx: HttpContext) {
+    const { request, response, session } = ctx
+    const pending = this.#pending(session.get(SESSION_KEYS.pending))
+    if (!pending) {
+      session.flash('info', 'Please sign in again: the sign-in had expired.')
+      return response.redirect(adminUrl('/login'))
+    }
+    const { code } = await request.validateUsing(secondFactor)
+    const ip = request.ip()
+    const wait = await loginThrottle.wait(ip, pending.email)
+    if (wait > 0) return this.#throttled(ctx, pending.email, wait, 'second_factor')
+
+    const user = await User.find(pending.userId)
+    let method: 'totp' | 'recovery code' | null = null
+    if (user) {
+      if (/^\d{6}$/.test(code.replace(/\s/g, ''))) {
+        if (await this.twoFactor.verify(user, code.replace(/\s/g, ''))) method = 'totp'
+      } else if (await this.twoFactor.useRecoveryCode(user, code)) {
+        method = 'recovery code'
+      }
+    }
+    if (!user || method === null) {
+      await loginThrottle.failed(ip, pending.email)
+      await this.#audit(ctx, { kind: 'visitor' }, 'auth.login_failed', pending.userId, {
+        email: pending.email,
+        reason: 'wrong second-factor code',
+      })
+      session.flash('error', 'That code is not valid. Codes change every 30 seconds: try the current one.')
+      return response.redirect(adminUrl('/login/2fa'))
+    }
+    return this.#signIn(ctx, user, method)
+  }
+
+  async logout(ctx: HttpContext) {
+    const user = ctx.auth.use('web').user
+    if (user) await this.#audit(ctx, { kind: 'user', userId: user.id, email: user.email }, 'auth.logout', user.id, { email: user.email })
+    await ctx.auth.use('web').logout()
+    ctx.session.clear()
+    ctx.session.flash('success', 'You are signed out.')
+    return ctx.response.redirect(adminUrl('/login'))
+  }
+
+  async #signIn(ctx: HttpContext, user: User, method: string) {
+    const next = safeConsoleReturn(ctx.session.get(SESSION_KEYS.next))
+    await startConsoleSession(ctx, user)
+    await loginThrottle.succeeded(user.email)
+    await User.query().where('id', user.id).update({ last_login_at: Date.now() })
+    await this.#audit(ctx, { kind: 'user', userId: user.id, email: user.email }, 'auth.login', user.id, {
+      email: user.email,
+      method,
+    })
+    ctx.session.forget(SESSION_KEYS.next)
+    return ctx.response.redirect(next ?? adminUrl('/'))
+  }
+
+  /** Answered with the form itself, HTTP 429 and Retry-After: the password was not even checked. */
+  #throttled({ view, response }: HttpContext, email: string, seconds: number, page: 'login' | 'second_factor' = 'login') {
+    response.header('retry-after', String(seconds))
+    response.status(429)
+    return view.render(`console/auth/${page}`, {
+      email,
+      throttled: `Too many failed attempts. Try again in ${seconds} s.`,
+    })
+  }
+
+  #pending(value: unknown): Pending | null {
+    const pending = value as Pending | undefined
+    if (!pending || typeof pending.userId !== 'number' || Date.now() - pending.at > PENDING_2FA_MS) return null
+    return pending
+  }
+
+  #audit(ctx: HttpContext, actor: AuditActor, action: string, subjectId: number | null, after: Record<string, unknown>) {
+    return actingAs({ actor, ip: ctx.request.ip(), requestId: ctx.request.id() ?? null }, () =>
+      this.audit.record({ action, subjectType: 'user', subjectId: subjectId ?? '', after })
+    )
+  }
+}

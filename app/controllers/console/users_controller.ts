@@ -1,0 +1,61 @@
+import { inject } from '@adonisjs/core'
+import type { HttpContext } from '@adonisjs/core/http'
+import vine from '@vinejs/vine'
+import User, { ADMIN_ROLES } from '#models/user'
+import { AdminUsers } from '#services/operators/admin_users'
+import { ConsoleNotFound } from '#console/console_errors'
+import { adminUrl } from '#console/console_paths'
+
+const newUser = vine.compile(
+  vine.object({
+    email: vine.string().trim().maxLength(254),
+    role: vine.enum(ADMIN_ROLES),
+  })
+)
+const roleForm = vine.compile(vine.object({ role: vine.enum(ADMIN_ROLES) }))
+
+/**
+ * Administrators of the console, through the same service as
+ * `admin:create`, `admin:role` and `admin:2fa:reset` (the last admin
+ * cannot be demoted; every change audited). A new user's password is
+ * generated and shown once, on the answer to the form.
+ */
+@inject()
+export default class UsersController {
+  constructor(protected users: AdminUsers) {}
+
+  async index({ view }: HttpContext) {
+    const users = await this.users.list()
+    return view.render('console/users/index', { users, roles: ADMIN_ROLES })
+  }
+
+  async create({ request, view }: HttpContext) {
+    const input = await request.validateUsing(newUser)
+    const { user, generatedPassword } = await this.users.create({ email: input.email, role: input.role })
+    return view.render('console/users/created', { user, password: generatedPassword })
+  }
+
+  async setRole({ params, request, session, response }: HttpContext) {
+    const user = await this.#find(params.id)
+    const { role } = await request.validateUsing(roleForm)
+    await this.users.setRole(user.email, role)
+    session.flash('success', `${user.email} is now ${role}.`)
+    return response.redirect(adminUrl('/users'))
+  }
+
+  async resetTwoFactor({ params, session, response }: HttpContext) {
+    const user = await this.#find(params.id)
+    const { wasEnabled } = await this.users.reset2fa(user.email)
+    session.flash(
+      'success',
+      wasEnabled ? `Two-factor sign-in is off for ${user.email}: they sign in with the password and can set it up again.` : `${user.email} had no two-factor sign-in.`
+    )
+    return response.redirect(adminUrl('/users'))
+  }
+
+  async #find(id: string) {
+    const user = /^\d+$/.test(id) ? await User.find(Number(id)) : null
+    if (!user) throw new ConsoleNotFound('No administrator has this id.')
+    return user
+  }
+}
