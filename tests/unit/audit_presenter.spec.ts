@@ -68,30 +68,41 @@ test.group('Audit page: rows in words', () => {
     assert.deepEqual(actionLabel('plain'), { label: 'Plain', tone: 'neutral' })
   })
 
-  test('a failed sign-in row: author, subject by e-mail, the details as a list', ({ assert }) => {
+  test('a failed sign-in row (as the console writes it): nobody signed in, the e-mail tried, the details as a list', ({
+    assert,
+  }) => {
     const view = presentAuditRow(
       row({
-        actorKind: 'system',
+        actorKind: 'visitor',
         actorUserId: null,
-        actor: 'system',
+        actor: 'anonymous',
         action: 'auth.login_failed',
         subjectType: 'user',
-        subjectId: '3',
-        after: { email: 'ops@example.test', reason: 'wrong password' },
+        subjectId: '',
+        after: { email: 'ops@example.test', reason: 'wrong e-mail or password' },
       })
     )
-    assert.deepEqual(view.actor, { label: 'Gateway', kind: 'system', detail: 'system' })
+    assert.deepEqual(view.actor, { label: 'Not signed in', kind: 'visitor', detail: 'visitor' })
     assert.deepEqual(view.action, { name: 'auth.login_failed', label: 'Sign-in failed', tone: 'danger' })
-    assert.equal(view.subject.label, 'Admin user ops@example.test (#3)')
+    assert.equal(view.subject.label, 'Sign-in as ops@example.test')
     assert.equal(view.shape, 'created')
     assert.deepEqual(
       view.changes.map((line) => [line.path, line.after]),
       [
         ['email', 'ops@example.test'],
-        ['reason', 'wrong password'],
+        ['reason', 'wrong e-mail or password'],
       ]
     )
     assert.deepInclude(view, { ip: '203.0.113.9', requestId: 'req-1' })
+  })
+
+  test('a sign-in: the user by e-mail and id, the method', ({ assert }) => {
+    const view = presentAuditRow(
+      row({ action: 'auth.login', subjectType: 'user', subjectId: '3', after: { email: 'ops@example.test', method: 'totp' } })
+    )
+    assert.deepEqual(view.actor, { label: 'ops@example.test', kind: 'user', detail: 'console' })
+    assert.equal(view.subject.label, 'Admin user ops@example.test (#3)')
+    assert.deepInclude(view.changes, { path: 'method', before: null, after: 'totp', change: 'added' })
   })
 
   test('a shell change and a change without snapshots', ({ assert }) => {

@@ -33,8 +33,8 @@ test.group('SVG chart', () => {
   test('one bar per value and series, each with its own tooltip; colours from classes, no inline style', ({ assert }) => {
     const svg = renderChart(week)
     assert.equal(count(svg, /<rect class="chart-bar"/g), 14)
-    assert.include(svg, '<g class="chart-series chart-created">')
-    assert.include(svg, '<g class="chart-series chart-paid">')
+    assert.include(svg, '<g class="chart-series series-1 chart-created">')
+    assert.include(svg, '<g class="chart-series series-2 chart-paid">')
     assert.include(svg, '<title>12 Jun: Created 12</title>')
     assert.include(svg, '<title>12 Jun: Paid 9</title>')
     assert.notInclude(svg, 'style=')

@@ -180,6 +180,8 @@ function actorView(row: AuditRow) {
   if (row.actorKind === 'user') return { label: row.actor, kind: 'user', detail: 'console' }
   if (row.actorKind === 'ace') return { label: row.actor.replace(/^ace:/, ''), kind: 'ace', detail: 'shell (node ace)' }
   if (row.actorKind === 'system') return { label: 'Gateway', kind: 'system', detail: 'system' }
+  // A failed sign-in: nobody is signed in yet; the address and the e-mail tried say more.
+  if (row.actorKind === 'visitor') return { label: 'Not signed in', kind: 'visitor', detail: 'visitor' }
   return { label: row.actor, kind: row.actorKind, detail: row.actorKind }
 }
 
@@ -187,11 +189,13 @@ function subjectView(row: AuditRow) {
   const type = subjectTypeLabel(row.subjectType)
   if (row.subjectType === 'user') {
     const email = [row.after, row.before].map((side) => (isPlainObject(side) ? side.email : undefined)).find(Boolean)
-    if (typeof email === 'string' && email !== row.subjectId) {
-      return { type: row.subjectType, id: row.subjectId, label: `${type} ${email} (#${row.subjectId})` }
+    if (typeof email === 'string') {
+      // No id: a sign-in that matched no one (or is not told apart from one, on purpose).
+      const label = row.subjectId === '' ? `Sign-in as ${email}` : `${type} ${email} (#${row.subjectId})`
+      return { type: row.subjectType, id: row.subjectId, label }
     }
   }
-  return { type: row.subjectType, id: row.subjectId, label: `${type} ${row.subjectId}` }
+  return { type: row.subjectType, id: row.subjectId, label: row.subjectId === '' ? type : `${type} ${row.subjectId}` }
 }
 
 export function presentAuditRow(row: AuditRow): AuditRowView {

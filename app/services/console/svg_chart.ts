@@ -5,16 +5,17 @@
  * bar or point carries its own <title> (shown on hover); `chartTable`
  * gives the same data as an HTML table for a "show data" disclosure.
  *
- * Colours come from the stylesheet: every series is drawn with the class
- * `chart-<key>` (console.css gives it a fill / stroke from the design
- * tokens, light and dark), text and grid use currentColor. No inline
- * style attribute (the console's CSP has no 'unsafe-inline' for styles).
+ * Colours come from the stylesheet: the n-th series is drawn with the
+ * class `series-<n>` (console.css gives it a fill / stroke from the design
+ * tokens, light and dark) and `chart-<key>`; text and grid use
+ * currentColor until the stylesheet says otherwise. No inline style
+ * attribute (the console's CSP has no 'unsafe-inline' for styles).
  */
 
 export type ChartSeries = {
   /** Shown in the legend, the summary and the tooltips. */
   name: string
-  /** Class suffix: `chart-<key>`; lower-case letters, digits and dashes. */
+  /** Class suffix: `chart-<key>`; lower-case letters, digits and dashes. The colour is by position (`series-<n>`). */
   key: string
   /** One value per label; negative values are drawn as 0. */
   values: number[]
@@ -90,6 +91,10 @@ function check(input: ChartInput) {
   }
 }
 
+/** The stylesheet has four series colours; a fifth series takes the first again. */
+const SERIES_COLOURS = 4
+const seriesClass = (series: ChartSeries, index: number) => `chart-series series-${(index % SERIES_COLOURS) + 1} chart-${series.key}`
+
 const clean = (value: number) => (Number.isFinite(value) && value > 0 ? value : 0)
 
 /** The summary read out after the name: range, and each series' total and peak. */
@@ -143,7 +148,7 @@ export function renderChart(input: ChartInput): string {
     const value = (max / TICKS) * tick
     const lineY = at(y(value))
     parts.push(
-      `<line x1="${plot.left}" x2="${plot.left + plot.width}" y1="${lineY}" y2="${lineY}" stroke="currentColor" stroke-opacity="${tick === 0 ? 0.5 : 0.15}"/>`,
+      `<line class="grid-line${tick === 0 ? ' grid-base' : ''}" x1="${plot.left}" x2="${plot.left + plot.width}" y1="${lineY}" y2="${lineY}" stroke="currentColor" stroke-opacity="${tick === 0 ? 0.5 : 0.15}"/>`,
       `<text x="${plot.left - 6}" y="${lineY}" text-anchor="end" dominant-baseline="middle" fill="currentColor">${escapeMarkup(format(value))}</text>`
     )
   }
@@ -175,7 +180,7 @@ function bars(
   const barWidth = groupWidth / input.series.length
   const parts: string[] = []
   input.series.forEach((series, seriesIndex) => {
-    parts.push(`<g class="chart-series chart-${series.key}">`)
+    parts.push(`<g class="${seriesClass(series, seriesIndex)}">`)
     series.values.forEach((raw, index) => {
       const value = clean(raw)
       const top = y(value)
@@ -196,9 +201,9 @@ function lines(
 ): string[] {
   const { y, centre, format } = geometry
   const parts: string[] = []
-  for (const series of input.series) {
+  input.series.forEach((series, seriesIndex) => {
     const points = series.values.map((value, index) => `${at(centre(index))},${at(y(value))}`).join(' ')
-    parts.push(`<g class="chart-series chart-${series.key}">`)
+    parts.push(`<g class="${seriesClass(series, seriesIndex)}">`)
     parts.push(`<polyline class="chart-line" fill="none" stroke-width="2" points="${points}"/>`)
     series.values.forEach((raw, index) => {
       parts.push(
@@ -207,7 +212,7 @@ function lines(
       )
     })
     parts.push('</g>')
-  }
+  })
   return parts
 }
 
@@ -216,12 +221,13 @@ function legend(input: ChartInput, width: number): string[] {
   const parts: string[] = ['<g class="chart-legend" aria-hidden="true">']
   let x = width - MARGIN.right
   // Laid out right to left, so that the legend ends at the right edge.
-  for (const series of [...input.series].reverse()) {
+  for (let index = input.series.length - 1; index >= 0; index--) {
+    const series = input.series[index]
     const textWidth = series.name.length * 7
     x -= textWidth
     parts.push(`<text x="${x}" y="14" dominant-baseline="middle" fill="currentColor">${escapeMarkup(series.name)}</text>`)
     x -= 16
-    parts.push(`<rect class="chart-swatch chart-${series.key}" x="${x}" y="8" width="12" height="12" rx="2"/>`)
+    parts.push(`<rect class="chart-swatch ${seriesClass(series, index)}" x="${x}" y="8" width="12" height="12" rx="2"/>`)
     x -= 12
   }
   parts.push('</g>')
