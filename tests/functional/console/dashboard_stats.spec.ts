@@ -5,54 +5,12 @@ import { DashboardStats, type DashboardFigures } from '#services/console/dashboa
 import { OperatorError } from '#support/operator_error'
 import { resetDatabase } from '#tests/helpers/database'
 import { FAKE_NETWORK, installFakeChain } from '#tests/helpers/fake_chain'
+import { resetOrderRows, seedOrderRow as seedOrder, seededTradeId } from '#tests/helpers/order_rows'
 
 /** 2025-06-15 12:00 UTC: the tests' "now". */
 const NOW = Date.UTC(2025, 5, 15, 12, 0)
 const HOUR = 3_600_000
 const DAY = 24 * HOUR
-
-let sequence = 0
-
-type Seed = {
-  status: 1 | 2 | 3 | 4
-  createdAt: number
-  token?: string
-  network?: string
-  actualAmount?: string
-  amount?: string
-  currency?: string
-  parentId?: number | null
-  pid?: string
-}
-
-/** Writes one order row as the services would have left it; returns its id. */
-async function seedOrder(seed: Seed): Promise<number> {
-  sequence++
-  const placeholder = seed.status === 4
-  const [row] = await db
-    .table('orders')
-    .insert({
-      trade_id: `T${String(sequence).padStart(12, '0')}`,
-      order_id: `O${sequence}`,
-      parent_id: seed.parentId ?? null,
-      pid: seed.pid ?? '1000',
-      payment_type: 'Native',
-      currency: seed.currency ?? 'CNY',
-      amount: seed.amount ?? '100',
-      token: placeholder ? '' : (seed.token ?? 'USDT'),
-      network: placeholder ? '' : (seed.network ?? 'tron'),
-      receive_address: placeholder ? '' : `addr-${sequence}`,
-      actual_amount: placeholder ? '0' : (seed.actualAmount ?? '13.8'),
-      status: seed.status,
-      notify_url: 'https://merchant.example/notify',
-      expiration_time: seed.createdAt + 600_000,
-      paid_at: seed.status === 2 ? seed.createdAt + 60_000 : null,
-      created_at: seed.createdAt,
-      updated_at: seed.createdAt,
-    })
-    .returning('id')
-  return Number(typeof row === 'object' ? row.id : row)
-}
 
 function read(options: { now?: number; timeZone?: string } = {}): Promise<DashboardFigures> {
   return new DashboardStats().read({ now: NOW, ...options })
@@ -61,7 +19,7 @@ function read(options: { now?: number; timeZone?: string } = {}): Promise<Dashbo
 test.group('Dashboard figures: orders, volume, conversion', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
-    sequence = 0
+    resetOrderRows()
   })
 
   test('an installation without orders: zeros everywhere, no conversion, an empty chart, flagged empty', async ({ assert }) => {
@@ -211,7 +169,7 @@ test.group('Dashboard figures: orders, volume, conversion', (group) => {
     assert.lengthOf(recentOrders, 10)
     assert.deepEqual(
       recentOrders.map((order) => order.tradeId),
-      Array.from({ length: 10 }, (_, index) => `T${String(12 - index).padStart(12, '0')}`)
+      Array.from({ length: 10 }, (_, index) => seededTradeId(12 - index))
     )
     assert.deepInclude(recentOrders[0], {
       orderId: 'O12',
@@ -230,7 +188,7 @@ test.group('Dashboard figures: orders, volume, conversion', (group) => {
 test.group('Dashboard figures: callbacks and unmatched payments', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
-    sequence = 0
+    resetOrderRows()
   })
 
   async function seedCallback(status: string, attempts: number) {
