@@ -2,7 +2,7 @@ import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 
 /**
  * The database's refusal to delete audit rows (migration
- * 1763700000041). Kept here, with its removal, so that the migration's
+ * 1763700000051). Kept here, with its removal, so that the migration's
  * up/down and the test helper that empties the table between tests
  * (tests/helpers/database.ts) create exactly the same guard.
  *

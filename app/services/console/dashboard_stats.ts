@@ -136,7 +136,8 @@ const epochOrNull = (value: unknown) => (value === null || value === undefined |
  * are paid now, so conversion is paid ÷ created of the same orders.
  *
  * Six grouped queries, whatever the number of orders: the orders of the
- * last 30 days in one range scan of (created_at, id), grouped by day,
+ * last 30 days in one range scan of the orders list's (created_at, id)
+ * index (migration 1763700000040_console_order_indexes), grouped by day,
  * status, network, token and currency (the periods and the chart are sums
  * of its days); callback attempts by (started_at); the outbox by
  * (status, next_attempt_at); unmatched payments; the chains with their

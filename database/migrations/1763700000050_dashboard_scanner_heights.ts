@@ -1,10 +1,9 @@
 import { BaseSchema } from '@adonisjs/lucid/schema'
 
 /**
- * What the console's dashboard reads (app/services/console/dashboard_stats.ts):
- * - orders by creation time: its figures and recent orders read a range of
- *   created_at (newest first, id breaking ties, the same order a keyset
- *   list of orders uses);
+ * What the console's dashboard reads (app/services/console/dashboard_stats.ts)
+ * besides the orders' (created_at, id) index of the orders list
+ * (1763700000040_console_order_indexes.ts):
  * - callback attempts by time, for the delivery success rate of a period;
  * - where each chain stood at its last scan: the head the node reported
  *   and the newest block (slot…) the cursor covers, in the family's own
@@ -13,9 +12,6 @@ import { BaseSchema } from '@adonisjs/lucid/schema'
  */
 export default class extends BaseSchema {
   async up() {
-    this.schema.alterTable('orders', (table) => {
-      table.index(['created_at', 'id'], 'orders_created_at_id_index')
-    })
     this.schema.alterTable('callback_attempts', (table) => {
       table.index(['started_at'], 'callback_attempts_started_at_index')
     })
@@ -34,9 +30,6 @@ export default class extends BaseSchema {
     })
     this.schema.alterTable('callback_attempts', (table) => {
       table.dropIndex(['started_at'], 'callback_attempts_started_at_index')
-    })
-    this.schema.alterTable('orders', (table) => {
-      table.dropIndex(['created_at', 'id'], 'orders_created_at_id_index')
     })
   }
 }
