@@ -55,7 +55,7 @@ test.group('Audit page: changes as lines', () => {
 
 test.group('Audit page: rows in words', () => {
   test('sign-in events read as such, with their tone', ({ assert }) => {
-    assert.deepEqual(actionLabel('auth.login'), { label: 'Signed in', tone: 'ok' })
+    assert.deepEqual(actionLabel('auth.login'), { label: 'Signed in', tone: 'success' })
     assert.deepEqual(actionLabel('auth.login_failed'), { label: 'Sign-in failed', tone: 'danger' })
     assert.deepEqual(actionLabel('auth.logout'), { label: 'Signed out', tone: 'neutral' })
     assert.deepEqual(actionLabel('auth.2fa_failed'), { label: 'Two-factor sign-in: failed', tone: 'danger' })

@@ -7,7 +7,8 @@ import type { AuditRow } from '#services/audit/audit_log'
  * from their name ("order.mark_paid" → "Order: mark paid").
  */
 
-export type Tone = 'neutral' | 'ok' | 'warn' | 'danger'
+/** The console's badge tones. */
+export type Tone = 'neutral' | 'success' | 'warning' | 'danger'
 
 /** One changed field. `before` / `after` null: the field did not exist on that side. */
 export type DiffLine = { path: string; before: string | null; after: string | null; change: 'added' | 'removed' | 'changed' }
@@ -26,24 +27,24 @@ export type AuditRowView = {
 }
 
 const ACTIONS: Record<string, { label: string; tone?: Tone }> = {
-  'auth.login': { label: 'Signed in', tone: 'ok' },
+  'auth.login': { label: 'Signed in', tone: 'success' },
   'auth.login_failed': { label: 'Sign-in failed', tone: 'danger' },
   'auth.logout': { label: 'Signed out' },
   'user.create': { label: 'Admin user created' },
-  'user.password': { label: 'Password changed', tone: 'warn' },
-  'user.role': { label: 'Role changed', tone: 'warn' },
-  'user.2fa_enable': { label: 'Two-factor enabled', tone: 'ok' },
-  'user.2fa_disable': { label: 'Two-factor disabled', tone: 'warn' },
-  'user.2fa_reset': { label: 'Two-factor reset', tone: 'warn' },
+  'user.password': { label: 'Password changed', tone: 'warning' },
+  'user.role': { label: 'Role changed', tone: 'warning' },
+  'user.2fa_enable': { label: 'Two-factor enabled', tone: 'success' },
+  'user.2fa_disable': { label: 'Two-factor disabled', tone: 'warning' },
+  'user.2fa_reset': { label: 'Two-factor reset', tone: 'warning' },
   'api_key.create': { label: 'API key created' },
-  'api_key.rotate': { label: 'API key secret rotated', tone: 'warn' },
+  'api_key.rotate': { label: 'API key secret rotated', tone: 'warning' },
   'api_key.update': { label: 'API key changed' },
   'chain.create': { label: 'Chain added' },
   'chain.update': { label: 'Chain changed' },
   'token.create': { label: 'Token added' },
   'token.update': { label: 'Token changed' },
   'wallet.add': { label: 'Wallet added' },
-  'wallet.remove': { label: 'Wallet removed', tone: 'warn' },
+  'wallet.remove': { label: 'Wallet removed', tone: 'warning' },
   'wallet.remove_forced': { label: 'Wallet removed while in use', tone: 'danger' },
   'rate.set': { label: 'Rate set' },
   'setting.set': { label: 'Setting changed' },
