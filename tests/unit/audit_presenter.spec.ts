@@ -45,6 +45,18 @@ test.group('Audit page: changes as lines', () => {
     assert.deepEqual(auditDiff({ address: 'T1' }, null), [{ path: 'address', before: 'T1', after: null, change: 'removed' }])
   })
 
+  test('times (fields named …At or …_at holding epoch ms) read as UTC dates; other numbers stay numbers', ({ assert }) => {
+    const at = Date.UTC(2025, 5, 15, 12, 30, 5)
+    assert.deepEqual(auditDiff({ passwordChangedAt: at - 1000, count: at }, { passwordChangedAt: at, count: at + 1, last_used_at: at }), [
+      { path: 'passwordChangedAt', before: '2025-06-15 12:30:04 UTC', after: '2025-06-15 12:30:05 UTC', change: 'changed' },
+      { path: 'count', before: String(at), after: String(at + 1), change: 'changed' },
+      { path: 'last_used_at', before: null, after: '2025-06-15 12:30:05 UTC', change: 'added' },
+    ])
+    assert.deepEqual(auditDiff({ totpEnabledAt: null }, { totpEnabledAt: 5 }), [
+      { path: 'totpEnabledAt', before: 'null', after: '5', change: 'changed' },
+    ])
+  })
+
   test('plain values (a setting) give one line without a path; equal values none', ({ assert }) => {
     assert.deepEqual(auditDiff(15, 20), [{ path: '', before: '15', after: '20', change: 'changed' }])
     assert.deepEqual(auditDiff('', 'Shop'), [{ path: '', before: '""', after: 'Shop', change: 'changed' }])

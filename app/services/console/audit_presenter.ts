@@ -129,6 +129,18 @@ export function shownValue(value: unknown): string {
   return JSON.stringify(value)
 }
 
+/** A field named like a time (…At, …_at) holding epoch milliseconds. */
+const TIME_FIELD = /(At|_at)$/
+const EPOCH_MS_RANGE = [946_684_800_000, 4_102_444_800_000] // 2000 … 2100
+
+/** A value under its field's name: times as UTC dates, the rest as shownValue. */
+export function fieldValue(path: string, value: unknown): string {
+  if (TIME_FIELD.test(path) && Number.isInteger(value) && (value as number) >= EPOCH_MS_RANGE[0] && (value as number) < EPOCH_MS_RANGE[1]) {
+    return `${new Date(value as number).toISOString().slice(0, 19).replace('T', ' ')} UTC`
+  }
+  return shownValue(value)
+}
+
 /** Leaves of an object as dotted paths; arrays and empty objects are leaves. */
 function leaves(value: Record<string, unknown>, prefix = '', into = new Map<string, unknown>()) {
   for (const [key, entry] of Object.entries(value)) {
@@ -169,8 +181,8 @@ export function auditDiff(before: unknown, after: unknown): DiffLine[] {
     if (inBefore && inAfter && JSON.stringify(old.get(path)) === JSON.stringify(now.get(path))) continue
     lines.push({
       path,
-      before: inBefore ? shownValue(old.get(path)) : null,
-      after: inAfter ? shownValue(now.get(path)) : null,
+      before: inBefore ? fieldValue(path, old.get(path)) : null,
+      after: inAfter ? fieldValue(path, now.get(path)) : null,
       change: !inBefore ? 'added' : !inAfter ? 'removed' : 'changed',
     })
   }

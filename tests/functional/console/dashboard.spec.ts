@@ -127,7 +127,7 @@ test.group('Console dashboard', (group) => {
     assert.include(scanners, 'Error')
     assert.include(scanners, 'every RPC endpoint failed; last: HTTP 503 <Service Unavailable>')
     assert.notInclude(page.text, '<Service Unavailable>', 'the error is escaped')
-    assert.include(scanners, 'Behind Far behind the head. 50,000,000 50,000,100')
+    assert.include(scanners, 'Behind Far behind the head. 50,000,000 head 50,000,100')
     assert.include(scanners, '100 blocks (≈ 5 min) waits for 15 confirmations')
     assert.match(page.text, /<strong class="dash-lag-large">100 blocks \(≈ 5 min\)<\/strong>/)
     assert.include(pageText(page.text), '2 scanners need attention')
