@@ -15,6 +15,7 @@ export const SERIES_DAYS = 14
 export const RECENT_ORDERS = 10
 
 const MONTH_DAYS = PERIODS.month
+const DAY_MS = 86_400_000
 
 export type StatusCounts = { waiting: number; paid: number; expired: number; selecting: number; total: number }
 export type TokenAmount = { token: string; amount: string }
@@ -135,12 +136,12 @@ const epochOrNull = (value: unknown) => (value === null || value === undefined |
  * on), by creation time; a period's paid orders are those it created that
  * are paid now, so conversion is paid ÷ created of the same orders.
  *
- * Six grouped queries, whatever the number of orders: the orders of the
+ * Seven small queries, whatever the number of orders: the orders of the
  * last 30 days in one range scan of the orders list's (created_at, id)
  * index (migration 1763700000040_console_order_indexes), grouped by day,
  * status, network, token and currency (the periods and the chart are sums
  * of its days); callback attempts by (started_at); the outbox by
- * (status, next_attempt_at); unmatched payments; the chains with their
+ * (status, next_attempt_at) (two counts); unmatched payments; the chains with their
  * cursors; the ten newest orders. Money is summed exactly (exact_sum.ts).
  * Nothing asks a node: the heights are what the last scan stored.
  */
@@ -199,18 +200,30 @@ export class DashboardStats {
     const client = db.connection()
     const volume = exactSum(client, 'actual_amount', 8, 'volume')
     const fiat = exactSum(client, 'amount', 4, 'fiat')
-    // Newest day first: most rows of a busy installation are recent.
-    const recentFirst = days.map((_, index) => MONTH_DAYS - 1 - index).filter((index) => index > 0)
-    const dayCase = `CASE ${recentFirst.map((index) => `WHEN created_at >= ? THEN ${index}`).join(' ')} ELSE 0 END`
+    let day: string
+    let bindings: number[]
+    if (days.every((start, index) => index === 0 || start - days[index - 1] === DAY_MS)) {
+      // Days of equal length (UTC, or no clock change in the window): the
+      // day is a division. Truncated explicitly: SQLite binds the start as a
+      // REAL, which makes its division a real one.
+      day = `CAST((created_at - ?) / ${DAY_MS} AS INTEGER)`
+      bindings = [days[0]]
+    } else {
+      // A clock change makes a day of 23 or 25 h: compare with each day's start, newest first.
+      const recentFirst = days.map((_, index) => MONTH_DAYS - 1 - index).filter((index) => index > 0)
+      day = `CASE ${recentFirst.map((index) => `WHEN created_at >= ? THEN ${index}`).join(' ')} ELSE 0 END`
+      bindings = recentFirst.map((index) => days[index])
+    }
     const rows = await client.rawQuery(
-      `SELECT ${dayCase} AS day, status, network, token, currency, COUNT(*) AS orders, ${volume.sql}, ${fiat.sql}
+      `SELECT ${day} AS day, status, network, token, currency, COUNT(*) AS orders, ${volume.sql}, ${fiat.sql}
          FROM orders
         WHERE created_at >= ? AND parent_id IS NULL
         GROUP BY day, status, network, token, currency`,
-      [...recentFirst.map((index) => days[index]), days[0]]
+      [...bindings, days[0]]
     )
     return resultRows(rows).map((row) => ({
-      day: Number(row.day),
+      // A clock set back may date an order after now: it counts as today.
+      day: Math.min(Number(row.day), MONTH_DAYS - 1),
       status: Number(row.status),
       network: String(row.network),
       token: String(row.token),
@@ -241,21 +254,20 @@ export class DashboardStats {
     }))
   }
 
-  /** Callbacks still to deliver (retrying: tried at least once) and those given up. */
+  /**
+   * Callbacks still to deliver (retrying: tried at least once) and those
+   * given up. Counted from the (status, next_attempt_at) index alone; only
+   * the pending rows (few) are read for their attempts.
+   */
   async #outbox() {
-    const rows = await db
-      .from('callbacks')
-      .whereIn('status', ['pending', 'failed'])
-      .groupBy('status')
-      .select('status')
-      .count('* as total')
-      .select(db.raw('SUM(CASE WHEN attempts > 0 THEN 1 ELSE 0 END) AS retried'))
-    const pending = rows.find((row) => row.status === 'pending')
-    const failed = rows.find((row) => row.status === 'failed')
+    const [rows, [retrying]] = await Promise.all([
+      db.from('callbacks').whereIn('status', ['pending', 'failed']).groupBy('status').select('status').count('* as total'),
+      db.from('callbacks').where('status', 'pending').where('attempts', '>', 0).count('* as total'),
+    ])
     return {
-      pending: numberOf(pending?.total),
-      retrying: numberOf(pending?.retried),
-      failed: numberOf(failed?.total),
+      pending: numberOf(rows.find((row) => row.status === 'pending')?.total),
+      retrying: numberOf(retrying?.total),
+      failed: numberOf(rows.find((row) => row.status === 'failed')?.total),
     }
   }
 

@@ -155,6 +155,31 @@ test.group('Dashboard figures: orders, volume, conversion', (group) => {
     assert.deepInclude(kolkata.series[13], { date: '2025-06-15', created: 1 })
   })
 
+  test('across a clock change (Paris, 30 March 2025: a 23 h day) each order falls on its local day', async ({ assert }) => {
+    const now = Date.UTC(2025, 3, 10, 12, 0)
+    // 2025-03-29 23:30 UTC = 30 March 00:30 in Paris (UTC+1, before the change);
+    // 2025-03-30 22:30 UTC = 31 March 00:30 in Paris (UTC+2, after it).
+    await seedOrder({ status: 2, createdAt: Date.UTC(2025, 2, 29, 23, 30) })
+    await seedOrder({ status: 1, createdAt: Date.UTC(2025, 2, 30, 22, 30) })
+    await seedOrder({ status: 2, createdAt: Date.UTC(2025, 2, 30, 22, 30) })
+    const paris = await read({ now, timeZone: 'Europe/Paris' })
+    const day = (date: string) => paris.series.find((point) => point.date === date)!
+    assert.deepInclude(day('2025-03-30'), { created: 1, paid: 1, start: Date.UTC(2025, 2, 29, 23, 0) })
+    assert.deepInclude(day('2025-03-31'), { created: 2, paid: 1, start: Date.UTC(2025, 2, 30, 22, 0) })
+    assert.deepInclude(day('2025-03-29'), { created: 0 })
+    const utc = await read({ now })
+    const utcDay = (date: string) => utc.series.find((point) => point.date === date)!
+    assert.deepInclude(utcDay('2025-03-29'), { created: 1 })
+    assert.deepInclude(utcDay('2025-03-30'), { created: 2 })
+  })
+
+  test('an order dated after now (a clock set back) counts as today, not beyond', async ({ assert }) => {
+    await seedOrder({ status: 2, createdAt: NOW + 2 * DAY })
+    const figures = await read()
+    assert.equal(figures.periods.today.orders.total, 1)
+    assert.equal(figures.series[13].created, 1)
+  })
+
   test('an unknown time zone is refused with a clear message', async ({ assert }) => {
     await assert.rejects(() => read({ timeZone: 'Mars/Olympus' }), OperatorError)
     await assert.rejects(() => read({ timeZone: 'Mars/Olympus' }), /unknown time zone "Mars\/Olympus"/)
