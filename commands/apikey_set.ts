@@ -3,7 +3,7 @@ import { OperatorCommand, OperatorError } from '#support/operator_command'
 
 export default class ApiKeySet extends OperatorCommand {
   static commandName = 'apikey:set'
-  static description = 'Enable or disable an API key, or set its allowed client IPs'
+  static description = 'Enable or disable an API key, set its allowed client IPs or its note'
 
   @args.string({ description: 'PID of the key' })
   declare pid: string
@@ -20,6 +20,9 @@ export default class ApiKeySet extends OperatorCommand {
   @flags.boolean({ description: 'Allow requests from any IP' })
   declare anyIp?: boolean
 
+  @flags.string({ description: 'Free-text note (an empty value clears it)' })
+  declare note?: string
+
   async execute() {
     if (this.enable && this.disable) throw new OperatorError('Give --enable or --disable, not both')
     if (this.ip && this.anyIp) throw new OperatorError('Give --ip or --any-ip, not both')
@@ -28,7 +31,9 @@ export default class ApiKeySet extends OperatorCommand {
     const apiKey = await apiKeys.update(this.pid, {
       enabled: this.enable ? true : this.disable ? false : undefined,
       ips: this.anyIp ? [] : this.ip,
+      note: this.note,
     })
-    this.logger.success(`API key ${apiKey.pid}: ${apiKey.status}, allowed IPs: ${apiKey.ipAllowlist || 'any'}`)
+    const note = apiKey.note ? `, note: ${apiKey.note}` : ''
+    this.logger.success(`API key ${apiKey.pid}: ${apiKey.status}, allowed IPs: ${apiKey.ipAllowlist || 'any'}${note}`)
   }
 }

@@ -1,28 +1,13 @@
 import { OperatorCommand } from '#support/operator_command'
-import { maskSecret, redactSecrets, redactUrl } from '#support/redaction'
-
-type CursorRow = { last_scan_at: number | string; last_error: string; caught_up: unknown }
+import type { ScanState } from '#services/operators/chain_overview'
 
 export default class ChainList extends OperatorCommand {
   static commandName = 'chain:list'
   static description = 'List chains, their tokens and wallets'
 
   async execute() {
-    const { default: Chain } = await import('#models/chain')
-    const { default: Token } = await import('#models/token')
-    const { default: Wallet } = await import('#models/wallet')
-    const { default: db } = await import('@adonisjs/lucid/services/db')
-    const chains = await Chain.query().orderBy('sort_order')
-    const cursors = await db.from('chain_cursors').select('network', 'last_scan_at', 'last_error', 'caught_up')
-    const tokens = await Token.query().orderBy('id')
-    const wallets = await Wallet.query().orderBy('id')
-    const { chainLoad } = await import('#chains/chain_load')
-    const loads = new Map<number, Awaited<ReturnType<typeof chainLoad>> | null>()
-    for (const chain of chains) {
-      const watched = wallets.filter((wallet) => wallet.network === chain.network && wallet.enabled).length
-      const enabledTokens = tokens.filter((token) => token.network === chain.network && token.enabled).length
-      loads.set(chain.id, await chainLoad(chain, watched, enabledTokens).catch(() => null))
-    }
+    const { ChainOverview } = await import('#services/operators/chain_overview')
+    const chains = await new ChainOverview().all()
     this.printTable(
       [
         'network',
@@ -42,20 +27,17 @@ export default class ChainList extends OperatorCommand {
         chain.family,
         chain.enabled ? 'yes' : 'no',
         chain.confirmations,
-        tokens
-          .filter((token) => token.network === chain.network)
-          .map((token) => `${token.symbol}${token.enabled ? '' : ' (off)'}`)
-          .join(', '),
-        wallets.filter((wallet) => wallet.network === chain.network).length,
+        chain.tokens.map((token) => `${token.symbol}${token.enabled ? '' : ' (off)'}`).join(', '),
+        chain.wallets.total,
         // URLs may carry the provider's key: shown masked, like the API key.
-        chain.rpcUrls.map((url) => redactUrl(url)).join(' '),
-        this.#apiKeyHint(chain),
-        this.#estimate(loads.get(chain.id)),
-        this.#budget(loads.get(chain.id)),
-        this.#scanState(cursors.find((row) => row.network === chain.network)),
+        chain.rpcUrls.join(' '),
+        chain.apiKeyHint,
+        this.#estimate(chain.load),
+        this.#budget(chain.load),
+        this.#scanState(chain.scan),
       ])
     )
-    for (const load of loads.values()) if (load?.warning) this.logger.warning(load.warning)
+    for (const chain of chains) if (chain.load?.warning) this.logger.warning(chain.load.warning)
   }
 
   /** Estimated requests a day at the scan interval; "-" when the family gives none. */
@@ -71,22 +53,12 @@ export default class ChainList extends OperatorCommand {
     return load.perSecond === null ? day : `${day} (${load.perSecond}/s)`
   }
 
-  #apiKeyHint(chain: { rpcApiKey(): string }) {
-    try {
-      return maskSecret(chain.rpcApiKey())
-    } catch {
-      return 'unreadable (APP_KEY?)'
-    }
-  }
-
-  #scanState(row: CursorRow | undefined) {
-    if (!row || Number(row.last_scan_at) === 0) return 'never'
-    const when = new Date(Number(row.last_scan_at)).toISOString()
+  #scanState(scan: ScanState) {
+    if (scan.lastScanAt === null) return 'never'
+    const when = new Date(scan.lastScanAt).toISOString()
     // An interrupted run kept its progress (app/services/chain_scanner.ts); a failed one saved nothing.
-    if (row.last_error?.startsWith('interrupted: ')) {
-      return `${when} INTERRUPTED, progress kept: ${redactSecrets(row.last_error.slice(13)).slice(0, 80)}`
-    }
-    if (row.last_error) return `${when} FAILED: ${redactSecrets(row.last_error).slice(0, 80)}`
-    return row.caught_up ? when : `${when} (catching up)`
+    if (scan.interrupted) return `${when} INTERRUPTED, progress kept: ${scan.lastError.slice(0, 80)}`
+    if (scan.lastError) return `${when} FAILED: ${scan.lastError.slice(0, 80)}`
+    return scan.caughtUp ? when : `${when} (catching up)`
   }
 }

@@ -64,7 +64,7 @@ export default class ChainSet extends OperatorCommand {
 
   async execute() {
     if (this.enable && this.disable) throw new OperatorError('Give --enable or --disable, not both')
-    const { ChainAdmin } = await import('#services/operators/chain_admin')
+    const { ChainAdmin, budgetInput, optionsInput } = await import('#services/operators/chain_admin')
     const chains = await this.app.container.make(ChainAdmin)
     const chain = await chains.set(this.network, {
       enabled: this.enable ? true : this.disable ? false : undefined,
@@ -74,11 +74,11 @@ export default class ChainSet extends OperatorCommand {
       blockTimeSeconds: this.blockTime,
       displayName: this.displayName,
       family: this.family,
-      options: this.#options(),
+      options: this.option ? optionsInput(this.option, '--option') : undefined,
       apiKey: this.apiKey,
       explorerTxUrl: this.explorer,
-      requestsPerSecond: this.#number(this.requestsPerSecond, '--requests-per-second'),
-      requestsPerDay: this.#number(this.requestsPerDay, '--requests-per-day'),
+      requestsPerSecond: budgetInput(this.requestsPerSecond, '--requests-per-second'),
+      requestsPerDay: budgetInput(this.requestsPerDay, '--requests-per-day'),
     })
     const options = Object.entries(chain.options)
       .map(([key, value]) => `${key}=${value}`)
@@ -94,31 +94,10 @@ export default class ChainSet extends OperatorCommand {
     )
   }
 
-  /** A budget flag: "" is null (the default again), else a number. */
-  #number(value: string | undefined, flag: string): number | null | undefined {
-    if (value === undefined) return undefined
-    const text = value.trim()
-    if (text === '') return null
-    if (!/^\d+(\.\d+)?$/.test(text)) throw new OperatorError(`${flag} takes a number, not "${value}"`)
-    return Number(text)
-  }
-
   #budget(perSecond: number | null, perDay: number | null) {
     if (perSecond === null && perDay === null) return 'provider default'
     const second = perSecond === null ? 'default/s' : `${perSecond}/s`
     const day = perDay === null ? 'default/day' : perDay === 0 ? 'no daily cap' : `${perDay}/day`
     return `${second}, ${day} per endpoint`
-  }
-
-  /** `--option key=value` flags as a map; a flag without "=" is refused. */
-  #options(): Record<string, string> | undefined {
-    if (!this.option) return undefined
-    const options: Record<string, string> = {}
-    for (const item of this.option) {
-      const match = /^([A-Za-z][A-Za-z0-9_]*)=(.*)$/s.exec(item)
-      if (!match) throw new OperatorError(`--option takes key=value, not "${item}"`)
-      options[match[1]] = match[2].trim()
-    }
-    return options
   }
 }

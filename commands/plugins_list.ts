@@ -1,28 +1,32 @@
 import { OperatorCommand } from '#support/operator_command'
+import type { PluginDescription } from '#app_plugins/plugin_catalog'
 
 export default class PluginsList extends OperatorCommand {
   static commandName = 'plugins:list'
   static description = 'List the plugins, whether each is on (PLUGINS env), and what it contributes'
 
   async execute() {
-    const { default: pluginRegistry, pluginPrefix } = await import('#app_plugins/plugin_registry')
+    const { pluginCatalog } = await import('#app_plugins/plugin_catalog')
+    const catalog = await pluginCatalog()
     this.printTable(
       ['plugin', 'on', 'description', 'contributes'],
-      pluginRegistry.all.map((plugin) => {
-        const parts: string[] = []
-        const list = (label: string, names: string[]) => {
-          if (names.length > 0) parts.push(`${label}: ${names.join(', ')}`)
-        }
-        list('families', (plugin.families ?? []).map((family) => family.name))
-        list('callback formats', (plugin.callbackFormats ?? []).map((format) => format.name))
-        list('providers', (plugin.providers ?? []).map((provider) => provider.name))
-        if (plugin.routes) parts.push(`routes: ${pluginPrefix(plugin)}/*`)
-        list('settings', Object.keys(plugin.settings ?? {}))
-        list('seed chains', (plugin.seed?.chains ?? []).map((chain) => chain.network))
-        list('commands', (plugin.commands ?? []).map((command) => command.commandName))
-        list('jobs', (plugin.jobs ?? []).map((job) => job.name))
-        return [plugin.name, pluginRegistry.isEnabled(plugin.name) ? 'yes' : 'no', plugin.description, parts.join('; ')]
-      })
+      catalog.plugins.map((plugin) => [plugin.name, plugin.enabled ? 'yes' : 'no', plugin.description, this.#parts(plugin)])
     )
+  }
+
+  #parts(plugin: PluginDescription) {
+    const parts: string[] = []
+    const list = (label: string, names: string[]) => {
+      if (names.length > 0) parts.push(`${label}: ${names.join(', ')}`)
+    }
+    list('families', plugin.families.map((family) => family.name))
+    list('callback formats', plugin.callbackFormats)
+    list('providers', plugin.providers)
+    if (plugin.routePrefix) parts.push(`routes: ${plugin.routePrefix}/*`)
+    list('settings', plugin.settings.map((setting) => setting.key))
+    list('seed chains', plugin.seedNetworks)
+    list('commands', plugin.commands.map((command) => command.name))
+    list('jobs', plugin.jobs.map((job) => job.name))
+    return parts.join('; ')
   }
 }

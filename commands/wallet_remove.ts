@@ -1,5 +1,5 @@
 import { args, flags } from '@adonisjs/core/ace'
-import { OperatorCommand } from '#support/operator_command'
+import { OperatorCommand, OperatorError } from '#support/operator_command'
 
 export default class WalletRemove extends OperatorCommand {
   static commandName = 'wallet:remove'
@@ -15,9 +15,14 @@ export default class WalletRemove extends OperatorCommand {
   declare force?: boolean
 
   async execute() {
-    const { WalletAdmin } = await import('#services/operators/wallet_admin')
+    const { WalletAdmin, WalletInUseError } = await import('#services/operators/wallet_admin')
     const wallets = await this.app.container.make(WalletAdmin)
-    const wallet = await wallets.remove(this.network, this.address, this.force === true)
-    this.logger.success(`Removed wallet ${wallet.address} from ${wallet.network}`)
+    try {
+      const wallet = await wallets.remove(this.network, this.address, this.force === true)
+      this.logger.success(`Removed wallet ${wallet.address} from ${wallet.network}`)
+    } catch (error) {
+      if (error instanceof WalletInUseError) throw new OperatorError(`${error.message}; or use --force`)
+      throw error
+    }
   }
 }

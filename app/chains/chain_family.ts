@@ -46,7 +46,10 @@ export type ScanContext = {
   chain: Chain
   /** Enabled tokens of the network (contract null: the native coin). */
   tokens: Token[]
-  /** Enabled receiving addresses of the network, in stored form. */
+  /**
+   * Receiving addresses of the network to watch, in stored form: the
+   * enabled ones, and disabled ones on which orders still hold a reservation.
+   */
   addresses: string[]
   /** The cursor this family returned last time; null on the very first scan. */
   cursor: unknown
@@ -124,6 +127,19 @@ export type ScanResult = {
   heights?: { head: string; scanned?: string }
 }
 
+/**
+ * The tip of a chain as one endpoint reports it (the console's "test
+ * connection"): a block height, a slot, a masterchain seqno ...
+ */
+export type ChainHead = {
+  /** What `number` counts, in the family's own words ("block", "slot", "seqno"). */
+  kind: string
+  /** The height, as a decimal string (heights may exceed 2^53). */
+  number: string
+  /** Time of that block, epoch milliseconds; null when the answer does not carry it. */
+  time: number | null
+}
+
 /** What a payer's wallet needs to pay an order (QR code / deep link). */
 export type PaymentUriContext = { chain: Chain; token: Token; order: Order }
 
@@ -178,6 +194,13 @@ export interface ChainFamily {
    * over the endpoints' daily budget).
    */
   requestsPerDay?(chain: Chain, addresses: number, tokens: number): number
+
+  /**
+   * The chain's head as the pool's endpoint answers it, in one or two
+   * cheap requests through `rpc` (the pool paces them and applies its
+   * timeout). Used to test an endpoint: no state is kept.
+   */
+  head?(rpc: RpcPool, chain: Chain): Promise<ChainHead>
 
   /**
    * A payment URI for wallets (the family's URI scheme),

@@ -47,17 +47,30 @@ export function budgetOf(
   }
 }
 
-/** The RPC endpoints of a chain, with the configured timeout, cool-down and budgets, and its API key. */
-export async function rpcFor(chain: Chain): Promise<RpcPool> {
+/** What a one-off pool (a connection test) changes of the chain's own. */
+export type RpcPoolOverrides = {
+  /** These endpoints instead of the chain's (e.g. one at a time). */
+  urls?: string[]
+  timeoutMs?: number
+  /** Retries after a 429 or a 5xx (0: report the first answer). */
+  retries?: number
+}
+
+/**
+ * The RPC endpoints of a chain, with the configured timeout, cool-down and
+ * budgets, and its API key; `overrides` for a one-off pool.
+ */
+export async function rpcFor(chain: Chain, overrides: RpcPoolOverrides = {}): Promise<RpcPool> {
   const apiKey = chain.rpcApiKey()
   const fallback = {
     perSecond: await settings.get('chains.rpc_requests_per_second'),
     perDay: await settings.get('chains.rpc_requests_per_day'),
   }
-  return new RpcPool(chain.rpcUrls, {
-    timeoutMs: (await settings.get('chains.rpc_timeout_seconds')) * 1000,
+  return new RpcPool(overrides.urls ?? chain.rpcUrls, {
+    timeoutMs: overrides.timeoutMs ?? (await settings.get('chains.rpc_timeout_seconds')) * 1000,
     cooldownMs: (await settings.get('chains.rpc_cooldown_seconds')) * 1000,
     apiKey,
     budgetFor: (url) => budgetOf(chain, url, apiKey, fallback),
+    ...(overrides.retries !== undefined ? { retries: overrides.retries } : {}),
   })
 }

@@ -7,6 +7,7 @@ import { ErrorCode } from '#exceptions/error_codes'
 import { envelope } from '#support/envelope'
 import pluginRegistry from '#app_plugins/plugin_registry'
 import { isConsolePath } from '#console/console_paths'
+import { OperatorError } from '#support/operator_error'
 import { renderConsoleError } from '#console/console_errors'
 
 type Rendered = { httpStatus: number; statusCode: number; message: string; data: unknown }
@@ -20,6 +21,12 @@ export default class HttpExceptionHandler extends ExceptionHandler {
   protected debug = !app.inProduction
 
   protected ignoreStatuses = [400, 401, 403, 404, 413, 422, 429]
+
+  /** A refusal of an operator's action (the console shows it) is not a fault to log. */
+  protected shouldReport(error: Parameters<ExceptionHandler['shouldReport']>[0]) {
+    if (error instanceof OperatorError) return false
+    return super.shouldReport(error)
+  }
 
   async handle(error: unknown, ctx: HttpContext) {
     // The admin console answers in HTML pages of its own layout.

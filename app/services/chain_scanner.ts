@@ -110,7 +110,16 @@ export class ChainScanner {
 
     const [tokens, wallets] = await Promise.all([
       Token.query().where('network', chain.network).where('enabled', true),
-      Wallet.query().where('network', chain.network).where('enabled', true),
+      // A disabled wallet is handed to no new order, but the orders that
+      // still hold a reservation on it may be paid there: watched until
+      // their reservations end.
+      Wallet.query()
+        .where('network', chain.network)
+        .where((watched) =>
+          watched
+            .where('enabled', true)
+            .orWhereIn('address', db.from('amount_locks').where('network', chain.network).select('address'))
+        ),
     ])
     if (wallets.length === 0) return this.#report(chain, false, 'no wallet to watch')
     if (tokens.length === 0) return this.#report(chain, false, 'no enabled token')

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import { BlockList, isIP } from 'node:net'
 import { HttpContext } from '@adonisjs/core/http'
 import logger from '@adonisjs/core/services/logger'
 import ApiKey from '#models/api_key'
 import BusinessError from '#exceptions/business_error'
+import { allowListIncludes } from '#support/ip_allowlist'
 import { hexDigestsEqual, type SignableParams } from '#support/signing'
 
 /** last_used_at is refreshed at most this often, to keep writes rare. */
@@ -75,23 +75,7 @@ export class MerchantAuth {
   }
 
   ipAllowed(apiKey: ApiKey, ip: string): boolean {
-    const entries = apiKey.allowedIps
-    if (entries.length === 0) return true
-    // IPv4 clients of a dual-stack socket appear as ::ffff:a.b.c.d
-    const clientIp = ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip
-    const family = isIP(clientIp)
-    if (family === 0) return false
-    const type = family === 6 ? 'ipv6' : 'ipv4'
-    const list = new BlockList()
-    for (const entry of entries) {
-      const [address, prefix] = entry.split('/')
-      const entryFamily = isIP(address)
-      if (entryFamily === 0) continue
-      const entryType = entryFamily === 6 ? 'ipv6' : 'ipv4'
-      if (prefix === undefined) list.addAddress(address, entryType)
-      else list.addSubnet(address, Number(prefix), entryType)
-    }
-    return list.check(clientIp, type)
+    return allowListIncludes(apiKey.allowedIps, ip)
   }
 
   async #touch(apiKey: ApiKey) {

@@ -1,7 +1,7 @@
 import app from '@adonisjs/core/services/app'
 import { ApiKeyAdmin, type ApiKeyChanges, type NewApiKey } from '#services/operators/api_key_admin'
 import { ChainAdmin, type ChainChanges, type TokenChanges } from '#services/operators/chain_admin'
-import { WalletAdmin } from '#services/operators/wallet_admin'
+import { WalletAdmin, type WalletChanges } from '#services/operators/wallet_admin'
 import { RateAdmin } from '#services/operators/rate_admin'
 
 /**
@@ -42,6 +42,10 @@ export class OperatorService {
 
   addWallet(network: string, address: string) {
     return this.#make(WalletAdmin).then((admin) => admin.add(network, address))
+  }
+
+  updateWallet(network: string, address: string, changes: WalletChanges) {
+    return this.#make(WalletAdmin).then((admin) => admin.update(network, address, changes))
   }
 
   removeWallet(network: string, address: string, force = false) {

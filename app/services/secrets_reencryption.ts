@@ -43,6 +43,15 @@ export const SECRET_COLUMNS: SecretColumn[] = [
     describe: (row) => `RPC API key of ${row.network}`,
   },
   {
+    name: 'users.totp_secret',
+    table: 'users',
+    key: 'id',
+    column: 'totp_secret',
+    select: ['id', 'email', 'totp_secret'],
+    purpose: () => SecretPurpose.totpSecret,
+    describe: (row) => `two-factor secret of ${row.email}`,
+  },
+  {
     name: 'settings',
     table: 'settings',
     key: 'key',
@@ -73,6 +82,19 @@ export type SecretColumnCounts = {
 }
 
 /**
+ * The secret columns that exist in this database: the migration that
+ * introduced encryption runs before later ones add columns (users.totp_secret).
+ */
+async function presentColumns(client: Client): Promise<SecretColumn[]> {
+  const present: SecretColumn[] = []
+  for (const field of SECRET_COLUMNS) {
+    const columns = await client.columnsInfo(field.table).catch(() => ({}))
+    if (field.column in columns) present.push(field)
+  }
+  return present
+}
+
+/**
  * Encrypts the plain secrets of the database and, with `reencrypt`, moves
  * those encrypted under a previous APP_KEY to the current one. Idempotent:
  * a value already in its target form is not written. Each write is
@@ -87,7 +109,7 @@ export async function sealStoredSecrets(
   options: { reencrypt: boolean }
 ): Promise<SecretColumnCounts[]> {
   const report: SecretColumnCounts[] = []
-  for (const field of SECRET_COLUMNS) {
+  for (const field of await presentColumns(client)) {
     const counts: SecretColumnCounts = { name: field.name, encrypted: 0, reencrypted: 0, current: 0, unreadable: [] }
     const query = client.from(field.table).select(field.select)
     if (field.only) query.whereIn(field.only.column, field.only.values)
@@ -133,7 +155,7 @@ export async function sealStoredSecrets(
  * decrypted to its plain value.
  */
 export async function unsealStoredSecrets(client: Client): Promise<void> {
-  for (const field of SECRET_COLUMNS) {
+  for (const field of await presentColumns(client)) {
     const query = client.from(field.table).select(field.select)
     if (field.only) query.whereIn(field.only.column, field.only.values)
     const rows: Row[] = await query

@@ -2,6 +2,7 @@ import { getAddress, isAddress } from 'viem'
 import {
   InvalidAddressError,
   type ChainFamily,
+  type ChainHead,
   type ObservedTransfer,
   type PaymentUriContext,
   type ScanContext,
@@ -15,6 +16,8 @@ import { toBaseUnits } from '#support/money'
 import type Chain from '#models/chain'
 import type { RpcBudget } from '#chains/rpc_pool'
 import { evmRequestsPerDay, evmRpcBudget } from '#plugins/evm/evm_budget'
+import { evmCall } from '#plugins/evm/evm_client'
+import type { RpcPool } from '#chains/rpc_pool'
 
 /** EVM chains (ethereum, bsc, polygon, plasma). */
 export class EvmFamily implements ChainFamily {
@@ -57,6 +60,12 @@ export class EvmFamily implements ChainFamily {
 
   verifyReference(reference: string, context: VerificationContext): Promise<ObservedTransfer[]> {
     return verifyEvmReference(reference, context)
+  }
+
+  /** The latest block's header: one eth_getBlockByNumber. */
+  async head(rpc: RpcPool): Promise<ChainHead> {
+    const block = await evmCall(rpc)((client) => client.getBlock({ blockTag: 'latest' }))
+    return { kind: 'block', number: block.number.toString(), time: Number(block.timestamp) * 1000 }
   }
 
   /**

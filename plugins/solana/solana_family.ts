@@ -2,6 +2,7 @@ import { isAddress } from '@solana/kit'
 import {
   InvalidAddressError,
   type ChainFamily,
+  type ChainHead,
   type ObservedTransfer,
   type PaymentUriContext,
   type ScanContext,
@@ -14,7 +15,7 @@ import { verifySolanaReference } from '#plugins/solana/solana_verification'
 import { solanaPayUri } from '#plugins/solana/solana_payment_uri'
 import { solanaRequestsPerDay, solanaRpcBudget } from '#plugins/solana/solana_budget'
 import type Chain from '#models/chain'
-import type { RpcBudget } from '#chains/rpc_pool'
+import type { RpcBudget, RpcPool } from '#chains/rpc_pool'
 
 /**
  * Solana: base58 encoding of a 32-byte public key. Watches each wallet for
@@ -57,5 +58,11 @@ export class SolanaFamily implements ChainFamily {
 
   paymentUri(context: PaymentUriContext): string {
     return solanaPayUri(context)
+  }
+
+  /** The latest confirmed slot (getSlot). */
+  async head(rpc: RpcPool): Promise<ChainHead> {
+    const slot = await new SolanaRpc(rpc).slot('confirmed')
+    return { kind: 'slot', number: slot.toString(), time: null }
   }
 }

@@ -147,6 +147,14 @@ export class SolanaRpc {
     })
   }
 
+  /** The highest slot the endpoint has reached at `commitment`. */
+  slot(commitment: SolanaCommitment): Promise<bigint> {
+    return this.pool.call(async (url) => {
+      const slot = await this.#client(url).getSlot({ commitment }).send({ abortSignal: this.#signal() })
+      return BigInt(slot)
+    })
+  }
+
   /** The program owning an account (a mint: the Token or the Token-2022 program); null when it does not exist. */
   accountOwner(account: Address): Promise<string | null> {
     return this.pool.call(async (url) => {

@@ -2,6 +2,7 @@ import { Address } from '@ton/core'
 import {
   InvalidAddressError,
   type ChainFamily,
+  type ChainHead,
   type ObservedTransfer,
   type PaymentUriContext,
   type ScanContext,
@@ -13,7 +14,8 @@ import { verifyTonReference } from '#plugins/ton/ton_verify'
 import { tonPaymentUri } from '#plugins/ton/ton_payment_uri'
 import { parseTonReference } from '#plugins/ton/ton_references'
 import { toncenterBudget, toncenterRequestsPerDay } from '#plugins/ton/ton_budget'
-import type { RpcBudget } from '#chains/rpc_pool'
+import type { RpcBudget, RpcPool } from '#chains/rpc_pool'
+import { ToncenterClient } from '#plugins/ton/toncenter_client'
 import type Chain from '#models/chain'
 
 /**
@@ -74,6 +76,12 @@ export class TonFamily implements ChainFamily {
 
   paymentUri(context: PaymentUriContext): string {
     return tonPaymentUri(context)
+  }
+
+  /** The last masterchain block's seqno (toncenter's getMasterchainInfo). */
+  async head(rpc: RpcPool): Promise<ChainHead> {
+    const seqno = await rpc.call((url) => ToncenterClient.for(rpc, url).masterchainSeqno())
+    return { kind: 'seqno', number: String(seqno), time: null }
   }
 
   /** Explorers (tonviewer, tonscan) find a transaction by its hash alone. */

@@ -137,6 +137,11 @@ export class ToncenterClient {
     }
   }
 
+  /** Seqno of the last masterchain block the endpoint knows. */
+  async masterchainSeqno(): Promise<number> {
+    return (await this.client.getMasterchainInfo()).latestSeqno
+  }
+
   /** The jetton wallet of `owner` for the jetton of `master` (get_wallet_address). */
   async jettonWallet(master: Address, owner: Address): Promise<Address> {
     const key = jettonWalletKey(master, owner)

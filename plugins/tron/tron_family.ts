@@ -1,6 +1,7 @@
 import {
   InvalidAddressError,
   type ChainFamily,
+  type ChainHead,
   type ObservedTransfer,
   type PaymentUriContext,
   type ScanContext,
@@ -14,7 +15,8 @@ import { tronPaymentUri } from '#plugins/tron/tron_payment_uri'
 import { validateTronOptions } from '#plugins/tron/tron_options'
 import { tronRequestsPerDay, tronRpcBudget } from '#plugins/tron/tron_budget'
 import type Chain from '#models/chain'
-import type { RpcBudget } from '#chains/rpc_pool'
+import type { RpcBudget, RpcPool } from '#chains/rpc_pool'
+import { TronGridClient } from '#plugins/tron/trongrid_client'
 
 /**
  * TRON: base58check addresses starting with T (0x41 + 20 bytes), TRC-20
@@ -68,5 +70,11 @@ export class TronFamily implements ChainFamily {
 
   paymentUri(context: PaymentUriContext): string {
     return tronPaymentUri(context)
+  }
+
+  /** The latest block's header (/wallet/getblock without its transactions). */
+  async head(rpc: RpcPool): Promise<ChainHead> {
+    const block = await new TronGridClient(rpc, rpc.apiKey).nowBlock(false)
+    return { kind: 'block', number: String(block.number), time: block.timestamp }
   }
 }

@@ -11,14 +11,20 @@
     if (!target || !navigator.clipboard) return
     button.hidden = false
     var label = button.textContent
+    var name = button.getAttribute('aria-label') || label
+    // The visible text and the accessible name change together (WCAG 2.5.3).
+    function show(text, accessible) {
+      button.textContent = text
+      button.setAttribute('aria-label', accessible)
+    }
     button.addEventListener('click', function () {
       navigator.clipboard.writeText(target.textContent.trim()).then(
         function () {
-          button.textContent = 'Copied'
-          setTimeout(function () { button.textContent = label }, 1600)
+          show('Copied', 'Copied: ' + name.replace(/^Copy /, ''))
+          setTimeout(function () { show(label, name) }, 1600)
         },
         function () {
-          button.textContent = 'Select and copy'
+          show('Select and copy', 'Select and copy: ' + name.replace(/^Copy /, ''))
         }
       )
     })

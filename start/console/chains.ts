@@ -1,5 +1,27 @@
 /*
 | The console's "chains" pages (registered inside the signed-in group of
-| start/console/index.ts: paths here are relative to ADMIN_PATH).
+| start/console/index.ts: paths here are relative to ADMIN_PATH): chains,
+| their tokens, the connection test, and the plugins page.
 */
-export function chainsRoutes() {}
+import router from '@adonisjs/core/services/router'
+
+const ChainsController = () => import('#controllers/console/chains_controller')
+const TokensController = () => import('#controllers/console/tokens_controller')
+const PluginsController = () => import('#controllers/console/plugins_controller')
+
+export function chainsRoutes() {
+  router.get('/chains', [ChainsController, 'index'])
+  router.get('/chains/:network', [ChainsController, 'show'])
+  router.post('/chains/:network', [ChainsController, 'update'])
+  router.post('/chains/:network/enable', [ChainsController, 'enable'])
+  router.post('/chains/:network/disable', [ChainsController, 'disable'])
+  router.post('/chains/:network/test', [ChainsController, 'testConnection'])
+
+  router.post('/chains/:network/tokens', [TokensController, 'create'])
+  router.get('/chains/:network/tokens/:symbol', [TokensController, 'show'])
+  router.post('/chains/:network/tokens/:symbol', [TokensController, 'update'])
+  router.post('/chains/:network/tokens/:symbol/enable', [TokensController, 'enable'])
+  router.post('/chains/:network/tokens/:symbol/disable', [TokensController, 'disable'])
+
+  router.get('/plugins', [PluginsController, 'index'])
+}

@@ -1,3 +1,4 @@
+import { ConsoleAgent, createConsoleUser } from '#tests/helpers/console'
 import { test } from '@japa/runner'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -136,7 +137,7 @@ test.group('Secrets at rest', (group) => {
     const again = await sealStoredSecrets(db.connection(), { reencrypt: false })
     assert.deepEqual(
       again.map((column) => column.encrypted),
-      [0, 0, 0]
+      [0, 0, 0, 0]
     )
     assert.equal(await stored('api_keys', 'secret_key', { pid: '1000' }), apiSecret)
     assert.equal(await stored('chains', 'api_key', { network: 'tron' }), tronKey)
@@ -184,6 +185,7 @@ test.group('Secrets at rest: APP_KEY rotation', (group) => {
     await makeTronPayable()
     await operator.setChain('tron', { apiKey: TRON_API_KEY })
     await settings.set('provider.shop_token', SHOP_TOKEN)
+    const admin = await createConsoleUser({ email: 'twofa@example.com', totp: true })
     const oldKey = env.get('APP_KEY').release()
     const newKey = randomBytes(32).toString('base64url')
     const before = await stored('api_keys', 'secret_key', { pid: '1000' })
@@ -193,6 +195,7 @@ test.group('Secrets at rest: APP_KEY rotation', (group) => {
     assert.match(rotated.stdout, /api_keys\.secret_key: 1 re-encrypted, 0 encrypted \(were plain\), 0 already current/)
     assert.match(rotated.stdout, /chains\.api_key: 1 re-encrypted/)
     assert.match(rotated.stdout, /settings: 1 re-encrypted/)
+    assert.match(rotated.stdout, /users\.totp_secret: 1 re-encrypted/)
     const after = await stored('api_keys', 'secret_key', { pid: '1000' })
     assert.notEqual(after, before)
     assert.isTrue(looksSealed(after))
@@ -215,6 +218,8 @@ test.group('Secrets at rest: APP_KEY rotation', (group) => {
       body: JSON.stringify({ ...params, signature: merchantSign(params) }),
     })
     assert.equal(response.status, 200, await response.text())
+    // ... and an administrator's two-factor codes still match.
+    await ConsoleAgent.signIn(admin, server.url)
 
     // A key that never wrote them decrypts nothing: refused, named, nothing written.
     const stranger = await runAce(['secrets:reencrypt'], {
@@ -222,7 +227,7 @@ test.group('Secrets at rest: APP_KEY rotation', (group) => {
       APP_KEY_PREVIOUS: undefined,
     })
     assert.equal(stranger.code, 1)
-    assert.match(stranger.stdout + stranger.stderr, /No known key decrypts: API key pid 1000, RPC API key of tron, setting provider\.shop_token/)
+    assert.match(stranger.stdout + stranger.stderr, /No known key decrypts: API key pid 1000, RPC API key of tron, two-factor secret of twofa@example\.com, setting provider\.shop_token/)
     assert.equal(await stored('api_keys', 'secret_key', { pid: '1000' }), after)
   }).timeout(90_000)
 })

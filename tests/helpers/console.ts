@@ -59,8 +59,11 @@ export class ConsoleAgent {
   /** The last page got (its path and query): sent as the form's `_back`, as the page's form would. */
   lastPage: string | null = null
 
-  static async signIn(who: ConsoleUser | { email: string; password: string; totpSecret?: string | null }) {
-    const agent = new ConsoleAgent()
+  /** `base`: another gateway process (default: the test server, APP_URL). */
+  constructor(readonly base: string = process.env.APP_URL!) {}
+
+  static async signIn(who: ConsoleUser | { email: string; password: string; totpSecret?: string | null }, base?: string) {
+    const agent = new ConsoleAgent(base)
     const first = await agent.submit('/login', { email: who.email, password: who.password })
     if (first.status !== 302) throw new Error(`sign-in failed: HTTP ${first.status}`)
     if (first.location?.endsWith('/login/2fa')) {
@@ -75,7 +78,7 @@ export class ConsoleAgent {
 
   url(path: string): string {
     const full = path.startsWith(adminUrl('/')) || path === adminUrl() ? path : adminUrl(path)
-    return `${process.env.APP_URL}${full}`
+    return `${this.base}${full}`
   }
 
   async get(path: string, headers: Record<string, string> = {}): Promise<ConsoleResponse> {

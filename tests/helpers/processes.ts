@@ -46,7 +46,7 @@ export function killLeftoverProcesses() {
 }
 process.once('exit', killLeftoverProcesses)
 
-function track<T extends ChildProcess>(child: T): T {
+export function track<T extends ChildProcess>(child: T): T {
   children.add(child)
   child.once('exit', () => children.delete(child))
   return child

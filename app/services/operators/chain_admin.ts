@@ -5,9 +5,12 @@ import { snapshot } from '#services/audit/audit_snapshots'
 import Token from '#models/token'
 import chainRegistry from '#chains/chain_registry'
 import { explorerTemplateProblem } from '#chains/explorer_links'
-import { InvalidOptionsError } from '#chains/chain_family'
+import { InvalidAddressError, InvalidOptionsError, type ChainFamily } from '#chains/chain_family'
 import { OperatorError } from '#support/operator_error'
 import { refuseSealedLookalike } from '#services/operators/sealed_lookalike'
+import { testChainConnection, type ConnectionTest } from '#chains/connection_check'
+import { MASK, redactUrl } from '#support/redaction'
+import settings from '#settings/settings_service'
 
 export type ChainChanges = {
   enabled?: boolean
@@ -27,6 +30,35 @@ export type ChainChanges = {
   requestsPerSecond?: number | null
   /** Requests per UTC day to each RPC endpoint (0: no daily cap); null: the family's default again. */
   requestsPerDay?: number | null
+}
+
+/** Endpoints a chain may list, and the longest URL taken. */
+const MAX_RPC_URLS = 10
+const MAX_URL_LENGTH = 2000
+/** Longest wait of a connection test, whatever the RPC timeout setting says. */
+const MAX_TEST_TIMEOUT_MS = 15_000
+
+/**
+ * A request budget as typed (a flag, a form field): "" is null (the
+ * provider's default again), else a number. `label` names the input.
+ */
+export function budgetInput(value: string | undefined, label: string): number | null | undefined {
+  if (value === undefined) return undefined
+  const text = value.trim()
+  if (text === '') return null
+  if (!/^\d+(\.\d+)?$/.test(text)) throw new OperatorError(`${label} takes a number, not "${value}"`)
+  return Number(text)
+}
+
+/** Family options typed as `key=value` items (flags, or the lines of a form); an item without "=" is refused. */
+export function optionsInput(items: string[], label: string): Record<string, string> {
+  const options: Record<string, string> = {}
+  for (const item of items) {
+    const match = /^([A-Za-z][A-Za-z0-9_]*)=(.*)$/s.exec(item.trim())
+    if (!match) throw new OperatorError(`${label} takes key=value, not "${item}"`)
+    options[match[1]] = match[2].trim()
+  }
+  return options
 }
 
 export type TokenChanges = {
@@ -58,13 +90,74 @@ export class ChainAdmin {
     return chain
   }
 
+  /** The chain's family; refused when no enabled plugin brings it. */
+  familyOf(chain: Chain): ChainFamily {
+    const family = chainRegistry.find(chain.family)
+    if (!family) throw new OperatorError(`No enabled plugin brings the family "${chain.family}" of ${chain.network}`)
+    return family
+  }
+
+  /**
+   * Asks each RPC endpoint of the chain for the head of the chain (block,
+   * slot or seqno, through the family), each within `timeoutMs` (default:
+   * the RPC timeout setting, at most 15 s): the head and the latency, or
+   * why it failed. Reads only; the saved configuration is the one tested.
+   */
+  async testConnection(network: string, options: { timeoutMs?: number } = {}): Promise<ConnectionTest> {
+    const chain = await this.find(network)
+    const family = this.familyOf(chain)
+    if (!family.head) throw new OperatorError(`The ${chain.family} family cannot report the head of its chain`)
+    if (chain.rpcUrls.length === 0) {
+      throw new OperatorError(`${chain.network} has no RPC endpoint to test: add one first`)
+    }
+    const timeoutMs =
+      options.timeoutMs ?? Math.min((await settings.get('chains.rpc_timeout_seconds')) * 1000, MAX_TEST_TIMEOUT_MS)
+    return testChainConnection(chain, family, timeoutMs)
+  }
+
+  /**
+   * The RPC URLs to store: blank entries dropped, each checked. A URL as
+   * listings show it (its key masked with ***) stands for the stored URL it
+   * masks, so that a form filled with the masked list can be sent back
+   * without ever showing the keys.
+   */
+  #rpcUrls(chain: Chain, urls: string[]): string[] {
+    const stored = chain.rpcUrls ?? []
+    const result: string[] = []
+    for (const entry of urls.map((url) => url.trim()).filter((url) => url !== '')) {
+      let url = entry
+      if (entry.includes(MASK)) {
+        const original = stored.find((candidate) => candidate !== redactUrl(candidate) && redactUrl(candidate) === entry)
+        if (!original) {
+          throw new OperatorError(
+            `"${entry}" has a masked part (${MASK}) that matches no stored URL: type the URL in full`
+          )
+        }
+        url = original
+      }
+      if (url.length > MAX_URL_LENGTH) throw new OperatorError(`An RPC URL is at most ${MAX_URL_LENGTH} characters`)
+      let parsed: URL
+      try {
+        parsed = new URL(url)
+      } catch {
+        throw new OperatorError(`"${redactUrl(url)}" is not a URL`)
+      }
+      if (!['http:', 'https:', 'ws:', 'wss:'].includes(parsed.protocol)) {
+        throw new OperatorError(`"${redactUrl(url)}" must be an http(s) or ws(s) URL`)
+      }
+      if (result.includes(url)) throw new OperatorError(`"${redactUrl(url)}" is listed twice`)
+      result.push(url)
+    }
+    if (result.length > MAX_RPC_URLS) throw new OperatorError(`A chain takes at most ${MAX_RPC_URLS} RPC URLs`)
+    return result
+  }
+
   /**
    * The chain's options with `changes` applied ("" removes an option),
    * checked by the chain's family.
    */
   #familyOptions(chain: Chain, changes: Record<string, string>): Record<string, unknown> {
-    const family = chainRegistry.find(chain.family)
-    if (!family) throw new OperatorError(`No enabled plugin brings the family "${chain.family}" of ${chain.network}`)
+    const family = this.familyOf(chain)
     if (!family.validateOptions) throw new OperatorError(`The ${chain.family} family takes no options`)
     const merged: Record<string, unknown> = { ...chain.options }
     for (const [key, value] of Object.entries(changes)) {
@@ -119,11 +212,18 @@ export class ChainAdmin {
     }
 
     if (changes.enabled !== undefined) chain.enabled = changes.enabled
-    if (changes.displayName !== undefined) chain.displayName = changes.displayName
+    if (changes.displayName !== undefined) {
+      const displayName = changes.displayName.trim()
+      if (displayName === '' || displayName.length > 64) {
+        throw new OperatorError('The display name is 1 to 64 characters')
+      }
+      chain.displayName = displayName
+    }
     if (changes.options !== undefined && Object.keys(changes.options).length > 0) {
       chain.options = this.#familyOptions(chain, changes.options)
     }
     if (changes.apiKey !== undefined) {
+      if (changes.apiKey.trim().length > 500) throw new OperatorError('An API key is at most 500 characters')
       refuseSealedLookalike(changes.apiKey.trim())
       chain.apiKey = changes.apiKey.trim() // encrypted by the model
     }
@@ -133,20 +233,7 @@ export class ChainAdmin {
       if (problem) throw new OperatorError(problem)
       chain.explorerTxUrl = template
     }
-    if (changes.rpcUrls !== undefined) {
-      for (const url of changes.rpcUrls) {
-        let parsed: URL
-        try {
-          parsed = new URL(url)
-        } catch {
-          throw new OperatorError(`"${url}" is not a URL`)
-        }
-        if (!['http:', 'https:', 'ws:', 'wss:'].includes(parsed.protocol)) {
-          throw new OperatorError(`"${url}" must be an http(s) or ws(s) URL`)
-        }
-      }
-      chain.rpcUrls = changes.rpcUrls
-    }
+    if (changes.rpcUrls !== undefined) chain.rpcUrls = this.#rpcUrls(chain, changes.rpcUrls)
     if (changes.confirmations !== undefined) {
       if (!Number.isInteger(changes.confirmations) || changes.confirmations < 0 || changes.confirmations > 1000) {
         throw new OperatorError('Confirmations must be a whole number from 0 to 1000')
@@ -201,6 +288,16 @@ export class ChainAdmin {
     )
   }
 
+  /** Adds a token; refused when the network has that symbol already (setToken changes it). */
+  async addToken(network: string, symbol: string, changes: TokenChanges) {
+    const chain = await this.find(network)
+    const upper = symbol.trim().toUpperCase()
+    if (await Token.query().where('network', chain.network).where('symbol', upper).first()) {
+      throw new OperatorError(`${upper} is already a token of ${chain.network}`)
+    }
+    return this.setToken(chain.network, upper, changes)
+  }
+
   /** Changes a token of a network, or adds one (then `decimals` and `contract` or `native` are needed). */
   async setToken(network: string, symbol: string, changes: TokenChanges) {
     const chain = await this.find(network)
@@ -225,7 +322,12 @@ export class ChainAdmin {
 
     if (changes.native) token.contract = null
     if (changes.contract !== undefined) {
-      token.contract = chainRegistry.family(chain.family).normalizeContract(changes.contract)
+      try {
+        token.contract = this.familyOf(chain).normalizeContract(changes.contract)
+      } catch (error) {
+        if (error instanceof InvalidAddressError) throw new OperatorError(error.message)
+        throw error
+      }
     }
     if (changes.decimals !== undefined) {
       if (!Number.isInteger(changes.decimals) || changes.decimals < 0 || changes.decimals > 36) {

@@ -120,7 +120,7 @@ class RateLimiter {
 /**
  * A local stand-in for toncenter's v2 `jsonRPC` endpoint, backed by the
  * sandbox: answers what the real @ton/ton TonClient asks the plugin's way
- * (getTransactions, runGetMethod, tryLocateResultTx) in toncenter's JSON
+ * (getTransactions, runGetMethod, tryLocateResultTx, getMasterchainInfo) in toncenter's JSON
  * shapes, limits requests like toncenter (429 "Ratelimit exceed" over 1/s
  * without a key, 10/s with one), and records the method of every call served.
  */
@@ -194,7 +194,26 @@ export class FakeToncenter extends HttpStub {
     if (method === 'getTransactions') return this.#getTransactions(params)
     if (method === 'runGetMethod') return this.#runGetMethod(params)
     if (method === 'tryLocateResultTx') return this.#tryLocateResultTx(params)
+    if (method === 'getMasterchainInfo') return this.#masterchainInfo()
     throw new RpcError(`method ${method} is not served by the fake toncenter`, 404)
+  }
+
+  /** The masterchain's last block: the sandbox has none, so one per transaction it recorded (seqno 1 when empty). */
+  #masterchainInfo() {
+    const block = (seqno: number) => ({
+      '@type': 'ton.blockIdExt',
+      'workchain': -1,
+      'shard': '-9223372036854775808',
+      'seqno': seqno,
+      'root_hash': Buffer.alloc(32, seqno % 256).toString('base64'),
+      'file_hash': Buffer.alloc(32, 7).toString('base64'),
+    })
+    return {
+      '@type': 'blocks.masterchainInfo',
+      'last': block(this.chain.transactions.length + 1),
+      'state_root_hash': Buffer.alloc(32, 1).toString('base64'),
+      'init': block(0),
+    }
   }
 
   /** Newest first from (lt, hash) inclusive, down to to_lt exclusive, `limit` at most. */

@@ -1,0 +1,136 @@
+import { inject } from '@adonisjs/core'
+import type { HttpContext } from '@adonisjs/core/http'
+import vine from '@vinejs/vine'
+import Chain from '#models/chain'
+import { WalletAdmin, type WalletFilters } from '#services/operators/wallet_admin'
+import { OperatorError } from '#support/operator_error'
+import { ConsoleNotFound } from '#console/console_errors'
+import { adminUrl, safeConsoleReturn } from '#console/console_paths'
+
+const newWallet = vine.compile(
+  vine.object({
+    network: vine.string().trim().maxLength(32),
+    address: vine.string().trim().maxLength(200),
+    note: vine.string().trim().maxLength(255).optional(),
+  })
+)
+const importForm = vine.compile(
+  vine.object({
+    text: vine.string().maxLength(200_000),
+    network: vine.string().trim().maxLength(32).optional(),
+  })
+)
+
+const PAGE_SIZE = 50
+
+/**
+ * Receiving wallets through WalletAdmin (the service of `wallet:add`,
+ * `wallet:set`, `wallet:remove`, `wallet:import`): addresses checked and
+ * normalised by the network's family, removal refused while amounts are
+ * reserved on the wallet (the console has no --force).
+ */
+@inject()
+export default class WalletsController {
+  constructor(protected wallets: WalletAdmin) {}
+
+  async index({ request, view }: HttpContext) {
+    const state = String(request.input('state', ''))
+    const filters: WalletFilters = {
+      network: String(request.input('network', '')).trim() || undefined,
+      enabled: state === 'enabled' ? true : state === 'disabled' ? false : undefined,
+      search: String(request.input('q', '')).trim().slice(0, 128) || undefined,
+    }
+    const after = request.input('after')
+    const page = await this.wallets.page(filters, { after: typeof after === 'string' ? after : null, limit: PAGE_SIZE })
+    const usage = await this.wallets.usage(page.rows)
+    const query = (extra: Record<string, string>) => {
+      const params = new URLSearchParams()
+      if (filters.network) params.set('network', filters.network)
+      if (state === 'enabled' || state === 'disabled') params.set('state', state)
+      if (filters.search) params.set('q', filters.search)
+      for (const [key, value] of Object.entries(extra)) params.set(key, value)
+      const text = params.toString()
+      return adminUrl(`/wallets${text ? `?${text}` : ''}`)
+    }
+    return view.render('console/wallets/index', {
+      rows: page.rows.map((wallet) => ({ wallet, usage: WalletAdmin.usageOf(usage, wallet) })),
+      networks: await this.#networks(),
+      filters: { network: filters.network ?? '', state, q: filters.search ?? '' },
+      filtered: Boolean(filters.network || filters.search || filters.enabled !== undefined),
+      firstUrl: after ? query({}) : null,
+      nextUrl: page.next ? query({ after: page.next }) : null,
+    })
+  }
+
+  async create({ request, session, response }: HttpContext) {
+    const input = await request.validateUsing(newWallet)
+    const wallet = await this.wallets.add(input.network, input.address, input.note ?? '')
+    const canonical = wallet.address === input.address ? '' : ' (stored in its canonical form)'
+    session.flash('success', `Wallet added on ${wallet.network}: ${wallet.address}${canonical}.`)
+    return response.redirect(adminUrl(`/wallets?network=${encodeURIComponent(wallet.network)}`))
+  }
+
+  async showImport({ view }: HttpContext) {
+    return view.render('console/wallets/import', { networks: await this.#networks(), report: null })
+  }
+
+  /** The report is the answer to the form (no redirect): it may list a thousand lines. */
+  async import({ request, view }: HttpContext) {
+    const input = await request.validateUsing(importForm)
+    const report = await this.wallets.importBatch(input.text, { defaultNetwork: input.network || undefined })
+    return view.render('console/wallets/import', {
+      networks: await this.#networks(),
+      report,
+      defaultNetwork: input.network ?? '',
+    })
+  }
+
+  async enable(ctx: HttpContext) {
+    return this.#setEnabled(ctx, true)
+  }
+
+  async disable(ctx: HttpContext) {
+    return this.#setEnabled(ctx, false)
+  }
+
+  async remove({ params, session, response, request }: HttpContext) {
+    const wallet = await this.#wallet(params.id)
+    await this.wallets.remove(wallet.network, wallet.address)
+    session.flash('success', `Wallet ${wallet.address} was removed from ${wallet.network}.`)
+    return response.redirect(this.#back(request.input('_back')))
+  }
+
+  async #setEnabled({ params, session, response, request }: HttpContext, enabled: boolean) {
+    const wallet = await this.#wallet(params.id)
+    await this.wallets.update(wallet.network, wallet.address, { enabled })
+    session.flash(
+      'success',
+      enabled
+        ? `${wallet.address} on ${wallet.network} is enabled: new orders may use it.`
+        : `${wallet.address} on ${wallet.network} is disabled: no new order uses it; payments of orders already waiting on it are still watched.`
+    )
+    return response.redirect(this.#back(request.input('_back')))
+  }
+
+  /** Back to the list as it was filtered (the form's page), else the list. */
+  #back(value: unknown) {
+    return safeConsoleReturn(value) ?? adminUrl('/wallets')
+  }
+
+  async #wallet(id: unknown) {
+    try {
+      if (typeof id !== 'string' || !/^\d{1,15}$/.test(id)) throw new OperatorError('bad id')
+      return await this.wallets.findById(Number(id))
+    } catch (error) {
+      if (error instanceof OperatorError) throw new ConsoleNotFound('No wallet has this id.')
+      throw error
+    }
+  }
+
+  async #networks() {
+    return (await Chain.query().orderBy('sort_order').orderBy('id')).map((chain) => ({
+      value: chain.network,
+      label: `${chain.displayName} (${chain.network})${chain.enabled ? '' : ' · disabled'}`,
+    }))
+  }
+}

@@ -1,0 +1,173 @@
+import db from '@adonisjs/lucid/services/db'
+import Chain from '#models/chain'
+import Token from '#models/token'
+import chainRegistry from '#chains/chain_registry'
+import { chainLoad, type ChainLoad } from '#chains/chain_load'
+import { maskSecret, redactSecrets, redactUrl } from '#support/redaction'
+import { OperatorError } from '#support/operator_error'
+
+/** A token as listings show it. */
+export type TokenSummary = {
+  id: number
+  network: string
+  symbol: string
+  /** Contract (mint, master) in stored form; null for the native coin. */
+  contract: string | null
+  decimals: number
+  amountPrecision: number
+  enabled: boolean
+}
+
+/** Where the chain's scanner stands (chain_cursors). */
+export type ScanState = {
+  /** Epoch ms of the last run; null: never scanned. */
+  lastScanAt: number | null
+  /** The last run's error, secrets masked ('' when it went well). */
+  lastError: string
+  /** The last run stopped midway and kept its progress (rate limit, outage). */
+  interrupted: boolean
+  caughtUp: boolean
+  /** The family's cursor as stored (JSON), shortened. */
+  cursor: string
+}
+
+/**
+ * A chain as the console and `chain:list` show it. Holds no secret: URLs
+ * are masked where they carry a key, the API key is a hint (its last
+ * characters at most).
+ */
+export type ChainSummary = {
+  id: number
+  network: string
+  family: string
+  /** Whether an enabled plugin brings the family (else nothing can be done with the chain). */
+  familyLoaded: boolean
+  /** Whether the family can report its head (the "test connection" button). */
+  canTestConnection: boolean
+  displayName: string
+  enabled: boolean
+  rpcUrls: string[]
+  apiKeySet: boolean
+  /** The API key as listings show it ('' when none, "unreadable" when APP_KEY changed). */
+  apiKeyHint: string
+  confirmations: number
+  scanIntervalSeconds: number
+  blockTimeSeconds: number
+  /** The operator's request budget of each endpoint; null: the provider's default. */
+  requestsPerSecond: number | null
+  requestsPerDay: number | null
+  explorerTxUrl: string
+  options: Record<string, unknown>
+  tokens: TokenSummary[]
+  wallets: { total: number; enabled: number }
+  scan: ScanState
+  /** Requests a day scanning costs against the endpoints' budget; null when it cannot be worked out. */
+  load: ChainLoad | null
+}
+
+type CursorRow = { network: string; cursor: string | null; last_scan_at: unknown; last_error: string | null; caught_up: unknown }
+
+const CURSOR_EXCERPT = 120
+
+function apiKeyHint(chain: Chain): string {
+  try {
+    return maskSecret(chain.rpcApiKey())
+  } catch {
+    return 'unreadable (APP_KEY?)'
+  }
+}
+
+function scanState(row: CursorRow | undefined): ScanState {
+  const lastScanAt = row ? Number(row.last_scan_at) : 0
+  const error = row?.last_error ?? ''
+  const interrupted = error.startsWith('interrupted: ')
+  const cursor = row?.cursor ?? ''
+  return {
+    lastScanAt: lastScanAt > 0 ? lastScanAt : null,
+    lastError: redactSecrets(interrupted ? error.slice('interrupted: '.length) : error),
+    interrupted,
+    caughtUp: row ? Boolean(row.caught_up) : true,
+    cursor: cursor.length > CURSOR_EXCERPT ? `${cursor.slice(0, CURSOR_EXCERPT)}…` : cursor,
+  }
+}
+
+export function tokenSummary(token: Token): TokenSummary {
+  return {
+    id: token.id,
+    network: token.network,
+    symbol: token.symbol,
+    contract: token.contract,
+    decimals: token.decimals,
+    amountPrecision: token.amountPrecision,
+    enabled: token.enabled,
+  }
+}
+
+/**
+ * The read side of the chains: every chain with its tokens, wallet counts,
+ * scanner state and request load, in a fixed number of queries.
+ */
+export class ChainOverview {
+  async all(): Promise<ChainSummary[]> {
+    return this.#summaries(await Chain.query().orderBy('sort_order').orderBy('id'))
+  }
+
+  /** One chain; an unknown network is refused. */
+  async one(network: string): Promise<ChainSummary> {
+    const chain = await Chain.findBy('network', network.toLowerCase())
+    if (!chain) throw new OperatorError(`Unknown network "${network}"`)
+    const [summary] = await this.#summaries([chain])
+    return summary
+  }
+
+  async #summaries(chains: Chain[]): Promise<ChainSummary[]> {
+    if (chains.length === 0) return []
+    const networks = chains.map((chain) => chain.network)
+    const [tokens, walletCounts, cursors] = await Promise.all([
+      Token.query().whereIn('network', networks).orderBy('id'),
+      db
+        .from('wallets')
+        .whereIn('network', networks)
+        .groupBy('network', 'enabled')
+        .select('network', 'enabled')
+        .count('* as total'),
+      db
+        .from('chain_cursors')
+        .whereIn('network', networks)
+        .select('network', 'cursor', 'last_scan_at', 'last_error', 'caught_up') as Promise<CursorRow[]>,
+    ])
+    const summaries: ChainSummary[] = []
+    for (const chain of chains) {
+      const own = tokens.filter((token) => token.network === chain.network)
+      const counts = walletCounts.filter((row) => row.network === chain.network)
+      const total = counts.reduce((sum, row) => sum + Number(row.total), 0)
+      const enabled = counts.filter((row) => Boolean(row.enabled)).reduce((sum, row) => sum + Number(row.total), 0)
+      const family = chainRegistry.find(chain.family)
+      const enabledTokens = own.filter((token) => token.enabled).length
+      summaries.push({
+        id: chain.id,
+        network: chain.network,
+        family: chain.family,
+        familyLoaded: family !== null,
+        canTestConnection: typeof family?.head === 'function',
+        displayName: chain.displayName,
+        enabled: chain.enabled,
+        rpcUrls: chain.rpcUrls.map((url) => redactUrl(url)),
+        apiKeySet: (chain.apiKey ?? '') !== '',
+        apiKeyHint: apiKeyHint(chain),
+        confirmations: chain.confirmations,
+        scanIntervalSeconds: chain.scanIntervalSeconds,
+        blockTimeSeconds: chain.blockTimeMs / 1000,
+        requestsPerSecond: chain.rpcRequestsPerSecond ?? null,
+        requestsPerDay: chain.rpcRequestsPerDay ?? null,
+        explorerTxUrl: chain.explorerTxUrl,
+        options: chain.options ?? {},
+        tokens: own.map(tokenSummary),
+        wallets: { total, enabled },
+        scan: scanState(cursors.find((row) => row.network === chain.network)),
+        load: await chainLoad(chain, enabled, enabledTokens).catch(() => null),
+      })
+    }
+    return summaries
+  }
+}

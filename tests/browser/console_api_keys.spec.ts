@@ -1,0 +1,127 @@
+import { test } from '@japa/runner'
+import type { Page } from 'playwright-core'
+import ApiKey from '#models/api_key'
+import settings from '#settings/settings_service'
+import { resetDatabase } from '#tests/helpers/database'
+import { createConsoleUser, type ConsoleUser } from '#tests/helpers/console'
+import { MerchantServer } from '#tests/helpers/merchant_server'
+import { makeTronPayable } from '#tests/helpers/setup'
+import {
+  DESKTOP,
+  NARROW_PHONE,
+  PHONE,
+  closeBrowser,
+  horizontalOverflow,
+  newPage,
+  screenshot,
+  seriousAxeViolations,
+} from '#tests/helpers/browser'
+
+/** Screenshots at phone, narrow phone and desktop width, no sideways scroll, no serious axe finding. */
+async function checkPage(page: Page, assert: any, name: string) {
+  for (const [size, viewport] of [
+    ['phone', PHONE],
+    ['320', NARROW_PHONE],
+    ['desktop', DESKTOP],
+  ] as const) {
+    await page.setViewportSize(viewport)
+    assert.equal(await horizontalOverflow(page), 0, `${name} overflows at ${size}`)
+    await screenshot(page, `console-api-keys-${name}-${size}`)
+  }
+  assert.deepEqual(await seriousAxeViolations(page), [], `axe on ${name}`)
+}
+
+async function signIn(page: Page, user: ConsoleUser) {
+  await page.goto('/admin/login')
+  await page.getByLabel('E-mail').fill(user.email)
+  await page.getByLabel('Password').fill(user.password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.waitForURL((url) => !url.pathname.endsWith('/login'))
+}
+
+test.group('Console API keys in a browser', (group) => {
+  const merchant = new MerchantServer()
+  group.setup(async () => {
+    await merchant.start()
+    return async () => {
+      await merchant.stop()
+      await closeBrowser()
+    }
+  })
+  group.each.setup(async () => {
+    await resetDatabase()
+    merchant.reset()
+  })
+
+  test('create a key, copy its secret, read the integration page, send a test callback', async ({ assert }) => {
+    await makeTronPayable()
+    await settings.set('callbacks.allow_private_targets', 'true')
+    const admin = await createConsoleUser({ role: 'admin' })
+    const { context, page } = await newPage(DESKTOP)
+    try {
+      await signIn(page, admin)
+      await page.goto('/admin/api-keys')
+      await checkPage(page, assert, 'list')
+
+      await page.getByRole('link', { name: 'Create a key' }).click()
+      await page.getByLabel('Note').fill('Main shop')
+      await page.getByLabel('Allowed IPs').fill('203.0.113.7\n198.51.100.0/24')
+      await checkPage(page, assert, 'create')
+      await page.getByRole('button', { name: 'Create key' }).click()
+
+      await page.getByRole('heading', { name: 'API key 1001 created' }).waitFor()
+      const secret = (await ApiKey.findByOrFail('pid', '1001')).signingSecret()
+      assert.equal((await page.locator('#key-secret').textContent())!.trim(), secret)
+      await checkPage(page, assert, 'secret')
+      await page.getByRole('button', { name: 'Copy the secret' }).click()
+      assert.equal(await page.evaluate('navigator.clipboard.readText()'), secret)
+
+      await page.getByRole('link', { name: 'I have saved it' }).click()
+      await page.getByRole('heading', { name: 'API key 1001' }).waitFor()
+      assert.notInclude(await page.content(), secret)
+      await checkPage(page, assert, 'show')
+
+      await page.getByRole('link', { name: 'Integration' }).first().click()
+      await page.getByRole('heading', { name: 'Integration of pid 1001' }).waitFor()
+      assert.notInclude(await page.content(), secret)
+      await checkPage(page, assert, 'integration')
+      // Examples but the first are folded; the copy button copies the example as shown.
+      assert.isFalse(await page.getByRole('button', { name: 'Copy Node.js example' }).isVisible())
+      await page.locator('#create-order summary', { hasText: 'Node.js' }).click()
+      await page.getByRole('button', { name: 'Copy Node.js example' }).click()
+      const copied = String(await page.evaluate('navigator.clipboard.readText()'))
+      assert.include(copied, "createHmac('sha256', secret)")
+      assert.include(copied, 'pid: "1001"')
+
+      await page.getByLabel('Callback URL').fill(merchant.notifyUrl)
+      await page.getByRole('button', { name: 'Send test callback' }).click()
+      await page.getByRole('heading', { name: "The shop's answer" }).waitFor()
+      assert.include(await page.locator('.keys-result').textContent(), 'Acknowledged')
+      assert.lengthOf(merchant.requests, 1)
+      await checkPage(page, assert, 'test-callback')
+    } finally {
+      await context.close()
+    }
+  })
+
+  test('disable and rotate go through a confirmation', async ({ assert }) => {
+    const admin = await createConsoleUser({ role: 'admin' })
+    const { context, page } = await newPage(PHONE)
+    try {
+      await signIn(page, admin)
+      await page.goto('/admin/api-keys/1000')
+      await page.getByText('Disable', { exact: true }).click()
+      await page.getByRole('button', { name: 'Disable the key' }).click()
+      await page.getByText('pid 1000 is disabled').waitFor()
+      assert.equal((await ApiKey.findByOrFail('pid', '1000')).status, 'disabled')
+
+      await page.getByText('Rotate the secret', { exact: true }).click()
+      await page.getByRole('button', { name: 'Rotate now' }).click()
+      await page.getByRole('heading', { name: 'New secret of pid 1000' }).waitFor()
+      const secret = (await ApiKey.findByOrFail('pid', '1000')).signingSecret()
+      assert.equal((await page.locator('#key-secret').textContent())!.trim(), secret)
+    } finally {
+      await context.close()
+    }
+  })
+})
