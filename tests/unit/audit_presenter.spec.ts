@@ -75,8 +75,9 @@ test.group('Audit page: rows in words', () => {
   })
 
   test('an action it does not know is shown from its name', ({ assert }) => {
-    assert.deepEqual(actionLabel('order.mark_paid'), { label: 'Order: mark paid', tone: 'neutral' })
-    assert.deepEqual(actionLabel('unmatched.assign'), { label: 'Unmatched: assign', tone: 'neutral' })
+    assert.deepEqual(actionLabel('order.refund'), { label: 'Order: refund', tone: 'neutral' })
+    assert.deepEqual(actionLabel('unmatched.split_up'), { label: 'Unmatched: split up', tone: 'neutral' })
+    assert.deepEqual(actionLabel('wallet.import_failed'), { label: 'Wallet: import failed', tone: 'danger' })
     assert.deepEqual(actionLabel('plain'), { label: 'Plain', tone: 'neutral' })
   })
 
@@ -122,10 +123,18 @@ test.group('Audit page: rows in words', () => {
     assert.deepEqual(shell.actor, { label: 'deploy', kind: 'ace', detail: 'shell (node ace)' })
     assert.equal(shell.shape, 'changed')
     assert.equal(shell.subject.label, 'Chain ethereum')
+    assert.equal(shell.subject.href, '/admin/chains/ethereum')
     const bare = presentAuditRow(row({ action: 'auth.logout', subjectType: 'user', subjectId: '3' }))
     assert.equal(bare.shape, 'none')
     assert.deepEqual(bare.changes, [])
     assert.equal(bare.subject.label, 'Admin user 3')
+    assert.isNull(bare.subject.href)
+    const subject = (subjectType: string, subjectId: string) => presentAuditRow(row({ subjectType, subjectId })).subject.href
+    assert.equal(subject('order', 'T0123456789abcdef'), '/admin/orders/T0123456789abcdef')
+    assert.equal(subject('api_key', '1000'), '/admin/api-keys/1000')
+    assert.equal(subject('token', 'tron/USDT'), '/admin/chains/tron/tokens/USDT')
+    assert.isNull(subject('setting', 'order.expiration_minutes'))
+    assert.isNull(subject('order', ''))
   })
 
   test('filter options: a group per kind with an "all" entry; an unknown current value is kept', ({ assert }) => {

@@ -1,4 +1,5 @@
 import type { AuditRow } from '#services/audit/audit_log'
+import { adminUrl } from '#console/console_paths'
 
 /**
  * How the console's audit page shows a row: the action in words, the
@@ -18,7 +19,8 @@ export type AuditRowView = {
   createdAt: number
   actor: { label: string; kind: string; detail: string }
   action: { name: string; label: string; tone: Tone }
-  subject: { type: string; id: string; label: string }
+  /** `href`: the console page of the subject, when it has one. */
+  subject: { type: string; id: string; label: string; href: string | null }
   /** 'created': only `after` (shown as a list), 'removed': only `before`, 'changed': both, 'none': neither. */
   shape: 'created' | 'removed' | 'changed' | 'none'
   changes: DiffLine[]
@@ -46,6 +48,13 @@ const ACTIONS: Record<string, { label: string; tone?: Tone }> = {
   'wallet.add': { label: 'Wallet added' },
   'wallet.remove': { label: 'Wallet removed', tone: 'warning' },
   'wallet.remove_forced': { label: 'Wallet removed while in use', tone: 'danger' },
+  'wallet.update': { label: 'Wallet changed' },
+  'api_key.test_callback': { label: 'Test callback sent' },
+  'order.mark_paid': { label: 'Order marked paid', tone: 'warning' },
+  'order.close': { label: 'Order closed', tone: 'warning' },
+  'order.callback_resend': { label: 'Callback sent again' },
+  'unmatched.assign': { label: 'Unmatched payment assigned', tone: 'warning' },
+  'unmatched.dismiss': { label: 'Unmatched payment dismissed' },
   'rate.set': { label: 'Rate set' },
   'setting.set': { label: 'Setting changed' },
 }
@@ -73,8 +82,7 @@ const ACTION_GROUPS: { prefix: string; label: string }[] = [
   { prefix: 'wallet.', label: 'Wallets' },
   { prefix: 'rate.', label: 'Rates' },
   { prefix: 'setting.', label: 'Settings' },
-  { prefix: 'order.', label: 'Orders' },
-  { prefix: 'callback.', label: 'Callbacks' },
+  { prefix: 'order.', label: 'Orders and callbacks' },
   { prefix: 'unmatched.', label: 'Unmatched payments' },
 ]
 
@@ -198,17 +206,32 @@ function actorView(row: AuditRow) {
   return { label: row.actor, kind: row.actorKind, detail: row.actorKind }
 }
 
+/** The console page of a subject, for the kinds that have one (by the id the services audit them under). */
+function subjectHref(type: string, id: string): string | null {
+  if (id === '') return null
+  const part = encodeURIComponent
+  if (type === 'order') return adminUrl(`/orders/${part(id)}`)
+  if (type === 'api_key') return adminUrl(`/api-keys/${part(id)}`)
+  if (type === 'chain') return adminUrl(`/chains/${part(id)}`)
+  if (type === 'token') {
+    const [network, symbol] = id.split('/')
+    return network && symbol ? adminUrl(`/chains/${part(network)}/tokens/${part(symbol)}`) : null
+  }
+  return null
+}
+
 function subjectView(row: AuditRow) {
   const type = subjectTypeLabel(row.subjectType)
+  const href = subjectHref(row.subjectType, row.subjectId)
   if (row.subjectType === 'user') {
     const email = [row.after, row.before].map((side) => (isPlainObject(side) ? side.email : undefined)).find(Boolean)
     if (typeof email === 'string') {
       // No id: a sign-in that matched no one (or is not told apart from one, on purpose).
       const label = row.subjectId === '' ? `Sign-in as ${email}` : `${type} ${email} (#${row.subjectId})`
-      return { type: row.subjectType, id: row.subjectId, label }
+      return { type: row.subjectType, id: row.subjectId, label, href }
     }
   }
-  return { type: row.subjectType, id: row.subjectId, label: row.subjectId === '' ? type : `${type} ${row.subjectId}` }
+  return { type: row.subjectType, id: row.subjectId, label: row.subjectId === '' ? type : `${type} ${row.subjectId}`, href }
 }
 
 export function presentAuditRow(row: AuditRow): AuditRowView {

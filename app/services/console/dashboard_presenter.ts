@@ -181,6 +181,7 @@ export function dashboardView(figures: DashboardFigures) {
 
   const scanners = figures.scanners.map((status) => ({
     network: status.network,
+    href: adminUrl(`/chains/${encodeURIComponent(status.network)}`),
     name: status.displayName,
     family: status.family,
     state: SCANNER_STATES[status.state],

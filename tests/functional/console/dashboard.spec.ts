@@ -131,5 +131,6 @@ test.group('Console dashboard', (group) => {
     assert.include(scanners, '100 blocks (≈ 5 min) waits for 15 confirmations')
     assert.match(page.text, /<strong class="dash-lag-large">100 blocks \(≈ 5 min\)<\/strong>/)
     assert.include(pageText(page.text), '2 scanners need attention')
+    assert.include(page.text, '<a href="/admin/chains/bsc">BNB Smart Chain</a>')
   })
 })
