@@ -2,19 +2,20 @@ import { test } from '@japa/runner'
 import type { Page } from 'playwright-core'
 import db from '@adonisjs/lucid/services/db'
 import { resetDatabase } from '#tests/helpers/database'
-import { createConsoleUser, type ConsoleUser } from '#tests/helpers/console'
+import { createConsoleUser } from '#tests/helpers/console'
 import { resetOrderRows, seedOrderRow } from '#tests/helpers/order_rows'
-import { DESKTOP, PHONE, closeBrowser, horizontalOverflow, newPage, screenshot, seriousAxeViolations } from '#tests/helpers/browser'
+import {
+  DESKTOP,
+  PHONE,
+  closeBrowser,
+  consoleSignIn,
+  horizontalOverflow,
+  newPage,
+  screenshot,
+  seriousAxeViolations,
+} from '#tests/helpers/browser'
 
 const DAY = 86_400_000
-
-async function signIn(page: Page, user: ConsoleUser) {
-  await page.goto('/admin/login')
-  await page.getByLabel('E-mail').fill(user.email)
-  await page.getByLabel('Password').fill(user.password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.waitForURL(/\/admin$/)
-}
 
 /** Light and dark, desktop and phone: no overflow, no serious axe violation, a screenshot each. */
 async function checkPage(page: Page, assert: any, name: string) {
@@ -40,7 +41,7 @@ test.group('Console dashboard and audit log in Chromium', (group) => {
     const viewer = await createConsoleUser({ role: 'viewer' })
     const { context, page } = await newPage(DESKTOP)
     try {
-      await signIn(page, viewer)
+      await consoleSignIn(page, viewer)
       await page.getByRole('heading', { name: 'No orders yet' }).waitFor()
       await checkPage(page, assert, 'dashboard-empty')
     } finally {
@@ -75,7 +76,7 @@ test.group('Console dashboard and audit log in Chromium', (group) => {
     for (const colorScheme of ['light', 'dark'] as const) {
       const { context, page } = await newPage(DESKTOP, { colorScheme })
       try {
-        await signIn(page, admin)
+        await consoleSignIn(page, admin)
         const chart = page.getByRole('img', { name: /Orders created and paid per day/ })
         assert.equal(await chart.count(), 1)
         await page.getByText('Show the figures').click()
@@ -106,7 +107,7 @@ test.group('Console dashboard and audit log in Chromium', (group) => {
     })
     const { context, page } = await newPage(DESKTOP)
     try {
-      await signIn(page, admin)
+      await consoleSignIn(page, admin)
       await page.getByRole('link', { name: 'Audit log' }).click()
       await page.getByRole('heading', { name: 'Audit log', level: 1 }).waitFor()
       const table = page.getByRole('region', { name: 'Audit log entries' })
