@@ -115,6 +115,16 @@ export type ScanResult = {
   unreadable?: UnreadableTransfer[]
   /** Transfers dropped by `isDust` this run. */
   dust?: number
+  /**
+   * Where the chain stood during this run, for the operator's view of the
+   * lag (the console's scanner status), in the family's own block (slot…)
+   * numbering, as decimal strings: `head` is the newest block the node
+   * reported, `scanned` the newest one the returned cursor covers (left
+   * out when the cursor covers no single block, e.g. some listings are
+   * behind). A family whose scan does not follow block numbers leaves it
+   * out; the core never asks the node for it.
+   */
+  heights?: { head: string; scanned?: string }
 }
 
 /**

@@ -36,6 +36,21 @@ export type ScanReport = {
   detail: string
 }
 
+/** A height is a non-negative integer in decimal (kept as text, compared as BigInt); anything else a family sends is dropped. */
+const HEIGHT = /^\d{1,40}$/
+
+/**
+ * The chain_cursors columns of a run's heights (console scanner status).
+ * A run without heights leaves the stored ones as they were; a head
+ * without a scanned height clears the stored scanned height (no longer
+ * true).
+ */
+function heightColumns(heights: ScanResult['heights']): Record<string, unknown> {
+  if (!heights || !HEIGHT.test(String(heights.head))) return {}
+  const scanned = heights.scanned !== undefined && HEIGHT.test(String(heights.scanned)) ? String(heights.scanned) : null
+  return { head_height: String(heights.head), scanned_height: scanned, heights_at: Date.now() }
+}
+
 /** A scan lease outlives any scan run; a crashed scanner frees its chain then. */
 const LEASE_MS = 5 * 60_000
 
@@ -155,6 +170,7 @@ export class ChainScanner {
         cursor: JSON.stringify(result.cursor),
         caught_up: interrupted ? false : result.caughtUp,
         last_error: interrupted ? `interrupted: ${interrupted}`.slice(0, 1000) : '',
+        ...heightColumns(result.heights),
       })
       const dust = result.dust ?? 0
       return {

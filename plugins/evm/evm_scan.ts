@@ -61,7 +61,13 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
 
   if (safe < from) {
     const cursor = previous ?? (await cursorAt(call, from - 1n))
-    return { transfers: [], unconfirmed: await unconfirmedOf(call, context, safe, head), cursor, caughtUp: true }
+    return {
+      transfers: [],
+      unconfirmed: await unconfirmedOf(call, context, safe, head),
+      cursor,
+      caughtUp: true,
+      heights: { head: head.toString(), scanned: cursor.block },
+    }
   }
   const to = min(safe, from + BigInt(context.maxBlocksPerScan) - 1n)
   const watched = new Set(context.addresses)
@@ -117,6 +123,7 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
       caughtUp: false,
       interrupted: `stopped after block ${stopped.block}: ${(error as Error).message}`,
       dust,
+      heights: { head: head.toString(), scanned: stopped.block },
     }
   }
 
@@ -124,7 +131,14 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
   const caughtUp = to === safe
   // Behind: the blocks above `safe` are far ahead; look at them once caught up.
   const unconfirmed = caughtUp ? await unconfirmedOf(call, context, safe, head) : undefined
-  return { transfers, unconfirmed, cursor: { block: to.toString(), hash: last.hash }, caughtUp, dust }
+  return {
+    transfers,
+    unconfirmed,
+    cursor: { block: to.toString(), hash: last.hash },
+    caughtUp,
+    dust,
+    heights: { head: head.toString(), scanned: to.toString() },
+  }
 }
 
 /**

@@ -105,6 +105,9 @@ export async function scanTron(context: ScanContext): Promise<ScanResult> {
     interrupted,
     unreadable: run.unreadable,
     dust: run.dust,
+    // Listings go by time, not block: only when every listing reached the
+    // solid head does the cursor cover a block number (the solid head's).
+    heights: { head: String(run.marks.headNumber), scanned: caughtUp && !interrupted ? String(solid.number) : undefined },
   }
 }
 

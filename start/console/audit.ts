@@ -1,5 +1,12 @@
 /*
-| The console's "audit" pages (registered inside the signed-in group of
-| start/console/index.ts: paths here are relative to ADMIN_PATH).
+| The console's audit log page (registered inside the signed-in group of
+| start/console/index.ts: paths here are relative to ADMIN_PATH). Read
+| only: no route edits or deletes a row.
 */
-export function auditRoutes() {}
+import router from '@adonisjs/core/services/router'
+
+const AuditController = () => import('#controllers/console/audit_controller')
+
+export function auditRoutes() {
+  router.get('/audit', [AuditController, 'index'])
+}

@@ -3,7 +3,7 @@ import type { Page } from 'playwright-core'
 import ApiKey from '#models/api_key'
 import settings from '#settings/settings_service'
 import { resetDatabase } from '#tests/helpers/database'
-import { createConsoleUser, type ConsoleUser } from '#tests/helpers/console'
+import { createConsoleUser } from '#tests/helpers/console'
 import { MerchantServer } from '#tests/helpers/merchant_server'
 import { makeTronPayable } from '#tests/helpers/setup'
 import {
@@ -11,6 +11,7 @@ import {
   NARROW_PHONE,
   PHONE,
   closeBrowser,
+  consoleSignIn,
   horizontalOverflow,
   newPage,
   screenshot,
@@ -29,14 +30,6 @@ async function checkPage(page: Page, assert: any, name: string) {
     await screenshot(page, `console-api-keys-${name}-${size}`)
   }
   assert.deepEqual(await seriousAxeViolations(page), [], `axe on ${name}`)
-}
-
-async function signIn(page: Page, user: ConsoleUser) {
-  await page.goto('/admin/login')
-  await page.getByLabel('E-mail').fill(user.email)
-  await page.getByLabel('Password').fill(user.password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.waitForURL((url) => !url.pathname.endsWith('/login'))
 }
 
 test.group('Console API keys in a browser', (group) => {
@@ -59,7 +52,7 @@ test.group('Console API keys in a browser', (group) => {
     const admin = await createConsoleUser({ role: 'admin' })
     const { context, page } = await newPage(DESKTOP)
     try {
-      await signIn(page, admin)
+      await consoleSignIn(page, admin)
       await page.goto('/admin/api-keys')
       await checkPage(page, assert, 'list')
 
@@ -108,7 +101,7 @@ test.group('Console API keys in a browser', (group) => {
     const admin = await createConsoleUser({ role: 'admin' })
     const { context, page } = await newPage(PHONE)
     try {
-      await signIn(page, admin)
+      await consoleSignIn(page, admin)
       await page.goto('/admin/api-keys/1000')
       await page.getByText('Disable', { exact: true }).click()
       await page.getByRole('button', { name: 'Disable the key' }).click()

@@ -1,15 +1,15 @@
 import { test } from '@japa/runner'
-import type { Page } from 'playwright-core'
 import db from '@adonisjs/lucid/services/db'
 import operator from '#services/operator_service'
 import { resetDatabase } from '#tests/helpers/database'
-import { createConsoleUser, type ConsoleUser } from '#tests/helpers/console'
+import { createConsoleUser } from '#tests/helpers/console'
 import { adminUrl } from '#console/console_paths'
 import { TRON_WALLET } from '#tests/helpers/merchant'
 import {
   DESKTOP,
   PHONE,
   closeBrowser,
+  consoleSignIn,
   horizontalOverflow,
   newPage,
   screenshot,
@@ -18,14 +18,6 @@ import {
 
 const EVM_LOWER = '0x52908400098527886e0f7030069857d2e4169ee7'
 const EVM_CANONICAL = '0x52908400098527886E0F7030069857D2E4169EE7'
-
-async function signIn(page: Page, user: ConsoleUser) {
-  await page.goto(adminUrl('/login'))
-  await page.getByLabel('E-mail').fill(user.email)
-  await page.getByLabel('Password').fill(user.password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.waitForURL((url) => !url.pathname.endsWith('/login'))
-}
 
 test.group('Console chains and wallets in Chromium', (group) => {
   group.each.setup(async () => {
@@ -50,7 +42,7 @@ test.group('Console chains and wallets in Chromium', (group) => {
     const user = await createConsoleUser()
     const { context, page } = await newPage(DESKTOP)
     try {
-      await signIn(page, user)
+      await consoleSignIn(page, user)
       await page.goto(adminUrl('/wallets'))
       await page.locator('#new-wallet-network').selectOption('ethereum')
       await page.locator('#new-wallet-address').fill(EVM_LOWER)
@@ -71,7 +63,7 @@ test.group('Console chains and wallets in Chromium', (group) => {
     ] as const) {
       const { context, page } = await newPage(viewport)
       try {
-        await signIn(page, user)
+        await consoleSignIn(page, user)
         for (const [path, name] of [
           ['/chains', 'chains'],
           ['/chains/tron', 'chain'],

@@ -1,23 +1,23 @@
 import { test } from '@japa/runner'
-import type { Page } from 'playwright-core'
 import paymentService from '#services/payment_service'
 import callbackDeliverer from '#callbacks/callback_deliverer'
 import { resetDatabase } from '#tests/helpers/database'
-import { createConsoleUser, type ConsoleUser } from '#tests/helpers/console'
+import { createConsoleUser } from '#tests/helpers/console'
 import { insertOrders } from '#tests/helpers/order_rows'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
 import { fakeTransfer } from '#tests/helpers/fake_chain'
 import { MerchantServer } from '#tests/helpers/merchant_server'
 import { adminUrl } from '#console/console_paths'
-import { DESKTOP, PHONE, closeBrowser, horizontalOverflow, newPage, screenshot, seriousAxeViolations } from '#tests/helpers/browser'
-
-async function signIn(page: Page, user: ConsoleUser) {
-  await page.goto(adminUrl('/login'))
-  await page.getByLabel('E-mail').fill(user.email)
-  await page.getByLabel('Password').fill(user.password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.waitForURL((url) => !url.pathname.endsWith('/login'))
-}
+import {
+  DESKTOP,
+  PHONE,
+  closeBrowser,
+  consoleSignIn,
+  horizontalOverflow,
+  newPage,
+  screenshot,
+  seriousAxeViolations,
+} from '#tests/helpers/browser'
 
 test.group('Console orders in Chromium', (group) => {
   const merchant = new MerchantServer()
@@ -43,7 +43,7 @@ test.group('Console orders in Chromium', (group) => {
     fakeTransfer('0xbrowser000001', order.actualAmount)
     const { context, page } = await newPage(DESKTOP)
     try {
-      await signIn(page, user)
+      await consoleSignIn(page, user)
       await page.goto(adminUrl('/orders'))
       await page.getByLabel('Search').fill(order.tradeId)
       await page.getByRole('button', { name: 'Apply' }).click()
@@ -81,7 +81,7 @@ test.group('Console orders in Chromium', (group) => {
     ] as const) {
       const { context, page } = await newPage(viewport)
       try {
-        await signIn(page, user)
+        await consoleSignIn(page, user)
         for (const [path, name] of [
           ['/orders', 'orders'],
           ['/orders?q=no-such-order', 'orders-empty'],

@@ -5,7 +5,7 @@ import { userInfo } from 'node:os'
 import { AuditLog } from '#services/audit/audit_log'
 import { actingAs } from '#services/audit/audit_context'
 import { RateAdmin } from '#services/operators/rate_admin'
-import { countRows, resetDatabase } from '#tests/helpers/database'
+import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { runCommand } from '#tests/helpers/ace_command'
 import ApiKeyCreate from '#commands/apikey_create'
 import ApiKeyRotate from '#commands/apikey_rotate'
@@ -29,7 +29,7 @@ const EVM_CANONICAL = '0x52908400098527886E0F7030069857D2E4169EE7'
 /** A fresh installation without the audit rows of its own creation (tested apart). */
 async function freshInstallation() {
   await resetDatabase()
-  await db.from('audit_log').delete()
+  await emptyAuditLog()
 }
 
 /** Every stored audit row, as text: what a database dump would show. */
@@ -183,6 +183,24 @@ test.group('Audit log: each change through the services writes one row', (group)
     await assert.rejects(() => db.from('audit_log').update({ action: 'forged' }))
     assert.equal((await onlyRow())[0].action, 'rate.set')
   })
+
+  test('the database refuses to delete a row, one or all', async ({ assert }) => {
+    await ok(RateSet, ['usdt', 'cny', '7'])
+    await ok(RateSet, ['usdt', 'cny', '8'])
+    const [first] = await db.from('audit_log').orderBy('id').select('id')
+    await assert.rejects(() => db.from('audit_log').where('id', first.id).delete(), /append-only/)
+    await assert.rejects(() => db.from('audit_log').delete(), /append-only/)
+    // Inside a transaction too: nothing half-deleted once it is refused.
+    await assert.rejects(() => db.transaction((trx) => trx.from('audit_log').where('id', '>', 0).delete()), /append-only/)
+    assert.equal(await countRows('audit_log'), 2)
+  })
+
+  test('TRUNCATE cannot empty it either (PostgreSQL refuses it; SQLite has no such statement)', async ({ assert }) => {
+    await ok(RateSet, ['usdt', 'cny', '7'])
+    const refusal = db.connection().dialect.name === 'postgres' ? /append-only/ : /syntax error/
+    await assert.rejects(() => db.rawQuery('TRUNCATE audit_log'), refusal)
+    assert.equal(await countRows('audit_log'), 1)
+  })
 })
 
 test.group('Audit log: listing', (group) => {
@@ -221,6 +239,35 @@ test.group('Audit log: listing', (group) => {
     assert.deepEqual(one.rows.map((row) => row.subjectId), ['s3'])
     assert.lengthOf((await audit.list({ since: now + 1 })).rows, 0)
     assert.lengthOf((await audit.list({ until: now + 1 })).rows, 7)
+  })
+
+  test('action prefix (wildcards taken literally, case kept) and client address filters', async ({ assert }) => {
+    const audit = await app.container.make(AuditLog)
+    const now = Date.now()
+    const actions = ['api_key.create', 'apiXkey.create', 'auth.login', 'auth.login_failed', 'auth.2fa_enable', 'AUTH.login', 'auth%x']
+    await db.table('audit_log').multiInsert(
+      actions.map((action, index) => ({
+        created_at: now + index,
+        actor_kind: 'system',
+        actor: 'system',
+        action,
+        subject_type: 'user',
+        subject_id: String(index),
+        ip: index % 2 === 0 ? '203.0.113.9' : '2001:db8::1',
+      }))
+    )
+    const prefixed = async (actionPrefix: string) => (await audit.list({ actionPrefix })).rows.map((row) => row.action)
+    assert.deepEqual(await prefixed('api_key.'), ['api_key.create'])
+    assert.deepEqual(await prefixed('auth.'), ['auth.2fa_enable', 'auth.login_failed', 'auth.login'])
+    assert.deepEqual(await prefixed('auth.2fa_'), ['auth.2fa_enable'])
+    assert.deepEqual(await prefixed('auth%'), ['auth%x'])
+    assert.deepEqual(await prefixed('nothing.'), [])
+    assert.lengthOf((await audit.list({ actionPrefix: '' })).rows, actions.length)
+
+    const fromIpv6 = await audit.list({ ip: '2001:db8::1' })
+    assert.deepEqual(fromIpv6.rows.map((row) => row.action), ['AUTH.login', 'auth.login_failed', 'apiXkey.create'])
+    const combined = await audit.list({ ip: '203.0.113.9', actionPrefix: 'auth.' })
+    assert.deepEqual(combined.rows.map((row) => row.action), ['auth.2fa_enable', 'auth.login'])
   })
 
   test('a row is read back with its JSON parsed and secrets still masked', async ({ assert }) => {

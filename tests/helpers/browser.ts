@@ -100,3 +100,26 @@ export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> 
   })()`)
   return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
 }
+
+/**
+ * Signs in to the console in `page` as a person would: the form, then the
+ * 6-digit code when the user has two-factor sign-in on.
+ */
+export async function consoleSignIn(
+  page: Page,
+  user: { email: string; password: string; totpSecret?: string | null },
+  code?: () => string
+) {
+  const { adminUrl } = await import('#console/console_paths')
+  await page.goto(adminUrl('/login'))
+  await page.getByLabel('E-mail').fill(user.email)
+  await page.getByLabel('Password').fill(user.password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.waitForURL((url) => !url.pathname.endsWith('/login'))
+  if (new URL(page.url()).pathname.endsWith('/login/2fa')) {
+    if (!code) throw new Error('this user has two-factor sign-in on: pass a code')
+    await page.getByLabel('Code').fill(code())
+    await page.getByRole('button', { name: 'Verify and sign in' }).click()
+    await page.waitForURL((url) => !url.pathname.includes('/login'))
+  }
+}

@@ -31,6 +31,8 @@ export class FakeFamily implements ChainFamily {
   /** What the next scan reports as unreadable (then emptied). */
   unreadable: UnreadableTransfer[] = []
   scans: ScanContext[] = []
+  /** What every scan reports as the chain's heights (kept until changed); undefined: none. */
+  heights: ScanResult['heights'] = undefined
   /** The family's default endpoint budget, when a test gives it one. */
   rpcBudget?: (url: string, apiKey: string) => RpcBudget
 
@@ -67,6 +69,7 @@ export class FakeFamily implements ChainFamily {
       interrupted,
       unreadable,
       dust,
+      heights: this.heights,
     }
   }
 
@@ -132,6 +135,7 @@ export async function installFakeChain(confirmations = 1) {
   fakeFamily.interrupt = null
   fakeFamily.unreadable = []
   fakeFamily.rpcBudget = undefined
+  fakeFamily.heights = undefined
 }
 
 /** A successful USDT transfer to the fake wallet, made now. */

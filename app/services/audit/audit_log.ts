@@ -29,10 +29,17 @@ export type AuditRow = {
 
 export type AuditFilters = {
   actor?: string
+  /** The exact action. */
   action?: string
+  /** Actions starting with this text ("auth." → every sign-in event; "auth.2fa_" → the two-factor ones). */
+  actionPrefix?: string
   subjectType?: string
   subjectId?: string
+  /** Client address, exactly as recorded. */
+  ip?: string
+  /** From this time (epoch ms, included) … */
   since?: number
+  /** … to this one (excluded). */
   until?: number
 }
 
@@ -105,8 +112,13 @@ export class AuditLog {
     const query = db.from('audit_log')
     if (filters.actor !== undefined) query.where('actor', filters.actor)
     if (filters.action !== undefined) query.where('action', filters.action)
+    if (filters.actionPrefix !== undefined && filters.actionPrefix !== '') {
+      // Not LIKE: "_" (as in api_key.) is one of its wildcards, and SQLite's LIKE ignores case.
+      query.whereRaw('substr(action, 1, ?) = ?', [filters.actionPrefix.length, filters.actionPrefix])
+    }
     if (filters.subjectType !== undefined) query.where('subject_type', filters.subjectType)
     if (filters.subjectId !== undefined) query.where('subject_id', filters.subjectId)
+    if (filters.ip !== undefined) query.where('ip', filters.ip)
     if (filters.since !== undefined) query.where('created_at', '>=', filters.since)
     if (filters.until !== undefined) query.where('created_at', '<', filters.until)
     if (page.after) {

@@ -5,7 +5,7 @@ import ApiKey from '#models/api_key'
 import Order, { OrderStatus } from '#models/order'
 import { ApiKeyAdmin } from '#services/operators/api_key_admin'
 import { OperatorError } from '#support/operator_error'
-import { countRows, resetDatabase } from '#tests/helpers/database'
+import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { runCommand } from '#tests/helpers/ace_command'
 import { TEST_SECRET } from '#tests/helpers/merchant'
 import ApiKeySet from '#commands/apikey_set'
@@ -58,7 +58,7 @@ async function refused(assert: any, work: () => Promise<unknown>, message: strin
 test.group('API keys for the console: allow-list, note, use', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
-    await db.from('audit_log').delete()
+    await emptyAuditLog()
   })
 
   test('an allow-list is read from a pasted text, duplicates dropped, stored comma-separated and audited', async ({ assert }) => {

@@ -11,7 +11,7 @@ import { OrderDetails } from '#services/console/order_detail'
 import { AuditLog, type AuditEntry } from '#services/audit/audit_log'
 import { actingAs } from '#services/audit/audit_context'
 import { OperatorError } from '#support/operator_error'
-import { countRows, resetDatabase } from '#tests/helpers/database'
+import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { newOrder, newPlaceholder, prepareLifecycle } from '#tests/helpers/orders'
 import { FAKE_NETWORK, FAKE_WALLET, fakeTransfer } from '#tests/helpers/fake_chain'
 import { MerchantServer } from '#tests/helpers/merchant_server'
@@ -78,7 +78,7 @@ test.group('Order actions: mark paid', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
     await prepareLifecycle()
-    await db.from('audit_log').delete()
+    await emptyAuditLog()
   })
 
   test('a transfer the chain confirms pays the order; the audit row names the operator', async ({ client, assert }) => {
@@ -185,7 +185,7 @@ test.group('Order actions: close', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
     await prepareLifecycle()
-    await db.from('audit_log').delete()
+    await emptyAuditLog()
   })
 
   test('closes a waiting order now; its amount stays reserved; audited', async ({ client, assert }) => {
@@ -260,7 +260,7 @@ test.group('Order actions: resend callback', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
     await prepareLifecycle()
-    await db.from('audit_log').delete()
+    await emptyAuditLog()
     merchant.reset()
   })
 

@@ -1,0 +1,251 @@
+import type { AuditRow } from '#services/audit/audit_log'
+import { adminUrl } from '#console/console_paths'
+
+/**
+ * How the console's audit page shows a row: the action in words, the
+ * author, the subject, and what changed (before → after) as one line per
+ * field. Actions it does not know (added later, or by a plugin) are shown
+ * from their name ("order.mark_paid" → "Order: mark paid").
+ */
+
+/** The console's badge tones. */
+export type Tone = 'neutral' | 'success' | 'warning' | 'danger'
+
+/** One changed field. `before` / `after` null: the field did not exist on that side. */
+export type DiffLine = { path: string; before: string | null; after: string | null; change: 'added' | 'removed' | 'changed' }
+
+export type AuditRowView = {
+  id: number
+  createdAt: number
+  actor: { label: string; kind: string; detail: string }
+  action: { name: string; label: string; tone: Tone }
+  /** `href`: the console page of the subject, when it has one. */
+  subject: { type: string; id: string; label: string; href: string | null }
+  /** 'created': only `after` (shown as a list), 'removed': only `before`, 'changed': both, 'none': neither. */
+  shape: 'created' | 'removed' | 'changed' | 'none'
+  changes: DiffLine[]
+  ip: string | null
+  requestId: string | null
+}
+
+const ACTIONS: Record<string, { label: string; tone?: Tone }> = {
+  'auth.login': { label: 'Signed in', tone: 'success' },
+  'auth.login_failed': { label: 'Sign-in failed', tone: 'danger' },
+  'auth.logout': { label: 'Signed out' },
+  'user.create': { label: 'Admin user created' },
+  'user.password': { label: 'Password changed', tone: 'warning' },
+  'user.role': { label: 'Role changed', tone: 'warning' },
+  'user.2fa_enable': { label: 'Two-factor enabled', tone: 'success' },
+  'user.2fa_disable': { label: 'Two-factor disabled', tone: 'warning' },
+  'user.2fa_reset': { label: 'Two-factor reset', tone: 'warning' },
+  'api_key.create': { label: 'API key created' },
+  'api_key.rotate': { label: 'API key secret rotated', tone: 'warning' },
+  'api_key.update': { label: 'API key changed' },
+  'chain.create': { label: 'Chain added' },
+  'chain.update': { label: 'Chain changed' },
+  'token.create': { label: 'Token added' },
+  'token.update': { label: 'Token changed' },
+  'wallet.add': { label: 'Wallet added' },
+  'wallet.remove': { label: 'Wallet removed', tone: 'warning' },
+  'wallet.remove_forced': { label: 'Wallet removed while in use', tone: 'danger' },
+  'wallet.update': { label: 'Wallet changed' },
+  'api_key.test_callback': { label: 'Test callback sent' },
+  'order.mark_paid': { label: 'Order marked paid', tone: 'warning' },
+  'order.close': { label: 'Order closed', tone: 'warning' },
+  'order.callback_resend': { label: 'Callback sent again' },
+  'unmatched.assign': { label: 'Unmatched payment assigned', tone: 'warning' },
+  'unmatched.dismiss': { label: 'Unmatched payment dismissed' },
+  'rate.set': { label: 'Rate set' },
+  'setting.set': { label: 'Setting changed' },
+}
+
+const SUBJECT_TYPES: Record<string, string> = {
+  api_key: 'API key',
+  chain: 'Chain',
+  token: 'Token',
+  wallet: 'Wallet',
+  rate: 'Rate',
+  setting: 'Setting',
+  user: 'Admin user',
+  order: 'Order',
+  callback: 'Callback',
+  unmatched_payment: 'Unmatched payment',
+}
+
+/** Groups of the action filter: "<prefix>*" selects every action of the group. */
+const ACTION_GROUPS: { prefix: string; label: string }[] = [
+  { prefix: 'auth.', label: 'Sign-in' },
+  { prefix: 'user.', label: 'Admin users' },
+  { prefix: 'api_key.', label: 'API keys' },
+  { prefix: 'chain.', label: 'Chains' },
+  { prefix: 'token.', label: 'Tokens' },
+  { prefix: 'wallet.', label: 'Wallets' },
+  { prefix: 'rate.', label: 'Rates' },
+  { prefix: 'setting.', label: 'Settings' },
+  { prefix: 'order.', label: 'Orders and callbacks' },
+  { prefix: 'unmatched.', label: 'Unmatched payments' },
+]
+
+const words = (text: string) => text.replace(/[_.]+/g, ' ').replace(/\b2fa\b/gi, 'two-factor').trim()
+const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
+
+export function actionLabel(action: string): { label: string; tone: Tone } {
+  const known = ACTIONS[action]
+  if (known) return { label: known.label, tone: known.tone ?? 'neutral' }
+  const tone: Tone = /fail|refus|denied|forced|locked|throttl/.test(action) ? 'danger' : 'neutral'
+  if (action.startsWith('auth.2fa_')) return { label: `Two-factor sign-in: ${words(action.slice(9))}`, tone }
+  const dot = action.indexOf('.')
+  if (dot === -1) return { label: capitalised(words(action)), tone }
+  return { label: `${capitalised(words(action.slice(0, dot)))}: ${words(action.slice(dot + 1))}`, tone }
+}
+
+export function subjectTypeLabel(type: string): string {
+  return SUBJECT_TYPES[type] ?? capitalised(words(type))
+}
+
+/** Options of the action filter: one group per kind, its "all of them" first, then each known action. */
+export function actionFilterOptions(current?: string) {
+  const groups = ACTION_GROUPS.map((group) => ({
+    label: group.label,
+    options: [
+      { value: `${group.prefix}*`, label: `${group.label}: all` },
+      ...Object.keys(ACTIONS)
+        .filter((action) => action.startsWith(group.prefix))
+        .map((action) => ({ value: action, label: ACTIONS[action].label })),
+    ],
+  }))
+  // Two-factor sign-in steps under Sign-in.
+  groups[0].options.push({ value: 'auth.2fa_*', label: 'Two-factor sign-in steps' })
+  const known = groups.some((group) => group.options.some((option) => option.value === current))
+  if (current && !known) groups.push({ label: 'Other', options: [{ value: current, label: current }] })
+  return groups
+}
+
+/** Subject types offered by the subject filter. */
+export function subjectTypeOptions() {
+  return Object.entries(SUBJECT_TYPES).map(([value, label]) => ({ value, label }))
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** A value as one short line: strings as they are ("" shown as such), the rest as JSON. */
+export function shownValue(value: unknown): string {
+  if (typeof value === 'string') return value === '' ? '""' : value
+  if (value === undefined) return ''
+  return JSON.stringify(value)
+}
+
+/** A field named like a time (…At, …_at) holding epoch milliseconds. */
+const TIME_FIELD = /(At|_at)$/
+const EPOCH_MS_RANGE = [946_684_800_000, 4_102_444_800_000] // 2000 … 2100
+
+/** A value under its field's name: times as UTC dates, the rest as shownValue. */
+export function fieldValue(path: string, value: unknown): string {
+  if (TIME_FIELD.test(path) && Number.isInteger(value) && (value as number) >= EPOCH_MS_RANGE[0] && (value as number) < EPOCH_MS_RANGE[1]) {
+    return `${new Date(value as number).toISOString().slice(0, 19).replace('T', ' ')} UTC`
+  }
+  return shownValue(value)
+}
+
+/** Leaves of an object as dotted paths; arrays and empty objects are leaves. */
+function leaves(value: Record<string, unknown>, prefix = '', into = new Map<string, unknown>()) {
+  for (const [key, entry] of Object.entries(value)) {
+    const path = prefix ? `${prefix}.${key}` : key
+    if (isPlainObject(entry) && Object.keys(entry).length > 0) leaves(entry, path, into)
+    else into.set(path, entry)
+  }
+  return into
+}
+
+/**
+ * What changed between two snapshots, one line per field (nested objects
+ * flattened to dotted paths), in the order of the fields; unchanged
+ * fields are left out. Snapshots that are not objects (a setting's value)
+ * give one line with an empty path.
+ */
+export function auditDiff(before: unknown, after: unknown): DiffLine[] {
+  const hasBefore = before !== null && before !== undefined
+  const hasAfter = after !== null && after !== undefined
+  if (!hasBefore && !hasAfter) return []
+  if ((hasBefore && !isPlainObject(before)) || (hasAfter && !isPlainObject(after))) {
+    if (hasBefore && hasAfter && JSON.stringify(before) === JSON.stringify(after)) return []
+    return [
+      {
+        path: '',
+        before: hasBefore ? shownValue(before) : null,
+        after: hasAfter ? shownValue(after) : null,
+        change: !hasBefore ? 'added' : !hasAfter ? 'removed' : 'changed',
+      },
+    ]
+  }
+  const old = hasBefore ? leaves(before as Record<string, unknown>) : new Map<string, unknown>()
+  const now = hasAfter ? leaves(after as Record<string, unknown>) : new Map<string, unknown>()
+  const lines: DiffLine[] = []
+  for (const path of new Set([...old.keys(), ...now.keys()])) {
+    const inBefore = old.has(path)
+    const inAfter = now.has(path)
+    if (inBefore && inAfter && JSON.stringify(old.get(path)) === JSON.stringify(now.get(path))) continue
+    lines.push({
+      path,
+      before: inBefore ? fieldValue(path, old.get(path)) : null,
+      after: inAfter ? fieldValue(path, now.get(path)) : null,
+      change: !inBefore ? 'added' : !inAfter ? 'removed' : 'changed',
+    })
+  }
+  return lines
+}
+
+function actorView(row: AuditRow) {
+  if (row.actorKind === 'user') return { label: row.actor, kind: 'user', detail: 'console' }
+  if (row.actorKind === 'ace') return { label: row.actor.replace(/^ace:/, ''), kind: 'ace', detail: 'shell (node ace)' }
+  if (row.actorKind === 'system') return { label: 'Gateway', kind: 'system', detail: 'system' }
+  // A failed sign-in: nobody is signed in yet; the address and the e-mail tried say more.
+  if (row.actorKind === 'visitor') return { label: 'Not signed in', kind: 'visitor', detail: 'visitor' }
+  return { label: row.actor, kind: row.actorKind, detail: row.actorKind }
+}
+
+/** The console page of a subject, for the kinds that have one (by the id the services audit them under). */
+function subjectHref(type: string, id: string): string | null {
+  if (id === '') return null
+  const part = encodeURIComponent
+  if (type === 'order') return adminUrl(`/orders/${part(id)}`)
+  if (type === 'api_key') return adminUrl(`/api-keys/${part(id)}`)
+  if (type === 'chain') return adminUrl(`/chains/${part(id)}`)
+  if (type === 'token') {
+    const [network, symbol] = id.split('/')
+    return network && symbol ? adminUrl(`/chains/${part(network)}/tokens/${part(symbol)}`) : null
+  }
+  return null
+}
+
+function subjectView(row: AuditRow) {
+  const type = subjectTypeLabel(row.subjectType)
+  const href = subjectHref(row.subjectType, row.subjectId)
+  if (row.subjectType === 'user') {
+    const email = [row.after, row.before].map((side) => (isPlainObject(side) ? side.email : undefined)).find(Boolean)
+    if (typeof email === 'string') {
+      // No id: a sign-in that matched no one (or is not told apart from one, on purpose).
+      const label = row.subjectId === '' ? `Sign-in as ${email}` : `${type} ${email} (#${row.subjectId})`
+      return { type: row.subjectType, id: row.subjectId, label, href }
+    }
+  }
+  return { type: row.subjectType, id: row.subjectId, label: row.subjectId === '' ? type : `${type} ${row.subjectId}`, href }
+}
+
+export function presentAuditRow(row: AuditRow): AuditRowView {
+  const hasBefore = row.before !== null && row.before !== undefined
+  const hasAfter = row.after !== null && row.after !== undefined
+  return {
+    id: row.id,
+    createdAt: row.createdAt,
+    actor: actorView(row),
+    action: { name: row.action, ...actionLabel(row.action) },
+    subject: subjectView(row),
+    shape: hasBefore && hasAfter ? 'changed' : hasAfter ? 'created' : hasBefore ? 'removed' : 'none',
+    changes: auditDiff(row.before, row.after),
+    ip: row.ip,
+    requestId: row.requestId,
+  }
+}

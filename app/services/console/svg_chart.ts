@@ -1,0 +1,251 @@
+/**
+ * Small charts drawn on the server as SVG: no script, no library, nothing
+ * fetched. Accessible: the <svg> is an image (role="img") named by its
+ * <title> and described by a <desc> summing the data up in words; each
+ * bar or point carries its own <title> (shown on hover); `chartTable`
+ * gives the same data as an HTML table for a "show data" disclosure.
+ *
+ * Colours come from the stylesheet: the n-th series is drawn with the
+ * class `series-<n>` (console.css gives it a fill / stroke from the design
+ * tokens, light and dark) and `chart-<key>`; text and grid use
+ * currentColor until the stylesheet says otherwise. No inline style
+ * attribute (the console's CSP has no 'unsafe-inline' for styles).
+ */
+
+export type ChartSeries = {
+  /** Shown in the legend, the summary and the tooltips. */
+  name: string
+  /** Class suffix: `chart-<key>`; lower-case letters, digits and dashes. The colour is by position (`series-<n>`). */
+  key: string
+  /** One value per label; negative values are drawn as 0. */
+  values: number[]
+}
+
+export type ChartInput = {
+  /** Unique on the page: the ids of <title> and <desc> derive from it. */
+  id: string
+  kind: 'bar' | 'line'
+  /** The image's accessible name. */
+  title: string
+  /** One per point, e.g. dates ("14 Jun"). */
+  labels: string[]
+  series: ChartSeries[]
+  /** Replaces the generated summary (<desc>) when given. */
+  description?: string
+  /** Heading of the labels' column in `chartTable` (default "Day"). */
+  labelHeading?: string
+  /** Value formatter for axis, tooltips and summary (default: grouped integer or up to 2 decimals). */
+  format?: (value: number) => string
+  width?: number
+  height?: number
+}
+
+const ID = /^[A-Za-z][\w-]*$/
+const KEY = /^[a-z0-9-]+$/
+
+const MARGIN = { top: 28, right: 8, bottom: 24, left: 44 }
+/** Gridlines above zero. */
+const TICKS = 4
+
+/** Escapes text for XML and HTML (content and attribute values). */
+export function escapeMarkup(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;')
+}
+
+function defaultFormat(value: number): string {
+  return value.toLocaleString('en-US', { maximumFractionDigits: 2 })
+}
+
+/** Steps between gridlines, per power of ten. */
+const STEP_FACTORS = [1, 2, 2.5, 3, 4, 5, 6, 8, 10]
+
+/**
+ * Top of the value axis: TICKS round steps covering `value` (a step of
+ * 1, 2, 2.5, 3, 4, 5, 6 or 8 × 10^n; whole steps when the data is whole).
+ */
+export function niceMax(value: number, whole = Number.isInteger(value)): number {
+  if (!(value > 0) || !Number.isFinite(value)) return TICKS
+  const step = value / TICKS
+  const exponent = Math.floor(Math.log10(step))
+  const scaled = (factor: number) => (exponent >= 0 ? factor * 10 ** exponent : factor / 10 ** -exponent)
+  const nice = STEP_FACTORS.map(scaled).find((candidate) => candidate >= step && (!whole || Number.isInteger(candidate)))
+  return (nice ?? Math.ceil(step)) * TICKS
+}
+
+/** Two decimals at most in coordinates: small output, no visible loss. */
+const at = (value: number) => String(Math.round(value * 100) / 100)
+
+function check(input: ChartInput) {
+  if (!ID.test(input.id)) throw new TypeError(`chart id "${input.id}" is not a valid id`)
+  if (input.series.length === 0) throw new TypeError('a chart needs at least one series')
+  for (const series of input.series) {
+    if (!KEY.test(series.key)) throw new TypeError(`series key "${series.key}" must be lower-case letters, digits or dashes`)
+    if (series.values.length !== input.labels.length) {
+      throw new TypeError(`series "${series.name}" has ${series.values.length} values for ${input.labels.length} labels`)
+    }
+  }
+}
+
+/** The stylesheet has four series colours; a fifth series takes the first again. */
+const SERIES_COLOURS = 4
+const seriesClass = (series: ChartSeries, index: number) => `chart-series series-${(index % SERIES_COLOURS) + 1} chart-${series.key}`
+
+const clean = (value: number) => (Number.isFinite(value) && value > 0 ? value : 0)
+
+/** The summary read out after the name: range, and each series' total and peak. */
+export function chartSummary(input: ChartInput): string {
+  const format = input.format ?? defaultFormat
+  if (input.labels.length === 0) return 'No data.'
+  const range = input.labels.length === 1 ? input.labels[0] : `${input.labels[0]} to ${input.labels.at(-1)}`
+  const parts = input.series.map((series) => {
+    const values = series.values.map(clean)
+    const total = values.reduce((sum, value) => sum + value, 0)
+    if (total === 0) return `${series.name}: none.`
+    const peak = Math.max(...values)
+    const where = input.labels[values.indexOf(peak)]
+    return `${series.name}: ${format(total)} in total, highest ${format(peak)} on ${where}.`
+  })
+  return `${range}. ${parts.join(' ')}`
+}
+
+export function renderChart(input: ChartInput): string {
+  check(input)
+  const format = input.format ?? defaultFormat
+  const width = input.width ?? 640
+  const height = input.height ?? 220
+  const plot = {
+    left: MARGIN.left,
+    top: MARGIN.top,
+    width: width - MARGIN.left - MARGIN.right,
+    height: height - MARGIN.top - MARGIN.bottom,
+  }
+  const bottom = plot.top + plot.height
+  const values = input.series.flatMap((series) => series.values.map(clean))
+  const max = niceMax(Math.max(0, ...values), values.every((value) => Number.isInteger(value)))
+  const y = (value: number) => bottom - (clean(value) / max) * plot.height
+  const count = input.labels.length
+  const slot = count === 0 ? plot.width : plot.width / count
+  const centre = (index: number) => plot.left + slot * index + slot / 2
+
+  const titleId = `${input.id}-title`
+  const descId = `${input.id}-desc`
+  const parts: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" class="chart chart-${input.kind}" role="img" ` +
+      `aria-labelledby="${titleId}" aria-describedby="${descId}" viewBox="0 0 ${width} ${height}" ` +
+      `preserveAspectRatio="xMidYMid meet" focusable="false">`,
+    `<title id="${titleId}">${escapeMarkup(input.title)}</title>`,
+    `<desc id="${descId}">${escapeMarkup(input.description ?? chartSummary(input))}</desc>`,
+  ]
+
+  // Gridlines and their values.
+  parts.push('<g class="chart-grid" aria-hidden="true">')
+  for (let tick = 0; tick <= TICKS; tick++) {
+    const value = (max / TICKS) * tick
+    const lineY = at(y(value))
+    parts.push(
+      `<line class="grid-line${tick === 0 ? ' grid-base' : ''}" x1="${plot.left}" x2="${plot.left + plot.width}" y1="${lineY}" y2="${lineY}" stroke="currentColor" stroke-opacity="${tick === 0 ? 0.5 : 0.15}"/>`,
+      `<text x="${plot.left - 6}" y="${lineY}" text-anchor="end" dominant-baseline="middle" fill="currentColor">${escapeMarkup(format(value))}</text>`
+    )
+  }
+  parts.push('</g>')
+
+  // Labels under the axis: every one when they fit, else every other (the last always).
+  const every = count > 8 ? 2 : 1
+  parts.push('<g class="chart-labels" aria-hidden="true">')
+  input.labels.forEach((label, index) => {
+    if ((count - 1 - index) % every !== 0) return
+    parts.push(`<text x="${at(centre(index))}" y="${height - 6}" text-anchor="middle" fill="currentColor">${escapeMarkup(label)}</text>`)
+  })
+  parts.push('</g>')
+
+  if (input.kind === 'bar') parts.push(...bars(input, { slot, y, bottom, left: plot.left, format }))
+  else parts.push(...lines(input, { y, centre, format }))
+
+  parts.push(...legend(input, width))
+  parts.push('</svg>')
+  return parts.join('')
+}
+
+function bars(
+  input: ChartInput,
+  geometry: { slot: number; y: (value: number) => number; bottom: number; left: number; format: (value: number) => string }
+): string[] {
+  const { slot, y, bottom, left, format } = geometry
+  const groupWidth = slot * 0.8
+  const barWidth = groupWidth / input.series.length
+  const parts: string[] = []
+  input.series.forEach((series, seriesIndex) => {
+    parts.push(`<g class="${seriesClass(series, seriesIndex)}">`)
+    series.values.forEach((raw, index) => {
+      const value = clean(raw)
+      const top = y(value)
+      const x = left + slot * index + (slot - groupWidth) / 2 + barWidth * seriesIndex
+      parts.push(
+        `<rect class="chart-bar" x="${at(x)}" y="${at(top)}" width="${at(Math.max(barWidth - 1, 1))}" height="${at(bottom - top)}">` +
+          `<title>${escapeMarkup(`${input.labels[index]}: ${series.name} ${format(value)}`)}</title></rect>`
+      )
+    })
+    parts.push('</g>')
+  })
+  return parts
+}
+
+function lines(
+  input: ChartInput,
+  geometry: { y: (value: number) => number; centre: (index: number) => number; format: (value: number) => string }
+): string[] {
+  const { y, centre, format } = geometry
+  const parts: string[] = []
+  input.series.forEach((series, seriesIndex) => {
+    const points = series.values.map((value, index) => `${at(centre(index))},${at(y(value))}`).join(' ')
+    parts.push(`<g class="${seriesClass(series, seriesIndex)}">`)
+    parts.push(`<polyline class="chart-line" fill="none" stroke-width="2" points="${points}"/>`)
+    series.values.forEach((raw, index) => {
+      parts.push(
+        `<circle class="chart-point" cx="${at(centre(index))}" cy="${at(y(raw))}" r="3">` +
+          `<title>${escapeMarkup(`${input.labels[index]}: ${series.name} ${format(clean(raw))}`)}</title></circle>`
+      )
+    })
+    parts.push('</g>')
+  })
+  return parts
+}
+
+/** Top right, one swatch and name per series (the summary says the same to a screen reader). */
+function legend(input: ChartInput, width: number): string[] {
+  const parts: string[] = ['<g class="chart-legend" aria-hidden="true">']
+  let x = width - MARGIN.right
+  // Laid out right to left, so that the legend ends at the right edge.
+  for (let index = input.series.length - 1; index >= 0; index--) {
+    const series = input.series[index]
+    const textWidth = series.name.length * 7
+    x -= textWidth
+    parts.push(`<text x="${x}" y="14" dominant-baseline="middle" fill="currentColor">${escapeMarkup(series.name)}</text>`)
+    x -= 16
+    parts.push(`<rect class="chart-swatch ${seriesClass(series, index)}" x="${x}" y="8" width="12" height="12" rx="2"/>`)
+    x -= 12
+  }
+  parts.push('</g>')
+  return parts
+}
+
+/** The chart's data as a table (caption = the chart's title), for a "show data" disclosure next to it. */
+export function chartTable(input: ChartInput): string {
+  check(input)
+  const format = input.format ?? defaultFormat
+  const head = [`<th scope="col">${escapeMarkup(input.labelHeading ?? 'Day')}</th>`]
+  for (const series of input.series) head.push(`<th scope="col" class="num">${escapeMarkup(series.name)}</th>`)
+  const rows = input.labels.map((label, index) => {
+    const cells = input.series.map((series) => `<td class="num">${escapeMarkup(format(clean(series.values[index])))}</td>`)
+    return `<tr><th scope="row">${escapeMarkup(label)}</th>${cells.join('')}</tr>`
+  })
+  return (
+    `<table class="chart-data"><caption>${escapeMarkup(input.title)}</caption>` +
+    `<thead><tr>${head.join('')}</tr></thead><tbody>${rows.join('')}</tbody></table>`
+  )
+}

@@ -1,0 +1,132 @@
+import { test } from '@japa/runner'
+import type { Page } from 'playwright-core'
+import db from '@adonisjs/lucid/services/db'
+import { resetDatabase } from '#tests/helpers/database'
+import { createConsoleUser } from '#tests/helpers/console'
+import { resetOrderRows, seedOrderRow } from '#tests/helpers/order_rows'
+import {
+  DESKTOP,
+  PHONE,
+  closeBrowser,
+  consoleSignIn,
+  horizontalOverflow,
+  newPage,
+  screenshot,
+  seriousAxeViolations,
+} from '#tests/helpers/browser'
+
+const DAY = 86_400_000
+
+/** Light and dark, desktop and phone: no overflow, no serious axe violation, a screenshot each. */
+async function checkPage(page: Page, assert: any, name: string) {
+  for (const [size, viewport] of [
+    ['desktop', DESKTOP],
+    ['phone', PHONE],
+  ] as const) {
+    await page.setViewportSize(viewport)
+    assert.equal(await horizontalOverflow(page), 0, `${name} overflows at ${size}`)
+    assert.deepEqual(await seriousAxeViolations(page), [], `${name} at ${size}`)
+    await screenshot(page, `console-${name}-${size}`)
+  }
+}
+
+test.group('Console dashboard and audit log in Chromium', (group) => {
+  group.each.setup(async () => {
+    await resetDatabase()
+    resetOrderRows()
+  })
+  group.teardown(() => closeBrowser())
+
+  test('empty installation: the dashboard guides the first steps', async ({ assert }) => {
+    const viewer = await createConsoleUser({ role: 'viewer' })
+    const { context, page } = await newPage(DESKTOP)
+    try {
+      await consoleSignIn(page, viewer)
+      await page.getByRole('heading', { name: 'No orders yet' }).waitFor()
+      await checkPage(page, assert, 'dashboard-empty')
+    } finally {
+      await context.close()
+    }
+  })
+
+  test('with orders: figures, the chart as a named image with its data, scanners, recent orders; dark mode too', async ({
+    assert,
+  }) => {
+    const now = Date.now()
+    for (let day = 0; day < 14; day++) {
+      for (let index = 0; index < (day % 5) + 1; index++) {
+        await seedOrderRow({ status: index % 3 === 0 ? 3 : 2, createdAt: now - day * DAY - index * 1000, actualAmount: `${10 + index}.25` })
+      }
+    }
+    await seedOrderRow({ status: 1, createdAt: now - 500, network: 'ethereum' })
+    await db.table('wallets').insert({ network: 'tron', address: 'TWallet', enabled: true, note: '', created_at: now, updated_at: now })
+    await db.from('chains').where('network', 'tron').update({ enabled: true })
+    await db.table('chain_cursors').insert({
+      network: 'tron',
+      cursor: '{}',
+      caught_up: true,
+      last_scan_at: now - 4000,
+      last_error: 'interrupted: HTTP 429 Too Many Requests from https://api.trongrid.io',
+      head_height: '70000020',
+      scanned_height: '70000001',
+      heights_at: now - 4000,
+      updated_at: now,
+    })
+    const admin = await createConsoleUser()
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const { context, page } = await newPage(DESKTOP, { colorScheme })
+      try {
+        await consoleSignIn(page, admin)
+        const chart = page.getByRole('img', { name: /Orders created and paid per day/ })
+        assert.equal(await chart.count(), 1)
+        await page.getByText('Show the figures').click()
+        assert.equal(await page.getByRole('table', { name: /Orders created and paid per day/ }).getByRole('row').count(), 15)
+        const recent = page.getByRole('region', { name: 'Ten newest orders' })
+        await recent.getByRole('link').first().waitFor()
+        assert.match((await recent.getByRole('link').first().getAttribute('href'))!, /^\/admin\/orders\/T\d{12}$/)
+        await checkPage(page, assert, `dashboard-${colorScheme}`)
+      } finally {
+        await context.close()
+      }
+    }
+  })
+
+  test('audit log: a sign-in and a change listed, filtered from the form, no serious axe violation', async ({ assert }) => {
+    const admin = await createConsoleUser()
+    await db.table('audit_log').insert({
+      created_at: Date.now() - 60_000,
+      actor_kind: 'ace',
+      actor: 'ace:deploy',
+      action: 'chain.update',
+      subject_type: 'chain',
+      subject_id: 'ethereum',
+      before: JSON.stringify({ enabled: true, confirmations: 12, rpcUrls: ['https://a.example'] }),
+      after: JSON.stringify({ enabled: false, confirmations: 20, rpcUrls: ['https://b.example/v3/***'] }),
+      ip: null,
+      request_id: null,
+    })
+    const { context, page } = await newPage(DESKTOP)
+    try {
+      await consoleSignIn(page, admin)
+      await page.getByRole('link', { name: 'Audit log' }).click()
+      await page.getByRole('heading', { name: 'Audit log', level: 1 }).waitFor()
+      const table = page.getByRole('region', { name: 'Audit log entries' })
+      assert.include(await table.innerText(), 'Signed in')
+      assert.include(await table.innerText(), 'Chain changed')
+      await checkPage(page, assert, 'audit')
+
+      await page.setViewportSize(DESKTOP)
+      await page.getByLabel('Action').selectOption('chain.*')
+      await page.getByRole('button', { name: 'Filter' }).click()
+      await page.waitForURL(/action=chain\.\*/)
+      const filtered = page.getByRole('region', { name: 'Audit log entries matching the filters' })
+      const text = await filtered.innerText()
+      assert.include(text, 'Chain changed')
+      assert.notInclude(text, 'Signed in')
+      assert.equal(await page.getByLabel('Action').inputValue(), 'chain.*')
+      await screenshot(page, 'console-audit-filtered-desktop')
+    } finally {
+      await context.close()
+    }
+  })
+})

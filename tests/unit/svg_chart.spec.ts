@@ -1,0 +1,114 @@
+import { test } from '@japa/runner'
+import { chartSummary, chartTable, niceMax, renderChart, type ChartInput } from '#services/console/svg_chart'
+
+const week: ChartInput = {
+  id: 'orders-chart',
+  kind: 'bar',
+  title: 'Orders per day',
+  labels: ['9 Jun', '10 Jun', '11 Jun', '12 Jun', '13 Jun', '14 Jun', '15 Jun'],
+  series: [
+    { name: 'Created', key: 'created', values: [3, 0, 5, 12, 4, 0, 2] },
+    { name: 'Paid', key: 'paid', values: [2, 0, 4, 9, 4, 0, 1] },
+  ],
+}
+
+function count(text: string, pattern: RegExp) {
+  return (text.match(pattern) ?? []).length
+}
+
+test.group('SVG chart', () => {
+  test('an image named by its title and described by a summary of the data', ({ assert }) => {
+    const svg = renderChart(week)
+    assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" [^>]*role="img"/)
+    assert.include(svg, 'aria-labelledby="orders-chart-title"')
+    assert.include(svg, 'aria-describedby="orders-chart-desc"')
+    assert.include(svg, '<title id="orders-chart-title">Orders per day</title>')
+    assert.include(
+      svg,
+      '<desc id="orders-chart-desc">9 Jun to 15 Jun. Created: 26 in total, highest 12 on 12 Jun. Paid: 20 in total, highest 9 on 12 Jun.</desc>'
+    )
+    assert.isTrue(svg.endsWith('</svg>'))
+  })
+
+  test('one bar per value and series, each with its own tooltip; colours from classes, no inline style', ({ assert }) => {
+    const svg = renderChart(week)
+    assert.equal(count(svg, /<rect class="chart-bar"/g), 14)
+    assert.include(svg, '<g class="chart-series series-1 chart-created">')
+    assert.include(svg, '<g class="chart-series series-2 chart-paid">')
+    assert.include(svg, '<title>12 Jun: Created 12</title>')
+    assert.include(svg, '<title>12 Jun: Paid 9</title>')
+    assert.notInclude(svg, 'style=')
+    assert.notInclude(svg, '<script')
+    assert.notMatch(svg, /fill="#|stroke="#/)
+  })
+
+  test('bar heights are proportional to the values on a round axis', ({ assert }) => {
+    const svg = renderChart({ ...week, height: 228 })
+    // Plot height 228 − 28 − 24 = 176; 12 at most → axis up to 12 (steps of 3).
+    const heights = [...svg.matchAll(/<rect class="chart-bar" [^>]*height="([\d.]+)"/g)].map((match) => Number(match[1]))
+    assert.equal(heights[3], 176)
+    assert.equal(heights[0], 44)
+    assert.equal(heights[1], 0)
+    assert.include(svg, '>12</text>')
+    assert.include(svg, '>9</text>')
+  })
+
+  test('a line chart: one polyline and one point per value per series', ({ assert }) => {
+    const svg = renderChart({ ...week, kind: 'line' })
+    assert.equal(count(svg, /<polyline /g), 2)
+    assert.equal(count(svg, /<circle class="chart-point"/g), 14)
+    assert.include(svg, 'class="chart chart-line"')
+  })
+
+  test('text is escaped: a title or label cannot inject markup', ({ assert }) => {
+    const svg = renderChart({
+      ...week,
+      title: 'Volume <script>alert(1)</script> & "more"',
+      labels: week.labels.map((label, index) => (index === 0 ? '<b>x</b>' : label)),
+    })
+    assert.notInclude(svg, '<script>')
+    assert.notInclude(svg, '<b>')
+    assert.include(svg, 'Volume &lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;more&quot;')
+    assert.include(svg, '&lt;b&gt;x&lt;/b&gt;')
+  })
+
+  test('no data: an empty axis and a summary that says so', ({ assert }) => {
+    const empty = { ...week, series: week.series.map((series) => ({ ...series, values: series.values.map(() => 0) })) }
+    assert.equal(chartSummary(empty), '9 Jun to 15 Jun. Created: none. Paid: none.')
+    const svg = renderChart(empty)
+    assert.include(svg, '>4</text>')
+    assert.notInclude(svg, 'NaN')
+    assert.notInclude(svg, 'Infinity')
+  })
+
+  test('bad input is refused with a message: an id, a key, values not matching the labels', ({ assert }) => {
+    assert.throws(() => renderChart({ ...week, id: '1 bad' }), /chart id "1 bad" is not a valid id/)
+    assert.throws(
+      () => renderChart({ ...week, series: [{ name: 'X', key: 'Bad Key', values: week.labels.map(() => 1) }] }),
+      /series key "Bad Key"/
+    )
+    assert.throws(
+      () => renderChart({ ...week, series: [{ name: 'X', key: 'x', values: [1] }] }),
+      /series "X" has 1 values for 7 labels/
+    )
+    assert.throws(() => renderChart({ ...week, series: [] }), /at least one series/)
+  })
+
+  test('the data table: caption, a header per series, a row per label', ({ assert }) => {
+    const table = chartTable(week)
+    assert.match(table, /^<table class="chart-data"><caption>Orders per day<\/caption>/)
+    assert.include(table, '<thead><tr><th scope="col">Day</th><th scope="col" class="num">Created</th><th scope="col" class="num">Paid</th></tr></thead>')
+    assert.include(table, '<tr><th scope="row">12 Jun</th><td class="num">12</td><td class="num">9</td></tr>')
+    assert.equal(count(table, /<tr><th scope="row">/g), 7)
+  })
+
+  test('round axis tops', ({ assert }) => {
+    assert.equal(niceMax(0), 4)
+    assert.equal(niceMax(1), 4)
+    assert.equal(niceMax(9), 12)
+    assert.equal(niceMax(12), 12)
+    assert.equal(niceMax(13), 16)
+    assert.equal(niceMax(1234), 1600)
+    assert.equal(niceMax(0.37, false), 0.4)
+  })
+})
