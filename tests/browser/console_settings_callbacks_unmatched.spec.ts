@@ -20,18 +20,12 @@ import {
   NARROW_PHONE,
   PHONE,
   closeBrowser,
+  consoleSignIn,
   horizontalOverflow,
   newPage,
   screenshot,
   seriousAxeViolations,
 } from '#tests/helpers/browser'
-
-async function signIn(page: Page, email: string, password: string) {
-  await page.goto(adminUrl('/login'))
-  await page.getByLabel('E-mail').fill(email)
-  await page.getByLabel('Password').fill(password)
-  await Promise.all([page.waitForURL((url) => !url.pathname.endsWith('/login')), page.getByRole('button', { name: /sign in/i }).click()])
-}
 
 /** Screenshots at phone, narrow phone and desktop width, each free of horizontal overflow; axe finds nothing serious. */
 async function checkPage(page: Page, assert: any, name: string) {
@@ -76,7 +70,7 @@ test.group('Console in a browser: settings, callbacks, unmatched payments', (gro
       page.on('console', (message) => {
         if (message.type() === 'error') errors.push(message.text())
       })
-      await signIn(page, admin.email, admin.password)
+      await consoleSignIn(page, admin)
       await page.goto(adminUrl('/settings/site'))
       const previewPage = page.locator('.bp-page')
       const background = () => previewPage.evaluate((element) => (globalThis as any).getComputedStyle(element).backgroundColor as string)
@@ -127,7 +121,7 @@ test.group('Console in a browser: settings, callbacks, unmatched payments', (gro
     const payment = await UnmatchedPayment.findByOrFail('reference', '0xbrowserlate000001')
 
     const { context, page } = await newPage(DESKTOP)
-    await signIn(page, admin.email, admin.password)
+    await consoleSignIn(page, admin)
     for (const group of ['orders', 'rates', 'provider']) {
       await page.goto(adminUrl(`/settings/${group}`))
       await checkPage(page, assert, `settings-${group}`)

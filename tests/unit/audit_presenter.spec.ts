@@ -133,7 +133,11 @@ test.group('Audit page: rows in words', () => {
     assert.equal(subject('order', 'T0123456789abcdef'), '/admin/orders/T0123456789abcdef')
     assert.equal(subject('api_key', '1000'), '/admin/api-keys/1000')
     assert.equal(subject('token', 'tron/USDT'), '/admin/chains/tron/tokens/USDT')
-    assert.isNull(subject('setting', 'order.expiration_minutes'))
+    assert.equal(subject('setting', 'order.expiration_minutes'), '/admin/settings/orders')
+    assert.equal(subject('setting', 'provider.shop_token'), '/admin/settings/provider')
+    assert.isNull(subject('setting', 'acme.unknown'))
+    assert.equal(subject('rate', 'USDT/CNY'), '/admin/settings/rates')
+    assert.equal(subject('unmatched_payment', '12'), '/admin/unmatched/12')
     assert.isNull(subject('order', ''))
   })
 

@@ -1,5 +1,6 @@
 import type { AuditRow } from '#services/audit/audit_log'
 import { adminUrl } from '#console/console_paths'
+import { groupedKeys } from '#services/console/settings_groups'
 
 /**
  * How the console's audit page shows a row: the action in words, the
@@ -216,6 +217,12 @@ function subjectHref(type: string, id: string): string | null {
   if (type === 'token') {
     const [network, symbol] = id.split('/')
     return network && symbol ? adminUrl(`/chains/${part(network)}/tokens/${part(symbol)}`) : null
+  }
+  if (type === 'unmatched_payment') return /^\d+$/.test(id) ? adminUrl(`/unmatched/${id}`) : null
+  if (type === 'rate') return adminUrl('/settings/rates')
+  if (type === 'setting') {
+    const group = groupedKeys().get(id)
+    return group ? adminUrl(`/settings/${group}`) : null
   }
   return null
 }

@@ -271,8 +271,14 @@ export class DashboardStats {
     }
   }
 
+  /** Waiting for an operator: neither assigned to an order nor dismissed (the unmatched page's "open"). */
   async #unmatched() {
-    const [row] = await db.from('unmatched_payments').count('* as total').max('detected_at as newest')
+    const [row] = await db
+      .from('unmatched_payments')
+      .whereNull('assigned_at')
+      .whereNull('dismissed_at')
+      .count('* as total')
+      .max('detected_at as newest')
     return { waiting: numberOf(row?.total), newestAt: epochOrNull(row?.newest) }
   }
 

@@ -10,7 +10,7 @@ import { CallbackAdmin, batchMessage } from '#services/operators/callback_admin'
 import { actingAs } from '#services/audit/audit_context'
 import operator from '#services/operator_service'
 import { OperatorError } from '#support/operator_error'
-import { countRows, resetDatabase } from '#tests/helpers/database'
+import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
 import { MerchantServer } from '#tests/helpers/merchant_server'
 import { TEST_SECRET } from '#tests/helpers/merchant'
@@ -130,7 +130,7 @@ test.group('Callback outbox: redeliver', (group) => {
     await resetDatabase()
     await prepareLifecycle()
     merchant.reset()
-    await db.from('audit_log').delete()
+    await emptyAuditLog()
   })
 
   test('batch: the matching callbacks, newest first, capped, held ones left out and counted', async ({ client, assert }) => {

@@ -5,7 +5,7 @@ import Callback from '#models/callback'
 import paymentService from '#services/payment_service'
 import callbackDeliverer from '#callbacks/callback_deliverer'
 import operator from '#services/operator_service'
-import { countRows, resetDatabase } from '#tests/helpers/database'
+import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
 import { MerchantServer } from '#tests/helpers/merchant_server'
 import { TEST_SECRET } from '#tests/helpers/merchant'
@@ -36,7 +36,7 @@ test.group('Console callbacks pages', (group) => {
     await resetDatabase()
     await prepareLifecycle()
     merchant.reset()
-    await db.from('audit_log').delete()
+    await emptyAuditLog()
   })
 
   test('the list: status tabs with counts, filters, every state designed', async ({ client, assert }) => {

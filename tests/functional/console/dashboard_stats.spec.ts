@@ -281,6 +281,9 @@ test.group('Dashboard figures: callbacks and unmatched payments', (group) => {
       })
     }
     assert.deepEqual((await read()).unmatched, { waiting: 2, newestAt: NOW - HOUR })
+    // Settled ones wait no more: dismissed with a note, or assigned to their order.
+    await db.from('unmatched_payments').where('reference', 'ref-1').update({ dismissed_at: NOW, dismissed_by: 'a', dismiss_note: 'refunded' })
+    assert.deepEqual((await read()).unmatched, { waiting: 1, newestAt: NOW - DAY })
   })
 })
 

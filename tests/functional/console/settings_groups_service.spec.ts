@@ -8,7 +8,7 @@ import { SETTINGS_GROUPS, SettingsGroups, groupedKeys, keysByGroup, turnedOffPlu
 import { actingAs } from '#services/audit/audit_context'
 import { SecretPurpose, looksSealed, revealSecret } from '#support/secret_box'
 import { OperatorError } from '#support/operator_error'
-import { resetDatabase } from '#tests/helpers/database'
+import { emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 
 const ADMIN = { actor: { kind: 'user' as const, userId: 1, email: 'admin@example.com' } }
 
@@ -96,7 +96,7 @@ test.group('Settings groups: pages and saving', (group) => {
   })
 
   test('saving a group stores the changed values, one audit row each, by the acting admin', async ({ assert }) => {
-    await db.from('audit_log').delete()
+    await emptyAuditLog()
     const changed = await actingAs(ADMIN, async () =>
       (await groups()).save('orders', {
         values: { 'order.expiration_minutes': '30', 'order.late_payment_margin_seconds': '900', 'order.amount_max_steps': '50' },
@@ -118,7 +118,7 @@ test.group('Settings groups: pages and saving', (group) => {
   })
 
   test('one invalid value stores nothing and names each refused field', async ({ assert }) => {
-    await db.from('audit_log').delete()
+    await emptyAuditLog()
     const service = await groups()
     const error = await service
       .save('orders', {
@@ -191,7 +191,7 @@ test.group('Settings groups: the provider token is a secret', (group) => {
 
   test('stored encrypted, shown masked, never sent back; the audit says only that it was set', async ({ assert }) => {
     const service = await groups()
-    await db.from('audit_log').delete()
+    await emptyAuditLog()
     await service.save('provider', { values: { 'provider.shop_token': TOKEN, 'provider.shop_id': 'shop-1' } })
     const stored = (await storedValue('provider.shop_token'))!
     assert.isTrue(looksSealed(stored))
@@ -238,7 +238,7 @@ test.group('Settings groups: fixed rates', (group) => {
 
   test('fixed rates go through RateAdmin: its rules and its audit', async ({ assert }) => {
     const service = await groups()
-    await db.from('audit_log').delete()
+    await emptyAuditLog()
     await actingAs(ADMIN, () => service.setFixedRate('usdt', 'eur', '0.92'))
     const rates = await service.fixedRates()
     assert.deepInclude(

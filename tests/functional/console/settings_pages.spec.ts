@@ -3,7 +3,7 @@ import db from '@adonisjs/lucid/services/db'
 import settings from '#settings/settings_service'
 import { SETTINGS_GROUPS } from '#services/console/settings_groups'
 import { SecretPurpose, revealSecret } from '#support/secret_box'
-import { countRows, resetDatabase } from '#tests/helpers/database'
+import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { ConsoleAgent, createConsoleUser, pageText } from '#tests/helpers/console'
 import { startServerProcess } from '#tests/helpers/processes'
 
@@ -27,7 +27,7 @@ function inputValue(html: string, name: string): string | null {
 test.group('Console settings pages', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
-    await db.from('audit_log').delete()
+    await emptyAuditLog()
   })
 
   test('every group has a page with a sub-navigation; /settings opens the first; an unknown group is 404', async ({ assert }) => {

@@ -4,7 +4,7 @@ import Order from '#models/order'
 import UnmatchedPayment from '#models/unmatched_payment'
 import chainScanner from '#services/chain_scanner'
 import orderExpiry from '#services/order_expiry'
-import { resetDatabase } from '#tests/helpers/database'
+import { emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
 import { FAKE_NETWORK, fakeFamily, fakeTransfer } from '#tests/helpers/fake_chain'
 import { ConsoleAgent, createConsoleUser, pageText } from '#tests/helpers/console'
@@ -41,7 +41,7 @@ test.group('Console unmatched payments pages', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
     await prepareLifecycle()
-    await db.from('audit_log').delete()
+    await emptyAuditLog()
   })
 
   test('the list: waiting ones by default with the reason; filters; the empty state', async ({ client, assert }) => {

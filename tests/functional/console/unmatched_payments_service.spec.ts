@@ -10,7 +10,7 @@ import operator from '#services/operator_service'
 import { UnmatchedPaymentAdmin } from '#services/operators/unmatched_payment_admin'
 import { actingAs } from '#services/audit/audit_context'
 import { OperatorError } from '#support/operator_error'
-import { countRows, resetDatabase } from '#tests/helpers/database'
+import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { newOrder, newPlaceholder, prepareLifecycle } from '#tests/helpers/orders'
 import { FAKE_NETWORK, FAKE_USDT, FAKE_WALLET, fakeFamily, fakeTransfer } from '#tests/helpers/fake_chain'
 import type { ObservedTransfer } from '#chains/chain_family'
@@ -99,7 +99,7 @@ test.group('Unmatched payments: assign to an order', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
     await prepareLifecycle()
-    await db.from('audit_log').delete()
+    await emptyAuditLog()
   })
 
   test('a late payment pays its expired order through the payment path, audited, once', async ({ client, assert }) => {
@@ -231,7 +231,7 @@ test.group('Unmatched payments: dismiss', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
     await prepareLifecycle()
-    await db.from('audit_log').delete()
+    await emptyAuditLog()
   })
 
   test('with a note: stored with who and when, audited; twice refused', async ({ client, assert }) => {
