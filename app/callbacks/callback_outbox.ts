@@ -39,24 +39,8 @@ export class CallbackOutbox {
    * it was delivered, failed or never queued.
    */
   async requeue(trx: TransactionClientContract, order: Order) {
-    const now = Date.now()
     await this.enqueue(trx, order)
-    await trx
-      .from('callbacks')
-      .where('order_id', order.id)
-      .update({
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: now,
-        locked_by: null,
-        locked_until: null,
-        last_error: '',
-        updated_at: now,
-      })
-    await trx
-      .from('orders')
-      .where('id', order.id)
-      .update({ callback_status: 'pending', callback_attempts: 0, updated_at: now })
+    await this.requeueMany(trx, [order.id])
   }
 
   /**

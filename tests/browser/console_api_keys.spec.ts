@@ -1,5 +1,4 @@
 import { test } from '@japa/runner'
-import type { Page } from 'playwright-core'
 import ApiKey from '#models/api_key'
 import settings from '#settings/settings_service'
 import { resetDatabase } from '#tests/helpers/database'
@@ -8,29 +7,12 @@ import { MerchantServer } from '#tests/helpers/merchant_server'
 import { makeTronPayable } from '#tests/helpers/setup'
 import {
   DESKTOP,
-  NARROW_PHONE,
   PHONE,
+  checkConsolePage,
   closeBrowser,
   consoleSignIn,
-  horizontalOverflow,
   newPage,
-  screenshot,
-  seriousAxeViolations,
 } from '#tests/helpers/browser'
-
-/** Screenshots at phone, narrow phone and desktop width, no sideways scroll, no serious axe finding. */
-async function checkPage(page: Page, assert: any, name: string) {
-  for (const [size, viewport] of [
-    ['phone', PHONE],
-    ['320', NARROW_PHONE],
-    ['desktop', DESKTOP],
-  ] as const) {
-    await page.setViewportSize(viewport)
-    assert.equal(await horizontalOverflow(page), 0, `${name} overflows at ${size}`)
-    await screenshot(page, `console-api-keys-${name}-${size}`)
-  }
-  assert.deepEqual(await seriousAxeViolations(page), [], `axe on ${name}`)
-}
 
 test.group('Console API keys in a browser', (group) => {
   const merchant = new MerchantServer()
@@ -54,30 +36,30 @@ test.group('Console API keys in a browser', (group) => {
     try {
       await consoleSignIn(page, admin)
       await page.goto('/admin/api-keys')
-      await checkPage(page, assert, 'list')
+      await checkConsolePage(page, assert, 'api-keys-list')
 
       await page.getByRole('link', { name: 'Create a key' }).click()
       await page.getByLabel('Note').fill('Main shop')
       await page.getByLabel('Allowed IPs').fill('203.0.113.7\n198.51.100.0/24')
-      await checkPage(page, assert, 'create')
+      await checkConsolePage(page, assert, 'api-keys-create')
       await page.getByRole('button', { name: 'Create key' }).click()
 
       await page.getByRole('heading', { name: 'API key 1001 created' }).waitFor()
       const secret = (await ApiKey.findByOrFail('pid', '1001')).signingSecret()
       assert.equal((await page.locator('#key-secret').textContent())!.trim(), secret)
-      await checkPage(page, assert, 'secret')
+      await checkConsolePage(page, assert, 'api-keys-secret')
       await page.getByRole('button', { name: 'Copy the secret' }).click()
       assert.equal(await page.evaluate('navigator.clipboard.readText()'), secret)
 
       await page.getByRole('link', { name: 'I have saved it' }).click()
       await page.getByRole('heading', { name: 'API key 1001' }).waitFor()
       assert.notInclude(await page.content(), secret)
-      await checkPage(page, assert, 'show')
+      await checkConsolePage(page, assert, 'api-keys-show')
 
       await page.getByRole('link', { name: 'Integration' }).first().click()
       await page.getByRole('heading', { name: 'Integration of pid 1001' }).waitFor()
       assert.notInclude(await page.content(), secret)
-      await checkPage(page, assert, 'integration')
+      await checkConsolePage(page, assert, 'api-keys-integration')
       // Examples but the first are folded; the copy button copies the example as shown.
       assert.isFalse(await page.getByRole('button', { name: 'Copy Node.js example' }).isVisible())
       await page.locator('#create-order summary', { hasText: 'Node.js' }).click()
@@ -91,7 +73,7 @@ test.group('Console API keys in a browser', (group) => {
       await page.getByRole('heading', { name: "The shop's answer" }).waitFor()
       assert.include(await page.locator('.keys-result').textContent(), 'Acknowledged')
       assert.lengthOf(merchant.requests, 1)
-      await checkPage(page, assert, 'test-callback')
+      await checkConsolePage(page, assert, 'api-keys-test-callback')
     } finally {
       await context.close()
     }

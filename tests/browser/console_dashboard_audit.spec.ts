@@ -1,5 +1,4 @@
 import { test } from '@japa/runner'
-import type { Page } from 'playwright-core'
 import db from '@adonisjs/lucid/services/db'
 import { resetDatabase } from '#tests/helpers/database'
 import { createConsoleUser } from '#tests/helpers/console'
@@ -7,28 +6,18 @@ import { resetOrderRows, seedOrderRow } from '#tests/helpers/order_rows'
 import {
   DESKTOP,
   PHONE,
+  checkConsolePage,
   closeBrowser,
   consoleSignIn,
-  horizontalOverflow,
   newPage,
   screenshot,
-  seriousAxeViolations,
 } from '#tests/helpers/browser'
 
 const DAY = 86_400_000
-
-/** Light and dark, desktop and phone: no overflow, no serious axe violation, a screenshot each. */
-async function checkPage(page: Page, assert: any, name: string) {
-  for (const [size, viewport] of [
-    ['desktop', DESKTOP],
-    ['phone', PHONE],
-  ] as const) {
-    await page.setViewportSize(viewport)
-    assert.equal(await horizontalOverflow(page), 0, `${name} overflows at ${size}`)
-    assert.deepEqual(await seriousAxeViolations(page), [], `${name} at ${size}`)
-    await screenshot(page, `console-${name}-${size}`)
-  }
-}
+const DESKTOP_AND_PHONE = [
+  ['desktop', DESKTOP],
+  ['phone', PHONE],
+] as const
 
 test.group('Console dashboard and audit log in Chromium', (group) => {
   group.each.setup(async () => {
@@ -43,7 +32,7 @@ test.group('Console dashboard and audit log in Chromium', (group) => {
     try {
       await consoleSignIn(page, viewer)
       await page.getByRole('heading', { name: 'No orders yet' }).waitFor()
-      await checkPage(page, assert, 'dashboard-empty')
+      await checkConsolePage(page, assert, 'dashboard-empty', DESKTOP_AND_PHONE)
     } finally {
       await context.close()
     }
@@ -84,7 +73,7 @@ test.group('Console dashboard and audit log in Chromium', (group) => {
         const recent = page.getByRole('region', { name: 'Ten newest orders' })
         await recent.getByRole('link').first().waitFor()
         assert.match((await recent.getByRole('link').first().getAttribute('href'))!, /^\/admin\/orders\/T\d{12}$/)
-        await checkPage(page, assert, `dashboard-${colorScheme}`)
+        await checkConsolePage(page, assert, `dashboard-${colorScheme}`, DESKTOP_AND_PHONE)
       } finally {
         await context.close()
       }
@@ -113,7 +102,7 @@ test.group('Console dashboard and audit log in Chromium', (group) => {
       const table = page.getByRole('region', { name: 'Audit log entries' })
       assert.include(await table.innerText(), 'Signed in')
       assert.include(await table.innerText(), 'Chain changed')
-      await checkPage(page, assert, 'audit')
+      await checkConsolePage(page, assert, 'audit', DESKTOP_AND_PHONE)
 
       await page.setViewportSize(DESKTOP)
       await page.getByLabel('Action').selectOption('chain.*')

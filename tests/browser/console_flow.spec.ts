@@ -8,9 +8,9 @@ import { adminUrl } from '#console/console_paths'
 import {
   DESKTOP,
   PHONE,
+  checkConsolePage,
   closeBrowser,
   consoleSignIn,
-  horizontalOverflow,
   newPage,
   screenshot,
   seriousAxeViolations,
@@ -121,10 +121,7 @@ test.group('Console in Chromium: an admin\'s day', (group) => {
         for (const [path, name] of MAIN_PAGES) {
           const response = await page.goto(adminUrl(path))
           assert.equal(response?.status(), 200, path)
-          const violations = await seriousAxeViolations(page)
-          assert.deepEqual(violations, [], `${path} (${suffix}): ${JSON.stringify(violations)}`)
-          assert.isAtMost(await horizontalOverflow(page), 0, `${path} scrolls sideways at ${viewport.width} px`)
-          await screenshot(page, `console-main-${name}-${suffix}`)
+          await checkConsolePage(page, assert, `main-${name}`, [[suffix, viewport]])
         }
       } finally {
         await context.close()

@@ -1,5 +1,4 @@
 import { test } from '@japa/runner'
-import type { Page } from 'playwright-core'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import Callback from '#models/callback'
@@ -17,35 +16,13 @@ import { createConsoleUser } from '#tests/helpers/console'
 import { adminUrl } from '#console/console_paths'
 import {
   DESKTOP,
-  NARROW_PHONE,
   PHONE,
+  checkConsolePage,
   closeBrowser,
   consoleSignIn,
-  horizontalOverflow,
   newPage,
   screenshot,
-  seriousAxeViolations,
 } from '#tests/helpers/browser'
-
-/** Screenshots at phone, narrow phone and desktop width, each free of horizontal overflow; axe finds nothing serious. */
-async function checkPage(page: Page, assert: any, name: string) {
-  for (const [size, viewport] of [
-    ['phone', PHONE],
-    ['320', NARROW_PHONE],
-    ['desktop', DESKTOP],
-  ] as const) {
-    await page.setViewportSize(viewport)
-    await screenshot(page, `console-${name}-${size}`)
-    const overflow = await horizontalOverflow(page)
-    if (overflow > 0) {
-      // Name the widest elements, to say what breaks the layout.
-      const wide = await page.evaluate(`[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1).slice(0, 8).map((e) => e.tagName + '.' + e.className)`)
-      assert.fail(`${name} overflows at ${size} by ${overflow}px: ${JSON.stringify(wide)}`)
-    }
-  }
-  const violations = await seriousAxeViolations(page)
-  assert.deepEqual(violations, [], `axe on ${name}: ${JSON.stringify(violations)}`)
-}
 
 test.group('Console in a browser: settings, callbacks, unmatched payments', (group) => {
   const merchant = new MerchantServer()
@@ -98,7 +75,7 @@ test.group('Console in a browser: settings, callbacks, unmatched payments', (gro
       assert.include(await page.locator('.flash').first().textContent(), 'Saved Site and branding')
       assert.equal(await background(), chosen[1])
       assert.equal(await settings.get('site.background_color'), chosen[0])
-      await checkPage(page, assert, `settings-site-${scheme}`)
+      await checkConsolePage(page, assert, `settings-site-${scheme}`)
       assert.deepEqual(errors, [], `no CSP violation nor script error: ${errors.join(' | ')}`)
       await context.close()
     }
@@ -124,16 +101,16 @@ test.group('Console in a browser: settings, callbacks, unmatched payments', (gro
     await consoleSignIn(page, admin)
     for (const group of ['orders', 'rates', 'provider']) {
       await page.goto(adminUrl(`/settings/${group}`))
-      await checkPage(page, assert, `settings-${group}`)
+      await checkConsolePage(page, assert, `settings-${group}`)
     }
     await page.goto(adminUrl('/callbacks'))
-    await checkPage(page, assert, 'callbacks')
+    await checkConsolePage(page, assert, 'callbacks')
     await page.goto(adminUrl(`/callbacks/${callback.id}`))
-    await checkPage(page, assert, 'callback-detail')
+    await checkConsolePage(page, assert, 'callback-detail')
     await page.goto(adminUrl('/unmatched'))
-    await checkPage(page, assert, 'unmatched')
+    await checkConsolePage(page, assert, 'unmatched')
     await page.goto(adminUrl(`/unmatched/${payment.id}`))
-    await checkPage(page, assert, 'unmatched-detail')
+    await checkConsolePage(page, assert, 'unmatched-detail')
 
     // The dismiss confirmation opens without leaving the page.
     await page.setViewportSize(PHONE)

@@ -123,3 +123,34 @@ export async function consoleSignIn(
     await page.waitForURL((url) => !url.pathname.includes('/login'))
   }
 }
+
+/**
+ * The checks every console page gets in a browser: at each width (phone,
+ * 320 px, desktop by default) a screenshot `console-<name>-<size>` and no
+ * sideways scroll (the widest elements are named when there is one), and
+ * at each width no serious or critical axe violation.
+ */
+export async function checkConsolePage(
+  page: Page,
+  assert: { fail(message: string): never; deepEqual(actual: unknown, expected: unknown, message?: string): void },
+  name: string,
+  sizes: readonly (readonly [string, { width: number; height: number }])[] = [
+    ['phone', PHONE],
+    ['320', NARROW_PHONE],
+    ['desktop', DESKTOP],
+  ]
+) {
+  for (const [size, viewport] of sizes) {
+    await page.setViewportSize(viewport)
+    await screenshot(page, `console-${name}-${size}`)
+    const overflow = await horizontalOverflow(page)
+    if (overflow > 0) {
+      const wide = await page.evaluate(
+        `[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1).slice(0, 8).map((e) => e.tagName + '.' + e.className)`
+      )
+      assert.fail(`${name} overflows at ${size} by ${overflow}px: ${JSON.stringify(wide)}`)
+    }
+    const violations = await seriousAxeViolations(page)
+    assert.deepEqual(violations, [], `axe on ${name} at ${size}: ${JSON.stringify(violations)}`)
+  }
+}

@@ -27,19 +27,14 @@ import {
  * The examples of the integration page are run as a merchant would run
  * them, against this gateway (APP_URL, the test server): an order must be
  * created for the key, and the callback receivers must accept a callback
- * the gateway signed. PHP: run when installed (CI installs php-cli); a run
- * with CI set fails without it rather than passing unseen.
+ * the gateway signed. PHP examples need php-cli (`.ci/run` installs it): without
+ * it they fail, naming what is missing, rather than passing unseen.
  */
 const PHP_PRESENT = hasProgram('php')
 const PHP_MISSING_REASON = 'php is not installed (apt-get install php-cli); CI must have it'
 
 function requirePhp(example: { id: string }) {
   if (example.id === 'php' && !PHP_PRESENT) throw new Error(PHP_MISSING_REASON)
-}
-
-/** php examples are skipped only outside CI when php is absent; every other one always runs. */
-function skipsPhp(id: string) {
-  return id === 'php' && !PHP_PRESENT && !process.env.CI
 }
 
 async function newKey(input: { ips?: string[] } = {}) {
@@ -98,7 +93,7 @@ test.group('Integration examples: creating an order', (group) => {
       assert.equal(order.notifyUrl, EXAMPLE_NOTIFY_URL)
       assert.match(order.orderId, /^order-\d+-\d+$/)
       assert.equal(response.data.payment_url, `${process.env.APP_URL}/pay/checkout-counter/${order.tradeId}`)
-    }).skip(skipsPhp(id), PHP_MISSING_REASON)
+    })
 
     test(`the ${id} example creates a placeholder order when nothing is payable yet`, async ({ assert }) => {
       const { apiKey, secret } = await newKey()
@@ -109,7 +104,7 @@ test.group('Integration examples: creating an order', (group) => {
       const order = await Order.findByOrFail('trade_id', printedResponse(run.stdout).data.trade_id)
       assert.equal(order.status, OrderStatus.SELECTING)
       assert.equal(order.apiKeyId, apiKey.id)
-    }).skip(skipsPhp(id), PHP_MISSING_REASON)
+    })
 
     test(`the ${id} example with a wrong secret is refused (401), exits non-zero and creates nothing`, async ({ assert }) => {
       const { apiKey } = await newKey()
@@ -121,14 +116,13 @@ test.group('Integration examples: creating an order', (group) => {
       assert.notEqual(run.code, 0)
       assert.include(run.stdout + run.stderr, '"status_code":401')
       assert.equal(await countRows('orders'), 0)
-    }).skip(skipsPhp(id), PHP_MISSING_REASON)
+    })
   }
 
   test('without the secret variable an example stops before sending anything', async ({ assert }) => {
     const { apiKey } = await newKey()
     const guide = await guideFor(apiKey.pid)
     for (const example of guide.createExamples) {
-      if (skipsPhp(example.id)) continue
       requirePhp(example)
       const scratch = await scratchDirectory()
       try {
@@ -241,6 +235,6 @@ test.group('Integration examples: receiving the callback', (group) => {
         await receiver.stop()
         await scratch.cleanup()
       }
-    }).skip(skipsPhp(id), PHP_MISSING_REASON)
+    })
   }
 })
