@@ -9,6 +9,8 @@ import type { Printer } from '#database/installation_seeder'
 const MIGRATION_LOCK_KEY = 7_355_608
 /** How long a starting process waits for another one's migrations. */
 const LOCK_WAIT_MS = 120_000
+/** How often a waiting process asks for the migration lock again. */
+const MIGRATION_LOCK_POLL_MS = 250
 /** A migration lock file older than this belongs to a process that died. */
 const STALE_LOCK_MS = 600_000
 
@@ -50,7 +52,19 @@ export class InstallationService {
     const knex = connection.getWriteClient()
     const session = await knex.client.acquireConnection()
     try {
-      await knex.raw('SELECT pg_advisory_lock(?)', [MIGRATION_LOCK_KEY]).connection(session)
+      // Polled with pg_try_advisory_lock rather than waited for in one
+      // statement: a statement blocked here would hold a snapshot the whole
+      // time, and the other process's CREATE INDEX CONCURRENTLY waits for
+      // every older snapshot to end: each would wait for the other.
+      const deadline = Date.now() + LOCK_WAIT_MS
+      for (;;) {
+        const result = await knex.raw('SELECT pg_try_advisory_lock(?) AS locked', [MIGRATION_LOCK_KEY]).connection(session)
+        if (result.rows[0]?.locked === true) break
+        if (Date.now() > deadline) {
+          throw new Error(`Another process has been migrating the database for over ${LOCK_WAIT_MS / 1000} s`)
+        }
+        await new Promise((resolve) => setTimeout(resolve, MIGRATION_LOCK_POLL_MS))
+      }
       try {
         return await work()
       } finally {
