@@ -3,6 +3,7 @@ import type { HttpContext } from '@adonisjs/core/http'
 import type { NextFn } from '@adonisjs/core/types/http'
 import { adminPath, adminUrl } from '#console/console_paths'
 import { assetUrl } from '#console/console_assets'
+import { utcMinute, utcSecond } from '#services/console/console_format'
 
 /**
  * Headers of every console response, the error pages included: a CSP
@@ -49,6 +50,8 @@ export function applyConsoleHeaders(ctx: HttpContext) {
       adminPath,
       adminUrl,
       assetUrl,
+      utcMinute,
+      utcSecond,
       currentUrl: ctx.request.url(true),
       currentPath: ctx.request.url(false),
     })

@@ -1,3 +1,4 @@
+import { utcMinute } from '#services/console/console_format'
 import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import ApiKey from '#models/api_key'
@@ -15,8 +16,7 @@ import {
 /** A moment as the pages show it: UTC to the minute (the full time in the <time> element). */
 function when(ms: number | null) {
   if (ms === null) return null
-  const iso = new Date(ms).toISOString()
-  return { iso, text: `${iso.slice(0, 16).replace('T', ' ')} UTC` }
+  return { iso: new Date(ms).toISOString(), text: utcMinute(ms) }
 }
 
 function keyUrl(pid: string, rest = '') {

@@ -6,7 +6,7 @@ import { OrderAdmin } from '#services/operators/order_admin'
 import { callbackListQuery, type CallbackListQuery } from '#validators/console_lists'
 import { ConsoleNotFound } from '#console/console_errors'
 import { adminUrl } from '#console/console_paths'
-import { utcMinute, utcSecond } from '#console/console_format'
+import { utcMinute, utcSecond } from '#services/console/console_format'
 import { OperatorError } from '#support/operator_error'
 
 /** The list's URL with these filters (empty ones left out) and page cursor. */

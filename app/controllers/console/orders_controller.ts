@@ -1,3 +1,4 @@
+import { utcSecond } from '#services/console/console_format'
 import { Readable } from 'node:stream'
 import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
@@ -22,8 +23,7 @@ const CALLBACK_TONES: Record<string, string> = { delivered: 'success', pending: 
 
 /** What the order views use to show values (times in UTC, statuses in words). */
 const labels = {
-  utc: (ms: number | null | undefined) =>
-    ms === null || ms === undefined ? '—' : `${new Date(ms).toISOString().replace('T', ' ').slice(0, 19)} UTC`,
+  utc: utcSecond,
   statusName: (status: number) => ORDER_STATUS_NAMES[status] ?? `status ${status}`,
   statusTone: (status: number) => STATUS_TONES[status] ?? 'neutral',
   callbackTone: (status: string) => CALLBACK_TONES[status] ?? 'neutral',

@@ -4,7 +4,7 @@ import { UNMATCHED_STATES, UnmatchedPaymentAdmin } from '#services/operators/unm
 import { assignForm, dismissForm, unmatchedListQuery, type UnmatchedListQuery } from '#validators/console_lists'
 import { ConsoleNotFound } from '#console/console_errors'
 import { adminUrl } from '#console/console_paths'
-import { utcMinute, utcSecond } from '#console/console_format'
+import { utcMinute, utcSecond } from '#services/console/console_format'
 
 function listUrl(form: UnmatchedListQuery['form'], after: string | null = null): string {
   const query = new URLSearchParams()

@@ -1,3 +1,4 @@
+import { utcSecond } from '#services/console/console_format'
 import type { AuditRow } from '#services/audit/audit_log'
 import { adminUrl } from '#console/console_paths'
 import { groupedKeys } from '#services/console/settings_groups'
@@ -145,7 +146,7 @@ const EPOCH_MS_RANGE = [946_684_800_000, 4_102_444_800_000] // 2000 … 2100
 /** A value under its field's name: times as UTC dates, the rest as shownValue. */
 export function fieldValue(path: string, value: unknown): string {
   if (TIME_FIELD.test(path) && Number.isInteger(value) && (value as number) >= EPOCH_MS_RANGE[0] && (value as number) < EPOCH_MS_RANGE[1]) {
-    return `${new Date(value as number).toISOString().slice(0, 19).replace('T', ' ')} UTC`
+    return utcSecond(value as number)
   }
   return shownValue(value)
 }

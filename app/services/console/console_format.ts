@@ -25,10 +25,21 @@ export function percent(ratio: number | null): string {
   return `${Number.isInteger(value) ? value.toFixed(0) : value.toFixed(1)} %`
 }
 
-/** "2025-06-15 12:00 UTC". */
-export function utcTime(epochMs: number | null): string {
-  if (epochMs === null) return 'never'
+/** "2025-06-15 12:00 UTC" ("—" for none). */
+export function utcMinute(epochMs: number | null | undefined): string {
+  if (epochMs === null || epochMs === undefined) return '—'
   return `${new Date(epochMs).toISOString().slice(0, 16).replace('T', ' ')} UTC`
+}
+
+/** "2025-06-15 12:00:07 UTC" ("—" for none): where attempts follow each other closely. */
+export function utcSecond(epochMs: number | null | undefined): string {
+  if (epochMs === null || epochMs === undefined) return '—'
+  return `${new Date(epochMs).toISOString().slice(0, 19).replace('T', ' ')} UTC`
+}
+
+/** "2025-06-15 12:00 UTC", or "never". */
+export function utcTime(epochMs: number | null): string {
+  return epochMs === null ? 'never' : utcMinute(epochMs)
 }
 
 /** "just now", "45 s ago", "12 min ago", "3 h ago", "4 d ago" (or "in …" for a time ahead). */
