@@ -1,0 +1,89 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+
+/**
+ * The gateway's Prometheus series (served by GET /metrics). One registry
+ * per process: counters count what this process did (scrape every
+ * process); gauges that describe shared state (outbox depth, scanner lag)
+ * are read from the database when scraped, so any process tells the truth.
+ *
+ * Every series is named here, so the list of what an operator can chart is
+ * in one place (README "Metrics").
+ */
+export const registry = new Registry()
+collectDefaultMetrics({ register: registry, prefix: 'gateway_process_' })
+
+export const metrics = {
+  httpRequestDuration: new Histogram({
+    name: 'gateway_http_request_duration_seconds',
+    help: 'HTTP requests by route pattern (not the URL: bounded labels), method and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  }),
+  ordersCreated: new Counter({
+    name: 'gateway_orders_created_total',
+    help: 'Orders created, by network and token (a placeholder order without either has them empty)',
+    labelNames: ['network', 'token'] as const,
+    registers: [registry],
+  }),
+  ordersPaid: new Counter({
+    name: 'gateway_orders_paid_total',
+    help: 'Orders marked paid, by network and token',
+    labelNames: ['network', 'token'] as const,
+    registers: [registry],
+  }),
+  ordersExpired: new Counter({
+    name: 'gateway_orders_expired_total',
+    help: 'Orders expired or closed, by network and token',
+    labelNames: ['network', 'token'] as const,
+    registers: [registry],
+  }),
+  callbackAttempts: new Counter({
+    name: 'gateway_callback_attempts_total',
+    help: 'Merchant callback attempts by outcome (delivered, retrying, failed, held)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  }),
+  amountAllocationRetries: new Counter({
+    name: 'gateway_amount_allocation_retries_total',
+    help: 'Amount-allocation candidates that were already taken (another order won the pair)',
+    labelNames: ['network', 'token'] as const,
+    registers: [registry],
+  }),
+  rpcRequests: new Counter({
+    name: 'gateway_rpc_requests_total',
+    help: 'Chain RPC requests by network and endpoint (host only: no keys)',
+    labelNames: ['network', 'endpoint'] as const,
+    registers: [registry],
+  }),
+  rpcErrors: new Counter({
+    name: 'gateway_rpc_errors_total',
+    help: 'Chain RPC requests that failed, by network, endpoint and kind (rate_limited, http, network)',
+    labelNames: ['network', 'endpoint', 'kind'] as const,
+    registers: [registry],
+  }),
+}
+
+/**
+ * Gauges whose value is read when scraped (from the database). Created by
+ * registerScrapeGauge so that the collect function is the module that
+ * knows the data's own.
+ */
+export function registerScrapeGauge<L extends string>(options: {
+  name: string
+  help: string
+  labelNames: readonly L[]
+  collect: (gauge: Gauge<L>) => Promise<void>
+}): Gauge<L> {
+  const existing = registry.getSingleMetric(options.name)
+  if (existing) return existing as Gauge<L>
+  return new Gauge<L>({
+    name: options.name,
+    help: options.help,
+    labelNames: options.labelNames,
+    registers: [registry],
+    async collect() {
+      await options.collect(this)
+    },
+  })
+}
