@@ -30,6 +30,8 @@ export type WatchState = {
   pollMs: number
   heads: number
   scans: number
+  /** A scan of the chain is running in this process. */
+  scanning: boolean
   /** Push watches opened after a failure. */
   reconnects: number
   /** Newest head notified, decimal string; null before the first. */
@@ -83,6 +85,7 @@ class NetworkWatch {
       pollMs: this.#pollMs(),
       heads: 0,
       scans: 0,
+      scanning: false,
       reconnects: 0,
       lastHead: null,
       lastError: null,
@@ -115,8 +118,10 @@ class NetworkWatch {
       return
     }
     this.#clearTimer()
+    this.state.scanning = true
     this.#running = this.#run(reason).finally(() => {
       this.#running = null
+      this.state.scanning = false
       this.#arm()
     })
   }
@@ -202,7 +207,7 @@ class NetworkWatch {
       if (wait > 50 && !this.#running && !this.#stopped) {
         this.#timer = setTimeout(() => {
           this.#timer = null
-          this.trigger('poll')
+          void this.#poll(ms)
         }, wait)
         this.#timer.unref?.()
         return
