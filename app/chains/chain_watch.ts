@@ -358,13 +358,22 @@ export class ChainWatch {
     }
   }
 
-  /** Stops every watch (closing push endpoints) and waits for the scans in hand. */
-  async stop() {
+  /**
+   * Stops every watch (closing push endpoints) and waits, up to
+   * `timeoutMs`, for the scans in hand (a scan cut short by the exit saves
+   * nothing: its lease runs out and the next process scans again).
+   */
+  async stop(timeoutMs = 15_000) {
     this.#started = false
-    await this.#syncing
-    const watches = [...this.#watches.values()]
-    this.#watches.clear()
-    await Promise.all(watches.map((watch) => watch.stop()))
+    const stopping = (async () => {
+      await this.#syncing?.catch(() => {})
+      const watches = [...this.#watches.values()]
+      this.#watches.clear()
+      await Promise.all(watches.map((watch) => watch.stop()))
+    })()
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([stopping, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))])
+    clearTimeout(timer)
   }
 
   state(network: string): WatchState | null {
