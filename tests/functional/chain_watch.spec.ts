@@ -366,6 +366,28 @@ test.group('Chain watch: chain:set --ws', (group) => {
   })
 })
 
+test.group('Chain watch: the request estimate counts a scan per head', (group) => {
+  group.each.setup(() => resetDatabase())
+
+  test('with a WebSocket, chain:list estimates a scan per block, not per (longer) scan interval', async ({ assert }) => {
+    await operator.setChain('ethereum', {
+      rpcUrls: [`https://mainnet.infura.io/v3/${KEY}`],
+      scanIntervalSeconds: 60,
+      blockTimeSeconds: 12,
+      enabled: true,
+    })
+    await operator.addWallet('ethereum', '0x' + '11'.repeat(20))
+    const polled = await runCommand(ChainList, [])
+    assert.notMatch(polled.output, /ethereum needs about/)
+    await operator.setChain('ethereum', { wsUrl: `wss://mainnet.infura.io/ws/v3/${KEY}` })
+    const pushed = await runCommand(ChainList, [])
+    // Infura's free tier (37,500 a day) is over with a scan every 12 s (57,600).
+    assert.match(pushed.output, /ethereum needs about 57,600 requests a day \(1 wallet\(s\), 3 token\(s\), a scan on every new head, about every 12 s\)/)
+    assert.match(pushed.output, /A scan interval of 24 s fits \(chain:set ethereum --ws "" --scan-interval 24\)/)
+    assert.notInclude(pushed.output, KEY)
+  })
+})
+
 test.group('Chain watch: chains:scan catches up with a progress line', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
