@@ -322,9 +322,10 @@ export class ChainWatch {
     return this.#started
   }
 
+  /** Starts watching; a first sync that fails (database away) is logged, the scheduler's next one retries. */
   async start() {
     this.#started = true
-    await this.sync()
+    await this.sync().catch((error) => logger.error({ err: error }, 'chain watch: the chains could not be read'))
   }
 
   sync(): Promise<void> {
