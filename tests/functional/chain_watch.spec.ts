@@ -291,7 +291,7 @@ test.group('Chain watch: coalescing, backoff and fallback (a driven family)', (g
   }).timeout(20_000)
 
   test('a poll skips while another process scanned within the interval', async ({ assert }) => {
-    await db.from('chains').where('network', HEADNET).update({ ws_url: null, scan_interval_seconds: 1 })
+    await db.from('chains').where('network', HEADNET).update({ ws_url: null, scan_interval_seconds: 2 })
     await chainWatch.start()
     assert.isTrue(await settled(HEADNET, 1))
     // Another process keeps scanning: its last_scan_at keeps moving.
@@ -305,14 +305,15 @@ test.group('Chain watch: coalescing, backoff and fallback (a driven family)', (g
     const other = setInterval(touch, 200)
     try {
       const scans = headFamily.scans.length
-      const until = Date.now() + 2500
-      await eventually(() => Date.now() > until, 3000)
+      // Three intervals' worth: without the check the watch would scan once or twice meanwhile.
+      const until = Date.now() + 5000
+      await eventually(() => Date.now() > until, 6000)
       assert.equal(headFamily.scans.length, scans)
     } finally {
       clearInterval(other)
     }
-    assert.isTrue(await eventually(() => headFamily.scans.length > 1, 4000))
-  }).timeout(15_000)
+    assert.isTrue(await eventually(() => headFamily.scans.length > 1, 5000))
+  }).timeout(20_000)
 })
 
 test.group('Chain watch: chain:set --ws', (group) => {
