@@ -30,7 +30,7 @@ export default class ChainList extends OperatorCommand {
         chain.tokens.map((token) => `${token.symbol}${token.enabled ? '' : ' (off)'}`).join(', '),
         chain.wallets.total,
         // URLs may carry the provider's key: shown masked, like the API key.
-        chain.rpcUrls.join(' '),
+        chain.rpcUrls.join(' ') + (chain.wsUrl ? ` ${chain.wsUrl}` : ''),
         chain.apiKeyHint,
         this.#estimate(chain.load),
         this.#budget(chain.load),

@@ -4,7 +4,7 @@ import { redactUrl } from '#support/redaction'
 
 export default class ChainSet extends OperatorCommand {
   static commandName = 'chain:set'
-  static description = 'Configure a chain: enable/disable, RPC URLs, confirmations, scan interval, explorer link'
+  static description = 'Configure a chain: enable/disable, RPC and WebSocket URLs, confirmations, scan interval, explorer link'
 
   @args.string({ description: 'Network name (tron, ethereum, bsc, polygon, plasma, solana, ton ...)' })
   declare network: string
@@ -18,10 +18,18 @@ export default class ChainSet extends OperatorCommand {
   @flags.array({ description: 'RPC endpoint URL (repeatable, in order of preference; replaces the list)' })
   declare rpc?: string[]
 
+  @flags.string({
+    description: 'WebSocket endpoint (ws:// or wss://) whose new heads trigger a scan at once (EVM: eth_subscribe newHeads); "" removes it',
+    allowEmptyValue: true,
+  })
+  declare ws?: string
+
   @flags.number({ description: 'Confirmations a transfer needs before it counts' })
   declare confirmations?: number
 
-  @flags.number({ description: 'Seconds between two scans of the chain' })
+  @flags.number({
+    description: 'Longest time between two scans, in seconds: the poll interval (default: the block time); with --ws, the safety net between heads',
+  })
   declare scanInterval?: number
 
   @flags.number({ description: 'Typical seconds between two blocks (sizes the late-payment grace), e.g. 0.4' })
@@ -69,6 +77,7 @@ export default class ChainSet extends OperatorCommand {
     const chain = await chains.set(this.network, {
       enabled: this.enable ? true : this.disable ? false : undefined,
       rpcUrls: this.rpc,
+      wsUrl: this.ws,
       confirmations: this.confirmations,
       scanIntervalSeconds: this.scanInterval,
       blockTimeSeconds: this.blockTime,
@@ -89,6 +98,7 @@ export default class ChainSet extends OperatorCommand {
         `${chain.confirmations} confirmations, scan every ${chain.scanIntervalSeconds}s, ` +
         `block time ${chain.blockTimeMs / 1000}s, ` +
         `RPC: ${chain.rpcUrls.map((url) => redactUrl(url)).join(' ') || 'none'}${chain.apiKey ? ', API key set' : ''}, ` +
+        `WebSocket: ${chain.wsUrl ? `${redactUrl(chain.wsUrl)} (a scan on every new head)` : 'none (polled)'}, ` +
         `explorer: ${chain.explorerTxUrl || 'none'}, ` +
         `request budget: ${this.#budget(chain.rpcRequestsPerSecond, chain.rpcRequestsPerDay)}`
     )

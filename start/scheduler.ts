@@ -12,6 +12,7 @@ import jobRunner from '#jobs/job_runner'
 import pluginRegistry from '#app_plugins/plugin_registry'
 
 scheduler.call(scheduledJobs.deliverCallbacks).everySecond()
+// Chain watches: configuration changes seen within a second; scans on new heads or at the poll interval.
 scheduler.call(scheduledJobs.scanChains).everySecond()
 scheduler.call(scheduledJobs.expireOrders).everyFiveSeconds()
 scheduler.call(scheduledJobs.reconcileProviderPayments).everyFiveSeconds()

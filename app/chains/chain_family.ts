@@ -140,6 +140,21 @@ export type ChainHead = {
   time: number | null
 }
 
+/** What a head watch reports (ChainFamily.watchHeads). */
+export type HeadHandlers = {
+  /** A new head, as a decimal string in the family's numbering (block, slot…). */
+  onHead(height: string): void
+  /**
+   * The watch broke (socket closed, subscription refused ...): no more
+   * heads come through it. The core stops it and opens a new one after a
+   * backoff, polling meanwhile.
+   */
+  onError(error: unknown): void
+}
+
+/** A running head watch; stop() closes it (idempotent, never throws). */
+export type HeadWatch = { stop(): void }
+
 /** What a payer's wallet needs to pay an order (QR code / deep link). */
 export type PaymentUriContext = { chain: Chain; token: Token; order: Order }
 
@@ -178,6 +193,17 @@ export interface ChainFamily {
 
   /** Finds new confirmed incoming transfers since the cursor (chains:scan). */
   scan?(context: ScanContext): Promise<ScanResult>
+
+  /**
+   * Pushes the chain's new heads as the node produces them, through the
+   * chain's push endpoint (`chain.wsUrl`, e.g. a WebSocket subscription):
+   * each head triggers a scan at once instead of at the next poll. Resolves
+   * once the watch is open; rejects when it cannot be opened. A head is
+   * only a trigger: the scan reads from its persisted cursor, so a missed
+   * head only delays. Errors may quote the URL: the core redacts them.
+   * A family without it takes no push endpoint (`chain:set --ws` refused).
+   */
+  watchHeads?(chain: Chain, handlers: HeadHandlers): Promise<HeadWatch>
 
   /**
    * The request budget of one endpoint when the operator set none: the

@@ -30,9 +30,9 @@ function estimateAt(chain: Chain, interval: number, wallets: number, tokens: num
   }
 }
 
-/** The shortest scan interval whose estimate fits the daily budget; null when none up to an hour does. */
-function fittingInterval(chain: Chain, perDay: number, wallets: number, tokens: number): number | null {
-  for (let interval = chain.scanIntervalSeconds + 1; interval <= MAX_INTERVAL; interval++) {
+/** The shortest scan interval above `from` whose estimate fits the daily budget; null when none up to an hour does. */
+function fittingInterval(chain: Chain, from: number, perDay: number, wallets: number, tokens: number): number | null {
+  for (let interval = from + 1; interval <= MAX_INTERVAL; interval++) {
     const estimate = estimateAt(chain, interval, wallets, tokens)
     if (estimate !== null && estimate <= perDay) return interval
   }
@@ -41,8 +41,18 @@ function fittingInterval(chain: Chain, perDay: number, wallets: number, tokens: 
 
 const count = (value: number) => value.toLocaleString('en-US')
 
+/**
+ * Seconds between two scans: the scan interval, or, with head
+ * notifications (chains.ws_url), a scan per block when blocks come sooner.
+ */
+function cadence(chain: Chain): number {
+  if (!chain.wsUrl) return chain.scanIntervalSeconds
+  return Math.max(1, Math.min(chain.scanIntervalSeconds, Math.ceil(chain.blockTimeMs / 1000)))
+}
+
 export async function chainLoad(chain: Chain, wallets: number, tokens: number): Promise<ChainLoad> {
-  const estimate = estimateAt(chain, chain.scanIntervalSeconds, wallets, tokens)
+  const every = cadence(chain)
+  const estimate = estimateAt(chain, every, wallets, tokens)
   const rpc = await rpcFor(chain)
   const budgets = rpc.urls.map((url) => rpc.budget(url))
   const perDay = budgets.length === 0 || budgets.some((budget) => budget === null || budget.perDay === null)
@@ -53,12 +63,16 @@ export async function chainLoad(chain: Chain, wallets: number, tokens: number): 
   if (chain.enabled && estimate !== null && estimate > 0) {
     const needs =
       `${chain.network} needs about ${count(estimate)} requests a day ` +
-      `(${wallets} wallet(s), ${tokens} token(s), a scan every ${chain.scanIntervalSeconds} s)`
+      `(${wallets} wallet(s), ${tokens} token(s), ` +
+      `${chain.wsUrl ? `a scan on every new head, about every ${every} s` : `a scan every ${every} s`})`
     if (perDay !== null && estimate > perDay) {
-      const interval = fittingInterval(chain, perDay, wallets, tokens)
+      const interval = fittingInterval(chain, every, perDay, wallets, tokens)
+      const fix = chain.wsUrl
+        ? `chain:set ${chain.network} --ws "" --scan-interval ${interval}`
+        : `chain:set ${chain.network} --scan-interval ${interval}`
       warning =
         `${needs} but its RPC endpoints allow ${count(perDay)}: scanning stops for the day when they are spent. ` +
-        (interval ? `A scan interval of ${interval} s fits (chain:set ${chain.network} --scan-interval ${interval}); ` : '') +
+        (interval ? `A scan interval of ${interval} s fits (${fix}); ` : '') +
         `or add an API key or an endpoint, or set the budget of your plan (--requests-per-day).`
     } else if (perSecond !== null && estimate / 86_400 > perSecond) {
       warning =

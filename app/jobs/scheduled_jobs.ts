@@ -1,6 +1,6 @@
 import orderExpiry from '#services/order_expiry'
 import callbackDeliverer from '#callbacks/callback_deliverer'
-import chainScanner from '#services/chain_scanner'
+import chainWatch from '#chains/chain_watch'
 import jobRunner from '#jobs/job_runner'
 import providerReconciliation from '#services/provider_reconciliation'
 
@@ -13,8 +13,12 @@ export const scheduledJobs = {
   expireOrders: () => jobRunner.run('orders:expire', () => orderExpiry.expireDue()),
   /** Due merchant callbacks from the outbox. */
   deliverCallbacks: () => jobRunner.run('callbacks:deliver', () => callbackDeliverer.runOnce()),
-  /** Chains whose scan interval has elapsed. */
-  scanChains: () => jobRunner.run('chains:scan', () => chainScanner.runDue()),
+  /**
+   * The chain watches follow the configuration (a chain enabled, disabled,
+   * given a WebSocket endpoint ...); they scan on each new head or at the
+   * poll interval by themselves (app/chains/chain_watch.ts).
+   */
+  scanChains: () => jobRunner.run('chains:watch', () => chainWatch.sync()),
   /** Pending provider payments whose notification never came (backing off per payment). */
   reconcileProviderPayments: () => jobRunner.run('provider:reconcile', () => providerReconciliation.runOnce()),
 }

@@ -39,6 +39,14 @@ export default class Chain extends TimestampedRecord {
   })
   declare rpcUrls: string[]
 
+  /**
+   * WebSocket endpoint whose head notifications trigger scans (the family's
+   * watchHeads hook); null: polled at the scan interval. May carry a key:
+   * shown masked (redactUrl) wherever it is shown.
+   */
+  @column({ serializeAs: null })
+  declare wsUrl: string | null
+
   @integerColumn()
   declare confirmations: number
 

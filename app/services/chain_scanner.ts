@@ -34,6 +34,10 @@ export type ScanReport = {
   /** Why the run stopped midway (what it did is saved); null when it did not. */
   interrupted: string | null
   detail: string
+  /** Set when another process (or watch) holds the chain's scan lease: nothing was done. */
+  busy?: true
+  /** Where the chain stood in this run (family numbering), when the family says. */
+  heights?: { head: string; scanned?: string }
 }
 
 /** A height is a non-negative integer in decimal (kept as text, compared as BigInt); anything else a family sends is dropped. */
@@ -58,8 +62,9 @@ const LEASE_MS = 5 * 60_000
  * Runs the chain watchers: for each enabled chain whose family can scan,
  * asks the plugin for new confirmed transfers since the persisted cursor,
  * hands each to the matcher, and saves the new cursor. A chain is scanned
- * by one process at a time (a lease on its cursor row), at its scan
- * interval, and immediately again while it has not caught up.
+ * by one process at a time (a lease on its cursor row); when is the
+ * chain watches' decision (app/chains/chain_watch.ts): on a new head, at
+ * the scan interval, and immediately again while it has not caught up.
  *
  * A run the family reports as interrupted (a rate limit, an outage midway)
  * keeps what it did: its transfers are matched, its cursor saved, and the
@@ -71,7 +76,11 @@ export class ChainScanner {
   readonly workerId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
   #claims = 0
 
-  /** Scheduler entry: the chains whose interval has elapsed. */
+  /**
+   * The chains whose interval has elapsed, each scanned once (the
+   * scheduler's entry before the chain watches, app/chains/chain_watch.ts;
+   * kept for scripts).
+   */
   async runDue(): Promise<ScanReport[]> {
     const now = Date.now()
     const chains = await this.#scannableChains()
@@ -126,7 +135,7 @@ export class ChainScanner {
 
     const claim = `${this.workerId}:${++this.#claims}`
     const row = await this.#claim(chain.network, claim)
-    if (!row) return this.#report(chain, false, 'another process is scanning it')
+    if (!row) return { ...this.#report(chain, false, 'another process is scanning it'), busy: true }
 
     let rpc: RpcPool | null = null
     try {
@@ -166,14 +175,18 @@ export class ChainScanner {
       await this.#recordSightings(chain, tokens, result)
       const interrupted = result.interrupted ? rpc.redact(result.interrupted) : null
       if (interrupted) logger.warn({ network: chain.network, reason: interrupted }, 'chain scan interrupted; progress kept')
+      const heights = heightColumns(result.heights)
       await this.#release(chain.network, claim, {
         cursor: JSON.stringify(result.cursor),
         caught_up: interrupted ? false : result.caughtUp,
         last_error: interrupted ? `interrupted: ${interrupted}`.slice(0, 1000) : '',
-        ...heightColumns(result.heights),
+        ...heights,
       })
       const dust = result.dust ?? 0
       return {
+        ...(heights.head_height
+          ? { heights: { head: String(heights.head_height), ...(heights.scanned_height ? { scanned: String(heights.scanned_height) } : {}) } }
+          : {}),
         network: chain.network,
         scanned: true,
         transfers: result.transfers.length,

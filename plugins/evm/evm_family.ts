@@ -3,6 +3,8 @@ import {
   InvalidAddressError,
   type ChainFamily,
   type ChainHead,
+  type HeadHandlers,
+  type HeadWatch,
   type ObservedTransfer,
   type PaymentUriContext,
   type ScanContext,
@@ -17,6 +19,7 @@ import type Chain from '#models/chain'
 import type { RpcBudget } from '#chains/rpc_pool'
 import { evmRequestsPerDay, evmRpcBudget } from '#plugins/evm/evm_budget'
 import { evmCall } from '#plugins/evm/evm_client'
+import { watchEvmHeads } from '#plugins/evm/evm_heads'
 import type { RpcPool } from '#chains/rpc_pool'
 
 /** EVM chains (ethereum, bsc, polygon, plasma). */
@@ -47,6 +50,11 @@ export class EvmFamily implements ChainFamily {
 
   scan(context: ScanContext): Promise<ScanResult> {
     return scanEvm(context)
+  }
+
+  /** New heads over the chain's WebSocket endpoint (eth_subscribe newHeads): each triggers a scan. */
+  watchHeads(chain: Chain, handlers: HeadHandlers): Promise<HeadWatch> {
+    return watchEvmHeads(chain, handlers)
   }
 
   /** The provider's free tier by host (evm_budget.ts); EVM keys ride in the URL. */

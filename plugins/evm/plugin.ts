@@ -20,7 +20,8 @@ export default definePlugin({
         options: { blockRange: 1000, chainId: 1 },
         rpcUrls: ['https://ethereum-rpc.publicnode.com'],
         confirmations: 12,
-        scanIntervalSeconds: 15,
+        // Polled at the block time (a WebSocket endpoint, chain:set --ws, scans on each head instead).
+        scanIntervalSeconds: 12,
         blockTimeMs: 12000,
         explorerTxUrl: 'https://etherscan.io/tx/{tx}',
         tokens: [
@@ -37,7 +38,7 @@ export default definePlugin({
         // Not BNB Chain's dataseed endpoints: they refuse eth_getLogs, so no token transfer would be seen.
         rpcUrls: ['https://bsc-rpc.publicnode.com'],
         confirmations: 15,
-        scanIntervalSeconds: 5,
+        scanIntervalSeconds: 3,
         blockTimeMs: 3000,
         explorerTxUrl: 'https://bscscan.com/tx/{tx}',
         tokens: [
@@ -53,7 +54,7 @@ export default definePlugin({
         options: { blockRange: 1000, chainId: 137 },
         rpcUrls: ['https://polygon-rpc.com'],
         confirmations: 32,
-        scanIntervalSeconds: 5,
+        scanIntervalSeconds: 2,
         blockTimeMs: 2000,
         explorerTxUrl: 'https://polygonscan.com/tx/{tx}',
         tokens: [
@@ -69,7 +70,7 @@ export default definePlugin({
         options: { blockRange: 1000, chainId: 9745 },
         rpcUrls: ['https://rpc.plasma.to'],
         confirmations: 6,
-        scanIntervalSeconds: 5,
+        scanIntervalSeconds: 1,
         blockTimeMs: 1000,
         explorerTxUrl: 'https://plasmascan.to/tx/{tx}',
         tokens: [

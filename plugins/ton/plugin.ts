@@ -19,6 +19,7 @@ export default definePlugin({
         displayName: 'TON',
         rpcUrls: ['https://toncenter.com/api/v2/jsonRPC'],
         confirmations: 1,
+        // Polled at the block time.
         scanIntervalSeconds: 5,
         blockTimeMs: 5000,
         explorerTxUrl: 'https://tonviewer.com/transaction/{tx}',

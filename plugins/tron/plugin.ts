@@ -17,7 +17,9 @@ export default definePlugin({
         displayName: 'TRON',
         rpcUrls: ['https://api.trongrid.io'],
         confirmations: 19,
-        scanIntervalSeconds: 5,
+        // Polled at the block time. With a TronGrid key (100,000 requests a day)
+        // more than one wallet × 3 tokens needs a longer interval: chain:list says which.
+        scanIntervalSeconds: 3,
         blockTimeMs: 3000,
         explorerTxUrl: 'https://tronscan.org/#/transaction/{tx}',
         tokens: [

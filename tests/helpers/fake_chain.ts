@@ -17,7 +17,7 @@ import type { RpcBudget } from '#chains/rpc_pool'
  * the real chain plugins where the order lifecycle, not the chain, is tested.
  */
 export class FakeFamily implements ChainFamily {
-  readonly name = 'fake'
+  readonly name: string = 'fake'
   readonly addressFormat = 'fake:<anything>'
   transactions = new Map<string, ObservedTransfer[]>()
   lookups: string[] = []

@@ -31,6 +31,7 @@ export const snapshot = {
     displayName: chain.displayName,
     enabled: chain.enabled,
     rpcUrls: (chain.rpcUrls ?? []).map((url) => redactUrl(url)),
+    wsUrl: chain.wsUrl ? redactUrl(chain.wsUrl) : null,
     apiKey: masked(() => chain.rpcApiKey()),
     confirmations: chain.confirmations,
     scanIntervalSeconds: chain.scanIntervalSeconds,

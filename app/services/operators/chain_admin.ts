@@ -15,6 +15,8 @@ import settings from '#settings/settings_service'
 export type ChainChanges = {
   enabled?: boolean
   rpcUrls?: string[]
+  /** WebSocket endpoint for head notifications (ws:// or wss://); '' or null removes it. */
+  wsUrl?: string | null
   confirmations?: number
   scanIntervalSeconds?: number
   blockTimeSeconds?: number
@@ -153,6 +155,38 @@ export class ChainAdmin {
   }
 
   /**
+   * The WebSocket endpoint to store (null: none). Only a family that can
+   * watch heads takes one; the URL as listings show it (masked) stands for
+   * the stored one.
+   */
+  #wsUrl(chain: Chain, input: string | null): string | null {
+    const entry = (input ?? '').trim()
+    if (entry === '') return null
+    if (!this.familyOf(chain).watchHeads) {
+      throw new OperatorError(`The ${chain.family} family takes no WebSocket endpoint: its chains are polled`)
+    }
+    let url = entry
+    if (entry.includes(MASK)) {
+      const stored = chain.wsUrl ?? ''
+      if (!stored || stored === redactUrl(stored) || redactUrl(stored) !== entry) {
+        throw new OperatorError(`"${entry}" has a masked part (${MASK}) that matches no stored URL: type the URL in full`)
+      }
+      url = stored
+    }
+    if (url.length > MAX_URL_LENGTH) throw new OperatorError(`A WebSocket URL is at most ${MAX_URL_LENGTH} characters`)
+    let parsed: URL
+    try {
+      parsed = new URL(url)
+    } catch {
+      throw new OperatorError(`"${redactUrl(url)}" is not a URL`)
+    }
+    if (!['ws:', 'wss:'].includes(parsed.protocol)) {
+      throw new OperatorError(`"${redactUrl(url)}" must be a ws:// or wss:// URL (the node's WebSocket endpoint)`)
+    }
+    return url
+  }
+
+  /**
    * The chain's options with `changes` applied ("" removes an option),
    * checked by the chain's family.
    */
@@ -206,6 +240,7 @@ export class ChainAdmin {
         sortOrder: (last?.sortOrder ?? 0) + 10,
         apiKey: '',
         explorerTxUrl: '',
+        wsUrl: null,
       })
     } else if (changes.family && changes.family !== chain.family) {
       throw new OperatorError(`The family of ${name} is ${chain.family}; it cannot be changed`)
@@ -234,6 +269,7 @@ export class ChainAdmin {
       chain.explorerTxUrl = template
     }
     if (changes.rpcUrls !== undefined) chain.rpcUrls = this.#rpcUrls(chain, changes.rpcUrls)
+    if (changes.wsUrl !== undefined) chain.wsUrl = this.#wsUrl(chain, changes.wsUrl)
     if (changes.confirmations !== undefined) {
       if (!Number.isInteger(changes.confirmations) || changes.confirmations < 0 || changes.confirmations > 1000) {
         throw new OperatorError('Confirmations must be a whole number from 0 to 1000')

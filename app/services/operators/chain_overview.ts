@@ -47,6 +47,8 @@ export type ChainSummary = {
   displayName: string
   enabled: boolean
   rpcUrls: string[]
+  /** The WebSocket endpoint of head notifications, masked; null when none (polled). */
+  wsUrl: string | null
   apiKeySet: boolean
   /** The API key as listings show it ('' when none, "unreadable" when APP_KEY changed). */
   apiKeyHint: string
@@ -153,6 +155,7 @@ export class ChainOverview {
         displayName: chain.displayName,
         enabled: chain.enabled,
         rpcUrls: chain.rpcUrls.map((url) => redactUrl(url)),
+        wsUrl: chain.wsUrl ? redactUrl(chain.wsUrl) : null,
         apiKeySet: (chain.apiKey ?? '') !== '',
         apiKeyHint: apiKeyHint(chain),
         confirmations: chain.confirmations,
