@@ -2,6 +2,7 @@ import type { ApplicationService } from '@adonisjs/core/types'
 import logger from '@adonisjs/core/services/logger'
 import { Worker } from 'adonisjs-scheduler'
 import jobRunner from '#jobs/job_runner'
+import { callbackDelivery } from '#callbacks/delivery_loop'
 
 let worker: Worker | null = null
 let state: 'idle' | 'starting' | 'running' | 'stopped' = 'idle'
@@ -23,6 +24,7 @@ export async function startJobs(app: ApplicationService) {
   }
   worker = started
   state = 'running'
+  await callbackDelivery.start()
   logger.info('background jobs started')
 }
 
@@ -33,6 +35,6 @@ export async function stopJobs() {
   state = 'stopped'
   worker = null
   if (running) await running.stop()
-  await jobRunner.drain()
+  await Promise.all([callbackDelivery.stop(), jobRunner.drain()])
   if (wasRunning) logger.info('background jobs stopped')
 }

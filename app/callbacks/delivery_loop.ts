@@ -1,0 +1,254 @@
+import logger from '@adonisjs/core/services/logger'
+import settings from '#settings/settings_service'
+import type {
+  CallbackDeliverer,
+  ClaimedCallback,
+  DeliveryReport,
+} from '#callbacks/callback_deliverer'
+
+export type DrainProgress = DeliveryReport & { inFlight: number }
+
+/**
+ * Longest sleep of an idle loop: a callback enqueued by another process
+ * (whose wake() does not reach this one) or freed by an expired lease is
+ * picked up within this.
+ */
+export const POLL_MS = 1000
+
+/** Shortest sleep when something is due but nothing could be claimed (another worker took it): no busy loop. */
+const RETRY_MS = 20
+
+/**
+ * Delivers callbacks while work is due: keeps up to `callbacks.concurrency`
+ * attempts in flight, each independent of the others (no batch waits for
+ * its slowest merchant), and claims more as slots free. At most
+ * `callbacks.per_host_concurrency` attempts go to one merchant origin at a
+ * time: the claim leaves out origins at their cap, and callbacks of one
+ * origin beyond its cap that one claim brought in wait in memory (at most
+ * the cap again; their lease covers that wait, see LEASE_MARGIN_MS) or are
+ * given back at once, still due, for a later claim. A slow or unreachable
+ * merchant therefore ties up at most its cap of slots, never the others'.
+ *
+ * Idle, it sleeps until the earliest next_attempt_at (at most POLL_MS)
+ * or until wake() (a callback was just enqueued in this process).
+ */
+export class DeliveryLoop {
+  readonly report: DeliveryReport = { claimed: 0, delivered: 0, retrying: 0, failed: 0, held: 0 }
+  #running = false
+  #done: Promise<DeliveryReport> | null = null
+  #inFlight = new Set<Promise<void>>()
+  #perOrigin = new Map<string, number>()
+  /** Claimed callbacks waiting for their origin's slot, by origin. */
+  #waiting = new Map<string, ClaimedCallback[]>()
+  #signalled = false
+  #signal: (() => void) | null = null
+
+  constructor(
+    readonly deliverer: CallbackDeliverer,
+    readonly options: {
+      /** Return once nothing is due and nothing is in flight (the ace command); else run until stop(). */
+      untilIdle?: boolean
+      onProgress?: (progress: DrainProgress) => void
+      pollMs?: number
+    } = {}
+  ) {}
+
+  get running() {
+    return this.#running
+  }
+
+  /** Attempts in flight now. */
+  get inFlight() {
+    return this.#inFlight.size
+  }
+
+  /** Starts the loop (once); resolves with the report when it ends. */
+  run(): Promise<DeliveryReport> {
+    if (!this.#done) {
+      this.#running = true
+      this.#done = this.#loop()
+    }
+    return this.#done
+  }
+
+  /** Something may be due now: claim without waiting for the poll. */
+  wake() {
+    this.#signalled = true
+    const signal = this.#signal
+    this.#signal = null
+    signal?.()
+  }
+
+  /** Stops claiming, gives back waiting callbacks, and waits for the attempts in flight. */
+  async stop() {
+    this.#running = false
+    this.wake()
+    await this.#done
+  }
+
+  async #loop(): Promise<DeliveryReport> {
+    const pollMs = this.options.pollMs ?? POLL_MS
+    while (this.#running) {
+      this.#signalled = false
+      let sleepMs = pollMs
+      try {
+        const step = await this.#fill()
+        if (step === 'again') continue
+        if (step === 'idle') {
+          if (this.options.untilIdle) break
+          const next = await this.deliverer.nextDueAt()
+          if (next !== null) sleepMs = Math.min(pollMs, Math.max(RETRY_MS, next - Date.now()))
+        }
+      } catch (error) {
+        logger.error({ err: error }, 'callback delivery loop: claiming failed; trying again')
+      }
+      await this.#sleep(sleepMs)
+    }
+    this.#running = false
+    await this.#giveBackWaiting()
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight])
+    this.#progress(true)
+    return this.report
+  }
+
+  /**
+   * One claim into the free slots. 'again': the claim was full, more may be
+   * due; 'busy': attempts are in flight (one ending wakes the loop);
+   * 'idle': nothing due for this worker and nothing in flight.
+   */
+  async #fill(): Promise<'again' | 'busy' | 'idle'> {
+    const concurrency = await settings.get('callbacks.concurrency')
+    const perHost = await settings.get('callbacks.per_host_concurrency')
+    this.#startWaiting(perHost)
+
+    const waiting = this.#waitingCount()
+    const free = concurrency - this.#inFlight.size - waiting
+    // While most slots are busy, claim in batches rather than one row per ended attempt.
+    const batch = Math.max(1, Math.floor(concurrency / 4))
+    if (free <= 0 || (this.#inFlight.size > 0 && free < batch)) return 'busy'
+
+    const busyOrigins = [...this.#perOrigin].filter(([, count]) => count >= perHost).map(([origin]) => origin)
+    const claimed = await this.deliverer.claim(free, { busyOrigins })
+    const giveBack: ClaimedCallback[] = []
+    for (const callback of claimed) {
+      const running = this.#perOrigin.get(callback.origin) ?? 0
+      const queue = this.#waiting.get(callback.origin) ?? []
+      if (running < perHost) this.#start(callback)
+      else if (queue.length < perHost) {
+        queue.push(callback)
+        this.#waiting.set(callback.origin, queue)
+      } else giveBack.push(callback)
+    }
+    if (giveBack.length) await this.deliverer.giveBack(giveBack)
+
+    if (claimed.length === free) return 'again'
+    return this.#inFlight.size > 0 || this.#waitingCount() > 0 ? 'busy' : 'idle'
+  }
+
+  #waitingCount() {
+    let count = 0
+    for (const queue of this.#waiting.values()) count += queue.length
+    return count
+  }
+
+  /** Starts waiting callbacks whose origin has a free slot again. */
+  #startWaiting(perHost: number) {
+    for (const [origin, queue] of this.#waiting) {
+      while (queue.length > 0 && (this.#perOrigin.get(origin) ?? 0) < perHost) this.#start(queue.shift()!)
+      if (queue.length === 0) this.#waiting.delete(origin)
+    }
+  }
+
+  async #giveBackWaiting() {
+    const waiting = [...this.#waiting.values()].flat()
+    this.#waiting.clear()
+    if (waiting.length === 0) return
+    try {
+      await this.deliverer.giveBack(waiting)
+    } catch (error) {
+      // Their leases run out instead: only a delay.
+      logger.error({ err: error }, 'callback delivery loop: could not give back waiting callbacks')
+    }
+  }
+
+  #start(callback: ClaimedCallback) {
+    this.report.claimed++
+    this.#perOrigin.set(callback.origin, (this.#perOrigin.get(callback.origin) ?? 0) + 1)
+    const attempt = this.deliverer
+      .deliver(callback)
+      .then((outcome) => {
+        this.report[outcome]++
+      })
+      .catch((error) => {
+        // Not recorded (e.g. the database went away mid-write): the lease
+        // runs out and the callback is attempted again.
+        logger.error({ err: error, callback_id: callback.id }, 'callback attempt could not be recorded; it will be retried')
+      })
+      .finally(() => {
+        const left = (this.#perOrigin.get(callback.origin) ?? 1) - 1
+        if (left > 0) this.#perOrigin.set(callback.origin, left)
+        else this.#perOrigin.delete(callback.origin)
+        this.#inFlight.delete(attempt)
+        this.#progress()
+        this.wake()
+      })
+    this.#inFlight.add(attempt)
+  }
+
+  #progress(final = false) {
+    this.options.onProgress?.({ ...this.report, inFlight: final ? 0 : this.#inFlight.size })
+  }
+
+  #sleep(ms: number): Promise<void> {
+    if (this.#signalled || !this.#running) return Promise.resolve()
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#signal = null
+        resolve()
+      }, ms)
+      this.#signal = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+  }
+}
+
+/**
+ * The running gateway's delivery loop (one per process running jobs):
+ * started and stopped with the background jobs (#jobs/job_worker).
+ */
+class CallbackDeliveryService {
+  #loop: DeliveryLoop | null = null
+  #generation = 0
+
+  /** Starts delivering (idempotent; a stop() while starting wins). */
+  async start() {
+    if (this.#loop) return
+    const generation = ++this.#generation
+    const { default: callbackDeliverer } = await import('#callbacks/callback_deliverer')
+    if (this.#loop || generation !== this.#generation) return
+    this.#loop = new DeliveryLoop(callbackDeliverer)
+    void this.#loop.run()
+    logger.info('callback delivery loop started')
+  }
+
+  /** Stops claiming and waits for the attempts in flight. */
+  async stop() {
+    this.#generation++
+    const loop = this.#loop
+    this.#loop = null
+    if (loop) await loop.stop()
+  }
+
+  /** A callback was just committed to the outbox: send it now rather than at the next poll. */
+  wake() {
+    this.#loop?.wake()
+  }
+
+  get running() {
+    return this.#loop !== null
+  }
+}
+
+export const callbackDelivery = new CallbackDeliveryService()
