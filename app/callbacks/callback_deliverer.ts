@@ -76,23 +76,130 @@ function startsWithOrigin(url: string, origin: string): boolean {
  */
 function excludeOrigins(query: Knex.QueryBuilder, origins: string[]) {
   if (origins.length === 0) return
-  query.whereNotExists((orders) => {
-    orders
-      .from('orders')
-      .whereRaw('orders.id = callbacks.order_id')
-      .where((match) => {
-        for (const origin of origins) {
-          match
-            .orWhere('orders.notify_url', origin)
-            .orWhereRaw('substr(orders.notify_url, 1, ?) in (?, ?, ?)', [
-              origin.length + 1,
-              `${origin}/`,
-              `${origin}?`,
-              `${origin}#`,
-            ])
+  query.whereNotExists((orders) => ordersToOrigins(orders, origins))
+}
+
+/** Only callbacks whose order's notify_url starts with `origin` (the same match as excludeOrigins). */
+function includeOrigin(query: Knex.QueryBuilder, origin: string) {
+  query.whereExists((orders) => ordersToOrigins(orders, [origin]))
+}
+
+function ordersToOrigins(orders: Knex.QueryBuilder, origins: string[]) {
+  orders
+    .from('orders')
+    .whereRaw('orders.id = callbacks.order_id')
+    .where((match) => {
+      for (const origin of origins) {
+        match
+          .orWhere('orders.notify_url', origin)
+          .orWhereRaw('substr(orders.notify_url, 1, ?) in (?, ?, ?)', [
+            origin.length + 1,
+            `${origin}/`,
+            `${origin}?`,
+            `${origin}#`,
+          ])
+      }
+    })
+}
+
+/** The outcome of one attempt, as written to the outbox. */
+type AttemptRecord = {
+  callbackId: number
+  claim: string
+  orderId: number
+  attempt: Record<string, unknown>
+  status: 'pending' | 'delivered' | 'failed'
+  attempts: number
+  nextAttemptAt: number
+  httpStatus: number | null
+  error: string
+  acknowledged: boolean
+}
+
+/**
+ * Writes attempts' outcomes (callback_attempts row, outbox row with the
+ * lease released, the order's callback columns) with group commit: the
+ * outcomes that end while a write is running go together in the next
+ * transaction (one commit, one multi-row INSERT), instead of one
+ * transaction each. Each attempt's promise resolves once its outcome is
+ * committed. Should a group fail, its records are written one transaction
+ * each, so one bad record cannot lose the others; a record that still
+ * fails rejects (its lease runs out and the callback is attempted again:
+ * at least once).
+ */
+class AttemptRecorder {
+  #pending: { record: AttemptRecord; resolve: (held: boolean) => void; reject: (error: unknown) => void }[] = []
+  #flushing = false
+
+  record(record: AttemptRecord): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ record, resolve, reject })
+      if (!this.#flushing) this.#flush()
+    })
+  }
+
+  async #flush() {
+    this.#flushing = true
+    try {
+      // Let the attempts ending in this turn of the event loop join the group.
+      await new Promise((resolve) => setImmediate(resolve))
+      while (this.#pending.length > 0) {
+        const group = this.#pending.splice(0, 200)
+        try {
+          const held = await this.#write(group.map((entry) => entry.record))
+          group.forEach((entry, index) => entry.resolve(held[index]))
+        } catch (groupError) {
+          if (group.length === 1) {
+            group[0].reject(groupError)
+            continue
+          }
+          for (const entry of group) {
+            try {
+              entry.resolve((await this.#write([entry.record]))[0])
+            } catch (error) {
+              entry.reject(error)
+            }
+          }
         }
-      })
-  })
+      }
+    } finally {
+      this.#flushing = false
+    }
+  }
+
+  async #write(records: AttemptRecord[]): Promise<boolean[]> {
+    return db.transaction(async (trx) => {
+      const now = Date.now()
+      await trx.table('callback_attempts').multiInsert(records.map((record) => record.attempt))
+      const held: boolean[] = []
+      for (const record of records) {
+        const rows = await releaseLeases(
+          {
+            table: 'callbacks',
+            token: record.claim,
+            scope: (query) => query.where('id', record.callbackId),
+            changes: {
+              status: record.status,
+              attempts: record.attempts,
+              next_attempt_at: record.nextAttemptAt,
+              last_http_status: record.httpStatus,
+              last_error: record.error,
+              delivered_at: record.acknowledged ? now : null,
+              updated_at: now,
+            },
+          },
+          trx
+        )
+        held.push(rows > 0)
+        await trx.from('orders').where('id', record.orderId).update({
+          callback_status: record.status,
+          callback_attempts: record.attempts,
+          callback_last_at: now,
+        })
+      }
+      return held
+    })
+  }
 }
 
 /**
@@ -109,6 +216,7 @@ function excludeOrigins(query: Knex.QueryBuilder, origins: string[]) {
 export class CallbackDeliverer {
   readonly workerId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
   #claims = 0
+  #recorder = new AttemptRecorder()
 
   /** Claims up to `limit` due callbacks and delivers them together. */
   async runOnce(limit = 20): Promise<DeliveryReport> {
@@ -142,11 +250,14 @@ export class CallbackDeliverer {
   }
 
   /**
-   * Claims up to `limit` due callbacks (leaving out those to `busyOrigins`)
-   * and reads their orders and API keys: three statements whatever the
+   * Claims up to `limit` due callbacks (leaving out those to `busyOrigins`,
+   * or only those to `onlyOrigin`) and reads their orders and API keys: three statements whatever the
    * number claimed.
    */
-  async claim(limit: number, options: { orderId?: number; busyOrigins?: string[] } = {}): Promise<ClaimedCallback[]> {
+  async claim(
+    limit: number,
+    options: { orderId?: number; busyOrigins?: string[]; onlyOrigin?: string } = {}
+  ): Promise<ClaimedCallback[]> {
     if (limit <= 0) return []
     const timeoutMs = (await settings.get('callbacks.timeout_seconds')) * 1000
     // Each claim has its own token, so two claims never mistake each other's rows.
@@ -160,6 +271,7 @@ export class CallbackDeliverer {
         query.where('status', 'pending').where('next_attempt_at', '<=', now)
         if (options.orderId !== undefined) query.where('order_id', options.orderId)
         excludeOrigins(query, options.busyOrigins ?? [])
+        if (options.onlyOrigin !== undefined) includeOrigin(query, options.onlyOrigin)
       },
       orderBy: 'next_attempt_at',
       limit,
@@ -268,14 +380,30 @@ export class CallbackDeliverer {
     return 'held'
   }
 
-  /** One attempt of a claimed callback, recorded (attempt row, outbox row, order) in one transaction. */
-  async deliver(callback: ClaimedCallback): Promise<DeliveryOutcome> {
-    const outcome = await this.#attempt(callback)
-    metrics.callbackAttempts.inc({ outcome })
-    return outcome
+  /**
+   * One attempt of a claimed callback, recorded (attempt row, outbox row,
+   * order) in one transaction (AttemptRecorder). `onSent` is called as soon
+   * as the HTTP exchange is over, before the record is written: the
+   * merchant's slot can be reused while the outcome is being committed.
+   */
+  async deliver(callback: ClaimedCallback, onSent?: () => void): Promise<DeliveryOutcome> {
+    let sent = false
+    const exchangeOver = () => {
+      if (sent) return
+      sent = true
+      onSent?.()
+    }
+    try {
+      const outcome = await this.#attempt(callback, exchangeOver)
+      metrics.callbackAttempts.inc({ outcome })
+      return outcome
+    } finally {
+      exchangeOver()
+    }
   }
 
-  async #attempt(callback: ClaimedCallback): Promise<DeliveryOutcome> {
+  /** `exchangeOver` is called once the merchant's answer is in (or the request failed), before it is recorded. */
+  async #attempt(callback: ClaimedCallback, exchangeOver: () => void): Promise<DeliveryOutcome> {
     if (!callbackFormats.has(callback.format)) return this.#hold(callback)
     const { order, apiKey } = callback
     const attempt = callback.attempts + 1
@@ -305,6 +433,7 @@ export class CallbackDeliverer {
       error = (caught as Error).message || String(caught)
       permanent = caught instanceof ForbiddenTargetError
     }
+    exchangeOver()
     const durationMs = Date.now() - startedAt
     const acknowledged = error === ''
 
@@ -317,9 +446,11 @@ export class CallbackDeliverer {
       nextAttemptAt = Date.now() + retryDelayMs(attempt, await settings.get('callback_retry_base_seconds'))
     } else outcome = 'failed'
 
-    await db.transaction(async (trx) => {
-      const now = Date.now()
-      await trx.table('callback_attempts').insert({
+    const held = await this.#recorder.record({
+      callbackId: callback.id,
+      claim: callback.claim,
+      orderId: order.id,
+      attempt: {
         callback_id: callback.id,
         attempt,
         started_at: startedAt,
@@ -330,33 +461,17 @@ export class CallbackDeliverer {
         error,
         duration_ms: durationMs,
         acknowledged,
-      })
-      const held = await releaseLeases(
-        {
-          table: 'callbacks',
-          token: callback.claim,
-          scope: (query) => query.where('id', callback.id),
-          changes: {
-            status: outcome === 'retrying' ? 'pending' : outcome,
-            attempts: attempt,
-            next_attempt_at: nextAttemptAt,
-            last_http_status: httpStatus,
-            last_error: error,
-            delivered_at: acknowledged ? now : null,
-            updated_at: now,
-          },
-        },
-        trx
-      )
-      if (held === 0) {
-        logger.warn({ trade_id: order.tradeId }, 'callback lease lost while delivering; another worker owns it now')
-      }
-      await trx.from('orders').where('id', order.id).update({
-        callback_status: outcome === 'retrying' ? 'pending' : outcome,
-        callback_attempts: attempt,
-        callback_last_at: now,
-      })
+      },
+      status: outcome === 'retrying' ? 'pending' : outcome,
+      attempts: attempt,
+      nextAttemptAt,
+      httpStatus,
+      error,
+      acknowledged,
     })
+    if (!held) {
+      logger.warn({ trade_id: order.tradeId }, 'callback lease lost while delivering; another worker owns it now')
+    }
 
     const log = { trade_id: order.tradeId, attempt, url, http_status: httpStatus, ms: durationMs, error }
     if (outcome === 'delivered') logger.info(log, 'merchant callback delivered')

@@ -42,6 +42,14 @@ export class DeliveryLoop {
   #waiting = new Map<string, ClaimedCallback[]>()
   #signalled = false
   #signal: (() => void) | null = null
+  /**
+   * The busy origins of the last claim that came back short: until a
+   * wake-up or a poll, claiming again with (at least) the same origins left
+   * out would find nothing, so an attempt ending does not trigger one.
+   */
+  #exhausted: Set<string> | null = null
+  /** Origins with more due callbacks than their room when last claimed: claimed for by name. */
+  #backlog = new Set<string>()
 
   constructor(
     readonly deliverer: CallbackDeliverer,
@@ -73,6 +81,11 @@ export class DeliveryLoop {
 
   /** Something may be due now: claim without waiting for the poll. */
   wake() {
+    this.#exhausted = null
+    this.#notify()
+  }
+
+  #notify() {
     this.#signalled = true
     const signal = this.#signal
     this.#signal = null
@@ -120,29 +133,57 @@ export class DeliveryLoop {
     const concurrency = await settings.get('callbacks.concurrency')
     const perHost = await settings.get('callbacks.per_host_concurrency')
     this.#startWaiting(perHost)
-
-    const waiting = this.#waitingCount()
-    const free = concurrency - this.#inFlight.size - waiting
+    let free = concurrency - this.#inFlight.size - this.#waitingCount()
     // While most slots are busy, claim in batches rather than one row per ended attempt.
-    const batch = Math.max(1, Math.floor(concurrency / 4))
-    if (free <= 0 || (this.#inFlight.size > 0 && free < batch)) return 'busy'
+    const batch = Math.max(1, Math.min(perHost, Math.floor(concurrency / 4)))
 
+    // Origins known to have more due than their room are claimed for by
+    // name, a batch at a time, so one busy merchant's backlog is never
+    // claimed only to be given back.
+    for (const origin of [...this.#backlog]) {
+      const room = 2 * perHost - (this.#perOrigin.get(origin) ?? 0) - (this.#waiting.get(origin)?.length ?? 0)
+      const want = Math.min(room, free)
+      if (want < batch) continue
+      const claimed = await this.deliverer.claim(want, { onlyOrigin: origin })
+      await this.#place(claimed, perHost)
+      free -= claimed.length
+      if (claimed.length < want) this.#backlog.delete(origin)
+    }
+
+    const active = () => (this.#inFlight.size > 0 || this.#waitingCount() > 0 ? 'busy' : 'idle')
+    if (free <= 0 || (this.#inFlight.size > 0 && free < batch)) return active()
     const busyOrigins = [...this.#perOrigin].filter(([, count]) => count >= perHost).map(([origin]) => origin)
-    const claimed = await this.deliverer.claim(free, { busyOrigins })
+    const leftOut = [...new Set([...busyOrigins, ...this.#backlog])]
+    const exhausted = this.#exhausted
+    if (exhausted && [...exhausted].every((origin) => leftOut.includes(origin))) return active()
+    this.#exhausted = null
+
+    const claimed = await this.deliverer.claim(free, { busyOrigins: leftOut })
+    await this.#place(claimed, perHost)
+    // A short claim found everything due outside the origins left out.
+    if (claimed.length < free) this.#exhausted = new Set([...leftOut, ...this.#backlog])
+    return claimed.length === free ? 'again' : active()
+  }
+
+  /**
+   * Starts each claimed callback whose origin has a free slot, keeps up to
+   * per_host_concurrency more per origin waiting, and gives the rest back
+   * (still due; their origin is then claimed for by name).
+   */
+  async #place(claimed: ClaimedCallback[], perHost: number) {
     const giveBack: ClaimedCallback[] = []
     for (const callback of claimed) {
-      const running = this.#perOrigin.get(callback.origin) ?? 0
       const queue = this.#waiting.get(callback.origin) ?? []
-      if (running < perHost) this.#start(callback)
+      if ((this.#perOrigin.get(callback.origin) ?? 0) < perHost && queue.length === 0) this.#start(callback)
       else if (queue.length < perHost) {
         queue.push(callback)
         this.#waiting.set(callback.origin, queue)
-      } else giveBack.push(callback)
+      } else {
+        giveBack.push(callback)
+        this.#backlog.add(callback.origin)
+      }
     }
     if (giveBack.length) await this.deliverer.giveBack(giveBack)
-
-    if (claimed.length === free) return 'again'
-    return this.#inFlight.size > 0 || this.#waitingCount() > 0 ? 'busy' : 'idle'
   }
 
   #waitingCount() {
@@ -174,8 +215,16 @@ export class DeliveryLoop {
   #start(callback: ClaimedCallback) {
     this.report.claimed++
     this.#perOrigin.set(callback.origin, (this.#perOrigin.get(callback.origin) ?? 0) + 1)
+    // The merchant's slot is free as soon as its answer is in; the attempt
+    // keeps its place among callbacks.concurrency until it is recorded.
+    const exchangeOver = () => {
+      const left = (this.#perOrigin.get(callback.origin) ?? 1) - 1
+      if (left > 0) this.#perOrigin.set(callback.origin, left)
+      else this.#perOrigin.delete(callback.origin)
+      this.#notify()
+    }
     const attempt = this.deliverer
-      .deliver(callback)
+      .deliver(callback, exchangeOver)
       .then((outcome) => {
         this.report[outcome]++
       })
@@ -185,12 +234,9 @@ export class DeliveryLoop {
         logger.error({ err: error, callback_id: callback.id }, 'callback attempt could not be recorded; it will be retried')
       })
       .finally(() => {
-        const left = (this.#perOrigin.get(callback.origin) ?? 1) - 1
-        if (left > 0) this.#perOrigin.set(callback.origin, left)
-        else this.#perOrigin.delete(callback.origin)
         this.#inFlight.delete(attempt)
         this.#progress()
-        this.wake()
+        this.#notify()
       })
     this.#inFlight.add(attempt)
   }
@@ -204,6 +250,8 @@ export class DeliveryLoop {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.#signal = null
+        // A poll: rows may have come due or been freed meanwhile.
+        this.#exhausted = null
         resolve()
       }, ms)
       this.#signal = () => {
