@@ -270,13 +270,13 @@ class CallbackDeliveryService {
   #loop: DeliveryLoop | null = null
   #generation = 0
 
-  /** Starts delivering (idempotent; a stop() while starting wins). */
-  async start() {
+  /** Starts delivering (idempotent; a stop() while starting wins). `pollMs`: for tests. */
+  async start(options: { pollMs?: number } = {}) {
     if (this.#loop) return
     const generation = ++this.#generation
     const { default: callbackDeliverer } = await import('#callbacks/callback_deliverer')
     if (this.#loop || generation !== this.#generation) return
-    this.#loop = new DeliveryLoop(callbackDeliverer)
+    this.#loop = new DeliveryLoop(callbackDeliverer, { pollMs: options.pollMs })
     void this.#loop.run()
     logger.info('callback delivery loop started')
   }
