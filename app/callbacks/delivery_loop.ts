@@ -23,11 +23,14 @@ const RETRY_MS = 20
  * attempts in flight, each independent of the others (no batch waits for
  * its slowest merchant), and claims more as slots free. At most
  * `callbacks.per_host_concurrency` attempts go to one merchant origin at a
- * time: the claim leaves out origins at their cap, and callbacks of one
- * origin beyond its cap that one claim brought in wait in memory (at most
- * the cap again; their lease covers that wait, see LEASE_MARGIN_MS) or are
- * given back at once, still due, for a later claim. A slow or unreachable
- * merchant therefore ties up at most its cap of slots, never the others'.
+ * time (a slot is free again as soon as the merchant's answer is in; the
+ * record is written after, with group commit): the claim leaves out origins
+ * at their cap, and callbacks of one origin beyond its cap that one claim
+ * brought in wait in memory (at most the cap again; their lease covers that
+ * wait, see LEASE_MARGIN_MS) or are given back at once, still due; that
+ * origin is then claimed for by name, a batch at a time, as it has room. A
+ * slow or unreachable merchant therefore ties up at most its cap of slots
+ * (and as many waiting), never the others'.
  *
  * Idle, it sleeps until the earliest next_attempt_at (at most POLL_MS)
  * or until wake() (a callback was just enqueued in this process).
