@@ -284,7 +284,6 @@ export class CallbackDeliverer {
       .join('callbacks', 'callbacks.order_id', 'orders.id')
       .whereIn('callbacks.id', ids)
       .where('callbacks.locked_by', claim)
-      .where('callbacks.status', 'pending')
       .select(
         'orders.*',
         'callbacks.id as outbox_id',
@@ -292,7 +291,8 @@ export class CallbackDeliverer {
         'callbacks.attempts as outbox_attempts',
         'callbacks.next_attempt_at as outbox_next_attempt_at'
       )
-      .orderBy('callbacks.next_attempt_at')
+    // Driven by the claimed ids only (no sort or status filter the planner could serve by walking the outbox).
+    orders.sort((a, b) => Number(a.$extras.outbox_next_attempt_at) - Number(b.$extras.outbox_next_attempt_at))
     const apiKeys = await this.#apiKeysOf(orders)
 
     return orders.map((order) => ({

@@ -284,12 +284,15 @@ class CallbackDeliveryService {
     logger.info('callback delivery loop started')
   }
 
-  /** Stops claiming and waits for the attempts in flight. */
+  /** Stops claiming, waits for the attempts in flight, then closes the idle keep-alive connections. */
   async stop() {
     this.#generation++
     const loop = this.#loop
     this.#loop = null
-    if (loop) await loop.stop()
+    if (!loop) return
+    await loop.stop()
+    const { closeCallbackAgents } = await import('#callbacks/safe_http')
+    await closeCallbackAgents()
   }
 
   /** A callback was just committed to the outbox: send it now rather than at the next poll. */
