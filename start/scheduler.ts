@@ -5,13 +5,14 @@
 |
 | Run by `npm start` (RUN_JOBS, default true) or `node ace scheduler:run`.
 | Several processes may run it against one database: the jobs claim rows.
+| Merchant callbacks are sent by their own loop, started with these jobs
+| (app/callbacks/delivery_loop.ts), not on a schedule.
 */
 import scheduler from 'adonisjs-scheduler/services/main'
 import { scheduledJobs } from '#jobs/scheduled_jobs'
 import jobRunner from '#jobs/job_runner'
 import pluginRegistry from '#app_plugins/plugin_registry'
 
-scheduler.call(scheduledJobs.deliverCallbacks).everySecond()
 // Chain watches: configuration changes seen within a second; scans on new heads or at the poll interval.
 scheduler.call(scheduledJobs.scanChains).everySecond()
 scheduler.call(scheduledJobs.expireOrders).everyFiveSeconds()

@@ -1,6 +1,7 @@
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type Order from '#models/order'
 import callbackFormats from '#callbacks/callback_format'
+import { callbackDelivery } from '#callbacks/delivery_loop'
 
 /** Rows changed per statement by requeueMany (well under either engine's bound-parameter limit). */
 const REQUEUE_CHUNK = 500
@@ -32,6 +33,8 @@ export class CallbackOutbox {
       .from('orders')
       .where('id', order.id)
       .update({ callback_status: 'pending', updated_at: now })
+    // Sent as soon as the payment is committed, not at the next poll (nothing is sent if it rolls back).
+    trx.after('commit', () => callbackDelivery.wake())
   }
 
   /**
@@ -65,6 +68,7 @@ export class CallbackOutbox {
         .whereIn('id', chunk)
         .update({ callback_status: 'pending', callback_attempts: 0, updated_at: now })
     }
+    trx.after('commit', () => callbackDelivery.wake())
   }
 }
 

@@ -1,7 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
-import { request as httpRequest, type IncomingMessage } from 'node:http'
-import { request as httpsRequest } from 'node:https'
 import { BlockList, isIP } from 'node:net'
+import { Agent, request as undiciRequest } from 'undici'
 
 /** A destination refused because it is not a public internet address. */
 export class ForbiddenTargetError extends Error {}
@@ -70,93 +69,126 @@ export type SafeRequestOptions = {
   maxBodyBytes?: number
 }
 
+type LookupCallback = (error: Error | null, address?: string | LookupAddress[], family?: number) => void
+
+/**
+ * The DNS lookup every callback connection goes through: unless private
+ * targets are allowed, a name with any private or loopback address is
+ * refused, and the socket connects to the addresses checked here (Node's
+ * net.connect uses what lookup returns: no second resolution an attacker
+ * could change in between).
+ */
+function guardedLookup(allowPrivateTargets: boolean) {
+  return (hostname: string, lookupOptions: { all?: boolean; family?: number }, callback: LookupCallback) => {
+    dnsLookup(hostname, { all: true, family: lookupOptions.family ?? 0 }, (error, addresses: LookupAddress[]) => {
+      if (error) return callback(error)
+      if (!allowPrivateTargets) {
+        const forbidden = addresses.find((entry) => isPrivateAddress(entry.address))
+        if (forbidden) {
+          return callback(
+            new ForbiddenTargetError(`${hostname} resolves to ${forbidden.address}, a private or loopback address`)
+          )
+        }
+      }
+      if (lookupOptions.all) return callback(null, addresses)
+      callback(null, addresses[0].address, addresses[0].family)
+    })
+  }
+}
+
+/** Idle keep-alive connections to a merchant are closed after this long (or sooner if the merchant says so). */
+const KEEP_ALIVE_MS = 10_000
+
+/**
+ * One undici Agent per value of callbacks.allow_private_targets: each keeps
+ * its pool of keep-alive connections per merchant origin, and its connect
+ * lookup applies that value. Flipping the setting switches Agents, so a
+ * connection opened while private targets were allowed is never reused
+ * once they are not.
+ */
+const agents = new Map<boolean, Agent>()
+
+export function callbackAgent(allowPrivateTargets: boolean): Agent {
+  let agent = agents.get(allowPrivateTargets)
+  if (!agent) {
+    agent = new Agent({
+      keepAliveTimeout: KEEP_ALIVE_MS,
+      keepAliveMaxTimeout: KEEP_ALIVE_MS,
+      // The whole exchange is bounded by safeRequest's own deadline.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      connect: { lookup: guardedLookup(allowPrivateTargets) as any },
+    })
+    agents.set(allowPrivateTargets, agent)
+  }
+  return agent
+}
+
+/** Closes the keep-alive connections (process shutdown, tests). */
+export async function closeCallbackAgents() {
+  const open = [...agents.values()]
+  agents.clear()
+  await Promise.allSettled(open.map((agent) => agent.close()))
+}
+
 /**
  * One HTTP(S) request to a merchant-supplied URL, guarded against server-side
  * request forgery: unless allowed, every address the host name resolves to
  * must be public, and the connection goes to the address that was checked
  * (no second resolution an attacker could change). Redirects are not
- * followed; the whole exchange is bounded by `timeoutMs`.
+ * followed; the whole exchange is bounded by `timeoutMs`. Connections are
+ * kept alive and reused per merchant origin (callbackAgent).
  */
-export function safeRequest(request: SafeRequest, options: SafeRequestOptions): Promise<SafeResponse> {
-  return new Promise((resolve, reject) => {
-    let url: URL
-    try {
-      url = new URL(request.url)
-    } catch {
-      return reject(new ForbiddenTargetError(`"${request.url}" is not a URL`))
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      return reject(new ForbiddenTargetError(`only http and https URLs are called, not ${url.protocol}`))
-    }
-    const host = url.hostname.replace(/^\[|\]$/g, '')
-    if (isIP(host) && !options.allowPrivateTargets && isPrivateAddress(host)) {
-      return reject(new ForbiddenTargetError(`${host} is a private or loopback address`))
-    }
+export async function safeRequest(request: SafeRequest, options: SafeRequestOptions): Promise<SafeResponse> {
+  let url: URL
+  try {
+    url = new URL(request.url)
+  } catch {
+    throw new ForbiddenTargetError(`"${request.url}" is not a URL`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ForbiddenTargetError(`only http and https URLs are called, not ${url.protocol}`)
+  }
+  // An address literal is connected to without a lookup: checked here.
+  const host = url.hostname.replace(/^\[|\]$/g, '')
+  if (isIP(host) && !options.allowPrivateTargets && isPrivateAddress(host)) {
+    throw new ForbiddenTargetError(`${host} is a private or loopback address`)
+  }
 
-    const guardedLookup = (
-      hostname: string,
-      lookupOptions: { all?: boolean; family?: number },
-      callback: (...args: any[]) => void
-    ) => {
-      dnsLookup(hostname, { all: true, family: lookupOptions.family ?? 0 }, (error, addresses: LookupAddress[]) => {
-        if (error) return callback(error)
-        if (!options.allowPrivateTargets) {
-          const forbidden = addresses.find((entry) => isPrivateAddress(entry.address))
-          if (forbidden) {
-            return callback(
-              new ForbiddenTargetError(`${hostname} resolves to ${forbidden.address}, a private or loopback address`)
-            )
-          }
-        }
-        if (lookupOptions.all) return callback(null, addresses)
-        callback(null, addresses[0].address, addresses[0].family)
-      })
-    }
-
-    const maxBodyBytes = options.maxBodyBytes ?? 65_536
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest
-    const outgoing = send(url, {
+  const maxBodyBytes = options.maxBodyBytes ?? 65_536
+  const timedOut = new Error(`timed out after ${Math.round(options.timeoutMs / 1000)} s`)
+  const abort = new AbortController()
+  const deadline = setTimeout(() => abort.abort(timedOut), options.timeoutMs)
+  try {
+    const response = await undiciRequest(url, {
       method: request.method,
       headers: {
         'user-agent': 'crypto-pay-gateway-callback/1',
         ...request.headers,
-        ...(request.body !== null ? { 'content-length': String(Buffer.byteLength(request.body)) } : {}),
       },
-      lookup: guardedLookup as any,
+      body: request.body ?? undefined,
+      dispatcher: callbackAgent(options.allowPrivateTargets),
+      signal: abort.signal,
     })
-
-    const deadline = setTimeout(() => {
-      outgoing.destroy(new Error(`timed out after ${Math.round(options.timeoutMs / 1000)} s`))
-    }, options.timeoutMs)
-
-    outgoing.once('error', (error) => {
-      clearTimeout(deadline)
-      reject(error)
-    })
-    outgoing.once('response', (response: IncomingMessage) => {
-      const chunks: Buffer[] = []
-      let size = 0
-      response.on('data', (chunk: Buffer) => {
-        if (size >= maxBodyBytes) return
-        chunks.push(chunk)
-        size += chunk.length
-        if (size >= maxBodyBytes) response.destroy()
-      })
-      const finish = () => {
-        clearTimeout(deadline)
-        resolve({
-          status: response.statusCode ?? 0,
-          body: Buffer.concat(chunks).subarray(0, maxBodyBytes).toString('utf8'),
-        })
+    const chunks: Buffer[] = []
+    let size = 0
+    for await (const chunk of response.body) {
+      chunks.push(chunk as Buffer)
+      size += (chunk as Buffer).length
+      if (size >= maxBodyBytes) {
+        // The rest is not read: the connection is dropped rather than drained.
+        response.body.destroy()
+        break
       }
-      response.once('end', finish)
-      response.once('close', finish)
-      response.once('error', (error) => {
-        clearTimeout(deadline)
-        reject(error)
-      })
-    })
-    if (request.body !== null) outgoing.write(request.body)
-    outgoing.end()
-  })
+    }
+    return {
+      status: response.statusCode,
+      body: Buffer.concat(chunks).subarray(0, maxBodyBytes).toString('utf8'),
+    }
+  } catch (error) {
+    if (abort.signal.aborted) throw timedOut
+    throw error
+  } finally {
+    clearTimeout(deadline)
+  }
 }

@@ -3,6 +3,7 @@ import logger from '@adonisjs/core/services/logger'
 import { Worker } from 'adonisjs-scheduler'
 import jobRunner from '#jobs/job_runner'
 import chainWatch from '#chains/chain_watch'
+import { callbackDelivery } from '#callbacks/delivery_loop'
 
 let worker: Worker | null = null
 let state: 'idle' | 'starting' | 'running' | 'stopped' = 'idle'
@@ -25,6 +26,7 @@ export async function startJobs(app: ApplicationService) {
   worker = started
   state = 'running'
   await chainWatch.start()
+  await callbackDelivery.start()
   logger.info('background jobs started')
 }
 
@@ -35,6 +37,6 @@ export async function stopJobs() {
   state = 'stopped'
   worker = null
   if (running) await running.stop()
-  await Promise.all([jobRunner.drain(), chainWatch.stop()])
+  await Promise.all([callbackDelivery.stop(), jobRunner.drain(), chainWatch.stop()])
   if (wasRunning) logger.info('background jobs stopped')
 }

@@ -1,5 +1,4 @@
 import orderExpiry from '#services/order_expiry'
-import callbackDeliverer from '#callbacks/callback_deliverer'
 import chainWatch from '#chains/chain_watch'
 import jobRunner from '#jobs/job_runner'
 import providerReconciliation from '#services/provider_reconciliation'
@@ -7,12 +6,13 @@ import providerReconciliation from '#services/provider_reconciliation'
 /**
  * The background jobs and how often the scheduler starts them
  * (start/scheduler.ts). Each also has an ace command for operators.
+ * Merchant callbacks are not among them: the delivery loop
+ * (#callbacks/delivery_loop, started with the jobs) sends them as they
+ * become due.
  */
 export const scheduledJobs = {
   /** Waiting orders past their expiration → expired. */
   expireOrders: () => jobRunner.run('orders:expire', () => orderExpiry.expireDue()),
-  /** Due merchant callbacks from the outbox. */
-  deliverCallbacks: () => jobRunner.run('callbacks:deliver', () => callbackDeliverer.runOnce()),
   /**
    * The chain watches follow the configuration (a chain enabled, disabled,
    * given a WebSocket endpoint ...); they scan on each new head or at the

@@ -65,6 +65,16 @@ export const SETTINGS = {
     false,
     'Allow callbacks to loopback, private and link-local addresses (off: refused after DNS resolution)'
   ),
+  'callbacks.concurrency': integerSetting(
+    64,
+    'Callbacks one worker process has in flight at once (the delivery loop claims more as each one ends)',
+    { min: 1, max: 1000 }
+  ),
+  'callbacks.per_host_concurrency': integerSetting(
+    16,
+    'Callbacks in flight at once to one merchant origin (scheme, host, port), so that a slow or unreachable merchant holds at most this many of the slots',
+    { min: 1, max: 1000 }
+  ),
 
   // Chain watching.
   'chains.rpc_timeout_seconds': integerSetting(10, 'Timeout of one RPC request to a chain node', { min: 1, max: 120 }),

@@ -46,9 +46,22 @@ export async function claimLeases(claim: LeaseClaim, client: Client = db.connect
   if (claim.limit !== undefined) chosen.limit(claim.limit)
   if (isPostgres(client)) chosen.forUpdate().skipLocked()
 
-  // The outer condition repeats the inner one: the row is checked again as it is written.
-  const rows: { id: number | string }[] = await claimable(client.knexQuery().table(claim.table))
-    .whereIn('id', chosen)
+  // The outer statement checks the lease again as the row is written; it is
+  // driven by the chosen ids alone (repeating the whole scope there let
+  // SQLite's planner walk every row in scope, with its subqueries, to find
+  // the few chosen).
+  const update = client
+    .knexQuery()
+    .table(claim.table)
+    .where((free) => free.whereNull('locked_until').orWhere('locked_until', '<', now))
+  if (isPostgres(client)) {
+    // Chosen once (a MATERIALIZED CTE): as a plain IN subquery the planner
+    // may run the LIMIT … SKIP LOCKED choice again for every outer row, and
+    // each run skips the rows the previous ones locked, so far more than
+    // `limit` rows were claimed.
+    update.withMaterialized('lease_chosen', chosen).whereIn('id', (ids) => ids.select('id').from('lease_chosen'))
+  } else update.whereIn('id', chosen)
+  const rows: { id: number | string }[] = await update
     .update({ ...claim.set, locked_by: claim.token, locked_until: now + claim.leaseMs })
     .returning('id')
   return rows.map((row) => Number(row.id))

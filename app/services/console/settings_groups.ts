@@ -76,6 +76,8 @@ export const SETTINGS_GROUPS: readonly SettingsGroup[] = [
       callback_retry_base_seconds: 'Retry base delay (seconds)',
       'callbacks.timeout_seconds': 'Attempt timeout (seconds)',
       'callbacks.allow_private_targets': 'Allow private addresses',
+      'callbacks.concurrency': 'Callbacks in flight per worker',
+      'callbacks.per_host_concurrency': 'In flight per merchant host',
     },
   },
   {
