@@ -1,3 +1,4 @@
+import logger from '@adonisjs/core/services/logger'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
 /**
@@ -65,9 +66,25 @@ export const metrics = {
 }
 
 /**
+ * Whether each scrape gauge could be read at the last scrape (1) or not (0:
+ * its database read failed or took too long; the gauge then has no samples
+ * rather than stale ones, and the rest of /metrics is still served).
+ */
+export const scrapeOk = new Gauge({
+  name: 'gateway_metrics_scrape_ok',
+  help: 'Whether a gauge read from the database at scrape time could be read (1) or not (0)',
+  labelNames: ['series'] as const,
+  registers: [registry],
+})
+
+/** A scrape gauge's read that takes longer than this is given up. */
+const SCRAPE_TIMEOUT_MS = 2000
+
+/**
  * Gauges whose value is read when scraped (from the database). Created by
  * registerScrapeGauge so that the collect function is the module that
- * knows the data's own.
+ * knows the data's own. A failing or slow collect never fails the scrape:
+ * the gauge is emptied and `gateway_metrics_scrape_ok{series}` says 0.
  */
 export function registerScrapeGauge<L extends string>(options: {
   name: string
@@ -83,7 +100,23 @@ export function registerScrapeGauge<L extends string>(options: {
     labelNames: options.labelNames,
     registers: [registry],
     async collect() {
-      await options.collect(this)
+      let timer: NodeJS.Timeout | undefined
+      try {
+        this.reset()
+        await Promise.race([
+          options.collect(this),
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`timed out after ${SCRAPE_TIMEOUT_MS} ms`)), SCRAPE_TIMEOUT_MS)
+          }),
+        ])
+        scrapeOk.set({ series: options.name }, 1)
+      } catch (error) {
+        this.reset()
+        scrapeOk.set({ series: options.name }, 0)
+        logger.warn({ series: options.name, err: (error as Error)?.message }, 'metrics: a scrape gauge could not be read')
+      } finally {
+        clearTimeout(timer)
+      }
     },
   })
 }
