@@ -47,6 +47,8 @@ new Ignitor(APP_ROOT, { importer: IMPORTER })
       await import('#start/env')
       const { httpServerOptions } = await import('#support/http_server_options')
       serverOptions = httpServerOptions()
+      const { metrics } = await import('#support/metrics')
+      graceful.onCount = (inFlight) => metrics.httpRequestsInFlight.set(inFlight)
     })
     app.starting(async () => {
       const { default: installation } = await import('#services/installation_service')

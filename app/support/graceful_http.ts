@@ -18,14 +18,18 @@ export class GracefulHttp {
   #inFlight = new Set<ServerResponse>()
   #server: Server | null = null
   #draining = false
+  /** Told the number of requests in flight whenever it changes (the metrics gauge). */
+  onCount: (inFlight: number) => void = () => {}
 
   /** Wraps the request handler given to `createServer`. */
   wrap(handler: (request: IncomingMessage, response: ServerResponse) => unknown) {
     return (request: IncomingMessage, response: ServerResponse) => {
       this.#inFlight.add(response)
+      this.onCount(this.#inFlight.size)
       if (this.#draining) this.#closeAfter(response)
       response.once('close', () => {
         this.#inFlight.delete(response)
+        this.onCount(this.#inFlight.size)
         if (this.#draining) this.#server?.closeIdleConnections()
       })
       return handler(request, response)

@@ -21,6 +21,11 @@ export const metrics = {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   }),
+  httpRequestsInFlight: new Gauge({
+    name: 'gateway_http_requests_in_flight',
+    help: 'HTTP requests being answered by this process now (npm start only)',
+    registers: [registry],
+  }),
   ordersCreated: new Counter({
     name: 'gateway_orders_created_total',
     help: 'Orders created, by network and token (a placeholder order without either has them empty)',
