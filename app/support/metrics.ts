@@ -64,7 +64,7 @@ export const metrics = {
   }),
   rpcErrors: new Counter({
     name: 'gateway_rpc_errors_total',
-    help: 'Chain RPC requests that failed, by network, endpoint and kind (rate_limited, http, network)',
+    help: 'Chain RPC calls that failed, by network, endpoint and kind (rate_limited, http, network: also timeouts and bad answers, budget_spent)',
     labelNames: ['network', 'endpoint', 'kind'] as const,
     registers: [registry],
   }),

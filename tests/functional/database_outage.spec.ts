@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import Database from 'better-sqlite3'
+import { createRequire } from 'node:module'
 import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import settings from '#settings/settings_service'
@@ -9,6 +9,10 @@ import { CREATE_PATH, createOrder, orderParams, signed } from '#tests/helpers/me
 import { startServerProcess } from '#tests/helpers/processes'
 import { TcpProxy, send, waitFor } from '#tests/helpers/ops'
 import { isDatabaseUnavailable } from '#support/database_unavailable'
+
+/** better-sqlite3 ships no types; only exec/close/inTransaction are used here. */
+type SqliteHandle = { exec(sql: string): void; close(): void; inTransaction: boolean }
+const SqliteDatabase = createRequire(import.meta.url)('better-sqlite3') as new (file: string) => SqliteHandle
 
 const isPg = () => db.connection().dialect.name === 'postgres'
 
@@ -80,7 +84,7 @@ test.group('Database outage', (group) => {
     cleanup,
   }) => {
     if (isPg()) return assert.isTrue(true)
-    const holder = new Database(app.makePath(process.env.SQLITE_PATH!))
+    const holder = new SqliteDatabase(app.makePath(process.env.SQLITE_PATH!))
     cleanup(() => {
       if (holder.inTransaction) holder.exec('ROLLBACK')
       holder.close()
