@@ -59,12 +59,11 @@ export function registerDatabaseGauges() {
 
 type ScannerRow = { network: string; lagBlocks: number | null; blockTimeMs: number; heightsAt: number | null }
 
-/** One read per scrape for the three scanner gauges. */
-let scannerRead: { at: number; rows: Promise<ScannerRow[]> } | null = null
+/** One read per scrape for the three scanner gauges (their collects start together). */
+let scannerRead: Promise<ScannerRow[]> | null = null
 
 function scannerRows(): Promise<ScannerRow[]> {
-  const now = Date.now()
-  if (scannerRead && now - scannerRead.at < 500) return scannerRead.rows
+  if (scannerRead) return scannerRead
   const rows = db
     .from('chains')
     .join('chain_cursors', 'chain_cursors.network', 'chains.network')
@@ -95,10 +94,11 @@ function scannerRows(): Promise<ScannerRow[]> {
         }
       })
     )
-  scannerRead = { at: now, rows }
-  // A failed read is not reused.
-  rows.catch(() => {
-    if (scannerRead?.rows === rows) scannerRead = null
-  })
+  scannerRead = rows
+  // Shared while under way only: the next scrape reads again.
+  const forget = () => {
+    if (scannerRead === rows) scannerRead = null
+  }
+  rows.then(forget, forget)
   return rows
 }

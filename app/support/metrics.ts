@@ -11,7 +11,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * in one place (README "Metrics").
  */
 export const registry = new Registry()
-collectDefaultMetrics({ register: registry, prefix: 'gateway_process_' })
+// Node's own series: gateway_process_cpu_seconds_total, gateway_nodejs_heap_size_used_bytes ...
+collectDefaultMetrics({ register: registry, prefix: 'gateway_' })
 
 export const metrics = {
   httpRequestDuration: new Histogram({
@@ -80,7 +81,16 @@ export const scrapeOk = new Gauge({
   help: 'Whether a gauge read from the database at scrape time could be read (1) or not (0)',
   labelNames: ['series'] as const,
   registers: [registry],
+  // Every collect of a scrape starts in one tick (registry.metrics()); this
+  // one reports once the scrape gauges' reads of the same scrape are done.
+  async collect() {
+    await new Promise((resolve) => setImmediate(resolve))
+    await Promise.allSettled([...collecting])
+  },
 })
+
+/** Scrape gauges' reads under way. */
+const collecting = new Set<Promise<void>>()
 
 /** A scrape gauge's read that takes longer than this is given up. */
 const SCRAPE_TIMEOUT_MS = 2000
@@ -105,23 +115,37 @@ export function registerScrapeGauge<L extends string>(options: {
     labelNames: options.labelNames,
     registers: [registry],
     async collect() {
-      let timer: NodeJS.Timeout | undefined
+      const work = collectSafely(this, options.name, options.collect)
+      collecting.add(work)
       try {
-        this.reset()
-        await Promise.race([
-          options.collect(this),
-          new Promise((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`timed out after ${SCRAPE_TIMEOUT_MS} ms`)), SCRAPE_TIMEOUT_MS)
-          }),
-        ])
-        scrapeOk.set({ series: options.name }, 1)
-      } catch (error) {
-        this.reset()
-        scrapeOk.set({ series: options.name }, 0)
-        logger.warn({ series: options.name, err: (error as Error)?.message }, 'metrics: a scrape gauge could not be read')
+        await work
       } finally {
-        clearTimeout(timer)
+        collecting.delete(work)
       }
     },
   })
+}
+
+async function collectSafely<L extends string>(
+  gauge: Gauge<L>,
+  name: string,
+  collect: (gauge: Gauge<L>) => Promise<void>
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    gauge.reset()
+    await Promise.race([
+      collect(gauge),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${SCRAPE_TIMEOUT_MS} ms`)), SCRAPE_TIMEOUT_MS)
+      }),
+    ])
+    scrapeOk.set({ series: name }, 1)
+  } catch (error) {
+    gauge.reset()
+    scrapeOk.set({ series: name }, 0)
+    logger.warn({ series: name, err: (error as Error)?.message }, 'metrics: a scrape gauge could not be read')
+  } finally {
+    clearTimeout(timer)
+  }
 }
