@@ -31,11 +31,13 @@ const BATCH = 500
  * pays it (see PaymentMatcher).
  */
 export class OrderExpiry {
-  async expireDue(now = Date.now()): Promise<number> {
+  /** `onBatch` is told the running total after each batch (a command's progress line). */
+  async expireDue(now = Date.now(), onBatch?: (expired: number) => void): Promise<number> {
     let total = 0
     for (;;) {
       const expired = await this.#expireBatch(now)
       total += expired
+      onBatch?.(total)
       if (expired < BATCH) break
     }
     await amountAllocator.reclaimExpired(now)
