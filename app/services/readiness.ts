@@ -47,7 +47,7 @@ export class ReadinessCheck {
   }
 
   async #probe(): Promise<Readiness> {
-    const process = isShuttingDown() ? 'shutting_down' : 'ok'
+    const processState = isShuttingDown() ? 'shutting_down' : 'ok'
     let database: CheckResult = 'ok'
     let migrations: CheckResult = 'unknown'
     let pending: string[] | undefined
@@ -60,8 +60,8 @@ export class ReadinessCheck {
       database = error instanceof ProbeTimeout ? 'timeout' : 'unreachable'
     }
     return {
-      ready: database === 'ok' && migrations === 'ok' && process === 'ok',
-      checks: { database, migrations, process },
+      ready: database === 'ok' && migrations === 'ok' && processState === 'ok',
+      checks: { database, migrations, process: processState },
       ...(pending && pending.length > 0 ? { pending_migrations: pending } : {}),
     }
   }

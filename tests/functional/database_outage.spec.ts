@@ -68,6 +68,11 @@ test.group('Database outage', (group) => {
     assert.equal(JSON.parse(ready.body).checks.database, 'unreachable')
     assert.equal(JSON.parse(ready.body).ready, false)
     assert.equal((await send(url('/health/live'))).status, 200)
+    // The console: a 503 page in plain words.
+    const consolePage = await send(url('/admin/login'), { headers: { accept: 'text/html' } })
+    assert.equal(consolePage.status, 503, consolePage.body)
+    assert.equal(consolePage.headers['retry-after'], '5')
+    assert.include(consolePage.body, 'Database unavailable')
     assert.notInclude(server.stdout() + server.stderr(), '"level":50', 'an outage is a warning, not an error trace')
 
     await proxy.up()
