@@ -7,6 +7,8 @@ import db from '@adonisjs/lucid/services/db'
 import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
+import paymentService from '#services/payment_service'
+import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
 import { CREATE_PATH, TRON_WALLET, orderParams, signed } from '#tests/helpers/merchant'
 import { HttpStub } from '#tests/helpers/http_stub'
 import { startServerProcess, type RunningServer } from '#tests/helpers/processes'
@@ -94,7 +96,8 @@ test.group('Graceful shutdown', (group) => {
     await settings.set('rate.api_url', `${source.stub.url}/v1`)
     await settings.set('rate.timeout_seconds', '60')
     // An idle keep-alive connection must not keep the process for its 120 s.
-    const server = await startServerProcess({ HTTP_KEEP_ALIVE_TIMEOUT: '120', LOG_LEVEL: 'info' })
+    // With the background jobs: they stop too (the job in hand finishes) before the exit.
+    const server = await startServerProcess({ HTTP_KEEP_ALIVE_TIMEOUT: '120', LOG_LEVEL: 'info', RUN_JOBS: 'true' })
     cleanup(() => server.stop())
     const exited = exitOf(server.process)
 
@@ -134,6 +137,7 @@ test.group('Graceful shutdown', (group) => {
     assert.deepEqual(await exited, { code: 0, signal: null })
     assert.equal(await countRows('orders'), count)
     assert.include(server.stdout(), 'shutting down')
+    assert.include(server.stdout(), 'background jobs stopped')
   }).timeout(60_000)
 
   test('a second signal exits at once, with 128 + the signal number', async ({ assert, cleanup }) => {
@@ -208,5 +212,38 @@ test.group('Graceful shutdown', (group) => {
     assertAnswered(assert, await Promise.all(creates))
     assert.deepEqual(await exited, { code: 0, signal: null })
     assert.equal(await countRows('orders'), count)
+  }).timeout(60_000)
+
+  test('SIGTERM while a callback is being delivered: the delivery finishes and is recorded, its lease released, then exit 0', async ({
+    client,
+    assert,
+    cleanup,
+  }) => {
+    await prepareLifecycle()
+    const merchant = await new HttpStub().start()
+    cleanup(() => merchant.stop())
+    const held: ServerResponse[] = []
+    merchant.handler = (_request, response) => {
+      held.push(response)
+    }
+    const order = await newOrder(client, { notify_url: `${merchant.url}/notify` })
+    await paymentService.markPaid(order.id, { reference: 'tx-shutdown-1', source: 'admin' })
+
+    const server = await startServerProcess({ RUN_JOBS: 'true' })
+    cleanup(() => server.stop())
+    const exited = exitOf(server.process)
+    await waitFor(() => held.length === 1, 'the callback to reach the merchant')
+
+    server.process.kill('SIGTERM')
+    await listenerClosed(server)
+    held[0]!.writeHead(200, { 'content-type': 'text/plain' })
+    held[0]!.end('ok')
+
+    assert.deepEqual(await exited, { code: 0, signal: null })
+    const callback = await db.from('callbacks').where('order_id', order.id).first()
+    assert.equal(callback.status, 'delivered')
+    assert.isNull(callback.locked_by)
+    assert.equal(await countRows('callback_attempts'), 1)
+    assert.lengthOf(merchant.requests, 1)
   }).timeout(60_000)
 })
