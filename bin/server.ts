@@ -40,6 +40,8 @@ const graceful = new GracefulHttp()
 /** A shutdown that has not ended by then ends the process anyway (a request stuck for good). */
 const SHUTDOWN_LIMIT_MS = 60_000
 const SIGNAL_NUMBERS: Record<string, number> = { SIGINT: 2, SIGTERM: 15 }
+/** How long idle keep-alive connections may still bring a request once the listener is closed. */
+const KEEP_ALIVE_GRACE_MS = 500
 
 new Ignitor(APP_ROOT, { importer: IMPORTER })
   .tap((app) => {
@@ -83,11 +85,19 @@ new Ignitor(APP_ROOT, { importer: IMPORTER })
         process.stderr.write(`shutdown did not end within ${SHUTDOWN_LIMIT_MS / 1000} s: exiting\n`)
         process.exit(1)
       }, SHUTDOWN_LIMIT_MS).unref()
-      // Answers still to come close their connection; the listener itself
-      // is closed by the HTTP server's own terminating hook, which runs
-      // first (hooks run in reverse order), then the jobs stop, then the
-      // providers (the database pool) shut down.
+      // The listener closes now; answers still to come close their
+      // connection. Then app.terminate(): the HTTP server's own terminating
+      // hook runs first (hooks run in reverse order) and waits for every
+      // connection, then the jobs stop, then the providers (the database
+      // pool) shut down.
       graceful.drain()
+      // A moment for requests already written on idle keep-alive connections
+      // to arrive (they are answered, with Connection: close); the server's
+      // close() then closes the connections still idle.
+      setTimeout(() => terminate(), KEEP_ALIVE_GRACE_MS)
+    }
+    const terminate = () => {
+      graceful.closeIdle()
       app
         .terminate()
         .then(() => {
