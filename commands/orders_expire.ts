@@ -6,7 +6,11 @@ export default class OrdersExpire extends OperatorCommand {
 
   async execute() {
     const { default: orderExpiry } = await import('#services/order_expiry')
-    const count = await orderExpiry.expireDue()
+    const { Progress } = await import('#support/progress')
+    // On stderr, at most once a second while batches run, and a last line.
+    const progress = new Progress('orders:expire')
+    const count = await orderExpiry.expireDue(Date.now(), (expired) => progress.update({ expired }))
+    progress.done({ expired: count })
     this.logger.success(`Expired ${count} order(s)`)
   }
 }

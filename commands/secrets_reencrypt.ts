@@ -8,7 +8,18 @@ export default class SecretsReencrypt extends OperatorCommand {
   async execute() {
     const { default: db } = await import('@adonisjs/lucid/services/db')
     const { sealStoredSecrets } = await import('#services/secrets_reencryption')
-    const report = await sealStoredSecrets(db.connection(), { reencrypt: true })
+    const { Progress } = await import('#support/progress')
+    // On stderr, at most once a second, and a last line; the counts per column follow on stdout.
+    const progress = new Progress('secrets:reencrypt', { rateOf: 'checked' })
+    let last = { checked: 0, written: 0 }
+    const report = await sealStoredSecrets(db.connection(), {
+      reencrypt: true,
+      onRow: (seen) => {
+        last = { ...seen }
+        progress.update(last)
+      },
+    })
+    progress.done(last)
     for (const column of report) {
       this.logger.info(
         `${column.name}: ${column.reencrypted} re-encrypted, ${column.encrypted} encrypted (were plain), ` +

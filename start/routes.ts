@@ -21,6 +21,14 @@ const PaymentUriController = () => import('#controllers/payment_uri_controller')
 const PaymentProgressController = () => import('#controllers/payment_progress_controller')
 const CashierPageController = () => import('#controllers/cashier_page_controller')
 const PaymentReturnController = () => import('#controllers/payment_return_controller')
+const HealthController = () => import('#controllers/health_controller')
+const MetricsController = () => import('#controllers/metrics_controller')
+
+// Operations (README "Operations"): probes and Prometheus metrics. No rate
+// limit, no session; /metrics checks its token or allow-list itself.
+router.get('/health/live', [HealthController, 'live'])
+router.get('/health/ready', [HealthController, 'ready'])
+router.get('/metrics', [MetricsController, 'show'])
 
 router
   .group(() => {

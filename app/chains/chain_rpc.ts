@@ -70,6 +70,7 @@ export async function rpcFor(chain: Chain, overrides: RpcPoolOverrides = {}): Pr
     timeoutMs: overrides.timeoutMs ?? (await settings.get('chains.rpc_timeout_seconds')) * 1000,
     cooldownMs: (await settings.get('chains.rpc_cooldown_seconds')) * 1000,
     apiKey,
+    network: chain.network,
     budgetFor: (url) => budgetOf(chain, url, apiKey, fallback),
     ...(overrides.retries !== undefined ? { retries: overrides.retries } : {}),
   })

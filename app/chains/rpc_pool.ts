@@ -1,6 +1,7 @@
 import { TransferLookupError } from '#chains/chain_family'
 import { redactSecrets, urlCredentials } from '#support/redaction'
 import { dailyBudgetSpent, holdOff, pacerKey, reserve, resetPacers, usedToday } from '#chains/rpc_pacer'
+import { metrics } from '#support/metrics'
 
 /** Every endpoint of a chain failed (the last error's text, redacted, is in the message; the error is the cause). */
 export class RpcUnavailableError extends Error {}
@@ -66,6 +67,8 @@ export type RpcPoolOptions = {
   timeoutMs: number
   /** The chain's RPC API key, decrypted (families send it in a header). */
   apiKey?: string
+  /** The network, for the metrics' labels. */
+  network?: string
   /** Budget of each endpoint (null: unlimited). */
   budgetFor?: (url: string) => RpcBudget | null
   /** Retries of one endpoint after a 429 or a 5xx before moving on (default 2). */
@@ -163,6 +166,21 @@ export class RpcPool {
       )
     }
     if (wait > 0) await sleepUntil(Date.now() + wait)
+    metrics.rpcRequests.inc({ network: this.options.network ?? '', endpoint: this.endpointLabel(url) }, requests)
+  }
+
+  /**
+   * An endpoint as the metrics name it: its host (and port) only, never a
+   * path or query (keys live there), redacted should a key be in the host.
+   */
+  endpointLabel(url: string): string {
+    let host: string
+    try {
+      host = new URL(url).host
+    } catch {
+      return 'invalid'
+    }
+    return this.redact(host)
   }
 
   /**
@@ -227,9 +245,21 @@ export class RpcPool {
         return { result }
       } catch (error) {
         if (error instanceof TransferLookupError) throw error
-        if (error instanceof RpcBudgetExhaustedError) return { error }
         const limited = error instanceof RpcHttpError && error.status === 429
         const serverError = error instanceof RpcHttpError && error.status >= 500
+        metrics.rpcErrors.inc({
+          network: this.options.network ?? '',
+          endpoint: this.endpointLabel(url),
+          kind:
+            error instanceof RpcBudgetExhaustedError
+              ? 'budget_spent'
+              : limited
+                ? 'rate_limited'
+                : error instanceof RpcHttpError
+                  ? 'http'
+                  : 'network',
+        })
+        if (error instanceof RpcBudgetExhaustedError) return { error }
         if ((limited || serverError) && attempt < retries) {
           const wait = this.#retryWait(error as RpcHttpError, attempt)
           if (wait !== null) {

@@ -6,6 +6,7 @@ import { OperatorError } from '#support/operator_error'
 import { adminUrl, safeConsoleReturn } from '#console/console_paths'
 import { flashInputWithoutSecrets } from '#console/console_session'
 import { applyConsoleHeaders } from '#middleware/console_headers_middleware'
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '#support/database_unavailable'
 
 /** A console action the signed-in user may not take (a viewer's write): HTTP 403. */
 export class ConsoleForbidden extends Exception {
@@ -90,6 +91,14 @@ function errorPage(error: unknown): ErrorPage {
       title: 'Too many requests',
       message: `Please wait and try again in ${seconds} s.`,
       retryAfter: seconds,
+    }
+  }
+  if (isDatabaseUnavailable(error)) {
+    return {
+      status: 503,
+      title: 'Database unavailable',
+      message: 'The console cannot reach the database right now. Nothing was changed. Try again in a few seconds.',
+      retryAfter: DATABASE_RETRY_AFTER_SECONDS,
     }
   }
   const code = (error as { code?: string }).code

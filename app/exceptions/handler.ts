@@ -9,6 +9,11 @@ import pluginRegistry from '#app_plugins/plugin_registry'
 import { isConsolePath } from '#console/console_paths'
 import { OperatorError } from '#support/operator_error'
 import { renderConsoleError } from '#console/console_errors'
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  DATABASE_UNAVAILABLE_MESSAGE,
+  isDatabaseUnavailable,
+} from '#support/database_unavailable'
 
 type Rendered = { httpStatus: number; statusCode: number; message: string; data: unknown }
 
@@ -25,10 +30,17 @@ export default class HttpExceptionHandler extends ExceptionHandler {
   /** A refusal of an operator's action (the console shows it) is not a fault to log. */
   protected shouldReport(error: Parameters<ExceptionHandler['shouldReport']>[0]) {
     if (error instanceof OperatorError) return false
+    // Logged once per request as a warning below, without the stack: an
+    // outage must not flood the log with identical traces.
+    if (isDatabaseUnavailable(error)) return false
     return super.shouldReport(error)
   }
 
   async handle(error: unknown, ctx: HttpContext) {
+    if (isDatabaseUnavailable(error)) {
+      ctx.logger.warn({ err: { message: (error as Error).message, code: (error as { code?: unknown }).code } }, 'database unavailable: answered 503')
+      ctx.response.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
+    }
     // The admin console answers in HTML pages of its own layout.
     if (isConsolePath(ctx.request.url())) return renderConsoleError(error, ctx)
     const rendered = this.#render(error)
@@ -40,7 +52,11 @@ export default class HttpExceptionHandler extends ExceptionHandler {
       // Endpoints called by machines (a plugin declares them), e.g. an
       // unparsable provider notification: the provider expects "fail". A body too large (413) or too many requests (429) keep
       // their status, so that the cause is visible.
-      const status = [413, 429].includes(rendered.httpStatus) ? rendered.httpStatus : rendered.httpStatus >= 500 ? 500 : 400
+      const status = [413, 429, 503].includes(rendered.httpStatus)
+        ? rendered.httpStatus
+        : rendered.httpStatus >= 500
+          ? 500
+          : 400
       return ctx.response.status(status).header('content-type', 'text/plain; charset=utf-8').send('fail')
     }
     return ctx.response
@@ -49,6 +65,11 @@ export default class HttpExceptionHandler extends ExceptionHandler {
   }
 
   #render(error: unknown): Rendered {
+    // The database is down or its pool exhausted: try again later (the
+    // envelope keeps the spec's system-error code, 400).
+    if (isDatabaseUnavailable(error)) {
+      return { httpStatus: 503, statusCode: ErrorCode.PARAMETER, message: DATABASE_UNAVAILABLE_MESSAGE, data: null }
+    }
     if (error instanceof BusinessError) {
       return {
         httpStatus: error.status,

@@ -30,13 +30,29 @@ export async function startJobs(app: ApplicationService) {
   logger.info('background jobs started')
 }
 
-/** Stops scheduling and lets running jobs finish. */
+/**
+ * Stops scheduling and lets running jobs finish (their leases released by
+ * the jobs themselves). Every stop is awaited, and one that fails does not
+ * keep the others from running: a loop added here gets its own line.
+ */
 export async function stopJobs() {
   const running = worker
   const wasRunning = state === 'running'
   state = 'stopped'
   worker = null
-  if (running) await running.stop()
-  await Promise.all([callbackDelivery.stop(), jobRunner.drain(), chainWatch.stop()])
+  await stopStep('scheduler', () => running?.stop())
+  await Promise.all([
+    stopStep('callback delivery', () => callbackDelivery.stop()),
+    stopStep('running jobs', () => jobRunner.drain()),
+    stopStep('chain watches', () => chainWatch.stop()),
+  ])
   if (wasRunning) logger.info('background jobs stopped')
+}
+
+async function stopStep(name: string, stop: () => unknown) {
+  try {
+    await stop()
+  } catch (error) {
+    logger.error({ err: error, step: name }, 'stopping the background jobs: a step failed')
+  }
 }

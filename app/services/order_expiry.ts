@@ -3,6 +3,17 @@ import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { OrderStatus } from '#models/order'
 import { isPostgres } from '#support/row_lock'
 import amountAllocator from '#services/amount_allocator'
+import { metrics } from '#support/metrics'
+
+type EndedRow = { id: number | string; network: string | null; token: string | null }
+
+/** Counts ended orders (gateway_orders_expired_total) once their transaction commits. */
+function countEnded(trx: TransactionClientContract, rows: EndedRow[]) {
+  if (rows.length === 0) return
+  trx.after('commit', async () => {
+    for (const row of rows) metrics.ordersExpired.inc({ network: row.network ?? '', token: row.token ?? '' })
+  })
+}
 
 const BATCH = 500
 
@@ -20,11 +31,13 @@ const BATCH = 500
  * pays it (see PaymentMatcher).
  */
 export class OrderExpiry {
-  async expireDue(now = Date.now()): Promise<number> {
+  /** `onBatch` is told the running total after each batch (a command's progress line). */
+  async expireDue(now = Date.now(), onBatch?: (expired: number) => void): Promise<number> {
     let total = 0
     for (;;) {
       const expired = await this.#expireBatch(now)
       total += expired
+      onBatch?.(total)
       if (expired < BATCH) break
     }
     await amountAllocator.reclaimExpired(now)
@@ -43,14 +56,15 @@ export class OrderExpiry {
         .select('id')
       if (isPostgres(trx)) due.forUpdate().skipLocked()
 
-      const rows: { id: number | string }[] = await trx
+      const rows: EndedRow[] = await trx
         .knexQuery()
         .table('orders')
         .whereIn('id', due)
         .whereIn('status', [OrderStatus.WAITING, OrderStatus.SELECTING])
         .update({ status: OrderStatus.EXPIRED, updated_at: now })
-        .returning('id')
+        .returning(['id', 'network', 'token'])
       const ids = rows.map((row) => Number(row.id))
+      countEnded(trx, rows)
       await this.#releaseExpired(trx, ids, now)
       return ids.length
     })
@@ -64,14 +78,15 @@ export class OrderExpiry {
    */
   async closeOrders(trx: TransactionClientContract, ids: number[], now = Date.now()): Promise<number> {
     if (ids.length === 0) return 0
-    const rows: { id: number | string }[] = await trx
+    const rows: EndedRow[] = await trx
       .knexQuery()
       .table('orders')
       .whereIn('id', ids)
       .whereIn('status', [OrderStatus.WAITING, OrderStatus.SELECTING])
       .update({ status: OrderStatus.EXPIRED, updated_at: now })
-      .returning('id')
+      .returning(['id', 'network', 'token'])
     const closed = rows.map((row) => Number(row.id))
+    countEnded(trx, rows)
     if (closed.length > 0) {
       await trx.from('orders').whereIn('id', closed).where('expiration_time', '>', now).update({ expiration_time: now })
     }

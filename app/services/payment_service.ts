@@ -10,6 +10,7 @@ import orderExpiry from '#services/order_expiry'
 import { assertPayableBy, type PaymentSource } from '#services/order_rules'
 import { insertUnlessPresent } from '#support/insert_unless_present'
 import { lockRow } from '#support/row_lock'
+import { metrics } from '#support/metrics'
 
 export type { PaymentSource }
 
@@ -65,6 +66,12 @@ export class PaymentService {
 
     const paidAt = request.paidAt ?? Date.now()
     await this.#settle(trx, order, request.reference, paidAt)
+    // One payment, counted once it is committed, by what it paid with
+    // (a provider payment by its provider), whichever path brought it.
+    const labels = { network: network ?? '', token: order.token ?? '' }
+    trx.after('commit', async () => {
+      metrics.ordersPaid.inc(labels)
+    })
 
     if (order.parentId === null) {
       await this.#expireChild(trx, order.id)

@@ -106,8 +106,13 @@ async function presentColumns(client: Client): Promise<SecretColumn[]> {
  */
 export async function sealStoredSecrets(
   client: Client,
-  options: { reencrypt: boolean }
+  options: {
+    reencrypt: boolean
+    /** Told after each row read (a command's progress line): rows seen so far, and rows written. */
+    onRow?: (progress: { checked: number; written: number }) => void
+  }
 ): Promise<SecretColumnCounts[]> {
+  const seen = { checked: 0, written: 0 }
   const report: SecretColumnCounts[] = []
   for (const field of await presentColumns(client)) {
     const counts: SecretColumnCounts = { name: field.name, encrypted: 0, reencrypted: 0, current: 0, unreadable: [] }
@@ -116,6 +121,8 @@ export async function sealStoredSecrets(
     const rows: Row[] = await query
 
     for (const row of rows) {
+      seen.checked++
+      options.onRow?.(seen)
       const stored = row[field.column]
       if (typeof stored !== 'string' || stored === '') continue
       const purpose = field.purpose(row)
@@ -144,6 +151,7 @@ export async function sealStoredSecrets(
         .where(field.key, row[field.key] as string | number)
         .where(field.column, stored)
         .update({ [field.column]: next })
+      seen.written++
     }
     report.push(counts)
   }

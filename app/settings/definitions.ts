@@ -4,9 +4,32 @@ import {
   integerSetting,
   stringSetting,
   urlSetting,
+  SettingValueError,
+  type SettingDefinition,
 } from '#settings/setting_types'
+import { MAX_ALLOWLIST_ENTRIES, parseAllowListEntry, splitAllowList } from '#support/ip_allowlist'
 
 const COLOR = /^#[0-9a-fA-F]{3,8}$|^[a-zA-Z]{1,20}$/
+
+/** IPs and CIDR ranges (as API keys' allow-lists), stored comma-separated; empty: none. */
+function ipListSetting(description: string): SettingDefinition<string> {
+  return {
+    type: 'string',
+    default: '',
+    description,
+    maxLength: 4000,
+    parse(raw) {
+      const entries = splitAllowList(raw)
+      if (entries.length > MAX_ALLOWLIST_ENTRIES) {
+        throw new SettingValueError(`must list at most ${MAX_ALLOWLIST_ENTRIES} addresses or ranges`)
+      }
+      const invalid = entries.find((entry) => parseAllowListEntry(entry) === null)
+      if (invalid !== undefined) throw new SettingValueError(`"${invalid}" is not an IP address or CIDR range`)
+      return entries.join(',')
+    },
+    serialize: (value) => value,
+  }
+}
 
 /**
  * Every setting of the core, with its default (plugins add theirs, see
@@ -101,6 +124,16 @@ export const SETTINGS = {
     min: 1,
     max: 1000000,
   }),
+
+  // GET /metrics (README "Operations"). Neither set: loopback clients only.
+  'metrics.token': stringSetting(
+    '',
+    'Bearer token a Prometheus scraper sends to GET /metrics (Authorization: Bearer <token>); empty: no token asked',
+    { maxLength: 200, secret: true }
+  ),
+  'metrics.allowed_ips': ipListSetting(
+    'Client addresses and CIDR ranges allowed to GET /metrics (comma-separated; empty: any when a token is set, else loopback only)'
+  ),
 
   'site.cashier_name': stringSetting('Crypto Cashier', 'Name shown on the cashier page', { maxLength: 100 }),
   'site.logo_url': stringSetting('', 'Logo URL of the cashier page', { maxLength: 500 }),

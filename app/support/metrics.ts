@@ -1,3 +1,4 @@
+import logger from '@adonisjs/core/services/logger'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
 /**
@@ -10,7 +11,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * in one place (README "Metrics").
  */
 export const registry = new Registry()
-collectDefaultMetrics({ register: registry, prefix: 'gateway_process_' })
+// Node's own series: gateway_process_cpu_seconds_total, gateway_nodejs_heap_size_used_bytes ...
+collectDefaultMetrics({ register: registry, prefix: 'gateway_' })
 
 export const metrics = {
   httpRequestDuration: new Histogram({
@@ -18,6 +20,11 @@ export const metrics = {
     help: 'HTTP requests by route pattern (not the URL: bounded labels), method and status',
     labelNames: ['method', 'route', 'status'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  }),
+  httpRequestsInFlight: new Gauge({
+    name: 'gateway_http_requests_in_flight',
+    help: 'HTTP requests being answered by this process now (npm start only)',
     registers: [registry],
   }),
   ordersCreated: new Counter({
@@ -58,16 +65,41 @@ export const metrics = {
   }),
   rpcErrors: new Counter({
     name: 'gateway_rpc_errors_total',
-    help: 'Chain RPC requests that failed, by network, endpoint and kind (rate_limited, http, network)',
+    help: 'Chain RPC calls that failed, by network, endpoint and kind (rate_limited, http, network: also timeouts and bad answers, budget_spent)',
     labelNames: ['network', 'endpoint', 'kind'] as const,
     registers: [registry],
   }),
 }
 
 /**
+ * Whether each scrape gauge could be read at the last scrape (1) or not (0:
+ * its database read failed or took too long; the gauge then has no samples
+ * rather than stale ones, and the rest of /metrics is still served).
+ */
+export const scrapeOk = new Gauge({
+  name: 'gateway_metrics_scrape_ok',
+  help: 'Whether a gauge read from the database at scrape time could be read (1) or not (0)',
+  labelNames: ['series'] as const,
+  registers: [registry],
+  // Every collect of a scrape starts in one tick (registry.metrics()); this
+  // one reports once the scrape gauges' reads of the same scrape are done.
+  async collect() {
+    await new Promise((resolve) => setImmediate(resolve))
+    await Promise.allSettled([...collecting])
+  },
+})
+
+/** Scrape gauges' reads under way. */
+const collecting = new Set<Promise<void>>()
+
+/** A scrape gauge's read that takes longer than this is given up. */
+const SCRAPE_TIMEOUT_MS = 2000
+
+/**
  * Gauges whose value is read when scraped (from the database). Created by
  * registerScrapeGauge so that the collect function is the module that
- * knows the data's own.
+ * knows the data's own. A failing or slow collect never fails the scrape:
+ * the gauge is emptied and `gateway_metrics_scrape_ok{series}` says 0.
  */
 export function registerScrapeGauge<L extends string>(options: {
   name: string
@@ -83,7 +115,37 @@ export function registerScrapeGauge<L extends string>(options: {
     labelNames: options.labelNames,
     registers: [registry],
     async collect() {
-      await options.collect(this)
+      const work = collectSafely(this, options.name, options.collect)
+      collecting.add(work)
+      try {
+        await work
+      } finally {
+        collecting.delete(work)
+      }
     },
   })
+}
+
+async function collectSafely<L extends string>(
+  gauge: Gauge<L>,
+  name: string,
+  collect: (gauge: Gauge<L>) => Promise<void>
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    gauge.reset()
+    await Promise.race([
+      collect(gauge),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${SCRAPE_TIMEOUT_MS} ms`)), SCRAPE_TIMEOUT_MS)
+      }),
+    ])
+    scrapeOk.set({ series: name }, 1)
+  } catch (error) {
+    gauge.reset()
+    scrapeOk.set({ series: name }, 0)
+    logger.warn({ series: name, err: (error as Error)?.message }, 'metrics: a scrape gauge could not be read')
+  } finally {
+    clearTimeout(timer)
+  }
 }

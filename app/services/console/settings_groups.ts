@@ -21,6 +21,7 @@ export type SettingsGroupId =
   | 'chains'
   | 'compat'
   | 'provider'
+  | 'metrics'
   | 'plugins'
 
 export type SettingsGroup = {
@@ -129,6 +130,15 @@ export const SETTINGS_GROUPS: readonly SettingsGroup[] = [
       'provider.return_url': 'Return URL',
       'provider.timeout_seconds': 'Timeout (seconds)',
       'provider.allow_tokens': 'Tokens offered',
+    },
+  },
+  {
+    id: 'metrics',
+    title: 'Monitoring',
+    description: 'Who may read GET /metrics: a bearer token, an IP allow-list, or both (neither: this host only).',
+    labels: {
+      'metrics.token': 'Metrics token',
+      'metrics.allowed_ips': 'Allowed addresses',
     },
   },
   {
