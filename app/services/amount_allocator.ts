@@ -7,6 +7,8 @@ import { OrderStatus } from '#models/order'
 import settings from '#settings/settings_service'
 import { Decimal, stepOf, toDecimalString } from '#support/money'
 import { insertUnlessPresent } from '#support/insert_unless_present'
+import { isKeptExactly } from '#support/money'
+import { metrics } from '#support/metrics'
 
 export type AllocationRequest = {
   orderId: number
@@ -28,6 +30,25 @@ export type AllocationRequest = {
 }
 
 export type Allocation = { address: string; amount: string }
+
+/**
+ * A new order's columns (snake_case, as stored) but its target: the
+ * allocator adds receive_address and actual_amount and writes the row once.
+ */
+export type OrderColumns = Record<string, string | number>
+
+/** The stored row of an order just created (RETURNING *). */
+export type OrderRow = Record<string, unknown>
+
+/** Candidates offered to one statement: enough to skip a few taken pairs, few enough to stay cheap. */
+const CANDIDATES_PER_ATTEMPT = 64
+
+/** The pairs one allocation may take, in the order they are preferred. */
+type Candidates = {
+  list: Allocation[]
+  /** First amount refused for its digits (the list stops before it), if any. */
+  inexact: string | null
+}
 
 type Range = { token: string; addresses: string[]; lowest: string; highest: string }
 
@@ -79,6 +100,155 @@ export class AmountAllocator {
       ErrorCode.NO_AMOUNT_CHANNEL,
       `No available amount channel: ${request.maxSteps} amounts from ${toDecimalString(request.baseAmount)} ${request.token} are all reserved on every ${request.network} wallet (waiting orders, or orders ended less than the late-payment grace ago)`
     )
+  }
+
+  /** Spreads consecutive orders of this process over the wallets. */
+  #rotation = Math.floor(Math.random() * 1_000_000)
+
+  /**
+   * Creates a waiting order with its unique (address, amount) in one go:
+   * the order row is written once, whole, together with its lock, and
+   * nothing is read first in the usual case (the first free candidate is
+   * chosen by the statement itself).
+   *
+   * - PostgreSQL: one statement (a data-modifying CTE): pick the first
+   *   candidate without a lock, insert its lock (ON CONFLICT DO NOTHING,
+   *   with the order id drawn from the orders sequence), insert the order
+   *   from the lock's row. The foreign key is checked at the end of the
+   *   statement, when both rows exist. A lost race inserts nothing.
+   * - SQLite: BEGIN, INSERT the order choosing the first free candidate
+   *   (RETURNING the row), INSERT its lock, COMMIT. SQLite has one writer at
+   *   a time, so nothing can take the pair between the two inserts.
+   *
+   * When the offered candidates are all taken (or a race was lost) the taken
+   * pairs of the range are read (an index range read) and the free ones
+   * offered; then expired reservations are reclaimed once; then 10005.
+   * A duplicate (pid, order_id) fails the insert itself (unique violation):
+   * nothing is written, the caller answers 10002.
+   */
+  async createOrder(order: OrderColumns, request: Omit<AllocationRequest, 'orderId'>): Promise<OrderRow> {
+    const candidates = this.#candidates(request)
+    const step = stepOf(request.precision)
+    const range: Range = {
+      token: request.token,
+      addresses: request.addresses,
+      lowest: request.baseAmount.toFixed(),
+      highest: request.baseAmount.plus(step.multipliedBy(request.maxSteps - 1)).toFixed(),
+    }
+    const first = candidates.list.slice(0, Math.max(CANDIDATES_PER_ATTEMPT, request.addresses.length))
+    if (first.length > 0) {
+      const row = await this.#attempt(order, request, first)
+      if (row) return row
+      metrics.amountAllocationRetries.inc({ network: request.network, token: request.token })
+    }
+    for (let reclaimed = false; ; reclaimed = true) {
+      for (;;) {
+        const taken = await this.#taken(db.connection(), request.network, range)
+        const free = candidates.list.filter((candidate) => !taken.has(`${candidate.address}|${candidate.amount}`))
+        if (free.length === 0) break
+        const row = await this.#attempt(order, request, free.slice(0, CANDIDATES_PER_ATTEMPT))
+        if (row) return row
+        metrics.amountAllocationRetries.inc({ network: request.network, token: request.token })
+      }
+      if (reclaimed) break
+      if ((await this.#reclaim(db.connection(), request.network, Date.now() - request.graceMs, range)) === 0) break
+    }
+    if (candidates.inexact !== null) {
+      throw new BusinessError(
+        ErrorCode.INVALID_AMOUNT,
+        `Invalid payment amount: ${order.amount} ${order.currency} needs ${candidates.inexact} ${request.token}, more significant digits than are kept exactly`
+      )
+    }
+    throw new BusinessError(
+      ErrorCode.NO_AMOUNT_CHANNEL,
+      `No available amount channel: ${request.maxSteps} amounts from ${toDecimalString(request.baseAmount)} ${request.token} are all reserved on every ${request.network} wallet (waiting orders, or orders ended less than the late-payment grace ago)`
+    )
+  }
+
+  /** Every pair the request may take: the wanted amount on each wallet, then one step more, … */
+  #candidates(request: Omit<AllocationRequest, 'orderId'>): Candidates {
+    const step = stepOf(request.precision)
+    const offset = this.#rotation++ % request.addresses.length
+    const addresses = [...request.addresses.slice(offset), ...request.addresses.slice(0, offset)]
+    const list: Allocation[] = []
+    for (let index = 0; index < request.maxSteps; index++) {
+      const amount = toDecimalString(request.baseAmount.plus(step.multipliedBy(index)))
+      // A step above the wanted amount may need a digit more (1000000000 → 1000000000.000001).
+      if (!isKeptExactly(amount)) return { list, inexact: amount }
+      for (const address of addresses) list.push({ address, amount })
+    }
+    return { list, inexact: null }
+  }
+
+  async #attempt(order: OrderColumns, request: Omit<AllocationRequest, 'orderId'>, offered: Allocation[]) {
+    const postgres = db.connection().dialect.name === 'postgres'
+    const values: (string | number)[] = []
+    const rows = offered.map((candidate, index) => {
+      values.push(index, candidate.address, candidate.amount)
+      return postgres && index === 0 ? '(?::integer, ?::varchar, ?::numeric)' : '(?, ?, ?)'
+    })
+    const columns = Object.keys(order)
+    const orderValues = columns.map((column) => order[column])
+    const now = Date.now()
+    const pick = `candidates(ord, address, amount) AS (VALUES ${rows.join(', ')}),
+      pick AS (
+        SELECT candidates.address, candidates.amount FROM candidates
+        WHERE NOT EXISTS (
+          SELECT 1 FROM amount_locks l
+          WHERE l.network = ? AND l.token = ? AND l.address = candidates.address AND l.amount = candidates.amount
+        )
+        ORDER BY candidates.ord LIMIT 1
+      )`
+    const pickValues = [...values, request.network, request.token]
+    const orderList = columns.join(', ')
+    const orderPlaceholders = columns.map(() => '?').join(', ')
+
+    if (postgres) {
+      const result = await db.rawQuery(
+        `WITH ${pick},
+        lock AS (
+          INSERT INTO amount_locks (network, address, token, amount, order_id, expires_at, created_at)
+          SELECT ?, pick.address, ?, pick.amount, nextval(pg_get_serial_sequence('orders', 'id')), ?, ? FROM pick
+          ON CONFLICT DO NOTHING
+          RETURNING order_id, address, amount
+        )
+        INSERT INTO orders (id, ${orderList}, receive_address, actual_amount)
+        SELECT lock.order_id, ${orderPlaceholders}, lock.address, lock.amount FROM lock
+        RETURNING *`,
+        [...pickValues, request.network, request.token, request.expiresAt, now, ...orderValues]
+      )
+      return (result.rows[0] as OrderRow | undefined) ?? null
+    }
+
+    return db.transaction(async (trx) => {
+      const inserted: OrderRow[] = await trx.rawQuery(
+        `WITH ${pick}
+        INSERT INTO orders (${orderList}, receive_address, actual_amount)
+        SELECT ${orderPlaceholders}, pick.address, pick.amount FROM pick
+        RETURNING *`,
+        [...pickValues, ...orderValues]
+      )
+      const row = inserted[0]
+      if (!row) return null
+      await trx.rawQuery(
+        'INSERT INTO amount_locks (network, address, token, amount, order_id, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        [request.network, row.receive_address as string, request.token, row.actual_amount as string, row.id as number, request.expiresAt, now]
+      )
+      return row
+    })
+  }
+
+  /** The pairs of `range` already reserved, as `address|amount`. */
+  async #taken(client: QueryClientContract, network: string, range: Range): Promise<Set<string>> {
+    const takenRows: { address: string; amount: string | number }[] = await client
+      .from('amount_locks')
+      .where('network', network)
+      .where('token', range.token)
+      .whereIn('address', range.addresses)
+      .where('amount', '>=', range.lowest)
+      .where('amount', '<=', range.highest)
+      .select('address', 'amount')
+    return new Set(takenRows.map((row) => `${row.address}|${toDecimalString(row.amount)}`))
   }
 
   async #tryAllocate(trx: TransactionClientContract, request: AllocationRequest, range: Range): Promise<Allocation | null> {
