@@ -8,6 +8,8 @@ import settings from '#settings/settings_service'
 import { Decimal, stepOf, toDecimalString } from '#support/money'
 import { insertUnlessPresent } from '#support/insert_unless_present'
 import { isKeptExactly } from '#support/money'
+import { refuseInexactAmount } from '#services/exact_amount'
+import sqliteStatements from '#services/sqlite_statements'
 import { metrics } from '#support/metrics'
 
 export type AllocationRequest = {
@@ -116,30 +118,41 @@ export class AmountAllocator {
    *   with the order id drawn from the orders sequence), insert the order
    *   from the lock's row. The foreign key is checked at the end of the
    *   statement, when both rows exist. A lost race inserts nothing.
-   * - SQLite: BEGIN, INSERT the order choosing the first free candidate
-   *   (RETURNING the row), INSERT its lock, COMMIT. SQLite has one writer at
-   *   a time, so nothing can take the pair between the two inserts.
+   * - SQLite: BEGIN IMMEDIATE, INSERT the order choosing the first free
+   *   candidate (RETURNING the row), INSERT its lock, COMMIT, run in one
+   *   synchronous block with cached prepared statements (#sqliteCreate).
+   *   The write lock is held from BEGIN IMMEDIATE, so nothing can take the
+   *   pair between the two inserts.
    *
-   * When the offered candidates are all taken (or a race was lost) the taken
-   * pairs of the range are read (an index range read) and the free ones
-   * offered; then expired reservations are reclaimed once; then 10005.
+   * First offered: the wanted amount on every wallet. When the offered
+   * candidates are all taken (or a race was lost) the taken pairs of the
+   * range are read (an index range read) and the free ones offered; then
+   * expired reservations are reclaimed once; then 10005 (10004 when the
+   * next free amount would need more digits than are kept exactly).
    * A duplicate (pid, order_id) fails the insert itself (unique violation):
    * nothing is written, the caller answers 10002.
    */
   async createOrder(order: OrderColumns, request: Omit<AllocationRequest, 'orderId'>): Promise<OrderRow> {
-    const candidates = this.#candidates(request)
     const step = stepOf(request.precision)
+    const offset = this.#rotation++ % request.addresses.length
+    const addresses = [...request.addresses.slice(offset), ...request.addresses.slice(0, offset)]
+    const wanted = toDecimalString(request.baseAmount)
+    if (isKeptExactly(wanted)) {
+      const row = await this.#attempt(
+        order,
+        request,
+        addresses.map((address) => ({ address, amount: wanted }))
+      )
+      if (row) return row
+      metrics.amountAllocationRetries.inc({ network: request.network, token: request.token })
+    }
+
+    const candidates = this.#candidates(request, addresses)
     const range: Range = {
       token: request.token,
       addresses: request.addresses,
       lowest: request.baseAmount.toFixed(),
       highest: request.baseAmount.plus(step.multipliedBy(request.maxSteps - 1)).toFixed(),
-    }
-    const first = candidates.list.slice(0, Math.max(CANDIDATES_PER_ATTEMPT, request.addresses.length))
-    if (first.length > 0) {
-      const row = await this.#attempt(order, request, first)
-      if (row) return row
-      metrics.amountAllocationRetries.inc({ network: request.network, token: request.token })
     }
     for (let reclaimed = false; ; reclaimed = true) {
       for (;;) {
@@ -153,12 +166,7 @@ export class AmountAllocator {
       if (reclaimed) break
       if ((await this.#reclaim(db.connection(), request.network, Date.now() - request.graceMs, range)) === 0) break
     }
-    if (candidates.inexact !== null) {
-      throw new BusinessError(
-        ErrorCode.INVALID_AMOUNT,
-        `Invalid payment amount: ${order.amount} ${order.currency} needs ${candidates.inexact} ${request.token}, more significant digits than are kept exactly`
-      )
-    }
+    if (candidates.inexact !== null) refuseInexactAmount(candidates.inexact, { amount: String(order.amount), currency: String(order.currency), token: request.token })
     throw new BusinessError(
       ErrorCode.NO_AMOUNT_CHANNEL,
       `No available amount channel: ${request.maxSteps} amounts from ${toDecimalString(request.baseAmount)} ${request.token} are all reserved on every ${request.network} wallet (waiting orders, or orders ended less than the late-payment grace ago)`
@@ -166,10 +174,8 @@ export class AmountAllocator {
   }
 
   /** Every pair the request may take: the wanted amount on each wallet, then one step more, … */
-  #candidates(request: Omit<AllocationRequest, 'orderId'>): Candidates {
+  #candidates(request: Omit<AllocationRequest, 'orderId'>, addresses: string[]): Candidates {
     const step = stepOf(request.precision)
-    const offset = this.#rotation++ % request.addresses.length
-    const addresses = [...request.addresses.slice(offset), ...request.addresses.slice(0, offset)]
     const list: Allocation[] = []
     for (let index = 0; index < request.maxSteps; index++) {
       const amount = toDecimalString(request.baseAmount.plus(step.multipliedBy(index)))
@@ -180,17 +186,12 @@ export class AmountAllocator {
     return { list, inexact: null }
   }
 
-  async #attempt(order: OrderColumns, request: Omit<AllocationRequest, 'orderId'>, offered: Allocation[]) {
-    const postgres = db.connection().dialect.name === 'postgres'
-    const values: (string | number)[] = []
-    const rows = offered.map((candidate, index) => {
-      values.push(index, candidate.address, candidate.amount)
-      return postgres && index === 0 ? '(?::integer, ?::varchar, ?::numeric)' : '(?, ?, ?)'
-    })
-    const columns = Object.keys(order)
-    const orderValues = columns.map((column) => order[column])
-    const now = Date.now()
-    const pick = `candidates(ord, address, amount) AS (VALUES ${rows.join(', ')}),
+  /** The statement text shared by both databases: the candidates and the first free one. */
+  #pickSql(count: number, postgres: boolean) {
+    const rows = Array.from({ length: count }, (_, index) =>
+      postgres && index === 0 ? '(?::integer, ?::varchar, ?::numeric)' : '(?, ?, ?)'
+    )
+    return `candidates(ord, address, amount) AS (VALUES ${rows.join(', ')}),
       pick AS (
         SELECT candidates.address, candidates.amount FROM candidates
         WHERE NOT EXISTS (
@@ -199,13 +200,23 @@ export class AmountAllocator {
         )
         ORDER BY candidates.ord LIMIT 1
       )`
-    const pickValues = [...values, request.network, request.token]
+  }
+
+  async #attempt(order: OrderColumns, request: Omit<AllocationRequest, 'orderId'>, offered: Allocation[]) {
+    const connection = db.connection()
+    const postgres = connection.dialect.name === 'postgres'
+    const pickValues: (string | number)[] = []
+    offered.forEach((candidate, index) => pickValues.push(index, candidate.address, candidate.amount))
+    pickValues.push(request.network, request.token)
+    const columns = Object.keys(order)
+    const orderValues = columns.map((column) => order[column])
     const orderList = columns.join(', ')
     const orderPlaceholders = columns.map(() => '?').join(', ')
+    const now = Date.now()
 
     if (postgres) {
-      const result = await db.rawQuery(
-        `WITH ${pick},
+      const result = await connection.rawQuery(
+        `WITH ${this.#pickSql(offered.length, true)},
         lock AS (
           INSERT INTO amount_locks (network, address, token, amount, order_id, expires_at, created_at)
           SELECT ?, pick.address, ?, pick.amount, nextval(pg_get_serial_sequence('orders', 'id')), ?, ? FROM pick
@@ -220,22 +231,29 @@ export class AmountAllocator {
       return (result.rows[0] as OrderRow | undefined) ?? null
     }
 
-    return db.transaction(async (trx) => {
-      const inserted: OrderRow[] = await trx.rawQuery(
-        `WITH ${pick}
-        INSERT INTO orders (${orderList}, receive_address, actual_amount)
-        SELECT ${orderPlaceholders}, pick.address, pick.amount FROM pick
-        RETURNING *`,
-        [...pickValues, ...orderValues]
-      )
-      const row = inserted[0]
-      if (!row) return null
-      await trx.rawQuery(
-        'INSERT INTO amount_locks (network, address, token, amount, order_id, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        [request.network, row.receive_address as string, request.token, row.actual_amount as string, row.id as number, request.expiresAt, now]
-      )
-      return row
-    })
+    return sqliteStatements.transaction(
+      [
+        {
+          sql: `WITH ${this.#pickSql(offered.length, false)}
+          INSERT INTO orders (${orderList}, receive_address, actual_amount)
+          SELECT ${orderPlaceholders}, pick.address, pick.amount FROM pick
+          RETURNING *`,
+          bindings: [...pickValues, ...orderValues],
+        },
+        (inserted) => ({
+          sql: 'INSERT INTO amount_locks (network, address, token, amount, order_id, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+          bindings: [
+            request.network,
+            inserted.receive_address as string,
+            request.token,
+            inserted.actual_amount as number,
+            inserted.id as number,
+            request.expiresAt,
+            now,
+          ],
+        }),
+      ]
+    )
   }
 
   /** The pairs of `range` already reserved, as `address|amount`. */
