@@ -44,6 +44,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10)
 const OPEN_ORDERS = Number(process.env.BENCH_OPEN_ORDERS ?? 100_000)
+const SLICE = Number(process.env.BENCH_SLICE ?? 2)
 const SECRET = 'bench-secret-0123456789abcdef'
 const root = process.env.BENCH_APP_ROOT ?? new URL('../', import.meta.url).pathname
 
@@ -108,15 +109,17 @@ function createBody(prefix: string) {
   return JSON.stringify({ ...params, signature: sign(params) })
 }
 
+type Target = { name: string; path: string; makeBody: () => string }
+type Tally = { latencies: number[]; failures: number; seconds: number; cpuMs: number }
+
 /**
- * Keeps CONNECTIONS requests in flight for SECONDS (closed loop). Bodies are
- * made before the clock starts, so the loader's CPU is the HTTP work itself.
+ * Keeps CONNECTIONS requests in flight on `target` for `seconds` (closed
+ * loop). Bodies are made before the clock starts, so the loader's CPU is the
+ * HTTP work itself.
  */
-async function load(pool: Pool, name: string, path: string, makeBody: () => string, seconds = SECONDS): Promise<Round> {
-  const bodies = Array.from({ length: Math.max(2000, Math.ceil(seconds * 4000)) }, makeBody)
+async function slice(pool: Pool, target: Target, seconds: number, tally: Tally) {
+  const bodies = Array.from({ length: Math.max(500, Math.ceil(seconds * 4000)) }, target.makeBody)
   let next = 0
-  const latencies: number[] = []
-  let failures = 0
   const cpu0 = process.cpuUsage()
   const started = performance.now()
   const deadline = started + seconds * 1000
@@ -125,32 +128,48 @@ async function load(pool: Pool, name: string, path: string, makeBody: () => stri
       const body = bodies[next++]
       const t0 = performance.now()
       try {
-        const response = await pool.request({ path, method: 'POST', headers: { 'content-type': 'application/json' }, body })
+        const response = await pool.request({ path: target.path, method: 'POST', headers: { 'content-type': 'application/json' }, body })
         const text = await response.body.text()
-        latencies.push(performance.now() - t0)
+        tally.latencies.push(performance.now() - t0)
         if (response.statusCode !== 200 || !text.includes('"status_code":200')) {
-          failures++
-          if (failures <= 3) console.error(`  ${name}: ${response.statusCode} ${text.slice(0, 200)}`)
+          tally.failures++
+          if (tally.failures <= 3) console.error(`  ${target.name}: ${response.statusCode} ${text.slice(0, 200)}`)
         }
       } catch (error) {
-        failures++
-        if (failures <= 3) console.error(`  ${name}: ${(error as Error).message}`)
+        tally.failures++
+        if (tally.failures <= 3) console.error(`  ${target.name}: ${(error as Error).message}`)
       }
     }
   }
   await Promise.all(Array.from({ length: CONNECTIONS }, worker))
-  const elapsed = (performance.now() - started) / 1000
+  tally.seconds += (performance.now() - started) / 1000
   const cpu = process.cpuUsage(cpu0)
-  latencies.sort((a, b) => a - b)
-  return {
-    name,
-    rps: latencies.length / elapsed,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-    failures,
-    requests: latencies.length,
-    loaderCpu: (cpu.user + cpu.system) / 1000 / (elapsed * 1000),
+  tally.cpuMs += (cpu.user + cpu.system) / 1000
+}
+
+/**
+ * SECONDS on each target, taken in turns of SLICE seconds (A B C A B C …), so
+ * that whatever else the machine does weighs on all of them alike.
+ */
+async function load(pool: Pool, targets: Target[], seconds = SECONDS): Promise<Round[]> {
+  const tallies = targets.map(() => ({ latencies: [] as number[], failures: 0, seconds: 0, cpuMs: 0 }))
+  const turns = Math.max(1, Math.round(seconds / SLICE))
+  for (let turn = 0; turn < turns; turn++) {
+    for (const [index, target] of targets.entries()) await slice(pool, target, seconds / turns, tallies[index])
   }
+  return targets.map((target, index) => {
+    const tally = tallies[index]
+    tally.latencies.sort((a, b) => a - b)
+    return {
+      name: target.name,
+      rps: tally.latencies.length / tally.seconds,
+      p50: percentile(tally.latencies, 50),
+      p99: percentile(tally.latencies, 99),
+      failures: tally.failures,
+      requests: tally.latencies.length,
+      loaderCpu: tally.cpuMs / (tally.seconds * 1000),
+    }
+  })
 }
 
 async function statementsPer(pool: Pool, path: string, makeBody: () => string, count = 200): Promise<number> {
@@ -266,21 +285,25 @@ async function main() {
       `${usePg ? 'PostgreSQL' : 'SQLite'} · ${CONNECTIONS} connections · ${SECONDS} s per round · ${WALLETS} TRON wallets · ` +
         `node ${process.version} · ${cpus().length} CPUs (${cpus()[0]?.model.trim()}) · code: ${root}`
     )
-    // Warm-up: JIT, pools, the cached configuration.
-    await load(pool, 'warm-up', '/__bench/lucid-insert', lucidBody, 1)
-    await load(pool, 'warm-up', create, () => createBody('w'), 1)
+    const lucidRoute = { name: 'bare route: one Lucid INSERT', path: '/__bench/lucid-insert', makeBody: lucidBody }
+    const rawRoute = { name: 'bare route: one raw INSERT', path: '/__bench/raw-insert', makeBody: lucidBody }
+    const createRoute = { name: 'create-transaction (distinct amounts)', path: create, makeBody: () => createBody('d') }
+    // Warm-up: JIT, the pool's connections, prepared statements, the cached configuration.
+    await load(pool, [lucidRoute, rawRoute, createRoute], 2)
 
-    const lucid = await load(pool, 'bare route: one Lucid INSERT', '/__bench/lucid-insert', lucidBody)
-    const raw = await load(pool, 'bare route: one raw INSERT', '/__bench/raw-insert', lucidBody)
-    const created = await load(pool, 'create-transaction (distinct amounts)', create, () => createBody('d'))
+    const [lucid, raw, created] = await load(pool, [lucidRoute, rawRoute, createRoute])
     const perCreate = (await statementsPer(pool, create, () => createBody('s'))) / 200
     const perLucid = (await statementsPer(pool, '/__bench/lucid-insert', lucidBody)) / 200
 
     const seedStarted = performance.now()
     seedOpenOrders(addresses)
     const seedSeconds = (performance.now() - seedStarted) / 1000
-    await load(pool, 'warm-up', create, () => createBody('w2'), 1)
-    const crowded = await load(pool, `create-transaction, ${OPEN_ORDERS} more open orders`, create, () => createBody('o'))
+    await load(pool, [createRoute], 2)
+    // With the seeded orders, in turns with the bare route again (to tell the machine's noise from the orders' weight).
+    const [lucidAgain, crowded] = await load(pool, [
+      { ...lucidRoute, name: 'bare route: one Lucid INSERT, again' },
+      { ...createRoute, name: `create-transaction, ${OPEN_ORDERS} more open orders` },
+    ])
 
     const line = (round: Round) =>
       `${round.name.padEnd(48)} ${round.rps.toFixed(0).padStart(6)} req/s   p50 ${round.p50.toFixed(1).padStart(6)} ms   ` +
@@ -288,10 +311,14 @@ async function main() {
     console.log(line(lucid))
     console.log(line(raw))
     console.log(line(created))
+    console.log(line(lucidAgain))
     console.log(line(crowded))
     console.log(`create ÷ bare Lucid INSERT                       ${(created.rps / lucid.rps).toFixed(2)}`)
     console.log(`create ÷ raw INSERT                              ${(created.rps / raw.rps).toFixed(2)}`)
-    console.log(`create with ${OPEN_ORDERS} open orders ÷ with none     ${(crowded.rps / created.rps).toFixed(2)}  (seeded in ${seedSeconds.toFixed(1)} s)`)
+    console.log(
+      `create with ${OPEN_ORDERS} open orders ÷ with none     ${(crowded.rps / created.rps).toFixed(2)}  ` +
+        `(each ÷ its bare route: ${(crowded.rps / lucidAgain.rps / (created.rps / lucid.rps)).toFixed(2)}; seeded in ${seedSeconds.toFixed(1)} s)`
+    )
     console.log(`SQL statements per create                        ${perCreate.toFixed(2)}  (bare Lucid INSERT: ${perLucid.toFixed(2)}; sequential, BEGIN/COMMIT included)`)
     console.log(`plans with ${OPEN_ORDERS} open orders:\n${plans(addresses).replace(/^/gm, '  ')}`)
   } finally {

@@ -9,7 +9,7 @@ import { Decimal, stepOf, toDecimalString } from '#support/money'
 import { insertUnlessPresent } from '#support/insert_unless_present'
 import { isKeptExactly } from '#support/money'
 import { refuseInexactAmount } from '#services/exact_amount'
-import sqliteStatements from '#services/sqlite_statements'
+import { pgStatements, sqliteStatements } from '#services/prepared_statements'
 import { metrics } from '#support/metrics'
 
 export type AllocationRequest = {
@@ -215,7 +215,7 @@ export class AmountAllocator {
     const now = Date.now()
 
     if (postgres) {
-      const result = await connection.rawQuery(
+      const rows = await pgStatements.query(
         `WITH ${this.#pickSql(offered.length, true)},
         lock AS (
           INSERT INTO amount_locks (network, address, token, amount, order_id, expires_at, created_at)
@@ -228,7 +228,7 @@ export class AmountAllocator {
         RETURNING *`,
         [...pickValues, request.network, request.token, request.expiresAt, now, ...orderValues]
       )
-      return (result.rows[0] as OrderRow | undefined) ?? null
+      return rows[0] ?? null
     }
 
     return sqliteStatements.transaction(

@@ -46,6 +46,7 @@ export class ConfigCache {
   /** Bumped by invalidate() so that a load begun before a write is not kept. */
   #generation = 0
   #hooked = false
+  #secrets = new WeakMap<ApiKey, string>()
 
   /** The current copy (re-read when older than CONFIG_REFRESH_MS). */
   async snapshot(): Promise<ConfigSnapshot> {
@@ -73,6 +74,20 @@ export class ConfigCache {
 
   async fixedRate(token: string, fiat: string): Promise<Rate | null> {
     return (await this.snapshot()).rates.get(`${token}|${fiat}`) ?? null
+  }
+
+  /**
+   * The key's plain secret, decrypted once per copy of the table (the
+   * decryption costs as much as the rest of the check): it goes with the
+   * row it was read from, at the next reload or invalidation.
+   */
+  signingSecret(apiKey: ApiKey): string {
+    let secret = this.#secrets.get(apiKey)
+    if (secret === undefined) {
+      secret = apiKey.signingSecret()
+      this.#secrets.set(apiKey, secret)
+    }
+    return secret
   }
 
   /** Forget the copy: the next read goes to the database. */

@@ -52,7 +52,7 @@ export class MerchantAuth {
     }
 
     const apiKey = await configCache.apiKeyByPid(String(pid))
-    const signed = hexDigestsEqual(verify.expected(apiKey ? apiKey.signingSecret() : STAND_IN_SECRET), given)
+    const signed = hexDigestsEqual(verify.expected(apiKey ? configCache.signingSecret(apiKey) : STAND_IN_SECRET), given)
     const refusal: AuthRefusal | null = !apiKey
       ? 'unknown_pid'
       : !apiKey.isActive

@@ -1,15 +1,25 @@
+import { createHash } from 'node:crypto'
 import db from '@adonisjs/lucid/services/db'
 
 /** The parts of better-sqlite3 used here (the package ships no types). */
 type Statement = { reader: boolean; all(bindings: unknown[]): unknown[]; run(bindings: unknown[]): unknown }
 type Connection = { prepare(sql: string): Statement; exec(sql: string): void; inTransaction: boolean }
-type KnexClient = {
-  acquireConnection(): Promise<Connection>
-  releaseConnection(connection: Connection): Promise<unknown>
+type KnexClient<C = Connection> = {
+  acquireConnection(): Promise<C>
+  releaseConnection(connection: C): Promise<unknown>
   emit(event: 'query', query: { sql: string; bindings: unknown[]; method: string }): boolean
 }
 
 export type SqliteStep = { sql: string; bindings: (string | number)[] }
+
+/** The parts of node-postgres used here. */
+type PgConnection = {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>
+}
+
+function knexClient<C>(): KnexClient<C> {
+  return (db.connection().getWriteClient() as unknown as { client: KnexClient<C> }).client
+}
 
 /** Prepared statements kept per connection, at most this many (the SQL texts are a handful). */
 const MAX_CACHED = 64
@@ -38,7 +48,7 @@ export class SqliteStatements {
   async transaction(
     [first, next]: [SqliteStep, (row: Record<string, unknown>) => SqliteStep]
   ): Promise<Record<string, unknown> | null> {
-    const client = (db.connection().getWriteClient() as unknown as { client: KnexClient }).client
+    const client = knexClient<Connection>()
     const connection = await client.acquireConnection()
     const report = (sql: string, bindings: unknown[] = []) => client.emit('query', { sql, bindings, method: 'raw' })
     try {
@@ -80,5 +90,35 @@ export class SqliteStatements {
   }
 }
 
-const sqliteStatements = new SqliteStatements()
-export default sqliteStatements
+/**
+ * PostgreSQL's hot path: a named prepared statement (node-postgres parses
+ * it once per connection, then sends only Bind/Execute; PostgreSQL plans it
+ * once it has seen it a few times) on a connection of the same knex pool.
+ * `?` placeholders as in knex; the statement is reported as a knex `query`
+ * event. Returns the rows.
+ */
+export class PgStatements {
+  #names = new Map<string, { name: string; text: string }>()
+
+  async query(sql: string, bindings: unknown[]): Promise<Record<string, unknown>[]> {
+    let prepared = this.#names.get(sql)
+    if (!prepared) {
+      let position = 0
+      const text = sql.replace(/\?/g, () => `$${++position}`)
+      prepared = { name: `gw_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, text }
+      if (this.#names.size >= MAX_CACHED) this.#names.clear()
+      this.#names.set(sql, prepared)
+    }
+    const client = knexClient<PgConnection>()
+    const connection = await client.acquireConnection()
+    try {
+      client.emit('query', { sql, bindings, method: 'raw' })
+      return (await connection.query({ name: prepared.name, text: prepared.text, values: bindings })).rows
+    } finally {
+      await client.releaseConnection(connection)
+    }
+  }
+}
+
+export const sqliteStatements = new SqliteStatements()
+export const pgStatements = new PgStatements()
