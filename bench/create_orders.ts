@@ -26,7 +26,9 @@
 | Other knobs: BENCH_SECONDS (10), BENCH_CONNECTIONS (32), BENCH_WALLETS (10),
 | BENCH_OPEN_ORDERS (100000), BENCH_APP_ROOT (run another checkout's server,
 | e.g. the code before a change, with this script), BENCH_PG_DB_NAME,
-| BENCH_NODE_ARGS (the server's node flags, e.g. --cpu-prof).
+| BENCH_NODE_ARGS (the server's node flags, e.g. --cpu-prof), BENCH_DROP_INDEXES
+| (comma-separated index names dropped before the rounds, or `console` for
+| the nine of migration 1763700000070: what they cost order creation).
 */
 import { spawn, spawnSync } from 'node:child_process'
 import { createHmac, randomBytes } from 'node:crypto'
@@ -219,6 +221,36 @@ function seedOpenOrders(addresses: string[]) {
   sqlite.close()
 }
 
+const CONSOLE_INDEXES = [
+  'orders_created_at_id_index',
+  'orders_status_created_at_index',
+  'orders_network_created_at_index',
+  'orders_token_created_at_index',
+  'orders_pid_created_at_index',
+  'orders_payment_type_created_at_index',
+  'orders_order_id_index',
+  'orders_receive_address_created_at_index',
+  'orders_block_transaction_id_index',
+]
+
+/** BENCH_DROP_INDEXES: the indexes whose cost on creation is measured by their absence. */
+function dropIndexes(): string[] {
+  const wanted = (process.env.BENCH_DROP_INDEXES ?? '').trim()
+  if (wanted === '') return []
+  const names = wanted === 'console' ? CONSOLE_INDEXES : wanted.split(',').map((name) => name.trim())
+  for (const name of names) {
+    if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`not an index name: ${name}`)
+    if (usePg) psql(`DROP INDEX IF EXISTS ${name}`, pgDb)
+    else {
+      const sqlite = new Database(sqlitePath)
+      sqlite.pragma('busy_timeout = 10000')
+      sqlite.exec(`DROP INDEX IF EXISTS ${name}`)
+      sqlite.close()
+    }
+  }
+  return names
+}
+
 /** The plans of the allocator's reads of amount_locks (the taken range and the free-pair probe). */
 function plans(addresses: string[]): string {
   const list = addresses.map((address) => `'${address}'`).join(', ')
@@ -273,6 +305,7 @@ async function main() {
       } catch {}
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
+    const dropped = dropIndexes()
     const addresses = Array.from({ length: WALLETS }, tronAddress)
     for (const address of addresses) ace('wallet:add', 'tron', address)
     ace('rate:set', 'USDT', 'CNY', '7.25')
@@ -283,7 +316,8 @@ async function main() {
     const lucidBody = () => JSON.stringify({ order_id: `l-${createSeq++}`, amount: '100.5' })
     console.log(
       `${usePg ? 'PostgreSQL' : 'SQLite'} · ${CONNECTIONS} connections · ${SECONDS} s per round · ${WALLETS} TRON wallets · ` +
-        `node ${process.version} · ${cpus().length} CPUs (${cpus()[0]?.model.trim()}) · code: ${root}`
+        `node ${process.version} · ${cpus().length} CPUs (${cpus()[0]?.model.trim()}) · code: ${root}` +
+        (dropped.length > 0 ? `\nindexes dropped before the rounds: ${dropped.join(', ')}` : '')
     )
     const lucidRoute = { name: 'bare route: one Lucid INSERT', path: '/__bench/lucid-insert', makeBody: lucidBody }
     const rawRoute = { name: 'bare route: one raw INSERT', path: '/__bench/raw-insert', makeBody: lucidBody }
