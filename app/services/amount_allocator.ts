@@ -196,7 +196,11 @@ export class AmountAllocator {
         SELECT candidates.address, candidates.amount FROM candidates
         WHERE NOT EXISTS (
           SELECT 1 FROM amount_locks l
-          WHERE l.network = ? AND l.token = ? AND l.address = candidates.address AND l.amount = candidates.amount
+          WHERE l.network = ? AND l.token = ? AND l.address = candidates.address AND l.amount = candidates.amount${
+            // PostgreSQL: a probe of the unique index per candidate, whatever the statistics say
+            // (OFFSET keeps the subquery from becoming an anti-join that may hash the whole table).
+            postgres ? ' OFFSET 0' : ''
+          }
         )
         ORDER BY candidates.ord LIMIT 1
       )`

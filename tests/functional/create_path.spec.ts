@@ -8,6 +8,7 @@ import { countRows, resetDatabase } from '#tests/helpers/database'
 import { makeTronPayable } from '#tests/helpers/setup'
 import { TEST_SECRET, TRON_WALLET, createOrder, orderParams } from '#tests/helpers/merchant'
 import { runAce } from '#tests/helpers/processes'
+import { metrics } from '#support/metrics'
 
 /** The SQL statements sent while `work` runs (knex `query` events: BEGIN/COMMIT included). */
 async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
@@ -71,6 +72,24 @@ test.group('Create path: statements', (group) => {
     const lock = await db.from('amount_locks').where('order_id', row.id).firstOrFail()
     assert.equal(lock.address, TRON_WALLET)
     assert.equal(Number(lock.amount), Number(body.data.actual_amount))
+  })
+
+  test('orders created and allocation retries are counted by network and token', async ({ client, assert }) => {
+    const count = async (counter: typeof metrics.ordersCreated) =>
+      (await counter.get()).values.find((value) => value.labels.network === 'tron' && value.labels.token === 'USDT')?.value ?? 0
+    const created = await count(metrics.ordersCreated)
+    const retries = await count(metrics.amountAllocationRetries)
+    assert.equal((await createOrder(client, orderParams({ order_id: 'm-1', amount: 100 }))).body().status_code, 200)
+    assert.equal(await count(metrics.ordersCreated), created + 1)
+    assert.equal(await count(metrics.amountAllocationRetries), retries)
+    // The one wallet holds 13.80 now: the next order of 100 CNY finds the offer taken and steps.
+    const stepped = (await createOrder(client, orderParams({ order_id: 'm-2', amount: 100 }))).body()
+    assert.equal(stepped.data.actual_amount, 13.81)
+    assert.equal(await count(metrics.ordersCreated), created + 2)
+    assert.equal(await count(metrics.amountAllocationRetries), retries + 1)
+    // A refused create is not counted.
+    assert.equal((await createOrder(client, orderParams({ order_id: 'm-2', amount: 100 }))).body().status_code, 10002)
+    assert.equal(await count(metrics.ordersCreated), created + 2)
   })
 
   test('a repeated order_id is 10002 from the insert itself, with no row nor lock left', async ({ client, assert }) => {
