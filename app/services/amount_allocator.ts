@@ -39,7 +39,7 @@ export type Allocation = { address: string; amount: string }
  */
 export type OrderColumns = Record<string, string | number>
 
-/** The stored row of an order just created (RETURNING *). */
+/** The stored row of an order just created (RETURNING its columns). */
 export type OrderRow = Record<string, unknown>
 
 /** Candidates offered to one statement: enough to skip a few taken pairs, few enough to stay cheap. */
@@ -132,7 +132,12 @@ export class AmountAllocator {
    * A duplicate (pid, order_id) fails the insert itself (unique violation):
    * nothing is written, the caller answers 10002.
    */
-  async createOrder(order: OrderColumns, request: Omit<AllocationRequest, 'orderId'>): Promise<OrderRow> {
+  async createOrder(
+    order: OrderColumns,
+    request: Omit<AllocationRequest, 'orderId'>,
+    /** The columns read back (a list, not *: a column added later must not change a prepared statement's result). */
+    returning: string[]
+  ): Promise<OrderRow> {
     const step = stepOf(request.precision)
     const offset = this.#rotation++ % request.addresses.length
     const addresses = [...request.addresses.slice(offset), ...request.addresses.slice(0, offset)]
@@ -141,7 +146,8 @@ export class AmountAllocator {
       const row = await this.#attempt(
         order,
         request,
-        addresses.map((address) => ({ address, amount: wanted }))
+        addresses.map((address) => ({ address, amount: wanted })),
+        returning
       )
       if (row) return row
       metrics.amountAllocationRetries.inc({ network: request.network, token: request.token })
@@ -159,7 +165,7 @@ export class AmountAllocator {
         const taken = await this.#taken(db.connection(), request.network, range)
         const free = candidates.list.filter((candidate) => !taken.has(`${candidate.address}|${candidate.amount}`))
         if (free.length === 0) break
-        const row = await this.#attempt(order, request, free.slice(0, CANDIDATES_PER_ATTEMPT))
+        const row = await this.#attempt(order, request, free.slice(0, CANDIDATES_PER_ATTEMPT), returning)
         if (row) return row
         metrics.amountAllocationRetries.inc({ network: request.network, token: request.token })
       }
@@ -206,7 +212,12 @@ export class AmountAllocator {
       )`
   }
 
-  async #attempt(order: OrderColumns, request: Omit<AllocationRequest, 'orderId'>, offered: Allocation[]) {
+  async #attempt(
+    order: OrderColumns,
+    request: Omit<AllocationRequest, 'orderId'>,
+    offered: Allocation[],
+    returning: string[]
+  ) {
     const connection = db.connection()
     const postgres = connection.dialect.name === 'postgres'
     const pickValues: (string | number)[] = []
@@ -229,7 +240,7 @@ export class AmountAllocator {
         )
         INSERT INTO orders (id, ${orderList}, receive_address, actual_amount)
         SELECT lock.order_id, ${orderPlaceholders}, lock.address, lock.amount FROM lock
-        RETURNING *`,
+        RETURNING ${returning.join(', ')}`,
         [...pickValues, request.network, request.token, request.expiresAt, now, ...orderValues]
       )
       return rows[0] ?? null
@@ -241,7 +252,7 @@ export class AmountAllocator {
           sql: `WITH ${this.#pickSql(offered.length, false)}
           INSERT INTO orders (${orderList}, receive_address, actual_amount)
           SELECT ${orderPlaceholders}, pick.address, pick.amount FROM pick
-          RETURNING *`,
+          RETURNING ${returning.join(', ')}`,
           bindings: [...pickValues, ...orderValues],
         },
         (inserted) => ({

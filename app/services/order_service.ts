@@ -44,6 +44,11 @@ export type OnChainPrice = {
   graceMs: number
 }
 
+/** Every column of the Order model, as stored. */
+let orderColumns: string[] | null = null
+const ORDER_COLUMNS = () =>
+  (orderColumns ??= [...Order.$columnsDefinitions.values()].map((column) => column.columnName))
+
 const ORDER_EXISTS = () =>
   new BusinessError(ErrorCode.ORDER_EXISTS, 'Payment transaction already exists; do not create repeatedly')
 
@@ -120,7 +125,8 @@ export class OrderService {
           maxSteps: price.maxSteps,
           graceMs: price.graceMs,
           expiresAt: columns.expiration_time,
-        }
+        },
+        ORDER_COLUMNS()
       )
     )
     metrics.ordersCreated.inc({ network: price.network, token: price.token })
