@@ -26,7 +26,8 @@
 | Other knobs: BENCH_SECONDS (10), BENCH_CONNECTIONS (32), BENCH_WALLETS (10),
 | BENCH_OPEN_ORDERS (100000), BENCH_APP_ROOT (run another checkout's server,
 | e.g. the code before a change, with this script), BENCH_PG_DB_NAME,
-| BENCH_NODE_ARGS (the server's node flags, e.g. --cpu-prof), BENCH_DROP_INDEXES
+| BENCH_NODE_ARGS (the server's node flags, e.g. --cpu-prof), BENCH_WARMUP (seconds per
+| target before the rounds, 6), BENCH_DROP_INDEXES
 | (comma-separated index names dropped before the rounds, or `console` for
 | the nine of migration 1763700000070: what they cost order creation).
 */
@@ -47,6 +48,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10)
 const OPEN_ORDERS = Number(process.env.BENCH_OPEN_ORDERS ?? 100_000)
 const SLICE = Number(process.env.BENCH_SLICE ?? 2)
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 6)
 const SECRET = 'bench-secret-0123456789abcdef'
 const root = process.env.BENCH_APP_ROOT ?? new URL('../', import.meta.url).pathname
 
@@ -323,7 +325,7 @@ async function main() {
     const rawRoute = { name: 'bare route: one raw INSERT', path: '/__bench/raw-insert', makeBody: lucidBody }
     const createRoute = { name: 'create-transaction (distinct amounts)', path: create, makeBody: () => createBody('d') }
     // Warm-up: JIT, the pool's connections, prepared statements, the cached configuration.
-    await load(pool, [lucidRoute, rawRoute, createRoute], 2)
+    await load(pool, [lucidRoute, rawRoute, createRoute], WARMUP)
 
     const [lucid, raw, created] = await load(pool, [lucidRoute, rawRoute, createRoute])
     const perCreate = (await statementsPer(pool, create, () => createBody('s'))) / 200
