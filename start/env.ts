@@ -77,6 +77,8 @@ const env = await Env.create(APP_ROOT, {
   PG_DB_NAME: Env.schema.string.optional(),
 
   RUN_JOBS: Env.schema.boolean.optional(),
+  // Benchmark-only routes under /__bench (start/bench_routes.ts): never set in production.
+  BENCH_ROUTES: Env.schema.boolean.optional(),
   // Plugins: PLUGINS=evm,tron keeps only those, PLUGINS=-ton,-provider removes those;
   // PLUGIN_MODULES adds plugin modules (paths from the app root or npm packages).
   PLUGINS: Env.schema.string.optional(),

@@ -12,6 +12,7 @@ import router from '@adonisjs/core/services/router'
 import { middleware } from '#start/kernel'
 import pluginRegistry from '#app_plugins/plugin_registry'
 import { registerConsoleRoutes } from '#start/console/index'
+import env from '#start/env'
 
 const NativeOrdersController = () => import('#controllers/native_orders_controller')
 const ConfigController = () => import('#controllers/config_controller')
@@ -60,3 +61,6 @@ router.get('/cashier/:trade_id', [CashierPageController, 'show']).use(middleware
 
 // The admin console, under ADMIN_PATH (default /admin): start/console/index.ts.
 registerConsoleRoutes()
+
+// Benchmark baselines (bench/create_orders.ts), only with BENCH_ROUTES=true.
+if (env.get('BENCH_ROUTES') === true) await import('#start/bench_routes')

@@ -1,4 +1,4 @@
-import Rate from '#models/rate'
+import configCache from '#services/config_cache'
 import settings from '#settings/settings_service'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
@@ -26,7 +26,8 @@ export class RateService {
 
   /** Unrounded token amount worth `fiatAmount` of `fiat`. */
   async convert(fiatAmount: string, fiat: string, token: string): Promise<Decimal> {
-    const fixed = await Rate.query().where('token', token).where('fiat', fiat).first()
+    // Fixed rates come from the configuration cache (a change is seen within 2 s, at once here).
+    const fixed = await configCache.fixedRate(token, fiat)
     if (fixed) {
       const price = new Decimal(fixed.rate)
       if (!price.gt(0)) throw new BusinessError(ErrorCode.RATE_ERROR, `The ${token}/${fiat} rate is not positive`)

@@ -7,6 +7,10 @@ import { OrderStatus } from '#models/order'
 import settings from '#settings/settings_service'
 import { Decimal, stepOf, toDecimalString } from '#support/money'
 import { insertUnlessPresent } from '#support/insert_unless_present'
+import { isKeptExactly } from '#support/money'
+import { refuseInexactAmount } from '#services/exact_amount'
+import { pgStatements, sqliteStatements } from '#services/prepared_statements'
+import { metrics } from '#support/metrics'
 
 export type AllocationRequest = {
   orderId: number
@@ -28,6 +32,25 @@ export type AllocationRequest = {
 }
 
 export type Allocation = { address: string; amount: string }
+
+/**
+ * A new order's columns (snake_case, as stored) but its target: the
+ * allocator adds receive_address and actual_amount and writes the row once.
+ */
+export type OrderColumns = Record<string, string | number>
+
+/** The stored row of an order just created (RETURNING its columns). */
+export type OrderRow = Record<string, unknown>
+
+/** Candidates offered to one statement: enough to skip a few taken pairs, few enough to stay cheap. */
+const CANDIDATES_PER_ATTEMPT = 64
+
+/** The pairs one allocation may take, in the order they are preferred. */
+type Candidates = {
+  list: Allocation[]
+  /** First amount refused for its digits (the list stops before it), if any. */
+  inexact: string | null
+}
 
 type Range = { token: string; addresses: string[]; lowest: string; highest: string }
 
@@ -79,6 +102,186 @@ export class AmountAllocator {
       ErrorCode.NO_AMOUNT_CHANNEL,
       `No available amount channel: ${request.maxSteps} amounts from ${toDecimalString(request.baseAmount)} ${request.token} are all reserved on every ${request.network} wallet (waiting orders, or orders ended less than the late-payment grace ago)`
     )
+  }
+
+  /** Spreads consecutive orders of this process over the wallets. */
+  #rotation = Math.floor(Math.random() * 1_000_000)
+
+  /**
+   * Creates a waiting order with its unique (address, amount) in one go:
+   * the order row is written once, whole, together with its lock, and
+   * nothing is read first in the usual case (the first free candidate is
+   * chosen by the statement itself).
+   *
+   * - PostgreSQL: one statement (a data-modifying CTE): pick the first
+   *   candidate without a lock, insert its lock (ON CONFLICT DO NOTHING,
+   *   with the order id drawn from the orders sequence), insert the order
+   *   from the lock's row. The foreign key is checked at the end of the
+   *   statement, when both rows exist. A lost race inserts nothing.
+   * - SQLite: BEGIN IMMEDIATE, INSERT the order choosing the first free
+   *   candidate (RETURNING the row), INSERT its lock, COMMIT, run in one
+   *   synchronous block with cached prepared statements (#sqliteCreate).
+   *   The write lock is held from BEGIN IMMEDIATE, so nothing can take the
+   *   pair between the two inserts.
+   *
+   * First offered: the wanted amount on every wallet. When the offered
+   * candidates are all taken (or a race was lost) the taken pairs of the
+   * range are read (an index range read) and the free ones offered; then
+   * expired reservations are reclaimed once; then 10005 (10004 when the
+   * next free amount would need more digits than are kept exactly).
+   * A duplicate (pid, order_id) fails the insert itself (unique violation):
+   * nothing is written, the caller answers 10002.
+   */
+  async createOrder(
+    order: OrderColumns,
+    request: Omit<AllocationRequest, 'orderId'>,
+    /** The columns read back (a list, not *: a column added later must not change a prepared statement's result). */
+    returning: string[]
+  ): Promise<OrderRow> {
+    const step = stepOf(request.precision)
+    const offset = this.#rotation++ % request.addresses.length
+    const addresses = [...request.addresses.slice(offset), ...request.addresses.slice(0, offset)]
+    const wanted = toDecimalString(request.baseAmount)
+    if (isKeptExactly(wanted)) {
+      const row = await this.#attempt(
+        order,
+        request,
+        addresses.map((address) => ({ address, amount: wanted })),
+        returning
+      )
+      if (row) return row
+      metrics.amountAllocationRetries.inc({ network: request.network, token: request.token })
+    }
+
+    const candidates = this.#candidates(request, addresses)
+    const range: Range = {
+      token: request.token,
+      addresses: request.addresses,
+      lowest: request.baseAmount.toFixed(),
+      highest: request.baseAmount.plus(step.multipliedBy(request.maxSteps - 1)).toFixed(),
+    }
+    for (let reclaimed = false; ; reclaimed = true) {
+      for (;;) {
+        const taken = await this.#taken(db.connection(), request.network, range)
+        const free = candidates.list.filter((candidate) => !taken.has(`${candidate.address}|${candidate.amount}`))
+        if (free.length === 0) break
+        const row = await this.#attempt(order, request, free.slice(0, CANDIDATES_PER_ATTEMPT), returning)
+        if (row) return row
+        metrics.amountAllocationRetries.inc({ network: request.network, token: request.token })
+      }
+      if (reclaimed) break
+      if ((await this.#reclaim(db.connection(), request.network, Date.now() - request.graceMs, range)) === 0) break
+    }
+    if (candidates.inexact !== null) refuseInexactAmount(candidates.inexact, { amount: String(order.amount), currency: String(order.currency), token: request.token })
+    throw new BusinessError(
+      ErrorCode.NO_AMOUNT_CHANNEL,
+      `No available amount channel: ${request.maxSteps} amounts from ${toDecimalString(request.baseAmount)} ${request.token} are all reserved on every ${request.network} wallet (waiting orders, or orders ended less than the late-payment grace ago)`
+    )
+  }
+
+  /** Every pair the request may take: the wanted amount on each wallet, then one step more, … */
+  #candidates(request: Omit<AllocationRequest, 'orderId'>, addresses: string[]): Candidates {
+    const step = stepOf(request.precision)
+    const list: Allocation[] = []
+    for (let index = 0; index < request.maxSteps; index++) {
+      const amount = toDecimalString(request.baseAmount.plus(step.multipliedBy(index)))
+      // A step above the wanted amount may need a digit more (1000000000 → 1000000000.000001).
+      if (!isKeptExactly(amount)) return { list, inexact: amount }
+      for (const address of addresses) list.push({ address, amount })
+    }
+    return { list, inexact: null }
+  }
+
+  /** The statement text shared by both databases: the candidates and the first free one. */
+  #pickSql(count: number, postgres: boolean) {
+    const rows = Array.from({ length: count }, (_, index) =>
+      postgres && index === 0 ? '(?::integer, ?::varchar, ?::numeric)' : '(?, ?, ?)'
+    )
+    return `candidates(ord, address, amount) AS (VALUES ${rows.join(', ')}),
+      pick AS (
+        SELECT candidates.address, candidates.amount FROM candidates
+        WHERE NOT EXISTS (
+          SELECT 1 FROM amount_locks l
+          WHERE l.network = ? AND l.token = ? AND l.address = candidates.address AND l.amount = candidates.amount${
+            // PostgreSQL: a probe of the unique index per candidate, whatever the statistics say
+            // (OFFSET keeps the subquery from becoming an anti-join that may hash the whole table).
+            postgres ? ' OFFSET 0' : ''
+          }
+        )
+        ORDER BY candidates.ord LIMIT 1
+      )`
+  }
+
+  async #attempt(
+    order: OrderColumns,
+    request: Omit<AllocationRequest, 'orderId'>,
+    offered: Allocation[],
+    returning: string[]
+  ) {
+    const connection = db.connection()
+    const postgres = connection.dialect.name === 'postgres'
+    const pickValues: (string | number)[] = []
+    offered.forEach((candidate, index) => pickValues.push(index, candidate.address, candidate.amount))
+    pickValues.push(request.network, request.token)
+    const columns = Object.keys(order)
+    const orderValues = columns.map((column) => order[column])
+    const orderList = columns.join(', ')
+    const orderPlaceholders = columns.map(() => '?').join(', ')
+    const now = Date.now()
+
+    if (postgres) {
+      const rows = await pgStatements.query(
+        `WITH ${this.#pickSql(offered.length, true)},
+        lock AS (
+          INSERT INTO amount_locks (network, address, token, amount, order_id, expires_at, created_at)
+          SELECT ?, pick.address, ?, pick.amount, nextval(pg_get_serial_sequence('orders', 'id')), ?, ? FROM pick
+          ON CONFLICT DO NOTHING
+          RETURNING order_id, address, amount
+        )
+        INSERT INTO orders (id, ${orderList}, receive_address, actual_amount)
+        SELECT lock.order_id, ${orderPlaceholders}, lock.address, lock.amount FROM lock
+        RETURNING ${returning.join(', ')}`,
+        [...pickValues, request.network, request.token, request.expiresAt, now, ...orderValues]
+      )
+      return rows[0] ?? null
+    }
+
+    return sqliteStatements.transaction(
+      [
+        {
+          sql: `WITH ${this.#pickSql(offered.length, false)}
+          INSERT INTO orders (${orderList}, receive_address, actual_amount)
+          SELECT ${orderPlaceholders}, pick.address, pick.amount FROM pick
+          RETURNING ${returning.join(', ')}`,
+          bindings: [...pickValues, ...orderValues],
+        },
+        (inserted) => ({
+          sql: 'INSERT INTO amount_locks (network, address, token, amount, order_id, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+          bindings: [
+            request.network,
+            inserted.receive_address as string,
+            request.token,
+            inserted.actual_amount as number,
+            inserted.id as number,
+            request.expiresAt,
+            now,
+          ],
+        }),
+      ]
+    )
+  }
+
+  /** The pairs of `range` already reserved, as `address|amount`. */
+  async #taken(client: QueryClientContract, network: string, range: Range): Promise<Set<string>> {
+    const takenRows: { address: string; amount: string | number }[] = await client
+      .from('amount_locks')
+      .where('network', network)
+      .where('token', range.token)
+      .whereIn('address', range.addresses)
+      .where('amount', '>=', range.lowest)
+      .where('amount', '<=', range.highest)
+      .select('address', 'amount')
+    return new Set(takenRows.map((row) => `${row.address}|${toDecimalString(row.amount)}`))
   }
 
   async #tryAllocate(trx: TransactionClientContract, request: AllocationRequest, range: Range): Promise<Allocation | null> {

@@ -1,7 +1,7 @@
-import Chain from '#models/chain'
-import Token from '#models/token'
-import Wallet from '#models/wallet'
+import type Chain from '#models/chain'
+import type Token from '#models/token'
 import chainRegistry from '#chains/chain_registry'
+import configCache from '#services/config_cache'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
 
@@ -13,25 +13,23 @@ export type PayableAsset = { chain: Chain; token: Token; addresses: string[] }
  * What payers can pay with: enabled chains (of a family some enabled
  * plugin brings) that have at least one enabled wallet and one enabled
  * token. Both the config endpoint and order
- * creation read it here, so they never disagree.
+ * creation read it here, so they never disagree. Read from the in-process
+ * configuration cache (services/config_cache.ts: a change is seen within 2 s
+ * everywhere, at once in the process that made it).
  */
 export class AssetCatalog {
   async supportedAssets(): Promise<SupportedAsset[]> {
-    const chains = (await Chain.query().where('enabled', true).orderBy('sort_order').orderBy('network')).filter(
-      (chain) => chainRegistry.has(chain.family)
-    )
-    if (chains.length === 0) return []
-    const networks = chains.map((chain) => chain.network)
-    const [tokens, wallets] = await Promise.all([
-      Token.query().whereIn('network', networks).where('enabled', true).orderBy('id'),
-      Wallet.query().whereIn('network', networks).where('enabled', true).select('network'),
-    ])
-    const withWallets = new Set(wallets.map((wallet) => wallet.network))
-
+    const config = await configCache.snapshot()
+    const chains = [...config.chainsByNetwork.values()]
+      .filter((chain) => chain.enabled && chainRegistry.has(chain.family))
+      .sort((a, b) => a.sortOrder - b.sortOrder || (a.network < b.network ? -1 : a.network > b.network ? 1 : 0))
     const assets: SupportedAsset[] = []
     for (const chain of chains) {
-      const symbols = tokens.filter((token) => token.network === chain.network).map((token) => token.symbol)
-      if (symbols.length === 0 || !withWallets.has(chain.network)) continue
+      const symbols = [...(config.tokens.get(chain.network)?.values() ?? [])]
+        .filter((token) => token.enabled)
+        .sort((a, b) => a.id - b.id)
+        .map((token) => token.symbol)
+      if (symbols.length === 0 || !config.enabledAddresses.has(chain.network)) continue
       assets.push({ network: chain.network, display_name: chain.displayName, tokens: symbols })
     }
     return assets
@@ -43,7 +41,8 @@ export class AssetCatalog {
    * no receiving wallet 10003.
    */
   async payable(network: string, symbol: string): Promise<PayableAsset> {
-    const chain = await Chain.findBy('network', network)
+    const config = await configCache.snapshot()
+    const chain = config.chainsByNetwork.get(network)
     // A chain whose family's plugin is off is unknown to payers.
     if (!chain || !chainRegistry.has(chain.family)) {
       throw new BusinessError(ErrorCode.ASSET_NOT_FOUND, `Supported asset does not exist: unknown network "${network}"`)
@@ -51,18 +50,18 @@ export class AssetCatalog {
     if (!chain.enabled) {
       throw new BusinessError(ErrorCode.CHAIN_DISABLED, `Chain is not enabled: ${network}`)
     }
-    const token = await Token.query().where('network', network).where('symbol', symbol).first()
+    const token = config.tokens.get(network)?.get(symbol)
     if (!token || !token.enabled) {
       throw new BusinessError(
         ErrorCode.ASSET_NOT_FOUND,
         `Supported asset does not exist: ${symbol} on ${network}`
       )
     }
-    const wallets = await Wallet.query().where('network', network).where('enabled', true).orderBy('id')
-    if (wallets.length === 0) {
+    const addresses = config.enabledAddresses.get(network) ?? []
+    if (addresses.length === 0) {
       throw new BusinessError(ErrorCode.NO_WALLET, `No available wallet address on ${network}; payment cannot start`)
     }
-    return { chain, token, addresses: wallets.map((wallet) => wallet.address) }
+    return { chain, token, addresses }
   }
 }
 

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { HttpContext } from '@adonisjs/core/http'
 import logger from '@adonisjs/core/services/logger'
-import ApiKey from '#models/api_key'
+import db from '@adonisjs/lucid/services/db'
+import type ApiKey from '#models/api_key'
+import configCache from '#services/config_cache'
 import BusinessError from '#exceptions/business_error'
 import { allowListIncludes } from '#support/ip_allowlist'
 import { hexDigestsEqual, type SignableParams } from '#support/signing'
@@ -49,8 +51,8 @@ export class MerchantAuth {
       throw BusinessError.signature(`The ${verify.field} field is required`)
     }
 
-    const apiKey = await ApiKey.findBy('pid', pid)
-    const signed = hexDigestsEqual(verify.expected(apiKey ? apiKey.signingSecret() : STAND_IN_SECRET), given)
+    const apiKey = await configCache.apiKeyByPid(String(pid))
+    const signed = hexDigestsEqual(verify.expected(apiKey ? configCache.signingSecret(apiKey) : STAND_IN_SECRET), given)
     const refusal: AuthRefusal | null = !apiKey
       ? 'unknown_pid'
       : !apiKey.isActive
@@ -78,11 +80,20 @@ export class MerchantAuth {
     return allowListIncludes(apiKey.allowedIps, ip)
   }
 
+  /** When this process last wrote last_used_at, by key id. */
+  #touched = new Map<number, number>()
+
+  /**
+   * The key comes from the shared configuration cache: it is not saved
+   * (that would empty the cache), last_used_at is written by one UPDATE
+   * at most every TOUCH_INTERVAL_MS per key and process.
+   */
   async #touch(apiKey: ApiKey) {
     const now = Date.now()
-    if (apiKey.lastUsedAt !== null && now - apiKey.lastUsedAt < TOUCH_INTERVAL_MS) return
-    apiKey.lastUsedAt = now
-    await apiKey.save()
+    const last = Math.max(this.#touched.get(apiKey.id) ?? 0, apiKey.lastUsedAt ?? 0)
+    if (last > 0 && now - last < TOUCH_INTERVAL_MS) return
+    this.#touched.set(apiKey.id, now)
+    await db.from('api_keys').where('id', apiKey.id).update({ last_used_at: now })
   }
 }
 

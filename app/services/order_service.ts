@@ -9,7 +9,8 @@ import orderExpiry from '#services/order_expiry'
 import rateService from '#rates/rate_service'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
-import { type Decimal, ceilToPrecision, stepOf, toDecimalString } from '#support/money'
+import { type Decimal, ceilToPrecision, stepOf, storableDecimal, toDecimalString } from '#support/money'
+import { metrics } from '#support/metrics'
 import { isUniqueViolation } from '#support/database_errors'
 import { newTradeId } from '#support/trade_id'
 import { refuseInexactAmount } from '#services/exact_amount'
@@ -43,6 +44,11 @@ export type OnChainPrice = {
   graceMs: number
 }
 
+/** Every column of the Order model, as stored. */
+let orderColumns: string[] | null = null
+const ORDER_COLUMNS = () =>
+  (orderColumns ??= [...Order.$columnsDefinitions.values()].map((column) => column.columnName))
+
 const ORDER_EXISTS = () =>
   new BusinessError(ErrorCode.ORDER_EXISTS, 'Payment transaction already exists; do not create repeatedly')
 
@@ -55,54 +61,76 @@ export class OrderService {
     if (Boolean(input.token) !== Boolean(input.network)) {
       throw BusinessError.parameter('token and network must be given together, or both omitted')
     }
-    if (await this.findParent(input.apiKey.pid, input.orderId)) throw ORDER_EXISTS()
+    // No read of an existing order first: the unique index on (pid,
+    // order_id) of parent orders decides, and its violation is 10002.
 
     const lifetimeMs = (await settings.get('order.expiration_minutes')) * 60_000
     const now = Date.now()
-    const base = {
-      tradeId: newTradeId(),
-      orderId: input.orderId,
-      parentId: null,
-      apiKeyId: input.apiKey.id,
+    const columns = {
+      trade_id: newTradeId(),
+      order_id: input.orderId,
+      api_key_id: input.apiKey.id,
       pid: input.apiKey.pid,
-      paymentType: input.paymentType,
-      compatType: input.compatType ?? '',
+      payment_type: input.paymentType,
+      compat_type: input.compatType ?? '',
       name: input.name ?? '',
       currency: input.currency,
-      amount: input.amount,
-      notifyUrl: input.notifyUrl,
-      redirectUrl: input.redirectUrl ?? '',
-      expirationTime: now + lifetimeMs,
-      createdAt: now,
-      updatedAt: now,
+      amount: storableDecimal(input.amount),
+      notify_url: input.notifyUrl,
+      redirect_url: input.redirectUrl ?? '',
+      expiration_time: now + lifetimeMs,
+      created_at: now,
+      updated_at: now,
     }
 
     if (!input.token || !input.network) {
-      return this.#insert(async (trx) =>
-        Order.create(
-          { ...base, status: OrderStatus.SELECTING, token: '', network: '', receiveAddress: '', actualAmount: '0' },
-          { client: trx }
-        )
+      const order = await this.#duplicateAs10002(() =>
+        Order.create({
+          tradeId: columns.trade_id,
+          orderId: columns.order_id,
+          parentId: null,
+          apiKeyId: columns.api_key_id,
+          pid: columns.pid,
+          paymentType: input.paymentType,
+          compatType: columns.compat_type,
+          name: columns.name,
+          currency: columns.currency,
+          amount: input.amount,
+          notifyUrl: columns.notify_url,
+          redirectUrl: columns.redirect_url,
+          expirationTime: columns.expiration_time,
+          createdAt: now,
+          updatedAt: now,
+          status: OrderStatus.SELECTING,
+          token: '',
+          network: '',
+          receiveAddress: '',
+          actualAmount: '0',
+        })
       )
+      metrics.ordersCreated.inc({ network: '', token: '' })
+      return order
     }
 
     const price = await this.priceOnChain(input.amount, input.currency, input.network, input.token)
-    return this.#insert(async (trx) => {
-      const order = await Order.create(
+    const row = await this.#duplicateAs10002(() =>
+      amountAllocator.createOrder(
+        { ...columns, status: OrderStatus.WAITING, token: price.token, network: price.network },
         {
-          ...base,
-          status: OrderStatus.WAITING,
-          token: price.token,
           network: price.network,
-          receiveAddress: '',
-          actualAmount: toDecimalString(price.wanted),
+          token: price.token,
+          addresses: price.addresses,
+          baseAmount: price.wanted,
+          precision: price.precision,
+          maxSteps: price.maxSteps,
+          graceMs: price.graceMs,
+          expiresAt: columns.expiration_time,
         },
-        { client: trx }
+        ORDER_COLUMNS()
       )
-      await this.assignTarget(trx, order, price)
-      await order.save()
-      return order
-    })
+    )
+    metrics.ordersCreated.inc({ network: price.network, token: price.token })
+    return Order.$createFromAdapterResult(row)!
   }
 
   /**
@@ -187,9 +215,9 @@ export class OrderService {
     return true
   }
 
-  async #insert(work: (trx: TransactionClientContract) => Promise<Order>): Promise<Order> {
+  async #duplicateAs10002<T>(work: () => Promise<T>): Promise<T> {
     try {
-      return await db.transaction(work)
+      return await work()
     } catch (error) {
       if (isUniqueViolation(error)) throw ORDER_EXISTS()
       throw error

@@ -2,6 +2,7 @@ import db from '@adonisjs/lucid/services/db'
 import installation from '#services/installation_service'
 import settings from '#settings/settings_service'
 import rateService from '#rates/rate_service'
+import configCache from '#services/config_cache'
 import limiter from '@adonisjs/limiter/services/main'
 import { createAuditDeleteGuard, dropAuditDeleteGuard } from '#database/audit_log_guard'
 
@@ -50,6 +51,7 @@ export async function resetDatabase() {
     else await db.from(table).delete()
   }
   settings.invalidate()
+  configCache.invalidate()
   rateService.clearCache()
   // Not Redis: its clear() empties the whole Redis database; Redis tests use keys of their own.
   await limiter.clear(['memory', 'database'])
