@@ -11,6 +11,7 @@ import { MerchantServer } from '#tests/helpers/merchant_server'
 import { compatParams, compatSigned, submitGet, tradeIdFromLocation } from '#tests/helpers/compat_merchant'
 import { CREATE_PATH, TRON_WALLET, createOrder, orderParams, signed } from '#tests/helpers/merchant'
 import { runAce, startServerProcess, type RunningServer } from '#tests/helpers/processes'
+import { waitFor } from '#tests/helpers/ops'
 
 const COMPAT_PATH = '/payments/compat/v1/order/create-transaction/submit.php'
 const NOTIFY_PATH = '/payments/provider/v1/notify'
@@ -248,7 +249,12 @@ test.group('Plugins: a plugin from PLUGIN_MODULES', (group) => {
     assert.equal(chain.family, 'demo')
     const now = Date.now()
     await db.table('wallets').insert({ network: 'demonet', address: 'demo:w1', enabled: true, created_at: now, updated_at: now })
-    const offered = (await configOf(server)).supported_assets.map((asset: { network: string }) => asset.network)
+    // Written past the server's models: its configuration copy sees it within 2 s (config_cache).
+    let offered: string[] = []
+    await waitFor(async () => {
+      offered = (await configOf(server)).supported_assets.map((asset: { network: string }) => asset.network)
+      return offered.includes('demonet')
+    }, 'the demo network offered once it has a wallet', 5_000)
     assert.include(offered, 'demonet')
 
     const set = await runAce(['settings:set', 'demo.greeting', 'hi there'], { PLUGIN_MODULES: DEMO_MODULE })
