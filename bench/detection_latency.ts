@@ -24,7 +24,7 @@
 */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { createHmac } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer as createHttpServer, type Server } from 'node:http'
 import { createRequire } from 'node:module'
 import { createServer } from 'node:net'
@@ -41,6 +41,7 @@ import {
   type PublicClient,
 } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { compileTestToken } from '#tests/helpers/evm/test_token'
 
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 20)
 const BEFORE_ORDERS = Number(process.env.BENCH_BEFORE_ORDERS ?? 10)
@@ -79,26 +80,6 @@ function sign(params: Record<string, string | number>) {
     .map((key) => `${key}=${params[key]}`)
     .join('&')
   return createHmac('sha256', SECRET).update(message).digest('hex')
-}
-
-function tokenArtifact(): { abi: Abi; bytecode: Hex } {
-  const solc = require('solc')
-  const source = readFileSync(join(root, 'tests/helpers/evm/TestToken.sol'), 'utf8')
-  const output = JSON.parse(
-    solc.compile(
-      JSON.stringify({
-        language: 'Solidity',
-        sources: { 'TestToken.sol': { content: source } },
-        settings: {
-          evmVersion: 'paris',
-          optimizer: { enabled: true, runs: 200 },
-          outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
-        },
-      })
-    )
-  )
-  const contract = output.contracts['TestToken.sol'].TestToken
-  return { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` }
 }
 
 /** The merchant: answers "success" and notes when each trade's callback arrived. */
@@ -271,7 +252,7 @@ async function main() {
         await sleep(100)
       }
     }
-    const { abi, bytecode } = tokenArtifact()
+    const { abi, bytecode } = compileTestToken()
     const deployer = createWalletClient({ account: privateKeyToAccount(PAYER_KEY), transport: http(rpcUrl) })
     const deployHash = await deployer.deployContract({
       abi,

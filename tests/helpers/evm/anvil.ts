@@ -1,52 +1,25 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import app from '@adonisjs/core/services/app'
 import {
   createPublicClient,
   createWalletClient,
   http,
   parseUnits,
-  type Abi,
   type Hex,
   type PublicClient,
   type WalletClient,
 } from 'viem'
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
+import app from '@adonisjs/core/services/app'
 import { freePort } from '#tests/helpers/processes'
+import { compileTestToken } from '#tests/helpers/evm/test_token'
 
 /** Anvil's first default account (a well-known test key, funded with 10 000 ETH). */
 export const PAYER_KEY: Hex = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'
 /** Anvil's second default account: ETH but no test tokens. */
 export const EMPTY_PAYER_KEY: Hex = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'
 
-let compiled: { abi: Abi; bytecode: Hex } | null = null
-
 /** TestToken.sol compiled with the solc package (once per run). */
-export function testTokenArtifact() {
-  if (compiled) return compiled
-  const require = createRequire(import.meta.url)
-  const solc = require('solc')
-  const source = readFileSync(app.makePath('tests/helpers/evm/TestToken.sol'), 'utf8')
-  const output = JSON.parse(
-    solc.compile(
-      JSON.stringify({
-        language: 'Solidity',
-        sources: { 'TestToken.sol': { content: source } },
-        settings: {
-          evmVersion: 'paris',
-          optimizer: { enabled: true, runs: 200 },
-          outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
-        },
-      })
-    )
-  )
-  const errors = (output.errors ?? []).filter((entry: { severity: string }) => entry.severity === 'error')
-  if (errors.length > 0) throw new Error(errors.map((entry: { message: string }) => entry.message).join('\n'))
-  const contract = output.contracts['TestToken.sol'].TestToken
-  compiled = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` }
-  return compiled
-}
+export const testTokenArtifact = compileTestToken
 
 /** A real EVM node (anvil) on 127.0.0.1 for one test group. */
 export class Anvil {
