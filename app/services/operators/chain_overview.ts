@@ -44,6 +44,8 @@ export type ChainSummary = {
   familyLoaded: boolean
   /** Whether the family can report its head (the "test connection" button). */
   canTestConnection: boolean
+  /** Whether the family can be told of new heads over a WebSocket (chain:set --ws); else it is polled. */
+  canWatchHeads: boolean
   displayName: string
   enabled: boolean
   rpcUrls: string[]
@@ -152,6 +154,7 @@ export class ChainOverview {
         family: chain.family,
         familyLoaded: family !== null,
         canTestConnection: typeof family?.head === 'function',
+        canWatchHeads: typeof family?.watchHeads === 'function',
         displayName: chain.displayName,
         enabled: chain.enabled,
         rpcUrls: chain.rpcUrls.map((url) => redactUrl(url)),

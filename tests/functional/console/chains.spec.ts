@@ -94,6 +94,13 @@ test.group('Console chains: list and chain page', (group) => {
     assert.include(pageText(page.text), 'Add a token')
     assert.include((await agent.get('/chains/ethereum')).text, 'blockRange=1000\nchainId=1')
 
+    // A WebSocket is offered only where the family can watch heads (chain:set refuses it elsewhere).
+    assert.include(pageText(page.text), 'Polled every scan interval: the tron family is not told of new blocks over a WebSocket.')
+    assert.notInclude(page.text, 'chain:set tron --ws URL')
+    const ethereum = pageText((await agent.get('/chains/ethereum')).text)
+    assert.include(ethereum, 'WebSocket (a scan on every new head): none, polled · set with chain:set ethereum --ws URL')
+    assert.notInclude(ethereum, 'Polled every scan interval')
+
     assert.equal((await agent.get('/chains/nowhere')).status, 404)
     assert.equal((await agent.get('/chains/tron/tokens/NOPE')).status, 404)
   })
