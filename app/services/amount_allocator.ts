@@ -54,6 +54,16 @@ type Candidates = {
 
 type Range = { token: string; addresses: string[]; lowest: string; highest: string }
 
+/** The amounts a request may take, on its wallets: the wanted amount up to maxSteps − 1 steps more. */
+function rangeOf(request: Omit<AllocationRequest, 'orderId'>): Range {
+  return {
+    token: request.token,
+    addresses: request.addresses,
+    lowest: request.baseAmount.toFixed(),
+    highest: request.baseAmount.plus(stepOf(request.precision).multipliedBy(request.maxSteps - 1)).toFixed(),
+  }
+}
+
 /**
  * How long a reservation outlives its order on `chain`: long enough for a
  * transfer made in the order's last second to be confirmed (confirmations ×
@@ -85,13 +95,7 @@ export async function reservationGraceMs(chain: Pick<Chain, 'confirmations' | 'b
  */
 export class AmountAllocator {
   async allocate(trx: TransactionClientContract, request: AllocationRequest): Promise<Allocation> {
-    const step = stepOf(request.precision)
-    const range: Range = {
-      token: request.token,
-      addresses: request.addresses,
-      lowest: request.baseAmount.toFixed(),
-      highest: request.baseAmount.plus(step.multipliedBy(request.maxSteps - 1)).toFixed(),
-    }
+    const range = rangeOf(request)
     const found = await this.#tryAllocate(trx, request, range)
     if (found) return found
     if ((await this.#reclaim(trx, request.network, Date.now() - request.graceMs, range)) > 0) {
@@ -138,7 +142,6 @@ export class AmountAllocator {
     /** The columns read back (a list, not *: a column added later must not change a prepared statement's result). */
     returning: string[]
   ): Promise<OrderRow> {
-    const step = stepOf(request.precision)
     const offset = this.#rotation++ % request.addresses.length
     const addresses = [...request.addresses.slice(offset), ...request.addresses.slice(0, offset)]
     const wanted = toDecimalString(request.baseAmount)
@@ -154,12 +157,7 @@ export class AmountAllocator {
     }
 
     const candidates = this.#candidates(request, addresses)
-    const range: Range = {
-      token: request.token,
-      addresses: request.addresses,
-      lowest: request.baseAmount.toFixed(),
-      highest: request.baseAmount.plus(step.multipliedBy(request.maxSteps - 1)).toFixed(),
-    }
+    const range = rangeOf(request)
     for (let reclaimed = false; ; reclaimed = true) {
       for (;;) {
         const taken = await this.#taken(db.connection(), request.network, range)
@@ -297,15 +295,7 @@ export class AmountAllocator {
 
   async #tryAllocate(trx: TransactionClientContract, request: AllocationRequest, range: Range): Promise<Allocation | null> {
     const step = stepOf(request.precision)
-    const takenRows: { address: string; amount: string | number }[] = await trx
-      .from('amount_locks')
-      .where('network', request.network)
-      .where('token', range.token)
-      .whereIn('address', range.addresses)
-      .where('amount', '>=', range.lowest)
-      .where('amount', '<=', range.highest)
-      .select('address', 'amount')
-    const taken = new Set(takenRows.map((row) => `${row.address}|${toDecimalString(row.amount)}`))
+    const taken = await this.#taken(trx, request.network, range)
 
     // Start at a different wallet each time to spread orders over wallets.
     const offset = request.orderId % request.addresses.length

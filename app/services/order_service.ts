@@ -4,7 +4,7 @@ import Order, { OrderStatus, type PaymentType } from '#models/order'
 import type ApiKey from '#models/api_key'
 import settings from '#settings/settings_service'
 import assetCatalog from '#services/asset_catalog'
-import amountAllocator, { reservationGraceMs } from '#services/amount_allocator'
+import amountAllocator, { reservationGraceMs, type AllocationRequest } from '#services/amount_allocator'
 import orderExpiry from '#services/order_expiry'
 import rateService from '#rates/rate_service'
 import BusinessError from '#exceptions/business_error'
@@ -42,6 +42,20 @@ export type OnChainPrice = {
   maxSteps: number
   /** How long an ended order's amount stays reserved on this chain (read before any transaction). */
   graceMs: number
+}
+
+/** What the allocator is asked to reserve for an order priced at `price`, living until `expiresAt`. */
+function reservationOf(price: OnChainPrice, expiresAt: number): Omit<AllocationRequest, 'orderId'> {
+  return {
+    network: price.network,
+    token: price.token,
+    addresses: price.addresses,
+    baseAmount: price.wanted,
+    precision: price.precision,
+    maxSteps: price.maxSteps,
+    graceMs: price.graceMs,
+    expiresAt,
+  }
 }
 
 /** Every column of the Order model, as stored. */
@@ -116,30 +130,12 @@ export class OrderService {
     const row = await this.#duplicateAs10002(() =>
       amountAllocator.createOrder(
         { ...columns, status: OrderStatus.WAITING, token: price.token, network: price.network },
-        {
-          network: price.network,
-          token: price.token,
-          addresses: price.addresses,
-          baseAmount: price.wanted,
-          precision: price.precision,
-          maxSteps: price.maxSteps,
-          graceMs: price.graceMs,
-          expiresAt: columns.expiration_time,
-        },
+        reservationOf(price, columns.expiration_time),
         ORDER_COLUMNS()
       )
     )
     metrics.ordersCreated.inc({ network: price.network, token: price.token })
     return Order.$createFromAdapterResult(row)!
-  }
-
-  /**
-   * The merchant's order with its own order number: order numbers belong to
-   * their pid (the unique index is on pid + order_id of parent orders), so a
-   * merchant never sees, nor collides with, another merchant's orders.
-   */
-  async findParent(pid: string, orderId: string): Promise<Order | null> {
-    return Order.query().where('pid', pid).where('order_id', orderId).whereNull('parent_id').first()
   }
 
   /**
@@ -176,17 +172,7 @@ export class OrderService {
    * placeholder or a child.
    */
   async assignTarget(trx: TransactionClientContract, order: Order, price: OnChainPrice) {
-    const allocation = await amountAllocator.allocate(trx, {
-      orderId: order.id,
-      network: price.network,
-      token: price.token,
-      addresses: price.addresses,
-      baseAmount: price.wanted,
-      precision: price.precision,
-      maxSteps: price.maxSteps,
-      graceMs: price.graceMs,
-      expiresAt: order.expirationTime,
-    })
+    const allocation = await amountAllocator.allocate(trx, { orderId: order.id, ...reservationOf(price, order.expirationTime) })
     // A step above the wanted amount may need a digit more (1000000000 → 1000000000.000001).
     refuseInexactAmount(allocation.amount, { amount: order.amount, currency: order.currency, token: price.token })
     order.merge({

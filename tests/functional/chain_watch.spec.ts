@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import type { Assert } from '@japa/assert'
 import db from '@adonisjs/lucid/services/db'
 import Chain from '#models/chain'
 import Order from '#models/order'
@@ -35,6 +36,13 @@ async function settled(network: string, scans: number, timeoutMs = 5000) {
   }, timeoutMs)
 }
 
+/** Starts the watches and waits until ethereum's socket is up and its start scan done. */
+async function startOverSocket(assert: Assert) {
+  await chainWatch.start()
+  assert.isTrue(await eventually(() => chainWatch.state('ethereum')?.push === 'up', 5000))
+  assert.isTrue(await settled('ethereum', 1))
+}
+
 test.group('Chain watch: a real node (anvil) over WebSocket', (group) => {
   const anvil = new Anvil()
   const relay = new TcpRelay(0)
@@ -66,9 +74,7 @@ test.group('Chain watch: a real node (anvil) over WebSocket', (group) => {
     assert,
   }) => {
     const order = await createEthOrder(client, { amount: 100 })
-    await chainWatch.start()
-    assert.isTrue(await eventually(() => chainWatch.state('ethereum')?.push === 'up', 5000))
-    assert.isTrue(await settled('ethereum', 1))
+    await startOverSocket(assert)
     assert.equal(chainWatch.state('ethereum')!.pollMs, 60_000)
 
     await anvil.payToken(fixture.usdt, 6, fixture.wallet, order.actualAmount) // 1 confirmation
@@ -94,9 +100,7 @@ test.group('Chain watch: a real node (anvil) over WebSocket', (group) => {
     assert,
   }) => {
     const order = await createEthOrder(client, { amount: 100 })
-    await chainWatch.start()
-    assert.isTrue(await eventually(() => chainWatch.state('ethereum')?.push === 'up', 5000))
-    assert.isTrue(await settled('ethereum', 1))
+    await startOverSocket(assert)
     const scansBefore = chainWatch.state('ethereum')!.scans
 
     // The socket goes, and new connections are refused for a while.
@@ -127,9 +131,7 @@ test.group('Chain watch: a real node (anvil) over WebSocket', (group) => {
 
   test('a socket cut while the node stays up is reopened and heads flow again', async ({ client, assert }) => {
     const order = await createEthOrder(client, { amount: 100 })
-    await chainWatch.start()
-    assert.isTrue(await eventually(() => chainWatch.state('ethereum')?.push === 'up', 5000))
-    assert.isTrue(await settled('ethereum', 1))
+    await startOverSocket(assert)
     relay.drop()
     assert.isTrue(await eventually(() => (chainWatch.state('ethereum')?.reconnects ?? 0) >= 1, 10_000))
     assert.equal(chainWatch.state('ethereum')!.push, 'up')
