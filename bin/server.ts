@@ -59,6 +59,11 @@ new Ignitor(APP_ROOT, { importer: IMPORTER })
       await installation.prepare({ print: (line) => process.stderr.write(`${line}\n`) })
     })
     app.terminating(async () => {
+      // After the jobs (hooks run in reverse order): SQLite's writer thread, its writes answered.
+      const { sqliteWriter } = await import('#services/prepared_statements')
+      await sqliteWriter.close()
+    })
+    app.terminating(async () => {
       const { stopJobs } = await import('#jobs/job_worker')
       await stopJobs()
     })

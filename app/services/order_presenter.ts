@@ -1,5 +1,6 @@
 import env from '#start/env'
 import type Order from '#models/order'
+import type { CreatedOrder } from '#services/order_service'
 import { toJsonNumber } from '#support/money'
 
 /**
@@ -12,7 +13,7 @@ export function cashierUrl(tradeId: string): string {
 }
 
 /** `data` of the native create response (expiration_time in seconds). */
-export function presentCreated(order: Order) {
+export function presentCreated(order: CreatedOrder) {
   return {
     trade_id: order.tradeId,
     order_id: order.orderId,

@@ -58,10 +58,16 @@ function reservationOf(price: OnChainPrice, expiresAt: number): Omit<AllocationR
   }
 }
 
-/** Every column of the Order model, as stored. */
-let orderColumns: string[] | null = null
-const ORDER_COLUMNS = () =>
-  (orderColumns ??= [...Order.$columnsDefinitions.values()].map((column) => column.columnName))
+/**
+ * What the create answers with (the spec's create response, the compat
+ * redirect): the columns written, plus the target the allocator chose.
+ * Built from the row without a Lucid model (a model costs the create path
+ * more than presenting it).
+ */
+export type CreatedOrder = Pick<
+  Order,
+  'tradeId' | 'orderId' | 'amount' | 'currency' | 'actualAmount' | 'receiveAddress' | 'token' | 'network' | 'status' | 'expirationTime'
+>
 
 const ORDER_EXISTS = () =>
   new BusinessError(ErrorCode.ORDER_EXISTS, 'Payment transaction already exists; do not create repeatedly')
@@ -71,7 +77,7 @@ const ORDER_EXISTS = () =>
  * order is either fully created (row, lock) or not at all.
  */
 export class OrderService {
-  async create(input: NewOrder): Promise<Order> {
+  async create(input: NewOrder): Promise<CreatedOrder> {
     if (Boolean(input.token) !== Boolean(input.network)) {
       throw BusinessError.parameter('token and network must be given together, or both omitted')
     }
@@ -127,15 +133,25 @@ export class OrderService {
     }
 
     const price = await this.priceOnChain(input.amount, input.currency, input.network, input.token)
-    const row = await this.#duplicateAs10002(() =>
+    const target = await this.#duplicateAs10002(() =>
       amountAllocator.createOrder(
         { ...columns, status: OrderStatus.WAITING, token: price.token, network: price.network },
-        reservationOf(price, columns.expiration_time),
-        ORDER_COLUMNS()
+        reservationOf(price, columns.expiration_time)
       )
     )
     metrics.ordersCreated.inc({ network: price.network, token: price.token })
-    return Order.$createFromAdapterResult(row)!
+    return {
+      tradeId: columns.trade_id,
+      orderId: columns.order_id,
+      amount: columns.amount,
+      currency: columns.currency,
+      actualAmount: target.amount,
+      receiveAddress: target.address,
+      token: price.token,
+      network: price.network,
+      status: OrderStatus.WAITING,
+      expirationTime: columns.expiration_time,
+    }
   }
 
   /**

@@ -1,16 +1,13 @@
 import { createHash } from 'node:crypto'
 import db from '@adonisjs/lucid/services/db'
+import { SqliteWriter } from '#services/sqlite_writer'
 
-/** The parts of better-sqlite3 used here (the package ships no types). */
-type Statement = { reader: boolean; all(bindings: unknown[]): unknown[]; run(bindings: unknown[]): unknown }
-type Connection = { prepare(sql: string): Statement; exec(sql: string): void; inTransaction: boolean }
-type KnexClient<C = Connection> = {
+type KnexClient<C = unknown> = {
+  config: { connection?: { filename?: string } }
   acquireConnection(): Promise<C>
   releaseConnection(connection: C): Promise<unknown>
   emit(event: 'query', query: { sql: string; bindings: unknown[]; method: string }): boolean
 }
-
-export type SqliteStep = { sql: string; bindings: (string | number)[] }
 
 /** The parts of node-postgres used here. */
 type PgConnection = {
@@ -23,72 +20,6 @@ function knexClient<C>(): KnexClient<C> {
 
 /** Prepared statements kept per connection, at most this many (the SQL texts are a handful). */
 const MAX_CACHED = 64
-
-/**
- * SQLite's hot path without knex in the middle: statements prepared once
- * per connection (knex prepares every query anew, which for the order
- * insert costs as much as running it) and a transaction run in one
- * synchronous block on a connection taken from the same knex pool.
- *
- * The pool has one connection (better-sqlite3), so the block never runs
- * while a Lucid transaction holds it, and nothing else runs on it while the
- * block does: BEGIN IMMEDIATE takes SQLite's write lock first (other
- * processes wait for it, busy_timeout), then the statements, then COMMIT
- * (ROLLBACK on any error, which is rethrown). Each statement is reported
- * as a knex `query` event like any other, so query counting sees them.
- */
-export class SqliteStatements {
-  #cache = new WeakMap<Connection, Map<string, Statement>>()
-
-  /**
-   * Runs `first`, then, when it returned a row, the step `next` makes of
-   * that row, in one transaction; returns the first row, or null (nothing
-   * written) when `first` returned none.
-   */
-  async transaction(
-    [first, next]: [SqliteStep, (row: Record<string, unknown>) => SqliteStep]
-  ): Promise<Record<string, unknown> | null> {
-    const client = knexClient<Connection>()
-    const connection = await client.acquireConnection()
-    const report = (sql: string, bindings: unknown[] = []) => client.emit('query', { sql, bindings, method: 'raw' })
-    try {
-      report('BEGIN IMMEDIATE')
-      this.#prepare(connection, 'BEGIN IMMEDIATE').run([])
-      try {
-        report(first.sql, first.bindings)
-        const row = (this.#prepare(connection, first.sql).all(first.bindings)[0] as Record<string, unknown>) ?? null
-        if (row) {
-          const step = next(row)
-          report(step.sql, step.bindings)
-          this.#prepare(connection, step.sql).run(step.bindings)
-        }
-        report('COMMIT')
-        this.#prepare(connection, 'COMMIT').run([])
-        return row
-      } catch (error) {
-        if (connection.inTransaction) {
-          report('ROLLBACK')
-          connection.exec('ROLLBACK')
-        }
-        throw error
-      }
-    } finally {
-      await client.releaseConnection(connection)
-    }
-  }
-
-  #prepare(connection: Connection, sql: string): Statement {
-    let statements = this.#cache.get(connection)
-    if (!statements) this.#cache.set(connection, (statements = new Map()))
-    let statement = statements.get(sql)
-    if (!statement) {
-      if (statements.size >= MAX_CACHED) statements.clear()
-      statement = connection.prepare(sql)
-      statements.set(sql, statement)
-    }
-    return statement
-  }
-}
 
 /**
  * PostgreSQL's hot path: a named prepared statement (node-postgres parses
@@ -120,5 +51,14 @@ export class PgStatements {
   }
 }
 
-export const sqliteStatements = new SqliteStatements()
+/**
+ * SQLite's hot path: the order-creation writes on a thread of their own
+ * (app/services/sqlite_writer.ts), with the database file of the default
+ * connection; each statement it runs is reported as a knex `query` event
+ * like any other, so query counting sees them.
+ */
+export const sqliteWriter = new SqliteWriter(
+  () => String(knexClient().config.connection?.filename),
+  (sql, bindings = []) => knexClient().emit('query', { sql, bindings, method: 'raw' })
+)
 export const pgStatements = new PgStatements()

@@ -1,0 +1,260 @@
+import { createRequire } from 'node:module'
+import { Worker } from 'node:worker_threads'
+
+/** A statement and its values. */
+export type SqliteStep = { sql: string; bindings: (string | number)[] }
+
+/** The second statement of a write: a value is either given or taken from the first statement's row (`{ fromRow: column }`). */
+export type SqliteFollowUp = { sql: string; bindings: (string | number | { fromRow: string })[] }
+
+/** What the thread answers for one write. */
+type Reply = {
+  id: number
+  row?: Record<string, unknown> | null
+  error?: { message: string; code?: string; name?: string }
+  /** The statements it ran for this write besides the two given (BEGIN, SAVEPOINT, RELEASE, COMMIT, ROLLBACK). */
+  control: string[]
+}
+
+type Pending = {
+  resolve: (row: Record<string, unknown> | null) => void
+  reject: (error: Error) => void
+  write: { first: SqliteStep; next: SqliteFollowUp }
+}
+
+/** Writes handed to one transaction at most (bounds how long the write lock is held: ~0.1 ms each). */
+const MAX_BATCH = 64
+
+/**
+ * The thread's code (plain JavaScript, run with `eval`, so it needs no
+ * TypeScript loader and no file of the build): its own better-sqlite3
+ * connection to the same database file, with the pragmas of
+ * config/database.ts, and statements prepared once.
+ *
+ * Writes that arrive while it works are taken together: one BEGIN
+ * IMMEDIATE … COMMIT for all of them (group commit: the pages they share,
+ * the ends of the time-ordered indexes above all, go to the WAL once), each
+ * in its own SAVEPOINT, so a write that fails (a duplicate order number)
+ * is undone alone and answered with its error while the others commit.
+ * Nothing is answered before COMMIT has returned; when COMMIT fails, or a
+ * failure ends the transaction itself, every write of the batch is
+ * answered with that error (none of them is kept).
+ */
+const THREAD_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads')
+const Database = require(workerData.driver)
+const db = new Database(workerData.filename)
+db.pragma('journal_mode = WAL')
+db.pragma('busy_timeout = 10000')
+db.pragma('foreign_keys = ON')
+const cache = new Map()
+function prepare(sql) {
+  let statement = cache.get(sql)
+  if (!statement) {
+    if (cache.size >= 64) cache.clear()
+    statement = db.prepare(sql)
+    cache.set(sql, statement)
+  }
+  return statement
+}
+function describe(error) {
+  return { message: String(error && error.message || error), code: error && error.code, name: error && error.name }
+}
+function runOne(write) {
+  const row = prepare(write.first.sql).all(write.first.bindings)[0] || null
+  if (row) {
+    const bindings = write.next.bindings.map((value) => (value !== null && typeof value === 'object' ? row[value.fromRow] : value))
+    prepare(write.next.sql).run(bindings)
+  }
+  return row
+}
+let queue = []
+let scheduled = false
+function flush() {
+  scheduled = false
+  const batch = queue.splice(0, ${MAX_BATCH})
+  if (queue.length > 0) schedule()
+  const single = batch.length === 1
+  const replies = batch.map((write) => ({ id: write.id, control: [] }))
+  try {
+    prepare('BEGIN IMMEDIATE').run()
+    replies[0].control.push('BEGIN IMMEDIATE')
+  } catch (error) {
+    for (const reply of replies) reply.error = describe(error)
+    parentPort.postMessage(replies)
+    return
+  }
+  let failure = null
+  batch.forEach((write, index) => {
+    if (failure) return
+    const reply = replies[index]
+    try {
+      if (single) {
+        reply.row = runOne(write)
+        return
+      }
+      prepare('SAVEPOINT w').run()
+      reply.control.push('SAVEPOINT w')
+      reply.row = runOne(write)
+      prepare('RELEASE w').run()
+      reply.control.push('RELEASE w')
+    } catch (error) {
+      reply.row = undefined
+      reply.error = describe(error)
+      // Alone in its transaction (or the failure ended the transaction): all of it is rolled back.
+      if (single || !db.inTransaction) {
+        failure = error
+        return
+      }
+      db.exec('ROLLBACK TO w; RELEASE w')
+      reply.control.push('ROLLBACK TO w', 'RELEASE w')
+    }
+  })
+  const last = replies[replies.length - 1]
+  if (!failure) {
+    try {
+      prepare('COMMIT').run()
+      last.control.push('COMMIT')
+    } catch (error) {
+      failure = error
+    }
+  }
+  if (failure) {
+    if (db.inTransaction) {
+      db.exec('ROLLBACK')
+      last.control.push('ROLLBACK')
+    }
+    const described = describe(failure)
+    for (const reply of replies) {
+      reply.row = undefined
+      reply.error = described
+    }
+  }
+  parentPort.postMessage(replies)
+}
+function schedule() {
+  if (scheduled) return
+  scheduled = true
+  setImmediate(flush)
+}
+parentPort.on('message', (write) => {
+  if (write === 'close') {
+    db.close()
+    process.exit(0)
+  }
+  queue.push(write)
+  schedule()
+})
+`
+
+type Reporter = (sql: string, bindings?: unknown[]) => void
+
+/**
+ * SQLite's order-creation writes, on a thread of their own.
+ *
+ * better-sqlite3 is synchronous: on the HTTP thread, every statement and
+ * every COMMIT (the WAL frames of the ~25 pages an order and its lock
+ * touch) stops all other requests while it runs; it was 55 % of the
+ * create's CPU time on that thread. Here the thread only sends the two
+ * statements and awaits the answer, and the writes of concurrent creates
+ * are committed together (see THREAD_SOURCE).
+ *
+ * The thread's connection is a second connection to the same file, like
+ * another process's: BEGIN IMMEDIATE takes SQLite's write lock (the HTTP
+ * thread's own writes and other processes wait for it, busy_timeout), and
+ * a write it commits is seen by every later read. It is started on the
+ * first write and stopped by close() (the server's shutdown, after the
+ * requests in flight).
+ */
+export class SqliteWriter {
+  #worker: Worker | null = null
+  #pending = new Map<number, Pending>()
+  #nextId = 1
+  /** Called by close() when the last pending write is answered. */
+  #drained: (() => void) | null = null
+
+  constructor(
+    private readonly filename: () => string,
+    private readonly report: Reporter
+  ) {}
+
+  /**
+   * Runs `first`, then, when it returned a row, `next` with that row's
+   * values, in one transaction; resolves with the first row, or null
+   * (nothing written) when `first` returned none. Rejects with the
+   * database's error (its `code` kept) and nothing written.
+   */
+  write(first: SqliteStep, next: SqliteFollowUp): Promise<Record<string, unknown> | null> {
+    const worker = this.#start()
+    const id = this.#nextId++
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject, write: { first, next } })
+      worker.postMessage({ id, first, next })
+    })
+  }
+
+  /** Stops the thread once the writes handed to it are answered. */
+  async close() {
+    const worker = this.#worker
+    if (!worker) return
+    if (this.#pending.size > 0) await new Promise<void>((resolve) => (this.#drained = resolve))
+    this.#worker = null
+    const exited = new Promise((resolve) => worker.once('exit', resolve))
+    worker.postMessage('close')
+    await exited
+  }
+
+  #start(): Worker {
+    if (this.#worker) return this.#worker
+    const worker = new Worker(THREAD_SOURCE, {
+      eval: true,
+      execArgv: [],
+      workerData: { filename: this.filename(), driver: createRequire(import.meta.url).resolve('better-sqlite3') },
+    })
+    worker.on('message', (replies: Reply[]) => {
+      for (const reply of replies) this.#settle(reply)
+    })
+    const lost = (error: Error) => {
+      if (this.#worker === worker) this.#worker = null
+      for (const [id, pending] of this.#pending) {
+        this.#pending.delete(id)
+        pending.reject(error)
+      }
+      this.#drain()
+    }
+    worker.on('error', lost)
+    worker.on('exit', (code) => {
+      if (this.#pending.size > 0) lost(new Error(`the SQLite writer thread exited (code ${code}) before answering`))
+      else if (this.#worker === worker) this.#worker = null
+    })
+    // The thread never holds the process open: close() ends it on shutdown.
+    // After the listeners: adding a 'message' listener refs the worker again.
+    worker.unref()
+    this.#worker = worker
+    return worker
+  }
+
+  #settle(reply: Reply) {
+    const pending = this.#pending.get(reply.id)
+    if (!pending) return
+    this.#pending.delete(reply.id)
+    const { first, next } = pending.write
+    for (const sql of reply.control) if (sql.startsWith('BEGIN') || sql.startsWith('SAVEPOINT')) this.report(sql)
+    this.report(first.sql, first.bindings)
+    if (reply.row) this.report(next.sql, next.bindings)
+    for (const sql of reply.control) if (!sql.startsWith('BEGIN') && !sql.startsWith('SAVEPOINT')) this.report(sql)
+    if (reply.error) {
+      pending.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }))
+    } else {
+      pending.resolve(reply.row ?? null)
+    }
+    this.#drain()
+  }
+
+  #drain() {
+    if (this.#pending.size === 0 && this.#drained) {
+      this.#drained()
+      this.#drained = null
+    }
+  }
+}
