@@ -119,6 +119,9 @@ export class AmountAllocator {
     )
   }
 
+  /** PostgreSQL's create statement by its order column list. */
+  #pgCreateSql = new Map<string, string>()
+
   /** Spreads consecutive orders of this process over the wallets. */
   #rotation = Math.floor(Math.random() * 1_000_000)
 
@@ -260,8 +263,10 @@ export class AmountAllocator {
     const now = Date.now()
 
     if (postgres) {
-      const rows = await pgStatements.query(
-        `WITH ${this.#pgPickSql()},
+      // One text per set of order columns (always the same set): built once, not per create.
+      let sql = this.#pgCreateSql.get(orderList)
+      if (!sql) {
+        sql = `WITH ${this.#pgPickSql()},
         lock AS (
           INSERT INTO amount_locks (network, address, token, amount, order_id, expires_at, created_at)
           SELECT ?, pick.address, ?, pick.amount, nextval(pg_get_serial_sequence('orders', 'id')), ?, ? FROM pick
@@ -270,7 +275,11 @@ export class AmountAllocator {
         )
         INSERT INTO orders (id, ${orderList}, receive_address, actual_amount)
         SELECT lock.order_id, ${orderPlaceholders}, lock.address, lock.amount FROM lock
-        ${CREATED_RETURNING}`,
+        ${CREATED_RETURNING}`
+        this.#pgCreateSql.set(orderList, sql)
+      }
+      const rows = await pgStatements.query(
+        sql,
         [
           request.network,
           request.token,

@@ -193,6 +193,11 @@ export class SqliteWriter {
     })
   }
 
+  /** Writes handed to the thread and not answered yet. */
+  get pending(): number {
+    return this.#pending.size
+  }
+
   /** Stops the thread once the writes handed to it are answered. */
   async close() {
     const worker = this.#worker

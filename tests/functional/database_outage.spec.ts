@@ -8,6 +8,7 @@ import { CREATE_PATH, createOrder, orderParams, signed } from '#tests/helpers/me
 import { startServerProcess } from '#tests/helpers/processes'
 import { TcpProxy, send, waitFor } from '#tests/helpers/ops'
 import { isDatabaseUnavailable } from '#support/database_unavailable'
+import { sqliteWriter } from '#services/prepared_statements'
 
 /** better-sqlite3 ships no types; only exec/close/inTransaction are used here. */
 type SqliteHandle = { exec(sql: string): void; close(): void; inTransaction: boolean }
@@ -83,7 +84,7 @@ test.group('Database outage', (group) => {
     assert.equal((await send(url(`/pay/check-status/${tradeId}`))).status, 200)
   }).timeout(60_000).skip(!onPostgres, 'PostgreSQL only (the SQLite run has its own case)')
 
-  test('SQLite: a write lock held past busy_timeout answers 503 + Retry-After, then the next request succeeds', async ({
+  test('SQLite: a write lock held past busy_timeout answers 503 + Retry-After, other requests are answered meanwhile, then the next create succeeds', async ({
     client,
     assert,
     cleanup,
@@ -93,9 +94,20 @@ test.group('Database outage', (group) => {
       if (holder.inTransaction) holder.exec('ROLLBACK')
       holder.close()
     })
+    // A first create writes the key's last_used_at (on the HTTP thread's connection, once a minute).
+    ;(await createOrder(client, orderParams({ amount: 50 }))).assertStatus(200)
     holder.exec('BEGIN IMMEDIATE')
 
-    const refused = await createOrder(client, orderParams())
+    // The create waits for the lock on SQLite's writer thread, not on the HTTP thread: other
+    // requests are answered meanwhile (on the HTTP thread, busy_timeout stopped every request for 10 s).
+    const finished: string[] = []
+    const pending = createOrder(client, orderParams()).then((response) => (finished.push('create'), response))
+    await waitFor(() => sqliteWriter.pending === 1, 'the create handed to the writer thread')
+    const live = await client.get('/health/live')
+    finished.push('live')
+    live.assertStatus(200)
+    const refused = await pending
+    assert.deepEqual(finished, ['live', 'create'])
     refused.assertStatus(503)
     assert.equal(refused.header('retry-after'), '5')
     assert.equal(refused.body().status_code, 400)
