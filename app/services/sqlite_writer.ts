@@ -188,6 +188,8 @@ export class SqliteWriter {
     const worker = this.#start()
     const id = this.#nextId++
     return new Promise((resolve, reject) => {
+      // Held open while a write waits for its answer (a script awaiting one must not exit), not when idle.
+      if (this.#pending.size === 0) worker.ref()
       this.#pending.set(id, { resolve, reject, write: { first, next } })
       worker.postMessage({ id, first, next })
     })
@@ -232,7 +234,7 @@ export class SqliteWriter {
       if (this.#pending.size > 0) lost(new Error(`the SQLite writer thread exited (code ${code}) before answering`))
       else if (this.#worker === worker) this.#worker = null
     })
-    // The thread never holds the process open: close() ends it on shutdown.
+    // An idle thread never holds the process open (close() ends it on shutdown).
     // After the listeners: adding a 'message' listener refs the worker again.
     worker.unref()
     this.#worker = worker
@@ -257,7 +259,9 @@ export class SqliteWriter {
   }
 
   #drain() {
-    if (this.#pending.size === 0 && this.#drained) {
+    if (this.#pending.size > 0) return
+    this.#worker?.unref()
+    if (this.#drained) {
       this.#drained()
       this.#drained = null
     }

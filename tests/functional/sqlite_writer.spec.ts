@@ -1,6 +1,10 @@
 import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { SqliteWriter, type SqliteFollowUp, type SqliteStep } from '#services/sqlite_writer'
 
 /** Which database this run is on (bin/test.ts: DB_CONNECTION, SQLite by default). */
@@ -122,5 +126,22 @@ test.group('SQLite writer thread', (group) => {
     )
     assert.equal((await writer.write(...write('m4')))?.k, 'm4')
     assert.deepEqual(await keys('writer_children'), ['m1', 'm2', 'm3', 'm4'])
+  }).skip(onPostgres, ONLY_SQLITE)
+
+  test('a script whose only work is a write waits for its answer; an idle thread does not keep a process alive', ({ assert }) => {
+    const dir = mkdtempSync(join(tmpdir(), 'writer-alone-'))
+    try {
+      const result = spawnSync(
+        process.execPath,
+        ['--import=@poppinss/ts-exec', 'tests/fixtures/sqlite_writer_alone.ts', join(dir, 'alone.sqlite3')],
+        { cwd: app.makePath(), encoding: 'utf8', timeout: 30_000 }
+      )
+      // Exit code 0 after printing: the process neither left before the answer (13, an
+      // unsettled top-level await) nor stayed for the idle thread (killed at the timeout).
+      assert.equal(result.status, 0, result.stderr)
+      assert.deepEqual(JSON.parse(result.stdout), { id: 1, k: 'alone' })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   }).skip(onPostgres, ONLY_SQLITE)
 })
