@@ -18,7 +18,7 @@ function knexClient<C>(): KnexClient<C> {
   return (db.connection().getWriteClient() as unknown as { client: KnexClient<C> }).client
 }
 
-/** Prepared statements kept per connection, at most this many (the SQL texts are a handful). */
+/** Named PostgreSQL statements kept, at most this many (the SQL texts are a handful). */
 const MAX_CACHED = 64
 
 /**
