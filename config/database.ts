@@ -3,6 +3,7 @@ import { dirname, isAbsolute } from 'node:path'
 import env from '#start/env'
 import app from '@adonisjs/core/services/app'
 import { defineConfig } from '@adonisjs/lucid'
+import { SQLITE_PRAGMAS } from '#support/sqlite_pragmas'
 
 /**
  * Models declare their columns themselves (amounts as decimal strings,
@@ -49,9 +50,7 @@ const dbConfig = defineConfig({
         // One writer: WAL lets readers in other processes proceed, and a
         // busy writer is waited for rather than failing at once.
         afterCreate: (conn: any, done: (error: Error | null, conn: any) => void) => {
-          conn.pragma('journal_mode = WAL')
-          conn.pragma('busy_timeout = 10000')
-          conn.pragma('foreign_keys = ON')
+          for (const pragma of SQLITE_PRAGMAS) conn.pragma(pragma)
           done(null, conn)
         },
       },

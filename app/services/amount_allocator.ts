@@ -39,10 +39,7 @@ export type Allocation = { address: string; amount: string }
  */
 export type OrderColumns = Record<string, string | number>
 
-/** An order just created: its id and the target it was given. */
-export type CreatedTarget = Allocation & { orderId: number }
-
-/** What the order insert reads back (a list, not *: a column added later must not change a prepared statement's result). */
+/** What the order insert reads back: the target chosen, and the id SQLite's lock insert takes (a list, not *: a column added later must not change a prepared statement's result). */
 const CREATED_RETURNING = 'RETURNING id, receive_address, actual_amount'
 
 /** Candidates offered to one statement: enough to skip a few taken pairs, few enough to stay cheap. */
@@ -57,12 +54,9 @@ type Candidates = {
 
 type Range = { token: string; addresses: string[]; lowest: string; highest: string }
 
-function createdTarget(row: Record<string, unknown>): CreatedTarget {
-  return {
-    orderId: Number(row.id),
-    address: String(row.receive_address),
-    amount: toDecimalString(row.actual_amount as string | number),
-  }
+/** The target an order insert read back (RETURNING). */
+function chosenTarget(row: Record<string, unknown>): Allocation {
+  return { address: String(row.receive_address), amount: toDecimalString(row.actual_amount as string | number) }
 }
 
 /** The amounts a request may take, on its wallets: the wanted amount up to maxSteps − 1 steps more. */
@@ -70,8 +64,8 @@ function rangeOf(request: Omit<AllocationRequest, 'orderId'>): Range {
   return {
     token: request.token,
     addresses: request.addresses,
-    lowest: request.baseAmount.toFixed(),
-    highest: request.baseAmount.plus(stepOf(request.precision).multipliedBy(request.maxSteps - 1)).toFixed(),
+    lowest: toDecimalString(request.baseAmount),
+    highest: toDecimalString(request.baseAmount.plus(stepOf(request.precision).multipliedBy(request.maxSteps - 1))),
   }
 }
 
@@ -119,8 +113,8 @@ export class AmountAllocator {
     )
   }
 
-  /** PostgreSQL's create statement by its order column list. */
-  #pgCreateSql = new Map<string, string>()
+  /** The create statements' texts, by database, candidate count and order column list: built once each. */
+  #createSql = new Map<string, string>()
 
   /** Spreads consecutive orders of this process over the wallets. */
   #rotation = Math.floor(Math.random() * 1_000_000)
@@ -150,7 +144,7 @@ export class AmountAllocator {
    * A duplicate (pid, order_id) fails the insert itself (unique violation):
    * nothing is written, the caller answers 10002.
    */
-  async createOrder(order: OrderColumns, request: Omit<AllocationRequest, 'orderId'>): Promise<CreatedTarget> {
+  async createOrder(order: OrderColumns, request: Omit<AllocationRequest, 'orderId'>): Promise<Allocation> {
     const offset = this.#rotation++ % request.addresses.length
     const addresses = [...request.addresses.slice(offset), ...request.addresses.slice(0, offset)]
     const wanted = toDecimalString(request.baseAmount)
@@ -250,23 +244,15 @@ export class AmountAllocator {
       )`
   }
 
-  async #attempt(
-    order: OrderColumns,
-    request: Omit<AllocationRequest, 'orderId'>,
-    offered: Allocation[]
-  ): Promise<CreatedTarget | null> {
-    const postgres = db.connection().dialect.name === 'postgres'
-    const columns = Object.keys(order)
-    const orderValues = columns.map((column) => order[column])
+  /** The create statement's text (PostgreSQL: whatever the candidate count, given as 0). */
+  #createSqlFor(postgres: boolean, count: number, columns: string[]): string {
+    const key = `${postgres ? 'pg' : 'sqlite'}|${count}|${columns.join(',')}`
+    let sql = this.#createSql.get(key)
+    if (sql) return sql
     const orderList = columns.join(', ')
     const orderPlaceholders = columns.map(() => '?').join(', ')
-    const now = Date.now()
-
-    if (postgres) {
-      // One text per set of order columns (always the same set): built once, not per create.
-      let sql = this.#pgCreateSql.get(orderList)
-      if (!sql) {
-        sql = `WITH ${this.#pgPickSql()},
+    sql = postgres
+      ? `WITH ${this.#pgPickSql()},
         lock AS (
           INSERT INTO amount_locks (network, address, token, amount, order_id, expires_at, created_at)
           SELECT ?, pick.address, ?, pick.amount, nextval(pg_get_serial_sequence('orders', 'id')), ?, ? FROM pick
@@ -276,8 +262,28 @@ export class AmountAllocator {
         INSERT INTO orders (id, ${orderList}, receive_address, actual_amount)
         SELECT lock.order_id, ${orderPlaceholders}, lock.address, lock.amount FROM lock
         ${CREATED_RETURNING}`
-        this.#pgCreateSql.set(orderList, sql)
-      }
+      : `WITH ${this.#sqlitePickSql(count)}
+        INSERT INTO orders (${orderList}, receive_address, actual_amount)
+        SELECT ${orderPlaceholders}, pick.address, pick.amount FROM pick
+        ${CREATED_RETURNING}`
+    // Few keys: one column list, and candidate counts from 1 to CANDIDATES_PER_ATTEMPT.
+    if (this.#createSql.size >= 256) this.#createSql.clear()
+    this.#createSql.set(key, sql)
+    return sql
+  }
+
+  async #attempt(
+    order: OrderColumns,
+    request: Omit<AllocationRequest, 'orderId'>,
+    offered: Allocation[]
+  ): Promise<Allocation | null> {
+    const postgres = db.connection().dialect.name === 'postgres'
+    const columns = Object.keys(order)
+    const orderValues = columns.map((column) => order[column])
+    const sql = this.#createSqlFor(postgres, postgres ? 0 : offered.length, columns)
+    const now = Date.now()
+
+    if (postgres) {
       const rows = await pgStatements.query(
         sql,
         [
@@ -292,19 +298,13 @@ export class AmountAllocator {
           ...orderValues,
         ]
       )
-      return rows.length > 0 ? createdTarget(rows[0]) : null
+      return rows.length > 0 ? chosenTarget(rows[0]) : null
     }
 
     const pickValues: (string | number)[] = []
     offered.forEach((candidate, index) => pickValues.push(index, request.network, request.token, candidate.address, candidate.amount))
     const row = await sqliteWriter.write(
-      {
-        sql: `WITH ${this.#sqlitePickSql(offered.length)}
-          INSERT INTO orders (${orderList}, receive_address, actual_amount)
-          SELECT ${orderPlaceholders}, pick.address, pick.amount FROM pick
-          ${CREATED_RETURNING}`,
-        bindings: [...pickValues, ...orderValues],
-      },
+      { sql, bindings: [...pickValues, ...orderValues] },
       {
         sql: 'INSERT INTO amount_locks (network, address, token, amount, order_id, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
         bindings: [
@@ -318,7 +318,7 @@ export class AmountAllocator {
         ],
       }
     )
-    return row ? createdTarget(row) : null
+    return row ? chosenTarget(row) : null
   }
 
   /** The pairs of `range` already reserved, as `address|amount`. */

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
+import { SQLITE_PRAGMAS } from '#support/sqlite_pragmas'
 
 /** A statement and its values. */
 export type SqliteStep = { sql: string; bindings: (string | number)[] }
@@ -11,9 +12,10 @@ export type SqliteFollowUp = { sql: string; bindings: (string | number | { fromR
 type Reply = {
   id: number
   row?: Record<string, unknown> | null
-  error?: { message: string; code?: string; name?: string }
-  /** The statements it ran for this write besides the two given (BEGIN, SAVEPOINT, RELEASE, COMMIT, ROLLBACK). */
-  control: string[]
+  error?: { message: string; code?: string }
+  /** The statements it ran for this write besides the two given: before them (BEGIN, SAVEPOINT) and after (RELEASE, ROLLBACK, COMMIT). */
+  before: string[]
+  after: string[]
 }
 
 type Pending = {
@@ -28,8 +30,8 @@ const MAX_BATCH = 64
 /**
  * The thread's code (plain JavaScript, run with `eval`, so it needs no
  * TypeScript loader and no file of the build): its own better-sqlite3
- * connection to the same database file, with the pragmas of
- * config/database.ts, and statements prepared once.
+ * connection to the same database file, with the pragmas of every
+ * connection (SQLITE_PRAGMAS), and statements prepared once.
  *
  * Writes that arrive while it works are taken together: one BEGIN
  * IMMEDIATE … COMMIT for all of them (group commit: the pages they share,
@@ -44,9 +46,7 @@ const THREAD_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads')
 const Database = require(workerData.driver)
 const db = new Database(workerData.filename)
-db.pragma('journal_mode = WAL')
-db.pragma('busy_timeout = 10000')
-db.pragma('foreign_keys = ON')
+for (const pragma of workerData.pragmas) db.pragma(pragma)
 const cache = new Map()
 function prepare(sql) {
   let statement = cache.get(sql)
@@ -58,7 +58,7 @@ function prepare(sql) {
   return statement
 }
 function describe(error) {
-  return { message: String(error && error.message || error), code: error && error.code, name: error && error.name }
+  return { message: String(error && error.message || error), code: error && error.code }
 }
 function runOne(write) {
   const row = prepare(write.first.sql).all(write.first.bindings)[0] || null
@@ -75,10 +75,10 @@ function flush() {
   const batch = queue.splice(0, ${MAX_BATCH})
   if (queue.length > 0) schedule()
   const single = batch.length === 1
-  const replies = batch.map((write) => ({ id: write.id, control: [] }))
+  const replies = batch.map((write) => ({ id: write.id, before: [], after: [] }))
   try {
     prepare('BEGIN IMMEDIATE').run()
-    replies[0].control.push('BEGIN IMMEDIATE')
+    replies[0].before.push('BEGIN IMMEDIATE')
   } catch (error) {
     for (const reply of replies) reply.error = describe(error)
     parentPort.postMessage(replies)
@@ -94,10 +94,10 @@ function flush() {
         return
       }
       prepare('SAVEPOINT w').run()
-      reply.control.push('SAVEPOINT w')
+      reply.before.push('SAVEPOINT w')
       reply.row = runOne(write)
       prepare('RELEASE w').run()
-      reply.control.push('RELEASE w')
+      reply.after.push('RELEASE w')
     } catch (error) {
       reply.row = undefined
       reply.error = describe(error)
@@ -107,14 +107,14 @@ function flush() {
         return
       }
       db.exec('ROLLBACK TO w; RELEASE w')
-      reply.control.push('ROLLBACK TO w', 'RELEASE w')
+      reply.after.push('ROLLBACK TO w', 'RELEASE w')
     }
   })
   const last = replies[replies.length - 1]
   if (!failure) {
     try {
       prepare('COMMIT').run()
-      last.control.push('COMMIT')
+      last.after.push('COMMIT')
     } catch (error) {
       failure = error
     }
@@ -122,7 +122,7 @@ function flush() {
   if (failure) {
     if (db.inTransaction) {
       db.exec('ROLLBACK')
-      last.control.push('ROLLBACK')
+      last.after.push('ROLLBACK')
     }
     const described = describe(failure)
     for (const reply of replies) {
@@ -216,7 +216,7 @@ export class SqliteWriter {
     const worker = new Worker(THREAD_SOURCE, {
       eval: true,
       execArgv: [],
-      workerData: { filename: this.filename(), driver: createRequire(import.meta.url).resolve('better-sqlite3') },
+      workerData: { filename: this.filename(), driver: createRequire(import.meta.url).resolve('better-sqlite3'), pragmas: SQLITE_PRAGMAS },
     })
     worker.on('message', (replies: Reply[]) => {
       for (const reply of replies) this.#settle(reply)
@@ -246,10 +246,10 @@ export class SqliteWriter {
     if (!pending) return
     this.#pending.delete(reply.id)
     const { first, next } = pending.write
-    for (const sql of reply.control) if (sql.startsWith('BEGIN') || sql.startsWith('SAVEPOINT')) this.report(sql)
+    for (const sql of reply.before) this.report(sql)
     this.report(first.sql, first.bindings)
     if (reply.row) this.report(next.sql, next.bindings)
-    for (const sql of reply.control) if (!sql.startsWith('BEGIN') && !sql.startsWith('SAVEPOINT')) this.report(sql)
+    for (const sql of reply.after) this.report(sql)
     if (reply.error) {
       pending.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }))
     } else {
