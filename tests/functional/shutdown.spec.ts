@@ -167,15 +167,21 @@ test.group('Graceful shutdown', (group) => {
     assert.instanceOf(outcome, Error) // cut: the process is gone
   }).timeout(60_000)
 
-  test('PostgreSQL: creates waiting for a pool connection are answered too', async ({ assert, cleanup }) => {
+  test('PostgreSQL: requests waiting for a pool connection, and creates queued for a create statement, are answered too', async ({ assert, cleanup }) => {
     await operator.setRate('USDT', 'CNY', '7.25')
     const server = await startServerProcess()
     cleanup(() => server.stop())
     const exited = exitOf(server.process)
     const poolMax = Number((db.getRawConnection(db.primaryConnectionName)?.config as any).pool?.max ?? 10)
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 100 })
+    cleanup(() => agent.destroy())
+    const first = assertAnswered(assert, [await create(server, agent)])[0]
+    const statusPath = `${server.url}/pay/check-status/${JSON.parse(first.body).data.trade_id}`
 
-    // Hold the orders table: every create waits in PostgreSQL holding a pool
-    // connection, and those beyond the pool's size wait for a connection.
+    // Hold the orders table: every request reading or writing it waits in
+    // PostgreSQL holding a pool connection, and those beyond the pool's size
+    // wait for a connection. Creates go out two statements at a time, the
+    // others queue for the next one (amount_allocator.ts, PG_CREATE_SLOTS).
     let unlock!: () => void
     const unlocked = new Promise<void>((resolve) => (unlock = resolve))
     let locked!: () => void
@@ -191,10 +197,10 @@ test.group('Graceful shutdown', (group) => {
     })
     await lockTaken
 
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 100 })
-    cleanup(() => agent.destroy())
-    const count = poolMax + 10
-    const creates = Array.from({ length: count }, () => create(server, agent))
+    const creates = Array.from({ length: 12 }, () => create(server, agent))
+    const reads = Array.from({ length: poolMax + 10 }, () =>
+      send(statusPath, { agent }).catch((error: Error) => error)
+    )
     const waitingInDatabase = async () => {
       const result = await db.rawQuery(
         `SELECT COUNT(*) AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database
@@ -202,7 +208,7 @@ test.group('Graceful shutdown', (group) => {
       )
       return Number(result.rows[0].n)
     }
-    await waitFor(async () => (await inFlight(server)) >= count + 1, 'every create to be in flight')
+    await waitFor(async () => (await inFlight(server)) >= creates.length + reads.length + 1, 'every request to be in flight')
     await waitFor(async () => (await waitingInDatabase()) >= poolMax, 'the pool to be saturated')
 
     server.process.kill('SIGTERM')
@@ -211,8 +217,9 @@ test.group('Graceful shutdown', (group) => {
     await holder
 
     assertAnswered(assert, await Promise.all(creates))
+    assertAnswered(assert, await Promise.all(reads))
     assert.deepEqual(await exited, { code: 0, signal: null })
-    assert.equal(await countRows('orders'), count)
+    assert.equal(await countRows('orders'), 1 + creates.length)
   }).timeout(60_000).skip(!onPostgres, 'PostgreSQL only (the SQLite run has its own case)')
 
   test('SIGTERM while a callback is being delivered: the delivery finishes and is recorded, its lease released, then exit 0', async ({
