@@ -169,8 +169,8 @@ export class AmountAllocator {
    * - SQLite: BEGIN IMMEDIATE, INSERT the order choosing the first free
    *   candidate (RETURNING the row), INSERT its lock, COMMIT, run on the
    *   writer thread (sqlite_writer.ts), which commits the writes that
-   *   arrive together in one transaction. The write lock is held from BEGIN IMMEDIATE, so nothing can take the
-   *   pair between the two inserts.
+   *   arrive together in one transaction. The write lock is held from
+   *   BEGIN IMMEDIATE, so nothing can take the pair between the two inserts.
    *
    * First offered: the wanted amount on every wallet. When the offered
    * candidates are all taken (or a race was lost) the taken pairs of the
