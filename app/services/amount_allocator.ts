@@ -50,8 +50,11 @@ const CANDIDATES_PER_ATTEMPT = 64
 /**
  * PostgreSQL creates: statements out at a time (creates arriving while
  * they are out go together in the next one), and creates per statement.
- * Two keep both of a small server's cores busy; a batch of n creates costs
- * the database about a third of n single ones from n = 8 on (measured).
+ * A batch of 8 creates cost PostgreSQL less than half the CPU of 8 single
+ * statements (measured: about 115 µs a create against 250). One slot was a
+ * little faster still on a 2-core machine; two keep one statement waiting
+ * on a row lock (another process's create of the same pair) from stopping
+ * every create of the process.
  */
 const PG_CREATE_SLOTS = 2
 const PG_CREATE_BATCH = 32
