@@ -336,15 +336,14 @@ export class AmountAllocator {
       RETURNING id, trade_id, receive_address, actual_amount`
   }
 
-  /** A create statement's text: PostgreSQL alone or batched (whatever the candidate count, given as 0), SQLite for `count` candidates. */
-  #createSqlFor(kind: 'pg' | 'pg-batch' | 'sqlite', count: number, columns: string[]): string {
+  /** A create statement's text: PostgreSQL (whatever the candidate count, given as 0), SQLite for `count` candidates. */
+  #createSqlFor(kind: 'pg' | 'sqlite', count: number, columns: string[]): string {
     const key = `${kind}|${count}|${columns.join(',')}`
     let sql = this.#createSql.get(key)
     if (sql) return sql
     const orderList = columns.join(', ')
     const orderPlaceholders = columns.map(() => '?').join(', ')
-    if (kind === 'pg-batch') sql = this.#pgBatchSql(columns)
-    else if (kind === 'pg')
+    if (kind === 'pg')
       sql = `WITH ${this.#pgPickSql()},
         lock AS (
           INSERT INTO amount_locks (network, address, token, amount, order_id, expires_at, created_at)
@@ -380,11 +379,14 @@ export class AmountAllocator {
     const key = columns.join(',')
     let batcher = this.#pgCreates.get(key)
     if (!batcher) {
+      // Both statement texts are built once, with the batcher of their column list.
+      const single = this.#createSqlFor('pg', 0, columns)
+      const batched = this.#pgBatchSql(columns)
       batcher = new StatementBatcher<PgCreateJob, Allocation | null>({
         maxInFlight: PG_CREATE_SLOTS,
         maxBatch: PG_CREATE_BATCH,
-        one: (job) => this.#pgCreateOne(columns, job),
-        many: (jobs) => this.#pgCreateMany(columns, jobs),
+        one: (job) => this.#pgCreateOne(single, columns, job),
+        many: (jobs) => this.#pgCreateMany(batched, jobs),
         retryAlone: retryCreatesAlone,
       })
       this.#pgCreates.set(key, batcher)
@@ -392,8 +394,8 @@ export class AmountAllocator {
     return batcher
   }
 
-  async #pgCreateOne(columns: string[], job: PgCreateJob): Promise<Allocation | null> {
-    const rows = await pgStatements.query(this.#createSqlFor('pg', 0, columns), [
+  async #pgCreateOne(sql: string, columns: string[], job: PgCreateJob): Promise<Allocation | null> {
+    const rows = await pgStatements.query(sql, [
       job.network,
       job.token,
       job.offered.map((candidate) => candidate.address),
@@ -407,7 +409,7 @@ export class AmountAllocator {
     return rows.length > 0 ? chosenTarget(rows[0]) : null
   }
 
-  async #pgCreateMany(columns: string[], jobs: PgCreateJob[]): Promise<(Allocation | null)[]> {
+  async #pgCreateMany(sql: string, jobs: PgCreateJob[]): Promise<(Allocation | null)[]> {
     const batch = jobs.map((job) => ({
       order: job.order,
       network: job.network,
@@ -417,7 +419,7 @@ export class AmountAllocator {
       addresses: job.offered.map((candidate) => candidate.address),
       amounts: job.offered.map((candidate) => candidate.amount),
     }))
-    const rows = await pgStatements.query(this.#createSqlFor('pg-batch', 0, columns), [JSON.stringify(batch)])
+    const rows = await pgStatements.query(sql, [JSON.stringify(batch)])
     const byTradeId = new Map(rows.map((row) => [String(row.trade_id), row]))
     return jobs.map((job) => {
       const row = byTradeId.get(String(job.order.trade_id))
