@@ -137,15 +137,19 @@ function schedule() {
   scheduled = true
   setImmediate(flush)
 }
-parentPort.on('message', (write) => {
-  if (write === 'close') {
+parentPort.on('message', (message) => {
+  if (message === 'close') {
     db.close()
     process.exit(0)
   }
-  queue.push(write)
+  // An array: writes held back together (SqliteWriter.hold), queued at once so they share a batch.
+  if (Array.isArray(message)) queue.push(...message)
+  else queue.push(message)
   schedule()
 })
 `
+
+type HeldWrite = { id: number; first: SqliteStep; next: SqliteFollowUp }
 
 type Reporter = (sql: string, bindings?: unknown[]) => void
 
@@ -172,6 +176,8 @@ export class SqliteWriter {
   #nextId = 1
   /** Called by close() when the last pending write is answered. */
   #drained: (() => void) | null = null
+  /** Writes kept back while held (hold()), handed to the thread together on release. */
+  #held: HeldWrite[] | null = null
 
   constructor(
     private readonly filename: () => string,
@@ -191,8 +197,27 @@ export class SqliteWriter {
       // Held open while a write waits for its answer (a script awaiting one must not exit), not when idle.
       if (this.#pending.size === 0) worker.ref()
       this.#pending.set(id, { resolve, reject, write: { first, next } })
-      worker.postMessage({ id, first, next })
+      if (this.#held) this.#held.push({ id, first, next })
+      else worker.postMessage({ id, first, next })
     })
+  }
+
+  /**
+   * Keeps the writes handed from now on back from the thread until the
+   * returned function is called; they then reach it in one message and so
+   * share one transaction (up to its batch size). What group commit does
+   * under load, made certain: a caller that must know which writes go
+   * together (a test of the batch's rules) holds, writes, releases.
+   */
+  hold(): () => void {
+    if (this.#held) throw new Error('the SQLite writer is already held')
+    const held: HeldWrite[] = []
+    this.#held = held
+    return () => {
+      if (this.#held !== held) return
+      this.#held = null
+      if (held.length > 0) this.#start().postMessage(held)
+    }
   }
 
   /** Writes handed to the thread and not answered yet. */
@@ -204,6 +229,10 @@ export class SqliteWriter {
   async close() {
     const worker = this.#worker
     if (!worker) return
+    // Writes still held are handed over: close() answers every write handed before it.
+    const held = this.#held
+    this.#held = null
+    if (held && held.length > 0) worker.postMessage(held)
     if (this.#pending.size > 0) await new Promise<void>((resolve) => (this.#drained = resolve))
     this.#worker = null
     const exited = new Promise((resolve) => worker.once('exit', resolve))

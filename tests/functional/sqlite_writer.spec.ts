@@ -71,12 +71,17 @@ test.group('SQLite writer thread', (group) => {
   }) => {
     await writer.write(...write('taken'))
     statements = []
-    const results = await Promise.allSettled([
+    // Held, then released: the four reach the thread in one message, whatever the machine's load.
+    const release = writer.hold()
+    const handed = Promise.allSettled([
       writer.write(...write('b')),
       writer.write(...write('taken')), // the parent's unique key: its first statement fails
       writer.write(...write('c', 'b')), // its parent goes in, its child's key is taken: the parent must go too
       writer.write(...write('d')),
     ])
+    assert.equal(writer.pending, 4)
+    release()
+    const results = await handed
     assert.deepEqual(
       results.map((result) => result.status),
       ['fulfilled', 'rejected', 'rejected', 'fulfilled']
@@ -103,7 +108,10 @@ test.group('SQLite writer thread', (group) => {
   test('when COMMIT fails, every write of the batch is answered with the error and none is kept', async ({ assert }) => {
     // The second write's child names a parent that does not exist through a deferred
     // foreign key: its statements succeed, the COMMIT of the batch is refused.
-    const results = await Promise.allSettled([writer.write(...write('p')), writer.write(...write('q', 'q', 424242))])
+    const release = writer.hold()
+    const handed = Promise.allSettled([writer.write(...write('p')), writer.write(...write('q', 'q', 424242))])
+    release()
+    const results = await handed
     assert.deepEqual(
       results.map((result) => result.status),
       ['rejected', 'rejected']
@@ -113,6 +121,23 @@ test.group('SQLite writer thread', (group) => {
     assert.deepEqual(await keys('writer_children'), [])
     // The thread goes on: the next write commits.
     assert.equal((await writer.write(...write('r')))?.k, 'r')
+  }).skip(onPostgres, ONLY_SQLITE)
+
+  test('writes handed while held wait for the release, then go in one transaction', async ({ assert }) => {
+    const release = writer.hold()
+    const handed = ['h1', 'h2', 'h3'].map((key) => writer.write(...write(key)))
+    // Nothing reaches the thread while held: a read through another connection sees no row.
+    await db.from('writer_parents').where('k', 'h1').first()
+    assert.deepEqual(await keys('writer_children'), [])
+    assert.throws(() => writer.hold(), /already held/)
+    release()
+    assert.deepEqual(
+      (await Promise.all(handed)).map((row) => row?.k),
+      ['h1', 'h2', 'h3']
+    )
+    assert.equal(statements.filter((sql) => sql === 'BEGIN IMMEDIATE').length, 1)
+    assert.equal(statements.filter((sql) => sql === 'SAVEPOINT w').length, 3)
+    assert.deepEqual(await keys('writer_children'), ['h1', 'h2', 'h3'])
   }).skip(onPostgres, ONLY_SQLITE)
 
   test('close() answers the writes handed before it, then stops the thread; a later write starts it again', async ({ assert }) => {
