@@ -22,10 +22,29 @@ export class InvalidOptionsError extends Error {}
 /** A reference that cannot be looked up (not found, malformed, node down). */
 export class TransferLookupError extends Error {}
 
+/**
+ * Where a transfer sits in its block (chains with blocks): the scanner
+ * keeps it with the payment, so that a reorganisation that replaces the
+ * block is seen and the order flagged.
+ */
+export type TransferBlock = { number: string; hash: string }
+
 /** One transfer a transaction made, as read from the chain. */
 export type ObservedTransfer = {
   /** Canonical reference of the transaction (what block_transaction_id keeps). */
   reference: string
+  /**
+   * Which transfer of the transaction this is, in the family's own terms,
+   * stable however often it is read: `log:<index>` (an EVM or TRON event
+   * log), `value` (the native value the transaction itself carries),
+   * `trace:<path>` (native value sent by a contract), `ix:<n>` or
+   * `ix:<n>.<m>` (a Solana instruction, inner ones by their parent),
+   * `in` (a TON transaction's incoming message). One transaction may pay
+   * several orders, one transfer pays at most one (10007).
+   */
+  position: string
+  /** The block it was read from, when the chain has blocks that can be replaced. */
+  block?: TransferBlock
   /** Recipient, in the form the family stores addresses. */
   to: string
   /** Token contract in stored form; null for the native coin. */

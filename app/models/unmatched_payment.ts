@@ -14,6 +14,18 @@ export default class UnmatchedPayment extends BaseModel {
   @column()
   declare reference: string
 
+  /** Which transfer of the transaction (payment_references.position); '' when unknown. */
+  @column()
+  declare position: string
+
+  /** transfer | unreadable | unexplained | reorged (payment_matcher.ts). */
+  @column()
+  declare kind: string
+
+  /** The (paid) order a `reorged` row is about. */
+  @column({ consume: (value: unknown) => (value === null || value === undefined ? null : Number(value)) })
+  declare orderId: number | null
+
   @column()
   declare toAddress: string
 

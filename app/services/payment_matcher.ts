@@ -10,9 +10,17 @@ import { claimOf } from '#services/transfer_claim'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
 import { Decimal } from '#support/money'
+import { usedReference } from '#services/transfer_references'
 
 /** unmatched_payments.reason is VARCHAR(255). */
 const REASON_MAX = 255
+
+/**
+ * What an unmatched_payments row records: a transfer that paid nothing, a
+ * transaction that could not be read, a balance that rose by more than the
+ * transfers seen, or a payment whose block a reorganisation replaced.
+ */
+export type UnmatchedKind = 'transfer' | 'unreadable' | 'unexplained' | 'reorged'
 
 export type MatchOutcome = 'paid' | 'already' | 'unmatched' | 'ignored'
 
@@ -36,11 +44,7 @@ export class PaymentMatcher {
     const token = tokens.find((entry) => entry.contract === transfer.contract)
     if (!token || !transfer.success) return 'ignored'
 
-    const used = await db
-      .from('payment_references')
-      .where('network', chain.network)
-      .where('reference', transfer.reference)
-      .first()
+    const used = await usedReference(chain.network, transfer.reference, transfer.position)
     if (used) return 'already'
 
     const amount = new Decimal(transfer.amount)
@@ -50,6 +54,8 @@ export class PaymentMatcher {
       try {
         await paymentService.markPaid(claimant.id, {
           reference: transfer.reference,
+          position: transfer.position,
+          block: transfer.block,
           source: 'scanner',
           paidAt: transfer.timestamp,
         })
@@ -63,8 +69,6 @@ export class PaymentMatcher {
         if (error.businessCode === ErrorCode.BLOCK_PROCESSED) return 'already'
         // paid meanwhile by another reference: this one pays nothing
       }
-    } else if (claimant && claimant.blockTransactionId === transfer.reference) {
-      return 'already'
     }
 
     const reason = claimant
@@ -72,6 +76,8 @@ export class PaymentMatcher {
       : await this.#whyNoClaimant(onAddress, amount, token.symbol, transfer.timestamp, candidates.length > 0)
     await this.#recordUnmatched(chain, {
       reference: transfer.reference,
+      position: transfer.position,
+      kind: 'transfer',
       to: transfer.to,
       token: token.symbol,
       amount: new Decimal(transfer.amount).toFixed(),
@@ -92,6 +98,8 @@ export class PaymentMatcher {
     const token = tokens.find((entry) => entry.contract === unreadable.contract)
     return this.#recordUnmatched(chain, {
       reference: unreadable.reference,
+      position: '',
+      kind: 'unreadable',
       to: unreadable.to,
       token: token?.symbol ?? '?',
       amount: '',
@@ -120,7 +128,16 @@ export class PaymentMatcher {
 
   async #recordUnmatched(
     chain: Chain,
-    row: { reference: string; to: string; token: string; amount: string; timestamp: number; reason: string }
+    row: {
+      reference: string
+      position: string
+      kind: UnmatchedKind
+      to: string
+      token: string
+      amount: string
+      timestamp: number
+      reason: string
+    }
   ): Promise<boolean> {
     const reason = row.reason.length > REASON_MAX ? `${row.reason.slice(0, REASON_MAX - 3)}...` : row.reason
     const inserted: unknown[] = await db
@@ -130,6 +147,8 @@ export class PaymentMatcher {
       .insert({
         network: chain.network,
         reference: row.reference,
+        position: row.position,
+        kind: row.kind,
         to_address: row.to,
         token: row.token,
         amount: row.amount,
@@ -137,7 +156,7 @@ export class PaymentMatcher {
         reason,
         detected_at: Date.now(),
       })
-      .onConflict(['network', 'reference', 'to_address', 'token'])
+      .onConflict(['network', 'reference', 'position', 'to_address', 'token', 'kind'])
       .ignore()
       .returning('id')
     if (inserted.length > 0) {

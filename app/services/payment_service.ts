@@ -11,12 +11,22 @@ import { assertPayableBy, type PaymentSource } from '#services/order_rules'
 import { insertUnlessPresent } from '#support/insert_unless_present'
 import { lockRow } from '#support/row_lock'
 import { metrics } from '#support/metrics'
+import { usedReference } from '#services/transfer_references'
+import type { TransferBlock } from '#chains/chain_family'
 
 export type { PaymentSource }
 
 export type PaymentRequest = {
   /** Canonical transaction reference (a hash or the family's own form, the provider order id). */
   reference: string
+  /**
+   * Which transfer of the transaction paid (the family's position: `log:7`,
+   * `ix:2` ...). '' (the default) stands for the whole transaction: a
+   * provider's order id, or a source that names no position.
+   */
+  position?: string
+  /** The block the transfer was read from (chains with blocks), kept to flag a reorganisation. */
+  block?: TransferBlock
   source: PaymentSource
   /** When the payment happened (block time), epoch ms; defaults to now. */
   paidAt?: number
@@ -55,7 +65,7 @@ export class PaymentService {
     const network = order.isProviderOrder ? order.payProvider : order.network
 
     if (order.status === OrderStatus.PAID) {
-      if (order.blockTransactionId === request.reference) {
+      if (order.blockTransactionId === request.reference && (await this.#paidBySameTransfer(trx, network, order, request))) {
         return { order, notified: null, alreadyPaid: true }
       }
       throw new BusinessError(ErrorCode.STATUS_CHANGED, 'Order status has changed: it is already paid')
@@ -106,31 +116,53 @@ export class PaymentService {
     return { order, notified: parent, alreadyPaid: false }
   }
 
+  /**
+   * A paid order called again with the same transaction: the same payment
+   * (a no-op) only when this very transfer paid it, or paid its child (a
+   * child's payment settles its parent). Another transfer of the same
+   * transaction is a second payment, not this one.
+   */
+  async #paidBySameTransfer(trx: TransactionClientContract, network: string, order: Order, request: PaymentRequest) {
+    const used = await usedReference(network, request.reference, request.position ?? '', trx)
+    if (!used) return false
+    if (used.order_id === order.id) return true
+    const child = await trx.from('orders').where('parent_id', order.id).select('id').first()
+    return child !== null && child !== undefined && Number(child.id) === used.order_id
+  }
+
+  /**
+   * Records that this transfer paid the order; 10007 when it (or, for a row
+   * from before positions, its whole transaction) already paid another.
+   * Two payments racing for one transfer meet on the unique key: one row
+   * is inserted, the other call reads it and is refused.
+   */
   async #claimReference(trx: TransactionClientContract, network: string, request: PaymentRequest, order: Order) {
+    const position = request.position ?? ''
+    const refuse = () =>
+      new BusinessError(ErrorCode.BLOCK_PROCESSED, `Order block already processed: ${request.reference} already paid another order`)
+    const before = await usedReference(network, request.reference, position, trx)
+    if (before) {
+      if (before.order_id !== order.id) throw refuse()
+      return
+    }
     const { inserted } = await insertUnlessPresent(
       trx,
       'payment_references',
       {
         network,
         reference: request.reference,
+        position,
+        block_number: request.block?.number ?? null,
+        block_hash: request.block?.hash ?? null,
         order_id: order.id,
         source: request.source,
         created_at: Date.now(),
       },
-      ['network', 'reference']
+      ['network', 'reference', 'position']
     )
     if (inserted) return
-    const existing = await trx
-      .from('payment_references')
-      .where('network', network)
-      .where('reference', request.reference)
-      .first()
-    if (Number(existing?.order_id) !== order.id) {
-      throw new BusinessError(
-        ErrorCode.BLOCK_PROCESSED,
-        `Order block already processed: ${request.reference} already paid another order`
-      )
-    }
+    const existing = await usedReference(network, request.reference, position, trx)
+    if (existing?.order_id !== order.id) throw refuse()
   }
 
   async #settle(trx: TransactionClientContract, order: Order, reference: string, paidAt: number) {

@@ -8,6 +8,7 @@ import type { ObservedTransfer } from '#chains/chain_family'
 import { claimOf } from '#services/transfer_claim'
 import { isPayableBy } from '#services/order_rules'
 import { Decimal } from '#support/money'
+import { usedReference } from '#services/transfer_references'
 
 /** Rows per DELETE … WHERE IN (well under both databases' bound-parameter limits). */
 const DELETE_CHUNK = 500
@@ -41,7 +42,7 @@ export class PaymentSightings {
       const order = await this.#claimant(chain, tokens, transfer)
       if (!order) continue
       const token = tokens.find((entry) => entry.contract === transfer.contract)!
-      kept.add(keyOf(transfer.reference, transfer.to))
+      kept.add(keyOf(transfer.reference, transfer.position, transfer.to))
       await db
         .connection()
         .knexQuery()
@@ -49,6 +50,7 @@ export class PaymentSightings {
         .insert({
           network: chain.network,
           reference: transfer.reference,
+          position: transfer.position,
           to_address: transfer.to,
           token: token.symbol,
           amount: new Decimal(transfer.amount).toFixed(),
@@ -58,12 +60,12 @@ export class PaymentSightings {
           seen_at: now,
           last_seen_at: now,
         })
-        .onConflict(['network', 'reference', 'to_address'])
+        .onConflict(['network', 'reference', 'position', 'to_address'])
         .merge(['token', 'amount', 'order_id', 'confirmations', 'transfer_time', 'last_seen_at'])
     }
 
-    const rows = await db.from('payment_sightings').where('network', chain.network).select('id', 'reference', 'to_address')
-    const gone = rows.filter((row) => !kept.has(keyOf(row.reference, row.to_address))).map((row) => row.id)
+    const rows = await db.from('payment_sightings').where('network', chain.network).select('id', 'reference', 'position', 'to_address')
+    const gone = rows.filter((row) => !kept.has(keyOf(row.reference, row.position, row.to_address))).map((row) => row.id)
     for (let start = 0; start < gone.length; start += DELETE_CHUNK) {
       await db.from('payment_sightings').whereIn('id', gone.slice(start, start + DELETE_CHUNK)).delete()
     }
@@ -87,6 +89,12 @@ export class PaymentSightings {
           .from('payment_references')
           .whereColumn('payment_references.network', 'payment_sightings.network')
           .whereColumn('payment_references.reference', 'payment_sightings.reference')
+          // The same transfer, or (position '') its whole transaction.
+          .where((same) =>
+            same
+              .whereColumn('payment_references.position', 'payment_sightings.position')
+              .orWhere('payment_references.position', '')
+          )
       )
       .orderBy('seen_at', 'asc')
       .orderBy('id', 'asc')
@@ -97,12 +105,7 @@ export class PaymentSightings {
   async #claimant(chain: Chain, tokens: Token[], transfer: ObservedTransfer): Promise<Order | null> {
     const token = tokens.find((entry) => entry.contract === transfer.contract)
     if (!token || !transfer.success) return null
-    const used = await db
-      .from('payment_references')
-      .where('network', chain.network)
-      .where('reference', transfer.reference)
-      .first()
-    if (used) return null
+    if (await usedReference(chain.network, transfer.reference, transfer.position)) return null
     const { claimant } = await claimOf(chain.network, token, transfer)
     if (!claimant || claimant.status === OrderStatus.PAID) return null
     return claimant
@@ -120,8 +123,8 @@ export class PaymentSightings {
   }
 }
 
-function keyOf(reference: string, to: string) {
-  return `${reference}\n${to}`
+function keyOf(reference: string, position: string, to: string) {
+  return `${reference}\n${position}\n${to}`
 }
 
 const paymentSightings = new PaymentSightings()

@@ -7,6 +7,7 @@ import { RpcUnavailableError } from '#chains/rpc_pool'
 import { BLOCK_TIME_SKEW_MS, TransferLookupError, type ObservedTransfer } from '#chains/chain_family'
 import BusinessError from '#exceptions/business_error'
 import { Decimal, toDecimalString } from '#support/money'
+import { usedReference } from '#services/transfer_references'
 
 /**
  * How strictly a reference is held to the order's life:
@@ -23,7 +24,13 @@ export type VerificationMode = 'submit' | 'admin'
  * reference is canonical.
  */
 export class TransferVerifier {
-  async verify(order: Order, reference: string, mode: VerificationMode): Promise<ObservedTransfer> {
+  /**
+   * `position` (an unmatched payment being assigned) names the transfer of
+   * the transaction to check; without it, the transaction's transfers that
+   * fit the order are considered, one no other order was paid with first
+   * (one transaction may pay several orders).
+   */
+  async verify(order: Order, reference: string, mode: VerificationMode, position?: string): Promise<ObservedTransfer> {
     const chain = await Chain.findBy('network', order.network)
     if (!chain) throw BusinessError.parameter(`Unknown network ${order.network}`)
     // No enabled plugin brings the family: nothing can read the chain.
@@ -58,7 +65,10 @@ export class TransferVerifier {
     const succeeded = ofToken.filter((entry) => entry.success)
     if (succeeded.length === 0) throw BusinessError.parameter('Transaction check failed: the transaction failed on chain')
     const expected = new Decimal(order.actualAmount)
-    const transfer = succeeded.find((entry) => new Decimal(entry.amount).eq(expected))
+    const fitting = succeeded.filter(
+      (entry) => new Decimal(entry.amount).eq(expected) && (position === undefined || entry.position === position)
+    )
+    const transfer = await this.#unused(order, fitting)
     if (!transfer) {
       throw BusinessError.parameter(
         `Transaction check failed: it transfers ${toDecimalString(succeeded[0].amount)} ${order.token}, the order expects ${toDecimalString(expected)}`
@@ -76,6 +86,15 @@ export class TransferVerifier {
       )
     }
     return transfer
+  }
+
+  /** Of the transfers that fit the order, the first that paid no other order (else the first: the payment path answers 10007). */
+  async #unused(order: Order, fitting: ObservedTransfer[]): Promise<ObservedTransfer | undefined> {
+    for (const transfer of fitting) {
+      const used = await usedReference(order.network, transfer.reference, transfer.position)
+      if (!used || used.order_id === order.id) return transfer
+    }
+    return fitting[0]
   }
 }
 

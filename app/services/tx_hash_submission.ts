@@ -23,6 +23,8 @@ export class TxHashSubmission {
     const transfer = await transferVerifier.verify(order, reference, 'submit')
     const outcome = await paymentService.markPaid(order.id, {
       reference: transfer.reference,
+      position: transfer.position,
+      block: transfer.block,
       source: 'submit',
       paidAt: transfer.timestamp,
     })

@@ -102,6 +102,7 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
           const block = await blockOf(call, blocks, log.blockNumber)
           found.push({
             reference: log.transactionHash.toLowerCase(),
+            position: `log:${log.logIndex}`,
             to: getAddress(log.args.to),
             contract: token.contract,
             amount,
@@ -241,6 +242,7 @@ async function nativeTransfers(
         if (receipt.status !== 'success') continue
         found.push({
           reference: tx.hash.toLowerCase(),
+          position: 'value',
           to: recipient,
           contract: null,
           amount,

@@ -60,6 +60,7 @@ export async function unconfirmedEvm(
       if (!token || !watched.has(getAddress(log.args.to))) continue
       found.push({
         reference: log.transactionHash.toLowerCase(),
+        position: `log:${log.logIndex}`,
         to: getAddress(log.args.to),
         contract: token.contract,
         amount: fromBaseUnits(log.args.value, token.decimals),
@@ -91,6 +92,7 @@ export async function unconfirmedEvm(
 function nativeTransfer(native: Token, payment: WindowBlock['payments'][number], timestamp: number, confirmations: number) {
   return {
     reference: payment.hash.toLowerCase(),
+    position: 'value',
     to: payment.to,
     contract: null,
     amount: fromBaseUnits(payment.value, native.decimals),

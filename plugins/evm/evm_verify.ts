@@ -67,7 +67,13 @@ export async function verifyEvmReference(reference: string, context: Verificatio
 
   const native = tokens.find((token) => token.contract === null)
   if (native && tx.to && tx.value > 0n) {
-    transfers.push({ ...base, to: getAddress(tx.to), contract: null, amount: fromBaseUnits(tx.value, native.decimals) })
+    transfers.push({
+      ...base,
+      position: 'value',
+      to: getAddress(tx.to),
+      contract: null,
+      amount: fromBaseUnits(tx.value, native.decimals),
+    })
   }
 
   for (const log of receipt.logs) {
@@ -77,6 +83,7 @@ export async function verifyEvmReference(reference: string, context: Verificatio
       const event = decodeEventLog({ abi: [TRANSFER_EVENT], data: log.data, topics: log.topics })
       transfers.push({
         ...base,
+        position: `log:${log.logIndex}`,
         to: getAddress(event.args.to),
         contract: token.contract,
         amount: fromBaseUnits(event.args.value, token.decimals),
@@ -94,6 +101,8 @@ export async function verifyEvmReference(reference: string, context: Verificatio
         const token = tokenOfContract(tokens, tx.to)!
         transfers.push({
           ...base,
+          // A reverted call left no log; it pays nothing (success false) and is named by its call.
+          position: 'call',
           to: getAddress(recipient),
           contract: token.contract,
           amount: fromBaseUnits(value, token.decimals),

@@ -51,6 +51,8 @@ export type ChainTransfer = {
   contract: string | null
   /** Amount in token units, exact decimal string. */
   amount: string
+  /** The instruction that made it: `ix:<n>` top-level, `ix:<n>.<m>` the m-th inner instruction of the n-th. */
+  position: string
 }
 
 /**
@@ -68,10 +70,16 @@ function accountAddress(key: { pubkey: string } | string): string {
   return typeof key === 'string' ? key : key.pubkey
 }
 
-/** Top-level instructions, then the inner ones (CPIs: a program paying on someone's behalf). */
-export function allInstructions(transaction: JsonParsedTransaction): ParsedInstruction[] {
-  const inner = (transaction.meta?.innerInstructions ?? []).flatMap((entry) => entry.instructions)
-  return [...transaction.transaction.message.instructions, ...inner]
+/**
+ * Top-level instructions, then the inner ones (CPIs: a program paying on
+ * someone's behalf), each with its position in the transaction.
+ */
+export function allInstructions(transaction: JsonParsedTransaction): { instruction: ParsedInstruction; position: string }[] {
+  const top = transaction.transaction.message.instructions.map((instruction, index) => ({ instruction, position: `ix:${index}` }))
+  const inner = (transaction.meta?.innerInstructions ?? []).flatMap((entry) =>
+    entry.instructions.map((instruction, index) => ({ instruction, position: `ix:${Number(entry.index)}.${index}` }))
+  )
+  return [...top, ...inner]
 }
 
 function tokenBalances(transaction: JsonParsedTransaction): TokenBalance[] {
@@ -125,7 +133,7 @@ export function readTransfers(transaction: JsonParsedTransaction, owners: TokenA
   const transfers: ChainTransfer[] = []
   /** Base units each Token-2022 account is said to receive, checked against its balance below. */
   const credited2022 = new Map<string, bigint>()
-  for (const instruction of allInstructions(transaction)) {
+  for (const { instruction, position } of allInstructions(transaction)) {
     if (typeof instruction.parsed !== 'object' || !instruction.parsed) continue
     const type = instruction.parsed.type
     const info = instruction.parsed.info ?? {}
@@ -135,7 +143,7 @@ export function readTransfers(transaction: JsonParsedTransaction, owners: TokenA
       if (!destination || info.lamports === undefined) {
         throw new UnreadableTransactionError(`a system ${type} without destination or lamports`)
       }
-      transfers.push({ to: destination, contract: null, amount: fromBaseUnits(info.lamports as bigint, SOL_DECIMALS) })
+      transfers.push({ to: destination, contract: null, amount: fromBaseUnits(info.lamports as bigint, SOL_DECIMALS), position })
       continue
     }
 
@@ -173,7 +181,7 @@ export function readTransfers(transaction: JsonParsedTransaction, owners: TokenA
     }
     const owner = owners.get(destination)
     const to = owner && owner.mint === mint ? owner.wallet : destination
-    transfers.push({ to, contract: mint, amount: fromBaseUnits(baseUnits, decimals) })
+    transfers.push({ to, contract: mint, amount: fromBaseUnits(baseUnits, decimals), position })
   }
   checkToken2022Credits(transaction, keys, credited2022)
   return transfers

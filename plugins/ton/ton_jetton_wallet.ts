@@ -70,6 +70,8 @@ export async function readJettonWalletTransaction(
     contract: wallet.token.contract,
     timestamp: transaction.now * 1000,
     confirmations: reading.confirmations,
+    // A TON transaction has one incoming message: the transfer is the transaction's.
+    position: 'in',
   }
   let body: ReturnType<typeof readInternalTransfer>
   try {

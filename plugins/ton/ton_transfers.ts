@@ -99,6 +99,8 @@ export async function readWalletTransaction(
     to: account.stored,
     timestamp: transaction.now * 1000,
     confirmations: reading.confirmations,
+    // A TON transaction has one incoming message: the transfer is the transaction's.
+    position: 'in',
   }
   const operation = operationOf(message.body)
 

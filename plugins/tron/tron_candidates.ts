@@ -18,6 +18,10 @@ export type Candidate = {
   /** Known for TRX rows; TRC-20 rows need the receipt. */
   blockNumber: number | null
   success: boolean | null
+  /** The transfer's position in its transaction: `value` for TRX; TRC-20 rows name no log, the receipt's logs tell (null until read). */
+  position: string | null
+  /** TRC-20: the amount in base units, to find its log in the receipt. */
+  baseUnits?: bigint
 }
 
 /** What a listed row is to the scanner: a candidate, unreadable (kept, with the reason), or none of its business. */
@@ -61,6 +65,8 @@ export function readTrc20Row(row: Trc20TransferRow, stream: Stream): RowReading 
       timestamp: row.block_timestamp,
       blockNumber: null,
       success: null,
+      position: null,
+      baseUnits: BigInt(row.value),
     },
   }
 }
@@ -92,6 +98,7 @@ export function readTrxRow(row: TronTransaction, stream: Stream): RowReading {
       timestamp: row.block_timestamp!,
       blockNumber: Number.isSafeInteger(row.blockNumber) ? row.blockNumber! : null,
       success: true,
+      position: 'value',
     },
   }
 }

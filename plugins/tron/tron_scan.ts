@@ -4,6 +4,7 @@ import { redactSecrets } from '#support/redaction'
 import { tronOptions, type TronOptions } from '#plugins/tron/tron_options'
 import { isFreshCursor, pruneReported, readCursor, reportKey, type DeepPass, type TronScanCursor } from '#plugins/tron/tron_scan_cursor'
 import { readTrc20Row, readTrxRow, rowTime, type Candidate, type RowReading, type Stream } from '#plugins/tron/tron_candidates'
+import { transferLogPosition } from '#plugins/tron/tron_transfers'
 import {
   TronAnswerError,
   TronGridClient,
@@ -295,17 +296,25 @@ class TronScanRun {
   async #withDepth(candidate: Candidate, solid: boolean): Promise<ObservedTransfer | null> {
     let blockNumber = candidate.blockNumber
     let success = candidate.success
-    if (blockNumber === null || success === null) {
+    let position = candidate.position
+    if (blockNumber === null || success === null || position === null) {
       const cache = solid ? this.#receipts : this.#recentReceipts
       if (!cache.has(candidate.txid)) cache.set(candidate.txid, this.client.transactionInfo(candidate.txid, solid))
       const info = await cache.get(candidate.txid)!
       if (!info) return null
       blockNumber = info.blockNumber
       success = success ?? receiptSucceeded(info)
+      position ??=
+        candidate.contract !== null && candidate.baseUnits !== undefined
+          ? transferLogPosition(info, candidate.contract, candidate.to, candidate.baseUnits)
+          : null
+      // A listed transfer whose log the receipt lacks (a failed call leaves none): named by the call.
+      position ??= 'call'
     }
     if (solid && blockNumber > this.marks.solidNumber) return null
     return {
       reference: candidate.txid,
+      position,
       to: candidate.to,
       contract: candidate.contract,
       amount: candidate.amount,

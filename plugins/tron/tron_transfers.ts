@@ -48,28 +48,63 @@ export function transfersOf(
   const call = transaction.raw_data.contract[0]
   if (!call) return []
   const success = succeeded(transaction, info)
-  const observed = (to: string, contract: string | null, baseUnits: bigint): ObservedTransfer => {
+  const observed = (to: string, contract: string | null, baseUnits: bigint, position: string): ObservedTransfer => {
     const token = tokens.find((entry) => entry.contract === contract)
     const decimals = token ? token.decimals : contract === null ? SUN_DECIMALS : 0
-    return { ...facts, to, contract, amount: fromBaseUnits(baseUnits, decimals), success }
+    return { ...facts, position, to, contract, amount: fromBaseUnits(baseUnits, decimals), success }
   }
 
   if (call.type === 'TransferContract') {
     const { to_address: to, amount } = call.parameter.value as { to_address?: string; amount?: number | string }
     if (typeof to !== 'string' || amount === undefined) return []
-    return [observed(tronAddressFromAny(to), null, BigInt(amount))]
+    return [observed(tronAddressFromAny(to), null, BigInt(amount), 'value')]
   }
 
   if (call.type !== 'TriggerSmartContract') return []
   if (success) {
-    return (info?.log ?? [])
-      .filter((log) => log.topics?.length === 3 && log.topics[0].toLowerCase().replace(/^0x/, '') === TRANSFER_TOPIC)
-      .map((log) =>
-        observed(tronAddressFromWord(log.topics![2]), tronAddressFromHex(log.address), BigInt(`0x${log.data || '0'}`))
-      )
+    return (info?.log ?? []).flatMap((log, index) =>
+      isTransferLog(log)
+        ? [observed(tronAddressFromWord(log.topics![2]), tronAddressFromHex(log.address), BigInt(`0x${log.data || '0'}`), `log:${index}`)]
+        : []
+    )
   }
   const intent = transferIntent(call.parameter.value)
-  return intent ? [observed(intent.to, intent.contract, intent.amount)] : []
+  // A reverted call left no log; it pays nothing (success false) and is named by its call.
+  return intent ? [observed(intent.to, intent.contract, intent.amount, 'call')] : []
+}
+
+/** An ERC-20 style Transfer event (three topics: the event, from, to). */
+export function isTransferLog(log: { topics?: string[] }): boolean {
+  return log.topics?.length === 3 && log.topics[0].toLowerCase().replace(/^0x/, '') === TRANSFER_TOPIC
+}
+
+/**
+ * The position (`log:<index>`) of the Transfer log of `contract` to `to`
+ * of `baseUnits` in a receipt: how a TRC-20 listing row, which names no
+ * log, is tied to its transfer. The `occurrence`-th such log (0: the
+ * first) when one transaction holds several alike; null when none.
+ */
+export function transferLogPosition(
+  info: TronTransactionInfo,
+  contract: string,
+  to: string,
+  baseUnits: bigint,
+  occurrence = 0
+): string | null {
+  let seen = 0
+  const logs = info.log ?? []
+  for (let index = 0; index < logs.length; index++) {
+    const log = logs[index]
+    if (!isTransferLog(log)) continue
+    try {
+      if (tronAddressFromHex(log.address) !== contract || tronAddressFromWord(log.topics![2]) !== to) continue
+      if (BigInt(`0x${log.data || '0'}`) !== baseUnits) continue
+    } catch {
+      continue
+    }
+    if (seen++ === occurrence) return `log:${index}`
+  }
+  return null
 }
 
 /** The recipient and amount a TRC-20 transfer / transferFrom call asked for. */

@@ -13,10 +13,17 @@ import { resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
 import { MerchantServer } from '#tests/helpers/merchant_server'
 
-/** A merchant that also counts the most requests it had open at once. */
+/**
+ * A merchant that also counts the most requests it had open at once. With
+ * `answerInRounds(n)` it holds its answers until n requests are open, then
+ * answers them together: the sender must reach n requests in flight (it
+ * cannot get through with fewer, however the machine schedules it), and
+ * maxOpen tells whether it ever went past.
+ */
 class CountingMerchant extends MerchantServer {
   open = 0
   maxOpen = 0
+  #round = 0
 
   constructor() {
     super()
@@ -24,12 +31,22 @@ class CountingMerchant extends MerchantServer {
     this.handler = (request, response, body) => {
       this.open++
       this.maxOpen = Math.max(this.maxOpen, this.open)
-      response.once('finish', () => this.open--)
+      response.once('close', () => this.open--)
       answer(request, response, body)
+      if (this.#round > 0 && this.heldCount >= this.#round) {
+        this.release()
+        this.hold()
+      }
     }
   }
 
+  answerInRounds(size: number) {
+    this.#round = size
+    this.hold()
+  }
+
   resetCounts(replies?: MerchantServer['replies']) {
+    this.#round = 0
     this.reset(replies)
     this.open = 0
     this.maxOpen = 0
@@ -86,6 +103,9 @@ test.group('Merchant callbacks: delivery loop', (group) => {
     fast.resetCounts()
     slow.resetCounts()
     return async () => {
+      // Nothing held back keeps a stopping loop waiting.
+      fast.resetCounts()
+      slow.resetCounts()
       await loop?.stop()
       loop = null
       await callbackDelivery.stop()
@@ -95,26 +115,29 @@ test.group('Merchant callbacks: delivery loop', (group) => {
   test('a slow merchant does not delay a fast one', async ({ client, assert }) => {
     await settings.set('callbacks.concurrency', '6')
     await settings.set('callbacks.per_host_concurrency', '2')
-    await settings.set('callbacks.timeout_seconds', '10')
-    const slowMs = 3000
-    slow.resetCounts([{ status: 200, body: 'ok', delayMs: slowMs }])
+    await settings.set('callbacks.timeout_seconds', '30')
+    // The slow merchant answers only when the test says so.
+    slow.resetCounts([{ status: 200, body: 'ok' }])
+    slow.hold()
     // The slow merchant's callbacks are due first, more of them than there are slots.
     const slowOrders = await paidOrders(client, slow.notifyUrl, 8)
     const fastOrders = await paidOrders(client, fast.notifyUrl, 10, 100)
 
-    const started = Date.now()
     loop = new DeliveryLoop(callbackDeliverer)
     void loop.run()
     await until(async () => (await delivered(fastOrders)) === fastOrders.length, 15_000, 'fast callbacks delivered')
-    // Acknowledged long before even one slow answer came back.
-    assert.isBelow(Date.now() - started, slowMs / 2)
+    // Acknowledged while every slow answer is still held.
     assert.equal(await delivered(slowOrders), 0)
+    await until(() => slow.heldCount === 2, 10_000, 'the slow merchant\'s two slots in use')
     assert.isAtMost(slow.maxOpen, 2)
 
     // Stopping waits for the slow answers in flight and gives back the rest, unsent and unleased.
-    await loop.stop()
+    const stopped = loop.stop()
     loop = null
+    slow.release()
+    await stopped
     assert.equal(await delivered(slowOrders), 2)
+    assert.lengthOf(slow.requests, 2)
     const left = await db.from('callbacks').whereIn('order_id', slowOrders.map((order) => order.id)).where('status', 'pending')
     assert.lengthOf(left, 6)
     for (const row of left) {
@@ -126,8 +149,10 @@ test.group('Merchant callbacks: delivery loop', (group) => {
   test('no more than callbacks.concurrency requests in flight', async ({ client, assert }) => {
     await settings.set('callbacks.concurrency', '5')
     await settings.set('callbacks.per_host_concurrency', '100')
-    fast.resetCounts([{ status: 200, body: 'ok', delayMs: 100 }])
+    fast.resetCounts([{ status: 200, body: 'ok' }])
     const orders = await paidOrders(client, fast.notifyUrl, 25)
+    // Answered five at a time: the loop must have five in flight to go on.
+    fast.answerInRounds(5)
     const report = await callbackDeliverer.drain()
     assert.equal(report.delivered, 25)
     assert.equal(await delivered(orders), 25)
@@ -137,10 +162,13 @@ test.group('Merchant callbacks: delivery loop', (group) => {
   test('no more than callbacks.per_host_concurrency requests to one merchant', async ({ client, assert }) => {
     await settings.set('callbacks.concurrency', '20')
     await settings.set('callbacks.per_host_concurrency', '3')
-    fast.resetCounts([{ status: 200, body: 'ok', delayMs: 100 }])
-    slow.resetCounts([{ status: 200, body: 'ok', delayMs: 100 }])
+    fast.resetCounts([{ status: 200, body: 'ok' }])
+    slow.resetCounts([{ status: 200, body: 'ok' }])
     const one = await paidOrders(client, fast.notifyUrl, 15)
     const other = await paidOrders(client, slow.notifyUrl, 15, 100)
+    // Each answers three at a time: each must get its three slots to go on.
+    fast.answerInRounds(3)
+    slow.answerInRounds(3)
     const report = await callbackDeliverer.drain()
     assert.equal(report.delivered, 30)
     assert.equal(await delivered([...one, ...other]), 30)
@@ -268,12 +296,14 @@ test.group('Merchant callbacks: keep-alive Agent keeps the SSRF checks', (group)
     merchant.reset([{ status: 200, body: 'x'.repeat(200_000) }])
     const big = await safeRequest(request(merchant.notifyUrl), { timeoutMs: 5000, allowPrivateTargets: true, maxBodyBytes: 1000 })
     assert.equal(big.body.length, 1000)
-    merchant.reset([{ status: 200, body: 'ok', delayMs: 2000 }])
-    const started = Date.now()
+    // The answer is held past the request's end: only the timeout can have ended it.
+    merchant.reset([{ status: 200, body: 'ok' }])
+    merchant.hold()
     await assert.rejects(
       () => safeRequest(request(merchant.notifyUrl), { timeoutMs: 300, allowPrivateTargets: true }),
       /timed out/
     )
-    assert.isBelow(Date.now() - started, 1500)
+    assert.equal(merchant.heldCount, 1, 'the answer is still held')
+    merchant.release()
   })
 })

@@ -191,7 +191,9 @@ test.group('Merchant callbacks: retries and persistence', (group) => {
     client,
     assert,
   }) => {
-    await settings.set('callback_retry_base_seconds', '1')
+    // A base long enough that "not due yet" holds however slow the machine; the waits
+    // themselves are then skipped by moving the callback's due time to now (as time passing would).
+    await settings.set('callback_retry_base_seconds', '60')
     merchant.reset([
       { status: 500, body: 'boom' },
       { status: 200, body: 'not yet' },
@@ -199,27 +201,40 @@ test.group('Merchant callbacks: retries and persistence', (group) => {
     ])
     const order = await paidOrder(client, merchant)
     const callback = async () => Callback.findByOrFail('order_id', order.id)
+    const attempt = async (number: number) =>
+      CallbackAttempt.query().where('callback_id', (await callback()).id).where('attempt', number).firstOrFail()
+    const dueNow = () => db.from('callbacks').where('order_id', order.id).update({ next_attempt_at: Date.now() })
+    /**
+     * The delay the deliverer chose, bounded by its own clock readings: it is
+     * picked after the attempt's answer (started_at + duration_ms) and before
+     * the outcome is written (updated_at), so a slow machine cannot move it
+     * out of [min, max].
+     */
+    const assertDelay = async (number: number, min: number, max: number) => {
+      const row = await callback()
+      const tried = await attempt(number)
+      assert.equal(row.attempts, number)
+      assert.isAtLeast(row.nextAttemptAt - (tried.startedAt + tried.durationMs), min)
+      assert.isAtMost(row.nextAttemptAt - row.updatedAt, max)
+    }
 
     await callbackDeliverer.runOnce()
-    const first = await callback()
-    assert.equal(first.status, 'pending')
-    assert.equal(first.attempts, 1)
-    const firstDelay = first.nextAttemptAt - first.updatedAt
-    assert.isAtLeast(firstDelay, 790)
-    assert.isAtMost(firstDelay, 1010)
+    assert.equal((await callback()).status, 'pending')
+    // 60 s, jittered down by up to 20 %
+    await assertDelay(1, 48_000, 60_000)
     // not due yet: nothing is sent
     await callbackDeliverer.runOnce()
     assert.lengthOf(merchant.requests, 1)
 
-    await new Promise((resolve) => setTimeout(resolve, 1100))
+    await dueNow()
     await callbackDeliverer.runOnce()
-    const second = await callback()
-    assert.equal(second.attempts, 2)
-    const secondDelay = second.nextAttemptAt - second.updatedAt
-    assert.isAtLeast(secondDelay, 1590)
-    assert.isAtMost(secondDelay, 2010)
+    assert.equal((await callback()).status, 'pending')
+    // doubled: 120 s, jittered down by up to 20 %
+    await assertDelay(2, 96_000, 120_000)
+    await callbackDeliverer.runOnce()
+    assert.lengthOf(merchant.requests, 2)
 
-    await new Promise((resolve) => setTimeout(resolve, 2100))
+    await dueNow()
     await callbackDeliverer.runOnce()
     const done = await callback()
     assert.equal(done.status, 'delivered')
@@ -311,11 +326,12 @@ test.group('Merchant callbacks: retries and persistence', (group) => {
 
   test('a merchant that hangs times out and is retried later', async ({ client, assert }) => {
     await settings.set('callbacks.timeout_seconds', '1')
-    merchant.reset([{ status: 200, body: 'ok', delayMs: 3000 }])
     const order = await paidOrder(client, merchant)
-    const started = Date.now()
+    // The merchant answers only once the attempt is over: only the timeout can have ended it.
+    merchant.hold()
     await callbackDeliverer.runOnce()
-    assert.isBelow(Date.now() - started, 2500)
+    assert.equal(merchant.heldCount, 1, 'the answer is still held')
+    merchant.release()
     const attempt = await CallbackAttempt.findByOrFail('callback_id', (await Callback.findByOrFail('order_id', order.id)).id)
     assert.match(attempt.error, /timed out/)
     assert.equal((await Callback.findByOrFail('order_id', order.id)).status, 'pending')

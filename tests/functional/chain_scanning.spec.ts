@@ -14,6 +14,7 @@ import type { ObservedTransfer } from '#chains/chain_family'
 function transfer(reference: string, amount: string, overrides: Partial<ObservedTransfer> = {}): ObservedTransfer {
   return {
     reference,
+    position: 'log:0',
     to: FAKE_WALLET,
     contract: FAKE_USDT,
     amount,

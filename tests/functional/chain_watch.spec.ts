@@ -29,7 +29,7 @@ async function cursorRow(network: string) {
 }
 
 /** Waits until the watch of `network` has run `scans` scans and is idle. */
-async function settled(network: string, scans: number, timeoutMs = 5000) {
+async function settled(network: string, scans: number, timeoutMs = 20_000) {
   return eventually(() => {
     const state = chainWatch.state(network)
     return Boolean(state && state.scans >= scans && !state.scanning)
@@ -39,7 +39,7 @@ async function settled(network: string, scans: number, timeoutMs = 5000) {
 /** Starts the watches and waits until ethereum's socket is up and its start scan done. */
 async function startOverSocket(assert: Assert) {
   await chainWatch.start()
-  assert.isTrue(await eventually(() => chainWatch.state('ethereum')?.push === 'up', 5000))
+  assert.isTrue(await eventually(() => chainWatch.state('ethereum')?.push === 'up', 20_000))
   assert.isTrue(await settled('ethereum', 1))
 }
 
@@ -81,19 +81,19 @@ test.group('Chain watch: a real node (anvil) over WebSocket', (group) => {
     await anvil.mine(1) // 2
     const second = await anvil.client.getBlockNumber()
     // The scan of the 2nd confirmation's head ran: the transfer is seen, not paid.
-    assert.isTrue(await eventually(async () => (await cursorRow('ethereum'))?.head_height === second.toString(), 5000))
+    assert.isTrue(await eventually(async () => (await cursorRow('ethereum'))?.head_height === second.toString(), 20_000))
     assert.isTrue(await settled('ethereum', 2))
     assert.equal(await status(order), 1)
 
     await anvil.mine(1) // 3: paid by the scan this head triggers
     const third = await anvil.client.getBlockNumber()
-    assert.isTrue(await eventually(async () => (await status(order)) === 2, 5000), 'paid within seconds of the head')
+    assert.isTrue(await eventually(async () => (await status(order)) === 2, 20_000), 'paid within seconds of the head (the poll is a minute apart)')
     // The cursor is saved as that scan ends (just after the payment): at the confirming head.
-    assert.isTrue(await eventually(async () => (await cursorRow('ethereum'))?.head_height === third.toString(), 5000))
+    assert.isTrue(await eventually(async () => (await cursorRow('ethereum'))?.head_height === third.toString(), 20_000))
     assert.equal((await cursorRow('ethereum')).scanned_height, (third - 2n).toString())
     assert.isAtLeast(chainWatch.state('ethereum')!.heads, 3)
     assert.equal(chainWatch.state('ethereum')!.lastHead, third.toString())
-  }).timeout(30_000)
+  }).timeout(60_000)
 
   test('a dropped socket is reopened; the blocks mined meanwhile are scanned from the persisted cursor', async ({
     client,
@@ -105,7 +105,7 @@ test.group('Chain watch: a real node (anvil) over WebSocket', (group) => {
 
     // The socket goes, and new connections are refused for a while.
     await relay.close()
-    assert.isTrue(await eventually(() => chainWatch.state('ethereum')?.push === 'down', 5000))
+    assert.isTrue(await eventually(() => chainWatch.state('ethereum')?.push === 'down', 20_000))
     const down = chainWatch.state('ethereum')!
     assert.notInclude(down.lastError ?? '', KEY)
     await anvil.payToken(fixture.usdt, 6, fixture.wallet, order.actualAmount)
@@ -116,7 +116,7 @@ test.group('Chain watch: a real node (anvil) over WebSocket', (group) => {
     // Back: the watch reconnects by itself (backoff from 1 s) and scans what it missed.
     const acceptedBefore = relay.accepted
     await relay.open()
-    assert.isTrue(await eventually(async () => (await status(order)) === 2, 15_000), 'paid after the reconnection')
+    assert.isTrue(await eventually(async () => (await status(order)) === 2, 20_000), 'paid after the reconnection')
     assert.isAbove(relay.accepted, acceptedBefore)
     const state = chainWatch.state('ethereum')!
     assert.equal(state.push, 'up')
@@ -126,19 +126,19 @@ test.group('Chain watch: a real node (anvil) over WebSocket', (group) => {
     const next = await createEthOrder(client, { amount: 50 })
     await anvil.payToken(fixture.usdt, 6, fixture.wallet, next.actualAmount)
     await anvil.mine(2)
-    assert.isTrue(await eventually(async () => (await status(next)) === 2, 5000))
-  }).timeout(40_000)
+    assert.isTrue(await eventually(async () => (await status(next)) === 2, 20_000))
+  }).timeout(60_000)
 
   test('a socket cut while the node stays up is reopened and heads flow again', async ({ client, assert }) => {
     const order = await createEthOrder(client, { amount: 100 })
     await startOverSocket(assert)
     relay.drop()
-    assert.isTrue(await eventually(() => (chainWatch.state('ethereum')?.reconnects ?? 0) >= 1, 10_000))
+    assert.isTrue(await eventually(() => (chainWatch.state('ethereum')?.reconnects ?? 0) >= 1, 20_000))
     assert.equal(chainWatch.state('ethereum')!.push, 'up')
     await anvil.payToken(fixture.usdt, 6, fixture.wallet, order.actualAmount)
     await anvil.mine(2)
-    assert.isTrue(await eventually(async () => (await status(order)) === 2, 5000))
-  }).timeout(30_000)
+    assert.isTrue(await eventually(async () => (await status(order)) === 2, 20_000))
+  }).timeout(60_000)
 
   test('without a WebSocket the chain is polled at its interval (the block time by default) and pays', async ({
     client,
@@ -153,21 +153,21 @@ test.group('Chain watch: a real node (anvil) over WebSocket', (group) => {
     assert.isTrue(await settled('ethereum', 1))
     await anvil.payToken(fixture.usdt, 6, fixture.wallet, order.actualAmount)
     await anvil.mine(2)
-    assert.isTrue(await eventually(async () => (await status(order)) === 2, 5000))
+    assert.isTrue(await eventually(async () => (await status(order)) === 2, 20_000))
     assert.equal(chainWatch.state('ethereum')!.heads, 0)
     assert.isAtLeast(chainWatch.state('ethereum')!.scans, 2)
-  }).timeout(30_000)
+  }).timeout(60_000)
 
   test('a configuration change (WebSocket removed) restarts the watch within the next sync', async ({ assert }) => {
     await chainWatch.start()
-    assert.isTrue(await eventually(() => chainWatch.state('ethereum')?.push === 'up', 5000))
+    assert.isTrue(await eventually(() => chainWatch.state('ethereum')?.push === 'up', 20_000))
     await operator.setChain('ethereum', { wsUrl: null })
     await chainWatch.sync()
     assert.equal(chainWatch.state('ethereum')!.mode, 'poll')
     await operator.setChain('ethereum', { enabled: false })
     await chainWatch.sync()
     assert.isNull(chainWatch.state('ethereum'))
-  }).timeout(20_000)
+  }).timeout(60_000)
 })
 
 /** A family whose heads and scans the test drives. */
@@ -175,17 +175,23 @@ class HeadFamily extends FakeFamily {
   readonly name: string = 'fakehead'
   handlers: HeadHandlers | null = null
   opened = 0
+  /** When each attempt to open started (epoch ms). */
+  openedAt: number[] = []
   /** Attempts to open that fail (then cleared), with this message. */
   failOpen: { times: number; message: string } = { times: 0, message: '' }
+  /** While set, an attempt to open that does not fail waits for it (the endpoint is slow to answer). */
+  openGate: Promise<void> | null = null
   /** While set, scans wait for it. */
   gate: Promise<void> | null = null
 
   async watchHeads(_chain: Chain, handlers: HeadHandlers): Promise<HeadWatch> {
     this.opened++
+    this.openedAt.push(Date.now())
     if (this.failOpen.times > 0) {
       this.failOpen.times--
       throw new Error(this.failOpen.message)
     }
+    if (this.openGate) await this.openGate
     this.handlers = handlers
     return { stop: () => (this.handlers === handlers ? (this.handlers = null) : undefined) }
   }
@@ -230,7 +236,9 @@ async function installHeadChain(changes: Record<string, unknown> = {}) {
   headFamily.pending = []
   headFamily.handlers = null
   headFamily.opened = 0
+  headFamily.openedAt = []
   headFamily.failOpen = { times: 0, message: '' }
+  headFamily.openGate = null
   headFamily.gate = null
 }
 
@@ -240,6 +248,7 @@ test.group('Chain watch: coalescing, backoff and fallback (a driven family)', (g
     await installHeadChain()
     return async () => {
       headFamily.gate = null
+      headFamily.openGate = null
       await chainWatch.stop()
     }
   })
@@ -248,7 +257,7 @@ test.group('Chain watch: coalescing, backoff and fallback (a driven family)', (g
     let release!: () => void
     headFamily.gate = new Promise((resolve) => (release = resolve))
     await chainWatch.start()
-    assert.isTrue(await eventually(() => headFamily.handlers !== null && headFamily.scans.length === 0, 2000))
+    assert.isTrue(await eventually(() => headFamily.handlers !== null && headFamily.scans.length === 0, 10_000))
     // The start scan is held at the gate; ten heads arrive.
     for (let height = 1; height <= 10; height++) headFamily.handlers!.onHead(String(height))
     headFamily.gate = null
@@ -267,30 +276,43 @@ test.group('Chain watch: coalescing, backoff and fallback (a driven family)', (g
     assert,
   }) => {
     headFamily.failOpen = { times: 2, message: `connect ECONNREFUSED wss://heads.example/v3/${KEY}` }
-    const started = Date.now()
+    // The third attempt (the first not to fail) is held open until the test has seen the polls.
+    let letOpen!: () => void
+    headFamily.openGate = new Promise((resolve) => (letOpen = resolve))
     await chainWatch.start()
-    assert.isTrue(await eventually(() => chainWatch.state(HEADNET)?.push === 'down', 2000))
+    assert.isTrue(await eventually(() => chainWatch.state(HEADNET)?.push === 'down', 10_000))
     const down = chainWatch.state(HEADNET)!
     assert.equal(down.pollMs, 1000, 'the block time while down')
     assert.notInclude(down.lastError!, KEY)
     assert.include(down.lastError!, 'wss://heads.example/v3/***')
     // Polled at the block time while down: scans without any head.
-    assert.isTrue(await eventually(() => headFamily.scans.length >= 3, 5000))
-    // Third attempt (after 1 s, then 2 s) succeeds.
-    assert.isTrue(await eventually(() => chainWatch.state(HEADNET)?.push === 'up', 8000))
-    assert.isAtLeast(Date.now() - started, 2900, 'backoff 1 s then 2 s')
+    assert.isTrue(await eventually(() => headFamily.scans.length >= 3, 10_000))
+    assert.equal(chainWatch.state(HEADNET)!.heads, 0)
+    // Third attempt, after 1 s then 2 s (a timer may fire a few ms early by Date.now()).
+    assert.isTrue(await eventually(() => headFamily.opened === 3, 10_000))
+    const [first, second, third] = headFamily.openedAt
+    assert.isAtLeast(second - first, 900, 'backoff 1 s')
+    assert.isAtLeast(third - second, 1900, 'then 2 s')
+    headFamily.openGate = null
+    letOpen()
+    assert.isTrue(await eventually(() => chainWatch.state(HEADNET)?.push === 'up', 10_000))
     assert.equal(headFamily.opened, 3)
     const up = chainWatch.state(HEADNET)!
     assert.equal(up.reconnects, 1)
-    assert.isTrue(await eventually(() => chainWatch.state(HEADNET)!.pollMs === 60_000, 2000))
+    assert.isTrue(await eventually(() => chainWatch.state(HEADNET)!.pollMs === 60_000, 10_000))
     // A head proves the watch works (the backoff starts over); a failure
     // reported by the open watch: down again, then reopened after 1 s.
     headFamily.handlers!.onHead('7')
+    const failedAt = Date.now()
     headFamily.handlers!.onError(new Error('socket closed'))
     assert.equal(chainWatch.state(HEADNET)!.push, 'down')
-    assert.isTrue(await eventually(() => chainWatch.state(HEADNET)?.push === 'up', 3000))
+    assert.isTrue(await eventually(() => chainWatch.state(HEADNET)?.push === 'up', 10_000))
     assert.equal(headFamily.opened, 4)
-  }).timeout(20_000)
+    // After 1 s, not after the 4 s the backoff had reached.
+    const reopenedAfter = headFamily.openedAt[3] - failedAt
+    assert.isAtLeast(reopenedAfter, 900)
+    assert.isBelow(reopenedAfter, 3500)
+  }).timeout(40_000)
 
   test('a poll skips while another process scanned within the interval', async ({ assert }) => {
     await db.from('chains').where('network', HEADNET).update({ ws_url: null, scan_interval_seconds: 2 })
@@ -314,7 +336,7 @@ test.group('Chain watch: coalescing, backoff and fallback (a driven family)', (g
     } finally {
       clearInterval(other)
     }
-    assert.isTrue(await eventually(() => headFamily.scans.length > 1, 5000))
+    assert.isTrue(await eventually(() => headFamily.scans.length > 1, 10_000))
   }).timeout(20_000)
 })
 

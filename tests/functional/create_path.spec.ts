@@ -24,19 +24,28 @@ async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
   return sent
 }
 
-/** Creates an order until `done` says the answer is the awaited one; the time it took (ms). */
+/**
+ * Creates orders until `done` says the answer is the awaited one, after a
+ * change another process committed before this was called. This process's
+ * copy of the configuration is re-read when older than CONFIG_REFRESH_MS,
+ * so a create sent that long after the change must see it: one that still
+ * answers otherwise fails the test, however long the creates themselves
+ * take on a busy machine. Creates sent sooner may answer either way.
+ */
 async function pollCreate(
   client: ApiClient,
   params: () => Record<string, unknown>,
   done: (body: any) => boolean,
-  limitMs: number,
   secret = TEST_SECRET
-): Promise<number> {
-  const started = Date.now()
+): Promise<void> {
+  const changed = Date.now()
   for (;;) {
+    const sent = Date.now()
     const body = (await createOrder(client, params(), secret)).body()
-    if (done(body)) return Date.now() - started
-    if (Date.now() - started > limitMs) throw new Error(`not seen within ${limitMs} ms; last answer ${JSON.stringify(body)}`)
+    if (done(body)) return
+    if (sent - changed >= CONFIG_REFRESH_MS) {
+      throw new Error(`a create sent ${sent - changed} ms after the change did not see it: ${JSON.stringify(body)}`)
+    }
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
@@ -176,15 +185,14 @@ test.group('Create path: configuration cache', (group) => {
     assert.equal((await createOrder(client, nextParams()())).body().status_code, 200)
     const disabled = await runAce(['apikey:set', '1000', '--disable'])
     assert.equal(disabled.code, 0, disabled.stderr)
-    const took = await pollCreate(client, nextParams(), (body) => body.status_code === 401, CONFIG_REFRESH_MS + 1500)
-    assert.isAtMost(took, CONFIG_REFRESH_MS + 1500)
+    await pollCreate(client, nextParams(), (body) => body.status_code === 401)
   }).timeout(30_000)
 
   test('a key rotated by another process: the old secret stops and the new one works within 2 s', async ({ client, assert }) => {
     assert.equal((await createOrder(client, nextParams()())).body().status_code, 200)
     const rotated = await runAce(['apikey:rotate', '1000', '--secret', 'rotated-secret-0123456789abcdef'])
     assert.equal(rotated.code, 0, rotated.stderr + rotated.stdout)
-    await pollCreate(client, nextParams(), (body) => body.status_code === 401, CONFIG_REFRESH_MS + 1500)
+    await pollCreate(client, nextParams(), (body) => body.status_code === 401)
     const body = (await createOrder(client, nextParams()(), 'rotated-secret-0123456789abcdef')).body()
     assert.equal(body.status_code, 200, JSON.stringify(body))
   }).timeout(30_000)
@@ -198,12 +206,11 @@ test.group('Create path: configuration cache', (group) => {
       client,
       nextParams({ amount: 800 }),
       // at 7.25 every 800 CNY order costs 110.35 USDT or a step more
-      (body) => body.status_code === 200 && Number(body.data.actual_amount) === 100,
-      CONFIG_REFRESH_MS + 1500
+      (body) => body.status_code === 200 && Number(body.data.actual_amount) === 100
     )
     const wallet = await runAce(['wallet:set', 'tron', TRON_WALLET, '--disable'])
     assert.equal(wallet.code, 0, wallet.stderr)
-    await pollCreate(client, nextParams(), (body) => body.status_code === 10003, CONFIG_REFRESH_MS + 1500)
+    await pollCreate(client, nextParams(), (body) => body.status_code === 10003)
   }).timeout(30_000)
 
   test('a change made in this process is seen at once', async ({ client, assert }) => {

@@ -37,7 +37,7 @@ async function stored(table: string, column: string, where: Record<string, unkno
 }
 
 function transfer(reference: string, amount: string) {
-  return { reference, to: FAKE_WALLET, contract: FAKE_USDT, amount, timestamp: Date.now(), confirmations: 5, success: true }
+  return { reference, position: 'log:0', to: FAKE_WALLET, contract: FAKE_USDT, amount, timestamp: Date.now(), confirmations: 5, success: true }
 }
 
 test.group('Exact amounts', (group) => {

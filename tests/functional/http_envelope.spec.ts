@@ -4,6 +4,7 @@ import { resetDatabase } from '#tests/helpers/database'
 import { makeTronPayable } from '#tests/helpers/setup'
 import { createOrder, orderParams } from '#tests/helpers/merchant'
 import { startServerProcess } from '#tests/helpers/processes'
+import { waitFor } from '#tests/helpers/ops'
 
 test.group('Envelope and request ids', (group) => {
   group.each.setup(() => resetDatabase())
@@ -34,13 +35,16 @@ test.group('Envelope and request ids', (group) => {
       headers: { 'x-request-id': 'trace-me-12345' },
     })
     assert.equal(response.headers.get('x-request-id'), 'trace-me-12345')
-    await new Promise((resolve) => setTimeout(resolve, 300))
-    const line = server
-      .output()
-      .split('\n')
-      .find((entry) => entry.includes('/pay/check-status/nope'))
-    assert.isDefined(line, server.output())
-    const record = JSON.parse(line!)
+    // The access log line is written once the response is sent: waited for, not slept on
+    // (a whole line only: the text after the last newline may still be coming).
+    const accessLine = () =>
+      server
+        .output()
+        .split('\n')
+        .slice(0, -1)
+        .find((entry) => entry.includes('/pay/check-status/nope'))
+    await waitFor(() => accessLine() !== undefined, 'the access log line of the request')
+    const record = JSON.parse(accessLine()!)
     assert.equal(record.request_id, 'trace-me-12345')
     assert.equal(record.status, 400)
   }).timeout(60_000)

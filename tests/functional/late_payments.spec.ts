@@ -22,7 +22,7 @@ import type { ObservedTransfer } from '#chains/chain_family'
  */
 
 function transfer(reference: string, amount: string, timestamp: number): ObservedTransfer {
-  return { reference, to: FAKE_WALLET, contract: FAKE_USDT, amount, timestamp, confirmations: 10, success: true }
+  return { reference, position: 'log:0', to: FAKE_WALLET, contract: FAKE_USDT, amount, timestamp, confirmations: 10, success: true }
 }
 
 async function scan(...transfers: ObservedTransfer[]) {

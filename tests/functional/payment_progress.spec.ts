@@ -24,6 +24,7 @@ const REQUIRED = 5
 function seen(reference: string, amount: string, overrides: Partial<ObservedTransfer> = {}): ObservedTransfer {
   return {
     reference,
+    position: 'log:0',
     to: FAKE_WALLET,
     contract: FAKE_USDT,
     amount,
@@ -217,6 +218,7 @@ test.group('Payment progress: sightings (fake chain)', (group) => {
     const txid = 'ab'.repeat(32)
     const transfer: ObservedTransfer = {
       reference: txid,
+      position: 'log:0',
       to: TRON_WALLET,
       contract: usdt.contract,
       amount: child.actualAmount,

@@ -162,7 +162,7 @@ test.group('PostgreSQL: creates batched while the database is busy', (group) => 
       const batch = await waitingBackends('%jsonb_array_elements%')
       if (batch.length > 0) await db.rawQuery(`SELECT pg_terminate_backend(pid) FROM unnest(?::int[]) AS pid`, [batch])
       return false
-    }, 'every create answered while the lock is still held', 10_000)
+    }, 'every create answered while the lock is still held', 30_000)
     await holder!.rollback()
     stop()
 

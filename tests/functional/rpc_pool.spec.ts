@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import type { Assert } from '@japa/assert'
 import {
   RpcBudgetExhaustedError,
   RpcHttpError,
@@ -34,6 +35,19 @@ function pool(urls: string[], budget: RpcBudget | null, options: Partial<RpcPool
   })
 }
 
+/**
+ * The requests `server` received arrived on a pace of one per `slotMs`
+ * from `startedAt` on: the n-th (from 0) no sooner than n slots after.
+ * Deterministic: a busy machine delays requests, it never sends one
+ * before its slot.
+ */
+function assertPaced(assert: Assert, server: LimitedEndpoint, startedAt: number, slotMs: number) {
+  const arrivals = server.log.map((entry) => entry.at).sort((a, b) => a - b)
+  arrivals.forEach((at, index) => {
+    assert.isAtLeast(at - startedAt, index * slotMs, `request ${index + 1} of ${arrivals.length} came before its slot`)
+  })
+}
+
 /** One pooled JSON-RPC request per call, the way the families send them. */
 async function ask(rpc: RpcPool, options: { eligible?: (url: string) => boolean } = {}) {
   return rpc.call(async (url) => {
@@ -49,18 +63,19 @@ test.group('RPC pool: budgets and limits', (group) => {
   })
 
   test('pacing keeps a burst of calls under the endpoint limit', async ({ assert }) => {
-    // A bucket of 4 leaves room for requests sent on time but delivered
-    // bunched by a loaded machine; 12 unpaced requests still overflow it.
-    const limited = await endpoint(20, 4)
-    const rpc = pool([limited.url], { perSecond: 20, perDay: null })
+    // What the endpoint sees is checked against the pace itself: the n-th
+    // request arrives no sooner than n slots of 50 ms after the calls were
+    // made. A loaded machine only delays requests (and may deliver delayed
+    // ones bunched, which a token bucket at the endpoint would count
+    // against the pacer); it never sends one early.
+    const server = await endpoint()
+    const rpc = pool([server.url], { perSecond: 20, perDay: null })
     const startedAt = Date.now()
     const answers = await Promise.all(Array.from({ length: 12 }, () => ask(rpc)))
     assert.lengthOf(answers, 12)
-    assert.equal(limited.limited, 0)
-    assert.equal(limited.served, 12)
-    // 12 requests at 20/s: the last one starts 11 slots (550 ms) after the first.
-    assert.isAtLeast(Date.now() - startedAt, 500)
-    assert.equal(RpcPool.usedToday(limited.url), 12)
+    assert.equal(server.served, 12)
+    assertPaced(assert, server, startedAt, 50)
+    assert.equal(RpcPool.usedToday(server.url), 12)
   })
 
   test('without a budget the same burst is refused by the endpoint (the fake limits for real)', async ({ assert }) => {
@@ -72,13 +87,15 @@ test.group('RPC pool: budgets and limits', (group) => {
   })
 
   test('two pools of one endpoint and key share its pace; another key has its own', async ({ assert }) => {
-    const limited = await endpoint(10, 3)
-    const first = pool([limited.url], { perSecond: 10, perDay: null }, { apiKey: 'k1' })
-    const second = pool([limited.url], { perSecond: 10, perDay: null }, { apiKey: 'k1' })
+    const server = await endpoint()
+    const first = pool([server.url], { perSecond: 10, perDay: null }, { apiKey: 'k1' })
+    const second = pool([server.url], { perSecond: 10, perDay: null }, { apiKey: 'k1' })
+    const startedAt = Date.now()
     await Promise.all([ask(first), ask(second), ask(first), ask(second), ask(first), ask(second)])
-    assert.equal(limited.limited, 0)
-    assert.equal(RpcPool.usedToday(limited.url, 'k1'), 6)
-    assert.equal(RpcPool.usedToday(limited.url, 'k2'), 0)
+    // One pace of 100 ms for the six, not two interleaved paces.
+    assertPaced(assert, server, startedAt, 100)
+    assert.equal(RpcPool.usedToday(server.url, 'k1'), 6)
+    assert.equal(RpcPool.usedToday(server.url, 'k2'), 0)
   })
 
   test('a 429 with Retry-After is waited out on the same endpoint, with no failover nor cool-down', async ({
@@ -118,10 +135,11 @@ test.group('RPC pool: budgets and limits', (group) => {
     const limited = await endpoint()
     const backup = await endpoint()
     limited.script = [{ status: 429, retryAfter: '120' }]
-    const rpc = pool([limited.url, backup.url], { perSecond: 1000, perDay: null }, { timeoutMs: 1000 })
+    // A pool that waited would wait its whole timeout at least: 10 s, far more than two requests take.
+    const rpc = pool([limited.url, backup.url], { perSecond: 1000, perDay: null }, { timeoutMs: 10_000 })
     const startedAt = Date.now()
     assert.equal((await ask(rpc)).url, backup.url)
-    assert.isBelow(Date.now() - startedAt, 1000)
+    assert.isBelow(Date.now() - startedAt, 10_000)
     assert.lengthOf(limited.log, 1)
     assert.isTrue(healthy(limited.url))
   })
@@ -166,7 +184,8 @@ test.group('RPC pool: budgets and limits', (group) => {
     const backup = await endpoint()
     dropping.script = ['drop']
     hanging.script = ['hang']
-    const rpc = pool([dropping.url, hanging.url, backup.url], null, { timeoutMs: 300 })
+    // The timeout is the hanging endpoint's; the backup must answer within it too, on a busy machine.
+    const rpc = pool([dropping.url, hanging.url, backup.url], null, { timeoutMs: 2000 })
     assert.equal((await ask(rpc)).url, backup.url)
     assert.lengthOf(dropping.log, 1)
     assert.lengthOf(hanging.log, 1)

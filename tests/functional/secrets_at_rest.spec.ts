@@ -46,11 +46,21 @@ async function eventually<T>(find: () => T | undefined | null | false, what: str
   }
 }
 
+/**
+ * The JSON lines of a log. The text after the last newline of a process's
+ * live output may still be coming: left out when it does not parse yet.
+ */
 function jsonLines(text: string): Record<string, any>[] {
-  return text
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line))
+  const lines = text.split('\n').filter((line) => line.trim() !== '')
+  const records: Record<string, any>[] = []
+  lines.forEach((line, index) => {
+    try {
+      records.push(JSON.parse(line))
+    } catch (error) {
+      if (index < lines.length - 1 || text.endsWith('\n')) throw error
+    }
+  })
+  return records
 }
 
 test.group('Secrets at rest', (group) => {

@@ -11,11 +11,12 @@ import { startServerProcess, type RunningServer } from '#tests/helpers/processes
 async function clientIpSeen(server: RunningServer, forwardedFor: string): Promise<string> {
   const path = `/pay/check-status/${randomBytes(8).toString('hex')}`
   await (await fetch(`${server.url}${path}`, { headers: { 'x-forwarded-for': forwardedFor } })).arrayBuffer()
-  const deadline = Date.now() + 5000
+  const deadline = Date.now() + 20_000
   while (Date.now() < deadline) {
     const line = server
       .output()
       .split('\n')
+      .slice(0, -1) // whole lines only: the text after the last newline may still be coming
       .find((entry) => entry.includes(path))
     if (line) return JSON.parse(line).ip
     await new Promise((resolve) => setTimeout(resolve, 50))

@@ -142,6 +142,7 @@ export async function installFakeChain(confirmations = 1) {
 export function fakeTransfer(reference: string, amount: string, overrides: Partial<ObservedTransfer> = {}) {
   const transfer: ObservedTransfer = {
     reference,
+    position: 'log:0',
     to: FAKE_WALLET,
     contract: FAKE_USDT,
     amount,

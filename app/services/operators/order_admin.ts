@@ -90,7 +90,8 @@ export class OrderAdmin {
   async markPaid(
     tradeId: string,
     reference: string,
-    alongside?: (trx: TransactionClientContract, paid: PaymentOutcome) => Promise<void>
+    alongside?: (trx: TransactionClientContract, paid: PaymentOutcome) => Promise<void>,
+    position?: string
   ): Promise<MarkPaidResult> {
     const order = await this.find(tradeId)
     const refusal = this.markPaidRefusal(order)
@@ -102,11 +103,13 @@ export class OrderAdmin {
     }
     const before = snapshot.order(order)
     try {
-      const transfer = await transferVerifier.verify(order, given, 'admin')
+      const transfer = await transferVerifier.verify(order, given, 'admin', position)
       const outcome = await this.audit.change(
         async (trx) => {
           const paid = await paymentService.markPaidIn(trx, order.id, {
             reference: transfer.reference,
+            position: transfer.position,
+            block: transfer.block,
             source: 'admin',
             paidAt: transfer.timestamp,
           })

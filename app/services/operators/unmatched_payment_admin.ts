@@ -23,6 +23,12 @@ export type UnmatchedRow = {
   id: number
   network: string
   reference: string
+  /** Which transfer of the transaction; '' when unknown (payment_references.position). */
+  position: string
+  /** transfer | unreadable | unexplained | reorged (payment_matcher.ts). */
+  kind: string
+  /** The paid order a `reorged` row is about. */
+  orderTradeId: string | null
   toAddress: string
   token: string
   /** '' when the transaction could not be read. */
@@ -42,6 +48,9 @@ export type UnmatchedRow = {
 export type UnmatchedPage = { rows: UnmatchedRow[]; next: string | null }
 
 export const DISMISS_NOTE_MAX = 500
+
+/** Rows that are a transfer an order may be paid with; the other kinds are notices, dismissed once handled. */
+const ASSIGNABLE_KINDS = new Set(['transfer', 'unreadable'])
 const MAX_PAGE = 200
 
 function numberOrNull(value: unknown): number | null {
@@ -102,11 +111,18 @@ export class UnmatchedPaymentAdmin {
    */
   async assign(id: number, tradeId: string): Promise<MarkPaidResult> {
     const payment = await this.#open(id)
+    if (!ASSIGNABLE_KINDS.has(payment.kind)) {
+      throw new OperatorError(
+        `Unmatched payment #${payment.id} is ${payment.kind === 'reorged' ? 'a reorganisation notice' : 'an unexplained balance change'}, not a transfer: it can only be dismissed`
+      )
+    }
     if (tradeId.trim() === '') throw new OperatorError('Give the trade_id of the order this payment pays')
     const order = await this.orders.find(tradeId)
     const refusal = this.orders.markPaidRefusal(order)
     if (refusal) throw new OperatorError(refusal)
     this.#assertSameTransfer(payment, order)
+    // The row names the transfer of its transaction (one transaction may carry several); an unreadable one names none.
+    const position = payment.position === '' ? undefined : payment.position
     return this.orders.markPaid(order.tradeId, payment.reference, async (trx) => {
       const updated = await trx
         .knexQuery()
@@ -123,11 +139,11 @@ export class UnmatchedPaymentAdmin {
           subjectType: 'unmatched_payment',
           subjectId: payment.id,
           before: { state: 'open' },
-          after: { state: 'assigned', tradeId: order.tradeId, reference: payment.reference },
+          after: { state: 'assigned', tradeId: order.tradeId, reference: payment.reference, position: payment.position },
         },
         trx
       )
-    })
+    }, position)
   }
 
   /** Sets an open payment aside with a note saying why (refunded, a test ...). */
@@ -196,7 +212,8 @@ export class UnmatchedPaymentAdmin {
     return db
       .from('unmatched_payments as u')
       .leftJoin('orders as o', 'o.id', 'u.assigned_order_id')
-      .select('u.*', 'o.trade_id as assigned_trade_id')
+      .leftJoin('orders as r', 'r.id', 'u.order_id')
+      .select('u.*', 'o.trade_id as assigned_trade_id', 'r.trade_id as order_trade_id')
   }
 
   #row(row: Record<string, any>): UnmatchedRow {
@@ -206,6 +223,9 @@ export class UnmatchedPaymentAdmin {
       id: Number(row.id),
       network: row.network,
       reference: row.reference,
+      position: row.position ?? '',
+      kind: row.kind ?? 'transfer',
+      orderTradeId: row.order_trade_id ?? null,
       toAddress: row.to_address,
       token: row.token,
       amount: row.amount,

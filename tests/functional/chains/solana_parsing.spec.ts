@@ -130,11 +130,12 @@ test.group('Solana parsing', () => {
     const { transaction, wallet, mint, other } = await fixture()
     const owners = await associatedTokenAccounts(transaction)
     assert.deepEqual(readTransfers(transaction, owners), [
-      { to: wallet, contract: null, amount: '1.5' },
-      { to: wallet, contract: mint, amount: '13.8' },
-      { to: other, contract: mint, amount: '5' },
-      { to: wallet, contract: null, amount: '0.000000001' },
-      { to: wallet, contract: mint, amount: '0.00025' },
+      { to: wallet, contract: null, amount: '1.5', position: 'ix:0' },
+      { to: wallet, contract: mint, amount: '13.8', position: 'ix:1' },
+      { to: other, contract: mint, amount: '5', position: 'ix:2' },
+      // inner instructions are named by their parent (the fourth) and their own rank
+      { to: wallet, contract: null, amount: '0.000000001', position: 'ix:3.0' },
+      { to: wallet, contract: mint, amount: '0.00025', position: 'ix:3.1' },
     ])
     assert.isTrue(succeeded(transaction))
   })
@@ -146,15 +147,16 @@ test.group('Solana parsing', () => {
     transaction.meta!.preTokenBalances = []
     transaction.meta!.postTokenBalances = []
     assert.deepEqual(readTransfers(transaction, await associatedTokenAccounts(transaction)), [
-      { to: wallet, contract: null, amount: '1.5' },
-      { to: walletAccount, contract: mint, amount: '13.8' }, // owner unknown: the token account itself
-      { to: wallet, contract: null, amount: '0.000000001' },
+      { to: wallet, contract: null, amount: '1.5', position: 'ix:0' },
+      { to: walletAccount, contract: mint, amount: '13.8', position: 'ix:1' }, // owner unknown: the token account itself
+      { to: wallet, contract: null, amount: '0.000000001', position: 'ix:3.0' },
     ])
     const watched = new Map([[walletAccount as string, { wallet: wallet as string, mint: mint as string }]])
     assert.deepEqual(readTransfers(transaction, await associatedTokenAccounts(transaction, watched))[1], {
       to: wallet,
       contract: mint,
       amount: '13.8',
+      position: 'ix:1',
     })
   })
 
@@ -204,7 +206,7 @@ test.group('Solana parsing', () => {
       },
     })
     const withFee = transfer('transferCheckedWithFee', { feeAmount: { amount: '10000', decimals: 6 } })
-    assert.deepEqual(readTransfers(withFee, await associatedTokenAccounts(withFee)), [{ to: wallet, contract: mint, amount: '0.99' }])
+    assert.deepEqual(readTransfers(withFee, await associatedTokenAccounts(withFee)), [{ to: wallet, contract: mint, amount: '0.99', position: 'ix:0' }])
     const plain = transfer('transferChecked', {})
     const owners = await associatedTokenAccounts(plain)
     assert.throws(() => readTransfers(plain, owners), UnreadableTransactionError, /received 990000 base units, its transfers say 1000000/)

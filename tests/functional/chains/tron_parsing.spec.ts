@@ -97,7 +97,7 @@ test.group('TRON parsing: amounts and transfers', () => {
       ],
     }
     assert.deepEqual(transfersOf(transaction, info, [token(USDT, 6)], facts), [
-      { ...facts, to: to.address, contract: USDT, amount: '2', success: true },
+      { ...facts, position: 'log:0', to: to.address, contract: USDT, amount: '2', success: true },
     ])
   })
 
@@ -110,7 +110,7 @@ test.group('TRON parsing: amounts and transfers', () => {
       raw_data: { contract: [{ type: 'TriggerSmartContract', parameter: { value: { data, contract_address: tronAddressToHex(USDT) } } }] },
     })
     const info = { id: facts.reference, blockNumber: 10, blockTimeStamp: facts.timestamp, result: 'FAILED', receipt: { result: 'REVERT' } }
-    const expected = [{ ...facts, to: to.address, contract: USDT, amount: '13.8', success: false }]
+    const expected = [{ ...facts, position: 'call', to: to.address, contract: USDT, amount: '13.8', success: false }]
     assert.deepEqual(transfersOf(call(transferCallData(to.address, 13_800_000n)), info, [token(USDT, 6)], facts), expected)
     const transferFrom =
       '23b872dd' + from.hex.slice(2).padStart(64, '0') + to.hex.slice(2).padStart(64, '0') + (13_800_000n).toString(16).padStart(64, '0')
@@ -127,7 +127,7 @@ test.group('TRON parsing: amounts and transfers', () => {
     }
     const info = { id: facts.reference, blockNumber: 10, blockTimeStamp: facts.timestamp }
     assert.deepEqual(transfersOf(transaction, info, [token(null, 6)], facts), [
-      { ...facts, to: to.address, contract: null, amount: '50.000001', success: true },
+      { ...facts, position: 'value', to: to.address, contract: null, amount: '50.000001', success: true },
     ])
   })
 })

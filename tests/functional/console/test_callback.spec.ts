@@ -138,14 +138,18 @@ test.group('Send test callback', (group) => {
 
   test('a merchant slower than callbacks.timeout_seconds: failed, after about that long', async ({ assert }) => {
     await settings.set('callbacks.timeout_seconds', '1')
-    merchant.reset([{ status: 200, body: 'success', delayMs: 3000 }])
     const { apiKey } = await newKey()
+    // The merchant answers only after the send is over: only the timeout can have ended it.
+    merchant.hold()
     const result = await (await sender()).send(apiKey.pid, merchant.notifyUrl)
+    assert.equal(merchant.heldCount, 1, 'the answer is still held')
+    merchant.release()
     assert.equal(result.outcome, 'failed')
     assert.isNull(result.httpStatus)
     assert.include(result.error, 'timed out after 1 s')
     assert.isAtLeast(result.durationMs, 900)
-    assert.isBelow(result.durationMs, 2500)
+    // Ended by the 1 s timeout, not by a longer one.
+    assert.isBelow(result.durationMs, 5000)
   })
 
   test('an answer other than 200 + ok/success is shown with its status and the start of its body', async ({ assert }) => {
