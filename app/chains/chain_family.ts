@@ -60,6 +60,39 @@ export type ObservedTransfer = {
 
 export type VerificationContext = { chain: Chain; tokens: Token[]; order: Order; rpc: RpcPool }
 
+/**
+ * An incoming amount a scan saw to a watched address in an enabled token,
+ * for the balance watch's accounting: every successful incoming transfer,
+ * confirmed or dropped as dust, with its height. Seeing one again in a
+ * later run is harmless (counted once, by reference and position).
+ */
+export type SeenAmount = {
+  reference: string
+  position: string
+  /** Watched address, stored form. */
+  to: string
+  /** Token contract in stored form; null for the native coin. */
+  contract: string | null
+  /** Token units, decimal string. */
+  amount: string
+  /**
+   * Where on the chain it happened, as a decimal string in the numbering
+   * the family uses for its balance readings (a block, a slot, a logical
+   * time): the watch compares each reading with the amounts seen up to
+   * its height.
+   */
+  height: string
+}
+
+/** The balance of one watched address in one enabled token, as of `ScanResult.balances.height`. */
+export type BalanceReading = {
+  address: string
+  /** Token contract in stored form; null for the native coin. */
+  contract: string | null
+  /** Token units, decimal string. */
+  amount: string
+}
+
 /** What a scan works with. */
 export type ScanContext = {
   chain: Chain
@@ -88,6 +121,13 @@ export type ScanContext = {
    * them in `ScanResult.dust`.
    */
   isDust?(contract: string | null, amount: string): boolean
+  /**
+   * The balance watch is due (one read per watched address and token per
+   * `chains.balance_check_minutes`): a family that can read balances does,
+   * once its scan is caught up, as of a height its `seen` amounts are
+   * measured against (ScanResult.balances).
+   */
+  readBalances?: boolean
 }
 
 /** A transaction to a watched address the family could not read (kept as unmatched, with the reason). */
@@ -144,6 +184,28 @@ export type ScanResult = {
    * out; the core never asks the node for it.
    */
   heights?: { head: string; scanned?: string }
+  /**
+   * Every incoming amount this run saw (SeenAmount): what the balance
+   * watch counts as explained. A family that reads balances reports it
+   * every run, dust included.
+   */
+  seen?: SeenAmount[]
+  /**
+   * Balances read this run (only when `readBalances` was set and the run
+   * caught up): each watched address in each enabled token, as of
+   * `height`. The core records in the unmatched inbox any rise larger than
+   * the amounts seen since the previous reading ("unexplained incoming
+   * amount": value the scanner could not read).
+   */
+  balances?: { height: string; readings: BalanceReading[] }
+  /**
+   * A reorganisation replaced blocks the scan had already covered: every
+   * block above `ancestor` (the newest block both chains share) up to
+   * `replacedUpTo` (the old cursor) was replaced. The core flags the
+   * payments credited from those blocks for the operator; the family
+   * scans again from the block after `ancestor`.
+   */
+  reorg?: { ancestor: string; replacedUpTo: string }
 }
 
 /**

@@ -13,6 +13,7 @@ import type { RpcPool } from '#chains/rpc_pool'
 import type { ChainFamily, ScanResult } from '#chains/chain_family'
 import paymentMatcher from '#services/payment_matcher'
 import paymentSightings from '#services/payment_sightings'
+import balanceWatch from '#services/balance_watch'
 import { dustCheck, LATE_WINDOW_MS } from '#services/dust_threshold'
 import { insertUnlessPresent } from '#support/insert_unless_present'
 import { claimLeases, releaseLeases } from '#support/lease'
@@ -159,6 +160,7 @@ export class ChainScanner {
         rpc,
         maxBlocksPerScan: await settings.get('chains.max_blocks_per_scan'),
         isDust,
+        readBalances: await balanceWatch.due(chain.network),
       })
 
       let paid = 0
@@ -173,6 +175,7 @@ export class ChainScanner {
         await paymentMatcher.recordUnreadable(chain, tokens, { ...item, reason: rpc.redact(item.reason) })
       }
       await this.#recordSightings(chain, tokens, result)
+      await this.#watchBalances(chain, tokens, result)
       const interrupted = result.interrupted ? rpc.redact(result.interrupted) : null
       if (interrupted) logger.warn({ network: chain.network, reason: interrupted }, 'chain scan interrupted; progress kept')
       const heights = heightColumns(result.heights)
@@ -226,6 +229,18 @@ export class ChainScanner {
       await paymentSightings.record(chain, tokens, result.transfers, result.unconfirmed)
     } catch (error) {
       logger.warn({ network: chain.network, err: error }, 'payment sightings could not be recorded')
+    }
+  }
+
+  /**
+   * The balance watch informs the operator: a failure is logged and never
+   * stops the scan (its payments are made, its cursor must move on).
+   */
+  async #watchBalances(chain: Chain, tokens: Token[], result: ScanResult) {
+    try {
+      await balanceWatch.record(chain, tokens, result)
+    } catch (error) {
+      logger.warn({ network: chain.network, err: error }, 'balance watch could not be recorded')
     }
   }
 

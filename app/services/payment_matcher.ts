@@ -1,4 +1,3 @@
-import db from '@adonisjs/lucid/services/db'
 import logger from '@adonisjs/core/services/logger'
 import Order, { OrderStatus } from '#models/order'
 import type { ModelQueryBuilderContract } from '@adonisjs/lucid/types/model'
@@ -11,16 +10,7 @@ import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
 import { Decimal } from '#support/money'
 import { usedReference } from '#services/transfer_references'
-
-/** unmatched_payments.reason is VARCHAR(255). */
-const REASON_MAX = 255
-
-/**
- * What an unmatched_payments row records: a transfer that paid nothing, a
- * transaction that could not be read, a balance that rose by more than the
- * transfers seen, or a payment whose block a reorganisation replaced.
- */
-export type UnmatchedKind = 'transfer' | 'unreadable' | 'unexplained' | 'reorged'
+import { recordUnmatched } from '#services/unmatched_inbox'
 
 export type MatchOutcome = 'paid' | 'already' | 'unmatched' | 'ignored'
 
@@ -74,7 +64,7 @@ export class PaymentMatcher {
     const reason = claimant
       ? `the order it was made for (${claimant.tradeId}) is already paid by another transfer`
       : await this.#whyNoClaimant(onAddress, amount, token.symbol, transfer.timestamp, candidates.length > 0)
-    await this.#recordUnmatched(chain, {
+    await recordUnmatched(chain.network, {
       reference: transfer.reference,
       position: transfer.position,
       kind: 'transfer',
@@ -96,7 +86,7 @@ export class PaymentMatcher {
    */
   async recordUnreadable(chain: Chain, tokens: Token[], unreadable: UnreadableTransfer): Promise<boolean> {
     const token = tokens.find((entry) => entry.contract === unreadable.contract)
-    return this.#recordUnmatched(chain, {
+    return recordUnmatched(chain.network, {
       reference: unreadable.reference,
       position: '',
       kind: 'unreadable',
@@ -126,47 +116,7 @@ export class PaymentMatcher {
       : `no order waits on this address for ${symbol} at that time`
   }
 
-  async #recordUnmatched(
-    chain: Chain,
-    row: {
-      reference: string
-      position: string
-      kind: UnmatchedKind
-      to: string
-      token: string
-      amount: string
-      timestamp: number
-      reason: string
-    }
-  ): Promise<boolean> {
-    const reason = row.reason.length > REASON_MAX ? `${row.reason.slice(0, REASON_MAX - 3)}...` : row.reason
-    const inserted: unknown[] = await db
-      .connection()
-      .knexQuery()
-      .table('unmatched_payments')
-      .insert({
-        network: chain.network,
-        reference: row.reference,
-        position: row.position,
-        kind: row.kind,
-        to_address: row.to,
-        token: row.token,
-        amount: row.amount,
-        transfer_time: row.timestamp,
-        reason,
-        detected_at: Date.now(),
-      })
-      .onConflict(['network', 'reference', 'position', 'to_address', 'token', 'kind'])
-      .ignore()
-      .returning('id')
-    if (inserted.length > 0) {
-      logger.warn(
-        { network: chain.network, reference: row.reference, to: row.to, amount: row.amount, reason },
-        'unmatched payment recorded'
-      )
-    }
-    return inserted.length > 0
-  }
+
 }
 
 const paymentMatcher = new PaymentMatcher()

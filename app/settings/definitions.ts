@@ -124,6 +124,11 @@ export const SETTINGS = {
     min: 1,
     max: 1000000,
   }),
+  'chains.balance_check_minutes': integerSetting(
+    10,
+    'How often each watched address has its balance read in each enabled token (one read each), to find incoming value the scanner could not see; 0 turns the balance watch off',
+    { min: 0, max: 1440 }
+  ),
 
   // GET /metrics (README "Operations"). Neither set: loopback clients only.
   'metrics.token': stringSetting(

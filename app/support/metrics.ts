@@ -63,6 +63,18 @@ export const metrics = {
     labelNames: ['network', 'endpoint'] as const,
     registers: [registry],
   }),
+  unexplainedIncoming: new Counter({
+    name: 'gateway_unexplained_incoming_total',
+    help: 'Balance rises larger than the transfers the scanner saw (value it could not read), recorded in the unmatched inbox, by network and token',
+    labelNames: ['network', 'token'] as const,
+    registers: [registry],
+  }),
+  reorgedPayments: new Counter({
+    name: 'gateway_reorged_payments_total',
+    help: 'Paid orders whose payment came from a block a reorganisation replaced (flagged for the operator), by network',
+    labelNames: ['network'] as const,
+    registers: [registry],
+  }),
   rpcErrors: new Counter({
     name: 'gateway_rpc_errors_total',
     help: 'Chain RPC calls that failed, by network, endpoint and kind (rate_limited, http, network: also timeouts and bad answers, budget_spent)',

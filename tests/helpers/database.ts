@@ -10,6 +10,8 @@ import { createAuditDeleteGuard, dropAuditDeleteGuard } from '#database/audit_lo
 const TABLES = [
   'audit_log',
   'payment_sightings',
+  'balance_seen',
+  'balance_readings',
   'unmatched_payments',
   'chain_cursors',
   'callback_attempts',

@@ -1,5 +1,7 @@
 import chainRegistry from '#chains/chain_registry'
 import type {
+  BalanceReading,
+  SeenAmount,
   UnreadableTransfer,
   ChainFamily,
   ObservedTransfer,
@@ -33,6 +35,10 @@ export class FakeFamily implements ChainFamily {
   scans: ScanContext[] = []
   /** What every scan reports as the chain's heights (kept until changed); undefined: none. */
   heights: ScanResult['heights'] = undefined
+  /** What the next scan reports as seen incoming amounts (then emptied). */
+  seen: SeenAmount[] = []
+  /** What the next scan reports as balance readings, when the core asked for them (then cleared). */
+  balances: { height: string; readings: BalanceReading[] } | null = null
   /** The family's default endpoint budget, when a test gives it one. */
   rpcBudget?: (url: string, apiKey: string) => RpcBudget
 
@@ -61,7 +67,14 @@ export class FakeFamily implements ChainFamily {
     const interrupted = this.interrupt ?? undefined
     this.interrupt = null
     const previous = (context.cursor as { scans: number } | null)?.scans ?? 0
+    const seen = this.seen
+    this.seen = []
+    // Read only when due, as a real family does.
+    const balances = context.readBalances && this.balances ? this.balances : undefined
+    this.balances = null
     return {
+      seen,
+      balances,
       transfers,
       unconfirmed: this.unconfirmed,
       cursor: { scans: previous + 1 },
@@ -136,6 +149,8 @@ export async function installFakeChain(confirmations = 1) {
   fakeFamily.unreadable = []
   fakeFamily.rpcBudget = undefined
   fakeFamily.heights = undefined
+  fakeFamily.seen = []
+  fakeFamily.balances = null
 }
 
 /** A successful USDT transfer to the fake wallet, made now. */

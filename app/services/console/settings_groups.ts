@@ -103,6 +103,7 @@ export const SETTINGS_GROUPS: readonly SettingsGroup[] = [
       'chains.rpc_requests_per_day': 'RPC requests per day',
       'chains.dust_percent': 'Dust threshold (%)',
       'chains.max_blocks_per_scan': 'Blocks per scan',
+      'chains.balance_check_minutes': 'Balance watch interval (minutes)',
     },
   },
   {
