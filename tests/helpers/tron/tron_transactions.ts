@@ -81,3 +81,14 @@ export function signedTrc20Transfer(from: TronAccount, contract: string, to: str
     { fee_limit: 100_000_000 }
   )
 }
+
+/**
+ * Any other contract call (TriggerSmartContract): an exchange's batch
+ * payout, a contract forwarding TRX. What it does on chain is the fake
+ * node's business; this is only the signed call.
+ */
+export function signedContractCall(from: TronAccount, contract: string, data: string, ref: RefBlock) {
+  return sign(from, 'TriggerSmartContract', { data, owner_address: from.hex, contract_address: hexOf(contract) }, ref, {
+    fee_limit: 150_000_000,
+  })
+}
