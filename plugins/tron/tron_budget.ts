@@ -33,16 +33,26 @@ export function tronRpcBudget(url: string, apiKey: string): RpcBudget | null {
 /**
  * Requests a day scanning costs when nothing is paid: per run two head
  * reads and one listing per address × token; per deep re-scan one more
- * listing per address × token. Payments add one receipt per TRC-20
- * transfer, plus one per run while it is not yet solidified (about a
- * minute) — not counted here: they follow the traffic, not the setup.
+ * listing per address × token; per balance reading (when the balance
+ * watch reads every `balanceCheckMinutes`) one read per address × token
+ * and two solid head reads. Payments add one receipt per TRC-20 or
+ * internal transfer, plus one per run while it is not yet solidified
+ * (about a minute), and a balance reading put off because a transfer
+ * came in while it was read costs one more — not counted here: they
+ * follow the traffic, not the setup.
  */
-export function tronRequestsPerDay(chain: Chain, addresses: number, tokens: number): number {
+export function tronRequestsPerDay(
+  chain: Chain,
+  addresses: number,
+  tokens: number,
+  balanceCheckMinutes: number | null = null
+): number {
   // Nothing to watch: the scanner does not run.
   if (addresses === 0 || tokens === 0) return 0
   const options = tronOptions(chain)
   const streams = addresses * tokens
   const runs = 86_400 / Math.max(1, chain.scanIntervalSeconds)
   const deepPasses = options.deepScanHours > 0 ? 1440 / options.deepScanEveryMinutes : 0
-  return Math.ceil(runs * (2 + streams) + deepPasses * streams)
+  const readings = balanceCheckMinutes && balanceCheckMinutes > 0 ? 1440 / balanceCheckMinutes : 0
+  return Math.ceil(runs * (2 + streams) + deepPasses * streams + readings * (2 + streams))
 }

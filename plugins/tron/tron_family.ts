@@ -56,8 +56,9 @@ export class TronFamily implements ChainFamily {
     return tronRpcBudget(url, apiKey)
   }
 
-  requestsPerDay(chain: Chain, addresses: number, tokens: number): number {
-    return tronRequestsPerDay(chain, addresses, tokens)
+  /** `balanceCheckMinutes`: the balance watch's interval, when the core tells it (its readings cost too). */
+  requestsPerDay(chain: Chain, addresses: number, tokens: number, balanceCheckMinutes: number | null = null): number {
+    return tronRequestsPerDay(chain, addresses, tokens, balanceCheckMinutes)
   }
 
   scan(context: ScanContext): Promise<ScanResult> {

@@ -1,10 +1,19 @@
 import logger from '@adonisjs/core/services/logger'
-import type { ObservedTransfer, ScanContext, ScanResult, UnreadableTransfer } from '#chains/chain_family'
+import type { ObservedTransfer, ScanContext, ScanResult, SeenAmount, UnreadableTransfer } from '#chains/chain_family'
 import { redactSecrets } from '#support/redaction'
 import { tronOptions, type TronOptions } from '#plugins/tron/tron_options'
 import { isFreshCursor, pruneReported, readCursor, reportKey, type DeepPass, type TronScanCursor } from '#plugins/tron/tron_scan_cursor'
-import { readTrc20Row, readTrxRow, rowTime, type Candidate, type RowReading, type Stream } from '#plugins/tron/tron_candidates'
-import { transferLogPosition } from '#plugins/tron/tron_transfers'
+import {
+  AlikeCounter,
+  readTrc20Row,
+  readTrxRow,
+  rowTime,
+  type Candidate,
+  type RowReading,
+  type Stream,
+} from '#plugins/tron/tron_candidates'
+import { internalPosition, transferLogPosition } from '#plugins/tron/tron_transfers'
+import { readTronBalances, settleHeldBalances } from '#plugins/tron/tron_balances'
 import {
   TronAnswerError,
   TronGridClient,
@@ -42,6 +51,15 @@ type StreamOutcome = { next: number; complete: boolean; error?: unknown }
  * rows already handled are not looked up again (`reported`), and the
  * result says `interrupted`. Only a failure of the head reads, before
  * anything is done, fails the run (the cursor stays as it was).
+ *
+ * For the balance watch every run reports `seen`: each successful
+ * incoming transfer it met in a solidified block (paid on, not yet deep
+ * enough, or dropped as dust), at its block time. When the core asks
+ * (`readBalances`) and the run caught up, it also reads the balances
+ * (tron_balances.ts). Heights are block times in ms: every listed row
+ * carries its block's time, few carry its number, and along the chain
+ * block times only grow, so "at or before time t" is "in block t's or an
+ * earlier one".
  */
 export async function scanTron(context: ScanContext): Promise<ScanResult> {
   const options = tronOptions(context.chain)
@@ -97,6 +115,20 @@ export async function scanTron(context: ScanContext): Promise<ScanResult> {
     deep: deep.pass,
   }
   const interrupted = error ? interruption(error, context) : undefined
+  // A reading is held until the listings had time to show what it covers;
+  // while one is held (the core keeps asking), none is taken.
+  const settled = settleHeldBalances(cursor.balances ?? null, {
+    incomingNear: run.incomingNear,
+    caughtUp: caughtUp && !interrupted,
+    solidTimestamp: solid.timestamp,
+    lookbackMs: options.lookbackMinutes * 60_000,
+  })
+  const balances = settled.give
+  nextCursor.balances =
+    settled.keep ??
+    (context.readBalances && !balances && !cursor.balances && caughtUp && !interrupted
+      ? await readTronBalances(client, context, run.incomingNear)
+      : null)
   return {
     transfers: run.transfers,
     // A stream cut short (page bound or interruption) did not reach its newest rows: no unconfirmed picture this run.
@@ -109,6 +141,8 @@ export async function scanTron(context: ScanContext): Promise<ScanResult> {
     // Listings go by time, not block: only when every listing reached the
     // solid head does the cursor cover a block number (the solid head's).
     heights: { head: String(run.marks.headNumber), scanned: caughtUp && !interrupted ? String(solid.number) : undefined },
+    seen: run.seen,
+    ...(balances ? { balances } : {}),
   }
 }
 
@@ -182,15 +216,19 @@ class TronScanRun {
   readonly transfers: ObservedTransfer[] = []
   readonly unconfirmed: ObservedTransfer[] = []
   readonly unreadable: UnreadableTransfer[] = []
+  /** Successful incoming transfers in solidified blocks (SeenAmount), for the balance watch. */
+  readonly seen: SeenAmount[] = []
   dust = 0
   readonly reported: Record<string, number>
+  /** Block times of every incoming row listed this run, per "address|contract" (handled or not). */
+  readonly #incoming = new Map<string, number[]>()
   readonly #receipts = new Map<string, Promise<TronTransactionInfo | null>>()
   readonly #recentReceipts = new Map<string, Promise<TronTransactionInfo | null>>()
 
   constructor(
     private readonly context: ScanContext,
     private readonly client: TronGridClient,
-    private readonly cursor: TronScanCursor,
+    cursor: TronScanCursor,
     readonly marks: Marks
   ) {
     this.reported = { ...cursor.reported }
@@ -208,6 +246,7 @@ class TronScanRun {
     let pending = Number.MAX_SAFE_INTEGER
     let fingerprint: string | null = null
     let lastTimestamp = window.since
+    const alike = new AlikeCounter()
     for (let page = 0; page < MAX_PAGES_PER_STREAM; page++) {
       let rows: unknown[]
       try {
@@ -221,8 +260,9 @@ class TronScanRun {
         return { next: Math.min(pending, lastTimestamp), complete: false, error }
       }
       for (const row of rows) {
-        const reading: RowReading =
+        let reading: RowReading =
           stream.token.contract === null ? readTrxRow(row as any, stream) : readTrc20Row(row as any, stream)
+        if (reading && 'candidate' in reading) reading = { candidate: alike.number(reading.candidate) }
         try {
           const waiting = await this.#handle(reading)
           if (waiting !== null) pending = Math.min(pending, waiting)
@@ -239,31 +279,66 @@ class TronScanRun {
     return { next: Math.min(pending, this.#resumeAfter(lastTimestamp, window.since, stream)), complete: false }
   }
 
+  /**
+   * Whether an incoming row of a watched address and token was listed this
+   * run with a block time in (`after`, `upTo`]: a balance read across that
+   * time could not tell whether it counts (tron_balances.ts).
+   */
+  readonly incomingNear = (after: number, upTo: number): boolean => {
+    for (const times of this.#incoming.values()) if (times.some((time) => time > after && time <= upTo)) return true
+    return false
+  }
+
+  #noteIncoming(to: string, contract: string | null, timestamp: number) {
+    const key = `${to}|${contract ?? 'TRX'}`
+    const times = this.#incoming.get(key) ?? []
+    times.push(timestamp)
+    this.#incoming.set(key, times)
+  }
+
+  /** A successful incoming transfer of a solidified block, for the balance watch (block time as height). */
+  #see(transfer: { reference: string; position: string; to: string; contract: string | null; amount: string; timestamp: number }) {
+    this.seen.push({
+      reference: transfer.reference,
+      position: transfer.position,
+      to: transfer.to,
+      contract: transfer.contract,
+      amount: transfer.amount,
+      height: String(transfer.timestamp),
+    })
+  }
+
   /** Handles one listed row; returns its time when its stream must come back to it (not final yet). */
   async #handle(reading: RowReading): Promise<number | null> {
     if (!reading) return null
     if ('unreadable' in reading) {
       const entry = reading.unreadable
+      if (entry.timestamp > 0) this.#noteIncoming(entry.to, entry.contract, entry.timestamp)
       const key = reportKey(entry.reference, entry.to, entry.contract)
-      if (this.cursor.reported[key] === undefined) this.unreadable.push(entry)
+      if (this.reported[key] === undefined) this.unreadable.push(entry)
       this.reported[key] = entry.timestamp || this.marks.solidTimestamp
       return null
     }
     const candidate = reading.candidate
-    const key = reportKey(candidate.txid, candidate.to, candidate.contract)
-    // Reported by an earlier run (the core has it); two transfers of one
-    // transaction found in this run are both reported.
-    if (this.cursor.reported[key] !== undefined) return null
-    // Dust and address poisoning: dropped before any lookup, never waited for.
+    this.#noteIncoming(candidate.to, candidate.contract, candidate.timestamp)
+    // One key per transfer (its slot): two transfers of one transaction to
+    // one address are both reported, each once, in this run or an earlier one.
+    const key = reportKey(candidate.txid, candidate.to, candidate.contract, candidate.slot)
+    if (this.reported[key] !== undefined) return null
+    const { solidTimestamp } = this.marks
+    // Dust and address poisoning: dropped before any lookup, never waited
+    // for; still value that reached the address (seen once final), named
+    // by its slot where only the receipt would name its position.
     if (this.context.isDust?.(candidate.contract, candidate.amount)) {
       this.dust++
+      if (candidate.timestamp <= solidTimestamp) this.#see({ ...candidate, reference: candidate.txid, position: candidate.position ?? candidate.slot })
       return null
     }
-    const { solidTimestamp } = this.marks
     let transfer: ObservedTransfer | null
     try {
       // A block newer than the solid head is not solidified: no solidified receipt to ask for.
       transfer = candidate.timestamp <= solidTimestamp ? await this.#withDepth(candidate, true) : null
+      if (transfer?.success) this.#see(transfer)
       if (!transfer || transfer.confirmations < this.context.chain.confirmations) {
         const seen = transfer ?? (await this.#withDepth(candidate, false))
         if (seen?.success) this.unconfirmed.push(seen)
@@ -288,10 +363,14 @@ class TronScanRun {
   }
 
   /**
-   * Gives a listed transfer its depth: TRC-20 rows carry no block number, so
-   * the receipt is read (once per transaction per run, solidified or recent
-   * view). Null when that view does not have it (yet, or any more); a
-   * solidified view never reports a block above the solid head.
+   * Gives a listed transfer its depth: TRC-20 and internal rows carry no
+   * block number, so the receipt is read (once per transaction per run,
+   * solidified or recent view), which also tells the transfer's position.
+   * Null when that view does not have it (yet, or any more); a solidified
+   * view never reports a block above the solid head. A successful
+   * solidified receipt without the listed transfer is an answer that
+   * cannot be read (TronAnswerError): the index listed something the
+   * chain did not do, and it pays nothing.
    */
   async #withDepth(candidate: Candidate, solid: boolean): Promise<ObservedTransfer | null> {
     let blockNumber = candidate.blockNumber
@@ -303,13 +382,26 @@ class TronScanRun {
       const info = await cache.get(candidate.txid)!
       if (!info) return null
       blockNumber = info.blockNumber
-      success = success ?? receiptSucceeded(info)
-      position ??=
-        candidate.contract !== null && candidate.baseUnits !== undefined
-          ? transferLogPosition(info, candidate.contract, candidate.to, candidate.baseUnits)
-          : null
-      // A listed transfer whose log the receipt lacks (a failed call leaves none): named by the call.
-      position ??= 'call'
+      const succeeded = receiptSucceeded(info)
+      if (position === null) {
+        const found = this.#positionIn(info, candidate)
+        if (found) {
+          position = found.position
+          success = success ?? (succeeded && !found.rejected)
+        } else if (!succeeded && candidate.internalId === undefined) {
+          // A reverted call leaves no log: named by its call, it pays nothing.
+          position = 'call'
+          success = false
+        } else if (solid) {
+          throw new TronAnswerError(
+            `the receipt of ${candidate.txid} has no ${candidate.internalId === undefined ? 'Transfer log' : 'internal transaction'} ` +
+              `of ${candidate.amount} to ${candidate.to} (${candidate.slot}) although TronGrid lists one`
+          )
+        } else {
+          return null
+        }
+      }
+      success ??= succeeded
     }
     if (solid && blockNumber > this.marks.solidNumber) return null
     return {
@@ -322,6 +414,17 @@ class TronScanRun {
       confirmations: Math.max(0, this.marks.headNumber - blockNumber + 1),
       success,
     }
+  }
+
+  /** Where the listed transfer is in its receipt: its log (TRC-20) or internal transaction (TRX from a contract). */
+  #positionIn(info: TronTransactionInfo, candidate: Candidate): { position: string; rejected: boolean } | null {
+    if (candidate.baseUnits === undefined) return null
+    if (candidate.internalId !== undefined) {
+      return internalPosition(info, candidate.to, candidate.baseUnits, candidate.internalId, candidate.occurrence)
+    }
+    if (candidate.contract === null) return null
+    const position = transferLogPosition(info, candidate.contract, candidate.to, candidate.baseUnits, candidate.occurrence)
+    return position ? { position, rejected: false } : null
   }
 
   /**

@@ -1,5 +1,6 @@
 import { sha256 } from '@noble/hashes/sha2'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils'
+import type { BalanceReading } from '#chains/chain_family'
 
 /**
  * Where the TRON scanner stands, persisted by the core as JSON after each
@@ -24,7 +25,18 @@ export type TronScanCursor = {
   deepDoneAt: number
   /** The deep re-scan under way: streams still to list (key → next min_timestamp), up to `until`. */
   deep: DeepPass | null
+  /** A balance reading taken, held until the listings have had time to show what it covers (tron_balances.ts). */
+  balances?: HeldBalances | null
 }
+
+/**
+ * Balances read at the block of time `height` (ms), given to the core
+ * once the listings have covered the look-back past it. `span`: the block
+ * times over which the reading was taken (from a few blocks before its
+ * block to the solid head after the reads); an incoming transfer listed
+ * there, even late, voids it.
+ */
+export type HeldBalances = { height: number; span: [number, number]; readings: BalanceReading[] }
 
 /**
  * A deep re-scan: lists again the last hours of every stream, up to just
@@ -48,7 +60,7 @@ export function readCursor(raw: unknown, start: number): TronScanCursor {
   if (!value || isFreshCursor(value)) {
     // First scan, or a cursor this code did not write: start from the oldest
     // order worth watching (the core's start time); seeing transfers twice is harmless.
-    return { since: start, lagging: {}, reported: {}, deepDoneAt: start, deep: null }
+    return { since: start, lagging: {}, reported: {}, deepDoneAt: start, deep: null, balances: null }
   }
   return {
     since: value.since!,
@@ -57,7 +69,24 @@ export function readCursor(raw: unknown, start: number): TronScanCursor {
     // Cursors written before deep re-scans: one starts at the next run.
     deepDoneAt: Number.isSafeInteger(value.deepDoneAt) ? value.deepDoneAt! : 0,
     deep: readDeep(value.deep),
+    balances: readHeldBalances(value.balances),
   }
+}
+
+function readHeldBalances(value: unknown): HeldBalances | null {
+  const held = value as Partial<HeldBalances> | null
+  if (!held || typeof held !== 'object' || !Number.isSafeInteger(held.height)) return null
+  const span = held.span
+  if (!Array.isArray(span) || span.length !== 2 || !span.every((time) => Number.isSafeInteger(time))) return null
+  if (!Array.isArray(held.readings)) return null
+  const readings = held.readings.filter(
+    (reading) =>
+      reading &&
+      typeof reading.address === 'string' &&
+      (reading.contract === null || typeof reading.contract === 'string') &&
+      typeof reading.amount === 'string'
+  )
+  return { height: held.height!, span: [span[0], span[1]], readings }
 }
 
 function readDeep(value: unknown): DeepPass | null {
@@ -76,12 +105,16 @@ function numbersOnly(value: unknown): Record<string, number> {
 }
 
 /**
- * Short stable key of one reported transfer (96 bits of a hash keeps the
- * persisted cursor small; a collision would at worst hide a transfer that
- * the same transaction id already reported to the same address).
+ * Short stable key of one reported transfer: its transaction, recipient,
+ * token and slot (which transfer of the transaction the listing row
+ * stands for, Candidate.slot), so that two transfers of one transaction
+ * to one address are two keys. 96 bits of a hash keep the persisted
+ * cursor small. A TRX transfer (`value`, one per transaction) and an
+ * unreadable row (no slot) keep the key they had before slots existed.
  */
-export function reportKey(txid: string, to: string, contract: string | null): string {
-  return bytesToHex(sha256(utf8ToBytes(`${txid}:${to}:${contract ?? 'TRX'}`))).slice(0, 24)
+export function reportKey(txid: string, to: string, contract: string | null, slot = ''): string {
+  const transfer = slot === '' || slot === 'value' ? '' : `:${slot}`
+  return bytesToHex(sha256(utf8ToBytes(`${txid}:${to}:${contract ?? 'TRX'}${transfer}`))).slice(0, 24)
 }
 
 /** Keeps the reported transfers at or after `oldest` (the earliest next listing), newest first, bounded. */

@@ -2,7 +2,7 @@ import type Token from '#models/token'
 import type { ObservedTransfer } from '#chains/chain_family'
 import { fromBaseUnits } from '#support/money'
 import { tronAddressFromAny, tronAddressFromHex, tronAddressFromWord } from '#plugins/tron/tron_addresses'
-import type { TronTransaction, TronTransactionInfo } from '#plugins/tron/trongrid_client'
+import type { TronInternalTransaction, TronTransaction, TronTransactionInfo } from '#plugins/tron/trongrid_client'
 
 /** keccak256("Transfer(address,address,uint256)"), as TRON logs carry it (no 0x). */
 export const TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
@@ -14,7 +14,6 @@ export const SUN_DECIMALS = 6
 
 /** Facts about the transaction's block, decided by the caller. */
 export type BlockFacts = { reference: string; timestamp: number; confirmations: number }
-
 
 /**
  * Whether the transaction did what it asked: `ret[0].contractRet` is
@@ -60,17 +59,82 @@ export function transfersOf(
     return [observed(tronAddressFromAny(to), null, BigInt(amount), 'value')]
   }
 
-  if (call.type !== 'TriggerSmartContract') return []
+  // TRX a contract sent during the call (or during its creation), named by
+  // its place in the receipt; a rejected one, or any of a failed call, moved nothing.
+  const internal = trxInternalTransfers(info).map((entry) => ({
+    ...observed(entry.to, null, entry.sun, `internal:${entry.index}`),
+    success: success && !entry.rejected,
+  }))
+  if (call.type !== 'TriggerSmartContract') return internal
   if (success) {
-    return (info?.log ?? []).flatMap((log, index) =>
+    const logs = (info?.log ?? []).flatMap((log, index) =>
       isTransferLog(log)
         ? [observed(tronAddressFromWord(log.topics![2]), tronAddressFromHex(log.address), BigInt(`0x${log.data || '0'}`), `log:${index}`)]
         : []
     )
+    return [...logs, ...internal]
   }
   const intent = transferIntent(call.parameter.value)
   // A reverted call left no log; it pays nothing (success false) and is named by its call.
-  return intent ? [observed(intent.to, intent.contract, intent.amount, 'call')] : []
+  return [...(intent ? [observed(intent.to, intent.contract, intent.amount, 'call')] : []), ...internal]
+}
+
+/** A TRX internal transfer of a receipt: its index in `internal_transactions`, recipient, sun, and whether it was rejected. */
+export type InternalTrxTransfer = { index: number; hash: string | null; to: string; sun: bigint; rejected: boolean }
+
+/**
+ * The TRX internal transactions of a receipt: the ones that carry TRX
+ * (callValueInfo entries without a tokenId; a TRC-10 entry is another
+ * asset, not TRX) and send some. Entries that cannot be read are left
+ * out (they cannot be tied to a recipient or an amount).
+ */
+export function trxInternalTransfers(info: TronTransactionInfo | null): InternalTrxTransfer[] {
+  const list = info?.internal_transactions
+  if (!Array.isArray(list)) return []
+  return list.flatMap((entry, index) => {
+    const sun = trxOf(entry)
+    if (sun === null || sun === 0n) return []
+    let to: string
+    try {
+      to = tronAddressFromAny(String(entry.transferTo_address))
+    } catch {
+      return []
+    }
+    const hash = typeof entry.hash === 'string' && /^[0-9a-fA-F]{64}$/.test(entry.hash) ? entry.hash.toLowerCase() : null
+    return [{ index, hash, to, sun, rejected: entry.rejected === true }]
+  })
+}
+
+function trxOf(entry: TronInternalTransaction): bigint | null {
+  if (!Array.isArray(entry?.callValueInfo)) return null
+  let sun = 0n
+  for (const value of entry.callValueInfo) {
+    if (value?.tokenId !== undefined && value.tokenId !== '' && value.tokenId !== '_') continue
+    if (value?.callValue === undefined) continue
+    if (!/^\d+$/.test(String(value.callValue))) return null
+    sun += BigInt(String(value.callValue))
+  }
+  return sun
+}
+
+/**
+ * The position (`internal:<index>`) of a listed internal transfer in its
+ * receipt: by the internal transaction's hash when the listing names it
+ * and the receipt has it, else the `occurrence`-th TRX internal transfer
+ * to `to` of `sun` (0: the first); null
+ * when the receipt has no such transfer.
+ */
+export function internalPosition(
+  info: TronTransactionInfo,
+  to: string,
+  sun: bigint,
+  hash: string | null,
+  occurrence = 0
+): { position: string; rejected: boolean } | null {
+  const alike = trxInternalTransfers(info).filter((entry) => entry.to === to && entry.sun === sun)
+  // The index's id is the receipt's hash; should it ever not be, the order of alike transfers still tells them apart.
+  const found = (hash ? alike.find((entry) => entry.hash === hash) : undefined) ?? alike[occurrence]
+  return found ? { position: `internal:${found.index}`, rejected: found.rejected } : null
 }
 
 /** An ERC-20 style Transfer event (three topics: the event, from, to). */

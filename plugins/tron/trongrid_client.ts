@@ -1,5 +1,6 @@
 import { RpcHttpError, parseRetryAfter, type RpcPool } from '#chains/rpc_pool'
 import { hasIndex, markIndexless, notPenalised, notePenalty } from '#plugins/tron/tron_endpoints'
+import { tronAddressToHex } from '#plugins/tron/tron_addresses'
 
 /** A block as far as the gateway cares: its height and time (ms). */
 export type TronBlockMark = { number: number; timestamp: number }
@@ -36,6 +37,38 @@ export type TronTransaction = {
 
 export type TronLog = { address: string; topics?: string[]; data?: string }
 
+/**
+ * One internal transaction of a receipt (value a contract sent during
+ * the call; java-tron's InternalTransaction): 41-hex addresses, `note`
+ * in hex ("call", "create", "suicide"), `callValueInfo` a list of
+ * amounts, each TRX (no tokenId) or a TRC-10 asset (tokenId). Default
+ * values are left out of the JSON: no callValue when 0, no `rejected`
+ * when false. A rejected one did not happen.
+ */
+export type TronInternalTransaction = {
+  hash?: string
+  caller_address?: string
+  transferTo_address?: string
+  callValueInfo?: { callValue?: number | string; tokenId?: string }[]
+  note?: string
+  rejected?: boolean
+}
+
+/**
+ * An internal transaction as TronGrid's /v1/accounts/{address}/transactions
+ * lists it (search_internal, on by default): mixed in with the
+ * transactions, in a shape of its own. `call_value` is keyed by asset:
+ * "_" for TRX, a TRC-10 id otherwise; absent when nothing moved.
+ */
+export type TronInternalRow = {
+  internal_tx_id?: string
+  tx_id: string
+  block_timestamp?: number
+  from_address?: string
+  to_address?: string
+  data?: { note?: string; rejected?: boolean; call_value?: Record<string, number | string> | number | string }
+}
+
 /** POST /wallet(solidity)/gettransactioninfobyid; `{}` (null here) when unknown. */
 export type TronTransactionInfo = {
   id: string
@@ -48,6 +81,7 @@ export type TronTransactionInfo = {
   /** Smart-contract calls: "SUCCESS", "REVERT", "OUT_OF_ENERGY" …; absent for plain transfers. */
   receipt?: { result?: string }
   log?: TronLog[]
+  internal_transactions?: TronInternalTransaction[]
 }
 
 export type Page<T> = { rows: T[]; fingerprint: string | null }
@@ -129,15 +163,59 @@ export class TronGridClient {
     })
   }
 
-  /** Transactions to `address` since `minTimestamp`, oldest first (native TRX); solidified or not, as above. */
+  /**
+   * Transactions to `address` since `minTimestamp`, oldest first (native
+   * TRX), with the internal transactions that paid it (TRX a contract
+   * sent) as rows of their own; solidified or not, as above.
+   */
   async incomingTransactions(address: string, window: ListingWindow, fingerprint: string | null) {
-    return this.#page<TronTransaction>(`/v1/accounts/${address}/transactions`, {
+    return this.#page<TronTransaction | TronInternalRow>(`/v1/accounts/${address}/transactions`, {
       only_to: 'true',
+      search_internal: 'true',
       limit: String(PAGE_SIZE),
       ...windowQuery(window),
       order_by: 'block_timestamp,asc',
       ...(fingerprint ? { fingerprint } : {}),
     })
+  }
+
+  /**
+   * TRX held by `address` (sun) at the latest solidified block (`solid`)
+   * or the head; the answer names no block. An account that does not
+   * exist answers `{}` and one with nothing leaves `balance` out: both 0.
+   */
+  async trxBalance(address: string, solid: boolean): Promise<bigint> {
+    const path = solid ? '/walletsolidity/getaccount' : '/wallet/getaccount'
+    const body = await this.#post(path, { address: tronAddressToHex(address) })
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new TronAnswerError(`${path} answered no account`)
+    if (body.balance === undefined) return 0n
+    if (!Number.isSafeInteger(body.balance) || body.balance < 0) throw new TronAnswerError(`${path} answered a balance of ${body.balance}`)
+    return BigInt(body.balance)
+  }
+
+  /**
+   * balanceOf(`address`) of TRC-20 `contract` (base units) at the latest
+   * solidified block (`solid`) or the head, by a read-only call; the
+   * answer names no block. The call is made as the contract itself: a
+   * constant call needs an owner account that exists, which a receiving
+   * address that only ever got TRC-20 tokens is not.
+   */
+  async trc20Balance(address: string, contract: string, solid: boolean): Promise<bigint> {
+    const path = solid ? '/walletsolidity/triggerconstantcontract' : '/wallet/triggerconstantcontract'
+    const contractHex = tronAddressToHex(contract)
+    const body = await this.#post(path, {
+      owner_address: contractHex,
+      contract_address: contractHex,
+      function_selector: 'balanceOf(address)',
+      parameter: tronAddressToHex(address).slice(2).padStart(64, '0'),
+    })
+    const word = body?.constant_result?.[0]
+    if (body?.result?.result !== true || typeof word !== 'string' || !/^[0-9a-fA-F]{64}$/.test(word)) {
+      const code = body?.result?.code ?? 'no result'
+      const message = typeof body?.result?.message === 'string' ? hexText(body.result.message) : ''
+      throw new TronAnswerError(`${path} balanceOf on ${contract} failed: ${code}${message ? ` (${message})` : ''}`)
+    }
+    return BigInt(`0x${word}`)
   }
 
   /** A v1 listing: only endpoints that serve the v1 index are asked. */
@@ -221,6 +299,12 @@ export class TronGridClient {
     }
     return body
   }
+}
+
+/** java-tron's hex-encoded messages as text (printable part only). */
+function hexText(value: string): string {
+  if (!/^([0-9a-fA-F]{2})+$/.test(value)) return value.slice(0, 200)
+  return Buffer.from(value, 'hex').toString('utf8').replace(/[^\x20-\x7e]/g, '').slice(0, 200)
 }
 
 /** Marker of an endpoint that answered a v1 call with 404 (no index there). */

@@ -343,9 +343,17 @@ test.group('TRON: watched addresses', (group) => {
   test('cost follows watched addresses × tokens, not open orders', async ({ client, assert }) => {
     const network = await prepareTronNetwork(fake)
     for (let index = 0; index < 5; index++) await newTronOrder(client)
+    // The balance watch is due at the first run: one balance read per
+    // address × token, between two solid head reads (header only).
     await scanTron()
-    const withFiveOrders = fake.requests.length
-    assert.equal(withFiveOrders, 2 + 3, 'two head lookups, three listings for one address')
+    const balanceReads = [...fake.requestsTo('getaccount'), ...fake.requestsTo('triggerconstantcontract')]
+    assert.lengthOf(balanceReads, 3)
+    assert.equal(fake.requests.length, 2 + 3 + 2 + 3)
+
+    // Then, while that reading is held (and after), a run costs two head reads and three listings.
+    fake.requests = []
+    await scanTron()
+    assert.equal(fake.requests.length, 2 + 3, 'two head lookups, three listings for one address')
     // The heads are read header-only (getblock, detail false), never as full blocks (getnowblock).
     assert.deepEqual(
       fake.requests.filter((request) => request.method === 'POST').map((request) => [request.path, JSON.parse(request.body)]),

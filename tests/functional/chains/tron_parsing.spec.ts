@@ -134,7 +134,7 @@ test.group('TRON parsing: amounts and transfers', () => {
 
 test.group('TRON parsing: cursor and payment URI', () => {
   test('an unreadable cursor starts over; a good one is kept', ({ assert }) => {
-    const fresh = { since: 5, lagging: {}, reported: {}, deepDoneAt: 5, deep: null }
+    const fresh = { since: 5, lagging: {}, reported: {}, deepDoneAt: 5, deep: null, balances: null }
     assert.deepEqual(readCursor(null, 5), fresh)
     assert.deepEqual(readCursor({ block: 12 }, 5), fresh)
     // A cursor from before deep re-scans gets one at the next run.
@@ -144,6 +144,7 @@ test.group('TRON parsing: cursor and payment URI', () => {
       reported: { k: 8 },
       deepDoneAt: 0,
       deep: null,
+      balances: null,
     })
     const deep = { startedAt: 20, until: 8, from: { a: 3, b: 'x' } }
     assert.deepEqual(readCursor({ since: 9, lagging: {}, reported: {}, deepDoneAt: 4, deep }, 5).deep, {
