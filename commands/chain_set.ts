@@ -66,7 +66,7 @@ export default class ChainSet extends OperatorCommand {
   declare family?: string
 
   @flags.array({
-    description: 'Family option key=value (repeatable; EVM: chainId, blockRange); key= removes it',
+    description: 'Family option key=value (repeatable; EVM: chainId, blockRange, reorgDepth, traces=auto|debug|parity|off); key= removes it',
   })
   declare option?: string[]
 

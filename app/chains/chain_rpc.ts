@@ -4,6 +4,7 @@ import { isPrivateAddress } from '#callbacks/safe_http'
 import settings from '#settings/settings_service'
 import chainRegistry from '#chains/chain_registry'
 import { RpcPool, type RpcBudget } from '#chains/rpc_pool'
+import { DatabaseEndpointMemory } from '#chains/endpoint_memory'
 
 /** A per-day of 0 (operator or setting) means no daily cap. */
 const dailyCap = (value: number) => (value > 0 ? value : null)
@@ -66,12 +67,14 @@ export async function rpcFor(chain: Chain, overrides: RpcPoolOverrides = {}): Pr
     perSecond: await settings.get('chains.rpc_requests_per_second'),
     perDay: await settings.get('chains.rpc_requests_per_day'),
   }
-  return new RpcPool(overrides.urls ?? chain.rpcUrls, {
+  const urls = overrides.urls ?? chain.rpcUrls
+  return new RpcPool(urls, {
     timeoutMs: overrides.timeoutMs ?? (await settings.get('chains.rpc_timeout_seconds')) * 1000,
     cooldownMs: (await settings.get('chains.rpc_cooldown_seconds')) * 1000,
     apiKey,
     network: chain.network,
     budgetFor: (url) => budgetOf(chain, url, apiKey, fallback),
+    memory: await DatabaseEndpointMemory.load(chain.network, urls, apiKey),
     ...(overrides.retries !== undefined ? { retries: overrides.retries } : {}),
   })
 }

@@ -7,6 +7,16 @@ import { metrics } from '#support/metrics'
 export class RpcUnavailableError extends Error {}
 
 /**
+ * The endpoint answered, and the answer is for the caller to act on (a
+ * range it refuses, a block it does not have yet, a method it lacks): not
+ * an outage. Passed through at once, with no retry, cool-down or failover.
+ */
+export class RpcAnswerError extends Error {
+  /** The endpoint that answered (set by the pool). */
+  endpoint?: string
+}
+
+/**
  * A non-success HTTP answer of an endpoint, thrown by the families'
  * clients so that the pool can tell a rate limit (429: wait, honour
  * Retry-After, do not fail over) from an outage (5xx after retries,
@@ -18,10 +28,16 @@ export class RpcHttpError extends Error {
     readonly status: number,
     /** Retry-After in milliseconds when the endpoint sent one. */
     readonly retryAfterMs: number | null = null,
-    options?: ErrorOptions
+    options?: ErrorOptions & {
+      /** The answer's body (redacted, bounded), for a family to read the JSON-RPC error it carries. */
+      body?: string
+    }
   ) {
     super(message, options)
+    this.body = options?.body ?? ''
   }
+
+  readonly body: string
 }
 
 /** The endpoint's daily request budget is spent (the pool moves on; the scan stops where it is). */
@@ -39,7 +55,42 @@ export function parseRetryAfter(header: string | null | undefined, now = Date.no
   return Number.isNaN(date) ? null : Math.max(0, date - now)
 }
 
-type EndpointState = { failures: number; coolUntil: number; lastError: string }
+/**
+ * Why an endpoint is left alone for a while: `outage` (it failed: tried
+ * again when every other one fails too), `rate_limited` (it asked for a
+ * wait longer than a request's timeout: Retry-After) and `credits` (its
+ * daily credits are spent, HTTP 402: until 00:00 UTC). The last two are
+ * never asked before their time: the answer would be the same refusal.
+ */
+export type HoldKind = 'outage' | 'rate_limited' | 'credits'
+
+type EndpointState = { failures: number; coolUntil: number; lastError: string; kind: HoldKind | null }
+
+/**
+ * What one endpoint's runs learned that the next runs, and other
+ * processes, should know (app/chains/endpoint_memory.ts keeps it in the
+ * database): a long hold (rate limit or spent credits) and the widest log
+ * range it accepts.
+ */
+export type RememberedEndpoint = {
+  holdUntil: number
+  holdKind: 'rate_limited' | 'credits' | null
+  holdReason: string
+  /** Widest block range of one log query it accepted after refusing a wider one; null: never refused. */
+  logRange: number | null
+}
+
+export interface EndpointMemory {
+  recall(url: string): RememberedEndpoint | null
+  /** Keeps a change (may write asynchronously; never throws). */
+  remember(url: string, state: RememberedEndpoint): void
+}
+
+/** The next 00:00 UTC after `now`: when a daily quota (budget, credits) starts again. */
+export function nextUtcMidnight(now = Date.now()): number {
+  const date = new Date(now)
+  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1)
+}
 
 function messageOf(error: unknown): string {
   if (!(error instanceof Error)) return String(error)
@@ -57,8 +108,13 @@ async function sleepUntil(until: number) {
 /** Cool-down state per URL, shared by every pool of the process. */
 const endpoints = new Map<string, EndpointState>()
 
+/** Log ranges learned per URL in this process (the shared memory keeps them across processes). */
+const learnedRanges = new Map<string, number>()
+
 /** How much of an error body an RpcHttpError quotes. */
 const BODY_EXCERPT = 300
+/** How much of it is kept for the family to read (a JSON-RPC error object). */
+const BODY_KEPT = 4000
 
 export type RpcPoolOptions = {
   /** How long an endpoint that failed is skipped. */
@@ -75,6 +131,8 @@ export type RpcPoolOptions = {
   retries?: number
   /** First backoff step when an endpoint sent no Retry-After (default 500 ms; doubled per retry, jittered). */
   backoffBaseMs?: number
+  /** Long holds and learned log ranges shared with other runs and processes (none: this process only). */
+  memory?: EndpointMemory
 }
 
 /** Options of one pooled call. */
@@ -113,10 +171,23 @@ export type RpcCallOptions = {
  * each request when their client does its own HTTP (viem's transport).
  */
 export class RpcPool {
+  /** Endpoints of this pool whose answers did not hold together (doubt()): asked after the others. */
+  #doubted = new Set<string>()
+
   constructor(
     readonly urls: string[],
     private readonly options: RpcPoolOptions
   ) {}
+
+  /**
+   * The endpoint gave an answer the caller could not trust (a block it did
+   * not have yet, a log of another fork): for the rest of this pool's life
+   * the other endpoints are asked first. Not a failure: it is not cooled
+   * down, and still asked when it is the only one.
+   */
+  doubt(url: string | undefined) {
+    if (url && this.urls.length > 1) this.#doubted.add(url)
+  }
 
   get timeoutMs() {
     return this.options.timeoutMs
@@ -201,7 +272,8 @@ export class RpcPool {
     throw new RpcHttpError(
       this.redact(`HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}${excerpt ? `: ${excerpt}` : ''}`),
       response.status,
-      parseRetryAfter(response.headers.get('retry-after'))
+      parseRetryAfter(response.headers.get('retry-after')),
+      { body: this.redact(body.slice(0, BODY_KEPT)) }
     )
   }
 
@@ -212,11 +284,14 @@ export class RpcPool {
       throw new RpcUnavailableError('no configured RPC endpoint can serve this request (chain:set --rpc URL)')
     }
     const now = Date.now()
-    const ordered = [...eligible].sort((a, b) => {
-      const aCool = (endpoints.get(a)?.coolUntil ?? 0) > now ? 1 : 0
-      const bCool = (endpoints.get(b)?.coolUntil ?? 0) > now ? 1 : 0
-      return aCool - bCool
-    })
+    // Held endpoints (a long rate limit, spent credits) are not asked before their time.
+    const open = eligible.filter((url) => this.heldUntil(url, now) === null)
+    if (open.length === 0) {
+      throw new RpcUnavailableError(`every RPC endpoint is held: ${eligible.map((url) => this.holdReason(url)).join('; ')}`)
+    }
+    // Fresh first, then those whose last answer did not hold together, then those cooling down.
+    const rank = (url: string) => (this.#state(url).coolUntil > now ? 2 : this.#doubted.has(url) ? 1 : 0)
+    const ordered = [...open].sort((a, b) => rank(a) - rank(b))
     let lastError: unknown
     for (const url of ordered) {
       if (this.budgetSpent(url)) {
@@ -241,10 +316,23 @@ export class RpcPool {
     for (let attempt = 0; ; attempt++) {
       try {
         const result = await work(url)
-        endpoints.set(url, { failures: 0, coolUntil: 0, lastError: '' })
+        const state = this.#state(url)
+        if (!endpoints.has(url) || state.failures > 0 || state.kind === 'outage') {
+          endpoints.set(url, { failures: 0, coolUntil: 0, lastError: '', kind: null })
+        }
         return { result }
       } catch (error) {
+        if (error instanceof RpcAnswerError) {
+          error.endpoint ??= url
+          throw error
+        }
         if (error instanceof TransferLookupError) throw error
+        if (error instanceof RpcHttpError && error.status === 402) {
+          // Infura and others: the day's credits are spent. Until 00:00 UTC every request would be refused.
+          metrics.rpcErrors.inc({ network: this.options.network ?? '', endpoint: this.endpointLabel(url), kind: 'credits_spent' })
+          this.#hold(url, 'credits', nextUtcMidnight(), `its daily credits are spent (HTTP 402) until 00:00 UTC: ${messageOf(error)}`)
+          return { error }
+        }
         const limited = error instanceof RpcHttpError && error.status === 429
         const serverError = error instanceof RpcHttpError && error.status >= 500
         metrics.rpcErrors.inc({
@@ -269,7 +357,14 @@ export class RpcPool {
             continue
           }
         }
-        if (!limited) this.#coolDown(url, error)
+        const asked = error instanceof RpcHttpError ? error.retryAfterMs : null
+        if (limited && asked !== null && asked > this.options.timeoutMs) {
+          // A wait longer than a request's timeout: not waited for here, but kept, so that
+          // neither this run, nor the next, nor another process asks before it is over.
+          this.#hold(url, 'rate_limited', Date.now() + asked, `rate limited: it asked for ${Math.ceil(asked / 1000)} s (Retry-After)`)
+        } else if (!limited) {
+          this.#coolDown(url, error)
+        }
         return { error }
       }
     }
@@ -291,11 +386,76 @@ export class RpcPool {
   }
 
   #coolDown(url: string, error: unknown) {
-    const state = endpoints.get(url) ?? { failures: 0, coolUntil: 0, lastError: '' }
+    const state = this.#state(url)
+    // A longer hold (rate limit, credits) is not shortened by an outage's cool-down.
+    if (state.kind !== null && state.kind !== 'outage' && state.coolUntil > Date.now()) return
     endpoints.set(url, {
       failures: state.failures + 1,
       coolUntil: Date.now() + this.options.cooldownMs,
       lastError: this.redact(messageOf(error)),
+      kind: 'outage',
+    })
+  }
+
+  /** The endpoint's state in this process, seeded from the shared memory the first time. */
+  #state(url: string): EndpointState {
+    let state = endpoints.get(url)
+    const remembered = this.options.memory?.recall(url)
+    if (remembered?.holdKind && remembered.holdUntil > (state?.coolUntil ?? 0)) {
+      // Another run or process was told to wait longer than this one knows.
+      state = { failures: state?.failures ?? 0, coolUntil: remembered.holdUntil, lastError: remembered.holdReason, kind: remembered.holdKind }
+      endpoints.set(url, state)
+    }
+    return state ?? { failures: 0, coolUntil: 0, lastError: '', kind: null }
+  }
+
+  #hold(url: string, kind: 'rate_limited' | 'credits', until: number, reason: string) {
+    const state = this.#state(url)
+    const text = this.redact(reason)
+    endpoints.set(url, { failures: state.failures, coolUntil: Math.max(until, state.coolUntil), lastError: text, kind })
+    const remembered = this.options.memory?.recall(url)
+    this.options.memory?.remember(url, {
+      holdUntil: Math.max(until, state.coolUntil),
+      holdKind: kind,
+      holdReason: text,
+      logRange: remembered?.logRange ?? null,
+    })
+  }
+
+  /**
+   * Until when the endpoint is held (a long rate limit, spent credits):
+   * not asked before then. Null when it is not held (an outage's
+   * cool-down is not a hold: a cooling endpoint is still tried when every
+   * other one fails).
+   */
+  heldUntil(url: string, now = Date.now()): number | null {
+    const state = this.#state(url)
+    if (state.kind === null || state.kind === 'outage' || state.coolUntil <= now) return null
+    return state.coolUntil
+  }
+
+  /** Why the endpoint is left alone, for the operator ('' when it is not). */
+  holdReason(url: string, now = Date.now()): string {
+    const until = this.heldUntil(url, now)
+    if (until === null) return ''
+    return `${this.redact(url)} ${this.#state(url).lastError} (until ${new Date(until).toISOString()})`
+  }
+
+  /** The widest log range this endpoint accepted after refusing a wider one (null: none learned). */
+  logRange(url: string): number | null {
+    return learnedRanges.get(url) ?? this.options.memory?.recall(url)?.logRange ?? null
+  }
+
+  /** Keeps the widest log range the endpoint accepts, for this run, the next ones and other processes. */
+  rememberLogRange(url: string, width: number) {
+    if (this.logRange(url) === width) return
+    learnedRanges.set(url, width)
+    const remembered = this.options.memory?.recall(url)
+    this.options.memory?.remember(url, {
+      holdUntil: remembered?.holdUntil ?? 0,
+      holdKind: remembered?.holdKind ?? null,
+      holdReason: remembered?.holdReason ?? '',
+      logRange: width,
     })
   }
 
@@ -312,6 +472,7 @@ export class RpcPool {
   /** Forget cool-downs, pacing and daily counts (tests). */
   static reset() {
     endpoints.clear()
+    learnedRanges.clear()
     resetPacers()
   }
 }

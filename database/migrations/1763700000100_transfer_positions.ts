@@ -26,8 +26,8 @@ export default class extends BaseSchema {
     })
     this.schema.alterTable('payment_references', (table) => {
       table.string('position', 64).notNullable().defaultTo('')
-      // Decimal text: heights are compared as numbers in code, never by the database.
-      table.string('block_number', 40).nullable()
+      // The block (slot ...) height and hash; a reorganisation is found by height.
+      table.bigInteger('block_number').nullable()
       table.string('block_hash', 128).nullable()
       table.bigInteger('reorged_at').nullable()
       table.unique(['network', 'reference', 'position'])

@@ -1,5 +1,6 @@
 import { createPublicClient, http, type PublicClient } from 'viem'
-import { RpcBudgetExhaustedError, RpcHttpError, type RpcPool } from '#chains/rpc_pool'
+import type { RpcPool } from '#chains/rpc_pool'
+import { classifyEvmError } from '#plugins/evm/evm_errors'
 
 /**
  * viem clients per pool and URL. Each HTTP request viem sends goes through
@@ -59,24 +60,20 @@ export function evmClient(rpc: RpcPool, url: string): PublicClient {
 }
 
 /**
- * viem wraps what the fetch threw (HttpRequestError, its cause ours); the
- * pool must see the limit or the spent budget itself to act on it.
+ * One call through the chain's pool with the endpoint's client. viem wraps
+ * what the fetch threw (HttpRequestError, its cause ours) and reports the
+ * JSON-RPC errors of HTTP 200 answers as its own classes: the pool must see
+ * what the endpoint meant (a rate limit, a refused range, a block it does
+ * not have) to act on it (evm_errors.ts). The work is also given the URL
+ * it runs against (an endpoint's learned log range).
  */
-function poolError(error: unknown): unknown {
-  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
-    if (cause instanceof RpcHttpError || cause instanceof RpcBudgetExhaustedError) return cause
-  }
-  return error
-}
-
-/** One call through the chain's pool with the endpoint's client. */
 export function evmCall(rpc: RpcPool) {
-  return <T>(work: (client: PublicClient) => Promise<T>): Promise<T> =>
+  return <T>(work: (client: PublicClient, url: string) => Promise<T>): Promise<T> =>
     rpc.call(async (url) => {
       try {
-        return await work(evmClient(rpc, url))
+        return await work(evmClient(rpc, url), url)
       } catch (error) {
-        throw poolError(error)
+        throw classifyEvmError(error)
       }
     })
 }

@@ -1,20 +1,35 @@
 import type Chain from '#models/chain'
 import { InvalidOptionsError } from '#chains/chain_family'
+import { TRACE_MODES, type TraceMode } from '#plugins/evm/evm_traces'
 
 /** Blocks per log query when a chain names none (the former setting's default). */
 export const DEFAULT_BLOCK_RANGE = 1000
+
+/**
+ * Block hashes kept behind the scan, to find where a reorganisation forked:
+ * deeper than the deepest one the EVM chains have documented (Polygon PoS,
+ * 157 blocks in February 2023).
+ */
+export const DEFAULT_REORG_DEPTH = 256
 
 export type EvmOptions = {
   /** EIP-155 chain id, written into payment URIs; absent: URIs carry none. */
   chainId?: number
   /** Blocks per log query; a range the node refuses is split. */
   blockRange: number
+  /** How far back the scan keeps block hashes to walk a reorganisation back to where it forked. */
+  reorgDepth: number
+  /** Whether (and how) contract-sent native value is read from the node's traces (evm_traces.ts). */
+  traces: TraceMode
 }
 
 const LIMITS = {
   chainId: { min: 1, max: Number.MAX_SAFE_INTEGER },
   blockRange: { min: 1, max: 100_000 },
+  reorgDepth: { min: 1, max: 100_000 },
 } as const
+
+const NAMES = [...Object.keys(LIMITS), 'traces']
 
 function integer(name: keyof typeof LIMITS, value: unknown): number {
   const text = String(value).trim()
@@ -26,12 +41,24 @@ function integer(name: keyof typeof LIMITS, value: unknown): number {
   return parsed
 }
 
+function traceMode(value: unknown): TraceMode {
+  const text = String(value).trim().toLowerCase()
+  if (!(TRACE_MODES as readonly string[]).includes(text)) {
+    throw new InvalidOptionsError(`EVM option traces must be one of ${TRACE_MODES.join(', ')}, not "${String(value).trim()}"`)
+  }
+  return text as TraceMode
+}
+
 /** Validates and normalises an EVM chain's options (chain:set --option). */
 export function validateEvmOptions(options: Record<string, unknown>): Record<string, unknown> {
   const normalised: Record<string, unknown> = {}
   for (const [name, value] of Object.entries(options)) {
+    if (name === 'traces') {
+      normalised.traces = traceMode(value)
+      continue
+    }
     if (!(name in LIMITS)) {
-      throw new InvalidOptionsError(`Unknown EVM option "${name}"; EVM options: ${Object.keys(LIMITS).join(', ')}`)
+      throw new InvalidOptionsError(`Unknown EVM option "${name}"; EVM options: ${NAMES.join(', ')}`)
     }
     normalised[name] = integer(name as keyof typeof LIMITS, value)
   }
@@ -44,5 +71,7 @@ export function evmOptions(chain: Chain): EvmOptions {
   return {
     chainId: typeof options.chainId === 'number' ? options.chainId : undefined,
     blockRange: typeof options.blockRange === 'number' ? options.blockRange : DEFAULT_BLOCK_RANGE,
+    reorgDepth: typeof options.reorgDepth === 'number' ? options.reorgDepth : DEFAULT_REORG_DEPTH,
+    traces: (TRACE_MODES as readonly unknown[]).includes(options.traces) ? (options.traces as TraceMode) : 'auto',
   }
 }

@@ -1,72 +1,196 @@
-import type { PublicClient } from 'viem'
+import { getAddress, toHex, type Hex, type PublicClient } from 'viem'
 import type Token from '#models/token'
-import { RpcBudgetExhaustedError, RpcHttpError } from '#chains/rpc_pool'
-import { TRANSFER_EVENT, type TransferLog } from '#plugins/evm/erc20_transfers'
+import type { RpcPool } from '#chains/rpc_pool'
+import { classifyEvmError, LogRangeRefusedError, MissingBlockError } from '#plugins/evm/evm_errors'
+import { addressTopic } from '#plugins/evm/evm_bloom'
 
-/** Reads shared by the confirmed scan (evm_scan.ts) and the unconfirmed window (evm_unconfirmed.ts). */
+/**
+ * Raw JSON-RPC reads shared by the confirmed scan (evm_scan.ts), its
+ * consistency checks (evm_segment.ts) and the unconfirmed window
+ * (evm_unconfirmed.ts). Raw, not viem's actions: a node that does not have
+ * a block answers `null`, which must stay an answer ("not yet"), not become
+ * an outage.
+ */
 
-/** Blocks fetched per JSON-RPC batch when looking for native transfers. */
+/** Blocks read per JSON-RPC batch. */
 export const BLOCK_BATCH = 50
 
-/** Node answers meaning "ask for a smaller range", not "I am down". */
-const RANGE_REFUSED = /range|limit|too many|too large|exceed|10000|results|timeout|timed out/i
+/** keccak256("Transfer(address,address,uint256)"). */
+export const TRANSFER_TOPIC: Hex = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
 
-/** One RPC call through the chain's failover pool. */
-export type Call = <T>(work: (client: PublicClient) => Promise<T>) => Promise<T>
+/** One RPC call through the chain's failover pool; the work learns the endpoint it runs on. */
+export type Call = <T>(work: (client: PublicClient, url: string) => Promise<T>) => Promise<T>
 
-function min(a: bigint, b: bigint) {
-  return a < b ? a : b
+export type RawTransaction = { hash: Hex; to: Hex | null; value: Hex; blockHash: Hex | null }
+
+/** A block as eth_getBlockByNumber answers it (transactions: hashes, or objects when asked for). */
+export type RawBlock = {
+  number: Hex
+  hash: Hex
+  parentHash: Hex
+  timestamp: Hex
+  logsBloom: Hex
+  transactions: (Hex | RawTransaction)[]
+}
+
+export type RawLog = {
+  address: Hex
+  topics: Hex[]
+  data: Hex
+  blockNumber: Hex
+  blockHash: Hex
+  transactionHash: Hex
+  logIndex: Hex
+  removed?: boolean
+}
+
+export type RawReceipt = { transactionHash: Hex; blockHash: Hex; blockNumber: Hex; status: Hex; logs: RawLog[] }
+
+/** A Transfer log read: recipient (EIP-55), value, where it is. */
+export type TransferEvent = {
+  contract: string
+  to: string
+  value: bigint
+  blockNumber: bigint
+  blockHash: Hex
+  transactionHash: Hex
+  logIndex: number
+}
+
+function request<T>(client: PublicClient, method: string, params: unknown[]): Promise<T> {
+  return client.request({ method: method as any, params: params as any }) as Promise<T>
 }
 
 /**
- * Transfer events of the token contracts to the addresses in from…to,
- * `range` blocks per eth_getLogs call; a range the node refuses is split
- * in two until accepted.
+ * The blocks `numbers` (with their transactions when `full`), in JSON-RPC
+ * batches. A block the node answers `null` for (it is behind: a lagging
+ * node of a load-balanced endpoint) is MissingBlockError: asked again, never
+ * skipped.
  */
-export async function tokenLogs(
+export async function readBlocks(call: Call, numbers: bigint[], full: boolean): Promise<Map<bigint, RawBlock>> {
+  const blocks = new Map<bigint, RawBlock>()
+  for (let start = 0; start < numbers.length; start += BLOCK_BATCH) {
+    const batch = numbers.slice(start, start + BLOCK_BATCH)
+    const answers = await call((client) =>
+      Promise.all(batch.map((number) => request<RawBlock | null>(client, 'eth_getBlockByNumber', [toHex(number), full])))
+    )
+    answers.forEach((block, index) => {
+      if (!block || !block.hash) throw new MissingBlockError(`the node does not have block ${batch[index]} yet`)
+      if (BigInt(block.number) !== batch[index]) {
+        throw new MissingBlockError(`the node answered block ${BigInt(block.number)} for block ${batch[index]}`)
+      }
+      blocks.set(batch[index], block)
+    })
+  }
+  return blocks
+}
+
+/** The head as an endpoint reports it. */
+export async function readHead(call: Call): Promise<bigint> {
+  return BigInt(await call((client) => request<Hex>(client, 'eth_blockNumber', [])))
+}
+
+function transferFilter(tokens: Token[], addresses: string[]) {
+  return {
+    address: tokens.map((token) => (token.contract as string).toLowerCase()),
+    topics: [TRANSFER_TOPIC, null, addresses.map((address) => addressTopic(address as Hex))],
+  }
+}
+
+/** A log as a Transfer to a watched address, or null (another event, an ERC-721 Transfer: four topics). */
+export function readTransferLog(log: RawLog): TransferEvent | null {
+  if (log.topics.length !== 3 || log.topics[0].toLowerCase() !== TRANSFER_TOPIC) return null
+  let value: bigint
+  try {
+    value = BigInt(log.data === '0x' ? 0 : log.data)
+  } catch {
+    return null
+  }
+  return {
+    contract: getAddress(log.address),
+    to: getAddress(`0x${log.topics[2].slice(-40)}`),
+    value,
+    blockNumber: BigInt(log.blockNumber),
+    blockHash: log.blockHash.toLowerCase() as Hex,
+    transactionHash: log.transactionHash.toLowerCase() as Hex,
+    logIndex: Number(BigInt(log.logIndex)),
+  }
+}
+
+/**
+ * Transfer logs of the token contracts to the addresses in from…to.
+ * Ranges go out as wide as the endpoint takes: the chain's `blockRange`,
+ * or narrower once the endpoint refused it (learned per endpoint, kept for
+ * the next runs and other processes: RpcPool.rememberLogRange). A refusal
+ * (LogRangeRefusedError: HTTP 400/413 or 200, Alchemy's suggested range,
+ * a result cap) narrows the range to the suggestion or halves it and asks
+ * again, on the same endpoint. A single block refused cannot be narrowed:
+ * that error goes to the caller.
+ */
+export async function transferLogs(
+  rpc: RpcPool,
   call: Call,
   tokens: Token[],
   addresses: string[],
   from: bigint,
   to: bigint,
-  range: bigint
-): Promise<TransferLog[]> {
-  const logs: TransferLog[] = []
-  for (let start = from; start <= to; start += range) {
-    const end = min(to, start + range - 1n)
-    logs.push(...(await logsSplitting(call, tokens, addresses, start, end)))
+  blockRange: number
+): Promise<RawLog[]> {
+  if (tokens.length === 0 || addresses.length === 0 || from > to) return []
+  const logs: RawLog[] = []
+  const filter = transferFilter(tokens, addresses)
+  let start = from
+  while (start <= to) {
+    const part = await call(async (client, url) => {
+      let width = BigInt(Math.min(blockRange, rpc.logRange(url) ?? blockRange))
+      for (;;) {
+        const end = min(to, start + width - 1n)
+        try {
+          const found = await request<RawLog[]>(client, 'eth_getLogs', [{ ...filter, fromBlock: toHex(start), toBlock: toHex(end) }])
+          return { logs: found ?? [], end }
+        } catch (raw) {
+          const error = classifyEvmError(raw)
+          if (!(error instanceof LogRangeRefusedError)) throw error
+          const asked = end - start + 1n
+          if (asked <= 1n) throw error
+          const suggested = error.width !== null && BigInt(error.width) < asked ? BigInt(error.width) : (asked + 1n) / 2n
+          width = suggested < 1n ? 1n : suggested
+          rpc.rememberLogRange(url, Number(width))
+        }
+      }
+    })
+    logs.push(...part.logs)
+    start = part.end + 1n
   }
   return logs
 }
 
-async function logsSplitting(
-  call: Call,
-  tokens: Token[],
-  addresses: string[],
-  from: bigint,
-  to: bigint
-): Promise<TransferLog[]> {
-  try {
-    return (await call((client) =>
-      client.getLogs({
-        address: tokens.map((token) => token.contract as `0x${string}`),
-        event: TRANSFER_EVENT,
-        args: { to: addresses as `0x${string}`[] },
-        fromBlock: from,
-        toBlock: to,
-        strict: true,
-      })
-    )) as TransferLog[]
-  } catch (error) {
-    // A rate limit ("Too Many Requests") or a spent budget is not a range the node refuses.
-    const cause = (error as { cause?: unknown }).cause
-    if (cause instanceof RpcHttpError || cause instanceof RpcBudgetExhaustedError) throw error
-    const text = `${(error as Error).message} ${String((error as { cause?: Error }).cause?.message ?? '')}`
-    if (from === to || !RANGE_REFUSED.test(text)) throw error
-    const middle = (from + to) / 2n
-    return [
-      ...(await logsSplitting(call, tokens, addresses, from, middle)),
-      ...(await logsSplitting(call, tokens, addresses, middle + 1n, to)),
-    ]
+/**
+ * The Transfer logs of one block, asked by its hash (EIP-234): a node that
+ * does not have that very block answers an error ("unknown block"), never
+ * an empty list, so an empty answer here is true.
+ */
+export async function transferLogsOfBlock(call: Call, tokens: Token[], addresses: string[], blockHash: Hex): Promise<RawLog[]> {
+  const filter = transferFilter(tokens, addresses)
+  return (await call((client) => request<RawLog[]>(client, 'eth_getLogs', [{ ...filter, blockHash }]))) ?? []
+}
+
+/** Receipts by transaction hash (batched); a `null` one is MissingBlockError. */
+export async function readReceipts(call: Call, hashes: Hex[]): Promise<Map<Hex, RawReceipt>> {
+  const receipts = new Map<Hex, RawReceipt>()
+  for (let start = 0; start < hashes.length; start += BLOCK_BATCH) {
+    const batch = hashes.slice(start, start + BLOCK_BATCH)
+    const answers = await call((client) =>
+      Promise.all(batch.map((hash) => request<RawReceipt | null>(client, 'eth_getTransactionReceipt', [hash])))
+    )
+    answers.forEach((receipt, index) => {
+      if (!receipt) throw new MissingBlockError(`the node has no receipt of ${batch[index]} yet`)
+      receipts.set(batch[index], receipt)
+    })
   }
+  return receipts
+}
+
+export function min(a: bigint, b: bigint) {
+  return a < b ? a : b
 }

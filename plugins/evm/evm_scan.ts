@@ -1,145 +1,275 @@
 import logger from '@adonisjs/core/services/logger'
-import { getAddress, type Block } from 'viem'
-import type Token from '#models/token'
-import type { ObservedTransfer, ScanContext, ScanResult } from '#chains/chain_family'
+import { encodeFunctionData, erc20Abi, type Hex, type PublicClient } from 'viem'
+import type { BalanceReading, ObservedTransfer, ScanContext, ScanResult, SeenAmount } from '#chains/chain_family'
+import { RpcAnswerError, RpcUnavailableError } from '#chains/rpc_pool'
 import { evmCall } from '#plugins/evm/evm_client'
-import { RpcUnavailableError } from '#chains/rpc_pool'
 import { evmOptions } from '#plugins/evm/evm_options'
+import { MissingBlockError } from '#plugins/evm/evm_errors'
 import { fromBaseUnits } from '#support/money'
-import { tokenOfContract } from '#plugins/evm/erc20_transfers'
-import { BLOCK_BATCH, tokenLogs, type Call } from '#plugins/evm/evm_reads'
+import { min, readBlocks, readHead, type Call } from '#plugins/evm/evm_reads'
+import { InconsistentAnswerError, ParentMismatchError, readSegment, type SegmentContext } from '#plugins/evm/evm_segment'
 import { unconfirmedEvm } from '#plugins/evm/evm_unconfirmed'
 
-/** Where the last scan stopped: the last block scanned and its hash (reorg check). */
-type EvmCursor = { block: string; hash: string }
+/**
+ * Where the last scan stopped: the last block scanned and its hash, and the
+ * hashes of the blocks below it (`recent`: the first 16 hex digits of each,
+ * oldest first, ending with `block`'s own), as deep as the chain's
+ * `reorgDepth`: a reorganisation is walked back to the block both chains
+ * share.
+ */
+type EvmCursor = { block: string; hash: string; recent?: string[] }
 
-/** How far back to rescan when the block under the cursor was replaced. */
-const REORG_REWIND = 128n
+/**
+ * Blocks one consistency-checked segment covers at most (its blocks are
+ * read again when its answers do not hold together); never more than the
+ * chain's log range, so that a segment is one eth_getLogs.
+ */
+const SEGMENT_BLOCKS = 200n
+
+/** Times a segment is asked again when its answers do not hold together, and the waits between (a lagging node catches up in seconds). */
+const RETRY_WAITS_MS = [200, 500, 1000, 2000]
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** The part of a hash kept per block in the cursor (64 bits: enough to tell forks apart). */
+const short = (hash: string) => hash.toLowerCase().slice(2, 18)
+
+/** The endpoints' answers did not hold together however often they were asked (this run). */
+class StillInconsistentError extends Error {}
+
+/**
+ * Runs `read`, asking again while the answers do not hold together (a block
+ * the node does not have yet, a log or a block of another fork): the
+ * endpoint that answered is asked after the others, and after a short wait
+ * the same endpoint is asked again (one URL load-balanced over nodes of
+ * different heights: the next request may reach another one). Never skips:
+ * after the last attempt the run stops there and the next one asks again.
+ */
+async function consistently<T>(context: ScanContext, what: string, read: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await read()
+    } catch (error) {
+      if (!(error instanceof MissingBlockError || error instanceof InconsistentAnswerError)) throw error
+      if (error instanceof RpcAnswerError) context.rpc.doubt(error.endpoint)
+      if (attempt >= RETRY_WAITS_MS.length) {
+        throw new StillInconsistentError(`${what}: ${error.message} (asked ${attempt + 1} times)`)
+      }
+      await sleep(RETRY_WAITS_MS[attempt])
+    }
+  }
+}
 
 /**
  * One scan of an EVM chain, from the block after the cursor up to the
  * deepest block with `confirmations` confirmations, at most
- * `maxBlocksPerScan` blocks:
- * - token transfers: eth_getLogs of Transfer events of the enabled token
- *   contracts whose `to` is a watched address, `blockRange` blocks a call (chain option)
- *   (a range the node refuses is split in two);
- * - native coin: every block of the range with its transactions (batched),
- *   keeping transactions to watched addresses that succeeded.
- * The calls depend on the blocks and the watched addresses, never on how
- * many orders are open. A cursor whose block hash changed means a
- * reorganisation deeper than the confirmations: the scan goes back
- * REORG_REWIND blocks and looks again.
+ * `maxBlocksPerScan` blocks, segment by segment (evm_segment.ts: every
+ * answer is shown consistent before a segment counts). The cursor only
+ * ever moves over segments read in full; a segment whose answers do not
+ * hold together after a few tries ends the run there (interrupted), the
+ * next run asks again. A segment whose first block does not follow the
+ * cursor's is a reorganisation when the cursor's block itself was
+ * replaced: the scan walks back to the block both chains share and scans
+ * again from there, reporting it (the core flags payments of replaced
+ * blocks). The calls depend on the blocks and the watched addresses, never
+ * on how many orders are open.
+ *
  * Once caught up, the blocks above the deepest confirmed one are looked at
  * too, for transfers not yet deep enough (evm_unconfirmed.ts): reported as
- * `unconfirmed`, never paid.
+ * `unconfirmed`, never paid. And when the core asks, the balances of the
+ * watched addresses are read as of the cursor's block (pinned by its hash).
  */
 export async function scanEvm(context: ScanContext): Promise<ScanResult> {
   const { rpc } = context
   const call = evmCall(rpc)
+  const options = evmOptions(context.chain)
 
-  const head = await call((client) => client.getBlockNumber())
+  const head = await readHead(call)
   const depth = BigInt(Math.max(context.chain.confirmations, 1))
   const safe = head - depth + 1n
 
-  const previous = context.cursor as EvmCursor | null
+  const previous = readCursor(context.cursor)
   let from: bigint
+  let parent: Hex | null
+  let recent: string[]
   if (previous) {
-    const cursorBlock = BigInt(previous.block)
-    const block = cursorBlock <= head ? await call((client) => client.getBlock({ blockNumber: cursorBlock })) : null
-    if (block && block.hash === previous.hash) {
-      from = cursorBlock + 1n
-    } else {
-      from = cursorBlock > REORG_REWIND ? cursorBlock - REORG_REWIND : 0n
-      logger.warn(
-        { network: context.chain.network, block: previous.block },
-        'the block under the scan cursor was replaced (reorganisation); scanning again from an earlier block'
-      )
-    }
+    from = BigInt(previous.block) + 1n
+    parent = previous.hash as Hex
+    recent = previous.recent ?? [short(previous.hash)]
   } else {
-    from = await firstBlockAt(call, head, context.startTime)
+    from = await consistently(context, 'finding the first block to scan', () => firstBlockAt(call, head, context.startTime))
+    parent = null
+    recent = []
   }
 
   if (safe < from) {
-    const cursor = previous ?? (await cursorAt(call, from - 1n))
+    const cursor = previous ?? (await consistently(context, 'reading the start block', () => cursorAt(call, from - 1n)))
     return {
       transfers: [],
       unconfirmed: await unconfirmedOf(call, context, safe, head),
       cursor,
       caughtUp: true,
       heights: { head: head.toString(), scanned: cursor.block },
+      seen: [],
+      balances: await balancesOf(call, context, cursor),
     }
   }
+
   const to = min(safe, from + BigInt(context.maxBlocksPerScan) - 1n)
-  const watched = new Set(context.addresses)
-  const blocks = new Map<bigint, Block>()
-  const transfers: ObservedTransfer[] = []
-
-  // Dust (address poisoning, spam) is dropped before its header or receipt is read.
-  let dust = 0
-  const isDust = (contract: string | null, amount: string) => {
-    const dropped = context.isDust?.(contract, amount) ?? false
-    if (dropped) dust++
-    return dropped
+  const segmentBlocks = min(SEGMENT_BLOCKS, BigInt(options.blockRange))
+  const segment: SegmentContext = {
+    context,
+    call,
+    head,
+    blockRange: options.blockRange,
+    traces: options.traces,
+    tracesOffered: { value: options.traces !== 'off' && context.tokens.some((token) => token.contract === null) },
   }
+  const transfers: ObservedTransfer[] = []
+  const seen: SeenAmount[] = []
+  let dust = 0
+  let reorg: ScanResult['reorg']
+  let done: { block: bigint; hash: Hex } | null = previous ? { block: BigInt(previous.block), hash: previous.hash as Hex } : null
 
-  const contracts = context.tokens.filter((token) => token.contract !== null)
-  const native = context.tokens.find((token) => token.contract === null)
-  const range = BigInt(evmOptions(context.chain).blockRange)
-  // Segment by segment (one eth_getLogs range each), so that a run stopped
-  // by a limit or an outage keeps the segments it finished.
-  let done = from - 1n
+  let start = from
   try {
-    for (let start = from; start <= to; start += range) {
-      const end = min(to, start + range - 1n)
-      const found: ObservedTransfer[] = []
-      if (contracts.length > 0) {
-        const logs = await tokenLogs(call, contracts, context.addresses, start, end, range)
-        for (const log of logs) {
-          const token = tokenOfContract(contracts, log.address)
-          if (!token || !watched.has(getAddress(log.args.to))) continue
-          const amount = fromBaseUnits(log.args.value, token.decimals)
-          if (isDust(token.contract, amount)) continue
-          const block = await blockOf(call, blocks, log.blockNumber)
-          found.push({
-            reference: log.transactionHash.toLowerCase(),
-            position: `log:${log.logIndex}`,
-            to: getAddress(log.args.to),
-            contract: token.contract,
-            amount,
-            timestamp: Number(block.timestamp) * 1000,
-            confirmations: Number(head - log.blockNumber + 1n),
-            success: true,
-          })
+    while (start <= to) {
+      const end = min(to, start + segmentBlocks - 1n)
+      let reading
+      try {
+        reading = await consistently(context, `blocks ${start}–${end}`, () => readSegment(segment, start, end, parent))
+      } catch (error) {
+        if (!(error instanceof ParentMismatchError) || !done || start !== from || reorg) throw error
+        // The block after the cursor does not follow it: was the cursor's block replaced?
+        const ancestor = await consistently(context, 'walking back a reorganisation', () =>
+          commonAncestor(call, BigInt(done!.block), done!.hash, recent, options.reorgDepth)
+        )
+        if (ancestor === null) {
+          // The cursor's block is still ours: that answer came from a node on another fork. Ask again later.
+          throw new StillInconsistentError(`block ${start} does not follow the scanned block ${done.block} (another node's fork?)`)
         }
+        reorg = { ancestor: ancestor.block.toString(), replacedUpTo: done.block.toString() }
+        logger.warn(
+          { network: context.chain.network, ancestor: reorg.ancestor, replacedUpTo: reorg.replacedUpTo },
+          'a reorganisation replaced scanned blocks; scanning again from the block both chains share'
+        )
+        recent = recent.slice(0, Math.max(0, recent.length - Number(done.block - ancestor.block)))
+        if (recent.length === 0 || recent.at(-1) !== short(ancestor.hash)) recent = [short(ancestor.hash)]
+        done = { block: ancestor.block, hash: ancestor.hash }
+        parent = ancestor.hash
+        start = ancestor.block + 1n
+        from = start
+        continue
       }
-      if (native) found.push(...(await nativeTransfers(call, native, watched, start, end, head, blocks, isDust)))
-      transfers.push(...found)
-      done = end
+      transfers.push(...reading.transfers)
+      seen.push(...reading.seen)
+      dust += reading.dust
+      for (const entry of reading.hashes) recent.push(short(entry.hash))
+      if (recent.length > options.reorgDepth) recent = recent.slice(recent.length - options.reorgDepth)
+      const last = reading.hashes.at(-1)!
+      done = { block: last.number, hash: last.hash }
+      parent = last.hash
+      start = end + 1n
     }
   } catch (error) {
-    const stopped = await stoppedAt(call, blocks, done, from, error)
+    if (!(error instanceof RpcUnavailableError || error instanceof StillInconsistentError || error instanceof MissingBlockError)) {
+      throw error
+    }
+    if (!done) throw error
+    const cursor = { block: done.block.toString(), hash: done.hash, recent }
     return {
       transfers,
-      cursor: stopped,
+      cursor,
       caughtUp: false,
-      interrupted: `stopped after block ${stopped.block}: ${(error as Error).message}`,
+      interrupted: `stopped after block ${cursor.block}: ${(error as Error).message}`,
       dust,
-      heights: { head: head.toString(), scanned: stopped.block },
+      seen,
+      reorg,
+      heights: { head: head.toString(), scanned: cursor.block },
     }
   }
 
-  const last = blocks.get(to) ?? (await call((client) => client.getBlock({ blockNumber: to })))
-  const caughtUp = to === safe
+  const cursor: EvmCursor = { block: done!.block.toString(), hash: done!.hash, recent }
+  const caughtUp = done!.block === safe
   // Behind: the blocks above `safe` are far ahead; look at them once caught up.
   const unconfirmed = caughtUp ? await unconfirmedOf(call, context, safe, head) : undefined
   return {
     transfers,
     unconfirmed,
-    cursor: { block: to.toString(), hash: last.hash },
+    cursor,
     caughtUp,
     dust,
-    heights: { head: head.toString(), scanned: to.toString() },
+    seen,
+    reorg,
+    heights: { head: head.toString(), scanned: cursor.block },
+    balances: caughtUp ? await balancesOf(call, context, cursor) : undefined,
   }
+}
+
+function readCursor(raw: unknown): EvmCursor | null {
+  if (!raw || typeof raw !== 'object') return null
+  const cursor = raw as Partial<EvmCursor>
+  if (typeof cursor.block !== 'string' || !/^\d+$/.test(cursor.block) || typeof cursor.hash !== 'string') return null
+  const recent = Array.isArray(cursor.recent) && cursor.recent.every((entry) => typeof entry === 'string') ? cursor.recent : undefined
+  return { block: cursor.block, hash: cursor.hash, recent }
+}
+
+/**
+ * Where the chain the node now follows and the scanned one part: the
+ * newest block below the cursor whose hash is the one kept. Null when the
+ * cursor's block itself is unchanged (no reorganisation: the answer that
+ * did not follow it came from another fork). When no kept hash matches
+ * (too few kept yet, or a reorganisation deeper than `reorgDepth`), the
+ * scan goes back `reorgDepth` blocks below the cursor, or below the oldest
+ * kept hash, whichever is lower: rescanning too much costs requests,
+ * too little could miss a payment.
+ */
+async function commonAncestor(
+  call: Call,
+  cursorBlock: bigint,
+  cursorHash: Hex,
+  recent: string[],
+  reorgDepth: number
+): Promise<{ block: bigint; hash: Hex } | null> {
+  const [now] = [...(await readBlocks(call, [cursorBlock], false)).values()]
+  if (now.hash.toLowerCase() === cursorHash.toLowerCase()) return null
+  // Asked again: one answer of a node on another fork is not enough to rescan and flag payments.
+  const [again] = [...(await readBlocks(call, [cursorBlock], false)).values()]
+  if (again.hash.toLowerCase() !== now.hash.toLowerCase()) {
+    throw new InconsistentAnswerError(`block ${cursorBlock} was answered with two different hashes`)
+  }
+  const oldest = cursorBlock - BigInt(recent.length) + 1n
+  const floor = max(0n, min(oldest - 1n, cursorBlock - BigInt(reorgDepth)))
+  let above: { parentHash: Hex } = again
+  for (let top = cursorBlock - 1n; top >= floor; top -= 50n) {
+    const low = max(floor, top - 49n)
+    const numbers: bigint[] = []
+    for (let number = top; number >= low; number--) numbers.push(number)
+    const blocks = await readBlocks(call, numbers, false)
+    for (const number of numbers) {
+      const block = blocks.get(number)!
+      if (block.hash.toLowerCase() !== above.parentHash.toLowerCase()) {
+        throw new InconsistentAnswerError(`blocks ${number} and ${number + 1n} were read from different forks`)
+      }
+      if (number >= oldest && recent[Number(number - oldest)] === short(block.hash)) {
+        return { block: number, hash: block.hash.toLowerCase() as Hex }
+      }
+      if (number === floor) {
+        logger.warn(
+          { block: cursorBlock.toString(), kept: recent.length, from: floor.toString() },
+          'no kept block hash matches the new chain (a reorganisation deeper than the chain option reorgDepth, or too few kept yet): scanning again from further back'
+        )
+        return { block: number, hash: block.hash.toLowerCase() as Hex }
+      }
+      above = block
+    }
+  }
+  const [genesis] = [...(await readBlocks(call, [0n], false)).values()]
+  return { block: 0n, hash: genesis.hash.toLowerCase() as Hex }
+}
+
+function max(a: bigint, b: bigint) {
+  return a > b ? a : b
 }
 
 /**
@@ -157,101 +287,63 @@ async function unconfirmedOf(call: Call, context: ScanContext, safe: bigint, hea
 }
 
 /**
- * Where an interrupted run stops: the last block of its last finished
- * segment. Only an endpoint failure (every endpoint down, limited or
- * spent) interrupts; anything else, or nothing finished, or the last
- * block's hash unknown, fails the run as before (nothing saved).
+ * The watched balances as of the cursor's block, pinned by its hash
+ * (EIP-1898): a node without that very block refuses instead of answering
+ * for another one. Only when the core asked (ScanContext.readBalances);
+ * a failure leaves this run without readings (the next one tries again).
  */
-async function stoppedAt(
-  call: Call,
-  blocks: Map<bigint, Block>,
-  done: bigint,
-  from: bigint,
-  error: unknown
-): Promise<EvmCursor> {
-  if (!(error instanceof RpcUnavailableError) || done < from) throw error
-  const known = blocks.get(done)
-  if (known?.hash) return { block: done.toString(), hash: known.hash }
+async function balancesOf(call: Call, context: ScanContext, cursor: EvmCursor): Promise<ScanResult['balances']> {
+  if (!context.readBalances) return undefined
   try {
-    const header = await call((client) => client.getBlock({ blockNumber: done }))
-    return { block: done.toString(), hash: header.hash }
-  } catch {
-    throw error
+    const at = { blockHash: cursor.hash, requireCanonical: true }
+    const wanted = context.addresses.flatMap((address) => context.tokens.map((token) => ({ address, token })))
+    const readings: BalanceReading[] = []
+    for (let index = 0; index < wanted.length; index += 50) {
+      const batch = wanted.slice(index, index + 50)
+      const answers = await call((client: PublicClient) =>
+        Promise.all(
+          batch.map(({ address, token }) =>
+            token.contract === null
+              ? client.request({ method: 'eth_getBalance', params: [address as Hex, at as any] })
+              : client.request({
+                  method: 'eth_call',
+                  params: [
+                    { to: token.contract as Hex, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [address as Hex] }) },
+                    at as any,
+                  ],
+                })
+          )
+        )
+      )
+      answers.forEach((answer, position) => {
+        const { address, token } = batch[position]
+        readings.push({ address, contract: token.contract, amount: fromBaseUnits(BigInt(answer as Hex), token.decimals) })
+      })
+    }
+    return { height: cursor.block, readings }
+  } catch (error) {
+    logger.warn({ network: context.chain.network, err: error }, 'EVM balances could not be read; the balance watch reads them next time')
+    return undefined
   }
-}
-
-function min(a: bigint, b: bigint) {
-  return a < b ? a : b
 }
 
 async function cursorAt(call: Call, block: bigint): Promise<EvmCursor> {
   const number = block < 0n ? 0n : block
-  const header = await call((client) => client.getBlock({ blockNumber: number }))
-  return { block: number.toString(), hash: header.hash }
+  const [header] = [...(await readBlocks(call, [number], false)).values()]
+  return { block: number.toString(), hash: header.hash.toLowerCase(), recent: [short(header.hash)] }
 }
 
-async function blockOf(call: Call, cache: Map<bigint, Block>, number: bigint): Promise<Block> {
-  let block = cache.get(number)
-  if (!block) {
-    block = await call((client) => client.getBlock({ blockNumber: number }))
-    cache.set(number, block)
-  }
-  return block
-}
-
-/** The first block at or after `time` (binary search on block timestamps). */
-async function firstBlockAt(call: Call, head: bigint, time: number): Promise<bigint> {
+/** The first block at or after `time` (binary search on block timestamps, up to `top`). */
+async function firstBlockAt(call: Call, top: bigint, time: number): Promise<bigint> {
   const target = BigInt(Math.floor(time / 1000))
   let low = 0n
-  let high = head
+  let high = top
   while (low < high) {
     const middle = (low + high) / 2n
-    const block = await call((client) => client.getBlock({ blockNumber: middle }))
-    if (block.timestamp < target) low = middle + 1n
+    const [block] = [...(await readBlocks(call, [middle], false)).values()]
+    if (BigInt(block.timestamp) < target) low = middle + 1n
     else high = middle
   }
   return low
 }
 
-async function nativeTransfers(
-  call: Call,
-  native: Token,
-  watched: Set<string>,
-  from: bigint,
-  to: bigint,
-  head: bigint,
-  blocks: Map<bigint, Block>,
-  isDust: (contract: string | null, amount: string) => boolean
-): Promise<ObservedTransfer[]> {
-  const found: ObservedTransfer[] = []
-  for (let start = from; start <= to; start += BigInt(BLOCK_BATCH)) {
-    const numbers: bigint[] = []
-    for (let number = start; number <= min(to, start + BigInt(BLOCK_BATCH) - 1n); number++) numbers.push(number)
-    const fetched = await call((client) =>
-      Promise.all(numbers.map((blockNumber) => client.getBlock({ blockNumber, includeTransactions: true })))
-    )
-    for (const block of fetched) {
-      blocks.set(block.number!, block as Block)
-      for (const tx of block.transactions) {
-        if (typeof tx === 'string' || !tx.to || tx.value === 0n) continue
-        const recipient = getAddress(tx.to)
-        if (!watched.has(recipient)) continue
-        const amount = fromBaseUnits(tx.value, native.decimals)
-        if (isDust(null, amount)) continue
-        const receipt = await call((client) => client.getTransactionReceipt({ hash: tx.hash }))
-        if (receipt.status !== 'success') continue
-        found.push({
-          reference: tx.hash.toLowerCase(),
-          position: 'value',
-          to: recipient,
-          contract: null,
-          amount,
-          timestamp: Number(block.timestamp) * 1000,
-          confirmations: Number(head - block.number! + 1n),
-          success: true,
-        })
-      }
-    }
-  }
-  return found
-}

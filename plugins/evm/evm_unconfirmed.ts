@@ -1,9 +1,9 @@
-import { getAddress, type Block, type Hash } from 'viem'
+import { getAddress, type Hash } from 'viem'
 import type Token from '#models/token'
 import type { ObservedTransfer, ScanContext } from '#chains/chain_family'
 import { fromBaseUnits } from '#support/money'
 import { tokenOfContract } from '#plugins/evm/erc20_transfers'
-import { BLOCK_BATCH, tokenLogs, type Call } from '#plugins/evm/evm_reads'
+import { BLOCK_BATCH, readBlocks, readReceipts, readTransferLog, transferLogs, type Call, type RawBlock } from '#plugins/evm/evm_reads'
 import { evmOptions } from '#plugins/evm/evm_options'
 
 /** A block of the unconfirmed window, reduced to what sightings need. */
@@ -54,18 +54,19 @@ export async function unconfirmedEvm(
 
   const contracts = context.tokens.filter((token) => token.contract !== null)
   if (contracts.length > 0) {
-    const logs = await tokenLogs(call, contracts, context.addresses, from, head, BigInt(evmOptions(context.chain).blockRange))
+    const logs = await transferLogs(context.rpc, call, contracts, context.addresses, from, head, evmOptions(context.chain).blockRange)
     for (const log of logs) {
-      const token = tokenOfContract(contracts, log.address)
-      if (!token || !watched.has(getAddress(log.args.to))) continue
+      const event = readTransferLog(log)
+      const token = event ? tokenOfContract(contracts, event.contract) : undefined
+      if (!event || !token || !watched.has(event.to)) continue
       found.push({
-        reference: log.transactionHash.toLowerCase(),
-        position: `log:${log.logIndex}`,
-        to: getAddress(log.args.to),
+        reference: event.transactionHash,
+        position: `log:${event.logIndex}`,
+        to: event.to,
         contract: token.contract,
-        amount: fromBaseUnits(log.args.value, token.decimals),
-        timestamp: await blockTime(call, log.blockHash),
-        confirmations: depth(log.blockNumber),
+        amount: fromBaseUnits(event.value, token.decimals),
+        timestamp: await blockTime(call, event.blockHash),
+        confirmations: depth(event.blockNumber),
         success: true,
       })
     }
@@ -78,8 +79,8 @@ export async function unconfirmedEvm(
     for (const block of blocks) {
       for (const payment of block.payments) {
         if (payment.ok === undefined) {
-          const receipt = await call((client) => client.getTransactionReceipt({ hash: payment.hash }))
-          payment.ok = receipt.status === 'success'
+          const receipt = (await readReceipts(call, [payment.hash])).get(payment.hash)!
+          payment.ok = BigInt(receipt.status) === 1n
         }
         if (!payment.ok) continue
         found.push(nativeTransfer(native, payment, block.timestamp, depth(block.number)))
@@ -105,8 +106,9 @@ function nativeTransfer(native: Token, payment: WindowBlock['payments'][number],
 async function blockTime(call: Call, hash: Hash): Promise<number> {
   let time = blockTimes.get(hash)
   if (time === undefined) {
-    const block = await call((client) => client.getBlock({ blockHash: hash }))
-    time = Number(block.timestamp) * 1000
+    const block = await call((client) => client.request({ method: 'eth_getBlockByHash', params: [hash, false] }))
+    if (!block) throw new Error(`the node does not have block ${hash}`)
+    time = Number(BigInt(block.timestamp)) * 1000
     if (blockTimes.size >= BLOCK_TIMES_KEPT) blockTimes.delete(blockTimes.keys().next().value!)
     blockTimes.set(hash, time)
   }
@@ -138,7 +140,7 @@ async function nativeWindow(
   for (let attempt = 0; attempt < 2; attempt++) {
     const missing: bigint[] = []
     for (let number = from; number <= head; number++) if (!window.blocks.has(number) || number === head) missing.push(number)
-    await readBlocks(call, window, watched, missing)
+    await readWindowBlocks(call, window, watched, missing)
     if (chained(window, from, head)) return [...window.blocks.values()].sort((a, b) => (a.number < b.number ? -1 : 1))
     window.blocks.clear()
   }
@@ -155,26 +157,25 @@ function chained(window: Window, from: bigint, head: bigint) {
   return window.blocks.has(from)
 }
 
-async function readBlocks(call: Call, window: Window, watched: Set<string>, numbers: bigint[]) {
+async function readWindowBlocks(call: Call, window: Window, watched: Set<string>, numbers: bigint[]) {
   for (let start = 0; start < numbers.length; start += BLOCK_BATCH) {
-    const batch = numbers.slice(start, start + BLOCK_BATCH)
-    const fetched = await call((client) =>
-      Promise.all(batch.map((blockNumber) => client.getBlock({ blockNumber, includeTransactions: true })))
-    )
-    for (const block of fetched as Block<bigint, true>[]) {
-      const payments: WindowBlock['payments'] = []
-      for (const tx of block.transactions) {
-        if (!tx.to || tx.value === 0n) continue
-        const to = getAddress(tx.to)
-        if (watched.has(to)) payments.push({ hash: tx.hash, to, value: tx.value })
-      }
-      window.blocks.set(block.number!, {
-        number: block.number!,
-        hash: block.hash!,
-        parentHash: block.parentHash,
-        timestamp: Number(block.timestamp) * 1000,
-        payments,
-      })
-    }
+    const fetched = await readBlocks(call, numbers.slice(start, start + BLOCK_BATCH), true)
+    for (const [number, block] of fetched) window.blocks.set(number, windowBlock(block, watched))
+  }
+}
+
+function windowBlock(block: RawBlock, watched: Set<string>): WindowBlock {
+  const payments: WindowBlock['payments'] = []
+  for (const tx of block.transactions) {
+    if (typeof tx === 'string' || !tx.to || BigInt(tx.value) === 0n) continue
+    const to = getAddress(tx.to)
+    if (watched.has(to)) payments.push({ hash: tx.hash.toLowerCase() as Hash, to, value: BigInt(tx.value) })
+  }
+  return {
+    number: BigInt(block.number),
+    hash: block.hash.toLowerCase() as Hash,
+    parentHash: block.parentHash.toLowerCase() as Hash,
+    timestamp: Number(BigInt(block.timestamp)) * 1000,
+    payments,
   }
 }

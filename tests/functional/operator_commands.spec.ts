@@ -132,7 +132,7 @@ test.group('Operator commands: chains, tokens, wallets, rates', (group) => {
     assert.include(bad.output, 'EVM option blockRange must be a whole number from 1 to 100000, not "0"')
     const unknown = await runCommand(ChainSet, ['ethereum', '--option=gasPrice=5'])
     assert.equal(unknown.exitCode, 1)
-    assert.include(unknown.output, 'Unknown EVM option "gasPrice"; EVM options: chainId, blockRange')
+    assert.include(unknown.output, 'Unknown EVM option "gasPrice"; EVM options: chainId, blockRange, reorgDepth, traces')
     const malformed = await runCommand(ChainSet, ['ethereum', '--option=blockRange'])
     assert.include(malformed.output, '--option takes key=value, not "blockRange"')
     const none = await runCommand(ChainSet, ['solana', '--option=chainId=1'])

@@ -129,7 +129,7 @@ test.group('RPC pool: budgets and limits', (group) => {
     assert.equal((await ask(rpc)).url, limited.url)
   })
 
-  test('a Retry-After longer than the request timeout is not waited for: the next endpoint serves', async ({
+  test('a Retry-After longer than the request timeout is not waited for: the next endpoint serves, and the wait is kept', async ({
     assert,
   }) => {
     const limited = await endpoint()
@@ -141,7 +141,16 @@ test.group('RPC pool: budgets and limits', (group) => {
     assert.equal((await ask(rpc)).url, backup.url)
     assert.isBelow(Date.now() - startedAt, 10_000)
     assert.lengthOf(limited.log, 1)
-    assert.isTrue(healthy(limited.url))
+    // Held for the 120 s it asked for: the next pool (the next run) does not ask it either.
+    assert.approximately(rpc.heldUntil(limited.url)! - startedAt, 120_000, 10_000)
+    const next = pool([limited.url, backup.url], { perSecond: 1000, perDay: null }, { timeoutMs: 10_000 })
+    assert.equal((await ask(next)).url, backup.url)
+    assert.lengthOf(limited.log, 1)
+    assert.match(next.holdReason(limited.url), /rate limited: it asked for 120 s \(Retry-After\)/)
+    // Only it held: the pool says so rather than asking it.
+    const alone = pool([limited.url], { perSecond: 1000, perDay: null }, { timeoutMs: 10_000 })
+    await assert.rejects(() => ask(alone), /every RPC endpoint is held: .*rate limited/)
+    assert.lengthOf(limited.log, 1)
   })
 
   test('every endpoint limited is RpcUnavailableError naming the 429', async ({ assert }) => {

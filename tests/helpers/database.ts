@@ -12,6 +12,7 @@ const TABLES = [
   'payment_sightings',
   'balance_seen',
   'balance_readings',
+  'rpc_endpoints',
   'unmatched_payments',
   'chain_cursors',
   'callback_attempts',

@@ -1,0 +1,158 @@
+import { getAddress, toHex, type Hex, type PublicClient } from 'viem'
+import { classifyEvmError, MissingBlockError, UnsupportedMethodError } from '#plugins/evm/evm_errors'
+import type { Call } from '#plugins/evm/evm_reads'
+
+/**
+ * Native coin a contract sends (a Safe or ERC-4337 wallet paying out, an
+ * exchange's forwarder, a disperse contract) moves no log and is no
+ * transaction's own value: only the node's traces show it. Two dialects:
+ * geth's `debug_traceBlockByHash` with the callTracer (asked by hash: a
+ * node without that very block answers an error) and Erigon/Nethermind/
+ * reth's `trace_block` (each trace names its block hash, checked).
+ *
+ * `auto` (the default of the chain option `traces`) tries debug_ then
+ * trace_ on each endpoint and remembers, for the process's life, an
+ * endpoint that offers neither (most public endpoints): it costs that
+ * endpoint one refused call, then nothing. `off` never asks.
+ */
+export type TraceMode = 'auto' | 'debug' | 'parity' | 'off'
+export const TRACE_MODES: readonly TraceMode[] = ['auto', 'debug', 'parity', 'off']
+
+/** Native value a contract sent to a watched address, inside a transaction. */
+export type InternalTransfer = {
+  transactionHash: Hex
+  /** Where in the transaction's call tree: the child indices from the top call ("0.2"). */
+  path: string
+  to: string
+  value: bigint
+}
+
+/** What each endpoint offers, learned in this process. */
+const offered = new Map<string, 'debug' | 'parity' | 'none'>()
+
+type CallFrame = { type?: string; to?: Hex; value?: Hex; error?: string; calls?: CallFrame[] }
+type ParityTrace = {
+  type?: string
+  action?: { callType?: string; to?: Hex; value?: Hex; refundAddress?: Hex; balance?: Hex }
+  traceAddress?: number[]
+  transactionHash?: Hex
+  blockHash?: Hex
+  error?: string
+}
+
+function request<T>(client: PublicClient, method: string, params: unknown[]): Promise<T> {
+  return client.request({ method: method as any, params: params as any }) as Promise<T>
+}
+
+function valueOf(hex: Hex | undefined): bigint {
+  try {
+    return hex ? BigInt(hex) : 0n
+  } catch {
+    return 0n
+  }
+}
+
+/** Moves value to its `to`: a CALL (not delegate/static: their value is the caller's own) or a self-destruct's beneficiary. */
+const MOVES_VALUE = new Set(['CALL', 'SELFDESTRUCT'])
+
+function fromCallTracer(
+  results: { txHash?: Hex; result?: CallFrame; error?: string }[],
+  transactionHashes: Hex[],
+  watched: Set<string>
+): InternalTransfer[] {
+  const found: InternalTransfer[] = []
+  results.forEach((entry, index) => {
+    const hash = (entry.txHash ?? transactionHashes[index])?.toLowerCase() as Hex | undefined
+    if (!hash || !entry.result) return
+    const walk = (frame: CallFrame, path: string) => {
+      // A frame that failed undid its value and everything below it.
+      if (frame.error) return
+      if (path !== '' && MOVES_VALUE.has(String(frame.type).toUpperCase()) && frame.to) {
+        const value = valueOf(frame.value)
+        const to = getAddress(frame.to)
+        if (value > 0n && watched.has(to)) found.push({ transactionHash: hash, path, to, value })
+      }
+      ;(frame.calls ?? []).forEach((child, position) => walk(child, path === '' ? String(position) : `${path}.${position}`))
+    }
+    // The top frame is the transaction itself: its value is read from the transaction.
+    walk(entry.result, '')
+  })
+  return found
+}
+
+function fromParity(traces: ParityTrace[], blockHash: Hex, watched: Set<string>): InternalTransfer[] {
+  const failed = new Set<string>()
+  const key = (hash: string, address: number[]) => `${hash}:${address.join('.')}`
+  for (const trace of traces) {
+    if (trace.blockHash && trace.blockHash.toLowerCase() !== blockHash.toLowerCase()) {
+      throw new MissingBlockError(`trace_block answered for another block (${trace.blockHash}): another fork`)
+    }
+    if (trace.error && trace.transactionHash) failed.add(key(trace.transactionHash.toLowerCase(), trace.traceAddress ?? []))
+  }
+  const undone = (hash: string, address: number[]) => {
+    for (let depth = 0; depth <= address.length; depth++) if (failed.has(key(hash, address.slice(0, depth)))) return true
+    return false
+  }
+  const found: InternalTransfer[] = []
+  for (const trace of traces) {
+    const address = trace.traceAddress ?? []
+    const hash = trace.transactionHash?.toLowerCase()
+    if (!hash || address.length === 0 || undone(hash, address)) continue
+    let to: Hex | undefined
+    let value = 0n
+    if (trace.type === 'call' && trace.action?.callType === 'call') {
+      to = trace.action.to
+      value = valueOf(trace.action.value)
+    } else if (trace.type === 'suicide') {
+      to = trace.action?.refundAddress
+      value = valueOf(trace.action?.balance)
+    }
+    if (!to || value === 0n) continue
+    const recipient = getAddress(to)
+    if (watched.has(recipient)) found.push({ transactionHash: hash as Hex, path: address.join('.'), to: recipient, value })
+  }
+  return found
+}
+
+/**
+ * The native value contracts sent to watched addresses in one block, or
+ * null when the endpoint offers no traces (mode `auto`): the balance watch
+ * then still tells the operator of such value (as unexplained).
+ */
+export async function internalTransfers(
+  call: Call,
+  mode: TraceMode,
+  block: { number: bigint; hash: Hex; transactionHashes: Hex[] },
+  watched: Set<string>
+): Promise<InternalTransfer[] | null> {
+  if (mode === 'off') return null
+  return call(async (client, url) => {
+    for (;;) {
+      const method = mode === 'auto' ? (offered.get(url) ?? 'debug') : mode
+      if (method === 'none') return null
+      try {
+        if (method === 'debug') {
+          const results = await request<{ txHash?: Hex; result?: CallFrame }[]>(client, 'debug_traceBlockByHash', [
+            block.hash,
+            { tracer: 'callTracer' },
+          ])
+          if (mode === 'auto') offered.set(url, 'debug')
+          return fromCallTracer(results ?? [], block.transactionHashes, watched)
+        }
+        const traces = await request<ParityTrace[] | null>(client, 'trace_block', [toHex(block.number)])
+        if (traces === null) throw new MissingBlockError(`the node has no traces of block ${block.number} yet`)
+        if (mode === 'auto') offered.set(url, 'parity')
+        return fromParity(traces, block.hash, watched)
+      } catch (raw) {
+        const error = classifyEvmError(raw)
+        if (!(error instanceof UnsupportedMethodError) || mode !== 'auto') throw error
+        offered.set(url, method === 'debug' ? 'parity' : 'none')
+      }
+    }
+  })
+}
+
+/** Forget what endpoints offer (tests). */
+export function resetTraceSupport() {
+  offered.clear()
+}
