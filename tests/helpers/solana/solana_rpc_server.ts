@@ -1,5 +1,7 @@
 import { HttpStub } from '#tests/helpers/http_stub'
 import { jsonParsedTransaction } from '#tests/helpers/solana/json_parsed_view'
+import { jsonParsedTokenAccount } from '#tests/helpers/solana/token_account_view'
+import { TOKEN_PROGRAMS } from '#plugins/solana/solana_programs'
 import type { RecordedTransaction, SolanaTestChain } from '#tests/helpers/solana/solana_test_chain'
 
 type Commitment = 'processed' | 'confirmed' | 'finalized'
@@ -49,11 +51,15 @@ class TokenBucket {
 class RpcError extends Error {
   constructor(
     readonly code: number,
-    message: string
+    message: string,
+    readonly data?: unknown
   ) {
     super(message)
   }
 }
+
+/** What a method's config may carry that every method here honours. */
+type ContextConfig = { commitment?: Commitment; minContextSlot?: number }
 
 /**
  * A Solana JSON-RPC node on 127.0.0.1 serving a SolanaTestChain: what the
@@ -81,6 +87,12 @@ export class SolanaRpcServer extends HttpStub {
   rewrite: ((signature: string, answer: unknown) => unknown) | null = null
   /** Whether a 429 carries Retry-After (the public endpoint may leave it out). */
   retryAfter = true
+  /** Signatures left out of getSignaturesForAddress (and only there). */
+  unlisted = new Set<string>()
+  /** Slots the getSignaturesForAddress answers lag behind the node's other answers. */
+  listingLag = 0
+  /** Awaited before a request is answered (e.g. to land a transaction between two reads). */
+  beforeAnswer: ((method: string, params: any[]) => Promise<void> | void) | null = null
   /** Requests answered (rate-limited ones excluded). */
   calls: { method: string; params: unknown[] }[] = []
   /** Requests refused with 429, by method. */
@@ -90,7 +102,7 @@ export class SolanaRpcServer extends HttpStub {
 
   constructor() {
     super()
-    this.handler = (_request, response, body) => {
+    this.handler = async (_request, response, body) => {
       if (this.down) {
         response.writeHead(503, { 'content-type': 'text/plain' })
         return response.end('unavailable')
@@ -99,6 +111,7 @@ export class SolanaRpcServer extends HttpStub {
       let payload: unknown
       try {
         const request = JSON.parse(body)
+        if (this.beforeAnswer) await this.beforeAnswer(String(request.method), request.params ?? [])
         id = request.id
         const refusal = this.#rateLimit(String(request.method))
         if (refusal) {
@@ -112,7 +125,8 @@ export class SolanaRpcServer extends HttpStub {
         payload = { jsonrpc: '2.0', id, result: this.#answer(request.method, request.params ?? []) }
       } catch (error) {
         const code = error instanceof RpcError ? error.code : -32603
-        payload = { jsonrpc: '2.0', id, error: { code, message: (error as Error).message } }
+        const data = error instanceof RpcError && error.data !== undefined ? { data: error.data } : {}
+        payload = { jsonrpc: '2.0', id, error: { code, message: (error as Error).message, ...data } }
       }
       response.writeHead(200, { 'content-type': 'application/json' })
       response.end(JSON.stringify(payload))
@@ -127,6 +141,9 @@ export class SolanaRpcServer extends HttpStub {
     this.unknownSignature = 'empty'
     this.retryAfter = true
     this.rewrite = null
+    this.unlisted = new Set()
+    this.listingLag = 0
+    this.beforeAnswer = null
     this.calls = []
     this.limited = []
     this.#limits = null
@@ -183,6 +200,10 @@ export class SolanaRpcServer extends HttpStub {
         return this.#signatureStatuses(params[0] ?? [])
       case 'getAccountInfo':
         return this.#accountInfo(params[0], params[1] ?? {})
+      case 'getBalance':
+        return this.#balance(params[0], params[1] ?? {})
+      case 'getTokenAccountsByOwner':
+        return this.#tokenAccountsByOwner(params[0], params[1], params[2] ?? {})
       case 'getSlot':
         return this.#tip(this.#commitment(params[0]))
       case 'getLatestBlockhash':
@@ -204,6 +225,50 @@ export class SolanaRpcServer extends HttpStub {
     if (commitment === 'finalized') return this.chain.finalizedSlot
     if (commitment === 'confirmed') return this.chain.confirmedSlot
     return this.chain.slot
+  }
+
+  /** The slot a method answers at; -32016 (with the node's slot) when below `minContextSlot`. */
+  #contextSlot(config: ContextConfig, lag = 0): number {
+    const slot = this.#tip(this.#commitment(config)) - lag
+    if (config.minContextSlot !== undefined && slot < config.minContextSlot) {
+      throw new RpcError(-32016, 'Minimum context slot has not been reached', { contextSlot: slot })
+    }
+    return slot
+  }
+
+  /** `{context: {slot}, value: lamports}`; an account that does not exist has 0. */
+  #balance(address: string, config: ContextConfig) {
+    const slot = this.#contextSlot(config)
+    return { context: { apiVersion: '2.2.0', slot }, value: Number(this.chain.lamportsAt(address, slot)) }
+  }
+
+  /**
+   * The owner's token accounts of one mint (the node finds the mint's token
+   * program itself) or of one token program, as of the commitment's tip,
+   * jsonParsed. Refusals as the node words them: an unknown mint, an
+   * account that is no mint, a program that is no token program.
+   */
+  #tokenAccountsByOwner(owner: string, filter: { mint?: string; programId?: string } | undefined, config: ContextConfig & { encoding?: string }) {
+    let program: string
+    if (filter?.mint) {
+      const mint = this.chain.svm.getAccount(filter.mint as any)
+      if (!mint.exists) throw new RpcError(-32602, 'Invalid param: could not find mint')
+      if (!TOKEN_PROGRAMS.has(mint.programAddress)) throw new RpcError(-32602, 'Invalid param: not a Token mint')
+      program = mint.programAddress
+    } else if (filter?.programId) {
+      if (!TOKEN_PROGRAMS.has(filter.programId)) throw new RpcError(-32602, 'Invalid param: unrecognized Token program id')
+      program = filter.programId
+    } else {
+      throw new RpcError(-32602, 'Invalid params: expected a mint or a programId filter')
+    }
+    if (config.encoding !== 'jsonParsed') throw new RpcError(-32602, 'this test node serves encoding jsonParsed only')
+    const slot = this.#contextSlot(config)
+    const value = this.chain
+      .tokenAccountsAt(slot)
+      .filter((entry) => entry.owner === owner && entry.programId === program && (!filter.mint || entry.mint === filter.mint))
+      .sort((a, b) => (a.pubkey < b.pubkey ? -1 : 1))
+      .map((entry) => jsonParsedTokenAccount(entry))
+    return { context: { apiVersion: '2.2.0', slot }, value }
   }
 
   #status(record: RecordedTransaction): Commitment {
@@ -239,13 +304,15 @@ export class SolanaRpcServer extends HttpStub {
 
   #signaturesForAddress(
     address: string,
-    config: { limit?: number; before?: string; until?: string; commitment?: Commitment }
+    config: { limit?: number; before?: string; until?: string } & ContextConfig
   ) {
     const commitment = this.#commitment(config)
     if (commitment === 'processed') throw new RpcError(-32602, 'Method does not support commitment below `confirmed`')
     const limit = config.limit ?? 1000
     if (limit < 1 || limit > 1000) throw new RpcError(-32602, 'Invalid limit; max 1000')
+    const tip = this.#contextSlot(config, this.listingLag)
     let list = this.#visible(commitment)
+      .filter((record) => record.slot <= tip && !this.unlisted.has(record.signature))
       .filter((record) => record.accountKeys.some((key) => key.pubkey === address))
       .reverse()
     if (config.before) {

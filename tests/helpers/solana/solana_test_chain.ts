@@ -21,6 +21,7 @@ import {
   TOKEN_PROGRAM_ADDRESS,
   findAssociatedTokenPda,
   getCreateAssociatedTokenIdempotentInstructionAsync,
+  getInitializeAccount3Instruction,
   getInitializeMint2Instruction,
   getMintDecoder,
   getMintSize,
@@ -75,6 +76,19 @@ export type RecordedTransaction = {
   postBalances: number[]
   preTokenBalances: TokenBalanceView[]
   postTokenBalances: TokenBalanceView[]
+}
+
+/** A token account as of some slot (SolanaTestChain.tokenAccountsAt). */
+export type TokenAccountState = {
+  pubkey: string
+  mint: string
+  owner: string
+  programId: string
+  amount: bigint
+  decimals: number
+  lamports: bigint
+  /** The account's data now (null once closed): authorities and extensions are read from it. */
+  data: Uint8Array | null
 }
 
 /** litesvm's error objects in the shape Solana's RPC gives `err`. */
@@ -188,6 +202,55 @@ export class SolanaTestChain {
     return account
   }
 
+  /**
+   * A token account of `owner` for `mint` that is NOT its associated one:
+   * a fresh key pair made into a token account (createAccount then
+   * InitializeAccount3), as older wallets and some custodians do.
+   */
+  async createOtherTokenAccount(owner: Address, mint: Address): Promise<Address> {
+    const programAddress = this.tokenProgramOf(mint)
+    const account = await generateKeyPairSigner()
+    const space = BigInt(getTokenSize())
+    await this.send([
+      getCreateAccountInstruction({
+        payer: this.payer,
+        newAccount: account,
+        lamports: this.svm.minimumBalanceForRentExemption(space),
+        space,
+        programAddress,
+      }),
+      getInitializeAccount3Instruction({ account: account.address, mint, owner }, { programAddress }),
+    ])
+    return account.address
+  }
+
+  /**
+   * Several token payments from `from` in ONE transaction, one
+   * transferChecked each (instructions ix:0, ix:1 …): to a wallet's
+   * associated token account, or to a given token account.
+   */
+  async payTokens(from: KeyPairSigner, mint: Address, payments: { toWallet?: Address; toAccount?: Address; amount: bigint }[]) {
+    const programAddress = this.tokenProgramOf(mint)
+    const source = await this.associatedTokenAccount(from.address, mint)
+    const decimals = this.#mintDecimals(mint)
+    const instructions: Instruction[] = []
+    for (const payment of payments) {
+      const destination = payment.toAccount ?? (await this.associatedTokenAccount(payment.toWallet!, mint))
+      instructions.push(
+        getTransferCheckedInstruction({ source, mint, destination, authority: from, amount: payment.amount, decimals }, { programAddress })
+      )
+    }
+    return this.send(instructions, { feePayer: from })
+  }
+
+  /** Several SOL payments from `from` in ONE transaction (a system transfer each). */
+  async paySols(from: KeyPairSigner, payments: { to: Address; amount: bigint }[]) {
+    return this.send(
+      payments.map((payment) => getTransferSolInstruction({ source: from, destination: payment.to, amount: payment.amount })),
+      { feePayer: from }
+    )
+  }
+
   async createTokenAccount(owner: Address, mint: Address) {
     const tokenProgram = this.tokenProgramOf(mint)
     await this.send([await getCreateAssociatedTokenIdempotentInstructionAsync({ payer: this.payer, owner, mint, tokenProgram })])
@@ -232,11 +295,18 @@ export class SolanaTestChain {
     toWallet: Address,
     mint: Address,
     amount: bigint,
-    options: { checked?: boolean; createRecipientAccount?: boolean; blockTime?: number; lookupTables?: Address[] } = {}
+    options: {
+      checked?: boolean
+      createRecipientAccount?: boolean
+      blockTime?: number
+      lookupTables?: Address[]
+      /** A token account of the recipient to pay into instead of its associated one. */
+      toAccount?: Address
+    } = {}
   ) {
     const programAddress = this.tokenProgramOf(mint)
     const source = await this.associatedTokenAccount(from.address, mint)
-    const destination = await this.associatedTokenAccount(toWallet, mint)
+    const destination = options.toAccount ?? (await this.associatedTokenAccount(toWallet, mint))
     const instructions: Instruction[] = []
     if (options.createRecipientAccount) {
       instructions.push(
@@ -413,6 +483,84 @@ export class SolanaTestChain {
       })
     })
     return balances
+  }
+
+  /**
+   * The first recorded transaction after `slot` that loaded `account`, and
+   * the account's index in it: its state before that transaction is the
+   * account's state as of `slot`.
+   */
+  #firstAfter(account: string, slot: number): { record: RecordedTransaction; index: number } | null {
+    for (const record of this.records) {
+      if (record.slot <= slot) continue
+      const index = record.accountKeys.findIndex((key) => key.pubkey === account)
+      if (index !== -1) return { record, index }
+    }
+    return null
+  }
+
+  /**
+   * Lamports of `account` as of `slot` (a node answering at a commitment
+   * whose tip is `slot`): litesvm keeps only the latest state, so a later
+   * transaction's balances before it are used. Airdrops are setup, not
+   * recorded: they count as always there.
+   */
+  lamportsAt(account: string, slot: number): bigint {
+    const later = this.#firstAfter(account, slot)
+    if (later) return BigInt(later.record.preBalances[later.index])
+    return this.svm.getBalance(account as Address) ?? 0n
+  }
+
+  /**
+   * Every token account as of `slot`: each account a recorded transaction
+   * touched (token accounts only come to be through transactions), in its
+   * state before the first later transaction that loaded it, or as it is
+   * now. `data` is the account's data now (null when closed): extensions
+   * and authorities are read from it.
+   */
+  tokenAccountsAt(slot: number): TokenAccountState[] {
+    const addresses = new Set<string>()
+    for (const record of this.records) {
+      for (const balance of [...record.preTokenBalances, ...record.postTokenBalances]) {
+        addresses.add(record.accountKeys[balance.accountIndex].pubkey)
+      }
+    }
+    const states: TokenAccountState[] = []
+    for (const pubkey of addresses) {
+      const now = this.svm.getAccount(pubkey as Address)
+      const data = now.exists ? new Uint8Array(now.data) : null
+      const later = this.#firstAfter(pubkey, slot)
+      if (later) {
+        const before = later.record.preTokenBalances.find((balance) => balance.accountIndex === later.index)
+        if (!before) continue // it did not exist yet
+        states.push({
+          pubkey,
+          mint: before.mint,
+          owner: before.owner,
+          programId: before.programId,
+          amount: BigInt(before.uiTokenAmount.amount),
+          decimals: before.uiTokenAmount.decimals,
+          lamports: BigInt(later.record.preBalances[later.index]),
+          data,
+        })
+        continue
+      }
+      if (!data) continue
+      const program = now.exists ? now.programAddress : ''
+      if (program !== TOKEN_PROGRAM_ADDRESS && program !== TOKEN_2022_PROGRAM_ADDRESS) continue
+      const token = getTokenDecoder().decode(data.slice(0, getTokenSize()))
+      states.push({
+        pubkey,
+        mint: token.mint,
+        owner: token.owner,
+        programId: program,
+        amount: token.amount,
+        decimals: this.#mintDecimals(token.mint),
+        lamports: this.svm.getBalance(pubkey as Address) ?? 0n,
+        data,
+      })
+    }
+    return states
   }
 
   /** A fork dropped a transaction that was confirmed but never finalized. */
