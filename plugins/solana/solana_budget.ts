@@ -1,6 +1,7 @@
 import type Chain from '#models/chain'
 import type { RpcBudget } from '#chains/rpc_pool'
 import { commitmentFor } from '#plugins/solana/solana_commitment'
+import { TOKEN_ACCOUNTS_REFRESH_MS } from '#plugins/solana/solana_token_accounts'
 
 /**
  * The public endpoints run by the Solana Foundation allow, per IP, 100
@@ -30,10 +31,16 @@ export function solanaRpcBudget(url: string): RpcBudget | null {
  * getSignaturesForAddress once per watched account (each wallet for SOL,
  * its associated token account per mint: one per enabled token), and once
  * more when the chain waits for `finalized` (the `confirmed` signatures
- * shown as "payment seen"). Each new transaction to a watched account adds
- * one getTransaction, once; a mint's token program is asked once ever.
+ * shown as "payment seen"); the wallets' token accounts are listed every
+ * TOKEN_ACCOUNTS_REFRESH_MS (one getTokenAccountsByOwner per wallet and
+ * token, counted for every token: an upper bound). Each new transaction to
+ * a watched account adds one getTransaction, once; a mint's token program
+ * is asked once ever; a token account the wallet owns besides its
+ * associated one adds its own listing per run (a handful at most); the
+ * balance watch adds one read per wallet and token per its period.
  */
 export function solanaRequestsPerDay(chain: Chain, addresses: number, tokens: number): number {
   const perRun = addresses * tokens * (commitmentFor(chain.confirmations) === 'finalized' ? 2 : 1)
-  return Math.ceil((perRun * 86_400) / Math.max(1, chain.scanIntervalSeconds))
+  const listings = (addresses * tokens * 86_400_000) / TOKEN_ACCOUNTS_REFRESH_MS
+  return Math.ceil((perRun * 86_400) / Math.max(1, chain.scanIntervalSeconds) + listings)
 }

@@ -19,8 +19,10 @@ import type { RpcBudget, RpcPool } from '#chains/rpc_pool'
 
 /**
  * Solana: base58 encoding of a 32-byte public key. Watches each wallet for
- * SOL and its associated token accounts for SPL tokens (see solana_scan),
- * verifies transaction signatures, and builds Solana Pay URIs.
+ * SOL and its token accounts for SPL tokens, the associated ones and the
+ * others it owns (see solana_scan), reads their balances for the balance
+ * watch (solana_balances), verifies transaction signatures, and builds
+ * Solana Pay URIs.
  */
 export class SolanaFamily implements ChainFamily {
   readonly name = 'solana'

@@ -1,4 +1,5 @@
 import {
+  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_MIN_CONTEXT_SLOT_NOT_REACHED,
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_UNSUPPORTED_TRANSACTION_VERSION,
   isSolanaError,
   type Address,
@@ -42,6 +43,38 @@ export class UnknownSignatureError extends Error {
   }
 }
 
+/**
+ * The endpoint has not reached the slot it was asked to answer at
+ * (`minContextSlot`, error -32016): it lags behind an answer the scan
+ * already holds (a balance read at that slot). An answer, not an outage:
+ * the endpoint is not cooled down; the caller decides what to do without it.
+ */
+export class ContextSlotNotReachedError extends Error {
+  constructor(readonly minContextSlot: bigint) {
+    super(`the endpoint has not reached slot ${minContextSlot} yet`)
+  }
+}
+
+/** Returned from inside a pooled call when the endpoint is behind `minContextSlot` (thrown outside, see above). */
+const BEHIND = Symbol('behind')
+
+function behind(error: unknown): boolean {
+  return isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_MIN_CONTEXT_SLOT_NOT_REACHED)
+}
+
+/** A token account as getTokenAccountsByOwner (jsonParsed) describes it. */
+export type OwnedTokenAccount = {
+  pubkey: string
+  mint: string
+  owner: string
+  /** Base units. */
+  amount: bigint
+  decimals: number
+}
+
+/** An answer as of a slot (the RPC's `context.slot`). */
+export type AtSlot<T> = { slot: bigint; value: T }
+
 /** A JSON-RPC error answer (HTTP 200), as opposed to a transport failure (RpcHttpError, timeout, network). */
 function isJsonRpcError(error: unknown): boolean {
   return isSolanaError(error)
@@ -79,9 +112,16 @@ export class SolanaRpc {
    */
   signaturesForAddress(
     account: Address,
-    options: { limit: number; before?: Signature; until?: Signature; commitment: SolanaCommitment }
+    options: {
+      limit: number
+      before?: Signature
+      until?: Signature
+      commitment: SolanaCommitment
+      /** Refuse to answer from a node whose `commitment` tip is below this slot (ContextSlotNotReachedError). */
+      minContextSlot?: bigint
+    }
   ): Promise<SignatureInfo[]> {
-    return this.pool.call(async (url) => {
+    return this.#unlessBehind(options.minContextSlot, async (url) => {
       const client = this.#client(url)
       let rows
       try {
@@ -91,9 +131,11 @@ export class SolanaRpc {
             commitment: options.commitment,
             ...(options.before ? { before: options.before } : {}),
             ...(options.until ? { until: options.until } : {}),
+            ...(options.minContextSlot !== undefined ? { minContextSlot: options.minContextSlot } : {}),
           })
           .send({ abortSignal: this.#signal() })
       } catch (error) {
+        if (behind(error)) return BEHIND
         if (isJsonRpcError(error) && (options.before || options.until)) await this.#assertKnown(url, options)
         throw error
       }
@@ -105,6 +147,84 @@ export class SolanaRpc {
         err: row.err,
         confirmationStatus: row.confirmationStatus,
       }))
+    })
+  }
+
+  /**
+   * A pooled call that may be refused by a node behind `minContextSlot`:
+   * the refusal is thrown as ContextSlotNotReachedError outside the pool,
+   * so that the endpoint is not cooled down for lagging a little.
+   */
+  async #unlessBehind<T>(minContextSlot: bigint | undefined, work: (url: string) => Promise<T | typeof BEHIND>): Promise<T> {
+    const result = await this.pool.call(work)
+    if (result === BEHIND) throw new ContextSlotNotReachedError(minContextSlot ?? 0n)
+    return result
+  }
+
+  /** The lamports of `account` (0 when it does not exist) as of the slot the node answered at. */
+  balance(account: Address, options: { commitment: SolanaCommitment; minContextSlot?: bigint }): Promise<AtSlot<bigint>> {
+    return this.#unlessBehind(options.minContextSlot, async (url) => {
+      try {
+        const answer = await this.#client(url)
+          .getBalance(account, {
+            commitment: options.commitment,
+            ...(options.minContextSlot !== undefined ? { minContextSlot: options.minContextSlot } : {}),
+          })
+          .send({ abortSignal: this.#signal() })
+        return { slot: BigInt(answer.context.slot), value: BigInt(answer.value) }
+      } catch (error) {
+        if (behind(error)) return BEHIND
+        throw error
+      }
+    })
+  }
+
+  /**
+   * Every token account `owner` owns for `mint` (under whichever token
+   * program owns the mint: the node looks it up), with its balance, as of
+   * the slot the node answered at. The mint must exist (the node refuses
+   * an unknown one).
+   */
+  tokenAccountsByOwner(
+    owner: Address,
+    mint: Address,
+    options: { commitment: SolanaCommitment; minContextSlot?: bigint }
+  ): Promise<AtSlot<OwnedTokenAccount[]>> {
+    return this.#unlessBehind(options.minContextSlot, async (url) => {
+      let answer
+      try {
+        answer = await this.#client(url)
+          .getTokenAccountsByOwner(
+            owner,
+            { mint },
+            {
+              encoding: 'jsonParsed',
+              commitment: options.commitment,
+              ...(options.minContextSlot !== undefined ? { minContextSlot: options.minContextSlot } : {}),
+            }
+          )
+          .send({ abortSignal: this.#signal() })
+      } catch (error) {
+        if (behind(error)) return BEHIND
+        throw error
+      }
+      const accounts: OwnedTokenAccount[] = []
+      for (const entry of answer.value) {
+        const data = entry.account.data as unknown
+        // jsonParsed falls back to raw data for an account the node cannot parse: not a token account we can read
+        if (!data || typeof data !== 'object' || !('parsed' in data)) continue
+        const parsed = (data as { parsed?: { type?: string; info?: Record<string, any> } }).parsed
+        const info = parsed?.info
+        if (parsed?.type !== 'account' || !info?.tokenAmount) continue
+        accounts.push({
+          pubkey: String(entry.pubkey),
+          mint: String(info.mint),
+          owner: String(info.owner),
+          amount: BigInt(String(info.tokenAmount.amount)),
+          decimals: Number(info.tokenAmount.decimals),
+        })
+      }
+      return { slot: BigInt(answer.context.slot), value: accounts }
     })
   }
 

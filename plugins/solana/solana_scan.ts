@@ -11,13 +11,14 @@ import { commitmentFor, confirmationsAt, type SolanaCommitment } from '#plugins/
 import { UnknownSignatureError, type SignatureInfo, type SolanaRpc } from '#plugins/solana/solana_rpc'
 import { associatedTokenAccount, TOKEN_PROGRAM_ADDRESS, TOKEN_PROGRAMS } from '#plugins/solana/solana_programs'
 import {
-  associatedTokenAccounts,
   blockTimeMs,
   readTransfers,
   succeeded,
+  tokenAccountOwners,
   type TokenAccountOwners,
 } from '#plugins/solana/solana_transfers'
 import { unconfirmedSolana } from '#plugins/solana/solana_unconfirmed'
+import { refreshTokenAccounts, type OwnerPair, type TokenAccountLists } from '#plugins/solana/solana_token_accounts'
 
 /**
  * Where the scan of one watched account stands. Signatures are listed
@@ -48,12 +49,17 @@ export type AccountCursor = {
 }
 
 export type SolanaCursor = {
-  /** By watched account address (a wallet, or a wallet's associated token account). */
+  /** By watched account address (a wallet, or one of its token accounts). */
   accounts: Record<string, AccountCursor>
-  /** Start of the last run; accounts watched for the first time start there. */
+  /**
+   * Start of the last run; accounts watched for the first time start there
+   * (a token account found by a listing: at the listing before).
+   */
   scannedAt: number
   /** Token program of each mint (Token or Token-2022), learned once. */
   programs?: Record<string, string>
+  /** The token accounts each wallet owns besides its associated ones, listed every few minutes (solana_token_accounts). */
+  tokenAccounts?: TokenAccountLists
 }
 
 export type ScanLimits = {
@@ -71,8 +77,12 @@ export const DEFAULT_SCAN_LIMITS: ScanLimits = { pageSize: 100, maxSignaturesPer
  */
 const FLOOR_MARGIN_MS = 120_000
 
-/** An account whose history is read: the wallet (SOL) or its token account for one mint. */
-type WatchedAccount = { account: Address; wallet: string; mint: string | null }
+/**
+ * An account whose history is read: the wallet (SOL) or one of its token
+ * accounts for a mint; `since`: where a window starts when the account is
+ * watched for the first time (epoch ms).
+ */
+type WatchedAccount = { account: Address; wallet: string; mint: string | null; since: number }
 
 /**
  * The token program of each enabled mint: the cursor's, else asked once
@@ -98,19 +108,33 @@ async function mintPrograms(rpc: SolanaRpc, mints: string[], known: Record<strin
 
 /**
  * The accounts to read: each wallet itself when the native coin is enabled
- * (a SOL transfer loads the wallet), and each wallet's associated token
- * account for every enabled mint, under the mint's token program (a
+ * (a SOL transfer loads the wallet), and for every enabled mint each
+ * wallet's associated token account, under the mint's token program (a
  * transferChecked to an existing token account does not load the owner's
- * wallet at all).
+ * wallet at all), plus the other token accounts of the mint the wallet
+ * owns (`lists`). A token account listed for the first time starts at the
+ * listing before (it did not exist then) or, never listed, with the rest.
  */
-async function watchedAccounts(context: ScanContext, programs: Record<string, string>): Promise<WatchedAccount[]> {
+async function watchedAccounts(
+  context: ScanContext,
+  programs: Record<string, string>,
+  lists: TokenAccountLists,
+  previousLists: TokenAccountLists,
+  firstSince: number
+): Promise<WatchedAccount[]> {
   const watched: WatchedAccount[] = []
   const nativeEnabled = context.tokens.some((token) => token.contract === null)
   const mints = context.tokens.map((token) => token.contract).filter((contract): contract is string => contract !== null)
   for (const wallet of context.addresses) {
-    if (nativeEnabled) watched.push({ account: address(wallet), wallet, mint: null })
+    if (nativeEnabled) watched.push({ account: address(wallet), wallet, mint: null, since: firstSince })
     for (const mint of mints) {
-      watched.push({ account: await associatedTokenAccount(wallet, mint, programs[mint]), wallet, mint })
+      const associated = await associatedTokenAccount(wallet, mint, programs[mint])
+      watched.push({ account: associated, wallet, mint, since: firstSince })
+      const listedBefore = previousLists[wallet]?.[mint]?.listedAt ?? null
+      const since = listedBefore === null ? firstSince : Math.min(listedBefore, firstSince)
+      for (const other of lists[wallet]?.[mint]?.others ?? []) {
+        if (other !== associated) watched.push({ account: address(other), wallet, mint, since })
+      }
     }
   }
   return watched
@@ -245,7 +269,9 @@ function interruptedCursor(cursor: AccountCursor): AccountCursor {
  * when it has more new signatures than a page), one getTransaction per new
  * successful signature (the listing carries no amount: dust cannot be told
  * before the transaction is read), one getAccountInfo per mint ever (its
- * token program). Nothing depends on the number of open orders.
+ * token program), one getTokenAccountsByOwner per wallet and mint every
+ * few minutes (solana_token_accounts). Nothing depends on the number of
+ * open orders.
  * When a call fails for good midway (rate limit, outage), the run stops
  * there and returns what it processed, with a cursor just past it.
  * When finality is awaited, the newer `confirmed` signatures are looked at
@@ -262,14 +288,24 @@ export async function scanSolana(
   const commitment = commitmentFor(context.chain.confirmations)
   const mints = context.tokens.map((token) => token.contract).filter((contract): contract is string => contract !== null)
   const { programs, resolved } = await mintPrograms(rpc, mints, previous?.programs ?? {})
-  const watched = await watchedAccounts(context, programs)
+  const knownPrograms = { ...previous?.programs, ...resolved }
+  // a mint no node knows has no token accounts to list or read
+  const existingMints = mints.filter((mint) => knownPrograms[mint])
+
+  const pairs: OwnerPair[] = []
+  for (const wallet of context.addresses) {
+    for (const mint of existingMints) pairs.push({ wallet, mint, associated: await associatedTokenAccount(wallet, mint, programs[mint]) })
+  }
+  const previousLists = previous?.tokenAccounts ?? {}
+  const lists = await refreshTokenAccounts(rpc, pairs, previousLists, new Map(), runStart)
+  const watched = await watchedAccounts(context, programs, lists, previousLists, firstSince)
 
   const wallets = new Set(context.addresses)
   const contracts = new Set(context.tokens.map((token) => token.contract))
   const known: TokenAccountOwners = new Map(
     watched.filter((entry) => entry.mint !== null).map((entry) => [entry.account, { wallet: entry.wallet, mint: entry.mint! }])
   )
-  const cursor: SolanaCursor = { accounts: {}, scannedAt: runStart, programs: { ...previous?.programs, ...resolved } }
+  const cursor: SolanaCursor = { accounts: {}, scannedAt: runStart, programs: knownPrograms, tokenAccounts: lists }
   const found: { transfer: ObservedTransfer; slot: bigint }[] = []
   const unreadable: UnreadableTransfer[] = []
   const seen = new Set<string>()
@@ -309,10 +345,10 @@ export async function scanSolana(
     const start = previous?.accounts[entry.account]
     if (interrupted) {
       // not reached this run: it keeps its place (a new account its first start)
-      cursor.accounts[entry.account] = start ?? { until: null, since: firstSince }
+      cursor.accounts[entry.account] = start ?? { until: null, since: entry.since }
       continue
     }
-    const state: AccountCursor = start ? { ...start } : { until: null, since: firstSince }
+    const state: AccountCursor = start ? { ...start } : { until: null, since: entry.since }
     try {
       if (!(await readAccount(rpc, entry.account, state, commitment, limits, process(entry)))) caughtUp = false
       cursor.accounts[entry.account] = state
@@ -354,7 +390,7 @@ async function readSignature(
   const timestamp = transaction ? blockTimeMs(transaction) : null
   if (!transaction || !succeeded(transaction)) return { transfers: [], timestamp }
   try {
-    return { transfers: readTransfers(transaction, await associatedTokenAccounts(transaction, known)), timestamp }
+    return { transfers: readTransfers(transaction, tokenAccountOwners(transaction, known)), timestamp }
   } catch (error) {
     logger.error({ signature: info.signature, err: error }, 'solana transaction could not be parsed')
     return { reason: `transaction could not be parsed: ${(error as Error).message}`, timestamp }

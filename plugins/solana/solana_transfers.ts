@@ -1,5 +1,3 @@
-import { address, type Address } from '@solana/kit'
-import { findAssociatedTokenPda } from '@solana-program/token'
 import { TOKEN_2022_PROGRAM_ADDRESS, TOKEN_PROGRAM_NAMES } from '#plugins/solana/solana_programs'
 import { fromBaseUnits } from '#support/money'
 
@@ -45,7 +43,7 @@ export type JsonParsedTransaction = {
 
 /** A transfer read from a transaction, before the reference/time/depth are added. */
 export type ChainTransfer = {
-  /** The receiving wallet (for a token: the owner of the receiving associated token account). */
+  /** The receiving wallet (for a token: the owner of the receiving token account). */
   to: string
   /** The mint; null for SOL. */
   contract: string | null
@@ -56,10 +54,10 @@ export type ChainTransfer = {
 }
 
 /**
- * Associated token accounts whose wallet is known: account → wallet and
- * mint. A token transfer names only the receiving token account; the
- * payment is to the wallet only when that account is the wallet's
- * associated token account for the mint (what payers' wallets send to).
+ * Token accounts whose owner is known: account → owning wallet and mint.
+ * A token transfer names only the receiving token account; the payment is
+ * to the wallet that owns that account (its associated token account, or
+ * any other token account of the mint it owns).
  */
 export type TokenAccountOwners = Map<string, { wallet: string; mint: string }>
 
@@ -88,28 +86,23 @@ function tokenBalances(transaction: JsonParsedTransaction): TokenBalance[] {
 }
 
 /**
- * Learns which token accounts of the transaction are associated token
- * accounts, and of which wallet, from the token balances (they carry the
- * owner) — so a lookup by reference needs no list of watched wallets.
- * `known` (the scanner's watched accounts) is kept as is.
+ * The owner of every token account the transaction touched, from its
+ * token balances (each names the account's owner and mint), so that a
+ * lookup by reference needs no list of watched wallets. The balances after
+ * the transaction win over those before (an account may change hands in
+ * the transaction; what it holds afterwards is its new owner's), and both
+ * over `known` (the scanner's watched accounts, used for accounts the
+ * balances do not name).
  */
-export async function associatedTokenAccounts(
-  transaction: JsonParsedTransaction,
-  known: TokenAccountOwners = new Map()
-): Promise<TokenAccountOwners> {
+export function tokenAccountOwners(transaction: JsonParsedTransaction, known: TokenAccountOwners = new Map()): TokenAccountOwners {
   const owners: TokenAccountOwners = new Map(known)
   const keys = transaction.transaction.message.accountKeys
-  for (const balance of tokenBalances(transaction)) {
+  const before = transaction.meta?.preTokenBalances ?? []
+  const after = transaction.meta?.postTokenBalances ?? []
+  for (const balance of [...before, ...after]) {
     const account = keys[Number(balance.accountIndex)]
-    if (!account || !balance.owner || !balance.programId) continue
-    const accountText = accountAddress(account)
-    if (owners.has(accountText)) continue
-    const [associated] = await findAssociatedTokenPda({
-      owner: address(balance.owner),
-      mint: address(balance.mint),
-      tokenProgram: address(balance.programId) as Address,
-    })
-    if (associated === accountText) owners.set(accountText, { wallet: balance.owner, mint: balance.mint })
+    if (!account || !balance.owner) continue
+    owners.set(accountAddress(account), { wallet: balance.owner, mint: balance.mint })
   }
   return owners
 }
@@ -121,9 +114,11 @@ export async function associatedTokenAccounts(
  * - `spl-token` `transferChecked`: the mint is in the instruction;
  * - `spl-token` `transfer`: no mint in the instruction, it is read from the
  *   token balance of the destination account.
- * A token transfer to a wallet's associated token account is reported to
- * the wallet; to any other token account, to that account itself (which is
- * no wallet, so it pays nothing).
+ * A token transfer to a token account whose owner is known is reported to
+ * that owner (the wallet); to an account of unknown owner, to that account
+ * itself (which is no wallet, so it pays nothing). A transfer between two
+ * accounts of the same owner (a wallet moving its own funds, SOL to itself)
+ * brought nothing in: it is left out.
  */
 export function readTransfers(transaction: JsonParsedTransaction, owners: TokenAccountOwners): ChainTransfer[] {
   const keys = transaction.transaction.message.accountKeys.map(accountAddress)
@@ -143,6 +138,7 @@ export function readTransfers(transaction: JsonParsedTransaction, owners: TokenA
       if (!destination || info.lamports === undefined) {
         throw new UnreadableTransactionError(`a system ${type} without destination or lamports`)
       }
+      if (destination === String(info.source ?? '')) continue
       transfers.push({ to: destination, contract: null, amount: fromBaseUnits(info.lamports as bigint, SOL_DECIMALS), position })
       continue
     }
@@ -181,6 +177,7 @@ export function readTransfers(transaction: JsonParsedTransaction, owners: TokenA
     }
     const owner = owners.get(destination)
     const to = owner && owner.mint === mint ? owner.wallet : destination
+    if (owner && owners.get(String(info.source ?? ''))?.wallet === owner.wallet) continue
     transfers.push({ to, contract: mint, amount: fromBaseUnits(baseUnits, decimals), position })
   }
   checkToken2022Credits(transaction, keys, credited2022)

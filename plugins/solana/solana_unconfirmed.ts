@@ -3,7 +3,7 @@ import { signature, type Address, type Signature } from '@solana/kit'
 import type { ObservedTransfer } from '#chains/chain_family'
 import type { SignatureInfo, SolanaRpc } from '#plugins/solana/solana_rpc'
 import {
-  associatedTokenAccounts,
+  tokenAccountOwners,
   blockTimeMs,
   readTransfers,
   succeeded,
@@ -94,7 +94,7 @@ async function parsedTransaction(rpc: SolanaRpc, info: SignatureInfo, known: Tok
   let reading: Parsed
   try {
     const transfers = succeeded(transaction)
-      ? readTransfers(transaction, await associatedTokenAccounts(transaction, known))
+      ? readTransfers(transaction, tokenAccountOwners(transaction, known))
       : []
     reading = { transfers, timestamp: blockTimeMs(transaction) }
   } catch (error) {

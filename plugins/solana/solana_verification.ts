@@ -3,7 +3,7 @@ import { TransferLookupError, type ObservedTransfer, type VerificationContext } 
 import { commitmentFor, confirmationsAt, type SolanaCommitment } from '#plugins/solana/solana_commitment'
 import type { SolanaRpc } from '#plugins/solana/solana_rpc'
 import {
-  associatedTokenAccounts,
+  tokenAccountOwners,
   blockTimeMs,
   readTransfers,
   succeeded,
@@ -45,7 +45,7 @@ export async function verifySolanaReference(
 
   const success = succeeded(transaction)
   const confirmations = confirmationsAt(status, required)
-  const owners = await associatedTokenAccounts(transaction)
+  const owners = tokenAccountOwners(transaction)
   let transfers
   try {
     transfers = readTransfers(transaction, owners)

@@ -174,10 +174,11 @@ test.group('Solana: rate limits and partial progress', (group) => {
     assert.isNull(solanaRpcBudget('not a url'))
 
     const chain = { confirmations: 32, scanIntervalSeconds: 5 } as Chain
-    // 3 tokens (USDT, USDC, SOL): 3 accounts, each listed twice a run (finalized, and confirmed for sightings)
-    assert.equal(solanaRequestsPerDay(chain, 1, 3), 103_680)
-    assert.equal(solanaRequestsPerDay(chain, 2, 3), 207_360)
-    assert.equal(solanaRequestsPerDay({ confirmations: 1, scanIntervalSeconds: 10 } as Chain, 1, 3), 25_920)
+    // 3 tokens (USDT, USDC, SOL): 3 accounts, each listed twice a run (finalized, and confirmed for
+    // sightings), and the wallet's token accounts listed every 5 minutes (288 times a day, per token)
+    assert.equal(solanaRequestsPerDay(chain, 1, 3), 103_680 + 864)
+    assert.equal(solanaRequestsPerDay(chain, 2, 3), 207_360 + 1_728)
+    assert.equal(solanaRequestsPerDay({ confirmations: 1, scanIntervalSeconds: 10 } as Chain, 1, 3), 25_920 + 864)
   })
 })
 

@@ -11,9 +11,9 @@ import { SolanaFamily } from '#plugins/solana/solana_family'
 import { commitmentFor, confirmationsAt } from '#plugins/solana/solana_commitment'
 import { solanaPayUri } from '#plugins/solana/solana_payment_uri'
 import {
-  associatedTokenAccounts,
   readTransfers,
   succeeded,
+  tokenAccountOwners,
   UnreadableTransactionError,
   type JsonParsedTransaction,
 } from '#plugins/solana/solana_transfers'
@@ -124,15 +124,16 @@ test.group('Solana parsing', () => {
     assert.throws(() => fromBaseUnits('-1', 6), /not a base-unit integer/)
   })
 
-  test('every SOL and token transfer, top-level and inner; tokens reported to the wallet owning the associated account', async ({
+  test('every SOL and token transfer, top-level and inner; tokens reported to the wallet owning the receiving account, associated or not', async ({
     assert,
   }) => {
     const { transaction, wallet, mint, other } = await fixture()
-    const owners = await associatedTokenAccounts(transaction)
+    const owners = tokenAccountOwners(transaction)
+    assert.deepEqual(owners.get(other), { wallet, mint })
     assert.deepEqual(readTransfers(transaction, owners), [
       { to: wallet, contract: null, amount: '1.5', position: 'ix:0' },
       { to: wallet, contract: mint, amount: '13.8', position: 'ix:1' },
-      { to: other, contract: mint, amount: '5', position: 'ix:2' },
+      { to: wallet, contract: mint, amount: '5', position: 'ix:2' }, // `other` is the wallet's too
       // inner instructions are named by their parent (the fourth) and their own rank
       { to: wallet, contract: null, amount: '0.000000001', position: 'ix:3.0' },
       { to: wallet, contract: mint, amount: '0.00025', position: 'ix:3.1' },
@@ -146,18 +147,44 @@ test.group('Solana parsing', () => {
     const { transaction, wallet, mint, walletAccount } = await fixture()
     transaction.meta!.preTokenBalances = []
     transaction.meta!.postTokenBalances = []
-    assert.deepEqual(readTransfers(transaction, await associatedTokenAccounts(transaction)), [
+    assert.deepEqual(readTransfers(transaction, tokenAccountOwners(transaction)), [
       { to: wallet, contract: null, amount: '1.5', position: 'ix:0' },
       { to: walletAccount, contract: mint, amount: '13.8', position: 'ix:1' }, // owner unknown: the token account itself
       { to: wallet, contract: null, amount: '0.000000001', position: 'ix:3.0' },
     ])
     const watched = new Map([[walletAccount as string, { wallet: wallet as string, mint: mint as string }]])
-    assert.deepEqual(readTransfers(transaction, await associatedTokenAccounts(transaction, watched))[1], {
+    assert.deepEqual(readTransfers(transaction, tokenAccountOwners(transaction, watched))[1], {
       to: wallet,
       contract: mint,
       amount: '13.8',
       position: 'ix:1',
     })
+  })
+
+  test('the owner after the transaction wins; an account of a stranger stays itself; moving funds between own accounts is no transfer', async ({
+    assert,
+  }) => {
+    const { transaction, mint, other } = await fixture()
+    const stranger = await newAddress()
+    // `other` handed to a stranger in the transaction: what it received is the stranger's
+    transaction.meta!.postTokenBalances = transaction.meta!.postTokenBalances!.map((entry) =>
+      Number(entry.accountIndex) === 3 ? { ...entry, owner: stranger } : entry
+    )
+    const owners = tokenAccountOwners(transaction)
+    assert.deepEqual(owners.get(other), { wallet: stranger, mint })
+    assert.deepEqual(readTransfers(transaction, owners)[2], { to: stranger, contract: mint, amount: '5', position: 'ix:2' })
+
+    // the wallet moving tokens from its associated account to another of its accounts, and SOL to itself
+    const own = await fixture()
+    const instructions = own.transaction.transaction.message.instructions as any[]
+    instructions[0].parsed.info.source = own.wallet
+    instructions[2].parsed.info.source = own.walletAccount
+    const transfers = readTransfers(own.transaction, tokenAccountOwners(own.transaction))
+    assert.deepEqual(
+      transfers.map((transfer) => transfer.position),
+      ['ix:1', 'ix:3.0', 'ix:3.1'],
+      'the self-transfers (ix:0, ix:2) are left out'
+    )
   })
 
   test('Token-2022: the amount received is what pays (fee withheld); a transfer credited less than it says is unreadable', async ({
@@ -206,9 +233,9 @@ test.group('Solana parsing', () => {
       },
     })
     const withFee = transfer('transferCheckedWithFee', { feeAmount: { amount: '10000', decimals: 6 } })
-    assert.deepEqual(readTransfers(withFee, await associatedTokenAccounts(withFee)), [{ to: wallet, contract: mint, amount: '0.99', position: 'ix:0' }])
+    assert.deepEqual(readTransfers(withFee, tokenAccountOwners(withFee)), [{ to: wallet, contract: mint, amount: '0.99', position: 'ix:0' }])
     const plain = transfer('transferChecked', {})
-    const owners = await associatedTokenAccounts(plain)
+    const owners = tokenAccountOwners(plain)
     assert.throws(() => readTransfers(plain, owners), UnreadableTransactionError, /received 990000 base units, its transfers say 1000000/)
   })
 
