@@ -5,10 +5,16 @@ import {
   type ObservedTransfer,
   type ScanContext,
   type ScanResult,
+  type SeenAmount,
   type UnreadableTransfer,
 } from '#chains/chain_family'
 import { commitmentFor, confirmationsAt, type SolanaCommitment } from '#plugins/solana/solana_commitment'
-import { UnknownSignatureError, type SignatureInfo, type SolanaRpc } from '#plugins/solana/solana_rpc'
+import {
+  ContextSlotNotReachedError,
+  UnknownSignatureError,
+  type SignatureInfo,
+  type SolanaRpc,
+} from '#plugins/solana/solana_rpc'
 import { associatedTokenAccount, TOKEN_PROGRAM_ADDRESS, TOKEN_PROGRAMS } from '#plugins/solana/solana_programs'
 import {
   blockTimeMs,
@@ -19,6 +25,7 @@ import {
 } from '#plugins/solana/solana_transfers'
 import { unconfirmedSolana } from '#plugins/solana/solana_unconfirmed'
 import { refreshTokenAccounts, type OwnerPair, type TokenAccountLists } from '#plugins/solana/solana_token_accounts'
+import { balancesAsOf, readBalanceSnapshot, type BalanceSnapshot } from '#plugins/solana/solana_balances'
 
 /**
  * Where the scan of one watched account stands. Signatures are listed
@@ -175,6 +182,7 @@ async function readAccount(
   cursor: AccountCursor,
   commitment: SolanaCommitment,
   limits: ScanLimits,
+  floor: ListingFloor,
   process: (info: SignatureInfo) => Promise<void>
 ): Promise<boolean> {
   let budget = limits.maxSignaturesPerAccount
@@ -188,8 +196,16 @@ async function readAccount(
         commitment,
         before: cursor.before ? signature(cursor.before) : undefined,
         until: cursor.until ? signature(cursor.until) : undefined,
+        minContextSlot: floor.slot ?? undefined,
       })
     } catch (error) {
+      if (error instanceof ContextSlotNotReachedError) {
+        // the listing node is behind the balances read: list anyway, report no balances this run
+        logger.info({ account, minContextSlot: String(error.minContextSlot) }, 'solana listing behind the balance reading; reading dropped')
+        floor.slot = null
+        floor.missed = true
+        continue
+      }
       const unknown = unknownSignature(error)
       if (!unknown || recoveries++ >= 2) throw error
       logger.warn(
@@ -226,6 +242,13 @@ async function readAccount(
   }
   return false
 }
+
+/**
+ * The slot this run's listings must reach (the balance reading's height),
+ * null when no reading was taken; `missed` once a listing node was behind
+ * it (the reading is then not reported).
+ */
+type ListingFloor = { slot: bigint | null; missed: boolean }
 
 /** Re-read the window from the newest signature; what lies between `before` and the old top was processed. */
 function restartWindow(cursor: AccountCursor) {
@@ -276,6 +299,14 @@ function interruptedCursor(cursor: AccountCursor): AccountCursor {
  * there and returns what it processed, with a cursor just past it.
  * When finality is awaited, the newer `confirmed` signatures are looked at
  * too (solana_unconfirmed.ts) and reported as `unconfirmed`, never paid.
+ *
+ * Balance watch: every incoming amount processed is reported as `seen`,
+ * dust included, at its slot. When the core asks for balances and the
+ * previous run left no window half-read, they are read FIRST
+ * (solana_balances), then every listing of the run is asked to reach the
+ * reading's slot (minContextSlot): nothing can land between the reading
+ * and what the listings cover. The reading is reported only when the run
+ * caught up without interruption and no listing node was behind it.
  */
 export async function scanSolana(
   context: ScanContext,
@@ -292,12 +323,13 @@ export async function scanSolana(
   // a mint no node knows has no token accounts to list or read
   const existingMints = mints.filter((mint) => knownPrograms[mint])
 
+  const snapshot = context.readBalances && !halfRead(previous) ? await readBalances(context, rpc, previous, existingMints, commitment) : null
   const pairs: OwnerPair[] = []
   for (const wallet of context.addresses) {
     for (const mint of existingMints) pairs.push({ wallet, mint, associated: await associatedTokenAccount(wallet, mint, programs[mint]) })
   }
   const previousLists = previous?.tokenAccounts ?? {}
-  const lists = await refreshTokenAccounts(rpc, pairs, previousLists, new Map(), runStart)
+  const lists = await refreshTokenAccounts(rpc, pairs, previousLists, snapshot?.listings ?? new Map(), runStart)
   const watched = await watchedAccounts(context, programs, lists, previousLists, firstSince)
 
   const wallets = new Set(context.addresses)
@@ -307,8 +339,10 @@ export async function scanSolana(
   )
   const cursor: SolanaCursor = { accounts: {}, scannedAt: runStart, programs: knownPrograms, tokenAccounts: lists }
   const found: { transfer: ObservedTransfer; slot: bigint }[] = []
+  const seenAmounts: SeenAmount[] = []
   const unreadable: UnreadableTransfer[] = []
   const seen = new Set<string>()
+  const floor: ListingFloor = { slot: snapshot?.height ?? null, missed: false }
   let dust = 0
 
   const process = (entry: WatchedAccount) => async (info: SignatureInfo) => {
@@ -324,6 +358,14 @@ export async function scanSolana(
     const status: SolanaCommitment = info.confirmationStatus === 'finalized' ? 'finalized' : 'confirmed'
     for (const transfer of readable.transfers) {
       if (!wallets.has(transfer.to) || !contracts.has(transfer.contract)) continue
+      seenAmounts.push({
+        reference: info.signature,
+        position: transfer.position,
+        to: transfer.to,
+        contract: transfer.contract,
+        amount: transfer.amount,
+        height: info.slot.toString(),
+      })
       if (context.isDust?.(transfer.contract, transfer.amount)) {
         dust++
         continue
@@ -350,7 +392,7 @@ export async function scanSolana(
     }
     const state: AccountCursor = start ? { ...start } : { until: null, since: entry.since }
     try {
-      if (!(await readAccount(rpc, entry.account, state, commitment, limits, process(entry)))) caughtUp = false
+      if (!(await readAccount(rpc, entry.account, state, commitment, limits, floor, process(entry)))) caughtUp = false
       cursor.accounts[entry.account] = state
     } catch (error) {
       interrupted = context.rpc.redact((error as Error).message || String(error))
@@ -363,7 +405,37 @@ export async function scanSolana(
   found.sort((a, b) => (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : 0))
   const transfers = found.map((entry) => entry.transfer)
   const unconfirmed = interrupted ? undefined : await unconfirmedOf(context, rpc, commitment, caughtUp, watched, cursor, known)
-  return { transfers, unconfirmed, cursor, caughtUp, interrupted, unreadable, dust }
+  const balances = snapshot && caughtUp && !interrupted && !floor.missed ? balancesAsOf(snapshot, seenAmounts) : undefined
+  return { transfers, unconfirmed, cursor, caughtUp, interrupted, unreadable, dust, seen: seenAmounts, balances }
+}
+
+/** True when the last run stopped inside a window: newer signatures than its top are not listed this run. */
+function halfRead(previous: SolanaCursor | null): boolean {
+  return Object.values(previous?.accounts ?? {}).some((entry) => entry.top !== undefined || entry.before !== undefined)
+}
+
+/**
+ * The balance reading, at least as recent as the newest signature any
+ * account's scan has processed (what was seen must be in the balance).
+ */
+function readBalances(
+  context: ScanContext,
+  rpc: SolanaRpc,
+  previous: SolanaCursor | null,
+  mints: string[],
+  commitment: SolanaCommitment
+): Promise<BalanceSnapshot | null> {
+  let floor: bigint | null = null
+  for (const entry of Object.values(previous?.accounts ?? {})) {
+    if (entry.untilSlot !== undefined && (floor === null || BigInt(entry.untilSlot) > floor)) floor = BigInt(entry.untilSlot)
+  }
+  return readBalanceSnapshot(rpc, {
+    wallets: context.addresses,
+    native: context.tokens.some((token) => token.contract === null),
+    mints,
+    commitment,
+    floor,
+  })
 }
 
 type Reading = { transfers: ReturnType<typeof readTransfers>; timestamp: number | null } | { reason: string; timestamp: number | null }
