@@ -117,12 +117,31 @@ class RateLimiter {
   }
 }
 
+/** tonlib's transaction id of "no transaction": lt 0, a zero hash. */
+const NO_TRANSACTION = { '@type': 'internal.transactionId', 'lt': '0', 'hash': Buffer.alloc(32).toString('base64') }
+
+/** tonlib's exit code for a get method run on an account without code. */
+const EXIT_CODE_NOT_INITIALIZED = -13
+
+function transactionId(lt: bigint, hash: bigint) {
+  if (lt === 0n) return NO_TRANSACTION
+  return {
+    '@type': 'internal.transactionId',
+    'lt': lt.toString(),
+    'hash': Buffer.from(hash.toString(16).padStart(64, '0'), 'hex').toString('base64'),
+  }
+}
+
 /**
  * A local stand-in for toncenter's v2 `jsonRPC` endpoint, backed by the
  * sandbox: answers what the real @ton/ton TonClient asks the plugin's way
- * (getTransactions, runGetMethod, tryLocateResultTx, getMasterchainInfo) in toncenter's JSON
- * shapes, limits requests like toncenter (429 "Ratelimit exceed" over 1/s
- * without a key, 10/s with one), and records the method of every call served.
+ * (getTransactions, getAddressInformation, runGetMethod, tryLocateResultTx,
+ * getMasterchainInfo) in toncenter's JSON shapes, limits requests like
+ * toncenter (429 "Ratelimit exceed" over 1/s without a key, 10/s with
+ * one), and records the method of every call served. Like a real
+ * endpoint's backends, it can leave transactions out of its listings
+ * (`hidden`) and serve an account's state as it was (`holdState`), both
+ * without an error.
  */
 export class FakeToncenter extends HttpStub {
   calls: string[] = []
@@ -137,6 +156,19 @@ export class FakeToncenter extends HttpStub {
   failing = new Map<string, 429 | 500 | 502>()
   /** Transactions (hex hash) served with a BOC no client can parse. */
   corrupt = new Set<string>()
+  /**
+   * Transactions (hex hash) getTransactions leaves out of every answer, as
+   * a backend missing them would (a listing behind the state, or one that
+   * never shows them); the account's state still holds them.
+   */
+  hidden = new Set<string>()
+  /**
+   * runGetMethod answers without the `block_id` and `last_transaction_id`
+   * of the state it ran on, as toncenter's API did before it added them.
+   */
+  bareRunResults = false
+  /** Accounts (raw) whose state is served as it was when held: a backend behind the others. */
+  #held = new Map<string, { information: unknown; walletData?: unknown }>()
   #limiter = new RateLimiter(TONCENTER_LIMITS)
 
   constructor(private readonly chain: TonTestChain) {
@@ -187,12 +219,40 @@ export class FakeToncenter extends HttpStub {
     this.requiredApiKey = null
     this.failing.clear()
     this.corrupt.clear()
+    this.hidden.clear()
+    this.bareRunResults = false
+    this.#held.clear()
     this.#limiter = new RateLimiter(TONCENTER_LIMITS)
+  }
+
+  /**
+   * From now on, getAddressInformation and get_wallet_data of `account`
+   * answer with its state of this moment, whatever happens to it, until
+   * released: what a load-balanced backend that lags behind serves.
+   */
+  async holdState(account: Address) {
+    const information = await this.#addressInformation({ address: account.toString() })
+    let walletData: unknown
+    if (information.state === 'active') {
+      walletData = await this.#runGetMethod({ address: account.toString(), method: 'get_wallet_data' })
+    }
+    this.#held.set(account.toRawString(), { information, walletData })
+  }
+
+  releaseState(account: Address) {
+    this.#held.delete(account.toRawString())
   }
 
   async #answer({ method, params }: RpcRequest): Promise<unknown> {
     if (method === 'getTransactions') return this.#getTransactions(params)
-    if (method === 'runGetMethod') return this.#runGetMethod(params)
+    if (method === 'getAddressInformation') {
+      return this.#held.get(Address.parse(params.address).toRawString())?.information ?? this.#addressInformation(params)
+    }
+    if (method === 'runGetMethod') {
+      const held = this.#held.get(Address.parse(params.address).toRawString())
+      if (held?.walletData && params.method === 'get_wallet_data') return held.walletData
+      return this.#runGetMethod(params)
+    }
     if (method === 'tryLocateResultTx') return this.#tryLocateResultTx(params)
     if (method === 'getMasterchainInfo') return this.#masterchainInfo()
     throw new RpcError(`method ${method} is not served by the fake toncenter`, 404)
@@ -200,19 +260,48 @@ export class FakeToncenter extends HttpStub {
 
   /** The masterchain's last block: the sandbox has none, so one per transaction it recorded (seqno 1 when empty). */
   #masterchainInfo() {
-    const block = (seqno: number) => ({
+    return {
+      '@type': 'blocks.masterchainInfo',
+      'last': this.#block(this.chain.transactions.length + 1),
+      'state_root_hash': Buffer.alloc(32, 1).toString('base64'),
+      'init': this.#block(0),
+    }
+  }
+
+  #block(seqno: number) {
+    return {
       '@type': 'ton.blockIdExt',
       'workchain': -1,
       'shard': '-9223372036854775808',
       'seqno': seqno,
       'root_hash': Buffer.alloc(32, seqno % 256).toString('base64'),
       'file_hash': Buffer.alloc(32, 7).toString('base64'),
-    })
+    }
+  }
+
+  /**
+   * toncenter's raw.fullAccountState: the balance after the account's last
+   * transaction, with that transaction's id. An account that never existed
+   * answers like toncenter's Python API does: `balance: 0`, a number (tonlib
+   * says -1 and the API clamps it), state uninitialized, lt 0.
+   */
+  async #addressInformation(params: Record<string, any>) {
+    const contract = await this.chain.blockchain.getContract(Address.parse(params.address))
+    const state = contract.accountState
+    const exists = contract.lastTransactionLt !== 0n || contract.balance !== 0n
+    const active = state?.type === 'active' ? state.state : null
     return {
-      '@type': 'blocks.masterchainInfo',
-      'last': block(this.chain.transactions.length + 1),
-      'state_root_hash': Buffer.alloc(32, 1).toString('base64'),
-      'init': block(0),
+      '@type': 'raw.fullAccountState',
+      'balance': exists ? contract.balance.toString() : 0,
+      'extra_currencies': [],
+      'code': active?.code ? active.code.toBoc().toString('base64') : '',
+      'data': active?.data ? active.data.toBoc().toString('base64') : '',
+      'last_transaction_id': transactionId(contract.lastTransactionLt, contract.lastTransactionHash),
+      'block_id': this.#block(this.chain.transactions.length + 1),
+      'frozen_hash':
+        state?.type === 'frozen' ? Buffer.from(state.stateHash.toString(16).padStart(64, '0'), 'hex').toString('base64') : '',
+      'sync_utime': Math.floor(Date.now() / 1000),
+      'state': active ? 'active' : state?.type === 'frozen' ? 'frozen' : 'uninitialized',
     }
   }
 
@@ -233,6 +322,7 @@ export class FakeToncenter extends HttpStub {
       const toLt = BigInt(params.to_lt)
       transactions = transactions.filter((transaction) => transaction.lt > toLt)
     }
+    transactions = transactions.filter((transaction) => !this.hidden.has(transaction.hash().toString('hex')))
     return transactions.slice(0, Number(params.limit ?? 10)).map((transaction) => {
       const json = transactionJson(transaction, account)
       if (!this.corrupt.has(transaction.hash().toString('hex'))) return json
@@ -254,9 +344,24 @@ export class FakeToncenter extends HttpStub {
     return transactionJson(found, destination)
   }
 
+  /**
+   * toncenter's smc.runResult, with the `block_id` and `last_transaction_id`
+   * of the state the method ran on. An account without code answers exit
+   * code -13 (tonlib's), not an error.
+   */
   async #runGetMethod(params: Record<string, any>) {
     const account = Address.parse(params.address)
     const stack = ((params.stack ?? []) as [string, string][]).map(stackItemIn)
+    const contract = await this.chain.blockchain.getContract(account)
+    const ids = this.bareRunResults
+      ? {}
+      : {
+          block_id: this.#block(this.chain.transactions.length + 1),
+          last_transaction_id: transactionId(contract.lastTransactionLt, contract.lastTransactionHash),
+        }
+    if (contract.accountState?.type !== 'active') {
+      return { '@type': 'smc.runResult', 'gas_used': 0, 'stack': [], 'exit_code': EXIT_CODE_NOT_INITIALIZED, ...ids }
+    }
     try {
       const result = await this.chain.blockchain.runGetMethod(account, params.method, stack)
       return {
@@ -264,11 +369,12 @@ export class FakeToncenter extends HttpStub {
         'gas_used': Number(result.gasUsed),
         'stack': result.stack.map(stackItemOut),
         'exit_code': result.exitCode,
+        ...ids,
       }
     } catch (error) {
       const exitCode = (error as { exitCode?: number }).exitCode
       if (typeof exitCode !== 'number') throw error
-      return { '@type': 'smc.runResult', 'gas_used': 0, 'stack': [], 'exit_code': exitCode }
+      return { '@type': 'smc.runResult', 'gas_used': 0, 'stack': [], 'exit_code': exitCode, ...ids }
     }
   }
 }

@@ -1,5 +1,6 @@
 import {
   Blockchain,
+  internal,
   type BlockchainTransaction,
   type SandboxContract,
   type SendMessageResult,
@@ -46,8 +47,27 @@ export class TonTestChain {
       .sort((a, b) => (a.lt === b.lt ? 0 : a.lt > b.lt ? -1 : 1))
   }
 
-  treasury(name: string): Promise<Treasury> {
-    return this.blockchain.treasury(name)
+  /**
+   * A deployed wallet holding a million TON. Its deployment is recorded
+   * like any transaction (the fake toncenter lists it, and the account's
+   * state names it as its last), an hour back so that scans starting now
+   * leave it behind.
+   */
+  async treasury(name: string): Promise<Treasury> {
+    const wallet = await this.blockchain.treasury(name, { predeploy: false })
+    const contract = await this.blockchain.getContract(wallet.address)
+    if (contract.accountState?.type !== 'active') {
+      const now = this.blockchain.now
+      this.blockchain.now = Math.floor(Date.now() / 1000) - 3600
+      try {
+        const from = new Address(0, Buffer.alloc(32))
+        const deploy = internal({ from, to: wallet.address, value: toNano('1'), stateInit: wallet.init })
+        this.#record(await this.blockchain.sendMessage(deploy))
+      } finally {
+        this.blockchain.now = now
+      }
+    }
+    return wallet
   }
 
   /** An address nobody deployed (a fresh receiving wallet). */
