@@ -56,7 +56,8 @@ export class TonFamily implements ChainFamily {
   /**
    * Confirmed transactions only: toncenter serves transactions of blocks
    * the masterchain has referenced, which are final; there is nothing
-   * "seen but not yet deep enough" to report (no `unconfirmed`).
+   * "seen but not yet deep enough" to report (no `unconfirmed`). Reports
+   * the amounts seen and, when due, the balances (ton_balances.ts).
    */
   scan(context: ScanContext): Promise<ScanResult> {
     return scanTon(context)

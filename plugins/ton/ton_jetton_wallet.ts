@@ -23,7 +23,7 @@ export type JettonWalletReading = TransactionReading & {
 }
 
 /** The tokens stayed: the wallet's code ran and its actions were sent (else the message bounced back). */
-function jettonsCredited(transaction: Transaction): boolean {
+export function jettonsCredited(transaction: Transaction): boolean {
   const description = transaction.description
   if (description.type !== 'generic' || description.aborted) return false
   if (description.bouncePhase?.type === 'ok') return false

@@ -4,6 +4,9 @@ import { Address, type Cell } from '@ton/core'
 export const OP_TRANSFER_NOTIFICATION = 0x7362d09c
 export const OP_INTERNAL_TRANSFER = 0x178d4519
 export const OP_EXCESSES = 0xd53276db
+export const OP_BURN_NOTIFICATION = 0x7bdd97de
+/** The prefix of a bounced message's body (the first 256 bits of the original body follow). */
+export const BOUNCED_PREFIX = 0xffffffff
 
 /** The operation code of a message body, null when it has none (a plain transfer). */
 export function operationOf(body: Cell): number | null {
@@ -40,4 +43,23 @@ export function readInternalTransfer(body: Cell): { amount: bigint; from: Addres
   slice.loadAddressAny()
   const forwardTonAmount = slice.loadCoins()
   return { amount, from: Address.isAddress(from) ? from : null, forwardTonAmount }
+}
+
+/**
+ * The jettons a jetton wallet takes back from a bounced message of its
+ * own: an internal_transfer or a burn_notification that the receiver
+ * refused (TEP-74 wallets add the amount back to their balance). Null for
+ * any other bounced message or a body too short to say.
+ */
+export function readBouncedJettons(body: Cell): bigint | null {
+  const slice = body.beginParse()
+  if (slice.remainingBits < 64 || slice.loadUint(32) !== BOUNCED_PREFIX) return null
+  const operation = slice.loadUint(32)
+  if (operation !== OP_INTERNAL_TRANSFER && operation !== OP_BURN_NOTIFICATION) return null
+  try {
+    slice.loadUintBig(64)
+    return slice.loadCoins()
+  } catch {
+    return null
+  }
 }

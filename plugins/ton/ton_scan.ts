@@ -1,4 +1,4 @@
-import { Address } from '@ton/core'
+import { Address, type Transaction } from '@ton/core'
 import type { ObservedTransfer, ScanContext, ScanResult, UnreadableTransfer } from '#chains/chain_family'
 import { canonicalTonReference } from '#plugins/ton/ton_references'
 import {
@@ -9,6 +9,18 @@ import {
 } from '#plugins/ton/ton_transfers'
 import { readJettonWalletTransaction } from '#plugins/ton/ton_jetton_wallet'
 import { withToncenter, type ListedTransaction, type TransactionPoint } from '#plugins/ton/toncenter_client'
+import { seenOnJettonWallet, seenOnWallet, type SeenOnAccount } from '#plugins/ton/ton_seen'
+import {
+  placeHeights,
+  readBalanceHeight,
+  readBalanceState,
+  readJettonBalance,
+  readWalletBalance,
+  settleReading,
+  type AccountBalanceRun,
+  type AccountBalanceState,
+  type AccountReading,
+} from '#plugins/ton/ton_balances'
 
 /** Transactions per getTransactions call (toncenter answers up to 100). */
 export const TON_PAGE_SIZE = 50
@@ -22,9 +34,10 @@ const START_MARGIN_SECONDS = 60
  *   are not wanted (the first scan starts at the oldest open order);
  * - `walk`: a walk from `top` (the newest transaction when it started)
  *   down to `done` that stopped after `next` (handled) because a run is
- *   bounded or was interrupted.
+ *   bounded or was interrupted;
+ * - `reported`, `held`: the account's balance readings (ton_balances.ts).
  */
-type AccountCursor = {
+type AccountCursor = AccountBalanceState & {
   done: TransactionPoint | null
   since: number
   walk?: { top: TransactionPoint; next: TransactionPoint }
@@ -32,13 +45,15 @@ type AccountCursor = {
 
 /**
  * The cursor the core persists for a TON network (JSON): watched wallets
- * by stored address, their jetton wallets by raw address.
+ * by stored address, their jetton wallets by raw address; `balanceHeight`:
+ * the height of the last run that reported balance readings.
  */
 export type TonCursor = {
   version: 1
   scannedAt: number
   wallets: Record<string, AccountCursor>
   jettonWallets?: Record<string, AccountCursor>
+  balanceHeight?: string
 }
 
 function isPoint(value: unknown): value is TransactionPoint {
@@ -58,7 +73,7 @@ function readAccounts(value: unknown): Record<string, AccountCursor> {
     if (entry.done !== null && !isPoint(entry.done)) continue
     if (typeof entry.since !== 'number') continue
     const walk = entry.walk && isPoint(entry.walk.top) && isPoint(entry.walk.next) ? entry.walk : undefined
-    accounts[address] = { done: entry.done, since: entry.since, ...(walk ? { walk } : {}) }
+    accounts[address] = { done: entry.done, since: entry.since, ...(walk ? { walk } : {}), ...readBalanceState(entry) }
   }
   return accounts
 }
@@ -68,15 +83,23 @@ function readCursor(cursor: unknown): TonCursor | null {
   if (value?.version !== 1 || typeof value.scannedAt !== 'number' || typeof value.wallets !== 'object' || !value.wallets) {
     return null
   }
+  const balanceHeight = readBalanceHeight(value.balanceHeight)
   return {
     version: 1,
     scannedAt: value.scannedAt,
     wallets: readAccounts(value.wallets),
     jettonWallets: readAccounts(value.jettonWallets),
+    ...(balanceHeight ? { balanceHeight } : {}),
   }
 }
 
-type Walk = TransactionReading & { state: AccountCursor; finished: boolean; interrupted?: string }
+type Walk = TransactionReading & {
+  state: AccountCursor
+  finished: boolean
+  interrupted?: string
+  /** Incoming amounts on the account, for the balance watch (read from every transaction handled). */
+  seen: SeenOnAccount[]
+}
 
 /** A run stops at the first request that fails after the pool's retries: what it did is kept. */
 class Interrupted extends Error {}
@@ -96,7 +119,8 @@ async function walkAccount(
   state: AccountCursor,
   budget: number,
   read: (entry: ListedTransaction) => Promise<TransactionReading>,
-  unreadable: (entry: ListedTransaction, reason: string) => UnreadableTransfer
+  unreadable: (entry: ListedTransaction, reason: string) => UnreadableTransfer,
+  see: (transaction: Transaction) => SeenOnAccount | null
 ): Promise<Walk> {
   const floorLt = state.done ? BigInt(state.done.lt) : 0n
   let top = state.walk?.top ?? null
@@ -105,6 +129,7 @@ async function walkAccount(
   let finished = false
   let interrupted: string | undefined
   const result: TransactionReading = { transfers: [], unreadable: [], dust: 0 }
+  const seen: SeenOnAccount[] = []
 
   try {
     while (!finished && count < budget) {
@@ -126,6 +151,8 @@ async function walkAccount(
         result.transfers.push(...reading.transfers)
         result.unreadable.push(...reading.unreadable)
         result.dust += reading.dust
+        const amount = entry.transaction ? see(entry.transaction) : null
+        if (amount) seen.push(amount)
         top ??= entry.point
         next = entry.point
         count++
@@ -139,10 +166,65 @@ async function walkAccount(
 
   result.transfers.reverse()
   result.unreadable.reverse()
-  if (finished) return { ...result, state: { done: top ?? state.done, since: state.since }, finished }
+  seen.reverse()
+  const balance = readBalanceState(state)
+  if (finished) return { ...result, seen, state: { done: top ?? state.done, since: state.since, ...balance }, finished }
   // Nothing handled yet: the account stays where it was.
   const walk = top && next ? { top, next } : undefined
-  return { ...result, state: { done: state.done, since: state.since, ...(walk ? { walk } : {}) }, finished, interrupted }
+  return {
+    ...result,
+    seen,
+    state: { done: state.done, since: state.since, ...(walk ? { walk } : {}), ...balance },
+    finished,
+    interrupted,
+  }
+}
+
+const doneLt = (state: AccountCursor) => (state.done ? BigInt(state.done.lt) : 0n)
+
+/**
+ * Walks one account with its balance reading: read first when the watch
+ * is due and the account is not halfway through a walk or holding a
+ * reading back (one request), then the walk, then what becomes of the
+ * reading (settleReading). The walk's account state carries the result.
+ */
+async function walkWithReading(
+  context: ScanContext,
+  state: AccountCursor,
+  options: {
+    due: boolean
+    read: () => Promise<AccountReading | null>
+    walk: (state: AccountCursor) => Promise<Walk>
+    address: string
+    contract: string | null
+  }
+): Promise<{ walk: Walk; run: AccountBalanceRun }> {
+  let fresh: AccountReading | null = null
+  if (options.due && !state.walk && !state.held) {
+    try {
+      fresh = await options.read()
+    } catch (error) {
+      throw new Interrupted(context.rpc.redact((error as Error).message || String(error)))
+    }
+  }
+  const walk = await options.walk(state)
+  const settled = settleReading({
+    fresh,
+    held: state.held,
+    doneBefore: doneLt(state),
+    doneAfter: doneLt(walk.state),
+    finished: walk.finished,
+  })
+  walk.state = { ...walk.state, held: settled.held }
+  if (!settled.held) delete walk.state.held
+  const run: AccountBalanceRun = {
+    address: options.address,
+    contract: options.contract,
+    before: { ...(state.reported ? { reported: state.reported } : {}) },
+    seen: walk.seen,
+    ...(settled.report ? { report: settled.report } : {}),
+  }
+  return { walk, run }
 }
 
 function unreadableOf(account: Address, to: string, contract: string | null) {
@@ -166,6 +248,13 @@ function unreadableOf(account: Address, to: string, contract: string | null) {
  * reads at most `chains.max_blocks_per_scan` transactions per account.
  * A request that fails after the pool's retries ends the run: what was
  * read is returned with a cursor just past it (`interrupted`).
+ *
+ * The balance watch (ton_balances.ts): every run reports the incoming
+ * amounts its walks saw (`seen`, no request); when the watch is due, each
+ * account's balance is read once, just before its walk
+ * (getAddressInformation for the wallet's TON, get_wallet_data for each
+ * jetton wallet), and reported as soon as the account's listing has
+ * reached it (`balances`).
  */
 export async function scanTon(context: ScanContext): Promise<ScanResult> {
   const scannedAt = Date.now()
@@ -197,18 +286,33 @@ export async function scanTon(context: ScanContext): Promise<ScanResult> {
     if (walk.interrupted) throw new Interrupted(walk.interrupted)
   }
 
+  const native = context.tokens.find((token) => token.contract === null)
+  const due = context.readBalances === true
+  /** Each account walked, with where its cursor is kept. */
+  const balanceRuns: { run: AccountBalanceRun; accounts: Record<string, AccountCursor>; key: string }[] = []
+
   try {
     for (const stored of context.addresses) {
       const owner = { address: Address.parse(stored), stored }
-      const walk = await walkAccount(
-        context,
-        owner.address,
-        wallets[stored] ?? { done: null, since },
-        budget,
-        (entry) => readWalletTransaction(entry.transaction!, owner, reading),
-        unreadableOf(owner.address, stored, null)
-      )
+      const { walk, run } = await walkWithReading(context, wallets[stored] ?? { done: null, since }, {
+        due: due && native !== undefined,
+        read: () => readWalletBalance(context, owner.address, native!),
+        walk: (state) =>
+          walkAccount(
+            context,
+            owner.address,
+            state,
+            budget,
+            (entry) => readWalletTransaction(entry.transaction!, owner, reading),
+            unreadableOf(owner.address, stored, null),
+            (transaction) => seenOnWallet(transaction, owner, native)
+          ),
+        address: stored,
+        contract: null,
+      })
       wallets[stored] = walk.state
+      // TON not watched: its readings and amounts are not the watch's business.
+      if (native) balanceRuns.push({ run, accounts: wallets, key: stored })
       take(walk)
 
       for (const token of jettonTokens(context.tokens)) {
@@ -221,17 +325,26 @@ export async function scanTon(context: ScanContext): Promise<ScanResult> {
         }
         const key = address.toRawString()
         const wallet = { address, owner, token, master }
-        const jettonWalk = await walkAccount(
-          context,
-          address,
-          jettonWallets[key] ?? { done: null, since },
-          budget,
-          // A notified transfer is the owner's notification transaction, read above.
-          async (entry) => readJettonWalletTransaction(entry.transaction!, wallet, reading),
-          unreadableOf(address, stored, token.contract)
-        )
-        jettonWallets[key] = jettonWalk.state
-        take(jettonWalk)
+        const jetton = await walkWithReading(context, jettonWallets[key] ?? { done: null, since }, {
+          due,
+          read: () => readJettonBalance(context, wallet),
+          walk: (state) =>
+            walkAccount(
+              context,
+              address,
+              state,
+              budget,
+              // A notified transfer is the owner's notification transaction, read above.
+              async (entry) => readJettonWalletTransaction(entry.transaction!, wallet, reading),
+              unreadableOf(address, stored, token.contract),
+              (transaction) => seenOnJettonWallet(transaction, wallet)
+            ),
+          address: stored,
+          contract: token.contract,
+        })
+        jettonWallets[key] = jetton.walk.state
+        balanceRuns.push({ run: jetton.run, accounts: jettonWallets, key })
+        take(jetton.walk)
       }
     }
   } catch (error) {
@@ -241,9 +354,19 @@ export async function scanTon(context: ScanContext): Promise<ScanResult> {
   }
 
   transfers.sort((a, b) => a.timestamp - b.timestamp)
+  const lastHeight = previous?.balanceHeight ? BigInt(previous.balanceHeight) : null
+  const placed = placeHeights(balanceRuns.map((entry) => entry.run), lastHeight)
+  if (placed.height !== null) {
+    // What the next runs place their amounts against.
+    for (const { run, accounts, key } of balanceRuns) {
+      if (!run.report) continue
+      accounts[key] = { ...accounts[key], reported: { lt: run.report.lt.toString(), height: placed.height.toString() } }
+    }
+  }
+  const balanceHeight = placed.height?.toString() ?? previous?.balanceHeight
   // Accounts an interrupted run did not reach must still be read from where they would have been.
   const from = interrupted ? firstTime : scannedAt
-  const cursor: TonCursor = { version: 1, scannedAt: from, wallets, jettonWallets }
+  const cursor: TonCursor = { version: 1, scannedAt: from, wallets, jettonWallets, ...(balanceHeight ? { balanceHeight } : {}) }
   return {
     transfers,
     cursor,
@@ -251,5 +374,7 @@ export async function scanTon(context: ScanContext): Promise<ScanResult> {
     ...(interrupted ? { interrupted } : {}),
     ...(unreadable.length ? { unreadable } : {}),
     ...(dust ? { dust } : {}),
+    seen: placed.seen,
+    ...(placed.height !== null ? { balances: { height: placed.height.toString(), readings: placed.readings } } : {}),
   }
 }

@@ -3,7 +3,7 @@ import { Address, beginCell, Cell, loadTransaction, type Transaction } from '@to
 import type Chain from '#models/chain'
 import type { RpcPool } from '#chains/rpc_pool'
 import { TransferLookupError } from '#chains/chain_family'
-import { permittedAdapter, ToncenterHttpError } from '#plugins/ton/toncenter_http'
+import { permittedAdapter, ToncenterHttpError, type HttpAdapter } from '#plugins/ton/toncenter_http'
 
 /** A transaction id as kept in cursors: logical time and lower-case hex hash. */
 export type TransactionPoint = { lt: string; hash: string }
@@ -47,11 +47,56 @@ function listed(raw: RawTransaction): ListedTransaction {
   }
 }
 
+/**
+ * An account's state as toncenter read it: its balance and the id of its
+ * last transaction (lt 0 when it has none). The balance is the one after
+ * that transaction: nothing changes an account's balance but its own
+ * transactions.
+ */
+export type AccountState = { balance: bigint; lastLt: bigint }
+
+/** tonlib's exit code for a get method run on an account without code (not deployed). */
+export const EXIT_CODE_NOT_INITIALIZED = -13
+
+type Connection = { endpoint: string; apiKey?: string; timeout: number; httpAdapter: HttpAdapter }
+
 /** The @ton/ton client with its raw API reachable (transactions are parsed one by one here). */
 class PermittedTonClient extends TonClient {
+  constructor(private readonly connection: Connection) {
+    super(connection)
+  }
+
   get raw() {
     return this.api
   }
+
+  /**
+   * One jsonRPC call, its whole `result` returned: the client's own
+   * decoders drop the fields they do not know (runGetMethod's
+   * last_transaction_id among them). Same transport, so the same permits.
+   */
+  async call(method: string, params: Record<string, unknown>): Promise<unknown> {
+    const { endpoint, apiKey, timeout, httpAdapter } = this.connection
+    const response = await httpAdapter({
+      url: endpoint,
+      method: 'post',
+      headers: { 'Content-Type': 'application/json', ...(apiKey ? { 'X-API-Key': apiKey } : {}) },
+      data: JSON.stringify({ id: '1', jsonrpc: '2.0', method, params }),
+      timeout,
+    } as Parameters<HttpAdapter>[0])
+    const body = response.data as { ok?: unknown; result?: unknown } | null
+    if (body?.ok !== true) throw new Error(`Received error: ${JSON.stringify(body)}`)
+    return body.result
+  }
+}
+
+/** A TVM number as toncenter writes it in a stack: `["num", "0x1f"]` (negative: `-0x1f`). */
+function stackNumber(entry: unknown): bigint | null {
+  if (!Array.isArray(entry) || entry[0] !== 'num' || typeof entry[1] !== 'string') return null
+  const match = /^(-?)0x([0-9a-fA-F]+)$/.exec(entry[1])
+  if (!match) return null
+  const value = BigInt(`0x${match[2]}`)
+  return match[1] ? -value : value
 }
 
 /** Jetton wallet addresses never change for a master: kept for the process (successes only). */
@@ -135,6 +180,52 @@ export class ToncenterClient {
       if (isUnknownTransactionAnswer(error)) return null
       throw error
     }
+  }
+
+  /**
+   * The account's balance in nanotons and its last transaction
+   * (getAddressInformation). toncenter says `balance: 0` (a number) or
+   * `"-1"` for an account that never existed, depending on its version.
+   */
+  async accountState(account: Address): Promise<AccountState> {
+    const info = await this.client.raw.getAddressInformation(account)
+    const balance = BigInt(info.balance)
+    return { balance: balance < 0n ? 0n : balance, lastLt: BigInt(info.last_transaction_id.lt) }
+  }
+
+  /**
+   * A jetton wallet's balance in base units (its get_wallet_data), with
+   * the last transaction of the state the method ran on: toncenter's
+   * runGetMethod answers with the `last_transaction_id` of that very state,
+   * so the balance and its place in the account's history come from one
+   * read. A wallet not deployed yet (exit code -13, or no transaction at
+   * all) holds nothing. Throws TransferLookupError when the answer cannot
+   * be placed or is no jetton wallet's.
+   */
+  async jettonWalletState(wallet: Address): Promise<AccountState> {
+    const result = (await this.client.call('runGetMethod', {
+      address: wallet.toString(),
+      method: 'get_wallet_data',
+      stack: [],
+    })) as { exit_code?: unknown; stack?: unknown; last_transaction_id?: { lt?: unknown } } | null
+    const lt = result?.last_transaction_id?.lt
+    if (typeof lt !== 'string' || !/^\d+$/.test(lt)) {
+      throw new TransferLookupError(
+        `the endpoint's runGetMethod answer for ${wallet.toString()} has no last_transaction_id: its jetton balance cannot be placed`
+      )
+    }
+    const lastLt = BigInt(lt)
+    if (result!.exit_code === EXIT_CODE_NOT_INITIALIZED || (result!.exit_code !== 0 && lastLt === 0n)) {
+      return { balance: 0n, lastLt }
+    }
+    if (result!.exit_code !== 0) {
+      throw new TransferLookupError(`${wallet.toString()} answered get_wallet_data with exit code ${String(result!.exit_code)}`)
+    }
+    const balance = Array.isArray(result!.stack) ? stackNumber(result!.stack[0]) : null
+    if (balance === null || balance < 0n) {
+      throw new TransferLookupError(`${wallet.toString()} answered get_wallet_data without a balance`)
+    }
+    return { balance, lastLt }
   }
 
   /** Seqno of the last masterchain block the endpoint knows. */

@@ -1,7 +1,7 @@
 import type { TonClientParameters } from '@ton/ton'
 import { parseRetryAfter, RpcHttpError, type RpcPool } from '#chains/rpc_pool'
 
-type HttpAdapter = NonNullable<TonClientParameters['httpAdapter']>
+export type HttpAdapter = NonNullable<TonClientParameters['httpAdapter']>
 type AdapterConfig = Parameters<HttpAdapter>[0]
 
 /** Why toncenter refused: its `error` text, or `result` (its rate-limit answer puts the text there). */
