@@ -1,5 +1,6 @@
 import type Chain from '#models/chain'
 import type { RpcBudget } from '#chains/rpc_pool'
+import { SETTINGS } from '#settings/definitions'
 
 /**
  * toncenter.com's documented limits (docs.ton.org, "Rate limits"): 1
@@ -23,14 +24,20 @@ export function toncenterBudget(_url: string, apiKey: string): RpcBudget {
 }
 
 /**
- * getTransactions calls a day: each run reads each wallet once (TON and
+ * Calls a day. Scanning: each run reads each wallet once (TON and
  * notified jetton transfers) and its jetton wallet of each jetton once
- * (transfers without notification). `tokens` counts the enabled tokens,
- * TON itself included: TON shares the wallet's call, so a wallet costs
- * one call per token and run (at least one). One-off calls (a jetton
- * wallet address, once per process; a full page read again) are not counted.
+ * (transfers without notification), with getTransactions. `tokens` counts
+ * the enabled tokens, TON itself included: TON shares the wallet's call,
+ * so a wallet costs one call per token and run (at least one). The
+ * balance watch: one state read per wallet and token per reading
+ * (getAddressInformation for TON, get_wallet_data for a jetton), at the
+ * default `chains.balance_check_minutes` (the family is not told the
+ * setting). One-off calls (a jetton wallet address, once per process; a
+ * full page read again) are not counted.
  */
 export function toncenterRequestsPerDay(chain: Chain, addresses: number, tokens: number): number {
   const runs = Math.ceil(86_400 / Math.max(1, chain.scanIntervalSeconds))
-  return runs * addresses * Math.max(1, tokens)
+  const minutes = SETTINGS['chains.balance_check_minutes'].default
+  const readings = minutes > 0 ? Math.ceil(1440 / minutes) : 0
+  return runs * addresses * Math.max(1, tokens) + readings * addresses * tokens
 }

@@ -118,13 +118,15 @@ test.group('TON request budget and cost', () => {
     assert.deepEqual(family.rpcBudget(url, 'key'), { perSecond: 10 * TONCENTER_PACING_MARGIN, perDay: null })
   })
 
-  test('requests per day: one getTransactions per wallet and token per run (TON shares the wallet\'s)', ({ assert }) => {
+  test('requests per day: one getTransactions per wallet and token per run (TON shares the wallet\'s), one balance read per wallet and token per reading', ({
+    assert,
+  }) => {
     const family = new TonFamily()
     const chain = { scanIntervalSeconds: 5 } as any
-    // USDT + TON, one wallet, every 5 s: 17,280 runs × 2
-    assert.equal(family.requestsPerDay(chain, 1, 2), 34_560)
-    assert.equal(family.requestsPerDay(chain, 2, 2), 69_120)
-    assert.equal(family.requestsPerDay({ scanIntervalSeconds: 30 } as any, 10, 3), 86_400)
+    // USDT + TON, one wallet, every 5 s: 17,280 runs × 2; readings every 10 minutes (the default): 144 × 2
+    assert.equal(family.requestsPerDay(chain, 1, 2), 34_560 + 288)
+    assert.equal(family.requestsPerDay(chain, 2, 2), 69_120 + 576)
+    assert.equal(family.requestsPerDay({ scanIntervalSeconds: 30 } as any, 10, 3), 86_400 + 4_320)
     assert.equal(family.requestsPerDay(chain, 3, 0), 3 * 17_280)
   })
 })
