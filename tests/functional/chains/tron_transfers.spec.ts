@@ -216,7 +216,7 @@ test.group('TRON: TRX sent by a contract (internal transactions)', (group) => {
 
     // TronGrid lists both the call and its internal transaction to the address.
     const listing = await fetch(`${fake.url}/v1/accounts/${network.wallet}/transactions?only_to=true&search_internal=true`)
-    const rows = (await listing.json()).data
+    const rows = ((await listing.json()) as { data: any[] }).data
     assert.lengthOf(rows, 2)
     assert.equal(rows[0].raw_data.contract[0].type, 'TriggerSmartContract')
     assert.deepEqual(rows[1].data, { note: 'call', rejected: false, call_value: { _: Number(sun) } })
