@@ -1,6 +1,7 @@
 import type Chain from '#models/chain'
 import type { RpcBudget } from '#chains/rpc_pool'
 import { tronOptions } from '#plugins/tron/tron_options'
+import { SETTINGS } from '#settings/definitions'
 
 /**
  * TronGrid's documented limits: 100,000 requests per day per account
@@ -33,9 +34,10 @@ export function tronRpcBudget(url: string, apiKey: string): RpcBudget | null {
 /**
  * Requests a day scanning costs when nothing is paid: per run two head
  * reads and one listing per address × token; per deep re-scan one more
- * listing per address × token; per balance reading (when the balance
- * watch reads every `balanceCheckMinutes`) one read per address × token
- * and two solid head reads. Payments add one receipt per TRC-20 or
+ * listing per address × token; per balance reading one read per address
+ * × token and two solid head reads, every `balanceCheckMinutes` (the core
+ * does not tell the family its setting: its default unless given; 0: the
+ * watch is off). Payments add one receipt per TRC-20 or
  * internal transfer, plus one per run while it is not yet solidified
  * (about a minute), and a balance reading put off because a transfer
  * came in while it was read costs one more — not counted here: they
@@ -45,7 +47,7 @@ export function tronRequestsPerDay(
   chain: Chain,
   addresses: number,
   tokens: number,
-  balanceCheckMinutes: number | null = null
+  balanceCheckMinutes: number = SETTINGS['chains.balance_check_minutes'].default
 ): number {
   // Nothing to watch: the scanner does not run.
   if (addresses === 0 || tokens === 0) return 0
@@ -53,6 +55,6 @@ export function tronRequestsPerDay(
   const streams = addresses * tokens
   const runs = 86_400 / Math.max(1, chain.scanIntervalSeconds)
   const deepPasses = options.deepScanHours > 0 ? 1440 / options.deepScanEveryMinutes : 0
-  const readings = balanceCheckMinutes && balanceCheckMinutes > 0 ? 1440 / balanceCheckMinutes : 0
+  const readings = balanceCheckMinutes > 0 ? 1440 / balanceCheckMinutes : 0
   return Math.ceil(runs * (2 + streams) + deepPasses * streams + readings * (2 + streams))
 }

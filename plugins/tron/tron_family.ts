@@ -56,8 +56,8 @@ export class TronFamily implements ChainFamily {
     return tronRpcBudget(url, apiKey)
   }
 
-  /** `balanceCheckMinutes`: the balance watch's interval, when the core tells it (its readings cost too). */
-  requestsPerDay(chain: Chain, addresses: number, tokens: number, balanceCheckMinutes: number | null = null): number {
+  /** `balanceCheckMinutes`: the balance watch's interval, should the core tell it (else its default). */
+  requestsPerDay(chain: Chain, addresses: number, tokens: number, balanceCheckMinutes?: number): number {
     return tronRequestsPerDay(chain, addresses, tokens, balanceCheckMinutes)
   }
 

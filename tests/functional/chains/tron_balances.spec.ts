@@ -206,13 +206,6 @@ test.group('TRON balance watch: what the family reports', (group) => {
     assert.isNotNull(runner.held)
   })
 
-  test('requests per day count the balance readings when the watch interval is given', ({ assert }) => {
-    const family = new TronFamily()
-    const chain = new Chain()
-    chain.merge({ network: 'tron', family: 'tron', scanIntervalSeconds: 60, options: { deepScanHours: 0 } })
-    assert.equal(family.requestsPerDay(chain, 2, 3), 1440 * (2 + 6))
-    assert.equal(family.requestsPerDay(chain, 2, 3, 10), 1440 * (2 + 6) + 144 * (2 + 6))
-  })
 })
 
 test.group('TRON balance watch: end to end with the core', (group) => {

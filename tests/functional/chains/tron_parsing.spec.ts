@@ -196,12 +196,15 @@ test.group('TRON budgets and cost', () => {
     assert.isNull(family.rpcBudget('not a url', 'key'))
   })
 
-  test('requests per day: runs × (2 heads + listings) + hourly deep listings', ({ assert }) => {
-    // One wallet, USDT, USDC and TRX at the default 5 s: 17,280 runs × 5 + 24 × 3.
-    assert.equal(family.requestsPerDay(chain(5), 1, 3), 86_472)
-    assert.equal(family.requestsPerDay(chain(30), 10, 3), 2880 * 32 + 24 * 30)
-    assert.equal(family.requestsPerDay(chain(5, { deepScanHours: 0 }), 1, 3), 86_400)
-    assert.equal(family.requestsPerDay(chain(60, { deepScanEveryMinutes: 120 }), 2, 1), 1440 * 4 + 12 * 2)
+  test('requests per day: runs × (2 heads + listings) + hourly deep listings + balance readings (2 heads + reads)', ({ assert }) => {
+    // One wallet, USDT, USDC and TRX at the default 5 s: 17,280 runs × 5 + 24 × 3,
+    // and a balance reading every 10 minutes (the default): 144 × (2 + 3).
+    assert.equal(family.requestsPerDay(chain(5), 1, 3), 86_472 + 720)
+    assert.equal(family.requestsPerDay(chain(30), 10, 3), 2880 * 32 + 24 * 30 + 144 * 32)
+    assert.equal(family.requestsPerDay(chain(5, { deepScanHours: 0 }), 1, 3), 86_400 + 720)
+    assert.equal(family.requestsPerDay(chain(60, { deepScanEveryMinutes: 120 }), 2, 1), 1440 * 4 + 12 * 2 + 144 * 4)
+    assert.equal(family.requestsPerDay(chain(5), 1, 3, 0), 86_472, 'the balance watch off')
+    assert.equal(family.requestsPerDay(chain(5), 1, 3, 60), 86_472 + 24 * 5)
     assert.equal(family.requestsPerDay(chain(5), 0, 3), 0, 'no wallet: no scan')
   })
 
