@@ -7,7 +7,7 @@ import Token from '#models/token'
 import { rpcFor } from '#chains/chain_rpc'
 import type { ScanResult, SeenAmount } from '#chains/chain_family'
 import { TonFamily } from '#plugins/ton/ton_family'
-import { BALANCE_GRACE_RUNS } from '#plugins/ton/ton_balances'
+import { BALANCE_GRACE_RUNS, placeHeights, settleReading, type AccountBalanceRun } from '#plugins/ton/ton_balances'
 import { fromBaseUnits } from '#support/money'
 import { resetDatabase } from '#tests/helpers/database'
 import { tonReference } from '#tests/helpers/ton/ton_test_chain'
@@ -72,6 +72,66 @@ async function unexplained() {
 async function makeDue() {
   await db.from('balance_readings').update({ read_at: 0 })
 }
+
+test.group('TON balance watch: heights', () => {
+  const amount = (reference: string, lt: bigint) => ({ reference, position: 'in', to: 'A', contract: null, amount: '1', lt })
+  const run = (address: string, overrides: Partial<AccountBalanceRun>): AccountBalanceRun => ({
+    address,
+    contract: null,
+    before: {},
+    seen: [],
+    ...overrides,
+  })
+
+  test('per-account lts onto one height per run: each amount falls in the interval of the reading that holds it', ({
+    assert,
+  }) => {
+    const placed = placeHeights(
+      [
+        // read at 60; 55 came before it, 70 right after (seen by the same run's walk)
+        run('A', {
+          before: { reported: { lt: '50', height: '100' } },
+          report: { amount: '5', lt: 60n },
+          seen: [amount('a55', 55n), amount('a70', 70n)],
+        }),
+        // read at 200: the run's height
+        run('B', { before: { reported: { lt: '90', height: '100' } }, report: { amount: '7', lt: 200n } }),
+        // not read this run: 85 is after its last reading (at 80, height 100); 75 came before it, late
+        run('C', { before: { reported: { lt: '80', height: '100' } }, seen: [amount('c85', 85n), amount('c75', 75n)] }),
+        // never read: its lt
+        run('D', { seen: [amount('d10', 10n)] }),
+      ],
+      100n
+    )
+    assert.equal(placed.height, 200n)
+    assert.deepEqual(
+      Object.fromEntries(placed.seen.map((entry) => [entry.reference, entry.height])),
+      { a55: '101', a70: '201', c85: '101', c75: '75', d10: '10' }
+    )
+    assert.deepEqual(placed.readings, [
+      { address: 'A', contract: null, amount: '5' },
+      { address: 'B', contract: null, amount: '7' },
+    ])
+    // nothing read: no height; an idle run after a reading still moves past it
+    assert.isNull(placeHeights([run('A', {})], 100n).height)
+    assert.equal(placeHeights([run('A', { report: { amount: '5', lt: 60n } })], 100n).height, 101n)
+  })
+
+  test('what becomes of a reading after its walk', ({ assert }) => {
+    const fresh = { amount: '5', lt: 60n }
+    const base = { fresh, held: undefined, doneBefore: 50n, doneAfter: 60n, finished: true }
+    assert.deepEqual(settleReading(base), { report: fresh })
+    assert.deepEqual(settleReading({ ...base, doneAfter: 70n }), { report: fresh }, 'the walk went past it')
+    assert.deepEqual(settleReading({ ...base, doneBefore: 65n, doneAfter: 70n }), {}, 'a stale state')
+    assert.deepEqual(settleReading({ ...base, finished: false }), {}, 'an unfinished walk')
+    assert.deepEqual(settleReading({ ...base, doneAfter: 50n }), { held: { amount: '5', lt: '60', runs: 0 } })
+    const held = { amount: '5', lt: '60', runs: 0 }
+    assert.deepEqual(settleReading({ ...base, fresh: null, held, doneAfter: 50n }), { held: { ...held, runs: 1 } })
+    assert.deepEqual(settleReading({ ...base, fresh: null, held: { ...held, runs: 1 }, doneAfter: 50n }), { report: fresh })
+    assert.deepEqual(settleReading({ ...base, fresh: null, held, doneAfter: 60n }), { report: fresh })
+    assert.deepEqual(settleReading({ ...base, fresh: null, held, finished: false }), {})
+  })
+})
 
 test.group('TON balance watch: readings and amounts seen, in the family', (group) => {
   let fixture: TonFixture
@@ -355,6 +415,26 @@ test.group('TON balance watch: unexplained incoming amounts, through the scanner
     assert.equal(row?.token, 'TON')
     assert.isAbove(Number(row.amount), 0.69)
     assert.isAtMost(Number(row.amount), 0.7)
+  }).timeout(60_000)
+
+  test('jettons credited by a jetton wallet transaction the listing hides are unexplained, to the unit', async ({
+    client,
+    assert,
+  }) => {
+    const order = await createTonOrder(client)
+    await scanTonNetwork()
+    const payer = await freshPayer(fixture)
+    const hidden = await fixture.chain.payJetton(payer, fixture.usdt, shop, 4_200_000n, { forwardTonAmount: 0n })
+    fixture.toncenter.hidden.add(hidden.jettonTransaction.hash().toString('hex'))
+    await fixture.chain.payJetton(payer, fixture.usdt, shop, 13_800_000n, { forwardTonAmount: 0n })
+    await makeDue()
+    await scanTonNetwork()
+    assert.equal((await Order.findOrFail(order.id)).status, 2)
+    const rows = await unexplained()
+    assert.deepEqual(
+      rows.map((row: { token: string; amount: string }) => [row.token, row.amount]),
+      [['USDT', '4.2']]
+    )
   }).timeout(60_000)
 
   test('a listing a run behind the state raises no alarm', async ({ client, assert }) => {
