@@ -47,17 +47,19 @@ export type IncomingNear = (after: number, upTo: number) => boolean
 export async function readTronBalances(
   client: TronGridClient,
   context: ScanContext,
-  incomingNear: IncomingNear
+  run: { incomingNear: IncomingNear; solidTimestamp: number }
 ): Promise<HeldBalances | null> {
+  const { incomingNear } = run
   const skew = BALANCE_SKEW_BLOCKS * (context.chain.blockTimeMs > 0 ? context.chain.blockTimeMs : 3000)
   const skip = (reason: string) => {
     logger.debug({ network: context.chain.network, reason }, 'TRON balances not read this run')
     return null
   }
+  // Against the run's own solid head first, so that nothing is spent on a
+  // reading that could not hold (a busy address: the next runs try again).
+  if (incomingNear(run.solidTimestamp - skew, run.solidTimestamp)) return skip('a transfer just before the solid head')
   try {
     const before = await client.nowBlock(true)
-    // Checked first as well, so that the reads are not spent for nothing.
-    if (incomingNear(before.timestamp - skew, before.timestamp)) return skip('a transfer just before the solid head')
     const readings = await Promise.all(
       context.addresses.flatMap((address) =>
         context.tokens.map(async (token): Promise<BalanceReading> => {

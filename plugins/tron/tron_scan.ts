@@ -127,7 +127,7 @@ export async function scanTron(context: ScanContext): Promise<ScanResult> {
   nextCursor.balances =
     settled.keep ??
     (context.readBalances && !balances && !cursor.balances && caughtUp && !interrupted
-      ? await readTronBalances(client, context, run.incomingNear)
+      ? await readTronBalances(client, context, { incomingNear: run.incomingNear, solidTimestamp: solid.timestamp })
       : null)
   return {
     transfers: run.transfers,

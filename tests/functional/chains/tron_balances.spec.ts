@@ -168,6 +168,11 @@ test.group('TRON balance watch: what the family reports', (group) => {
     await runner.scan({ readBalances: true })
     assert.isNull(runner.held)
     assert.lengthOf(balanceReads(fake), 0, 'nothing spent on a reading that could not hold')
+    assert.lengthOf(
+      fake.requestsTo('getblock').filter((request) => request.path.startsWith('/walletsolidity')),
+      1,
+      "the run's own solid head read only"
+    )
 
     // Three blocks later every backend has it: read, and it is in the reading.
     fake.mine(3, BLOCK_MS)
