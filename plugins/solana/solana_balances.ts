@@ -64,6 +64,7 @@ export async function readBalanceSnapshot(
     }
   } catch (error) {
     if (error instanceof ContextSlotNotReachedError) {
+      rpc.doubt(error.endpoint)
       logger.info({ minContextSlot: String(error.minContextSlot) }, 'solana balances not read: the endpoint is behind the scan')
     } else {
       logger.warn({ err: error }, 'solana balances could not be read; the watch asks again next run')

@@ -6,7 +6,7 @@ import {
   type Signature,
 } from '@solana/kit'
 import { TransferLookupError } from '#chains/chain_family'
-import type { RpcPool } from '#chains/rpc_pool'
+import { RpcAnswerError, type RpcPool } from '#chains/rpc_pool'
 import type { SolanaCommitment } from '#plugins/solana/solana_commitment'
 import type { JsonParsedTransaction } from '#plugins/solana/solana_transfers'
 import { kitClient, type KitRpc } from '#plugins/solana/solana_transport'
@@ -46,20 +46,21 @@ export class UnknownSignatureError extends Error {
 /**
  * The endpoint has not reached the slot it was asked to answer at
  * (`minContextSlot`, error -32016): it lags behind an answer the scan
- * already holds (a balance read at that slot). An answer, not an outage:
- * the endpoint is not cooled down; the caller decides what to do without it.
+ * already holds (a balance read at that slot). An answer, not an outage
+ * (RpcAnswerError: passed through, the endpoint not cooled down; `endpoint`
+ * names it): the caller decides what to do without it.
  */
-export class ContextSlotNotReachedError extends Error {
+export class ContextSlotNotReachedError extends RpcAnswerError {
   constructor(readonly minContextSlot: bigint) {
     super(`the endpoint has not reached slot ${minContextSlot} yet`)
   }
 }
 
-/** Returned from inside a pooled call when the endpoint is behind `minContextSlot` (thrown outside, see above). */
-const BEHIND = Symbol('behind')
-
-function behind(error: unknown): boolean {
-  return isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_MIN_CONTEXT_SLOT_NOT_REACHED)
+/** Throws ContextSlotNotReachedError when `error` is the node's -32016. */
+function throwIfBehind(error: unknown, minContextSlot: bigint | undefined) {
+  if (isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_MIN_CONTEXT_SLOT_NOT_REACHED)) {
+    throw new ContextSlotNotReachedError(minContextSlot ?? 0n)
+  }
 }
 
 /** A token account as getTokenAccountsByOwner (jsonParsed) describes it. */
@@ -121,7 +122,7 @@ export class SolanaRpc {
       minContextSlot?: bigint
     }
   ): Promise<SignatureInfo[]> {
-    return this.#unlessBehind(options.minContextSlot, async (url) => {
+    return this.pool.call(async (url) => {
       const client = this.#client(url)
       let rows
       try {
@@ -135,7 +136,7 @@ export class SolanaRpc {
           })
           .send({ abortSignal: this.#signal() })
       } catch (error) {
-        if (behind(error)) return BEHIND
+        throwIfBehind(error, options.minContextSlot)
         if (isJsonRpcError(error) && (options.before || options.until)) await this.#assertKnown(url, options)
         throw error
       }
@@ -150,20 +151,19 @@ export class SolanaRpc {
     })
   }
 
-  /**
-   * A pooled call that may be refused by a node behind `minContextSlot`:
-   * the refusal is thrown as ContextSlotNotReachedError outside the pool,
-   * so that the endpoint is not cooled down for lagging a little.
-   */
-  async #unlessBehind<T>(minContextSlot: bigint | undefined, work: (url: string) => Promise<T | typeof BEHIND>): Promise<T> {
-    const result = await this.pool.call(work)
-    if (result === BEHIND) throw new ContextSlotNotReachedError(minContextSlot ?? 0n)
-    return result
+  /** The endpoint's answers did not hold together (it lagged): the pool's other endpoints are asked first from now on. */
+  doubt(endpoint: string | undefined) {
+    this.pool.doubt(endpoint)
+  }
+
+  /** How many endpoints the pool has. */
+  get endpoints(): number {
+    return this.pool.urls.length
   }
 
   /** The lamports of `account` (0 when it does not exist) as of the slot the node answered at. */
   balance(account: Address, options: { commitment: SolanaCommitment; minContextSlot?: bigint }): Promise<AtSlot<bigint>> {
-    return this.#unlessBehind(options.minContextSlot, async (url) => {
+    return this.pool.call(async (url) => {
       try {
         const answer = await this.#client(url)
           .getBalance(account, {
@@ -173,7 +173,7 @@ export class SolanaRpc {
           .send({ abortSignal: this.#signal() })
         return { slot: BigInt(answer.context.slot), value: BigInt(answer.value) }
       } catch (error) {
-        if (behind(error)) return BEHIND
+        throwIfBehind(error, options.minContextSlot)
         throw error
       }
     })
@@ -190,7 +190,7 @@ export class SolanaRpc {
     mint: Address,
     options: { commitment: SolanaCommitment; minContextSlot?: bigint }
   ): Promise<AtSlot<OwnedTokenAccount[]>> {
-    return this.#unlessBehind(options.minContextSlot, async (url) => {
+    return this.pool.call(async (url) => {
       let answer
       try {
         answer = await this.#client(url)
@@ -205,7 +205,7 @@ export class SolanaRpc {
           )
           .send({ abortSignal: this.#signal() })
       } catch (error) {
-        if (behind(error)) return BEHIND
+        throwIfBehind(error, options.minContextSlot)
         throw error
       }
       const accounts: OwnedTokenAccount[] = []

@@ -200,7 +200,14 @@ async function readAccount(
       })
     } catch (error) {
       if (error instanceof ContextSlotNotReachedError) {
-        // the listing node is behind the balances read: list anyway, report no balances this run
+        // The listing node is behind the balance reading: another endpoint is
+        // asked first (once); failing that, the listing goes on without the
+        // floor and the reading is not reported this run.
+        rpc.doubt(error.endpoint)
+        if (!floor.retried && rpc.endpoints > 1) {
+          floor.retried = true
+          continue
+        }
         logger.info({ account, minContextSlot: String(error.minContextSlot) }, 'solana listing behind the balance reading; reading dropped')
         floor.slot = null
         floor.missed = true
@@ -245,10 +252,11 @@ async function readAccount(
 
 /**
  * The slot this run's listings must reach (the balance reading's height),
- * null when no reading was taken; `missed` once a listing node was behind
- * it (the reading is then not reported).
+ * null when no reading was taken; `retried` once a listing was asked again
+ * elsewhere after a node behind it; `missed` once it was given up (the
+ * reading is then not reported).
  */
-type ListingFloor = { slot: bigint | null; missed: boolean }
+type ListingFloor = { slot: bigint | null; retried: boolean; missed: boolean }
 
 /** Re-read the window from the newest signature; what lies between `before` and the old top was processed. */
 function restartWindow(cursor: AccountCursor) {
@@ -342,7 +350,7 @@ export async function scanSolana(
   const seenAmounts: SeenAmount[] = []
   const unreadable: UnreadableTransfer[] = []
   const seen = new Set<string>()
-  const floor: ListingFloor = { slot: snapshot?.height ?? null, missed: false }
+  const floor: ListingFloor = { slot: snapshot?.height ?? null, retried: false, missed: false }
   let dust = 0
 
   const process = (entry: WatchedAccount) => async (info: SignatureInfo) => {

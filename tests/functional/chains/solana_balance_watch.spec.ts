@@ -49,9 +49,14 @@ async function unexplained() {
 
 test.group('Solana: balance watch (seen amounts and balance readings)', (group) => {
   const server = new SolanaRpcServer()
+  const lagging = new SolanaRpcServer()
   group.setup(async () => {
     await server.start()
-    return () => server.stop()
+    await lagging.start()
+    return async () => {
+      await lagging.stop()
+      await server.stop()
+    }
   })
   group.each.setup(() => resetDatabase())
 
@@ -216,6 +221,27 @@ test.group('Solana: balance watch (seen amounts and balance readings)', (group) 
       [newer.signature]
     )
     assert.equal(caughtUp.balances?.height, String(newer.slot))
+  })
+
+  test('with a second endpoint, a listing refused by a node behind the reading is asked there, and the reading stands', async ({
+    assert,
+  }) => {
+    const fixture = await prepareSolana(server, { rpcUrls: [lagging.url, server.url] })
+    lagging.serve(fixture.chain)
+    lagging.listingLag = 1
+    const payment = await fixture.chain.paySol(fixture.customer, fixture.wallet.address, lamportsOf('0.1'))
+
+    const result = await new SolanaFamily().scan(await familyContext(fixture))
+    assert.deepEqual(
+      result.transfers.map((transfer) => transfer.reference),
+      [payment.signature]
+    )
+    assert.equal(result.balances?.height, String(payment.slot))
+    assert.equal(reading(result, null), lamportsNow(fixture))
+    assert.isAbove(lagging.count('getBalance'), 0, 'the reading came from the first endpoint')
+    const refused = lagging.calls.filter((call) => call.method === 'getSignaturesForAddress')
+    assert.lengthOf(refused, 1, 'refused once, then the other endpoint is asked first')
+    assert.isAbove(server.count('getSignaturesForAddress'), 0)
   })
 
   test('a payment landing between two balance reads is in the reading as of its height: no unexplained amount later', async ({
