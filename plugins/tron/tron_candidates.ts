@@ -38,7 +38,7 @@ export type Candidate = {
   baseUnits?: bigint
   /** Among the transaction's rows alike (same recipient, token, amount), which this is: 0 the first. */
   occurrence?: number
-  /** Internal: the index's id of the internal transaction (the receipt's hash), when it gave one. */
+  /** Internal rows only (undefined for TRC-20): the index's id of the internal transaction (the receipt's hash), null when it gave none. */
   internalId?: string | null
 }
 
@@ -84,7 +84,7 @@ export function readTrc20Row(row: Trc20TransferRow, stream: Stream): RowReading 
       blockNumber: null,
       success: null,
       position: null,
-      // The occurrence among rows alike is the listing's to tell (numberAlike).
+      // Which of the transaction's rows alike this is, the listing tells (AlikeCounter).
       slot: `trc20:${row.value}#0`,
       baseUnits: BigInt(row.value),
       occurrence: 0,
