@@ -191,9 +191,10 @@ export type ScanResult = {
    */
   seen?: SeenAmount[]
   /**
-   * Balances read this run (only when `readBalances` was set and the run
-   * caught up): each watched address in each enabled token, as of
-   * `height`. The core records in the unmatched inbox any rise larger than
+   * Balances read (normally when `readBalances` was set and the run caught
+   * up; a family may also report a reading it held back from an earlier
+   * run, or those of the accounts an interrupted run finished): each
+   * watched address in each enabled token, as of `height`. The core records in the unmatched inbox any rise larger than
    * the amounts seen since the previous reading ("unexplained incoming
    * amount": value the scanner could not read).
    */

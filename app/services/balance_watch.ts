@@ -18,6 +18,9 @@ function height(text: string): bigint | null {
 
 const contractKey = (contract: string | null) => contract ?? ''
 
+/** Amounts seen are kept this long at most for a reading to cover them. */
+const SEEN_KEPT_MS = 7 * 86_400_000
+
 /**
  * No incoming value left unseen. A scanner reads transfers; value can also
  * arrive in ways it cannot read (native coin sent by a contract, a token
@@ -44,9 +47,16 @@ export class BalanceWatch {
     return now - last >= minutes * 60_000
   }
 
-  /** After a scan: keeps what it saw, then compares the readings it took (if any) with the previous ones. */
+  /**
+   * After a scan: keeps what it saw, then compares the readings it took (if
+   * any) with the previous ones. With the watch off nothing is kept (no
+   * reading would ever cover it); amounts seen that no reading covered
+   * within SEEN_KEPT_MS (an address whose balance cannot be read) are let go.
+   */
   async record(chain: Chain, tokens: Token[], result: Pick<ScanResult, 'seen' | 'balances'>): Promise<void> {
+    if ((await settings.get('chains.balance_check_minutes')) <= 0) return
     await this.#keepSeen(chain.network, result.seen ?? [])
+    await db.from('balance_seen').where('network', chain.network).where('seen_at', '<', Date.now() - SEEN_KEPT_MS).delete()
     if (!result.balances) return
     const at = height(result.balances.height)
     if (at === null) {

@@ -14,6 +14,7 @@ import type { ChainFamily, ScanResult } from '#chains/chain_family'
 import paymentMatcher from '#services/payment_matcher'
 import paymentSightings from '#services/payment_sightings'
 import balanceWatch from '#services/balance_watch'
+import reorgFlags from '#services/reorg_flags'
 import { dustCheck, LATE_WINDOW_MS } from '#services/dust_threshold'
 import { insertUnlessPresent } from '#support/insert_unless_present'
 import { claimLeases, releaseLeases } from '#support/lease'
@@ -39,6 +40,8 @@ export type ScanReport = {
   busy?: true
   /** Where the chain stood in this run (family numbering), when the family says. */
   heights?: { head: string; scanned?: string }
+  /** A reorganisation replaced scanned blocks above `ancestor`; `flagged` paid orders were flagged. */
+  reorg?: { ancestor: string; replacedUpTo: string; flagged: number }
 }
 
 /** A height is a non-negative integer in decimal (kept as text, compared as BigInt); anything else a family sends is dropped. */
@@ -163,6 +166,8 @@ export class ChainScanner {
         readBalances: await balanceWatch.due(chain.network),
       })
 
+      // Payments of replaced blocks are flagged before this run's transfers (the new chain's) are matched.
+      const reorged = result.reorg ? await reorgFlags.flag(chain, result.reorg) : 0
       let paid = 0
       let unmatched = 0
       for (const transfer of result.transfers) {
@@ -192,6 +197,7 @@ export class ChainScanner {
           : {}),
         network: chain.network,
         scanned: true,
+        ...(result.reorg ? { reorg: { ...result.reorg, flagged: reorged } } : {}),
         transfers: result.transfers.length,
         paid,
         unmatched,
@@ -202,6 +208,7 @@ export class ChainScanner {
         interrupted,
         detail:
           `${interrupted ? `interrupted (${interrupted}), progress kept: ` : ''}` +
+          `${result.reorg ? `reorganisation above block ${result.reorg.ancestor} (${reorged} paid order(s) flagged), ` : ''}` +
           `${result.transfers.length} transfer(s), ${paid} paid, ${unmatched} unmatched` +
           `${result.unconfirmed?.length ? `, ${result.unconfirmed.length} not yet confirmed` : ''}` +
           `${unreadable.length ? `, ${unreadable.length} unreadable (kept as unmatched)` : ''}` +

@@ -11,6 +11,7 @@ import { ErrorCode } from '#exceptions/error_codes'
 import { Decimal } from '#support/money'
 import { usedReference } from '#services/transfer_references'
 import { recordUnmatched } from '#services/unmatched_inbox'
+import reorgFlags from '#services/reorg_flags'
 
 export type MatchOutcome = 'paid' | 'already' | 'unmatched' | 'ignored'
 
@@ -35,7 +36,11 @@ export class PaymentMatcher {
     if (!token || !transfer.success) return 'ignored'
 
     const used = await usedReference(chain.network, transfer.reference, transfer.position)
-    if (used) return 'already'
+    if (used) {
+      // Seen again after a reorganisation flagged its payment: where it is now is recorded.
+      if (used.reorged_at !== null) await reorgFlags.foundAgain(chain, used, transfer)
+      return 'already'
+    }
 
     const amount = new Decimal(transfer.amount)
     const { claimant, candidates, onAddress } = await claimOf(chain.network, token, transfer)

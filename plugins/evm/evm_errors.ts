@@ -34,7 +34,15 @@ export class LogRangeRefusedError extends RpcAnswerError {
 }
 
 /** The node does not have the block asked for (yet: a lagging node; or no longer). */
-export class MissingBlockError extends RpcAnswerError {}
+export class MissingBlockError extends RpcAnswerError {
+  constructor(
+    message: string,
+    /** The height it lacks, when known. */
+    readonly block?: bigint
+  ) {
+    super(message)
+  }
+}
 
 /** The node does not offer the method (e.g. debug_ / trace_ on a public endpoint). */
 export class UnsupportedMethodError extends RpcAnswerError {}

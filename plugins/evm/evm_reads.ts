@@ -75,9 +75,9 @@ export async function readBlocks(call: Call, numbers: bigint[], full: boolean): 
       Promise.all(batch.map((number) => request<RawBlock | null>(client, 'eth_getBlockByNumber', [toHex(number), full])))
     )
     answers.forEach((block, index) => {
-      if (!block || !block.hash) throw new MissingBlockError(`the node does not have block ${batch[index]} yet`)
+      if (!block || !block.hash) throw new MissingBlockError(`the node does not have block ${batch[index]} yet`, batch[index])
       if (BigInt(block.number) !== batch[index]) {
-        throw new MissingBlockError(`the node answered block ${BigInt(block.number)} for block ${batch[index]}`)
+        throw new MissingBlockError(`the node answered block ${BigInt(block.number)} for block ${batch[index]}`, batch[index])
       }
       blocks.set(batch[index], block)
     })

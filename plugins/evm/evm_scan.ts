@@ -26,8 +26,13 @@ type EvmCursor = { block: string; hash: string; recent?: string[] }
  */
 const SEGMENT_BLOCKS = 200n
 
-/** Times a segment is asked again when its answers do not hold together, and the waits between (a lagging node catches up in seconds). */
-const RETRY_WAITS_MS = [200, 500, 1000, 2000]
+/**
+ * Times a segment is asked again when its answers do not hold together,
+ * and the waits between: the next request of a load-balanced URL may reach
+ * another node, a lagging one catches up within a block or two. The next
+ * run asks again anyway.
+ */
+const RETRY_WAITS_MS = [250, 500, 1000]
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
@@ -35,7 +40,15 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 const short = (hash: string) => hash.toLowerCase().slice(2, 18)
 
 /** The endpoints' answers did not hold together however often they were asked (this run). */
-class StillInconsistentError extends Error {}
+class StillInconsistentError extends Error {
+  constructor(
+    message: string,
+    /** The lowest block the node lacked at the last try, when that was the trouble. */
+    readonly missing?: bigint
+  ) {
+    super(message)
+  }
+}
 
 /**
  * Runs `read`, asking again while the answers do not hold together (a block
@@ -53,7 +66,10 @@ async function consistently<T>(context: ScanContext, what: string, read: () => P
       if (!(error instanceof MissingBlockError || error instanceof InconsistentAnswerError)) throw error
       if (error instanceof RpcAnswerError) context.rpc.doubt(error.endpoint)
       if (attempt >= RETRY_WAITS_MS.length) {
-        throw new StillInconsistentError(`${what}: ${error.message} (asked ${attempt + 1} times)`)
+        throw new StillInconsistentError(
+          `${what}: ${error.message} (asked ${attempt + 1} times)`,
+          error instanceof MissingBlockError ? error.block : undefined
+        )
       }
       await sleep(RETRY_WAITS_MS[attempt])
     }
@@ -131,14 +147,34 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
   let reorg: ScanResult['reorg']
   let done: { block: bigint; hash: Hex } | null = previous ? { block: BigInt(previous.block), hash: previous.hash as Hex } : null
 
+  /** Takes a segment's reading in: its payments, and the cursor moves over it. */
+  const keep = (reading: Awaited<ReturnType<typeof readSegment>>) => {
+    transfers.push(...reading.transfers)
+    seen.push(...reading.seen)
+    dust += reading.dust
+    for (const entry of reading.hashes) recent.push(short(entry.hash))
+    if (recent.length > options.reorgDepth) recent = recent.slice(recent.length - options.reorgDepth)
+    const last = reading.hashes.at(-1)!
+    done = { block: last.number, hash: last.hash }
+    parent = last.hash
+  }
+
   let start = from
   try {
     while (start <= to) {
-      const end = min(to, start + segmentBlocks - 1n)
+      let end = min(to, start + segmentBlocks - 1n)
       let reading
       try {
         reading = await consistently(context, `blocks ${start}–${end}`, () => readSegment(segment, start, end, parent))
       } catch (error) {
+        if (error instanceof StillInconsistentError && error.missing !== undefined && error.missing > start && error.missing <= end) {
+          // The node has the blocks below the one it lacks: those are read (and kept) now, the rest waits.
+          end = error.missing - 1n
+          const shortened = end
+          reading = await consistently(context, `blocks ${start}–${shortened}`, () => readSegment(segment, start, shortened, parent))
+          keep(reading)
+          throw error
+        }
         if (!(error instanceof ParentMismatchError) || !done || start !== from || reorg) throw error
         // The block after the cursor does not follow it: was the cursor's block replaced?
         const ancestor = await consistently(context, 'walking back a reorganisation', () =>
@@ -161,14 +197,7 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
         from = start
         continue
       }
-      transfers.push(...reading.transfers)
-      seen.push(...reading.seen)
-      dust += reading.dust
-      for (const entry of reading.hashes) recent.push(short(entry.hash))
-      if (recent.length > options.reorgDepth) recent = recent.slice(recent.length - options.reorgDepth)
-      const last = reading.hashes.at(-1)!
-      done = { block: last.number, hash: last.hash }
-      parent = last.hash
+      keep(reading)
       start = end + 1n
     }
   } catch (error) {

@@ -11,7 +11,7 @@ import {
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import app from '@adonisjs/core/services/app'
 import { freePort } from '#tests/helpers/processes'
-import { compileTestToken } from '#tests/helpers/evm/test_token'
+import { compileTestContract, compileTestToken } from '#tests/helpers/evm/test_token'
 
 /** Anvil's first default account (a well-known test key, funded with 10 000 ETH). */
 export const PAYER_KEY: Hex = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'
@@ -104,6 +104,37 @@ export class Anvil {
       chain: null,
       ...(from ? { gas: from.gas } : {}),
     })
+    await this.client.waitForTransactionReceipt({ hash })
+    return hash
+  }
+
+  /** Deploys a contract of tests/helpers/evm/TestPayers.sol (Disperse, Forwarder). */
+  async deployPayer(name: 'Disperse' | 'Forwarder'): Promise<`0x${string}`> {
+    const { abi, bytecode } = compileTestContract('TestPayers.sol', name)
+    const hash = await this.wallet.deployContract({ abi, bytecode, account: this.payer, chain: null })
+    return (await this.client.waitForTransactionReceipt({ hash })).contractAddress!
+  }
+
+  /** Calls a TestPayers.sol contract as the payer (with `value` wei); the tx hash once mined, whatever its status. */
+  async callPayer(
+    name: 'Disperse' | 'Forwarder' | 'TestToken',
+    address: `0x${string}`,
+    functionName: string,
+    args: unknown[],
+    value = 0n,
+    gas?: bigint
+  ) {
+    const { abi } = name === 'TestToken' ? testTokenArtifact() : compileTestContract('TestPayers.sol', name)
+    const hash = await this.wallet.writeContract({
+      address,
+      abi,
+      functionName,
+      args,
+      value,
+      account: this.payer,
+      chain: null,
+      ...(gas ? { gas } : {}),
+    } as any)
     await this.client.waitForTransactionReceipt({ hash })
     return hash
   }

@@ -57,6 +57,8 @@ export class RpcProxy {
   /** Blocks this node is behind the one it fronts (0: in step). */
   lag = 0n
   limitStyle: LimitStyle = '429'
+  /** The next this many requests are refused as rate limited (in `limitStyle`), whatever the bucket holds. */
+  limitNext = 0
   /** Methods this node does not offer (answered -32601 "the method ... does not exist/is not available"). */
   unsupported = new Set<string>()
   #bucket: { perSecond: number; burst: number; tokens: number; at: number } | null = null
@@ -80,6 +82,7 @@ export class RpcProxy {
     this.maxResults = null
     this.rangeStyle = 'geth'
     this.limitStyle = '429'
+    this.limitNext = 0
     this.unsupported = new Set()
   }
 
@@ -262,7 +265,11 @@ export class RpcProxy {
     if (failing !== null && calls.some((call) => call.method === 'eth_getLogs' && BigInt(call.params?.[0]?.fromBlock ?? 0) >= failing)) {
       return this.#refuse(outgoing, 503)
     }
-    const wait = this.#take(calls.length)
+    let wait = this.#take(calls.length)
+    if (this.limitNext > 0) {
+      this.limitNext--
+      wait ??= 1
+    }
     if (wait !== null) {
       if (this.limitStyle === '200') {
         // Inside HTTP 200, with no Retry-After: what several providers do.
@@ -371,14 +378,16 @@ export class LoadBalancer {
 
   constructor(
     private readonly backends: string[],
-    private readonly order: 'alternate' | 'random' = 'alternate',
+    /** In turn, at random (seeded), or a router choosing the node from the request's body. */
+    private readonly order: 'alternate' | 'random' | ((body: string) => number) = 'alternate',
     seed = 42
   ) {
     this.served = backends.map(() => 0)
     this.#seed = seed
   }
 
-  #pick(): number {
+  #pick(body: string): number {
+    if (typeof this.order === 'function') return this.order(body)
     if (this.order === 'alternate') return this.#next++ % this.backends.length
     // mulberry32: small, seeded, good enough to spread requests.
     let t = (this.#seed += 0x6d2b79f5)
@@ -392,7 +401,7 @@ export class LoadBalancer {
     this.#server = createServer(async (incoming, outgoing) => {
       let body = ''
       for await (const chunk of incoming) body += chunk
-      const index = this.#pick()
+      const index = this.#pick(body)
       this.served[index]++
       try {
         const response = await fetch(this.backends[index], { method: 'POST', headers: { 'content-type': 'application/json' }, body })
