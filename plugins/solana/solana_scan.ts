@@ -67,6 +67,8 @@ export type SolanaCursor = {
   programs?: Record<string, string>
   /** The token accounts each wallet owns besides its associated ones, listed every few minutes (solana_token_accounts). */
   tokenAccounts?: TokenAccountLists
+  /** The newest slot of a signature the scan has processed: a balance reading must be at least as recent. */
+  processedSlot?: number
 }
 
 export type ScanLimits = {
@@ -353,7 +355,9 @@ export async function scanSolana(
   const floor: ListingFloor = { slot: snapshot?.height ?? null, retried: false, missed: false }
   let dust = 0
 
+  let processedSlot = previous?.processedSlot ?? 0
   const process = (entry: WatchedAccount) => async (info: SignatureInfo) => {
+    processedSlot = Math.max(processedSlot, Number(info.slot))
     // a failed transaction moved nothing: not even worth fetching
     if (info.err !== null || seen.has(info.signature)) return
     const readable = await readSignature(rpc, info, commitment, known)
@@ -410,6 +414,7 @@ export async function scanSolana(
     }
   }
 
+  if (processedSlot > 0) cursor.processedSlot = processedSlot
   found.sort((a, b) => (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : 0))
   const transfers = found.map((entry) => entry.transfer)
   const unconfirmed = interrupted ? undefined : await unconfirmedOf(context, rpc, commitment, caughtUp, watched, cursor, known)
@@ -423,8 +428,9 @@ function halfRead(previous: SolanaCursor | null): boolean {
 }
 
 /**
- * The balance reading, at least as recent as the newest signature any
- * account's scan has processed (what was seen must be in the balance).
+ * The balance reading, at least as recent as the newest signature the scan
+ * has processed (what was reported seen must be in the balance); cursors
+ * from before `processedSlot` give their accounts' newest signatures.
  */
 function readBalances(
   context: ScanContext,
@@ -433,7 +439,7 @@ function readBalances(
   mints: string[],
   commitment: SolanaCommitment
 ): Promise<BalanceSnapshot | null> {
-  let floor: bigint | null = null
+  let floor: bigint | null = previous?.processedSlot ? BigInt(previous.processedSlot) : null
   for (const entry of Object.values(previous?.accounts ?? {})) {
     if (entry.untilSlot !== undefined && (floor === null || BigInt(entry.untilSlot) > floor)) floor = BigInt(entry.untilSlot)
   }

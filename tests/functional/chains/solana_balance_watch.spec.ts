@@ -223,6 +223,28 @@ test.group('Solana: balance watch (seen amounts and balance readings)', (group) 
     assert.equal(caughtUp.balances?.height, String(newer.slot))
   })
 
+  test('a balance node behind what the scan already processed is refused (minContextSlot): no reading rather than an old one', async ({
+    assert,
+  }) => {
+    const fixture = await prepareSolana(server)
+    const context = await familyContext(fixture)
+    const payment = await fixture.chain.paySol(fixture.customer, fixture.wallet.address, lamportsOf('0.1'))
+    const first = await new SolanaFamily().scan({ ...context, readBalances: false })
+    assert.lengthOf(first.transfers, 1)
+
+    // the balances now come from a node one slot behind: it does not have the payment yet
+    server.balanceLag = 1
+    server.calls = []
+    const behind = await new SolanaFamily().scan({ ...context, cursor: first.cursor })
+    assert.isUndefined(behind.balances)
+    assert.equal((server.calls.find((call) => call.method === 'getBalance')!.params[1] as any).minContextSlot, payment.slot)
+
+    server.balanceLag = 0
+    const caughtUp = await new SolanaFamily().scan({ ...context, cursor: behind.cursor })
+    assert.equal(caughtUp.balances?.height, String(payment.slot))
+    assert.equal(reading(caughtUp, null), lamportsNow(fixture))
+  })
+
   test('with a second endpoint, a listing refused by a node behind the reading is asked there, and the reading stands', async ({
     assert,
   }) => {

@@ -91,6 +91,8 @@ export class SolanaRpcServer extends HttpStub {
   unlisted = new Set<string>()
   /** Slots the getSignaturesForAddress answers lag behind the node's other answers. */
   listingLag = 0
+  /** Slots the balance answers (getBalance, getTokenAccountsByOwner) lag behind the node's other answers. */
+  balanceLag = 0
   /** Awaited before a request is answered (e.g. to land a transaction between two reads). */
   beforeAnswer: ((method: string, params: any[]) => Promise<void> | void) | null = null
   /** Requests answered (rate-limited ones excluded). */
@@ -143,6 +145,7 @@ export class SolanaRpcServer extends HttpStub {
     this.rewrite = null
     this.unlisted = new Set()
     this.listingLag = 0
+    this.balanceLag = 0
     this.beforeAnswer = null
     this.calls = []
     this.limited = []
@@ -238,7 +241,7 @@ export class SolanaRpcServer extends HttpStub {
 
   /** `{context: {slot}, value: lamports}`; an account that does not exist has 0. */
   #balance(address: string, config: ContextConfig) {
-    const slot = this.#contextSlot(config)
+    const slot = this.#contextSlot(config, this.balanceLag)
     return { context: { apiVersion: '2.2.0', slot }, value: Number(this.chain.lamportsAt(address, slot)) }
   }
 
@@ -262,7 +265,7 @@ export class SolanaRpcServer extends HttpStub {
       throw new RpcError(-32602, 'Invalid params: expected a mint or a programId filter')
     }
     if (config.encoding !== 'jsonParsed') throw new RpcError(-32602, 'this test node serves encoding jsonParsed only')
-    const slot = this.#contextSlot(config)
+    const slot = this.#contextSlot(config, this.balanceLag)
     const value = this.chain
       .tokenAccountsAt(slot)
       .filter((entry) => entry.owner === owner && entry.programId === program && (!filter.mint || entry.mint === filter.mint))
