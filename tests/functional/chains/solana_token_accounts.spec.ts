@@ -165,6 +165,28 @@ test.group('Solana: token accounts of the wallet other than its associated one',
     )
   })
 
+  test('a transfer into such an account, confirmed but not final, is sighted for the order (payment seen, confirming)', async ({
+    client,
+    assert,
+  }) => {
+    const fixture = await prepareSolana(server, { confirmations: 32 })
+    const other = await fixture.chain.createOtherTokenAccount(fixture.wallet.address, fixture.usdt)
+    const order = await solanaOrder(client, 'usdt')
+    await scanSolana()
+    fixture.chain.holdFinality()
+    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('13.8'), {
+      toAccount: other,
+    })
+    const report = await scanSolana()
+    assert.equal(report.transfers, 0)
+    assert.equal(report.unconfirmed, 1)
+    const progress = (await client.get(`/pay/payment-progress/${order.tradeId}`)).body().data
+    assert.equal(progress.sighting?.reference, payment.signature)
+
+    fixture.chain.finalize()
+    assert.equal((await scanSolana()).paid, 1)
+  })
+
   test('a Token-2022 account of the wallet that is not its associated one is watched too', async ({ client, assert }) => {
     const fixture = await prepareSolana(server)
     const mint = await fixture.chain.createMint(6, { tokenProgram: TOKEN_2022_PROGRAM_ADDRESS })
