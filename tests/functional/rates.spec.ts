@@ -57,12 +57,16 @@ test.group('Live rate source', (group) => {
     client,
     assert,
   }) => {
-    await settings.set('rate.cache_ttl_seconds', '5')
+    // An hour while the cached rate must still be fresh, however slow the machine;
+    // then 5 s, and the wait for them to pass.
+    await settings.set('rate.cache_ttl_seconds', '3600')
     ;(await createOrder(client, orderParams())).assertStatus(200)
+    const fetched = Date.now() // the rate was fetched before this
     stub.json({ error: 'down' }, 503)
     // still fresh: served from the cache
     ;(await createOrder(client, orderParams())).assertStatus(200)
-    await new Promise((resolve) => setTimeout(resolve, 5100))
+    await settings.set('rate.cache_ttl_seconds', '5')
+    while (Date.now() <= fetched + 5000) await new Promise((resolve) => setTimeout(resolve, 100))
     const refused = await createOrder(client, orderParams())
     refused.assertStatus(400)
     assert.equal(refused.body().status_code, 10006)

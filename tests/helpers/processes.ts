@@ -101,7 +101,8 @@ export async function startServerProcess(
     stderr += chunk
   })
 
-  const deadline = Date.now() + 30_000
+  // A deadline only: a start takes a few seconds, many more on a busy machine.
+  const deadline = Date.now() + 60_000
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`server exited early:\n${output}`)
     try {
