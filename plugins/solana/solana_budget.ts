@@ -2,6 +2,7 @@ import type Chain from '#models/chain'
 import type { RpcBudget } from '#chains/rpc_pool'
 import { commitmentFor } from '#plugins/solana/solana_commitment'
 import { TOKEN_ACCOUNTS_REFRESH_MS } from '#plugins/solana/solana_token_accounts'
+import { SETTINGS } from '#settings/definitions'
 
 /**
  * The public endpoints run by the Solana Foundation allow, per IP, 100
@@ -36,11 +37,15 @@ export function solanaRpcBudget(url: string): RpcBudget | null {
  * token, counted for every token: an upper bound). Each new transaction to
  * a watched account adds one getTransaction, once; a mint's token program
  * is asked once ever; a token account the wallet owns besides its
- * associated one adds its own listing per run (a handful at most); the
- * balance watch adds one read per wallet and token per its period.
+ * associated one adds its own listing per run (a handful at most). The
+ * balance watch: one read per wallet and token per reading (getBalance,
+ * getTokenAccountsByOwner), at the default `chains.balance_check_minutes`
+ * (the family is not told the setting).
  */
 export function solanaRequestsPerDay(chain: Chain, addresses: number, tokens: number): number {
   const perRun = addresses * tokens * (commitmentFor(chain.confirmations) === 'finalized' ? 2 : 1)
   const listings = (addresses * tokens * 86_400_000) / TOKEN_ACCOUNTS_REFRESH_MS
-  return Math.ceil((perRun * 86_400) / Math.max(1, chain.scanIntervalSeconds) + listings)
+  const minutes = SETTINGS['chains.balance_check_minutes'].default
+  const readings = minutes > 0 ? Math.ceil(1440 / minutes) * addresses * tokens : 0
+  return Math.ceil((perRun * 86_400) / Math.max(1, chain.scanIntervalSeconds) + listings + readings)
 }

@@ -198,10 +198,11 @@ test.group('Solana: rate limits and partial progress', (group) => {
 
     const chain = { confirmations: 32, scanIntervalSeconds: 5 } as Chain
     // 3 tokens (USDT, USDC, SOL): 3 accounts, each listed twice a run (finalized, and confirmed for
-    // sightings), and the wallet's token accounts listed every 5 minutes (288 times a day, per token)
-    assert.equal(solanaRequestsPerDay(chain, 1, 3), 103_680 + 864)
-    assert.equal(solanaRequestsPerDay(chain, 2, 3), 207_360 + 1_728)
-    assert.equal(solanaRequestsPerDay({ confirmations: 1, scanIntervalSeconds: 10 } as Chain, 1, 3), 25_920 + 864)
+    // sightings), the wallet's token accounts listed every 5 minutes (288 times a day, per token),
+    // and a balance reading every 10 minutes (144 a day, one read per token)
+    assert.equal(solanaRequestsPerDay(chain, 1, 3), 103_680 + 864 + 432)
+    assert.equal(solanaRequestsPerDay(chain, 2, 3), 207_360 + 1_728 + 864)
+    assert.equal(solanaRequestsPerDay({ confirmations: 1, scanIntervalSeconds: 10 } as Chain, 1, 3), 25_920 + 864 + 432)
   })
 })
 
