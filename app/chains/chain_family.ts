@@ -37,7 +37,8 @@ export type ObservedTransfer = {
    * Which transfer of the transaction this is, in the family's own terms,
    * stable however often it is read: `log:<index>` (an EVM or TRON event
    * log), `value` (the native value the transaction itself carries),
-   * `trace:<path>` (native value sent by a contract), `ix:<n>` or
+   * `trace:<path>` (native value an EVM contract sent), `internal:<index>`
+   * (TRX a TRON contract sent: its internal transaction), `ix:<n>` or
    * `ix:<n>.<m>` (a Solana instruction, inner ones by their parent),
    * `in` (a TON transaction's incoming message). One transaction may pay
    * several orders, one transfer pays at most one (10007).

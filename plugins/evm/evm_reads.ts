@@ -175,6 +175,35 @@ export async function transferLogsOfBlock(call: Call, tokens: Token[], addresses
   return (await call((client) => request<RawLog[]>(client, 'eth_getLogs', [{ ...filter, blockHash }]))) ?? []
 }
 
+/**
+ * The position of each Transfer log in its own transaction (`log:<n>`: its
+ * rank among the receipt's logs), by transaction hash and block-level log
+ * index. A log's `logIndex` counts within its block: a transaction a
+ * reorganisation includes again elsewhere keeps its own ranks, not its
+ * block's, and so its payments stay the same transfers. One receipt per
+ * transaction (batched); each must be of the block the log was read from.
+ */
+export async function transactionLogPositions(call: Call, events: TransferEvent[]): Promise<Map<string, string>> {
+  const hashes = [...new Set(events.map((event) => event.transactionHash))]
+  const receipts = await readReceipts(call, hashes)
+  const positions = new Map<string, string>()
+  for (const event of events) {
+    const receipt = receipts.get(event.transactionHash)!
+    if (receipt.blockHash.toLowerCase() !== event.blockHash) {
+      throw new MissingBlockError(`the receipt of ${event.transactionHash} is of block ${receipt.blockHash}, its log of ${event.blockHash}`)
+    }
+    const rank = receipt.logs.findIndex((log) => BigInt(log.logIndex) === BigInt(event.logIndex))
+    if (rank === -1) throw new MissingBlockError(`the receipt of ${event.transactionHash} lacks its log ${event.logIndex}`)
+    positions.set(logKey(event), `log:${rank}`)
+  }
+  return positions
+}
+
+/** A log's key within its block: transaction and block-level log index. */
+export function logKey(event: { transactionHash: string; logIndex: number }): string {
+  return `${event.transactionHash}:${event.logIndex}`
+}
+
 /** Receipts by transaction hash (batched); a `null` one is MissingBlockError. */
 export async function readReceipts(call: Call, hashes: Hex[]): Promise<Map<Hex, RawReceipt>> {
   const receipts = new Map<Hex, RawReceipt>()

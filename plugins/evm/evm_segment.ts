@@ -6,9 +6,11 @@ import { tokenOfContract } from '#plugins/evm/erc20_transfers'
 import { BloomQuery } from '#plugins/evm/evm_bloom'
 import { internalTransfers, type TraceMode } from '#plugins/evm/evm_traces'
 import {
+  logKey,
   readBlocks,
   readReceipts,
   readTransferLog,
+  transactionLogPositions,
   transferLogs,
   transferLogsOfBlock,
   TRANSFER_TOPIC,
@@ -16,6 +18,7 @@ import {
   type RawBlock,
   type RawLog,
   type RawTransaction,
+  type TransferEvent,
 } from '#plugins/evm/evm_reads'
 
 /**
@@ -118,15 +121,37 @@ export async function readSegment(segment: SegmentContext, start: bigint, end: b
   })
 
   if (contracts.length > 0) {
+    const events: { event: TransferEvent; token: Token }[] = []
     for (const log of await consistentLogs(segment, contracts, blocks, start, end, reading)) {
       const event = readTransferLog(log)
       if (!event || !watched.has(event.to)) continue
       const token = tokenOfContract(contracts, event.contract)
-      if (!token) continue
+      if (token) events.push({ event, token })
+    }
+    // Dust is dropped before its receipt is read (address poisoning must cost no requests).
+    const kept = events.filter(({ event, token }) => {
+      const amount = fromBaseUnits(event.value, token.decimals)
+      if (!context.isDust?.(token.contract, amount)) return true
+      reading.dust++
+      reading.seen.push({
+        reference: event.transactionHash,
+        position: `blocklog:${event.logIndex}`,
+        to: event.to,
+        contract: token.contract,
+        amount,
+        height: event.blockNumber.toString(),
+      })
+      return false
+    })
+    const positions = await transactionLogPositions(
+      call,
+      kept.map(({ event }) => event)
+    )
+    for (const { event, token } of kept) {
       keep({
         ...base(blocks.get(event.blockNumber)!),
         reference: event.transactionHash,
-        position: `log:${event.logIndex}`,
+        position: positions.get(logKey(event))!,
         to: event.to,
         contract: token.contract,
         amount: fromBaseUnits(event.value, token.decimals),
@@ -250,9 +275,10 @@ async function nativeTransfers(
   }
 
   if (segment.tracesOffered.value) {
+    // The first block alone: an endpoint without traces says so once, not once per block of a batch.
     const TRACE_BATCH = 10
-    for (let index = 0; index < numbers.length; index += TRACE_BATCH) {
-      const batch = numbers.slice(index, index + TRACE_BATCH).map((number) => blocks.get(number)!)
+    for (let index = 0; index < numbers.length; index += index === 0 ? 1 : TRACE_BATCH) {
+      const batch = numbers.slice(index, index === 0 ? 1 : index + TRACE_BATCH).map((number) => blocks.get(number)!)
       const traced = await Promise.all(
         batch.map((block) =>
           internalTransfers(

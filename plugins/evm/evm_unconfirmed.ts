@@ -3,7 +3,18 @@ import type Token from '#models/token'
 import type { ObservedTransfer, ScanContext } from '#chains/chain_family'
 import { fromBaseUnits } from '#support/money'
 import { tokenOfContract } from '#plugins/evm/erc20_transfers'
-import { BLOCK_BATCH, readBlocks, readReceipts, readTransferLog, transferLogs, type Call, type RawBlock } from '#plugins/evm/evm_reads'
+import {
+  BLOCK_BATCH,
+  logKey,
+  readBlocks,
+  readReceipts,
+  readTransferLog,
+  transactionLogPositions,
+  transferLogs,
+  type Call,
+  type RawBlock,
+  type TransferEvent,
+} from '#plugins/evm/evm_reads'
 import { evmOptions } from '#plugins/evm/evm_options'
 
 /** A block of the unconfirmed window, reduced to what sightings need. */
@@ -55,13 +66,15 @@ export async function unconfirmedEvm(
   const contracts = context.tokens.filter((token) => token.contract !== null)
   if (contracts.length > 0) {
     const logs = await transferLogs(context.rpc, call, contracts, context.addresses, from, head, evmOptions(context.chain).blockRange)
-    for (const log of logs) {
-      const event = readTransferLog(log)
-      const token = event ? tokenOfContract(contracts, event.contract) : undefined
-      if (!event || !token || !watched.has(event.to)) continue
+    const events = logs
+      .map((log) => readTransferLog(log))
+      .filter((event): event is TransferEvent => event !== null && watched.has(event.to) && !!tokenOfContract(contracts, event.contract))
+    const positions = await transactionLogPositions(call, events)
+    for (const event of events) {
+      const token = tokenOfContract(contracts, event.contract)!
       found.push({
         reference: event.transactionHash,
-        position: `log:${event.logIndex}`,
+        position: positions.get(logKey(event))!,
         to: event.to,
         contract: token.contract,
         amount: fromBaseUnits(event.value, token.decimals),

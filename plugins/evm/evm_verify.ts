@@ -76,14 +76,15 @@ export async function verifyEvmReference(reference: string, context: Verificatio
     })
   }
 
-  for (const log of receipt.logs) {
+  for (const [rank, log] of receipt.logs.entries()) {
     const token = tokenOfContract(tokens, log.address)
     if (!token) continue
     try {
       const event = decodeEventLog({ abi: [TRANSFER_EVENT], data: log.data, topics: log.topics })
       transfers.push({
         ...base,
-        position: `log:${log.logIndex}`,
+        // Its rank among the transaction's logs: what the scanner names it by too.
+        position: `log:${rank}`,
         to: getAddress(event.args.to),
         contract: token.contract,
         amount: fromBaseUnits(event.args.value, token.decimals),

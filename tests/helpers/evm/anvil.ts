@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import {
+  encodeFunctionData,
   createPublicClient,
   createWalletClient,
   http,
@@ -135,6 +136,29 @@ export class Anvil {
       chain: null,
       ...(gas ? { gas } : {}),
     } as any)
+    await this.client.waitForTransactionReceipt({ hash })
+    return hash
+  }
+
+  /**
+   * A token payment signed but not sent (raw), so that the very same
+   * transaction can be sent to two forks (a reorganisation that includes it
+   * again). Its nonce is the payer's next one on the node now.
+   */
+  async signTokenPayment(token: `0x${string}`, decimals: number, to: string, amount: string): Promise<`0x${string}`> {
+    const { abi } = testTokenArtifact()
+    const request = await this.wallet.prepareTransactionRequest({
+      to: token,
+      data: encodeFunctionData({ abi, functionName: 'transfer', args: [to, parseUnits(amount, decimals)] }),
+      account: this.payer,
+      chain: null,
+    } as any)
+    return this.wallet.signTransaction({ ...request, account: this.payer, chain: null } as any)
+  }
+
+  /** Sends a signed transaction and waits until it is mined; its hash. */
+  async sendRaw(raw: `0x${string}`) {
+    const hash = await this.client.request({ method: 'eth_sendRawTransaction', params: [raw] })
     await this.client.waitForTransactionReceipt({ hash })
     return hash
   }
