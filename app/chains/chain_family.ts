@@ -85,13 +85,15 @@ export type SeenAmount = {
   height: string
 }
 
-/** The balance of one watched address in one enabled token, as of `ScanResult.balances.height`. */
+/** The balance of one watched address in one enabled token, as of its `height` (else `ScanResult.balances.height`). */
 export type BalanceReading = {
   address: string
   /** Token contract in stored form; null for the native coin. */
   contract: string | null
   /** Token units, decimal string. */
   amount: string
+  /** This reading's own height, when the family's reads of one run stand at different heights; else the run's. */
+  height?: string
 }
 
 /** What a scan works with. */
@@ -299,10 +301,11 @@ export interface ChainFamily {
 
   /**
    * Requests per day scanning costs at the chain's scan interval for this
-   * many watched addresses and enabled tokens (chain:list warns when it is
-   * over the endpoints' daily budget).
+   * many watched addresses and enabled tokens, the balance watch's reads
+   * every `balanceCheckMinutes` included (0: the watch is off) (chain:list
+   * warns when it is over the endpoints' daily budget).
    */
-  requestsPerDay?(chain: Chain, addresses: number, tokens: number): number
+  requestsPerDay?(chain: Chain, addresses: number, tokens: number, balanceCheckMinutes: number): number
 
   /**
    * The chain's head as the pool's endpoint answers it, in one or two

@@ -1,6 +1,7 @@
 import type Chain from '#models/chain'
 import chainRegistry from '#chains/chain_registry'
 import { rpcFor } from '#chains/chain_rpc'
+import settings from '#settings/settings_service'
 
 /** What watching a chain costs a day against what its endpoints allow (chain:list). */
 export type ChainLoad = {
@@ -18,22 +19,29 @@ export type ChainLoad = {
 
 const MAX_INTERVAL = 3600
 
-function estimateAt(chain: Chain, interval: number, wallets: number, tokens: number): number | null {
+function estimateAt(chain: Chain, interval: number, wallets: number, tokens: number, balanceMinutes: number): number | null {
   const family = chainRegistry.find(chain.family)
   if (!family?.requestsPerDay) return null
   const saved = chain.scanIntervalSeconds
   chain.scanIntervalSeconds = interval
   try {
-    return family.requestsPerDay(chain, wallets, tokens)
+    return family.requestsPerDay(chain, wallets, tokens, balanceMinutes)
   } finally {
     chain.scanIntervalSeconds = saved
   }
 }
 
 /** The shortest scan interval above `from` whose estimate fits the daily budget; null when none up to an hour does. */
-function fittingInterval(chain: Chain, from: number, perDay: number, wallets: number, tokens: number): number | null {
+function fittingInterval(
+  chain: Chain,
+  from: number,
+  perDay: number,
+  wallets: number,
+  tokens: number,
+  balanceMinutes: number
+): number | null {
   for (let interval = from + 1; interval <= MAX_INTERVAL; interval++) {
-    const estimate = estimateAt(chain, interval, wallets, tokens)
+    const estimate = estimateAt(chain, interval, wallets, tokens, balanceMinutes)
     if (estimate !== null && estimate <= perDay) return interval
   }
   return null
@@ -52,7 +60,8 @@ function cadence(chain: Chain): number {
 
 export async function chainLoad(chain: Chain, wallets: number, tokens: number): Promise<ChainLoad> {
   const every = cadence(chain)
-  const estimate = estimateAt(chain, every, wallets, tokens)
+  const balanceMinutes = await settings.get('chains.balance_check_minutes')
+  const estimate = estimateAt(chain, every, wallets, tokens, balanceMinutes)
   const rpc = await rpcFor(chain)
   const budgets = rpc.urls.map((url) => rpc.budget(url))
   const perDay = budgets.length === 0 || budgets.some((budget) => budget === null || budget.perDay === null)
@@ -66,7 +75,7 @@ export async function chainLoad(chain: Chain, wallets: number, tokens: number): 
       `(${wallets} wallet(s), ${tokens} token(s), ` +
       `${chain.wsUrl ? `a scan on every new head, about every ${every} s` : `a scan every ${every} s`})`
     if (perDay !== null && estimate > perDay) {
-      const interval = fittingInterval(chain, every, perDay, wallets, tokens)
+      const interval = fittingInterval(chain, every, perDay, wallets, tokens, balanceMinutes)
       const fix = chain.wsUrl
         ? `chain:set ${chain.network} --ws "" --scan-interval ${interval}`
         : `chain:set ${chain.network} --scan-interval ${interval}`

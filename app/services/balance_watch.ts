@@ -56,14 +56,78 @@ export class BalanceWatch {
   async record(chain: Chain, tokens: Token[], result: Pick<ScanResult, 'seen' | 'balances'>): Promise<void> {
     if ((await settings.get('chains.balance_check_minutes')) <= 0) return
     await this.#keepSeen(chain.network, result.seen ?? [])
+    await this.#explainLate(chain, tokens)
     await db.from('balance_seen').where('network', chain.network).where('seen_at', '<', Date.now() - SEEN_KEPT_MS).delete()
     if (!result.balances) return
-    const at = height(result.balances.height)
-    if (at === null) {
-      logger.warn({ network: chain.network, height: result.balances.height }, 'balance readings without a usable height ignored')
+    for (const reading of result.balances.readings) {
+      const at = height(reading.height ?? result.balances.height)
+      if (at === null) {
+        logger.warn({ network: chain.network, height: reading.height ?? result.balances.height }, 'a balance reading without a usable height ignored')
+        continue
+      }
+      await this.#compare(chain, tokens, reading, at)
+    }
+  }
+
+  /**
+   * Amounts seen at or below the last reading of their address and token
+   * came in after that reading had been compared (an index that listed
+   * them late): the unexplained notice of that window, if any, is reduced
+   * by them, and set aside once they explain it all. They are then
+   * covered (removed).
+   */
+  async #explainLate(chain: Chain, tokens: Token[]) {
+    const late: Record<string, any>[] = await db
+      .from('balance_seen as s')
+      .join('balance_readings as r', (join) =>
+        join.on('r.network', 's.network').andOn('r.address', 's.address').andOn('r.contract', 's.contract')
+      )
+      .where('s.network', chain.network)
+      .select('s.id', 's.address', 's.contract', 's.reference', 's.amount', 's.height', 'r.height as read_height')
+    const covered = late.filter((row) => {
+      const seenAt = height(row.height)
+      const readAt = height(row.read_height)
+      return seenAt !== null && readAt !== null && seenAt <= readAt
+    })
+    for (const row of covered) {
+      const symbol = tokens.find((token) => contractKey(token.contract) === row.contract)?.symbol
+      if (symbol) await this.#reduceNotice(chain.network, row.address, symbol, BigInt(row.height), new Decimal(row.amount), row.reference)
+    }
+    for (let start = 0; start < covered.length; start += INSERT_CHUNK) {
+      await db.from('balance_seen').whereIn('id', covered.slice(start, start + INSERT_CHUNK).map((row) => row.id)).delete()
+    }
+  }
+
+  async #reduceNotice(network: string, address: string, symbol: string, at: bigint, amount: Decimal, reference: string) {
+    const notices = await db
+      .from('unmatched_payments')
+      .where({ network, to_address: address, token: symbol, kind: 'unexplained' })
+      .whereNull('dismissed_at')
+      .whereNull('assigned_at')
+      .orderBy('id')
+    const notice = notices.find((row) => {
+      const window = /^balance:(\d+)-(\d+)$/.exec(row.reference)
+      return window !== null && BigInt(window[1]) < at && at <= BigInt(window[2])
+    })
+    if (!notice) return
+    const left = new Decimal(notice.amount).minus(amount)
+    if (left.lte(0)) {
+      await db
+        .from('unmatched_payments')
+        .where('id', notice.id)
+        .whereNull('dismissed_at')
+        .update({
+          dismissed_at: Date.now(),
+          dismissed_by: 'system',
+          dismiss_note: `explained: the scanner saw the transfer late (${reference})`,
+        })
       return
     }
-    for (const reading of result.balances.readings) await this.#compare(chain, tokens, reading, at)
+    const reason = `${notice.reason} (${amount.toFixed()} seen late since)`
+    await db
+      .from('unmatched_payments')
+      .where('id', notice.id)
+      .update({ amount: left.toFixed(), reason: reason.length > 255 ? `${reason.slice(0, 252)}...` : reason })
   }
 
   async #keepSeen(network: string, seen: SeenAmount[]) {

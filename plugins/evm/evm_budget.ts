@@ -33,25 +33,36 @@ export function evmRpcBudget(url: string): RpcBudget | null {
 }
 
 /**
- * Calls one scan run sends once caught up (evm_scan.ts and
+ * Calls one scan run sends once caught up (evm_scan.ts, evm_segment.ts and
  * evm_unconfirmed.ts), for `n` new blocks per run. The count of tokens
  * does not say which is the native coin, so both costs are counted (an
  * upper bound; the seeded chains watch both):
- * - eth_blockNumber and the cursor block's header: 2;
- * - tokens: eth_getLogs per `blockRange` blocks of the new range, one over
- *   the unconfirmed window, the last block's header;
- * - native coin: every new block with its transactions, once in the
- *   confirmed range and once in the unconfirmed window, plus the head.
+ * - eth_blockNumber: 1;
+ * - the new blocks, each read once (with their transactions when the
+ *   native coin is watched): they prove the log answers complete (logs
+ *   bloom) and chain to the cursor (no separate header read);
+ * - tokens: one eth_getLogs per segment (at most 200 blocks or the chain's
+ *   `blockRange`), and one over the unconfirmed window;
+ * - native coin: the unconfirmed window's blocks and the head again;
+ * - traces (`traces=debug|parity`): one per new block (`auto` costs one
+ *   refused call per endpoint that has none, then nothing: not counted);
+ * - the balance watch: one read per address and token every
+ *   `balanceCheckMinutes`.
  * The addresses are one filter of each eth_getLogs: their number costs
- * nothing. Each payment costs a header or a receipt more, not counted.
+ * nothing. Each payment costs a receipt more, and a block whose bloom
+ * wrongly says "maybe" one eth_getLogs by hash: not counted.
  */
-export function evmRequestsPerDay(chain: Chain, addresses: number, tokens: number): number {
+export function evmRequestsPerDay(chain: Chain, addresses: number, tokens: number, balanceCheckMinutes = 10): number {
   if (addresses === 0 || tokens === 0) return 0
   const interval = Math.max(1, chain.scanIntervalSeconds)
+  const options = evmOptions(chain)
   const blocks = Math.max(1, Math.ceil((interval * 1000) / Math.max(1, chain.blockTimeMs)))
   const window = Math.max(1, chain.confirmations) > 1
-  const logs = Math.ceil(blocks / evmOptions(chain).blockRange) + (window ? 1 : 0) + 1
-  const native = blocks + (window ? blocks + 1 : 0)
-  const perRun = 2 + logs + native
-  return Math.ceil((86_400 / interval) * perRun)
+  const segment = Math.min(200, options.blockRange)
+  const logs = Math.ceil(blocks / segment) + (window ? 1 : 0)
+  const native = window ? blocks + 1 : 0
+  const traces = options.traces === 'debug' || options.traces === 'parity' ? blocks : 0
+  const perRun = 1 + blocks + logs + native + traces
+  const readings = balanceCheckMinutes > 0 ? Math.ceil(1440 / balanceCheckMinutes) * addresses * tokens : 0
+  return Math.ceil((86_400 / interval) * perRun) + readings
 }

@@ -62,8 +62,8 @@ export class EvmFamily implements ChainFamily {
     return evmRpcBudget(url)
   }
 
-  requestsPerDay(chain: Chain, addresses: number, tokens: number): number {
-    return evmRequestsPerDay(chain, addresses, tokens)
+  requestsPerDay(chain: Chain, addresses: number, tokens: number, balanceCheckMinutes?: number): number {
+    return evmRequestsPerDay(chain, addresses, tokens, balanceCheckMinutes)
   }
 
   verifyReference(reference: string, context: VerificationContext): Promise<ObservedTransfer[]> {

@@ -39,13 +39,18 @@ export function solanaRpcBudget(url: string): RpcBudget | null {
  * is asked once ever; a token account the wallet owns besides its
  * associated one adds its own listing per run (a handful at most). The
  * balance watch: one read per wallet and token per reading (getBalance,
- * getTokenAccountsByOwner), at the default `chains.balance_check_minutes`
- * (the family is not told the setting).
+ * getTokenAccountsByOwner), every `chains.balance_check_minutes` (the
+ * core passes the setting; its default otherwise).
  */
-export function solanaRequestsPerDay(chain: Chain, addresses: number, tokens: number): number {
+export function solanaRequestsPerDay(
+  chain: Chain,
+  addresses: number,
+  tokens: number,
+  balanceCheckMinutes: number = SETTINGS['chains.balance_check_minutes'].default
+): number {
   const perRun = addresses * tokens * (commitmentFor(chain.confirmations) === 'finalized' ? 2 : 1)
   const listings = (addresses * tokens * 86_400_000) / TOKEN_ACCOUNTS_REFRESH_MS
-  const minutes = SETTINGS['chains.balance_check_minutes'].default
+  const minutes = balanceCheckMinutes
   const readings = minutes > 0 ? Math.ceil(1440 / minutes) * addresses * tokens : 0
   return Math.ceil((perRun * 86_400) / Math.max(1, chain.scanIntervalSeconds) + listings + readings)
 }

@@ -54,8 +54,8 @@ export class SolanaFamily implements ChainFamily {
     return solanaRpcBudget(url)
   }
 
-  requestsPerDay(chain: Chain, addresses: number, tokens: number): number {
-    return solanaRequestsPerDay(chain, addresses, tokens)
+  requestsPerDay(chain: Chain, addresses: number, tokens: number, balanceCheckMinutes?: number): number {
+    return solanaRequestsPerDay(chain, addresses, tokens, balanceCheckMinutes)
   }
 
   paymentUri(context: PaymentUriContext): string {

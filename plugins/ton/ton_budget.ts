@@ -30,14 +30,19 @@ export function toncenterBudget(_url: string, apiKey: string): RpcBudget {
  * the enabled tokens, TON itself included: TON shares the wallet's call,
  * so a wallet costs one call per token and run (at least one). The
  * balance watch: one state read per wallet and token per reading
- * (getAddressInformation for TON, get_wallet_data for a jetton), at the
- * default `chains.balance_check_minutes` (the family is not told the
- * setting). One-off calls (a jetton wallet address, once per process; a
+ * (getAddressInformation for TON, get_wallet_data for a jetton), every
+ * `chains.balance_check_minutes` (the core passes the setting; its default
+ * otherwise). One-off calls (a jetton wallet address, once per process; a
  * full page read again) are not counted.
  */
-export function toncenterRequestsPerDay(chain: Chain, addresses: number, tokens: number): number {
+export function toncenterRequestsPerDay(
+  chain: Chain,
+  addresses: number,
+  tokens: number,
+  balanceCheckMinutes: number = SETTINGS['chains.balance_check_minutes'].default
+): number {
   const runs = Math.ceil(86_400 / Math.max(1, chain.scanIntervalSeconds))
-  const minutes = SETTINGS['chains.balance_check_minutes'].default
+  const minutes = balanceCheckMinutes
   const readings = minutes > 0 ? Math.ceil(1440 / minutes) : 0
   return runs * addresses * Math.max(1, tokens) + readings * addresses * tokens
 }

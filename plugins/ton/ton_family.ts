@@ -71,8 +71,8 @@ export class TonFamily implements ChainFamily {
     return toncenterBudget(url, apiKey)
   }
 
-  requestsPerDay(chain: Chain, addresses: number, tokens: number): number {
-    return toncenterRequestsPerDay(chain, addresses, tokens)
+  requestsPerDay(chain: Chain, addresses: number, tokens: number, balanceCheckMinutes?: number): number {
+    return toncenterRequestsPerDay(chain, addresses, tokens, balanceCheckMinutes)
   }
 
   paymentUri(context: PaymentUriContext): string {

@@ -36,8 +36,7 @@ export function tronRpcBudget(url: string, apiKey: string): RpcBudget | null {
  * reads and one listing per address × token; per deep re-scan one more
  * listing per address × token; per balance reading one read per address
  * × token and two solid head reads, every `balanceCheckMinutes` (the core
- * does not tell the family its setting: its default unless given; 0: the
- * watch is off). Payments add one receipt per TRC-20 or
+ * passes chains.balance_check_minutes; 0: the watch is off). Payments add one receipt per TRC-20 or
  * internal transfer, plus one per run while it is not yet solidified
  * (about a minute), and a balance reading put off because a transfer
  * came in while it was read costs one more — not counted here: they

@@ -56,7 +56,7 @@ export class TronFamily implements ChainFamily {
     return tronRpcBudget(url, apiKey)
   }
 
-  /** `balanceCheckMinutes`: the balance watch's interval, should the core tell it (else its default). */
+  /** `balanceCheckMinutes`: the balance watch's interval (chains.balance_check_minutes, passed by the core). */
   requestsPerDay(chain: Chain, addresses: number, tokens: number, balanceCheckMinutes?: number): number {
     return tronRequestsPerDay(chain, addresses, tokens, balanceCheckMinutes)
   }

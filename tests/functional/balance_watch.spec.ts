@@ -118,4 +118,40 @@ test.group('Balance watch', (group) => {
     const listed = await admin.find(Number(row.id))
     assert.equal(listed?.kind, 'unexplained')
   })
+
+  test('a transfer listed late explains its window afterwards: the notice shrinks, and is set aside once all is explained', async ({
+    assert,
+  }) => {
+    await readAt('100', '0')
+    await readAt('110', '10')
+    let [row] = await unexplained()
+    assert.equal(row.amount, '10')
+
+    // A run without a reading sees 4 of it late (an index that lists late): 6 still unexplained.
+    fakeFamily.seen = [seen('0xlate1', '4', '104')]
+    await chainScanner.scan({ network: FAKE_NETWORK })
+    ;[row] = await unexplained()
+    assert.equal(row.amount, '6')
+    assert.match(row.reason, /\(4 seen late since\)$/)
+    assert.isNull(row.dismissed_at)
+
+    // The rest: the notice is set aside by the gateway, saying why; nothing is counted twice.
+    fakeFamily.seen = [seen('0xlate2', '6', '108'), seen('0xlate1', '4', '104')]
+    await chainScanner.scan({ network: FAKE_NETWORK })
+    ;[row] = await unexplained()
+    assert.isNotNull(row.dismissed_at)
+    assert.equal(row.dismissed_by, 'system')
+    assert.match(row.dismiss_note, /the scanner saw the transfer late \(0xlate2\)/)
+    assert.lengthOf(await db.from('balance_seen'), 0)
+  })
+
+  test('a reading may carry its own height (reads of one run at different heights)', async ({ assert }) => {
+    await readAt('100', '0')
+    await db.from('balance_readings').update({ read_at: 0 })
+    fakeFamily.seen = [seen('0xaa', '5', '104')]
+    fakeFamily.balances = { height: '110', readings: [{ address: FAKE_WALLET, contract: FAKE_USDT, amount: '5', height: '105' }] }
+    await chainScanner.scan({ network: FAKE_NETWORK })
+    assert.lengthOf(await unexplained(), 0)
+    assert.equal((await db.from('balance_readings').first()).height, '105')
+  })
 })

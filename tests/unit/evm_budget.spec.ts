@@ -19,13 +19,21 @@ test.group('EVM request budgets', () => {
     assert.isNull(evmRpcBudget('not a url'))
   })
 
-  test('requests per day follow the interval and block time, not the number of addresses', ({ assert }) => {
-    // Ethereum defaults: 15 s, 12 s blocks → 2 blocks a run:
-    // 2 + logs (1 + 1 + 1) + native (2 + 2 + 1) = 10 calls, 5760 runs.
-    assert.equal(evmRequestsPerDay(chain(), 1, 3), 57_600)
-    assert.equal(evmRequestsPerDay(chain(), 500, 3), 57_600)
+  test('scanning follows the interval and block time, not the number of addresses; the balance watch reads each address', ({
+    assert,
+  }) => {
+    // Ethereum defaults: 15 s, 12 s blocks → 2 blocks a run: head 1 + the 2 blocks
+    // + logs (1 segment + 1 window) + native window (2 blocks + the head) = 8 calls, 5760 runs;
+    // balance watch every 10 minutes: 144 readings × addresses × tokens.
+    assert.equal(evmRequestsPerDay(chain(), 1, 3, 10), 46_080 + 144 * 3)
+    assert.equal(evmRequestsPerDay(chain(), 500, 3, 10), 46_080 + 144 * 1500)
+    assert.equal(evmRequestsPerDay(chain(), 500, 3, 0), 46_080, 'the balance watch off')
     // Twice the interval: half the runs, a few more blocks each.
-    assert.equal(evmRequestsPerDay(chain({ scanIntervalSeconds: 30 }), 1, 3), 2880 * (2 + 3 + 3 + 3 + 1))
+    assert.equal(evmRequestsPerDay(chain({ scanIntervalSeconds: 30 }), 1, 3, 0), 2880 * (1 + 3 + 2 + 4))
+    // Traces asked for: one more call per block.
+    const traced = chain()
+    traced.options = { blockRange: 1000, traces: 'debug' }
+    assert.equal(evmRequestsPerDay(traced, 1, 3, 0), 5760 * (8 + 2))
     // No wallet or no token: nothing is scanned.
     assert.equal(evmRequestsPerDay(chain(), 0, 3), 0)
     assert.equal(evmRequestsPerDay(chain(), 1, 0), 0)
