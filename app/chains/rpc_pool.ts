@@ -151,11 +151,17 @@ export type RpcCallOptions = {
  *   an exponential jittered backoff when there is none, and retry the same
  *   endpoint up to `retries` times, then move on to the next one without
  *   cooling this one down. A wait is never longer than the request timeout:
- *   an endpoint that asks for more is left for the next one at once.
+ *   an endpoint that asks for more is held until then (not asked by this
+ *   pool, the next ones or, through `memory`, other processes) and the
+ *   next one is tried at once.
+ * - RpcHttpError 402 (daily credits spent): held until 00:00 UTC, likewise.
  * - RpcHttpError 5xx: retried the same way, then cooled down (an outage).
  * - RpcBudgetExhaustedError: the endpoint's daily budget is spent; the next
  *   one is tried, no cool-down (the endpoint is fine, only spent today).
- * - TransferLookupError: an answer ("no such transaction"), passed on.
+ * - TransferLookupError, RpcAnswerError: an answer ("no such transaction",
+ *   "this range is too wide", "I do not have that block"), passed on.
+ * A held endpoint is never asked before its time; when every eligible
+ * endpoint is held the call fails at once, saying until when.
  * - anything else (network error, timeout, other HTTP status, a bad
  *   answer): the endpoint is cooled down for `cooldownMs` and the next one
  *   is tried at once.

@@ -77,7 +77,7 @@ export const metrics = {
   }),
   rpcErrors: new Counter({
     name: 'gateway_rpc_errors_total',
-    help: 'Chain RPC calls that failed, by network, endpoint and kind (rate_limited, http, network: also timeouts and bad answers, budget_spent)',
+    help: 'Chain RPC calls that failed, by network, endpoint and kind (rate_limited, credits_spent, http, network: also timeouts and bad answers, budget_spent)',
     labelNames: ['network', 'endpoint', 'kind'] as const,
     registers: [registry],
   }),

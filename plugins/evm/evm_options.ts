@@ -19,8 +19,14 @@ export type EvmOptions = {
   blockRange: number
   /** How far back the scan keeps block hashes to walk a reorganisation back to where it forked. */
   reorgDepth: number
-  /** Whether (and how) contract-sent native value is read from the node's traces (evm_traces.ts). */
-  traces: TraceMode
+  /**
+   * Whether (and how) contract-sent native value is read from the node's
+   * traces (evm_traces.ts). Unset: `auto` when every endpoint is the
+   * operator's own node (loopback or private address), `off` otherwise:
+   * providers that offer traces bill them dearly (one call per block), and
+   * the balance watch tells of such value anyway.
+   */
+  traces: TraceMode | null
 }
 
 const LIMITS = {
@@ -72,6 +78,6 @@ export function evmOptions(chain: Chain): EvmOptions {
     chainId: typeof options.chainId === 'number' ? options.chainId : undefined,
     blockRange: typeof options.blockRange === 'number' ? options.blockRange : DEFAULT_BLOCK_RANGE,
     reorgDepth: typeof options.reorgDepth === 'number' ? options.reorgDepth : DEFAULT_REORG_DEPTH,
-    traces: (TRACE_MODES as readonly unknown[]).includes(options.traces) ? (options.traces as TraceMode) : 'auto',
+    traces: (TRACE_MODES as readonly unknown[]).includes(options.traces) ? (options.traces as TraceMode) : null,
   }
 }

@@ -9,6 +9,7 @@ import { fromBaseUnits } from '#support/money'
 import { min, readBlocks, readHead, type Call } from '#plugins/evm/evm_reads'
 import { InconsistentAnswerError, ParentMismatchError, readSegment, type SegmentContext } from '#plugins/evm/evm_segment'
 import { unconfirmedEvm } from '#plugins/evm/evm_unconfirmed'
+import { isOwnNode } from '#chains/chain_rpc'
 
 /**
  * Where the last scan stopped: the last block scanned and its hash, and the
@@ -133,13 +134,14 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
 
   const to = min(safe, from + BigInt(context.maxBlocksPerScan) - 1n)
   const segmentBlocks = min(SEGMENT_BLOCKS, BigInt(options.blockRange))
+  const traces = options.traces ?? (rpc.urls.length > 0 && rpc.urls.every(isOwnNode) ? 'auto' : 'off')
   const segment: SegmentContext = {
     context,
     call,
     head,
     blockRange: options.blockRange,
-    traces: options.traces,
-    tracesOffered: { value: options.traces !== 'off' && context.tokens.some((token) => token.contract === null) },
+    traces,
+    tracesOffered: { value: traces !== 'off' && context.tokens.some((token) => token.contract === null) },
   }
   const transfers: ObservedTransfer[] = []
   const seen: SeenAmount[] = []
