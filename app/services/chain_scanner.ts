@@ -149,6 +149,12 @@ export class ChainScanner {
         await this.#release(chain.network, claim, {})
         return this.#report(chain, false, 'the daily request budget of every RPC endpoint is spent until 00:00 UTC')
       }
+      if (rpc.urls.length > 0 && rpc.urls.every((url) => rpc!.budgetSpent(url) || rpc!.heldUntil(url) !== null)) {
+        // Every endpoint asked not to be asked (a long Retry-After, spent credits): nothing is sent; the reason is kept.
+        const reason = `every RPC endpoint is held: ${rpc.urls.map((url) => rpc!.holdReason(url) || `${rpc!.redact(url)} has spent its daily budget`).join('; ')}`
+        await this.#release(chain.network, claim, { last_error: reason.slice(0, 1000), caught_up: false })
+        return this.#report(chain, false, reason)
+      }
       const cursor = row.cursor ? JSON.parse(row.cursor) : null
       const isDust = await dustCheck(chain.network, tokens, {
         percent: await settings.get('chains.dust_percent'),

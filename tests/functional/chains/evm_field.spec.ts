@@ -257,6 +257,24 @@ test.group('EVM chain in the field: range refusals, result caps, rate limits, sp
     assert.isAbove(backup.total(), 0)
   }).timeout(60_000)
 
+  test('every endpoint held (its credits spent): the scan sends nothing and says until when', async ({ assert }) => {
+    await configureEthereum(tokens, [proxy.url], 1)
+    await chainScanner.scan({ network: 'ethereum' })
+    await anvil.mine(1)
+    proxy.reset()
+    proxy.script = [{ status: 402 }]
+    await chainScanner.scan({ network: 'ethereum' })
+    assert.deepEqual(proxy.statuses, [402])
+    RpcPool.reset()
+    await anvil.mine(1)
+    const [report] = await chainScanner.scan({ network: 'ethereum' })
+    assert.isFalse(report.scanned)
+    assert.match(report.detail, /every RPC endpoint is held: .*daily credits are spent \(HTTP 402\) until 00:00 UTC/)
+    assert.deepEqual(proxy.statuses, [402], 'nothing more was sent')
+    const cursor = await db.from('chain_cursors').where('network', 'ethereum').first()
+    assert.match(cursor.last_error, /every RPC endpoint is held/)
+  }).timeout(60_000)
+
   test('a Retry-After longer than the timeout is kept: the next run and other processes do not ask before it is over', async ({
     client,
     assert,
