@@ -55,10 +55,14 @@ function valueOf(hex: Hex | undefined): bigint {
 /** Moves value to its `to`: a CALL (not delegate/static: their value is the caller's own) or a self-destruct's beneficiary. */
 const MOVES_VALUE = new Set(['CALL', 'SELFDESTRUCT'])
 
+/** Which recipients are of interest: the watched addresses (a scan), or anyone (a lookup by reference). */
+type Recipients = Set<string> | 'any'
+const wanted = (recipients: Recipients, to: string) => recipients === 'any' || recipients.has(to)
+
 function fromCallTracer(
   results: { txHash?: Hex; result?: CallFrame; error?: string }[],
   transactionHashes: Hex[],
-  watched: Set<string>
+  watched: Recipients
 ): InternalTransfer[] {
   const found: InternalTransfer[] = []
   results.forEach((entry, index) => {
@@ -70,7 +74,7 @@ function fromCallTracer(
       if (path !== '' && MOVES_VALUE.has(String(frame.type).toUpperCase()) && frame.to) {
         const value = valueOf(frame.value)
         const to = getAddress(frame.to)
-        if (value > 0n && watched.has(to)) found.push({ transactionHash: hash, path, to, value })
+        if (value > 0n && wanted(watched, to)) found.push({ transactionHash: hash, path, to, value })
       }
       ;(frame.calls ?? []).forEach((child, position) => walk(child, path === '' ? String(position) : `${path}.${position}`))
     }
@@ -80,11 +84,11 @@ function fromCallTracer(
   return found
 }
 
-function fromParity(traces: ParityTrace[], blockHash: Hex, watched: Set<string>): InternalTransfer[] {
+function fromParity(traces: ParityTrace[], blockHash: Hex | null, watched: Recipients): InternalTransfer[] {
   const failed = new Set<string>()
   const key = (hash: string, address: number[]) => `${hash}:${address.join('.')}`
   for (const trace of traces) {
-    if (trace.blockHash && trace.blockHash.toLowerCase() !== blockHash.toLowerCase()) {
+    if (blockHash && trace.blockHash && trace.blockHash.toLowerCase() !== blockHash.toLowerCase()) {
       throw new MissingBlockError(`trace_block answered for another block (${trace.blockHash}): another fork`)
     }
     if (trace.error && trace.transactionHash) failed.add(key(trace.transactionHash.toLowerCase(), trace.traceAddress ?? []))
@@ -109,7 +113,7 @@ function fromParity(traces: ParityTrace[], blockHash: Hex, watched: Set<string>)
     }
     if (!to || value === 0n) continue
     const recipient = getAddress(to)
-    if (watched.has(recipient)) found.push({ transactionHash: hash as Hex, path: address.join('.'), to: recipient, value })
+    if (wanted(watched, recipient)) found.push({ transactionHash: hash as Hex, path: address.join('.'), to: recipient, value })
   }
   return found
 }
@@ -143,6 +147,35 @@ export async function internalTransfers(
         if (traces === null) throw new MissingBlockError(`the node has no traces of block ${block.number} yet`)
         if (mode === 'auto') offered.set(url, 'parity')
         return fromParity(traces, block.hash, watched)
+      } catch (raw) {
+        const error = classifyEvmError(raw)
+        if (!(error instanceof UnsupportedMethodError) || mode !== 'auto') throw error
+        offered.set(url, method === 'debug' ? 'parity' : 'none')
+      }
+    }
+  })
+}
+
+/**
+ * The native value contracts sent inside one transaction, to anyone (a
+ * reference looked up: submit-tx-hash, orders:mark-paid), with the same
+ * paths as the scan's. Null when the endpoint offers no traces.
+ */
+export async function internalTransfersOf(call: Call, mode: TraceMode, hash: Hex): Promise<InternalTransfer[] | null> {
+  if (mode === 'off') return null
+  return call(async (client, url) => {
+    for (;;) {
+      const method = mode === 'auto' ? (offered.get(url) ?? 'debug') : mode
+      if (method === 'none') return null
+      try {
+        if (method === 'debug') {
+          const result = await request<CallFrame>(client, 'debug_traceTransaction', [hash, { tracer: 'callTracer' }])
+          if (mode === 'auto') offered.set(url, 'debug')
+          return fromCallTracer([{ txHash: hash, result }], [hash], 'any')
+        }
+        const traces = await request<ParityTrace[] | null>(client, 'trace_transaction', [hash])
+        if (mode === 'auto') offered.set(url, 'parity')
+        return fromParity(traces ?? [], null, 'any')
       } catch (raw) {
         const error = classifyEvmError(raw)
         if (!(error instanceof UnsupportedMethodError) || mode !== 'auto') throw error

@@ -11,6 +11,9 @@ import { TransferLookupError, type ObservedTransfer, type VerificationContext } 
 import { evmCall } from '#plugins/evm/evm_client'
 import { fromBaseUnits } from '#support/money'
 import { TRANSFER_EVENT, tokenOfContract } from '#plugins/evm/erc20_transfers'
+import { internalTransfersOf } from '#plugins/evm/evm_traces'
+import { evmOptions } from '#plugins/evm/evm_options'
+import { isOwnNode } from '#chains/chain_rpc'
 
 /** A transaction hash: 0x + 64 hex (the 0x may be left out). */
 export function parseEvmReference(reference: string): `0x${string}` {
@@ -91,6 +94,24 @@ export async function verifyEvmReference(reference: string, context: Verificatio
       })
     } catch {
       // another event of the token contract
+    }
+  }
+
+  // Native coin a contract sent (a disperse contract, a forwarder), where the node offers traces.
+  if (native && base.success) {
+    try {
+      const traces = evmOptions(context.chain).traces ?? (rpc.urls.length > 0 && rpc.urls.every(isOwnNode) ? 'auto' : 'off')
+      for (const internal of (await internalTransfersOf(call, traces, hash)) ?? []) {
+        transfers.push({
+          ...base,
+          position: `trace:${internal.path}`,
+          to: internal.to,
+          contract: null,
+          amount: fromBaseUnits(internal.value, native.decimals),
+        })
+      }
+    } catch {
+      // No traces of this transaction now: its own value and logs are all this lookup can tell.
     }
   }
 

@@ -121,6 +121,29 @@ test.group('EVM chain: several payments in one transaction, value sent by contra
     assert.isAbove(proxy.calls.get('debug_traceBlockByHash') ?? 0, 0)
   }).timeout(60_000)
 
+  test('submit-tx-hash of a disperse ETH transaction pays each order with its internal transfer', async ({ client, assert }) => {
+    await operator.setChain('ethereum', { confirmations: 1 })
+    const first = await createEthOrder(client, { token: 'eth' })
+    const second = await createEthOrder(client, { token: 'eth' })
+    const values = [parseUnits(first.actualAmount, 18), parseUnits(second.actualAmount, 18)]
+    const hash = await anvil.callPayer('Disperse', disperse, 'disperseEther', [[fixture.wallet, fixture.wallet], values], values[0] + values[1])
+    ;(await submit(client, second.tradeId, hash)).assertStatus(200)
+    ;(await submit(client, first.tradeId, hash)).assertStatus(200)
+    const rows = await db.from('payment_references').orderBy('position').select('position', 'order_id', 'source')
+    assert.deepEqual(
+      rows.map((row) => [row.position, Number(row.order_id), row.source]),
+      [
+        ['trace:0', first.id, 'submit'],
+        ['trace:1', second.id, 'submit'],
+      ]
+    )
+    // The scan names them alike: nothing paid twice, nothing unmatched.
+    await anvil.mine(1)
+    const report = await scan()
+    assert.equal(report.paid, 0)
+    assert.equal(report.unmatched, 0)
+  }).timeout(60_000)
+
   test('ETH forwarded by a contract pays the order (traces); one forwarded then reverted pays nothing', async ({ client, assert }) => {
     const paid = await createEthOrder(client, { token: 'eth' })
     const reverted = await createEthOrder(client, { token: 'eth' })
