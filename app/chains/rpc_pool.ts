@@ -236,13 +236,21 @@ export class RpcPool {
    */
   async permit(url: string, requests = 1): Promise<void> {
     const budget = this.budget(url)
-    const wait = reserve(pacerKey(url, this.apiKey), budget, requests)
+    const key = pacerKey(url, this.apiKey)
+    const slot = Date.now()
+    const wait = reserve(key, budget, requests)
     if (wait === null) {
       throw new RpcBudgetExhaustedError(
         `the daily request budget of ${this.redact(url)} (${budget?.perDay} requests) is spent until 00:00 UTC`
       )
     }
-    if (wait > 0) await sleepUntil(Date.now() + wait)
+    if (wait > 0) await sleepUntil(slot + wait)
+    // Woken late (a busy event loop): the next request keeps its distance from this one as sent,
+    // not from its slot, or the two would reach the provider closer than its limit allows.
+    const late = Date.now() - (slot + wait)
+    if (late > 5 && budget && budget.perSecond > 0 && Number.isFinite(budget.perSecond)) {
+      holdOff(key, (1000 * requests) / budget.perSecond)
+    }
     metrics.rpcRequests.inc({ network: this.options.network ?? '', endpoint: this.endpointLabel(url) }, requests)
   }
 

@@ -51,7 +51,14 @@ export type LedgerEntry = {
  * with `status`: 403 with its "suspended for 30s" text (the documented
  * answer), or 429 (burst limits of the newer plans).
  */
-export type FakeRateLimit = { capacity: number; perSecond: number; status: 403 | 429; penaltyMs: number }
+export type FakeRateLimit = {
+  capacity: number
+  perSecond: number
+  status: 403 | 429
+  penaltyMs: number
+  /** The next this many requests are refused whatever the bucket holds (a limit met for certain, on any machine). */
+  refuseNext?: number
+}
 
 export type RecordedRequest = {
   method: string
@@ -526,6 +533,10 @@ export class FakeTronGrid {
     if (!limit) return false
     const now = Date.now()
     if (now < limit.penaltyUntil) return true
+    if (limit.refuseNext && limit.refuseNext > 0) {
+      limit.refuseNext--
+      return true
+    }
     limit.tokens = Math.min(limit.capacity, limit.tokens + ((now - limit.at) / 1000) * limit.perSecond)
     limit.at = now
     if (limit.tokens >= 1) {
