@@ -1,12 +1,19 @@
 import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
-import { UNMATCHED_STATES, UnmatchedPaymentAdmin } from '#services/operators/unmatched_payment_admin'
+import vine from '@vinejs/vine'
+import { UNMATCHED_KINDS, UNMATCHED_STATES, UnmatchedPaymentAdmin, assignableKind } from '#services/operators/unmatched_payment_admin'
 import { assignForm, dismissForm, unmatchedListQuery, type UnmatchedListQuery } from '#validators/console_lists'
 import { ConsoleNotFound } from '#console/console_errors'
 import { adminUrl } from '#console/console_paths'
 import { utcMinute, utcSecond } from '#services/console/console_format'
+import { KIND_CHOICES, presentUnmatched } from '#services/console/unmatched_presenter'
 
-function listUrl(form: UnmatchedListQuery['form'], after: string | null = null): string {
+/** The list's kind filter (blank: any kind); an unknown kind is refused like an unknown state. */
+const kindQuery = vine.compile(vine.object({ kind: vine.enum(UNMATCHED_KINDS).optional() }))
+
+type ListForm = UnmatchedListQuery['form'] & { kind: string }
+
+function listUrl(form: ListForm, after: string | null = null): string {
   const query = new URLSearchParams()
   for (const [name, value] of Object.entries(form)) if (value !== '' && !(name === 'state' && value === 'open')) query.set(name, value)
   if (after) query.set('after', after)
@@ -30,27 +37,35 @@ export default class UnmatchedController {
 
   async index({ request, view }: HttpContext) {
     const query = await unmatchedListQuery(request.qs())
+    const given = request.qs().kind
+    const { kind } = await kindQuery.validate({ kind: typeof given === 'string' && given.trim() !== '' ? given.trim() : undefined })
+    const form: ListForm = { ...query.form, kind: kind ?? '' }
     const [page, openCount] = await Promise.all([
-      this.unmatched.list(query.filters, { after: query.after }),
+      this.unmatched.list({ ...query.filters, kind }, { after: query.after }),
       this.unmatched.openCount(),
     ])
     return view.render('console/unmatched/index', {
       utcMinute,
       utcSecond,
-      page,
+      rows: page.rows.map(presentUnmatched),
       openCount,
-      form: query.form,
+      form,
+      filtered: form.state !== 'open' || form.network !== '' || form.token !== '' || form.kind !== '',
       states: [...UNMATCHED_STATES, 'all'],
-      firstUrl: query.after ? listUrl(query.form) : null,
-      nextUrl: page.next ? listUrl(query.form, page.next) : null,
+      kinds: KIND_CHOICES,
+      firstUrl: query.after ? listUrl(form) : null,
+      nextUrl: page.next ? listUrl(form, page.next) : null,
     })
   }
 
   async show({ params, view }: HttpContext) {
-    const payment = await this.#find(params.id)
+    const payment = presentUnmatched(await this.#find(params.id))
     return view.render('console/unmatched/show', {
       utcMinute,
-      utcSecond, payment, suggestion: suggestedTradeId(payment.reason) })
+      utcSecond,
+      payment,
+      suggestion: payment.assignable ? suggestedTradeId(payment.reason) : '',
+    })
   }
 
   async assign({ params, request, session, response }: HttpContext) {
@@ -66,7 +81,7 @@ export default class UnmatchedController {
     const payment = await this.#find(params.id)
     const { note } = await request.validateUsing(dismissForm)
     await this.unmatched.dismiss(payment.id, note)
-    session.flash('success', `Unmatched payment #${payment.id} is dismissed.`)
+    session.flash('success', `Unmatched payment #${payment.id} is ${assignableKind(payment.kind) ? 'dismissed' : 'marked as handled'}.`)
     return response.redirect(adminUrl(`/unmatched/${payment.id}`))
   }
 

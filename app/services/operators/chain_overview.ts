@@ -3,7 +3,9 @@ import Chain from '#models/chain'
 import Token from '#models/token'
 import chainRegistry from '#chains/chain_registry'
 import { chainLoad, type ChainLoad } from '#chains/chain_load'
-import { maskSecret, redactSecrets, redactUrl } from '#support/redaction'
+import { rememberedEndpoints } from '#chains/endpoint_memory'
+import type { RememberedEndpoint } from '#chains/rpc_pool'
+import { maskSecret, redactSecrets, redactUrl, urlCredentials } from '#support/redaction'
 import { OperatorError } from '#support/operator_error'
 
 /** A token as listings show it. */
@@ -32,6 +34,30 @@ export type ScanState = {
 }
 
 /**
+ * An RPC endpoint of a chain and what the runs remember of it
+ * (rpc_endpoints, app/chains/endpoint_memory.ts): held, because it asked
+ * for a wait longer than a request's timeout (`rate_limited`) or its daily
+ * credits are spent (`credits`, HTTP 402: until 00:00 UTC); else `fine`.
+ * `unknown` when the API key cannot be read (APP_KEY changed): the
+ * endpoints are remembered by a digest of URL and key.
+ */
+export type EndpointSummary = {
+  /** Masked like rpcUrls. */
+  url: string
+  state: 'fine' | 'rate_limited' | 'credits' | 'unknown'
+  /** Epoch ms the hold ends; null when not held. */
+  heldUntil: number | null
+  /** Why it is held, secrets masked ('' when not held). */
+  holdReason: string
+  /** The same without what `state` says already: the endpoint's own answer, or the wait it asked for. */
+  holdDetail: string
+  /** A hold that is over: its kind and when it ended (null when none was remembered). */
+  lastHold: { kind: 'rate_limited' | 'credits'; until: number } | null
+  /** Widest eth_getLogs block range it accepted after refusing a wider one; null: none learned. */
+  logRange: number | null
+}
+
+/**
  * A chain as the console and `chain:list` show it. Holds no secret: URLs
  * are masked where they carry a key, the API key is a hint (its last
  * characters at most).
@@ -49,6 +75,8 @@ export type ChainSummary = {
   displayName: string
   enabled: boolean
   rpcUrls: string[]
+  /** The same endpoints, in that order, with their remembered state. */
+  endpoints: EndpointSummary[]
   /** The WebSocket endpoint of head notifications, masked; null when none (polled). */
   wsUrl: string | null
   apiKeySet: boolean
@@ -81,6 +109,48 @@ function apiKeyHint(chain: Chain): string {
   }
 }
 
+/** The lead of each hold's reason (rpc_pool.ts), which the state says already. */
+const HOLD_LEADS = [/^its daily credits are spent \(HTTP 402\) until 00:00 UTC:?\s*/, /^rate limited:?\s*/]
+
+function holdDetail(reason: string): string {
+  const rest = HOLD_LEADS.reduce((text, lead) => text.replace(lead, ''), reason)
+  return rest.charAt(0).toUpperCase() + rest.slice(1)
+}
+
+/** The endpoints of a chain as the runs remember them, at `now`. */
+async function endpointSummaries(chain: Chain, now: number): Promise<EndpointSummary[]> {
+  let apiKey: string
+  try {
+    apiKey = chain.rpcApiKey()
+  } catch {
+    return chain.rpcUrls.map((url) => ({
+      url: redactUrl(url),
+      state: 'unknown',
+      heldUntil: null,
+      holdReason: '',
+      holdDetail: '',
+      lastHold: null,
+      logRange: null,
+    }))
+  }
+  const known = chain.rpcUrls.length > 0 ? await rememberedEndpoints(chain.rpcUrls, apiKey) : new Map<string, RememberedEndpoint>()
+  return chain.rpcUrls.map((url) => {
+    const remembered = known.get(url) ?? null
+    const kind = remembered?.holdKind ?? null
+    const held = kind !== null && remembered!.holdUntil > now
+    const reason = held ? redactSecrets(remembered!.holdReason, [apiKey, ...urlCredentials(url)]) : ''
+    return {
+      url: redactUrl(url),
+      state: held ? kind : 'fine',
+      heldUntil: held ? remembered!.holdUntil : null,
+      holdReason: reason,
+      holdDetail: holdDetail(reason),
+      lastHold: kind !== null && !held && remembered!.holdUntil > 0 ? { kind, until: remembered!.holdUntil } : null,
+      logRange: remembered?.logRange ?? null,
+    }
+  })
+}
+
 function scanState(row: CursorRow | undefined): ScanState {
   const lastScanAt = row ? Number(row.last_scan_at) : 0
   const error = row?.last_error ?? ''
@@ -109,7 +179,8 @@ export function tokenSummary(token: Token): TokenSummary {
 
 /**
  * The read side of the chains: every chain with its tokens, wallet counts,
- * scanner state and request load, in a fixed number of queries.
+ * scanner state, request load and what its endpoints asked for (a hold, a
+ * log range), in a fixed number of queries plus one per chain for its endpoints.
  */
 export class ChainOverview {
   async all(): Promise<ChainSummary[]> {
@@ -140,8 +211,10 @@ export class ChainOverview {
         .whereIn('network', networks)
         .select('network', 'cursor', 'last_scan_at', 'last_error', 'caught_up') as Promise<CursorRow[]>,
     ])
+    const now = Date.now()
+    const endpoints = await Promise.all(chains.map((chain) => endpointSummaries(chain, now)))
     const summaries: ChainSummary[] = []
-    for (const chain of chains) {
+    for (const [index, chain] of chains.entries()) {
       const own = tokens.filter((token) => token.network === chain.network)
       const counts = walletCounts.filter((row) => row.network === chain.network)
       const total = counts.reduce((sum, row) => sum + Number(row.total), 0)
@@ -158,6 +231,7 @@ export class ChainOverview {
         displayName: chain.displayName,
         enabled: chain.enabled,
         rpcUrls: chain.rpcUrls.map((url) => redactUrl(url)),
+        endpoints: endpoints[index],
         wsUrl: chain.wsUrl ? redactUrl(chain.wsUrl) : null,
         apiKeySet: (chain.apiKey ?? '') !== '',
         apiKeyHint: apiKeyHint(chain),

@@ -7,14 +7,20 @@ import { AuditLog } from '#services/audit/audit_log'
 import { actorLabel, currentAuditContext } from '#services/audit/audit_context'
 import { OperatorError } from '#support/operator_error'
 import { Decimal, isDecimalLiteral } from '#support/money'
+import type { UnmatchedKind } from '#services/unmatched_inbox'
 
 /** open: waiting for an operator; assigned: paid an order; dismissed: set aside with a note. */
 export type UnmatchedState = 'open' | 'assigned' | 'dismissed'
 export const UNMATCHED_STATES: readonly UnmatchedState[] = ['open', 'assigned', 'dismissed']
 
+/** What a row records (unmatched_inbox.ts), in the order the console lists them. */
+export const UNMATCHED_KINDS: readonly UnmatchedKind[] = ['transfer', 'unreadable', 'unexplained', 'reorged']
+
 export type UnmatchedFilters = {
   network?: string
   token?: string
+  /** Absent: every kind. */
+  kind?: UnmatchedKind
   /** Absent: every state. */
   state?: UnmatchedState
 }
@@ -51,6 +57,12 @@ export const DISMISS_NOTE_MAX = 500
 
 /** Rows that are a transfer an order may be paid with; the other kinds are notices, dismissed once handled. */
 const ASSIGNABLE_KINDS = new Set(['transfer', 'unreadable'])
+
+/** Whether a row of this kind may be assigned to an order (else it can only be dismissed). */
+export function assignableKind(kind: string): boolean {
+  return ASSIGNABLE_KINDS.has(kind)
+}
+
 const MAX_PAGE = 200
 
 function numberOrNull(value: unknown): number | null {
@@ -77,6 +89,7 @@ export class UnmatchedPaymentAdmin {
     const query = this.#select()
     if (filters.network) query.where('u.network', filters.network)
     if (filters.token) query.where('u.token', filters.token.toUpperCase())
+    if (filters.kind) query.where('u.kind', filters.kind)
     if (filters.state === 'open') query.whereNull('u.dismissed_at').whereNull('u.assigned_at')
     if (filters.state === 'assigned') query.whereNotNull('u.assigned_at')
     if (filters.state === 'dismissed') query.whereNotNull('u.dismissed_at')
@@ -111,7 +124,7 @@ export class UnmatchedPaymentAdmin {
    */
   async assign(id: number, tradeId: string): Promise<MarkPaidResult> {
     const payment = await this.#open(id)
-    if (!ASSIGNABLE_KINDS.has(payment.kind)) {
+    if (!assignableKind(payment.kind)) {
       throw new OperatorError(
         `Unmatched payment #${payment.id} is ${payment.kind === 'reorged' ? 'a reorganisation notice' : 'an unexplained balance change'}, not a transfer: it can only be dismissed`
       )

@@ -405,9 +405,15 @@ test.group('Order detail', (group) => {
           reference: '0xchildpaid01',
           source: 'scanner',
           explorerUrl: 'https://explorer.test/tx/0xchildpaid01',
+          // Paid without a position (the whole transaction) nor a block: nothing a reorganisation could flag.
+          position: '',
+          positionText: 'whole transaction',
+          block: null,
+          reorgedAt: null,
         },
       ]
     )
+    assert.deepEqual(shown.reorgs, [])
     assert.deepEqual(
       shown.attempts.map((attempt) => [attempt.attempt, attempt.httpStatus, attempt.responseExcerpt, attempt.acknowledged]),
       [
