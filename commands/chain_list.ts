@@ -38,6 +38,16 @@ export default class ChainList extends OperatorCommand {
       ])
     )
     for (const chain of chains) if (chain.load?.warning) this.logger.warning(chain.load.warning)
+    // Endpoints the scanner leaves alone for now (a long Retry-After, spent daily credits).
+    for (const chain of chains) {
+      for (const endpoint of chain.endpoints) {
+        if (endpoint.heldUntil === null) continue
+        const why = endpoint.state === 'credits' ? 'its daily credits are spent (HTTP 402)' : 'it asked to wait (Retry-After)'
+        this.logger.warning(
+          `${chain.network}: ${endpoint.url} is not asked until ${new Date(endpoint.heldUntil).toISOString()}: ${why}`
+        )
+      }
+    }
   }
 
   /** Estimated requests a day at the scan interval; "-" when the family gives none. */

@@ -9,6 +9,7 @@ import { utcMinute, utcSecond } from '#services/console/console_format'
 import { resetDatabase } from '#tests/helpers/database'
 import { ConsoleAgent, createConsoleUser, pageText } from '#tests/helpers/console'
 import { LimitedEndpoint } from '#tests/helpers/limited_endpoint'
+import { runAce } from '#tests/helpers/processes'
 
 const API_KEY = 'endpoint-key-abcdefghijklmnop-0042'
 const INFURA_KEY = '0123456789abcdef0123456789abcdef'
@@ -147,7 +148,15 @@ test.group('Console chains: the state of each RPC endpoint', (group) => {
       // No range learned: none said.
       assert.notInclude(page, 'Log queries')
     }
-  })
+
+    // chain:list says it too, a line per held endpoint, keys masked.
+    const listed = await runAce(['chain:list'])
+    assert.equal(listed.code, 0, listed.stderr)
+    const output = listed.stdout + listed.stderr
+    assert.include(output, `ethereum: ${MASKED_INFURA} is not asked until ${new Date(midnight).toISOString()}: its daily credits are spent (HTTP 402)`)
+    assert.include(output, `ethereum: ${second} is not asked until ${new Date(soon).toISOString()}: it asked to wait (Retry-After)`)
+    assert.notInclude(output, INFURA_KEY)
+  }).timeout(60_000)
 
   test('a hold that is over shows the endpoint available, with the hold it had; another API key is another endpoint', async ({ assert }) => {
     const url = 'https://eth-mainnet.example.net/rpc'
