@@ -119,40 +119,51 @@ function fromParity(traces: ParityTrace[], blockHash: Hex | null, watched: Recip
 }
 
 /**
+ * Asks the endpoint for traces in the dialect it offers: `mode` itself, or
+ * (auto) what it was seen to offer, debug_ first; a dialect it refuses is
+ * remembered and the next tried. Null when it offers none (auto).
+ */
+function traced<T>(call: Call, mode: TraceMode, read: (client: PublicClient, dialect: 'debug' | 'parity') => Promise<T>) {
+  if (mode === 'off') return Promise.resolve(null)
+  return call(async (client, url): Promise<T | null> => {
+    for (;;) {
+      const dialect = mode === 'auto' ? (offered.get(url) ?? 'debug') : mode
+      if (dialect === 'none') return null
+      try {
+        const result = await read(client, dialect)
+        if (mode === 'auto') offered.set(url, dialect)
+        return result
+      } catch (raw) {
+        const error = classifyEvmError(raw)
+        if (!(error instanceof UnsupportedMethodError) || mode !== 'auto') throw error
+        offered.set(url, dialect === 'debug' ? 'parity' : 'none')
+      }
+    }
+  })
+}
+
+/**
  * The native value contracts sent to watched addresses in one block, or
  * null when the endpoint offers no traces (mode `auto`): the balance watch
  * then still tells the operator of such value (as unexplained).
  */
-export async function internalTransfers(
+export function internalTransfers(
   call: Call,
   mode: TraceMode,
   block: { number: bigint; hash: Hex; transactionHashes: Hex[] },
   watched: Set<string>
 ): Promise<InternalTransfer[] | null> {
-  if (mode === 'off') return null
-  return call(async (client, url) => {
-    for (;;) {
-      const method = mode === 'auto' ? (offered.get(url) ?? 'debug') : mode
-      if (method === 'none') return null
-      try {
-        if (method === 'debug') {
-          const results = await request<{ txHash?: Hex; result?: CallFrame }[]>(client, 'debug_traceBlockByHash', [
-            block.hash,
-            { tracer: 'callTracer' },
-          ])
-          if (mode === 'auto') offered.set(url, 'debug')
-          return fromCallTracer(results ?? [], block.transactionHashes, watched)
-        }
-        const traces = await request<ParityTrace[] | null>(client, 'trace_block', [toHex(block.number)])
-        if (traces === null) throw new MissingBlockError(`the node has no traces of block ${block.number} yet`)
-        if (mode === 'auto') offered.set(url, 'parity')
-        return fromParity(traces, block.hash, watched)
-      } catch (raw) {
-        const error = classifyEvmError(raw)
-        if (!(error instanceof UnsupportedMethodError) || mode !== 'auto') throw error
-        offered.set(url, method === 'debug' ? 'parity' : 'none')
-      }
+  return traced(call, mode, async (client, dialect) => {
+    if (dialect === 'debug') {
+      const results = await request<{ txHash?: Hex; result?: CallFrame }[]>(client, 'debug_traceBlockByHash', [
+        block.hash,
+        { tracer: 'callTracer' },
+      ])
+      return fromCallTracer(results ?? [], block.transactionHashes, watched)
     }
+    const traces = await request<ParityTrace[] | null>(client, 'trace_block', [toHex(block.number)])
+    if (traces === null) throw new MissingBlockError(`the node has no traces of block ${block.number} yet`)
+    return fromParity(traces, block.hash, watched)
   })
 }
 
@@ -161,27 +172,14 @@ export async function internalTransfers(
  * reference looked up: submit-tx-hash, orders:mark-paid), with the same
  * paths as the scan's. Null when the endpoint offers no traces.
  */
-export async function internalTransfersOf(call: Call, mode: TraceMode, hash: Hex): Promise<InternalTransfer[] | null> {
-  if (mode === 'off') return null
-  return call(async (client, url) => {
-    for (;;) {
-      const method = mode === 'auto' ? (offered.get(url) ?? 'debug') : mode
-      if (method === 'none') return null
-      try {
-        if (method === 'debug') {
-          const result = await request<CallFrame>(client, 'debug_traceTransaction', [hash, { tracer: 'callTracer' }])
-          if (mode === 'auto') offered.set(url, 'debug')
-          return fromCallTracer([{ txHash: hash, result }], [hash], 'any')
-        }
-        const traces = await request<ParityTrace[] | null>(client, 'trace_transaction', [hash])
-        if (mode === 'auto') offered.set(url, 'parity')
-        return fromParity(traces ?? [], null, 'any')
-      } catch (raw) {
-        const error = classifyEvmError(raw)
-        if (!(error instanceof UnsupportedMethodError) || mode !== 'auto') throw error
-        offered.set(url, method === 'debug' ? 'parity' : 'none')
-      }
+export function internalTransfersOf(call: Call, mode: TraceMode, hash: Hex): Promise<InternalTransfer[] | null> {
+  return traced(call, mode, async (client, dialect) => {
+    if (dialect === 'debug') {
+      const result = await request<CallFrame>(client, 'debug_traceTransaction', [hash, { tracer: 'callTracer' }])
+      return fromCallTracer([{ txHash: hash, result }], [hash], 'any')
     }
+    const traces = await request<ParityTrace[] | null>(client, 'trace_transaction', [hash])
+    return fromParity(traces ?? [], null, 'any')
   })
 }
 

@@ -1,13 +1,9 @@
 import { test } from '@japa/runner'
-import { spawn, type ChildProcess } from 'node:child_process'
-import { createPublicClient, http, type PublicClient } from 'viem'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import Order, { OrderStatus } from '#models/order'
 import chainScanner from '#services/chain_scanner'
 import { registry } from '#support/metrics'
 import { resetDatabase } from '#tests/helpers/database'
-import { freePort } from '#tests/helpers/processes'
 import { Anvil } from '#tests/helpers/evm/anvil'
 import { LoadBalancer } from '#tests/helpers/evm/rpc_proxy'
 import { configureEthereum, createEthOrder, deployTokens, type EvmFixture } from '#tests/helpers/evm/evm_setup'
@@ -134,47 +130,9 @@ test.group('EVM chain: reorganisations deeper than 128 blocks', (group) => {
   }).timeout(120_000)
 })
 
-/** An anvil forked from another at a block: the same history up to it, its own blocks after. */
-class ForkedAnvil {
-  url = ''
-  process: ChildProcess | null = null
-  client!: PublicClient
-
-  async start(source: string, block: bigint) {
-    const port = await freePort()
-    this.url = `http://127.0.0.1:${port}`
-    this.process = spawn(
-      app.makePath('node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil'),
-      ['--host', '127.0.0.1', '--port', String(port), '--fork-url', source, '--fork-block-number', String(block), '--silent'],
-      { stdio: 'ignore' }
-    )
-    this.client = createPublicClient({ cacheTime: 0, transport: http(this.url) }) as PublicClient
-    for (let attempt = 0; attempt < 100; attempt++) {
-      try {
-        await this.client.getBlockNumber()
-        return this
-      } catch {
-        await new Promise((resolve) => setTimeout(resolve, 100))
-      }
-    }
-    throw new Error('the forked anvil did not start')
-  }
-
-  async mine(blocks: number) {
-    await this.client.request({ method: 'anvil_mine' as any, params: [`0x${blocks.toString(16)}`] as any })
-  }
-
-  async stop() {
-    if (!this.process || this.process.exitCode !== null) return
-    const exited = new Promise((resolve) => this.process!.once('exit', resolve))
-    this.process.kill('SIGKILL')
-    await exited
-  }
-}
-
 test.group('EVM chain: a load balancer with one node on another fork', (group) => {
   const anvil = new Anvil()
-  const forked = new ForkedAnvil()
+  const forked = new Anvil()
   let balancer: LoadBalancer | null = null
   let tokens: { usdt: `0x${string}`; usdc: `0x${string}` }
 
@@ -198,7 +156,7 @@ test.group('EVM chain: a load balancer with one node on another fork', (group) =
     const order = await createEthOrder(client)
     const fork = await anvil.client.getBlockNumber()
     // The other node forked here and went its own way: 3 blocks of its own, none holding the payment.
-    await forked.start(anvil.url, fork)
+    await forked.start(1, { url: anvil.url, block: fork })
     await forked.mine(3)
     const hash = await anvil.payToken(fixture.usdt, 6, fixture.wallet, order.actualAmount)
     const paidIn = await blockOf(anvil, hash)

@@ -30,12 +30,14 @@ export class Anvil {
   wallet!: WalletClient
   payer: PrivateKeyAccount = privateKeyToAccount(PAYER_KEY)
 
-  async start(chainId = 1) {
+  /** `fork`: start as a copy of another node at a block (`--fork-url`), its own blocks after it. */
+  async start(chainId = 1, fork?: { url: string; block: bigint }) {
     const port = await freePort()
     this.url = `http://127.0.0.1:${port}`
+    const forking = fork ? ['--fork-url', fork.url, '--fork-block-number', String(fork.block)] : []
     this.process = spawn(
       app.makePath('node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil'),
-      ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--silent'],
+      ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--silent', ...forking],
       { stdio: 'ignore' }
     )
     this.client = createPublicClient({ cacheTime: 0, transport: http(this.url) }) as PublicClient
