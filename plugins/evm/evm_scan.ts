@@ -59,11 +59,18 @@ class StillInconsistentError extends Error {
  * different heights: the next request may reach another one). Never skips:
  * after the last attempt the run stops there and the next one asks again.
  */
-async function consistently<T>(context: ScanContext, what: string, read: () => Promise<T>): Promise<T> {
+async function consistently<T>(
+  context: ScanContext,
+  what: string,
+  read: () => Promise<T>,
+  /** Errors handed to the caller at once, not asked again. */
+  passOn: (error: unknown) => boolean = () => false
+): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await read()
     } catch (error) {
+      if (passOn(error)) throw error
       if (!(error instanceof MissingBlockError || error instanceof InconsistentAnswerError)) throw error
       if (error instanceof RpcAnswerError) context.rpc.doubt(error.endpoint)
       if (attempt >= RETRY_WAITS_MS.length) {
@@ -162,12 +169,21 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
   }
 
   let start = from
+  /** The cursor's block was read again and is unchanged: a block not following it is another node's answer. */
+  let cursorChecked = false
   try {
     while (start <= to) {
       let end = min(to, start + segmentBlocks - 1n)
       let reading
       try {
-        reading = await consistently(context, `blocks ${start}–${end}`, () => readSegment(segment, start, end, parent))
+        // Right after the cursor, a block that does not follow it is looked into (a reorganisation?) before anything is asked again.
+        const afterCursor = done !== null && start === from && !reorg && !cursorChecked
+        reading = await consistently(
+          context,
+          `blocks ${start}–${end}`,
+          () => readSegment(segment, start, end, parent),
+          (error) => afterCursor && error instanceof ParentMismatchError
+        )
       } catch (error) {
         if (error instanceof StillInconsistentError && error.missing !== undefined && error.missing > start && error.missing <= end) {
           // The node has the blocks below the one it lacks: those are read (and kept) now, the rest waits.
@@ -183,8 +199,9 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
           commonAncestor(call, BigInt(done!.block), done!.hash, recent, options.reorgDepth)
         )
         if (ancestor === null) {
-          // The cursor's block is still ours: that answer came from a node on another fork. Ask again later.
-          throw new StillInconsistentError(`block ${start} does not follow the scanned block ${done.block} (another node's fork?)`)
+          // The cursor's block is still ours: that answer came from a node on another fork. Asked again.
+          cursorChecked = true
+          continue
         }
         reorg = { ancestor: ancestor.block.toString(), replacedUpTo: done.block.toString() }
         logger.warn(

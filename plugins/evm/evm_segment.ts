@@ -29,8 +29,13 @@ import {
  */
 export class InconsistentAnswerError extends Error {}
 
-/** The segment's first block does not follow the block the scan stands on (a reorganisation, or another node's fork). */
-export class ParentMismatchError extends Error {
+/**
+ * The segment's first block does not follow the block the scan stands on:
+ * a reorganisation, or a node on another fork answered. Asked again like
+ * any answer that does not hold together, except right after the cursor,
+ * where the scan first looks whether the cursor's block was replaced.
+ */
+export class ParentMismatchError extends InconsistentAnswerError {
   constructor(
     readonly expected: Hex,
     readonly found: Hex
