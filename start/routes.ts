@@ -35,6 +35,7 @@ router
   .group(() => {
     // Limited per merchant (pid) in the controller, once authenticated.
     router.post('/order/create-transaction', [NativeOrdersController, 'create'])
+    router.post('/order/query', [NativeOrdersController, 'query'])
     router.get('/config', [ConfigController, 'show'])
   })
   .prefix('/payments/native/v1')

@@ -2,12 +2,16 @@ import type { HttpContext } from '@adonisjs/core/http'
 import merchantAuth from '#services/merchant_auth'
 import requestLimits from '#services/request_limits'
 import orderService from '#services/order_service'
-import { presentCreated } from '#services/order_presenter'
+import { presentCreated, presentQueried } from '#services/order_presenter'
 import { createOrderValidator } from '#validators/create_order_validator'
+import { queryOrderValidator } from '#validators/query_order_validator'
+import Order from '#models/order'
+import { ErrorCode } from '#exceptions/error_codes'
 import BusinessError from '#exceptions/business_error'
 import callbackFormats from '#callbacks/callback_format'
 import { readFlatParams, withoutEmpty } from '#support/request_params'
-import { nativeSignature } from '#support/signing'
+import { signingHint } from '#services/merchant_auth'
+import { nativeSignature, type SignableParams } from '#support/signing'
 import { ok } from '#support/envelope'
 
 export default class NativeOrdersController {
@@ -15,10 +19,7 @@ export default class NativeOrdersController {
   async create(ctx: HttpContext) {
     const params = readFlatParams(ctx)
     const apiKey = await requestLimits.authenticateCreate(ctx, () =>
-      merchantAuth.authenticate(params, ctx.request.ip(), {
-        field: 'signature',
-        expected: (secret) => nativeSignature(params, secret),
-      })
+      merchantAuth.authenticate(params, ctx.request.ip(), nativeSigning(params))
     )
 
     const fields = await ctx.request.validateUsing(createOrderValidator, { data: withoutEmpty(params) })
@@ -44,5 +45,39 @@ export default class NativeOrdersController {
       paymentType,
     })
     return ok(ctx, presentCreated(order))
+  }
+
+  /**
+   * POST /payments/native/v1/order/query: "is my order paid?", signed like
+   * create, limited per pid (rate_limit.query_per_minute, apart from the
+   * creates). An order of another pid is 10008, like one
+   * that does not exist: a merchant never learns of another's orders.
+   */
+  async query(ctx: HttpContext) {
+    const params = readFlatParams(ctx)
+    const apiKey = await requestLimits.authenticateMerchant(ctx, 'query', () =>
+      merchantAuth.authenticate(params, ctx.request.ip(), nativeSigning(params))
+    )
+    const fields = await ctx.request.validateUsing(queryOrderValidator, { data: withoutEmpty(params) })
+    const query = Order.query().where('pid', apiKey.pid).whereNull('parent_id')
+    if (fields.trade_id) query.where('trade_id', fields.trade_id)
+    else query.where('order_id', fields.order_id!)
+    const order = await query.first()
+    if (!order) throw new BusinessError(ErrorCode.ORDER_NOT_FOUND)
+    const child = await Order.query().where('parent_id', order.id).first()
+    return ok(ctx, presentQueried(order, child))
+  }
+}
+
+/**
+ * How native requests are signed, for the check and for the 401's hint
+ * (the algorithm and the fields the gateway signed, never the value it
+ * expected): a merchant moving from an MD5-signing gateway learns why.
+ */
+function nativeSigning(params: SignableParams) {
+  return {
+    field: 'signature',
+    expected: (secret: string) => nativeSignature(params, secret),
+    hint: signingHint('HMAC-SHA256 (64 lower-case hex characters) keyed with the secret_key of the pid', params, ['signature']),
   }
 }

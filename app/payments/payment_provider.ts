@@ -10,7 +10,11 @@ export type ProviderPaymentRequest = {
   coin: string
   /** Crypto amount, fixed to the token precision ("12.35"). */
   amount: string
-  /** The order's own redirect_url, if any: where the payer goes back first. */
+  /**
+   * Where the payer goes back first: the gateway's return page of the
+   * order (/pay/return/{trade_id}) when the order has a return address;
+   * null when it has none.
+   */
   returnUrl: string | null
   /** Our cashier page of the order: the return page of last resort. */
   cashierUrl: string

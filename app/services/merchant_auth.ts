@@ -18,6 +18,22 @@ const TOUCH_INTERVAL_MS = 60_000
  */
 export const AUTH_FAILED_MESSAGE = 'Signature verification failed'
 
+/**
+ * The 401's hint: which algorithm signs, over which of the request's own
+ * fields (those sent non-empty, but the signature's), sorted as they are
+ * joined. It names nothing the caller did not send and never the value the
+ * gateway expected; it is the same for an unknown pid and a wrong
+ * signature.
+ */
+export function signingHint(algorithm: string, params: Record<string, unknown>, unsigned: string[]): string {
+  const names = Object.keys(params)
+    .filter((name) => !unsigned.includes(name) && params[name] !== undefined && params[name] !== null && params[name] !== '')
+    .sort()
+    .map((name) => name.slice(0, 64))
+    .slice(0, 40)
+  return `requests are signed with ${algorithm}, over the sorted name=value pairs of the non-empty fields joined by & (here: ${names.join(', ') || 'none'})`
+}
+
 export type AuthRefusal = 'unknown_pid' | 'key_disabled' | 'ip_not_allowed' | 'bad_signature'
 
 const REFUSAL_TEXT: Record<AuthRefusal, string> = {
@@ -40,15 +56,22 @@ export class MerchantAuth {
   async authenticate(
     params: SignableParams,
     clientIp: string,
-    verify: { field: string; expected: (secretKey: string) => string }
+    verify: {
+      field: string
+      expected: (secretKey: string) => string
+      /** How this flavour signs, added to every 401 (signingHint): the same whatever failed. */
+      hint?: string
+    }
   ): Promise<ApiKey> {
     const pid = params.pid
     if (pid === undefined || pid === null || pid === '') {
-      throw BusinessError.parameter('The pid field is required')
+      throw BusinessError.parameter(
+        'The pid field is required: every request names its merchant by the pid of an API key (1000 on a new installation)'
+      )
     }
     const given = params[verify.field]
     if (given === undefined || given === null || given === '') {
-      throw BusinessError.signature(`The ${verify.field} field is required`)
+      throw BusinessError.signature(`The ${verify.field} field is required${verify.hint ? `; ${verify.hint}` : ''}`)
     }
 
     const apiKey = await configCache.apiKeyByPid(String(pid))
@@ -69,7 +92,7 @@ export class MerchantAuth {
         { pid: String(pid).slice(0, 64), ip: clientIp, reason: refusal },
         `merchant request refused: ${REFUSAL_TEXT[refusal]}`
       )
-      throw BusinessError.signature(AUTH_FAILED_MESSAGE)
+      throw BusinessError.signature(verify.hint ? `${AUTH_FAILED_MESSAGE}: ${verify.hint}` : AUTH_FAILED_MESSAGE)
     }
 
     await this.#touch(apiKey!)

@@ -10,7 +10,7 @@ import providers, {
 } from '#payments/payment_provider'
 import rateService from '#rates/rate_service'
 import paymentService from '#services/payment_service'
-import { cashierUrl } from '#services/order_presenter'
+import { cashierUrl, returnPageUrl } from '#services/order_presenter'
 import BusinessError from '#exceptions/business_error'
 import { refuseInexactAmount } from '#services/exact_amount'
 import { Decimal, ceilToPrecision, toDecimalString, toFixedDigits } from '#support/money'
@@ -70,7 +70,10 @@ export class ProviderCheckout {
         notifyRaw: '',
       }
     )
-    const returnUrl = order.redirectUrl || null
+    // Back through the gateway's return page, not to the raw redirect_url: once paid it sends a
+    // compat order's payer to return_url with the signed EPay fields (verifyReturn), a native one to
+    // redirect_url, and before the notification has arrived to the cashier, which waits for it.
+    const returnUrl = order.redirectUrl ? returnPageUrl(tradeId) : null
     try {
       const payment = await this.provider.createPayment({ tradeId, coin: token, amount, returnUrl, cashierUrl: cashierUrl(tradeId) })
       record.merge({

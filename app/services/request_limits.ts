@@ -6,10 +6,11 @@ import { errors as limiterErrors, type Limiter } from '@adonisjs/limiter'
 import BusinessError from '#exceptions/business_error'
 import settings from '#settings/settings_service'
 
-export type LimitBucket = 'create' | 'cashier' | 'notify'
+export type LimitBucket = 'create' | 'query' | 'cashier' | 'notify'
 
 const LIMIT_SETTINGS = {
   create: 'rate_limit.create_per_minute',
+  query: 'rate_limit.query_per_minute',
   cashier: 'rate_limit.cashier_per_minute',
   notify: 'rate_limit.notify_per_minute',
 } as const
@@ -54,10 +55,23 @@ export class RequestLimits {
    * knows a pid cannot use up that merchant's budget.
    */
   async authenticateCreate<T extends { pid: string }>(ctx: HttpContext, authenticate: () => Promise<T>): Promise<T> {
-    const requests = await settings.get(LIMIT_SETTINGS.create)
+    return this.authenticateMerchant(ctx, 'create', authenticate)
+  }
+
+  /**
+   * The same for another bucket counted per merchant (order queries have
+   * their own, so that a shop polling its orders never uses up its
+   * creates).
+   */
+  async authenticateMerchant<T extends { pid: string }>(
+    ctx: HttpContext,
+    bucket: 'create' | 'query',
+    authenticate: () => Promise<T>
+  ): Promise<T> {
+    const requests = await settings.get(LIMIT_SETTINGS[bucket])
     if (requests === 0) return authenticate()
 
-    const failuresKey = `create_failed:${ctx.request.ip()}`
+    const failuresKey = `${bucket}_failed:${ctx.request.ip()}`
     const failures = await this.#run(requests, (use) => use.get(failuresKey))
     if (failures && failures.remaining <= 0) throw new limiterErrors.E_TOO_MANY_REQUESTS(failures)
 
@@ -68,7 +82,7 @@ export class RequestLimits {
       if (error instanceof BusinessError) await this.#run(requests, (use) => use.increment(failuresKey))
       throw error
     }
-    await this.consume(ctx, 'create', `pid:${apiKey.pid}`)
+    await this.consume(ctx, bucket, `pid:${apiKey.pid}`)
     return apiKey
   }
 

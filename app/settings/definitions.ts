@@ -67,6 +67,11 @@ export const SETTINGS = {
     'Order-creation requests per minute per API key (pid); failed signatures count per client IP (0: no limit)',
     { min: 0, max: 1_000_000 }
   ),
+  'rate_limit.query_per_minute': integerSetting(
+    600,
+    'Order-query requests per minute per API key (pid), counted apart from creates; failed signatures count per client IP (0: no limit)',
+    { min: 0, max: 1_000_000 }
+  ),
   'rate_limit.cashier_per_minute': integerSetting(120, 'Cashier requests per minute per IP (0: no limit)', {
     min: 0,
     max: 1_000_000,

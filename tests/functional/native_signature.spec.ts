@@ -6,6 +6,15 @@ import { countRows, resetDatabase } from '#tests/helpers/database'
 import { makeTronPayable } from '#tests/helpers/setup'
 import { CREATE_PATH, TEST_SECRET, createOrder, merchantSign, orderParams, rawPost } from '#tests/helpers/merchant'
 
+/** The 401 of a native request with these fields: the same words for every refusal. */
+function refusal(params: Record<string, unknown>) {
+  const names = Object.keys(params).filter((name) => name !== 'signature' && params[name] !== undefined && params[name] !== '').sort()
+  return (
+    `${AUTH_FAILED_MESSAGE}: requests are signed with HMAC-SHA256 (64 lower-case hex characters) keyed with the secret_key of the pid, ` +
+    `over the sorted name=value pairs of the non-empty fields joined by & (here: ${names.join(', ')})`
+  )
+}
+
 test.group('Native signature', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
@@ -123,20 +132,44 @@ test.group('Native signature', (group) => {
   test('an unknown pid is 401', async ({ client, assert }) => {
     const response = await createOrder(client, orderParams({ pid: '9999' }))
     response.assertStatus(401)
-    assert.equal(response.body().message, AUTH_FAILED_MESSAGE)
+    assert.equal(response.body().message, refusal(orderParams({ pid: '9999' })))
   })
 
-  test('a missing pid is a parameter error', async ({ client, assert }) => {
+  test('the 401 says how native requests are signed and over which fields, the same whatever failed, never the value expected', async ({
+    client,
+    assert,
+  }) => {
+    const params = orderParams()
+    const wrong = await client.post(CREATE_PATH).json({ ...params, signature: '0'.repeat(64) }).accept('json')
+    wrong.assertStatus(401)
+    const message = wrong.body().message
+    assert.equal(message, refusal(params))
+    assert.include(message, 'here: amount, currency, network, notify_url, order_id, pid, token)')
+    assert.notInclude(message, merchantSign(params))
+    // An MD5 signature (what epusdt and BEpusdt send) gets the same answer, which names the algorithm.
+    const md5 = await client.post(CREATE_PATH).json({ ...params, signature: 'a'.repeat(32) }).accept('json')
+    assert.equal(md5.body().message, message)
+    // An unknown pid with the same fields: the same words (it does not tell the pid is unknown).
+    await operator.updateApiKey('1000', { enabled: false })
+    const disabled = await client.post(CREATE_PATH).json({ ...params, signature: merchantSign(params) }).accept('json')
+    assert.equal(disabled.body().message, message)
+    // No signature at all: said, with the same hint.
+    const unsigned = await client.post(CREATE_PATH).json(params).accept('json')
+    unsigned.assertStatus(401)
+    assert.match(unsigned.body().message, /^The signature field is required; requests are signed with HMAC-SHA256/)
+  })
+
+  test('a missing pid is a parameter error that says what a pid is (a shop moving from epusdt sends none)', async ({ client, assert }) => {
     const response = await createOrder(client, orderParams({ pid: undefined }))
     response.assertStatus(400)
-    assert.match(response.body().message, /pid/)
+    assert.match(response.body().message, /^The pid field is required: every request names its merchant by the pid of an API key/)
   })
 
   test('a disabled key is 401; enabled again it works', async ({ client, assert }) => {
     await operator.updateApiKey('1000', { enabled: false })
     const refused = await createOrder(client, orderParams())
     refused.assertStatus(401)
-    assert.equal(refused.body().message, AUTH_FAILED_MESSAGE)
+    assert.equal(refused.body().message, refusal(orderParams()))
     await operator.updateApiKey('1000', { enabled: true })
     ;(await createOrder(client, orderParams())).assertStatus(200)
   })
@@ -151,7 +184,7 @@ test.group('Native signature', (group) => {
     await operator.updateApiKey('1000', { ips: ['10.0.0.0/8', '192.168.1.7'] })
     const refused = await createOrder(client, orderParams())
     refused.assertStatus(401)
-    assert.equal(refused.body().message, AUTH_FAILED_MESSAGE)
+    assert.equal(refused.body().message, refusal(orderParams()))
 
     await operator.updateApiKey('1000', { ips: ['127.0.0.0/8'] })
     ;(await createOrder(client, orderParams())).assertStatus(200)

@@ -8,6 +8,8 @@ import { FAKE_NETWORK, fakeTransfer } from '#tests/helpers/fake_chain'
 import { TEST_SECRET } from '#tests/helpers/merchant'
 import { newOrder, prepareLifecycle, switchTo } from '#tests/helpers/orders'
 import { compatParams, compatSigned, submitGet, tradeIdFromLocation } from '#tests/helpers/compat_merchant'
+import ProviderOrder from '#models/provider_order'
+import { FakeProvider, SHOP_ID, notificationSign } from '#tests/helpers/fake_provider'
 
 /** GET without following redirects: status and Location. */
 async function returnOf(tradeId: string) {
@@ -146,5 +148,70 @@ test.group('Return to the shop: GET /pay/return/{trade_id}', (group) => {
     assert.equal(status, 302)
     const page = await fetch(`${process.env.APP_URL}${location}`)
     assert.equal(page.status, 404)
+  })
+})
+
+test.group('Return to the shop after paying at the hosted provider', (group) => {
+  const provider = new FakeProvider()
+  group.setup(async () => {
+    await provider.start()
+    return () => provider.stop()
+  })
+  group.each.setup(async () => {
+    await resetDatabase()
+    await prepareLifecycle()
+    await provider.configure()
+  })
+
+  test("an EPay shop's payer comes back through /pay/return: the cashier until the notification, then return_url signed for verifyReturn", async ({
+    client,
+    assert,
+  }) => {
+    // A compat placeholder (no type, no defaults), paid at the provider.
+    const created = await submitGet(client, compatSigned(compatParams({ out_trade_no: 'EP-PROV', return_url: 'https://shop.example/epay/return.php' })))
+    const tradeId = tradeIdFromLocation(created.header('location'))
+    ;(await switchTo(client, tradeId, 'provider', 'usdt')).assertStatus(200)
+    const returnUrl = provider.linkRequest(tradeId)!.return_url
+    assert.equal(returnUrl, `${process.env.APP_URL}/pay/return/${tradeId}`)
+
+    // Back before the provider's notification: the cashier, which waits for it.
+    const early = await fetch(returnUrl, { redirect: 'manual' })
+    assert.equal(early.status, 302)
+    assert.equal(early.headers.get('location'), `/cashier/${tradeId}`)
+
+    const ref = (await ProviderOrder.findByOrFail('unique_id', tradeId)).providerOrderId
+    const fields: Record<string, string> = {
+      'id': SHOP_ID,
+      'status': 'success',
+      'code': '10000',
+      'data[order_id]': ref,
+      'data[unique_id]': tradeId,
+      'data[pay_user_id]': 'payer-9',
+      'data[amount]': '13.80',
+      'data[coin]': 'USDT',
+      'data[status]': '1',
+      'data[type]': 'deposit',
+    }
+    const notified = await fetch(`${process.env.APP_URL}/payments/provider/v1/notify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ...fields, sign: notificationSign(fields) }).toString(),
+    })
+    assert.equal(await notified.text(), 'success')
+
+    const back = await fetch(returnUrl, { redirect: 'manual' })
+    assert.equal(back.status, 302)
+    const location = back.headers.get('location')!
+    assert.isTrue(location.startsWith('https://shop.example/epay/return.php?'))
+    const { params, valid } = shopVerifiesReturn(location)
+    assert.isTrue(valid, 'verifyReturn passes')
+    assert.equal(params.out_trade_no, 'EP-PROV')
+    assert.equal(params.trade_status, 'TRADE_SUCCESS')
+  })
+
+  test('a native order without redirect_url: the provider gets no return page of ours (its own fallbacks apply)', async ({ client, assert }) => {
+    const order = await newOrder(client, { token: undefined, network: undefined })
+    ;(await switchTo(client, order.tradeId, 'provider', 'usdt')).assertStatus(200)
+    assert.equal(provider.linkRequest(order.tradeId)!.return_url, `${process.env.APP_URL}/pay/checkout-counter/${order.tradeId}`)
   })
 })

@@ -78,7 +78,8 @@ test.group('Switch network: placeholders', (group) => {
       amount: '13.80',
       coin: 'USDT',
       id: SHOP_ID,
-      return_url: 'https://shop.example/back',
+      // Through the gateway's return page: it sends the payer on to https://shop.example/back once paid.
+      return_url: `${process.env.APP_URL}/pay/return/${order.tradeId}`,
       callback_url: `${process.env.APP_URL}/payments/provider/v1/notify`,
     })
     const record = await ProviderOrder.findByOrFail('unique_id', order.tradeId)

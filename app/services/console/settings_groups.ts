@@ -88,6 +88,7 @@ export const SETTINGS_GROUPS: readonly SettingsGroup[] = [
     labels: {
       'rate_limit.store': 'Counter store',
       'rate_limit.create_per_minute': 'Order creations per minute',
+      'rate_limit.query_per_minute': 'Order queries per minute',
       'rate_limit.cashier_per_minute': 'Cashier requests per minute',
       'rate_limit.notify_per_minute': 'Provider notifications per minute',
     },
