@@ -197,4 +197,35 @@ test.group('Native signature', (group) => {
     assert.isNumber(usedAt)
     assert.approximately(usedAt!, Date.now(), 10_000)
   })
+
+  test("an epusdt plugin's unchanged request is told what to change: a pid first, then the HMAC-SHA256 signature", async ({
+    client,
+    assert,
+  }) => {
+    // epusdt's own shape: no pid, no currency, MD5 of the sorted string with the token appended.
+    const upstream: Record<string, unknown> = {
+      order_id: 'dujiaoka-1001',
+      amount: 28.88,
+      notify_url: 'https://shop.example/pay/epusdt/notify_url',
+      redirect_url: 'https://shop.example/pay/epusdt/return_url',
+    }
+    const md5 = (await import('node:crypto'))
+      .createHash('md5')
+      .update(
+        Object.keys(upstream)
+          .sort()
+          .map((key) => `${key}=${upstream[key]}`)
+          .join('&') + TEST_SECRET
+      )
+      .digest('hex')
+    const legacy = await client.post('/api/v1/order/create-transaction').json({ ...upstream, signature: md5 }).accept('json')
+    legacy.assertStatus(404)
+    const noPid = await client.post(CREATE_PATH).json({ ...upstream, signature: md5 }).accept('json')
+    noPid.assertStatus(400)
+    assert.match(noPid.body().message, /pid field is required: every request names its merchant by the pid of an API key/)
+    const withPid = await client.post(CREATE_PATH).json({ ...upstream, pid: '1000', signature: md5 }).accept('json')
+    withPid.assertStatus(401)
+    assert.match(withPid.body().message, /signed with HMAC-SHA256 .*\(here: amount, notify_url, order_id, pid, redirect_url\)/)
+    assert.equal(await countRows('orders'), 0)
+  })
 })
