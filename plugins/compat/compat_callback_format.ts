@@ -28,15 +28,27 @@ export class CompatCallbackFormat implements CallbackFormat {
       pid: apiKey.pid,
       trade_no: order.tradeId,
       out_trade_no: order.orderId,
-      // EPay plugins expect a payment type; upstream sends alipay when the
-      // order named none (it is signed like every other field).
-      type: order.compatType || 'alipay',
+      type: epayType(order),
       name: order.name,
-      money: toFixedDigits(order.amount, 4),
+      money: epayMoney(order.amount),
       trade_status: 'TRADE_SUCCESS',
     }
     return new URLSearchParams({ ...params, sign: compatSignature(params, apiKey.signingSecret()), sign_type: 'MD5' })
   }
+}
+
+/**
+ * The `type` of an order in EPay answers (callback, return, order query):
+ * EPay plugins expect a payment type; upstream sends alipay when the order
+ * named none (it is signed like every other field).
+ */
+export function epayType(order: Pick<Order, 'compatType'>): string {
+  return order.compatType || 'alipay'
+}
+
+/** The fiat amount in EPay answers: four decimals (the spec's compat callback). */
+export function epayMoney(amount: string): string {
+  return toFixedDigits(amount, 4)
 }
 
 function withQuery(url: string, query: URLSearchParams): string {

@@ -1,51 +1,65 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import merchantAuth from '#services/merchant_auth'
-import requestLimits from '#services/request_limits'
-import orderService from '#services/order_service'
-import { readFlatParams, withoutEmpty, type FlatParams } from '#support/request_params'
-import { compatSignature } from '#plugins/compat/compat_signature'
-import { compatOrderValidator } from '#plugins/compat/compat_validator'
-import { resolveCompatTarget } from '#plugins/compat/compat_resolution'
+import Order, { OrderStatus } from '#models/order'
+import { cashierUrl } from '#services/order_presenter'
+import { paymentUriOf } from '#services/payment_uri'
+import { CompatParams } from '#plugins/compat/compat_params'
+import { createCompatOrder } from '#plugins/compat/compat_order_creation'
+import { answerEpay, refuseEpay } from '#plugins/compat/epay_answer'
 
 /**
- * GET|POST /payments/compat/v1/order/create-transaction/submit.php
- * The EPay-style entry of shop plugins: MD5-signed parameters in the query
- * or the form body; success is a 302 to the cashier.
+ * The EPay entries of shop plugins that create orders, under the base URL
+ * `/payments/compat/v1/order/create-transaction/` that an EPay SDK appends
+ * `submit.php` and `mapi.php` to.
  */
 export default class CompatOrdersController {
+  /**
+   * GET|POST submit.php: the page jump. MD5-signed parameters in the query
+   * or the form body; success is a 302 to the cashier, a refusal the JSON
+   * envelope (the spec's submit.php).
+   */
   async submit(ctx: HttpContext) {
-    const params = this.#params(ctx)
-    const apiKey = await requestLimits.authenticateCreate(ctx, () =>
-      merchantAuth.authenticate(params, ctx.request.ip(), {
-        field: 'sign',
-        expected: (secret) => compatSignature(params, secret),
-      })
-    )
-    const fields = await ctx.request.validateUsing(compatOrderValidator, { data: withoutEmpty(params) })
-    const target = await resolveCompatTarget(fields)
-
-    const order = await orderService.create({
-      apiKey,
-      orderId: fields.out_trade_no,
-      currency: target.currency,
-      amount: fields.money,
-      token: target.token,
-      network: target.network,
-      notifyUrl: fields.notify_url,
-      redirectUrl: fields.return_url,
-      name: fields.name,
-      paymentType: 'Compat',
-      compatType: fields.type,
-    })
+    const order = await createCompatOrder(ctx, CompatParams.read(ctx))
     return ctx.response.redirect().status(302).toPath(`/pay/checkout-counter/${order.tradeId}`)
   }
 
-  /** GET: the query; POST: the body's fields over any query parameters. */
-  #params(ctx: HttpContext): FlatParams {
-    const body = readFlatParams(ctx)
-    if (ctx.request.method() === 'GET') return body
-    const params: FlatParams = {}
-    for (const [name, value] of new URLSearchParams(ctx.request.parsedUrl.query ?? '')) params[name] = value
-    return { ...params, ...body }
+  /**
+   * POST mapi.php: API mode, for plugins that show the payment themselves.
+   * The same fields, sign and rules as submit.php; the answer is EPay's
+   * JSON: `code` 1, `trade_no`, `payurl` (the cashier) and, once token and
+   * network are known, `qrcode` (the wallet URI the cashier's QR code
+   * shows); any refusal `code` -1 with `msg`.
+   */
+  async mapi(ctx: HttpContext) {
+    try {
+      if (ctx.request.method() !== 'POST') {
+        return answerEpay(ctx, { code: -1, msg: 'mapi.php takes a POST with form fields (EPay API mode)' })
+      }
+      const created = await createCompatOrder(ctx, CompatParams.read(ctx))
+      const qrcode = created.status === OrderStatus.WAITING ? await this.#walletUri(ctx, created.tradeId) : null
+      return answerEpay(ctx, {
+        code: 1,
+        msg: 'success',
+        trade_no: created.tradeId,
+        out_trade_no: created.orderId,
+        payurl: cashierUrl(created.tradeId),
+        ...(qrcode ? { qrcode } : {}),
+      })
+    } catch (error) {
+      return refuseEpay(ctx, error)
+    }
+  }
+
+  /**
+   * The order exists now: should its URI fail to build, the shop still
+   * gets the cashier link rather than a refusal of an order it cannot retry
+   * under the same out_trade_no.
+   */
+  async #walletUri(ctx: HttpContext, tradeId: string): Promise<string | null> {
+    try {
+      return await paymentUriOf(await Order.findByOrFail('trade_id', tradeId))
+    } catch (error) {
+      ctx.logger.warn({ err: error, trade_id: tradeId }, 'mapi.php: no wallet URI for the order; answered the cashier link only')
+      return null
+    }
   }
 }

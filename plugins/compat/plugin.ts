@@ -3,19 +3,25 @@ import { CompatCallbackFormat } from '#plugins/compat/compat_callback_format'
 import { COMPAT_SETTINGS, compatSettings } from '#plugins/compat/compat_settings'
 
 const CompatOrdersController = () => import('#plugins/compat/compat_orders_controller')
+const CompatApiController = () => import('#plugins/compat/compat_api_controller')
 
 /**
- * The compat flavour: redirect-style order creation (form or query
- * parameters, MD5) and GET callbacks for orders of payment_type Compat.
+ * The compat flavour: EPay's merchant protocol (form or query parameters,
+ * MD5) and GET callbacks for orders of payment_type Compat. An EPay SDK
+ * takes `{APP_URL}/payments/compat/v1/order/create-transaction/` as its
+ * base URL and appends submit.php, mapi.php and api.php to it.
  */
 export default definePlugin({
   name: 'compat',
-  description: 'Compat flavour: submit.php order creation (MD5) and GET callbacks',
+  description: 'Compat flavour: EPay submit.php, mapi.php and api.php (MD5) and GET callbacks',
   callbackFormats: [new CompatCallbackFormat()],
   routes: {
     define({ router }) {
-      // Limited per merchant (pid) in the controller, once authenticated.
+      // Limited per merchant (pid) in the controllers, once authenticated.
       router.route('/order/create-transaction/submit.php', ['GET', 'POST'], [CompatOrdersController, 'submit'])
+      // EPay JSON: every outcome is an answer with a code, a GET to mapi.php too.
+      router.route('/order/create-transaction/mapi.php', ['GET', 'POST'], [CompatOrdersController, 'mapi'])
+      router.route('/order/create-transaction/api.php', ['GET', 'POST'], [CompatApiController, 'handle'])
     },
   },
   settings: COMPAT_SETTINGS,

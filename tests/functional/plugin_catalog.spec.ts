@@ -40,6 +40,8 @@ test.group('Plugin catalog: what each plugin brings', (group) => {
     assert.equal(compat.routePrefix, '/payments/compat/v1')
     assert.deepEqual(compat.routes, [
       { pattern: '/payments/compat/v1/order/create-transaction/submit.php', methods: ['GET', 'POST'] },
+      { pattern: '/payments/compat/v1/order/create-transaction/mapi.php', methods: ['GET', 'POST'] },
+      { pattern: '/payments/compat/v1/order/create-transaction/api.php', methods: ['GET', 'POST'] },
     ])
     assert.deepEqual(compat.configSections, ['compat'])
     assert.includeMembers(

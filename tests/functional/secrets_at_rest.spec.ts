@@ -262,7 +262,8 @@ test.group('Secrets at rest: refusals and logs', (group) => {
       { id: 'auth-ip-refused', pid: 'shop-ip', secret: 'shop-ip-secret-01234567', reason: 'ip_not_allowed' },
       { id: 'auth-bad-signature', pid: '1000', secret: 'not-the-secret-of-1000', reason: 'bad_signature' },
     ]
-    const bodies: string[] = []
+    const nativeBodies: string[] = []
+    const compatBodies: string[] = []
     for (const entry of cases) {
       const params = orderParams({ pid: entry.pid })
       const response = await fetch(`${server.url}${CREATE_PATH}`, {
@@ -271,7 +272,7 @@ test.group('Secrets at rest: refusals and logs', (group) => {
         body: JSON.stringify({ ...params, signature: merchantSign(params, entry.secret) }),
       })
       assert.equal(response.status, 401)
-      bodies.push((await response.text()).replace(`${entry.id}-native`, 'ID'))
+      nativeBodies.push((await response.text()).replace(`${entry.id}-native`, 'ID'))
 
       const query = new URLSearchParams(compatSigned(compatParams({ pid: entry.pid }), entry.secret))
       const compat = await fetch(`${server.url}${SUBMIT_PATH}?${query}`, {
@@ -279,15 +280,22 @@ test.group('Secrets at rest: refusals and logs', (group) => {
         redirect: 'manual',
       })
       assert.equal(compat.status, 401)
-      bodies.push((await compat.text()).replace(`${entry.id}-compat`, 'ID'))
+      compatBodies.push((await compat.text()).replace(`${entry.id}-compat`, 'ID'))
     }
-    assert.equal(new Set(bodies).size, 1, bodies.join('\n'))
-    assert.deepEqual(JSON.parse(bodies[0]), {
-      status_code: 401,
-      message: AUTH_FAILED_MESSAGE,
-      data: null,
-      request_id: 'ID',
-    })
+    // Each flavour answers its four refusals with one body: nothing tells them apart.
+    assert.equal(new Set(nativeBodies).size, 1, nativeBodies.join('\n'))
+    assert.equal(new Set(compatBodies).size, 1, compatBodies.join('\n'))
+    // Each 401 adds how its flavour signs (the same for every reason).
+    const nativeFields = Object.keys(orderParams()).filter((name) => name !== 'signature')
+    const native = JSON.parse(nativeBodies[0])
+    assert.deepEqual({ ...native, message: undefined }, { status_code: 401, message: undefined, data: null, request_id: 'ID' })
+    assert.isTrue(native.message.startsWith(`${AUTH_FAILED_MESSAGE}: requests are signed with HMAC-SHA256`), native.message)
+    assert.isTrue(native.message.endsWith(`(here: ${nativeFields.sort().join(', ')})`), native.message)
+    const compat = JSON.parse(compatBodies[0])
+    assert.deepEqual({ ...compat, message: undefined }, { status_code: 401, message: undefined, data: null, request_id: 'ID' })
+    assert.isTrue(compat.message.startsWith(`${AUTH_FAILED_MESSAGE}: requests are signed with MD5`), compat.message)
+    const compatFields = Object.keys(compatParams()).filter((name) => name !== 'sign' && name !== 'sign_type')
+    assert.isTrue(compat.message.endsWith(`(here: ${compatFields.sort().join(', ')})`), compat.message)
 
     // The control: the same request signed right passes (the refusals were for their reason).
     const good = orderParams()

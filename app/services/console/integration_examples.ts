@@ -18,7 +18,13 @@ export const SECRET_VARIABLE = 'GATEWAY_SECRET'
 
 export const NATIVE_CREATE_PATH = '/payments/native/v1/order/create-transaction'
 export const NATIVE_CONFIG_PATH = '/payments/native/v1/config'
-export const COMPAT_SUBMIT_PATH = '/payments/compat/v1/order/create-transaction/submit.php'
+/**
+ * The compat (EPay) base URL's path: EPay SDKs and shop plugins take the
+ * base URL with its trailing slash and append submit.php, mapi.php and
+ * api.php to it.
+ */
+export const COMPAT_BASE_PATH = '/payments/compat/v1/order/create-transaction/'
+export const COMPAT_SUBMIT_PATH = `${COMPAT_BASE_PATH}submit.php`
 
 /** Where the examples tell the gateway to send the callback (the merchant replaces it). */
 export const EXAMPLE_NOTIFY_URL = 'https://shop.example/payment/notify'
@@ -48,8 +54,53 @@ export type IntegrationGuide = {
   createExamples: IntegrationExample[]
   callbackExamples: IntegrationExample[]
   /** The compat (EPay-style) front door when its plugin is enabled. */
-  compat: { submitUrl: string; pidIsNumeric: boolean } | null
+  compat: CompatGuide | null
 }
+
+/** One EPay endpoint under the base URL: what it is called with and what it answers. */
+export type CompatEndpoint = { call: string; method: string; purpose: string; answers: string }
+
+export type CompatGuide = {
+  /** What an EPay shop plugin or SDK is given as its API / gateway URL (trailing slash). */
+  baseUrl: string
+  submitUrl: string
+  endpoints: CompatEndpoint[]
+  pidIsNumeric: boolean
+}
+
+/** The EPay endpoints (the SDK appends each `call` to the base URL). */
+export const COMPAT_ENDPOINTS: CompatEndpoint[] = [
+  {
+    call: 'submit.php',
+    method: 'GET or POST',
+    purpose: 'Page jump: the payer is sent here with the signed order fields',
+    answers: 'HTTP 302 to the cashier page (a refusal: JSON with status_code)',
+  },
+  {
+    call: 'mapi.php',
+    method: 'POST',
+    purpose: 'API mode: the shop creates the order and shows the payment itself',
+    answers: 'JSON: code 1, trade_no, payurl (the cashier page) and, once token and network are known, qrcode (the wallet URI to show as a QR code); a refusal: code -1 and msg',
+  },
+  {
+    call: 'api.php?act=order',
+    method: 'GET or POST',
+    purpose: 'Order query by trade_no or out_trade_no, with pid and key (the secret)',
+    answers: 'JSON: code 1, trade_no, out_trade_no, type, pid, name, money, status (1 paid, 0 not), addtime, endtime, api_trade_no (the paying transaction); a refusal: code -1 and msg',
+  },
+  {
+    call: 'api.php?act=orders',
+    method: 'GET or POST',
+    purpose: 'The latest orders, limit (up to 50, default 20) per page',
+    answers: 'JSON: code 1 and data, the orders with the fields of act=order',
+  },
+  {
+    call: 'api.php?act=refund',
+    method: 'POST',
+    purpose: 'Refund',
+    answers: 'Always code -1: refunds are not supported (the gateway holds no private keys); refund from your own wallet',
+  },
+]
 
 export type GuideOptions = {
   /** Base address of the gateway; default APP_URL. */
@@ -315,7 +366,14 @@ export function renderGuide(input: { pid: string; baseUrl: string; asset: Integr
       { name: 'Create an order', method: 'POST', url: `${baseUrl}${NATIVE_CREATE_PATH}`, signed: 'HMAC-SHA256 in the signature field' },
       { name: 'Networks and tokens offered', method: 'GET', url: `${baseUrl}${NATIVE_CONFIG_PATH}`, signed: 'none' },
       ...(input.compatEnabled
-        ? [{ name: 'Create an order (compat, EPay-style)', method: 'GET or POST', url: `${baseUrl}${COMPAT_SUBMIT_PATH}`, signed: 'MD5 in the sign field' }]
+        ? [
+            {
+              name: 'EPay base URL (compat): the API URL of an EPay shop plugin',
+              method: '+ submit.php, mapi.php, api.php',
+              url: `${baseUrl}${COMPAT_BASE_PATH}`,
+              signed: 'MD5 in the sign field; api.php: the secret as key',
+            },
+          ]
         : []),
     ],
     asset,
@@ -328,7 +386,14 @@ export function renderGuide(input: { pid: string; baseUrl: string; asset: Integr
       { id: 'php', title: 'PHP', language: 'php', filename: 'notify.php', run: run('php -S 0.0.0.0:8080 notify.php'), code: phpCallbackExample(pid) },
       { id: 'node', title: 'Node.js', language: 'javascript', filename: 'notify.mjs', run: run('PORT=8080 node notify.mjs'), code: nodeCallbackExample(pid) },
     ],
-    compat: input.compatEnabled ? { submitUrl: `${baseUrl}${COMPAT_SUBMIT_PATH}`, pidIsNumeric: /^\d+$/.test(pid) } : null,
+    compat: input.compatEnabled
+      ? {
+          baseUrl: `${baseUrl}${COMPAT_BASE_PATH}`,
+          submitUrl: `${baseUrl}${COMPAT_SUBMIT_PATH}`,
+          endpoints: COMPAT_ENDPOINTS,
+          pidIsNumeric: /^\d+$/.test(pid),
+        }
+      : null,
   }
 }
 

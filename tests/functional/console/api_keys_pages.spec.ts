@@ -314,6 +314,12 @@ test.group('Console API keys: the integration page', (group) => {
     assert.include(text, `${process.env.APP_URL}/payments/native/v1/order/create-transaction`)
     assert.include(text, `${process.env.APP_URL}/payments/native/v1/config`)
     assert.include(text, `${process.env.APP_URL}/payments/compat/v1/order/create-transaction/submit.php`)
+    // the EPay base URL to copy, as an SDK wants it, and the endpoints under it with their answers
+    assert.equal(elementText(page.text, 'compat-url'), `${process.env.APP_URL}/payments/compat/v1/order/create-transaction/`)
+    for (const call of ['submit.php', 'mapi.php', 'api.php?act=order', 'api.php?act=orders', 'api.php?act=refund']) {
+      assert.include(text, call)
+    }
+    assert.include(text, 'refunds are not supported')
     for (const id of ['create-shell', 'create-php', 'create-node', 'callback-php', 'callback-node']) {
       assert.include(page.text, `<pre class="copy-value" id="${id}"`, id)
       assert.include(page.text, `data-copy="${id}"`, id)

@@ -155,7 +155,7 @@ test.group('Integration examples: creating an order', (group) => {
 test.group('Integration examples: what the page shows', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('endpoints of the key, the compat submit.php only when its plugin is on', async ({ assert }) => {
+  test('endpoints of the key, the compat EPay base URL only when its plugin is on', async ({ assert }) => {
     const guide = renderGuide({ pid: '1001', baseUrl: 'https://pay.example/', asset: null, compatEnabled: true })
     assert.equal(guide.baseUrl, 'https://pay.example')
     assert.deepEqual(
@@ -163,13 +163,20 @@ test.group('Integration examples: what the page shows', (group) => {
       [
         'https://pay.example/payments/native/v1/order/create-transaction',
         'https://pay.example/payments/native/v1/config',
-        'https://pay.example/payments/compat/v1/order/create-transaction/submit.php',
+        // as an EPay SDK wants it: it appends submit.php, mapi.php and api.php
+        'https://pay.example/payments/compat/v1/order/create-transaction/',
       ]
     )
-    assert.deepEqual(guide.compat, {
-      submitUrl: 'https://pay.example/payments/compat/v1/order/create-transaction/submit.php',
-      pidIsNumeric: true,
-    })
+    const compat = guide.compat!
+    assert.equal(compat.baseUrl, 'https://pay.example/payments/compat/v1/order/create-transaction/')
+    assert.equal(compat.submitUrl, `${compat.baseUrl}submit.php`)
+    assert.isTrue(compat.pidIsNumeric)
+    assert.deepEqual(
+      compat.endpoints.map((endpoint) => endpoint.call),
+      ['submit.php', 'mapi.php', 'api.php?act=order', 'api.php?act=orders', 'api.php?act=refund']
+    )
+    assert.match(compat.endpoints[1].answers, /code 1, trade_no, payurl .* qrcode/)
+    assert.match(compat.endpoints[4].answers, /^Always code -1: refunds are not supported/)
     const off = renderGuide({ pid: 'shop-7', baseUrl: 'https://pay.example', asset: null, compatEnabled: false })
     assert.isNull(off.compat)
     assert.lengthOf(off.endpoints, 2)
