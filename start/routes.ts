@@ -37,6 +37,7 @@ router
     router.post('/order/create-transaction', [NativeOrdersController, 'create'])
     router.post('/order/query', [NativeOrdersController, 'query'])
     router.get('/config', [ConfigController, 'show'])
+    router.get('/openapi.json', [() => import('#controllers/openapi_controller'), 'show'])
   })
   .prefix('/payments/native/v1')
 

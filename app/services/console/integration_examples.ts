@@ -18,6 +18,8 @@ export const SECRET_VARIABLE = 'GATEWAY_SECRET'
 
 export const NATIVE_CREATE_PATH = '/payments/native/v1/order/create-transaction'
 export const NATIVE_CONFIG_PATH = '/payments/native/v1/config'
+export const NATIVE_QUERY_PATH = '/payments/native/v1/order/query'
+export const NATIVE_OPENAPI_PATH = '/payments/native/v1/openapi.json'
 /**
  * The compat (EPay) base URL's path: EPay SDKs and shop plugins take the
  * base URL with its trailing slash and append submit.php, mapi.php and
@@ -55,6 +57,42 @@ export type IntegrationGuide = {
   callbackExamples: IntegrationExample[]
   /** The compat (EPay-style) front door when its plugin is enabled. */
   compat: CompatGuide | null
+  /** Moving a shop from epusdt or BEpusdt to the native API: what to change, with this installation's URLs. */
+  migration: MigrationGuide
+}
+
+/** One change a shop's epusdt / BEpusdt plugin needs: what, from, to. */
+export type MigrationStep = { what: string; before: string; after: string }
+
+export type MigrationGuide = { createUrl: string; queryUrl: string; steps: MigrationStep[] }
+
+/**
+ * The line-by-line changes of an epusdt or BEpusdt plugin (dujiaoka's
+ * EpusdtController and the like), as docs/migration.md lists them.
+ */
+export function migrationSteps(baseUrl: string, pid: string): MigrationStep[] {
+  return [
+    { what: 'Create URL', before: '{epusdt}/api/v1/order/create-transaction', after: `${baseUrl}${NATIVE_CREATE_PATH}` },
+    { what: 'pid', before: 'not sent', after: `pid=${pid} in every request, signed` },
+    { what: 'currency', before: 'always CNY, not sent', after: 'currency=cny (or usd, eur … any currency with a rate)' },
+    {
+      what: 'Coin',
+      before: 'trade_type usdt.trc20, usdt.erc20, usdt.bep20 … (BEpusdt)',
+      after: 'token=usdt with network=tron, ethereum, bsc …, or neither (the payer chooses)',
+    },
+    {
+      what: 'Signature',
+      before: 'md5(sorted name=value pairs joined by & + token)',
+      after: 'hash_hmac(sha256, sorted name=value pairs joined by &, secret): 64 lower-case hex in signature',
+    },
+    { what: 'Receiving address', before: 'data.token', after: 'data.receive_address (data.token is the coin, USDT)' },
+    { what: 'Expiry', before: 'data.expiration_time: a duration', after: 'data.expiration_time: seconds since the epoch' },
+    {
+      what: 'Callback check',
+      before: 'MD5 of the POSTed fields with the token',
+      after: 'HMAC-SHA256 of the JSON body\'s fields but signature (an MD5 check refuses every callback); answer ok or success',
+    },
+  ]
 }
 
 /** One EPay endpoint under the base URL: what it is called with and what it answers. */
@@ -364,7 +402,9 @@ export function renderGuide(input: { pid: string; baseUrl: string; asset: Integr
     secretVariable: SECRET_VARIABLE,
     endpoints: [
       { name: 'Create an order', method: 'POST', url: `${baseUrl}${NATIVE_CREATE_PATH}`, signed: 'HMAC-SHA256 in the signature field' },
+      { name: 'Query an order', method: 'POST', url: `${baseUrl}${NATIVE_QUERY_PATH}`, signed: 'HMAC-SHA256 in the signature field' },
       { name: 'Networks and tokens offered', method: 'GET', url: `${baseUrl}${NATIVE_CONFIG_PATH}`, signed: 'none' },
+      { name: 'This API as OpenAPI 3.1 (Postman, Insomnia, code generators)', method: 'GET', url: `${baseUrl}${NATIVE_OPENAPI_PATH}`, signed: 'none' },
       ...(input.compatEnabled
         ? [
             {
@@ -394,6 +434,11 @@ export function renderGuide(input: { pid: string; baseUrl: string; asset: Integr
           pidIsNumeric: /^\d+$/.test(pid),
         }
       : null,
+    migration: {
+      createUrl: `${baseUrl}${NATIVE_CREATE_PATH}`,
+      queryUrl: `${baseUrl}${NATIVE_QUERY_PATH}`,
+      steps: migrationSteps(baseUrl, pid),
+    },
   }
 }
 

@@ -320,6 +320,13 @@ test.group('Console API keys: the integration page', (group) => {
       assert.include(text, call)
     }
     assert.include(text, 'refunds are not supported')
+    // the order query, the OpenAPI document, and what an epusdt plugin changes, with this installation's URLs
+    assert.include(text, `${process.env.APP_URL}/payments/native/v1/order/query`)
+    assert.include(text, `${process.env.APP_URL}/payments/native/v1/openapi.json`)
+    assert.include(text, 'Moving a shop from epusdt or BEpusdt')
+    assert.include(text, `epusdt / BEpusdt: {epusdt}/api/v1/order/create-transaction Here: ${process.env.APP_URL}/payments/native/v1/order/create-transaction`)
+    assert.include(text, 'pid=1000 in every request, signed')
+    assert.include(text, 'A shop with an EPay plugin needs no change: use the EPay base URL below.')
     for (const id of ['create-shell', 'create-php', 'create-node', 'callback-php', 'callback-node']) {
       assert.include(page.text, `<pre class="copy-value" id="${id}"`, id)
       assert.include(page.text, `data-copy="${id}"`, id)

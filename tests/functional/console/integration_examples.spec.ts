@@ -162,7 +162,9 @@ test.group('Integration examples: what the page shows', (group) => {
       guide.endpoints.map((endpoint) => endpoint.url),
       [
         'https://pay.example/payments/native/v1/order/create-transaction',
+        'https://pay.example/payments/native/v1/order/query',
         'https://pay.example/payments/native/v1/config',
+        'https://pay.example/payments/native/v1/openapi.json',
         // as an EPay SDK wants it: it appends submit.php, mapi.php and api.php
         'https://pay.example/payments/compat/v1/order/create-transaction/',
       ]
@@ -179,8 +181,24 @@ test.group('Integration examples: what the page shows', (group) => {
     assert.match(compat.endpoints[4].answers, /^Always code -1: refunds are not supported/)
     const off = renderGuide({ pid: 'shop-7', baseUrl: 'https://pay.example', asset: null, compatEnabled: false })
     assert.isNull(off.compat)
-    assert.lengthOf(off.endpoints, 2)
+    assert.lengthOf(off.endpoints, 4)
     assert.isFalse(renderGuide({ pid: 'shop-7', baseUrl: 'https://pay.example', asset: null, compatEnabled: true }).compat!.pidIsNumeric)
+  })
+
+  test('moving from epusdt or BEpusdt: each change with this installation\'s URLs and the key\'s pid', async ({ assert }) => {
+    const guide = renderGuide({ pid: '2001', baseUrl: 'https://pay.example/', asset: null, compatEnabled: false })
+    assert.equal(guide.migration.createUrl, 'https://pay.example/payments/native/v1/order/create-transaction')
+    assert.equal(guide.migration.queryUrl, 'https://pay.example/payments/native/v1/order/query')
+    const steps = Object.fromEntries(guide.migration.steps.map((step) => [step.what, step]))
+    assert.deepEqual(
+      Object.keys(steps),
+      ['Create URL', 'pid', 'currency', 'Coin', 'Signature', 'Receiving address', 'Expiry', 'Callback check']
+    )
+    assert.equal(steps['Create URL'].after, guide.migration.createUrl)
+    assert.equal(steps['Create URL'].before, '{epusdt}/api/v1/order/create-transaction')
+    assert.include(steps.pid.after, 'pid=2001')
+    assert.include(steps.Signature.after, 'hash_hmac(sha256')
+    assert.include(steps['Callback check'].after, 'an MD5 check refuses every callback')
   })
 
   test('a base URL with a quote stays one literal in every language', async ({ assert }) => {
