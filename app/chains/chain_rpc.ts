@@ -55,6 +55,27 @@ export type RpcPoolOverrides = {
   timeoutMs?: number
   /** Retries after a 429 or a 5xx (0: report the first answer). */
   retries?: number
+  /**
+   * 'verify': a payer's transaction-hash check, on the verification budget
+   * (chains.verify_requests_per_*), counted apart from the scanners'.
+   */
+  purpose?: 'verify'
+}
+
+/**
+ * The verification budget of one endpoint: the verify settings, never
+ * faster than the endpoint's own pace. Counted apart from the endpoint's
+ * common budget, so that payers asking about hashes (anyone holding a
+ * trade_id can) never spend what the scanners need.
+ */
+export function verificationBudgetOf(
+  endpoint: RpcBudget | null,
+  verify: { perSecond: number; perDay: number }
+): RpcBudget {
+  return {
+    perSecond: Math.min(endpoint?.perSecond ?? Number.POSITIVE_INFINITY, verify.perSecond),
+    perDay: dailyCap(verify.perDay),
+  }
 }
 
 /**
@@ -68,12 +89,23 @@ export async function rpcFor(chain: Chain, overrides: RpcPoolOverrides = {}): Pr
     perDay: await settings.get('chains.rpc_requests_per_day'),
   }
   const urls = overrides.urls ?? chain.rpcUrls
+  const verify =
+    overrides.purpose === 'verify'
+      ? {
+          perSecond: await settings.get('chains.verify_requests_per_second'),
+          perDay: await settings.get('chains.verify_requests_per_day'),
+        }
+      : null
   return new RpcPool(urls, {
     timeoutMs: overrides.timeoutMs ?? (await settings.get('chains.rpc_timeout_seconds')) * 1000,
     cooldownMs: (await settings.get('chains.rpc_cooldown_seconds')) * 1000,
     apiKey,
     network: chain.network,
-    budgetFor: (url) => budgetOf(chain, url, apiKey, fallback),
+    purpose: overrides.purpose,
+    budgetFor: (url) => {
+      const endpoint = budgetOf(chain, url, apiKey, fallback)
+      return verify ? verificationBudgetOf(endpoint, verify) : endpoint
+    },
     memory: await DatabaseEndpointMemory.load(chain.network, urls, apiKey),
     ...(overrides.retries !== undefined ? { retries: overrides.retries } : {}),
   })

@@ -19,8 +19,14 @@ type PacerState = {
 
 const states = new Map<string, PacerState>()
 
-export function pacerKey(url: string, apiKey: string) {
-  return `${url}\n${apiKey}`
+/**
+ * The budget a request draws from: the endpoint and key, and the purpose
+ * when it has a budget of its own ('' is the scanners' and the operators';
+ * 'verify' is the payers' transaction-hash checks, which can then never
+ * spend or slow the scanners' budget).
+ */
+export function pacerKey(url: string, apiKey: string, purpose = '') {
+  return purpose ? `${url}\n${apiKey}\n${purpose}` : `${url}\n${apiKey}`
 }
 
 function utcDay(now: number) {

@@ -133,6 +133,11 @@ export type RpcPoolOptions = {
   backoffBaseMs?: number
   /** Long holds and learned log ranges shared with other runs and processes (none: this process only). */
   memory?: EndpointMemory
+  /**
+   * The budget this pool's requests draw from, when not the endpoint's
+   * common one (rpc_pacer.ts pacerKey): 'verify' for the payers' hash checks.
+   */
+  purpose?: string
 }
 
 /** Options of one pooled call. */
@@ -203,6 +208,10 @@ export class RpcPool {
     return this.options.apiKey ?? ''
   }
 
+  #pacerKey(url: string) {
+    return pacerKey(url, this.apiKey, this.options.purpose)
+  }
+
   /** The budget of an endpoint (null: unlimited). */
   budget(url: string): RpcBudget | null {
     return this.options.budgetFor?.(url) ?? null
@@ -210,7 +219,7 @@ export class RpcPool {
 
   /** True when the endpoint's daily budget is spent for the current UTC day. */
   budgetSpent(url: string): boolean {
-    return dailyBudgetSpent(pacerKey(url, this.apiKey), this.budget(url))
+    return dailyBudgetSpent(this.#pacerKey(url), this.budget(url))
   }
 
   /**
@@ -236,7 +245,7 @@ export class RpcPool {
    */
   async permit(url: string, requests = 1): Promise<void> {
     const budget = this.budget(url)
-    const key = pacerKey(url, this.apiKey)
+    const key = this.#pacerKey(url)
     const slot = Date.now()
     const wait = reserve(key, budget, requests)
     if (wait === null) {
@@ -366,7 +375,7 @@ export class RpcPool {
           const wait = this.#retryWait(error as RpcHttpError, attempt)
           if (wait !== null) {
             // Every caller of this endpoint waits, not only this one.
-            holdOff(pacerKey(url, this.apiKey), wait)
+            holdOff(this.#pacerKey(url), wait)
             await sleep(wait)
             continue
           }
@@ -479,8 +488,8 @@ export class RpcPool {
   }
 
   /** Requests counted today for an endpoint and key (diagnostics, tests). */
-  static usedToday(url: string, apiKey = '') {
-    return usedToday(pacerKey(url, apiKey))
+  static usedToday(url: string, apiKey = '', purpose = '') {
+    return usedToday(pacerKey(url, apiKey, purpose))
   }
 
   /** Forget cool-downs, pacing and daily counts (tests). */

@@ -6,6 +6,7 @@ import { switchNetworkValidator } from '#validators/switch_network_validator'
 import { submitTxHashValidator } from '#validators/submit_tx_hash_validator'
 import { readFlatParams, withoutEmpty } from '#support/request_params'
 import { ok } from '#support/envelope'
+import requestLimits from '#services/request_limits'
 
 /** The payer's actions on an order: choose a target, report a payment. */
 export default class PaymentTargetController {
@@ -19,6 +20,8 @@ export default class PaymentTargetController {
   /** POST /pay/submit-tx-hash/:trade_id */
   async submitTxHash(ctx: HttpContext) {
     const fields = await ctx.request.validateUsing(submitTxHashValidator, { data: withoutEmpty(readFlatParams(ctx)) })
+    // Per order, on top of the cashier's per-IP limit: a trade_id asked from many IPs.
+    await requestLimits.consumeSubmission(ctx, ctx.params.trade_id)
     const order = await txHashSubmission.submit(ctx.params.trade_id, fields.block_transaction_id)
     return ok(ctx, {
       trade_id: order.tradeId,

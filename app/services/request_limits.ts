@@ -47,6 +47,21 @@ export class RequestLimits {
   }
 
   /**
+   * POST /pay/submit-tx-hash is counted per order too (trade_id), over
+   * `rate_limit.submit_window_minutes`: whoever holds a trade_id, from
+   * however many IPs, gets `rate_limit.submit_per_order` chain checks of it
+   * per window. Over it: the same 429 as every other limit.
+   */
+  async consumeSubmission(ctx: HttpContext, tradeId: string): Promise<void> {
+    const requests = await settings.get('rate_limit.submit_per_order')
+    if (requests === 0) return
+    const duration = `${await settings.get('rate_limit.submit_window_minutes')} minutes`
+    const response = await this.#run(requests, (use) => use.consume(`submit:trade:${tradeId}`), duration)
+    ctx.response.header('X-RateLimit-Limit', response.limit)
+    ctx.response.header('X-RateLimit-Remaining', response.remaining)
+  }
+
+  /**
    * Order creation is counted per merchant, not per IP: a busy shop backend
    * is one IP, and several shops may share one. So the request is first
    * authenticated, then counted against its pid. Requests that fail
@@ -87,9 +102,9 @@ export class RequestLimits {
   }
 
   /** Runs `operation` on the configured store, on memory if that store fails. */
-  async #run<R>(requests: number, operation: (use: Limiter) => Promise<R>): Promise<R> {
+  async #run<R>(requests: number, operation: (use: Limiter) => Promise<R>, duration = '1 minute'): Promise<R> {
     const store: Store = await settings.get('rate_limit.store')
-    const options = { requests, duration: '1 minute' }
+    const options = { requests, duration }
     if (store === 'memory') return operation(limiter.use('memory', options))
     try {
       if (store === 'redis') await this.#waitForFirstRedisConnect()

@@ -3,9 +3,10 @@ import Token from '#models/token'
 import type Order from '#models/order'
 import chainRegistry from '#chains/chain_registry'
 import { rpcFor } from '#chains/chain_rpc'
-import { RpcUnavailableError } from '#chains/rpc_pool'
+import { RpcBudgetExhaustedError, RpcUnavailableError } from '#chains/rpc_pool'
 import { BLOCK_TIME_SKEW_MS, TransferLookupError, type ObservedTransfer } from '#chains/chain_family'
 import BusinessError from '#exceptions/business_error'
+import { ErrorCode } from '#exceptions/error_codes'
 import { Decimal, toDecimalString } from '#support/money'
 import { usedReference } from '#services/transfer_references'
 
@@ -15,6 +16,17 @@ import { usedReference } from '#services/transfer_references'
  * - `admin` (orders:mark-paid repair): made after the order was created.
  */
 export type VerificationMode = 'submit' | 'admin'
+
+/**
+ * A refusal that may not hold for long (the transaction is not yet
+ * confirmed, the node cannot be reached, the verification budget is spent):
+ * asking again later can succeed, so it is never answered from memory.
+ */
+export class PassingRefusal extends BusinessError {
+  constructor(message: string) {
+    super(ErrorCode.PARAMETER, message)
+  }
+}
 
 /**
  * Checks a transaction reference against an on-chain order: the chain
@@ -42,13 +54,20 @@ export class TransferVerifier {
     const token = tokens.find((entry) => entry.symbol === order.token)
     if (!token) throw BusinessError.parameter(`${order.token} is not a token of ${order.network}`)
 
+    // A payer's check draws on the verification budget, never on the scanners'.
+    const rpc = await rpcFor(chain, mode === 'submit' ? { purpose: 'verify' } : {})
     let transfers: ObservedTransfer[]
     try {
-      transfers = await family.verifyReference(reference.trim(), { chain, tokens, order, rpc: await rpcFor(chain) })
+      transfers = await family.verifyReference(reference.trim(), { chain, tokens, order, rpc })
     } catch (error) {
       if (error instanceof TransferLookupError) throw BusinessError.parameter(`Transaction check failed: ${error.message}`)
+      if (error instanceof RpcBudgetExhaustedError || (error instanceof RpcUnavailableError && error.cause instanceof RpcBudgetExhaustedError)) {
+        throw new PassingRefusal(
+          `Transaction check failed: too many transaction checks on ${order.network} today; the payment is still detected by the scanner, or try again later`
+        )
+      }
       if (error instanceof RpcUnavailableError) {
-        throw BusinessError.parameter(`Transaction check failed: the ${order.network} node cannot be reached now, try again`)
+        throw new PassingRefusal(`Transaction check failed: the ${order.network} node cannot be reached now, try again`)
       }
       throw error
     }
@@ -81,7 +100,7 @@ export class TransferVerifier {
       throw BusinessError.parameter('Transaction check failed: it was made after the order expired')
     }
     if (transfer.confirmations < chain.confirmations) {
-      throw BusinessError.parameter(
+      throw new PassingRefusal(
         `Transaction check failed: not yet confirmed (${transfer.confirmations} of ${chain.confirmations} confirmations)`
       )
     }

@@ -1,7 +1,9 @@
 import type Order from '#models/order'
 import { orderByTradeId } from '#services/order_lookup'
 import { assertOpen } from '#services/order_rules'
-import transferVerifier from '#services/transfer_verifier'
+import transferVerifier, { PassingRefusal } from '#services/transfer_verifier'
+import failedReferences from '#services/failed_references'
+import type { ObservedTransfer } from '#chains/chain_family'
 import paymentService from '#services/payment_service'
 import BusinessError from '#exceptions/business_error'
 
@@ -11,8 +13,17 @@ import BusinessError from '#exceptions/business_error'
  * order has no hash; the order must be on chain, waiting and not past its
  * life); then the family verifies the transfer against the order and the
  * payment path records it, once.
+ *
+ * Anyone holding a trade_id can call this, and each check costs RPC
+ * requests: the controller counts submissions per order
+ * (rate_limit.submit_per_order), the checks draw on a budget of their own
+ * (chains.verify_requests_*), a reference that failed is answered from
+ * memory for a while (FailedReferences), and the same reference asked
+ * twice at once is checked once.
  */
 export class TxHashSubmission {
+  #inFlight = new Map<string, Promise<ObservedTransfer>>()
+
   async submit(tradeId: string, reference: string): Promise<Order> {
     const order = await orderByTradeId(tradeId)
     if (order.isProviderOrder) {
@@ -20,7 +31,7 @@ export class TxHashSubmission {
     }
     assertOpen(order, 'submit')
 
-    const transfer = await transferVerifier.verify(order, reference, 'submit')
+    const transfer = await this.#verify(order, reference)
     const outcome = await paymentService.markPaid(order.id, {
       reference: transfer.reference,
       position: transfer.position,
@@ -29,6 +40,25 @@ export class TxHashSubmission {
       paidAt: transfer.timestamp,
     })
     return outcome.order
+  }
+
+  async #verify(order: Order, reference: string): Promise<ObservedTransfer> {
+    const known = failedReferences.recall(order.tradeId, reference)
+    if (known !== null) throw BusinessError.parameter(known)
+    const key = `${order.tradeId}\n${reference.trim()}`
+    let check = this.#inFlight.get(key)
+    if (!check) {
+      check = transferVerifier.verify(order, reference, 'submit').finally(() => this.#inFlight.delete(key))
+      this.#inFlight.set(key, check)
+    }
+    try {
+      return await check
+    } catch (error) {
+      if (error instanceof BusinessError && !(error instanceof PassingRefusal)) {
+        await failedReferences.remember(order.tradeId, reference, error.message)
+      }
+      throw error
+    }
   }
 }
 

@@ -80,6 +80,15 @@ export const SETTINGS = {
     min: 0,
     max: 1_000_000,
   }),
+  'rate_limit.submit_per_order': integerSetting(
+    5,
+    'Transaction-hash submissions per order (trade_id) per window, whatever the client IP (0: no limit)',
+    { min: 0, max: 1_000_000 }
+  ),
+  'rate_limit.submit_window_minutes': integerSetting(10, 'Window of rate_limit.submit_per_order, in minutes', {
+    min: 1,
+    max: 1440,
+  }),
 
   // Merchant callbacks. The first two keys are named by the interface spec.
   'order_notice_max_retry': integerSetting(6, 'Callback retries after the first failed attempt', { min: 0, max: 50 }),
@@ -119,6 +128,21 @@ export const SETTINGS = {
     0,
     'Requests per UTC day to one RPC endpoint when neither the chain (chain:set --requests-per-day) nor its family sets a budget (0: no daily cap)',
     { min: 0, max: 1_000_000_000 }
+  ),
+  'chains.verify_requests_per_second': integerSetting(
+    2,
+    "Requests per second one RPC endpoint takes for payers' transaction-hash checks, on a budget apart from the scanner's (never more than the endpoint's own)",
+    { min: 1, max: 100000 }
+  ),
+  'chains.verify_requests_per_day': integerSetting(
+    2000,
+    "Requests per UTC day one RPC endpoint takes for payers' transaction-hash checks, apart from the scanner's budget (0: no daily cap)",
+    { min: 0, max: 1_000_000_000 }
+  ),
+  'chains.verify_failed_cache_minutes': integerSetting(
+    3,
+    'How long a transaction hash that failed its check is answered from memory (same order, same hash), without asking the chain again (0: not kept)',
+    { min: 0, max: 1440 }
   ),
   'chains.dust_percent': integerSetting(
     50,

@@ -41,6 +41,8 @@ export class FakeFamily implements ChainFamily {
   balances: { height: string; readings: BalanceReading[] } | null = null
   /** The family's default endpoint budget, when a test gives it one. */
   rpcBudget?: (url: string, apiKey: string) => RpcBudget
+  /** A lookup sends one request to the chain's RPC pool first (as a real family does), when a test wants it counted. */
+  lookupAsksRpc = false
 
   normalizeAddress(address: string) {
     if (!address.startsWith('fake:')) throw new Error('not a fake address')
@@ -92,6 +94,12 @@ export class FakeFamily implements ChainFamily {
 
   async verifyReference(reference: string, _context: VerificationContext): Promise<ObservedTransfer[]> {
     this.lookups.push(reference)
+    if (this.lookupAsksRpc) {
+      await _context.rpc.call(async (url) => {
+        const response = await _context.rpc.fetch(url, { method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"tx"}' })
+        await response.text()
+      })
+    }
     const transfers = this.transactions.get(reference)
     if (!transfers) throw new TransferLookupError(`transaction ${reference} not found`)
     return transfers
@@ -148,6 +156,7 @@ export async function installFakeChain(confirmations = 1) {
   fakeFamily.interrupt = null
   fakeFamily.unreadable = []
   fakeFamily.rpcBudget = undefined
+  fakeFamily.lookupAsksRpc = false
   fakeFamily.heights = undefined
   fakeFamily.seen = []
   fakeFamily.balances = null

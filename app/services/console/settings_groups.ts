@@ -91,6 +91,8 @@ export const SETTINGS_GROUPS: readonly SettingsGroup[] = [
       'rate_limit.query_per_minute': 'Order queries per minute',
       'rate_limit.cashier_per_minute': 'Cashier requests per minute',
       'rate_limit.notify_per_minute': 'Provider notifications per minute',
+      'rate_limit.submit_per_order': 'Hash submissions per order',
+      'rate_limit.submit_window_minutes': 'Hash submission window (minutes)',
     },
   },
   {
@@ -102,6 +104,9 @@ export const SETTINGS_GROUPS: readonly SettingsGroup[] = [
       'chains.rpc_cooldown_seconds': 'Failing endpoint cool-down (seconds)',
       'chains.rpc_requests_per_second': 'RPC requests per second',
       'chains.rpc_requests_per_day': 'RPC requests per day',
+      'chains.verify_requests_per_second': 'Hash-check RPC requests per second',
+      'chains.verify_requests_per_day': 'Hash-check RPC requests per day',
+      'chains.verify_failed_cache_minutes': 'Failed hash remembered (minutes)',
       'chains.dust_percent': 'Dust threshold (%)',
       'chains.max_blocks_per_scan': 'Blocks per scan',
       'chains.balance_check_minutes': 'Balance watch interval (minutes)',
