@@ -1,5 +1,4 @@
 import { defineConfig } from '@adonisjs/shield'
-import env from '#start/env'
 
 /**
  * Shield runs on the console's routes only. CSRF on every form; the
@@ -16,7 +15,9 @@ const shieldConfig = defineConfig({
     methods: ['POST', 'PUT', 'PATCH', 'DELETE'],
   },
   xFrame: { enabled: true, action: 'DENY' },
-  hsts: { enabled: env.get('APP_URL', '').startsWith('https://'), maxAge: '180 days' },
+  // HSTS is set on every response, not only the console's, by
+  // app/middleware/transport_security_middleware.ts.
+  hsts: { enabled: false },
   contentTypeSniffing: { enabled: true },
 })
 

@@ -10,6 +10,8 @@ server.errorHandler(() => import('#exceptions/handler'))
 
 server.use([
   () => import('#middleware/request_id_middleware'),
+  // HSTS and Secure cookies whenever the installation is served over HTTPS.
+  () => import('#middleware/transport_security_middleware'),
   () => import('#middleware/body_limit_middleware'),
   // public/assets: the cashier's stylesheet and script
   () => import('@adonisjs/static/static_middleware'),
