@@ -9,6 +9,7 @@ import { fractionDigits, toFixedDigits } from '#support/money'
 import { qrSvg } from '#cashier/qr_svg'
 import { siteLook, type SiteLook } from '#cashier/site_look'
 import { DEFAULT_LANGUAGE, languageChoices, messagesOf, translator, type Language, type Translate } from '#cashier/languages'
+import { isWebAddress } from '#support/web_address'
 
 /** What the page shows first; the script moves between them afterwards. */
 export type CashierState = 'choose' | 'pay' | 'provider' | 'paid' | 'expired'
@@ -85,7 +86,8 @@ export async function cashierPage(order: Order, language: Language, now = Date.n
     fiat: { amount: order.amount, currency: order.currency },
     pay,
     paidAmount,
-    providerUrl: order.isProviderOrder ? order.paymentUrl : '',
+    // Never a link that is not http(s) (a row stored before pay_url was checked).
+    providerUrl: order.isProviderOrder && isWebAddress(order.paymentUrl) ? order.paymentUrl : '',
     canChoose,
     choices,
     providerTokens,

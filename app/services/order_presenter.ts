@@ -2,6 +2,7 @@ import env from '#start/env'
 import type Order from '#models/order'
 import type { CreatedOrder } from '#services/order_service'
 import { toJsonNumber } from '#support/money'
+import { isWebAddress } from '#support/web_address'
 
 /**
  * The shapes in which orders leave the service, field for field as the
@@ -51,7 +52,7 @@ export function presentCashier(order: Order, now = Date.now()) {
     payment_type: order.paymentType.toLowerCase(),
     expiration_time: order.expirationTime,
     redirect_url: order.redirectUrl,
-    payment_url: order.payProvider !== '' ? order.paymentUrl : '',
+    payment_url: order.payProvider !== '' && isWebAddress(order.paymentUrl) ? order.paymentUrl : '',
     created_at: order.createdAt,
     server_time: now,
     is_selected: order.isSelected,

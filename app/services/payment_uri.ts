@@ -3,6 +3,7 @@ import Chain from '#models/chain'
 import Token from '#models/token'
 import chainRegistry from '#chains/chain_registry'
 import { assertOnChainTarget } from '#services/order_rules'
+import { isWebAddress } from '#support/web_address'
 
 /**
  * The wallet URI of an order's target, amount included (each family's
@@ -11,7 +12,7 @@ import { assertOnChainTarget } from '#services/order_rules'
  * QR always encodes what the endpoint says.
  */
 export async function paymentUriOf(order: Order): Promise<string> {
-  if (order.isProviderOrder) return order.paymentUrl
+  if (order.isProviderOrder) return isWebAddress(order.paymentUrl) ? order.paymentUrl : ''
   assertOnChainTarget(order)
   const chain = await Chain.findByOrFail('network', order.network)
   const token = await Token.query().where('network', order.network).where('symbol', order.token).firstOrFail()

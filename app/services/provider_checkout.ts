@@ -15,6 +15,7 @@ import BusinessError from '#exceptions/business_error'
 import { refuseInexactAmount } from '#services/exact_amount'
 import { Decimal, ceilToPrecision, toDecimalString, toFixedDigits } from '#support/money'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import { isWebAddress } from '#support/web_address'
 
 export const PROVIDER_NETWORK = 'provider'
 export const PROVIDER_ADDRESS = 'PROVIDER'
@@ -76,6 +77,10 @@ export class ProviderCheckout {
     const returnUrl = order.redirectUrl ? returnPageUrl(tradeId) : null
     try {
       const payment = await this.provider.createPayment({ tradeId, coin: token, amount, returnUrl, cashierUrl: cashierUrl(tradeId) })
+      // The payer is sent to this link: whatever the provider answered, only an http(s) address.
+      if (!isWebAddress(payment.payUrl)) {
+        throw new ProviderRequestError('its pay_url is not an http(s) address, so the payer is not sent there')
+      }
       record.merge({
         status: 'pending',
         providerOrderId: payment.providerOrderId,

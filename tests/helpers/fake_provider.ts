@@ -38,6 +38,8 @@ type FakePayment = { orderId: string; amount: string; coin: string; paid: boolea
  */
 export class FakeProvider extends HttpStub {
   mode: 'ok' | 'empty' | 'http500' | 'slow' = 'ok'
+  /** The pay_url the next links carry (null: an https link of its own). */
+  payUrl: string | null = null
   counter = 0
   badSigns = 0
   /** Payment links by unique_id (our trade_id). */
@@ -80,7 +82,7 @@ export class FakeProvider extends HttpStub {
       this.counter++
       const data = this.mode === 'empty' ? { order_id: '', pay_url: '' } : {
         order_id: `P-${this.counter}`,
-        pay_url: `https://pay.example/checkout/P-${this.counter}`,
+        pay_url: this.payUrl ?? `https://pay.example/checkout/P-${this.counter}`,
       }
       if (this.mode !== 'empty') {
         this.payments.set(fields.unique_id, {
