@@ -73,12 +73,21 @@ export type RunningServer = {
   stop: () => Promise<void>
 }
 
+/** Where a child process runs: the sources (default) or a production build. */
+export type ProcessRoot = {
+  /** The application root: this checkout, or a build directory. */
+  cwd?: string
+  /** Node arguments that start the server: `bin/server.ts` under ts-exec, or `bin/server.js` of a build. */
+  serverArgs?: string[]
+}
+
 /**
- * Starts `bin/server.ts` (what `npm start` runs) as a separate process and
- * waits until it answers.
+ * Starts `bin/server.ts` (what `npm start` runs), or the server of a build
+ * (`root`), as a separate process and waits until it answers.
  */
 export async function startServerProcess(
-  extra: Record<string, string | undefined> = {}
+  extra: Record<string, string | undefined> = {},
+  root: ProcessRoot = {}
 ): Promise<RunningServer> {
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
@@ -86,8 +95,8 @@ export async function startServerProcess(
   let stdout = ''
   let stderr = ''
   const child = track(
-    spawn(process.execPath, ['--import=@poppinss/ts-exec', 'bin/server.ts'], {
-      cwd: app.makePath(),
+    spawn(process.execPath, root.serverArgs ?? ['--import=@poppinss/ts-exec', 'bin/server.ts'], {
+      cwd: root.cwd ?? app.makePath(),
       env: childEnv({ HOST: '127.0.0.1', PORT: String(port), APP_URL: url, ...extra }),
       stdio: ['ignore', 'pipe', 'pipe'],
     })
@@ -128,17 +137,18 @@ export async function startServerProcess(
   }
 }
 
-/** Runs `node ace <args>` as a separate process. */
+/** Runs `node ace <args>` as a separate process (in a build with `root.cwd`). */
 export async function runAce(
   args: string[],
-  extra: Record<string, string | undefined> = {}
+  extra: Record<string, string | undefined> = {},
+  root: ProcessRoot = {}
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     let stdout = ''
     let stderr = ''
     const child = track(
       spawn(process.execPath, ['ace.js', ...args], {
-        cwd: app.makePath(),
+        cwd: root.cwd ?? app.makePath(),
         env: childEnv({ FORCE_COLOR: '0', ...extra }),
         stdio: ['ignore', 'pipe', 'pipe'],
       })
