@@ -1,7 +1,7 @@
 import env from '#start/env'
 import app from '@adonisjs/core/services/app'
 import { defineConfig, targets } from '@adonisjs/core/logger'
-import { serializeError } from '#support/redaction'
+import { redactLogFields, redactSecrets, serializeError } from '#support/redaction'
 
 const loggerConfig = defineConfig({
   default: 'app',
@@ -14,6 +14,18 @@ const loggerConfig = defineConfig({
       // credentials masked: an RPC client's error quotes a URL that may
       // carry an API key, or its request config with the key header.
       serializers: { err: (error: unknown) => serializeError(error) },
+      // Every URL in a log line is redacted too, in its fields and its
+      // message: a compat callback's URL carries its `sign`, a merchant's
+      // notify_url may carry user info or a token, an RPC URL its key.
+      formatters: { log: (fields: Record<string, unknown>) => redactLogFields(fields) },
+      hooks: {
+        logMethod(args: unknown[], method: (...args: unknown[]) => void) {
+          return method.apply(
+            this,
+            args.map((arg) => (typeof arg === 'string' && arg.includes('://') ? redactSecrets(arg) : arg))
+          )
+        },
+      },
       transport: {
         targets: targets()
           .pushIf(app.inDev, targets.pretty())

@@ -110,3 +110,39 @@ export function serializeError(error: unknown, known: readonly string[] = []): u
   }
   return safe
 }
+
+/** How deep redactLogFields looks into a log line's objects. */
+const LOG_DEPTH = 6
+
+/**
+ * A log line's fields with every URL in their strings redacted (user
+ * info, key-, token- and signature-like query values such as a compat
+ * callback's `sign`, key-like path segments), however deep. Only plain
+ * objects and arrays are walked; errors are left to the `err` serializer
+ * (serializeError), other objects as they are. Fields without a URL are
+ * returned as they are, unchanged and uncopied.
+ */
+export function redactLogFields<T>(value: T, depth = 0): T {
+  if (typeof value === 'string') return (value.includes('://') ? redactSecrets(value) : value) as T
+  if (value === null || typeof value !== 'object' || depth >= LOG_DEPTH) return value
+  if (Array.isArray(value)) {
+    let changed = false
+    const items = value.map((item) => {
+      const redacted = redactLogFields(item, depth + 1)
+      if (redacted !== item) changed = true
+      return redacted
+    })
+    return (changed ? items : value) as T
+  }
+  const prototype = Object.getPrototypeOf(value)
+  if (prototype !== Object.prototype && prototype !== null) return value
+  let copy: Record<string, unknown> | null = null
+  for (const [key, field] of Object.entries(value as Record<string, unknown>)) {
+    const redacted = redactLogFields(field, depth + 1)
+    if (redacted !== field) {
+      copy ??= { ...(value as Record<string, unknown>) }
+      copy[key] = redacted
+    }
+  }
+  return (copy ?? value) as T
+}
