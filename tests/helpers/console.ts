@@ -58,6 +58,8 @@ export class ConsoleAgent {
   csrf: string | null = null
   /** The last page got (its path and query): sent as the form's `_back`, as the page's form would. */
   lastPage: string | null = null
+  /** Sent with every request (e.g. X-Forwarded-For to come from another client IP). */
+  headers: Record<string, string> = {}
 
   /** `base`: another gateway process (default: the test server, APP_URL). */
   constructor(readonly base: string = process.env.APP_URL!) {}
@@ -127,6 +129,7 @@ export class ConsoleAgent {
         ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
         ...(this.cookies.size ? { cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ') } : {}),
         accept: 'text/html',
+        ...this.headers,
         ...headers,
       },
       body,

@@ -26,9 +26,10 @@ type Pending = { userId: number; email: string; at: number }
 
 /**
  * Signing in and out of the console: the password step, then the second
- * factor when the user has it on. Failed attempts are counted per IP and
- * per account (app/console/login_throttle.ts); every sign-in, failure and
- * sign-out is in the audit log.
+ * factor when the user has it on. Every attempt is counted before its
+ * secret is checked, per IP, per account and IP, and per account
+ * (app/console/login_throttle.ts); every sign-in, failure, throttled
+ * attempt and sign-out is in the audit log.
  */
 @inject()
 export default class SessionController {
@@ -47,12 +48,11 @@ export default class SessionController {
     const { request, response, session } = ctx
     const { email, password } = await request.validateUsing(credentials)
     const ip = request.ip()
-    const wait = await loginThrottle.wait(ip, email)
-    if (wait > 0) return this.#throttled(ctx, email, wait)
+    const wait = await loginThrottle.attempt(ip, email)
+    if (wait > 0) return this.#throttled(ctx, email, null, wait)
 
     const user = await this.users.verifyCredentials(email, password)
     if (!user) {
-      await loginThrottle.failed(ip, email)
       await this.#audit(ctx, { kind: 'visitor' }, 'auth.login_failed', null, { email: email.toLowerCase(), reason: 'wrong e-mail or password' })
       session.flash('email', email)
       session.flash('error', 'That e-mail and password do not match an administrator.')
@@ -81,8 +81,8 @@ export default class SessionController {
     }
     const { code } = await request.validateUsing(secondFactor)
     const ip = request.ip()
-    const wait = await loginThrottle.wait(ip, pending.email)
-    if (wait > 0) return this.#throttled(ctx, pending.email, wait, 'second_factor')
+    const wait = await loginThrottle.attempt(ip, pending.email)
+    if (wait > 0) return this.#throttled(ctx, pending.email, pending.userId, wait, 'second_factor')
 
     const user = await User.find(pending.userId)
     let method: 'totp' | 'recovery code' | null = null
@@ -94,7 +94,6 @@ export default class SessionController {
       }
     }
     if (!user || method === null) {
-      await loginThrottle.failed(ip, pending.email)
       await this.#audit(ctx, { kind: 'visitor' }, 'auth.login_failed', pending.userId, {
         email: pending.email,
         reason: 'wrong second-factor code',
@@ -117,7 +116,7 @@ export default class SessionController {
   async #signIn(ctx: HttpContext, user: User, method: string) {
     const next = safeConsoleReturn(ctx.session.get(SESSION_KEYS.next))
     await startConsoleSession(ctx, user)
-    await loginThrottle.succeeded(user.email)
+    await loginThrottle.succeeded(ctx.request.ip(), user.email, method === 'password' ? 1 : 2)
     await User.query().where('id', user.id).update({ last_login_at: Date.now() })
     await this.#audit(ctx, { kind: 'user', userId: user.id, email: user.email }, 'auth.login', user.id, {
       email: user.email,
@@ -127,8 +126,14 @@ export default class SessionController {
     return ctx.response.redirect(next ?? adminUrl('/'))
   }
 
-  /** Answered with the form itself, HTTP 429 and Retry-After: the password was not even checked. */
-  #throttled({ view, response }: HttpContext, email: string, seconds: number, page: 'login' | 'second_factor' = 'login') {
+  /** Answered with the form itself, HTTP 429 and Retry-After: the password (or code) was not even checked. */
+  async #throttled(ctx: HttpContext, email: string, userId: number | null, seconds: number, page: 'login' | 'second_factor' = 'login') {
+    const { view, response } = ctx
+    await this.#audit(ctx, { kind: 'visitor' }, 'auth.login_throttled', userId, {
+      email: email.trim().toLowerCase(),
+      step: page === 'login' ? 'password' : 'second factor',
+      retry_after_seconds: seconds,
+    })
     response.header('retry-after', String(seconds))
     response.status(429)
     return view.render(`console/auth/${page}`, {

@@ -33,10 +33,12 @@ export type AuditRowView = {
 const ACTIONS: Record<string, { label: string; tone?: Tone }> = {
   'auth.login': { label: 'Signed in', tone: 'success' },
   'auth.login_failed': { label: 'Sign-in failed', tone: 'danger' },
+  'auth.login_throttled': { label: 'Sign-in refused: too many attempts', tone: 'danger' },
   'auth.logout': { label: 'Signed out' },
   'user.create': { label: 'Admin user created' },
   'user.password': { label: 'Password changed', tone: 'warning' },
   'user.role': { label: 'Role changed', tone: 'warning' },
+  'user.2fa_start': { label: 'Two-factor enrolment started' },
   'user.2fa_enable': { label: 'Two-factor enabled', tone: 'success' },
   'user.2fa_disable': { label: 'Two-factor disabled', tone: 'warning' },
   'user.2fa_reset': { label: 'Two-factor reset', tone: 'warning' },

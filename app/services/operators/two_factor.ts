@@ -35,7 +35,10 @@ export class TwoFactor {
   async begin(user: User, issuer: string) {
     if (user.totpEnabledAt !== null) throw new OperatorError('Two-factor sign-in is already on: turn it off first')
     const secret = newTotpSecret()
-    await User.query().where('id', user.id).update({ totp_secret: sealSecret(secret, SecretPurpose.totpSecret), totp_last_step: null })
+    await this.audit.change(
+      (trx) => User.query({ client: trx }).where('id', user.id).update({ totp_secret: sealSecret(secret, SecretPurpose.totpSecret), totp_last_step: null }),
+      () => ({ action: 'user.2fa_start', subjectType: 'user', subjectId: user.id, after: { email: user.email } })
+    )
     await user.refresh()
     return { secret, uri: otpauthUri(issuer, user.email, secret) }
   }

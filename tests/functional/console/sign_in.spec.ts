@@ -110,7 +110,7 @@ test.group('Console sign-in', (group) => {
   test('after too many failures an account must wait, told how long, even with the right password', async ({ assert }) => {
     const admin = await createConsoleUser()
     const agent = new ConsoleAgent()
-    for (let attempt = 0; attempt < LOGIN_LIMITS.account.requests; attempt++) {
+    for (let attempt = 0; attempt < LOGIN_LIMITS.accountIp.requests; attempt++) {
       const response = await agent.submit('/login', { email: admin.email, password: `wrong-${attempt}-password` })
       assert.equal(response.status, 302)
     }
@@ -160,7 +160,7 @@ test.group('Console sign-in', (group) => {
   test('two-factor enrolment from the account page: QR and key, wrong code refused, ten recovery codes once, then disable with the password', async ({ assert }) => {
     const admin = await createConsoleUser()
     const agent = await ConsoleAgent.signIn(admin)
-    const start = await agent.submit('/account/2fa/start', {}, '/account')
+    const start = await agent.submit('/account/2fa/start', { password: CONSOLE_PASSWORD }, '/account')
     assert.equal(start.location, '/admin/account/2fa')
     const enrol = await agent.get('/account/2fa')
     assert.include(enrol.text, '<svg role="img" aria-label="QR code to scan with an authenticator app"')
@@ -286,7 +286,7 @@ test.group('Console sign-in', (group) => {
     assert.equal(demote.status, 403)
     assert.equal((await db.from('users').where('id', viewer.user.id).first()).role, 'viewer')
     // Their own account is theirs.
-    const start = await agent.submit('/account/2fa/start', {}, '/account')
+    const start = await agent.submit('/account/2fa/start', { password: CONSOLE_PASSWORD }, '/account')
     assert.equal(start.location, '/admin/account/2fa')
   })
 })
@@ -322,7 +322,7 @@ test.group('Console users page', (group) => {
     assert.equal((await db.from('users').where('id', admin.user.id).first()).role, 'admin')
 
     const withTotp = await createConsoleUser({ totp: true })
-    const reset = await agent.submit(`/users/${withTotp.user.id}/2fa-reset`, {}, '/users')
+    const reset = await agent.submit(`/users/${withTotp.user.id}/2fa-reset`, { password: CONSOLE_PASSWORD }, '/users')
     assert.equal(reset.location, '/admin/users')
     assert.isNull((await db.from('users').where('id', withTotp.user.id).first()).totp_enabled_at)
     const audited = await db.from('audit_log').where('action', 'user.2fa_reset').first()
