@@ -5,6 +5,7 @@ import { adminUrl } from '#console/console_paths'
 import { SESSION_KEYS, idleTimeoutMs } from '#console/console_session'
 import { ConsoleForbidden } from '#console/console_errors'
 import type User from '#models/user'
+import settings from '#settings/settings_service'
 
 export type ConsoleAuthOptions = {
   /**
@@ -12,9 +13,22 @@ export type ConsoleAuthOptions = {
    * out): open to viewers too. Everywhere else a viewer may only read.
    */
   ownAccount?: boolean
+  /**
+   * Routes of the two-factor set-up (and sign-out): the only ones open to
+   * an admin without 2FA while console.require_2fa_admins is on.
+   */
+  enrolment?: boolean
 }
 
 const READS = new Set(['GET', 'HEAD'])
+
+export const TWO_FACTOR_REQUIRED =
+  'Administrators must use two-factor sign-in: set it up on your account page to use the console.'
+
+/** An admin without 2FA while the setting asks every admin for it. */
+export async function mustEnrolTwoFactor(user: User): Promise<boolean> {
+  return user.role === 'admin' && user.totpEnabledAt === null && (await settings.get('console.require_2fa_admins')) === true
+}
 
 /**
  * The console's gate, on every console route but the sign-in pages:
@@ -22,6 +36,9 @@ const READS = new Set(['GET', 'HEAD'])
  *   and opened after the user's last password change (a changed password
  *   ends every other session);
  * - a viewer's write is refused here, server-side, with 403;
+ * - an admin without 2FA, while console.require_2fa_admins is on, only
+ *   reaches the 2FA set-up and sign-out (elsewhere: sent to the account
+ *   page, or 403 for a write);
  * - every audited change made while handling the request names this user,
  *   the client IP and the request id.
  */
@@ -36,6 +53,11 @@ export default class ConsoleAuthMiddleware {
     ctx.view.share({ consoleUser: user })
     if (!options.ownAccount && user.role !== 'admin' && !READS.has(ctx.request.method())) {
       throw new ConsoleForbidden('Your account can view the console but not change anything (role: viewer).')
+    }
+    if (!options.enrolment && (await mustEnrolTwoFactor(user))) {
+      // The account page says why (its alert), so no flash on the way.
+      if (READS.has(ctx.request.method())) return ctx.response.redirect(adminUrl('/account'))
+      throw new ConsoleForbidden(TWO_FACTOR_REQUIRED)
     }
     return actingAs(
       {

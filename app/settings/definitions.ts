@@ -159,6 +159,12 @@ export const SETTINGS = {
     { min: 0, max: 1440 }
   ),
 
+  // Console sign-in (docs/console.md "Sign-in security").
+  'console.require_2fa_admins': booleanSetting(
+    true,
+    'Administrators (role admin) must use two-factor sign-in: until they turn it on, they can only reach the enrolment page and sign out'
+  ),
+
   // GET /metrics (README "Operations"). Neither set: loopback clients only.
   'metrics.token': stringSetting(
     '',

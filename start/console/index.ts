@@ -35,15 +35,21 @@ export function registerConsoleRoutes() {
       router.get('/login/2fa', [SessionController, 'showSecondFactor'])
       router.post('/login/2fa', [SessionController, 'secondFactor'])
 
-      // The signed-in user's own account: viewers may change these too.
+      // The signed-in user's own account: viewers may change these too. The
+      // first group stays open to an admin who still owes the 2FA set-up
+      // the setting console.require_2fa_admins asks for.
       router
         .group(() => {
           router.post('/logout', [SessionController, 'logout'])
           router.get('/account', [AccountController, 'show'])
-          router.post('/account/password', [AccountController, 'changePassword'])
           router.post('/account/2fa/start', [AccountController, 'startTwoFactor'])
           router.get('/account/2fa', [AccountController, 'showEnrolment'])
           router.post('/account/2fa/confirm', [AccountController, 'confirmTwoFactor'])
+        })
+        .use(middleware.consoleAuth({ ownAccount: true, enrolment: true }))
+      router
+        .group(() => {
+          router.post('/account/password', [AccountController, 'changePassword'])
           router.post('/account/2fa/disable', [AccountController, 'disableTwoFactor'])
         })
         .use(middleware.consoleAuth({ ownAccount: true }))

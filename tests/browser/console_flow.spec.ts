@@ -5,6 +5,7 @@ import { createConsoleUser, currentTotp } from '#tests/helpers/console'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
 import { fakeTransfer } from '#tests/helpers/fake_chain'
 import { adminUrl } from '#console/console_paths'
+import settings from '#settings/settings_service'
 import {
   DESKTOP,
   PHONE,
@@ -103,6 +104,34 @@ test.group('Console in Chromium: an admin\'s day', (group) => {
       for (const words of ['owner@example.com', 'order.mark_paid', 'api_key.create', 'wallet.add', 'setting', 'auth.login']) {
         assert.include(log, words)
       }
+    } finally {
+      await context.close()
+    }
+  })
+
+  test('an admin without 2FA, while admins must use it: held at the account page, sets it up there, then reaches the console', async ({
+    assert,
+  }) => {
+    const admin = await createConsoleUser({ email: 'new.admin@example.com' })
+    await settings.set('console.require_2fa_admins', 'true')
+    const { context, page } = await newPage(DESKTOP)
+    try {
+      await consoleSignIn(page, admin)
+      assert.equal(new URL(page.url()).pathname, adminUrl('/account'))
+      await page.getByRole('link', { name: 'Orders' }).first().click()
+      await page.waitForURL((url) => url.pathname === adminUrl('/account'))
+      assert.isTrue(await page.getByRole('heading', { name: 'Set up two-factor sign-in to use the console' }).isVisible())
+      await checkConsolePage(page, assert, 'account-2fa-required')
+
+      await page.getByLabel('Your password').fill(admin.password)
+      await page.getByRole('button', { name: 'Set up two-factor sign-in' }).click()
+      await page.waitForURL((url) => url.pathname === adminUrl('/account/2fa'))
+      const key = (await page.locator('#totp-secret').innerText()).replace(/\s/g, '')
+      await page.getByLabel('6-digit code').fill(currentTotp(key))
+      await page.getByRole('button', { name: 'Turn on two-factor sign-in' }).click()
+      await page.locator('#recovery-codes').waitFor()
+      await page.goto(adminUrl('/orders'))
+      assert.equal(new URL(page.url()).pathname, adminUrl('/orders'))
     } finally {
       await context.close()
     }

@@ -2,6 +2,7 @@ import app from '@adonisjs/core/services/app'
 import { AdminUsers } from '#services/operators/admin_users'
 import { TwoFactor } from '#services/operators/two_factor'
 import { adminUrl } from '#console/console_paths'
+import settings from '#settings/settings_service'
 import { base32Decode, totpCode } from '#support/totp'
 import type User from '#models/user'
 
@@ -11,7 +12,12 @@ let counter = 0
 
 export type ConsoleUser = { user: User; email: string; password: string; totpSecret: string | null }
 
-/** An administrator (or viewer) through the same service as `admin:create`; `totp: true` also turns 2FA on. */
+/**
+ * An administrator (or viewer) through the same service as `admin:create`;
+ * `totp: true` also turns 2FA on. An admin made without it can only use the
+ * console while console.require_2fa_admins is off: the setting is turned off
+ * unless the test set it itself (tests of the requirement set it on first).
+ */
 export async function createConsoleUser(
   options: { role?: 'admin' | 'viewer'; email?: string; password?: string; totp?: boolean } = {}
 ): Promise<ConsoleUser> {
@@ -28,6 +34,7 @@ export async function createConsoleUser(
     await twoFactor.confirm(user, currentTotp(secret, Date.now() - 30_000), Date.now() - 30_000)
     totpSecret = secret
   }
+  if (user.role === 'admin' && !options.totp) await settings.setIfMissing('console.require_2fa_admins', 'false')
   await user.refresh()
   return { user, email, password, totpSecret }
 }

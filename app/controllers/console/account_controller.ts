@@ -8,6 +8,7 @@ import settings from '#settings/settings_service'
 import { qrSvg } from '#cashier/qr_svg'
 import { adminUrl } from '#console/console_paths'
 import { startConsoleSession } from '#console/console_session'
+import { mustEnrolTwoFactor } from '#middleware/console_auth_middleware'
 
 const passwordChange = vine.compile(
   vine.object({
@@ -34,6 +35,7 @@ export default class AccountController {
       twoFactorOn: user.totpEnabledAt !== null,
       enrolmentPending: user.totpEnabledAt === null && user.totpSecret !== null,
       recoveryCodesLeft: this.twoFactor.remainingRecoveryCodes(user),
+      twoFactorRequired: await mustEnrolTwoFactor(user),
     })
   }
 
@@ -47,9 +49,10 @@ export default class AccountController {
     return ctx.response.redirect(adminUrl('/account'))
   }
 
-  async startTwoFactor({ auth, response }: HttpContext) {
+  async startTwoFactor({ auth, request, response }: HttpContext) {
     const user = auth.use('web').getUserOrFail()
-    await this.twoFactor.begin(user, await this.#issuer())
+    const { password } = await request.validateUsing(passwordForm)
+    await this.twoFactor.begin(user, await this.#issuer(), { password })
     return response.redirect(adminUrl('/account/2fa'))
   }
 

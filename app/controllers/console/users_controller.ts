@@ -2,7 +2,9 @@ import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import vine from '@vinejs/vine'
 import User, { ADMIN_ROLES } from '#models/user'
+import hash from '@adonisjs/core/services/hash'
 import { AdminUsers } from '#services/operators/admin_users'
+import { OperatorError } from '#support/operator_error'
 import { ConsoleNotFound } from '#console/console_errors'
 import { adminUrl } from '#console/console_paths'
 
@@ -13,6 +15,7 @@ const newUser = vine.compile(
   })
 )
 const roleForm = vine.compile(vine.object({ role: vine.enum(ADMIN_ROLES) }))
+const passwordForm = vine.compile(vine.object({ password: vine.string().maxLength(256) }))
 
 /**
  * Administrators of the console, through the same service as
@@ -43,8 +46,13 @@ export default class UsersController {
     return response.redirect(adminUrl('/users'))
   }
 
-  async resetTwoFactor({ params, session, response }: HttpContext) {
+  /** Needs the acting admin's own password again: an unattended session must not strip another account's second factor. */
+  async resetTwoFactor({ params, request, auth, session, response }: HttpContext) {
     const user = await this.#find(params.id)
+    const { password } = await request.validateUsing(passwordForm)
+    if (!(await hash.use('scrypt').verify(auth.use('web').getUserOrFail().password, password))) {
+      throw new OperatorError(`Wrong password: enter your own password to reset the two-factor sign-in of ${user.email}. Nothing was changed.`)
+    }
     const { wasEnabled } = await this.users.reset2fa(user.email)
     session.flash(
       'success',

@@ -22,6 +22,7 @@ export type SettingsGroupId =
   | 'compat'
   | 'provider'
   | 'metrics'
+  | 'console'
   | 'plugins'
 
 export type SettingsGroup = {
@@ -146,6 +147,14 @@ export const SETTINGS_GROUPS: readonly SettingsGroup[] = [
     labels: {
       'metrics.token': 'Metrics token',
       'metrics.allowed_ips': 'Allowed addresses',
+    },
+  },
+  {
+    id: 'console',
+    title: 'Console sign-in',
+    description: 'What the console asks of the people who sign in to it.',
+    labels: {
+      'console.require_2fa_admins': 'Admins must use two-factor sign-in',
     },
   },
   {

@@ -32,8 +32,12 @@ export class TwoFactor {
   constructor(protected audit: AuditLog) {}
 
   /** A new secret for `user`, stored sealed but not enabled until confirm(): a half-done enrolment locks nobody out. */
-  async begin(user: User, issuer: string) {
+  async begin(user: User, issuer: string, reauthentication?: { password: string }) {
     if (user.totpEnabledAt !== null) throw new OperatorError('Two-factor sign-in is already on: turn it off first')
+    // From the console the password is asked again: a session left open must not bind its own authenticator.
+    if (reauthentication && !(await hash.use('scrypt').verify(user.password, reauthentication.password))) {
+      throw new OperatorError('Wrong password: two-factor set-up was not started')
+    }
     const secret = newTotpSecret()
     await this.audit.change(
       (trx) => User.query({ client: trx }).where('id', user.id).update({ totp_secret: sealSecret(secret, SecretPurpose.totpSecret), totp_last_step: null }),

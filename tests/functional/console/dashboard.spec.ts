@@ -3,6 +3,8 @@ import db from '@adonisjs/lucid/services/db'
 import { resetDatabase } from '#tests/helpers/database'
 import { ConsoleAgent, createConsoleUser, pageText } from '#tests/helpers/console'
 import { resetOrderRows, seedOrderRow, seededTradeId } from '#tests/helpers/order_rows'
+import { freePort } from '#tests/helpers/processes'
+import doctor from '#services/doctor/doctor'
 
 const DAY = 86_400_000
 
@@ -132,5 +134,84 @@ test.group('Console dashboard', (group) => {
     assert.match(page.text, /<strong class="dash-lag-large">100 blocks \(≈ 5 min\)<\/strong>/)
     assert.include(pageText(page.text), '2 scanners need attention')
     assert.include(page.text, '<a href="/admin/chains/bsc">BNB Smart Chain</a>')
+  })
+})
+
+test.group('Console dashboard: health checks', (group) => {
+  group.each.setup(async () => {
+    await resetDatabase()
+    resetOrderRows()
+    doctor.reset()
+  })
+  group.each.timeout(60_000)
+
+  /** The text of the "Health checks" card; '' when the page has none. */
+  function healthText(html: string) {
+    const start = html.indexOf('id="health-checks"')
+    if (start === -1) return ''
+    return pageText(html.slice(html.lastIndexOf('<section', start), html.indexOf('</section>', start)))
+  }
+
+  test('an admin sees the warnings and problems with their fixes; a viewer does not see the card', async ({ assert }) => {
+    const viewer = await createConsoleUser({ role: 'viewer' })
+    const viewerPage = await (await ConsoleAgent.signIn(viewer)).get('/')
+    assert.equal(viewerPage.status, 200)
+    assert.equal(healthText(viewerPage.text), '')
+
+    const orderId = await seedOrderRow({ status: 2, createdAt: Date.now() - 60_000 })
+    await db.table('callbacks').insert({
+      order_id: orderId,
+      format: 'native',
+      status: 'failed',
+      attempts: 8,
+      next_attempt_at: Date.now(),
+      last_error: 'HTTP 500',
+      created_at: Date.now(),
+      updated_at: Date.now(),
+    })
+    const admin = await createConsoleUser()
+    const page = await (await ConsoleAgent.signIn(admin)).get('/')
+    assert.equal(page.status, 200)
+    const text = healthText(page.text)
+    assert.include(text, 'Health checks')
+    assert.match(text, /1 problem, \d+ warnings\./)
+    // Worst first, each with its fix.
+    assert.match(text, /^Health checks .*? Problem Merchant callbacks 1 callback given up in the last 24 h/)
+    assert.include(text, 'Fix: Fix the merchant’s notify URL or server, then node ace callbacks:redeliver')
+    assert.include(text, 'Warning Chains: wallets and tokens tron is enabled without a receiving wallet')
+    assert.include(text, 'Fix: node ace wallet:add tron <address>')
+    assert.notInclude(text, 'Nothing to fix')
+    assert.notInclude(text, 'Every migration of this release is applied', 'ok lines are not listed')
+  })
+
+  test('all well: "Nothing to fix"; the live checks answer from the next load on, cached for a minute', async ({ assert }) => {
+    await db.from('chains').update({ enabled: false })
+    await db.from('users').delete()
+    const admin = await createConsoleUser({ totp: true })
+    const agent = await ConsoleAgent.signIn(admin)
+    const first = healthText((await agent.get('/')).text)
+    assert.include(first, 'Nothing to fix')
+    assert.include(first, 'are being checked now: reload in a moment')
+
+    await doctor.liveSettled()
+    const second = healthText((await agent.get('/')).text)
+    assert.include(second, 'Nothing to fix')
+    assert.include(second, 'RPC endpoints, clock and exchange rates checked just now')
+  })
+
+  test('an endpoint that refuses connections: a problem on the dashboard once the live checks have answered', async ({
+    assert,
+  }) => {
+    const port = await freePort()
+    const now = Date.now()
+    await db.from('chains').whereNot('network', 'tron').update({ enabled: false })
+    await db.table('wallets').insert({ network: 'tron', address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', enabled: true, note: '', created_at: now, updated_at: now })
+    await db.from('chains').where('network', 'tron').update({ rpc_urls: JSON.stringify([`http://127.0.0.1:${port}`]) })
+    const agent = await ConsoleAgent.signIn(await createConsoleUser())
+    assert.notInclude(healthText((await agent.get('/')).text), 'did not answer')
+    await doctor.liveSettled()
+    const text = healthText((await agent.get('/')).text)
+    assert.include(text, `Problem RPC endpoints tron: http://127.0.0.1:${port} did not answer: connection refused`)
+    assert.include(text, 'Fix: Check the node or provider')
   })
 })

@@ -64,7 +64,7 @@ test.group('Settings groups: every definition has a page', () => {
     const summaries = (await (await groups()).summaries()).filter((summary) => summary.id !== 'plugins')
     assert.deepEqual(
       summaries.map((summary) => summary.id),
-      ['site', 'orders', 'rates', 'callbacks', 'rate_limits', 'chains', 'compat', 'provider', 'metrics']
+      ['site', 'orders', 'rates', 'callbacks', 'rate_limits', 'chains', 'compat', 'provider', 'metrics', 'console']
     )
     assert.equal(summaries.find((summary) => summary.id === 'site')!.count, 6)
     assert.isTrue(summaries.every((summary) => summary.turnedOffPlugin === null))
