@@ -279,7 +279,9 @@ async function main() {
   const env = {
     ...process.env,
     ...dbEnv,
-    NODE_ENV: 'production',
+    // BENCH_ROUTES is refused under NODE_ENV=production (start/env.ts). Development differs from
+    // production only in error pages, asset caching and pretty log lines, none on this path.
+    NODE_ENV: 'development',
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     RUN_JOBS: 'false',
     BENCH_ROUTES: 'true',

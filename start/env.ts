@@ -11,6 +11,7 @@ import { Env } from '@adonisjs/core/env'
 import { Secret } from '@adonisjs/core/helpers'
 import { loadOrCreateAppKey } from '#support/app_key'
 import { parseTrustProxy } from '#support/trust_proxy'
+import { parseBenchRoutes } from '#support/bench_routes_flag'
 
 const APP_ROOT = new URL('../', import.meta.url)
 
@@ -77,8 +78,8 @@ const env = await Env.create(APP_ROOT, {
   PG_DB_NAME: Env.schema.string.optional(),
 
   RUN_JOBS: Env.schema.boolean.optional(),
-  // Benchmark-only routes under /__bench (start/bench_routes.ts): never set in production.
-  BENCH_ROUTES: Env.schema.boolean.optional(),
+  // Benchmark-only routes under /__bench (start/bench_routes.ts): refused when NODE_ENV=production.
+  BENCH_ROUTES: (key: string, value?: string) => parseBenchRoutes(key, value, process.env.NODE_ENV),
   // Plugins: PLUGINS=evm,tron keeps only those, PLUGINS=-ton,-provider removes those;
   // PLUGIN_MODULES adds plugin modules (paths from the app root or npm packages).
   PLUGINS: Env.schema.string.optional(),
