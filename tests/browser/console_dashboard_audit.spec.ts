@@ -1,10 +1,12 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import { resetDatabase } from '#tests/helpers/database'
-import { createConsoleUser } from '#tests/helpers/console'
+import { createConsoleUser, currentTotp } from '#tests/helpers/console'
+import doctor from '#services/doctor/doctor'
 import { resetOrderRows, seedOrderRow } from '#tests/helpers/order_rows'
 import {
   DESKTOP,
+  NARROW_PHONE,
   PHONE,
   checkConsolePage,
   closeBrowser,
@@ -23,6 +25,7 @@ test.group('Console dashboard and audit log in Chromium', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
     resetOrderRows()
+    doctor.reset()
   })
   group.teardown(() => closeBrowser())
 
@@ -77,6 +80,57 @@ test.group('Console dashboard and audit log in Chromium', (group) => {
       } finally {
         await context.close()
       }
+    }
+  })
+
+  test('health checks: an admin sees the problems and warnings with their fixes, then "Nothing to fix"', async ({ assert }) => {
+    const orderId = await seedOrderRow({ status: 2, createdAt: Date.now() - 60_000 })
+    await db.table('callbacks').insert({
+      order_id: orderId,
+      format: 'native',
+      status: 'failed',
+      attempts: 8,
+      next_attempt_at: Date.now(),
+      last_http_status: 500,
+      last_error: 'HTTP 500',
+      created_at: Date.now(),
+      updated_at: Date.now(),
+    })
+    const admin = await createConsoleUser()
+    const sizes = [
+      ['320', NARROW_PHONE],
+      ['desktop', DESKTOP],
+    ] as const
+    const first = await newPage(DESKTOP)
+    try {
+      await consoleSignIn(first.page, admin)
+      const card = first.page.getByRole('region', { name: 'Health checks' })
+      const items = card.getByRole('list', { name: 'Warnings and problems' }).getByRole('listitem')
+      await items.first().waitFor()
+      const worst = await items.first().innerText()
+      assert.include(worst, 'Problem')
+      assert.include(worst, '1 callback given up in the last 24 h (most answered HTTP 500)')
+      assert.include(worst, 'callbacks:redeliver')
+      assert.isAbove(await items.count(), 1, 'the warnings follow')
+      await checkConsolePage(first.page, assert, 'dashboard-health', sizes)
+    } finally {
+      await first.context.close()
+    }
+
+    // Everything fixed: no failed callback, no chain half set up, an admin with 2FA.
+    await db.from('callbacks').delete()
+    await db.from('chains').update({ enabled: false })
+    await db.from('users').delete()
+    const secure = await createConsoleUser({ totp: true })
+    const second = await newPage(DESKTOP)
+    try {
+      await consoleSignIn(second.page, secure, () => currentTotp(secure.totpSecret!))
+      const card = second.page.getByRole('region', { name: 'Health checks' })
+      await card.getByText('Nothing to fix').waitFor()
+      assert.equal(await card.getByRole('listitem').count(), 0)
+      await checkConsolePage(second.page, assert, 'dashboard-health-ok', sizes)
+    } finally {
+      await second.context.close()
     }
   })
 
