@@ -66,14 +66,15 @@ export type RpcPoolOverrides = {
  * The verification budget of one endpoint: the verify settings, never
  * faster than the endpoint's own pace. Counted apart from the endpoint's
  * common budget, so that payers asking about hashes (anyone holding a
- * trade_id can) never spend what the scanners need.
+ * trade_id can) never spend what the scanners need. The operator's own
+ * node (no budget) is not paced per second; its daily cap still holds.
  */
 export function verificationBudgetOf(
   endpoint: RpcBudget | null,
   verify: { perSecond: number; perDay: number }
 ): RpcBudget {
   return {
-    perSecond: Math.min(endpoint?.perSecond ?? Number.POSITIVE_INFINITY, verify.perSecond),
+    perSecond: endpoint ? Math.min(endpoint.perSecond, verify.perSecond) : Number.POSITIVE_INFINITY,
     perDay: dailyCap(verify.perDay),
   }
 }

@@ -92,7 +92,7 @@ test.group('Submit transaction hash: what one trade_id can cost', (group) => {
     await assert.rejects(() => scanner.permit(endpoint.url), /daily request budget .* is spent/)
   })
 
-  test('the verification pace is never faster than the endpoint allows', async ({ assert }) => {
+  test('the verification pace is never faster than the endpoint allows; an own node is not paced', async ({ assert }) => {
     await db.from('chains').where('network', FAKE_NETWORK).update({ rpc_requests_per_second: 3 })
     await settings.set('chains.verify_requests_per_second', '50')
     await settings.set('chains.verify_requests_per_day', '0')
@@ -101,6 +101,11 @@ test.group('Submit transaction hash: what one trade_id can cost', (group) => {
     await settings.set('chains.verify_requests_per_second', '2')
     await settings.set('chains.verify_requests_per_day', '40')
     assert.deepEqual((await rpcFor(chain, { purpose: 'verify' })).budget(endpoint.url), { perSecond: 2, perDay: 40 })
+    // The operator's own node (127.0.0.1, no budget of its own): unpaced, the daily cap still holds.
+    await db.from('chains').where('network', FAKE_NETWORK).update({ rpc_requests_per_second: null })
+    const own = await rpcFor(await Chain.findByOrFail('network', FAKE_NETWORK), { purpose: 'verify' })
+    assert.isNull((await rpcFor(await Chain.findByOrFail('network', FAKE_NETWORK))).budget(endpoint.url))
+    assert.deepEqual(own.budget(endpoint.url), { perSecond: Number.POSITIVE_INFINITY, perDay: 40 })
   })
 
   test('a hash that failed is answered again from memory, with no RPC request', async ({ client, assert }) => {
