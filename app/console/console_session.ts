@@ -18,6 +18,12 @@ export function idleTimeoutMs(): number {
 }
 
 /**
+ * How long a console session lives at most, whatever the activity: past
+ * it the password (and second factor) are asked again.
+ */
+export const ABSOLUTE_SESSION_MS = 12 * 3600_000
+
+/**
  * Signs `user` in: the guard renews the session id (no fixation) and the
  * console notes when, for the idle timeout and the password-change check.
  */

@@ -2,7 +2,7 @@ import type { HttpContext } from '@adonisjs/core/http'
 import type { NextFn } from '@adonisjs/core/types/http'
 import { actingAs } from '#services/audit/audit_context'
 import { adminUrl } from '#console/console_paths'
-import { SESSION_KEYS, idleTimeoutMs } from '#console/console_session'
+import { ABSOLUTE_SESSION_MS, SESSION_KEYS, idleTimeoutMs } from '#console/console_session'
 import { ConsoleForbidden } from '#console/console_errors'
 import type User from '#models/user'
 import settings from '#settings/settings_service'
@@ -33,6 +33,7 @@ export async function mustEnrolTwoFactor(user: User): Promise<boolean> {
 /**
  * The console's gate, on every console route but the sign-in pages:
  * - a session must be signed in, not idle longer than ADMIN_IDLE_MINUTES,
+ *   not older than 12 hours since its sign-in (ABSOLUTE_SESSION_MS),
  *   and opened after the user's last password change (a changed password
  *   ends every other session);
  * - a viewer's write is refused here, server-side, with 403;
@@ -78,6 +79,7 @@ export default class ConsoleAuthMiddleware {
     const now = Date.now()
     let reason: string | null = null
     if (!loginAt || !seenAt) reason = 'Please sign in.'
+    else if (now - loginAt > ABSOLUTE_SESSION_MS) reason = 'You were signed out: a session lasts at most 12 hours. Please sign in again.'
     else if (now - seenAt > idleTimeoutMs()) reason = 'You were signed out after a period without activity.'
     else if (user.passwordChangedAt !== null && user.passwordChangedAt > loginAt) {
       reason = 'Your password was changed: please sign in again.'
