@@ -208,6 +208,20 @@ export class AdminUsers {
       await hasher.verify(await this.#standInHash, password)
       return null
     }
-    return (await hasher.verify(user.password, password)) ? user : null
+    if (!(await hasher.verify(user.password, password))) return null
+    if (hasher.needsReHash(user.password)) await this.#rehash(user, password)
+    return user
+  }
+
+  /**
+   * Redoes a hash made with older parameters (config/hash.ts), now that the
+   * password is known. Not a password change: sessions stay, nothing is
+   * audited; a change made meanwhile (another hash stored) is left alone.
+   */
+  async #rehash(user: User, password: string) {
+    const previous = user.password
+    const rehashed = await hash.use('scrypt').make(password)
+    await db.from('users').where('id', user.id).where('password', previous).update({ password: rehashed })
+    user.password = rehashed
   }
 }

@@ -61,7 +61,7 @@ export class TwoFactor {
     const step = matchTotp(this.#key(user), code, nowMs, null)
     if (step === null) throw new OperatorError('That code is not valid: check the time of the phone and try the next one')
     const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode)
-    const hashes = await Promise.all(codes.map((recovery) => hash.use('scrypt').make(normalizeRecoveryCode(recovery))))
+    const hashes = await Promise.all(codes.map((recovery) => hash.use('recovery').make(normalizeRecoveryCode(recovery))))
     const before = snapshot.user(user)
     await this.audit.change(
       async (trx) => {
@@ -102,7 +102,7 @@ export class TwoFactor {
     const hashes: string[] = JSON.parse(current.recoveryCodes)
     let index = -1
     for (const [position, stored] of hashes.entries()) {
-      if (index === -1 && (await hash.use('scrypt').verify(stored, given))) index = position
+      if (index === -1 && (await hash.use('recovery').verify(stored, given))) index = position
     }
     if (index === -1) return false
     const remaining = hashes.filter((_, position) => position !== index)
