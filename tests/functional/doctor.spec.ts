@@ -124,11 +124,19 @@ test.group('Doctor: configuration checks', (group) => {
   test('chains: enabled without wallet or without token: a warning per chain with the command; with both: ok', async ({
     assert,
   }) => {
-    const seeded = linesOf(await doctor.run(sound()), 'chain_setup')
-    const tron = seeded.find((line) => line.subject === 'tron')!
+    // A fresh installation: every seeded chain enabled, none with a wallet: one line names them.
+    const seeded = only(await doctor.run(sound()), 'chain_setup')
+    assert.equal(seeded.status, 'warning')
+    assert.match(seeded.finding, /^\d+ chains are enabled without a receiving wallet \(.*\btron\b.*\): orders on them are refused$/)
+    assert.include(seeded.fix!, 'node ace wallet:add <network> <address>')
+
+    await db.from('chains').whereNotIn('network', ['tron', 'ethereum']).update({ enabled: false })
+    const two = linesOf(await doctor.run(sound()), 'chain_setup')
+    assert.deepEqual(two.map((line) => line.subject).sort(), ['ethereum', 'tron'])
+    const tron = two.find((line) => line.subject === 'tron')!
     assert.equal(tron.status, 'warning')
-    assert.include(tron.finding, 'tron is enabled without a receiving wallet')
-    assert.include(tron.fix!, 'node ace wallet:add tron <address>')
+    assert.equal(tron.finding, 'tron is enabled without a receiving wallet: orders on it are refused')
+    assert.equal(tron.fix, 'node ace wallet:add tron <address>, or node ace chain:set tron --disable')
 
     await watchTron([])
     assert.deepEqual(
@@ -410,8 +418,8 @@ test.group('Doctor: the command', (group) => {
     // The seeded chains have no wallet yet, the seeded admin no 2FA: warnings, nothing broken.
     const result = await runCommand(DoctorCommand, []).then((run) => ({ ...run, output: plain(run.output) }))
     assert.equal(result.exitCode, 0, result.output)
-    assert.match(result.output, /\[warning\] Chains: wallets and tokens: tron is enabled without a receiving wallet/)
-    assert.include(result.output, 'fix: node ace wallet:add tron <address>')
+    assert.match(result.output, /\[warning\] Chains: wallets and tokens: \d+ chains are enabled without a receiving wallet \(.*tron/)
+    assert.include(result.output, 'fix: node ace wallet:add <network> <address>')
     assert.match(result.output, /\[ok {5}\] Database migrations: Every migration of this release is applied/)
     assert.match(result.output, /0 problems, \d+ warnings, \d+ ok: nothing is broken/)
     assert.notInclude(result.output, '[problem]')

@@ -8,6 +8,8 @@ import { plural, result, seconds, type CheckResult, type DoctorContext } from '#
 const SETUP = 'Chains: wallets and tokens'
 const RPC = 'RPC endpoints'
 const CLOCK = 'Clock against the chains'
+/** From this many chains without a wallet, one line names them all. */
+const GROUP_FROM = 3
 
 /** The chains payers can pay on: enabled, scannable, with a receiving wallet and a token. */
 function isWatched(chain: ChainSummary): boolean {
@@ -22,6 +24,7 @@ function isWatched(chain: ChainSummary): boolean {
 export async function chainSetupChecks(): Promise<CheckResult[]> {
   const chains = (await new ChainOverview().all()).filter((chain) => chain.enabled)
   const results: CheckResult[] = []
+  const withoutWallet: string[] = []
   for (const chain of chains) {
     const n = chain.network
     if (!chain.familyLoaded) {
@@ -30,14 +33,28 @@ export async function chainSetupChecks(): Promise<CheckResult[]> {
       )
       continue
     }
-    if (chain.wallets.enabled === 0) {
-      results.push(
-        result('chain_setup', SETUP, 'warning', `${n} is enabled without a receiving wallet: orders on it are refused`, `node ace wallet:add ${n} <address>, or node ace chain:set ${n} --disable`, n)
-      )
-    }
+    if (chain.wallets.enabled === 0) withoutWallet.push(n)
     if (!chain.tokens.some((token) => token.enabled)) {
       results.push(
         result('chain_setup', SETUP, 'warning', `${n} is enabled without an enabled token: nothing can be paid on it`, `node ace token:set ${n} <symbol> --enable, or node ace chain:set ${n} --disable`, n)
+      )
+    }
+  }
+  // A fresh installation enables every seeded chain: one line for them all rather than one each.
+  if (withoutWallet.length >= GROUP_FROM) {
+    results.unshift(
+      result(
+        'chain_setup',
+        SETUP,
+        'warning',
+        `${withoutWallet.length} chains are enabled without a receiving wallet (${withoutWallet.join(', ')}): orders on them are refused`,
+        'node ace wallet:add <network> <address> on each network you accept, node ace chain:set <network> --disable on the others'
+      )
+    )
+  } else {
+    for (const n of withoutWallet.reverse()) {
+      results.unshift(
+        result('chain_setup', SETUP, 'warning', `${n} is enabled without a receiving wallet: orders on it are refused`, `node ace wallet:add ${n} <address>, or node ace chain:set ${n} --disable`, n)
       )
     }
   }
