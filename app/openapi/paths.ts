@@ -313,7 +313,7 @@ export const paths: Record<string, PathItemObject> = {
       operationId: 'submitTxHash',
       tags: ['Cashier'],
       summary: 'The payer reports the transaction that paid',
-      description: `${CASHIER_TEXT} The order’s rules are checked before any chain lookup (on-chain order, status 1, not expired, not a provider order); then the transaction is verified on chain (recipient, token, exact amount, success, confirmations, made within the order’s life) and the order is paid. References: a plain transaction hash; TON also \`ton:<receive_raw>:<lt>:<hash>\`, \`<lt>:<hash>\` or a unique recent hash.`,
+      description: `${CASHIER_TEXT} The order’s rules are checked before any chain lookup (on-chain order, status 1, not expired, not a provider order); then the transaction is verified on chain (recipient, token, exact amount, success, confirmations, made within the order’s life) and the order is paid. References: a plain transaction hash; TON also \`ton:<receive_raw>:<lt>:<hash>\`, \`<lt>:<hash>\` or a unique recent hash. Also limited per order, from any IP: \`rate_limit.submit_per_order\` submissions per \`rate_limit.submit_window_minutes\` (429 beyond); a reference that failed is answered again from memory, without a chain request, for \`chains.verify_failed_cache_minutes\`.`,
       parameters: [tradeIdParameter],
       requestBody: flatBody(
         'The transaction reference',
