@@ -14,6 +14,8 @@
 |
 |   - sources: `node --import=@poppinss/ts-exec bin/server.ts` (npm start)
 |   - build:   `node bin/server.js` in the build
+|   - the build with NODE_COMPILE_CACHE (V8's code cache on disk, filled
+|     by the first start)
 |
 | and prints side by side the time from spawn to the first 200 of
 | /health/ready (polled every 20 ms) and the idle resident memory (VmRSS
@@ -31,7 +33,7 @@ import { APP_ROOT, buildInto, installProductionDependencies } from '../tests/hel
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const READY_LIMIT_MS = 120_000
 
-type Way = { name: string; cwd: string; args: string[] }
+type Way = { name: string; cwd: string; args: string[]; env?: NodeJS.ProcessEnv }
 type Sample = { readyMs: number; rssMb: number }
 
 async function freePort(): Promise<number> {
@@ -59,7 +61,7 @@ async function measure(way: Way, env: NodeJS.ProcessEnv): Promise<Sample> {
   const started = performance.now()
   const child = spawn(process.execPath, way.args, {
     cwd: way.cwd,
-    env: { ...env, PORT: String(port), APP_URL: url },
+    env: { ...env, ...way.env, PORT: String(port), APP_URL: url },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   child.stdout.on('data', (chunk) => (output += chunk))
@@ -126,14 +128,21 @@ async function main() {
     const ways: Way[] = [
       { name: 'sources (ts-exec)', cwd: APP_ROOT, args: ['--import=@poppinss/ts-exec', 'bin/server.ts'] },
       { name: 'build (node bin/server.js)', cwd: buildDir, args: ['bin/server.js'] },
+      {
+        name: 'build + NODE_COMPILE_CACHE',
+        cwd: buildDir,
+        args: ['bin/server.js'],
+        env: { NODE_COMPILE_CACHE: join(work, 'compile-cache') },
+      },
     ]
 
-    const first = await measure(ways[1], env)
+    // Also fills the compile cache of the third way.
+    const first = await measure(ways[2], env)
     console.log(`first start (empty database: migrations and defaults), build: ${(first.readyMs / 1000).toFixed(2)} s`)
 
     const samples = new Map<string, Sample[]>(ways.map((way) => [way.name, []]))
     for (let round = 0; round < ROUNDS; round++) {
-      // Alternate who goes first: the page cache favours the second.
+      // Alternate the order: the page cache favours the later ones.
       for (const way of round % 2 === 0 ? ways : [...ways].reverse()) {
         samples.get(way.name)!.push(await measure(way, env))
       }

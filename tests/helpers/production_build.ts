@@ -81,8 +81,8 @@ export async function buildInto(outDir: string, options: { typeCheck: boolean })
  * `npm ci --omit=dev` in the build, as an operator installs it.
  *
  * `cache: true` keeps the installed node_modules under
- * tmp/production-deps/, keyed by the build's package.json and lock file
- * and by Node's version and platform, and on a later call with the same
+ * tmp/production-deps/, keyed by the build's lock file and dependency
+ * lists and by Node's version and platform, and on a later call with the same
  * key links it (hard links: no copy of the bytes) instead of installing
  * again: it is what the same `npm ci --omit=dev` of the same lock file
  * produced, saved only after that install succeeded. The first run on a
@@ -94,8 +94,11 @@ export async function installProductionDependencies(
 ): Promise<CommandResult & { cached: boolean }> {
   const started = performance.now()
   const cacheRoot = join(APP_ROOT, 'tmp', 'production-deps')
+  // What npm ci reads: the lock file, and the dependency lists it checks the lock against (not the scripts).
+  const pkg = JSON.parse(readFileSync(join(buildDir, 'package.json'), 'utf8')) as Record<string, unknown>
+  const dependencyLists = ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies', 'overrides']
   const key = createHash('sha256')
-    .update(readFileSync(join(buildDir, 'package.json')))
+    .update(JSON.stringify(dependencyLists.map((list) => pkg[list] ?? null)))
     .update(readFileSync(join(buildDir, 'package-lock.json')))
     .update(`${process.version} ${process.platform} ${process.arch}`)
     .digest('hex')
