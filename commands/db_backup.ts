@@ -23,30 +23,32 @@ export default class DbBackup extends OperatorCommand {
     // The default directory is ours to create (owner only); a --to directory is the operator's.
     if (this.to === undefined) mkdirSync(dirname(target), { recursive: true, mode: 0o700 })
 
-    const partial = PartialFile.create(target)
+    let partial: ReturnType<typeof PartialFile.create> | undefined
     let contents
     try {
+      partial = PartialFile.create(target)
+      const writing = partial
       contents = await cleaningUpOnSignal(
-        () => partial.discard(),
+        () => writing.discard(),
         async () => {
           if (database.kind === 'pg') {
             const { backupPg } = await import('#services/backup/pg_backup')
-            return backupPg(database.pg, partial)
+            return backupPg(database.pg, writing)
           }
           const { backupSqlite } = await import('#services/backup/sqlite_backup')
-          return backupSqlite(database.sqliteFile, partial)
+          return backupSqlite(database.sqliteFile, writing)
         }
       )
-      partial.commit()
+      writing.commit()
     } catch (error) {
-      partial.discard()
+      partial?.discard()
       if (error instanceof OperatorError) throw new OperatorError(`${error.message}. No backup was written`)
       throw new OperatorError(`The backup failed: ${(error as Error).message}. No backup was written`)
     }
 
     const version = schemaVersion(contents.migrations, await releaseMigrations(this.app))
     this.logger.success(`Backup written: ${target}`)
-    this.logger.info(`size: ${formatSize(partial.size)}`)
+    this.logger.info(`size: ${formatSize(partial!.size)}`)
     this.logger.info(`database: ${kindName(database.kind)}, ${database.shownAs}`)
     this.logger.info(`schema: ${describeVersion(version)}`)
     this.logger.info(
