@@ -17,10 +17,11 @@ export default class AdminList extends OperatorCommand {
       return
     }
     this.printTable(
-      ['email', 'role', '2fa', 'last login', 'password changed'],
+      ['email', 'role', 'status', '2fa', 'last login', 'password changed'],
       rows.map((user) => [
         user.email,
         user.role,
+        user.disabledAt === null ? 'enabled' : 'disabled',
         user.totpEnabledAt === null ? 'off' : 'on',
         when(user.lastLoginAt),
         when(user.passwordChangedAt),

@@ -34,8 +34,9 @@ export async function mustEnrolTwoFactor(user: User): Promise<boolean> {
  * The console's gate, on every console route but the sign-in pages:
  * - a session must be signed in, not idle longer than ADMIN_IDLE_MINUTES,
  *   not older than 12 hours since its sign-in (ABSOLUTE_SESSION_MS),
- *   and opened after the user's last password change (a changed password
- *   ends every other session);
+ *   opened after the user's last password change (a changed password
+ *   ends every other session), and of an account not disabled (a
+ *   disabled account's sessions end on their next request);
  * - a viewer's write is refused here, server-side, with 403;
  * - an admin without 2FA, while console.require_2fa_admins is on, only
  *   reaches the 2FA set-up and sign-out (elsewhere: sent to the account
@@ -81,6 +82,7 @@ export default class ConsoleAuthMiddleware {
     if (!loginAt || !seenAt) reason = 'Please sign in.'
     else if (now - loginAt > ABSOLUTE_SESSION_MS) reason = 'You were signed out: a session lasts at most 12 hours. Please sign in again.'
     else if (now - seenAt > idleTimeoutMs()) reason = 'You were signed out after a period without activity.'
+    else if (user.disabledAt !== null) reason = 'Your account was disabled: ask an administrator.'
     else if (user.passwordChangedAt !== null && user.passwordChangedAt > loginAt) {
       reason = 'Your password was changed: please sign in again.'
     }

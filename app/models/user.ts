@@ -49,4 +49,8 @@ export default class User extends compose(TimestampedRecord, AuthFinder) {
 
   @epochColumn()
   declare lastLoginAt: number | null
+
+  /** Set while the account is disabled: no sign-in, its sessions end. */
+  @epochColumn()
+  declare disabledAt: number | null
 }

@@ -11,4 +11,6 @@ export function usersRoutes() {
   router.post('/users', [UsersController, 'create'])
   router.post('/users/:id/role', [UsersController, 'setRole'])
   router.post('/users/:id/2fa-reset', [UsersController, 'resetTwoFactor'])
+  router.post('/users/:id/disable', [UsersController, 'disable'])
+  router.post('/users/:id/enable', [UsersController, 'enable'])
 }

@@ -52,8 +52,12 @@ export default class SessionController {
     if (wait > 0) return this.#throttled(ctx, email, null, wait)
 
     const user = await this.users.verifyCredentials(email, password)
-    if (!user) {
-      await this.#audit(ctx, { kind: 'visitor' }, 'auth.login_failed', null, { email: email.toLowerCase(), reason: 'wrong e-mail or password' })
+    // A disabled account gets the same answer as a wrong password (no account enumeration); the audit log says why.
+    if (!user || user.disabledAt !== null) {
+      await this.#audit(ctx, { kind: 'visitor' }, 'auth.login_failed', user?.id ?? null, {
+        email: email.toLowerCase(),
+        reason: user ? 'account disabled' : 'wrong e-mail or password',
+      })
       session.flash('email', email)
       session.flash('error', 'That e-mail and password do not match an administrator.')
       return response.redirect(adminUrl('/login'))
@@ -93,10 +97,10 @@ export default class SessionController {
         method = 'recovery code'
       }
     }
-    if (!user || method === null) {
+    if (!user || method === null || user.disabledAt !== null) {
       await this.#audit(ctx, { kind: 'visitor' }, 'auth.login_failed', pending.userId, {
         email: pending.email,
-        reason: 'wrong second-factor code',
+        reason: user && method !== null ? 'account disabled' : 'wrong second-factor code',
       })
       session.flash('error', 'That code is not valid. Codes change every 30 seconds: try the current one.')
       return response.redirect(adminUrl('/login/2fa'))

@@ -19,8 +19,9 @@ const passwordForm = vine.compile(vine.object({ password: vine.string().maxLengt
 
 /**
  * Administrators of the console, through the same service as
- * `admin:create`, `admin:role` and `admin:2fa:reset` (the last admin
- * cannot be demoted; every change audited). A new user's password is
+ * `admin:create`, `admin:role`, `admin:2fa:reset`, `admin:disable` and
+ * `admin:enable` (the last enabled admin cannot be demoted nor disabled,
+ * nobody disables themself; every change audited). A new user's password is
  * generated and shown once, on the answer to the form.
  */
 @inject()
@@ -58,6 +59,24 @@ export default class UsersController {
       'success',
       wasEnabled ? `Two-factor sign-in is off for ${user.email}: they sign in with the password and can set it up again.` : `${user.email} had no two-factor sign-in.`
     )
+    return response.redirect(adminUrl('/users'))
+  }
+
+  /** The signed-in admin cannot disable itself, nor the last enabled admin (the service refuses both). */
+  async disable({ params, auth, session, response }: HttpContext) {
+    const user = await this.#find(params.id)
+    const { changed } = await this.users.disable(user.email, { actingUserId: auth.use('web').getUserOrFail().id })
+    session.flash(
+      'success',
+      changed ? `${user.email} is disabled: they cannot sign in and their sessions have ended.` : `${user.email} was already disabled.`
+    )
+    return response.redirect(adminUrl('/users'))
+  }
+
+  async enable({ params, session, response }: HttpContext) {
+    const user = await this.#find(params.id)
+    const { changed } = await this.users.enable(user.email)
+    session.flash('success', changed ? `${user.email} is enabled: they can sign in again.` : `${user.email} was already enabled.`)
     return response.redirect(adminUrl('/users'))
   }
 

@@ -77,5 +77,6 @@ export const snapshot = {
     role: user.role,
     twoFactor: user.totpEnabledAt !== null && user.totpEnabledAt !== undefined,
     passwordChangedAt: user.passwordChangedAt ?? null,
+    disabled: user.disabledAt !== null && user.disabledAt !== undefined,
   }),
 }

@@ -42,6 +42,8 @@ const ACTIONS: Record<string, { label: string; tone?: Tone }> = {
   'user.2fa_enable': { label: 'Two-factor enabled', tone: 'success' },
   'user.2fa_disable': { label: 'Two-factor disabled', tone: 'warning' },
   'user.2fa_reset': { label: 'Two-factor reset', tone: 'warning' },
+  'user.disabled': { label: 'Account disabled', tone: 'warning' },
+  'user.enabled': { label: 'Account enabled', tone: 'success' },
   'api_key.create': { label: 'API key created' },
   'api_key.rotate': { label: 'API key secret rotated', tone: 'warning' },
   'api_key.update': { label: 'API key changed' },

@@ -151,9 +151,8 @@ export class AdminUsers {
       else await trx.from('users').where('role', 'admin').update({ role: 'admin' })
       const user = await User.query({ client: trx }).where('email', normalized).first()
       if (!user) throw new OperatorError(`No administrator has the e-mail ${email.trim()}`)
-      if (user.role === 'admin' && wanted !== 'admin') {
-        const [row] = await trx.from('users').where('role', 'admin').count('* as total')
-        if (Number(row.total) <= 1) {
+      if (user.role === 'admin' && user.disabledAt === null && wanted !== 'admin') {
+        if ((await this.#enabledAdmins(trx)) <= 1) {
           throw new OperatorError(`${user.email} is the last admin: make another user admin first`)
         }
       }
@@ -166,6 +165,61 @@ export class AdminUsers {
       )
       return user
     })
+  }
+
+  /**
+   * Disables the account: it cannot sign in and its sessions end on their
+   * next request. The last enabled admin cannot be disabled (nobody could
+   * change anything, nor enable it again from the console); `actingUserId`
+   * (the console's signed-in user) cannot disable itself. Tells whether
+   * it changed anything (an account already disabled is left as it is).
+   */
+  async disable(email: string, options: { actingUserId?: number } = {}) {
+    return this.#setDisabled(email, true, options.actingUserId)
+  }
+
+  /** Enables a disabled account again (its password and 2FA as they were); tells whether it changed. */
+  async enable(email: string) {
+    return this.#setDisabled(email, false)
+  }
+
+  #setDisabled(email: string, disable: boolean, actingUserId?: number) {
+    const normalized = normalizeEmail(email)
+    return db.transaction(async (trx) => {
+      // Every admin row locked, as in setRole: two admins disabling each other cannot both see "another admin left".
+      if (isPostgres(trx)) await trx.from('users').where('role', 'admin').forUpdate().select('id')
+      else await trx.from('users').where('role', 'admin').update({ role: 'admin' })
+      const user = await User.query({ client: trx }).where('email', normalized).first()
+      if (!user) throw new OperatorError(`No administrator has the e-mail ${email.trim()}`)
+      if ((user.disabledAt !== null) === disable) return { user, changed: false }
+      if (disable) {
+        if (actingUserId !== undefined && user.id === actingUserId) {
+          throw new OperatorError('You cannot disable your own account: another admin must do it.')
+        }
+        if (user.role === 'admin' && (await this.#enabledAdmins(trx)) <= 1) {
+          throw new OperatorError(`${user.email} is the last enabled admin: enable or add another admin first`)
+        }
+      }
+      const before = snapshot.user(user)
+      user.disabledAt = disable ? Date.now() : null
+      await user.save()
+      await this.audit.record(
+        {
+          action: disable ? 'user.disabled' : 'user.enabled',
+          subjectType: 'user',
+          subjectId: user.id,
+          before,
+          after: snapshot.user(user),
+        },
+        trx
+      )
+      return { user, changed: true }
+    })
+  }
+
+  async #enabledAdmins(trx: QueryClientContract) {
+    const [row] = await trx.from('users').where('role', 'admin').whereNull('disabled_at').count('* as total')
+    return Number(row.total)
   }
 
   /** Turns two-factor sign-in off (lost authenticator); tells whether it was on. */
