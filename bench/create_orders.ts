@@ -32,14 +32,11 @@
 | the nine of migration 1763700000070: what they cost order creation).
 */
 import { spawn, spawnSync } from 'node:child_process'
-import { createHmac, randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir, cpus } from 'node:os'
 import { join } from 'node:path'
-import { createBase58check } from '@scure/base'
-import { sha256 } from '@noble/hashes/sha2'
 import { Pool } from 'undici'
+import { freePort, nativeSign, tronAddress } from './bench_support.js'
 // @ts-expect-error better-sqlite3 ships no types (knex's driver for SQLite)
 import Database from 'better-sqlite3'
 
@@ -70,26 +67,9 @@ function psql(sql: string, database = 'postgres'): string {
   return result.stdout
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
-}
 
-function tronAddress(): string {
-  return createBase58check(sha256).encode(Uint8Array.from([0x41, ...randomBytes(20)]))
-}
 
-function sign(params: Record<string, string | number>) {
-  const message = Object.keys(params)
-    .sort()
-    .map((key) => `${key}=${params[key]}`)
-    .join('&')
-  return createHmac('sha256', SECRET).update(message).digest('hex')
-}
+const sign = (params: Record<string, string | number>) => nativeSign(params, SECRET)
 
 function percentile(sorted: number[], p: number) {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]

@@ -22,14 +22,12 @@
 | way) with BENCH_SOURCES=1. Both builds use this checkout's node_modules.
 */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { createHmac, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir, cpus } from 'node:os'
 import { join } from 'node:path'
-import { createBase58check } from '@scure/base'
-import { sha256 } from '@noble/hashes/sha2'
 import { Pool } from 'undici'
+import { freePort, nativeSign, tronAddress } from './bench_support.js'
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 40_000)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16)
@@ -51,14 +49,6 @@ function psql(sql: string) {
   run('psql', ['-h', process.env.PG_HOST ?? '127.0.0.1', '-U', process.env.PG_USER ?? 'postgres', '-d', 'postgres', '-X', '-q', '-c', sql], root)
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
-}
 
 /**
  * `node ace build` of an app into `outDir`: the build is made in the app's
@@ -98,17 +88,8 @@ async function settledRss(pid: number): Promise<number> {
   return readings[readings.length - 1]
 }
 
-function tronAddress(): string {
-  return createBase58check(sha256).encode(Uint8Array.from([0x41, ...randomBytes(20)]))
-}
 
-function sign(params: Record<string, string | number>) {
-  const message = Object.keys(params)
-    .sort()
-    .map((key) => `${key}=${params[key]}`)
-    .join('&')
-  return createHmac('sha256', SECRET).update(message).digest('hex')
-}
+const sign = (params: Record<string, string | number>) => nativeSign(params, SECRET)
 
 let sequence = 0
 function createBody(): string {
