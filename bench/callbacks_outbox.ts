@@ -45,9 +45,11 @@ const PACED_RATE = Number(process.env.BENCH_PACED_RATE ?? 200)
 const SLOW_MS = 5000
 const PG = process.env.DB_CONNECTION === 'pg'
 const DB_NAME = process.env.BENCH_PG_DB_NAME ?? 'callbacks_bench'
-const SQLITE_PATH = process.env.BENCH_SQLITE_PATH ?? join(tmpdir(), `callbacks_bench_${process.pid}.sqlite3`)
+const SQLITE_PATH =
+  process.env.BENCH_SQLITE_PATH ?? join(tmpdir(), `callbacks_bench_${process.pid}.sqlite3`)
 
-if (!/^[a-z_][a-z0-9_]*$/.test(DB_NAME)) throw new Error(`BENCH_PG_DB_NAME must be a plain identifier, not ${DB_NAME}`)
+if (!/^[a-z_][a-z0-9_]*$/.test(DB_NAME))
+  throw new Error(`BENCH_PG_DB_NAME must be a plain identifier, not ${DB_NAME}`)
 if (PG) {
   process.env.PG_DB_NAME = DB_NAME
 } else {
@@ -62,14 +64,26 @@ process.env.INITIAL_API_SECRET ??= 'bench-secret-0123456789abcdef'
 function psql(sql: string) {
   const result = spawnSync(
     'psql',
-    ['-h', process.env.PG_HOST ?? '127.0.0.1', '-p', process.env.PG_PORT ?? '5432', '-U', process.env.PG_USER ?? 'postgres', '-v', 'ON_ERROR_STOP=1', '-c', sql],
+    [
+      '-h',
+      process.env.PG_HOST ?? '127.0.0.1',
+      '-p',
+      process.env.PG_PORT ?? '5432',
+      '-U',
+      process.env.PG_USER ?? 'postgres',
+      '-v',
+      'ON_ERROR_STOP=1',
+      '-c',
+      sql,
+    ],
     { encoding: 'utf8', env: { ...process.env, PGPASSWORD: process.env.PG_PASSWORD ?? '' } }
   )
   if (result.status !== 0) throw new Error(`psql ${sql}: ${result.stderr}`)
 }
 
 function removeSqlite() {
-  for (const suffix of ['', '-wal', '-shm', '.migrating']) rmSync(SQLITE_PATH + suffix, { force: true })
+  for (const suffix of ['', '-wal', '-shm', '.migrating'])
+    rmSync(SQLITE_PATH + suffix, { force: true })
 }
 
 /** The merchants, in their own thread: counts requests and sockets per merchant. */
@@ -105,16 +119,20 @@ parentPort.on('message', (message) => {
 })
 `
 
-type Stats = Record<'fast' | 'slow', { requests: number; sockets: number; open: number; maxOpen: number }>
+type Stats = Record<
+  'fast' | 'slow',
+  { requests: number; sockets: number; open: number; maxOpen: number }
+>
 
 function percentile(sorted: number[], p: number) {
-  if (sorted.length === 0) return NaN
+  if (sorted.length === 0) return Number.NaN
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]
 }
 
 const APP_ROOT = new URL('../', import.meta.url)
 const IMPORTER = (filePath: string) => {
-  if (filePath.startsWith('./') || filePath.startsWith('../')) return import(new URL(filePath, APP_ROOT).href)
+  if (filePath.startsWith('./') || filePath.startsWith('../'))
+    return import(new URL(filePath, APP_ROOT).href)
   return import(filePath)
 }
 
@@ -125,7 +143,9 @@ async function main() {
   } else removeSqlite()
 
   const merchants = new Worker(MERCHANTS, { eval: true, workerData: { slowMs: SLOW_MS } })
-  const ports: { fast: number; slow: number } = await new Promise((resolve) => merchants.once('message', resolve))
+  const ports: { fast: number; slow: number } = await new Promise((resolve) =>
+    merchants.once('message', resolve)
+  )
   const merchantStats = async (): Promise<Stats> => {
     merchants.postMessage('stats')
     return new Promise((resolve) => {
@@ -161,8 +181,10 @@ async function main() {
 
     await installation.prepare({ print: () => {} })
     await settings.set('callbacks.allow_private_targets', 'true')
-    if (process.env.BENCH_CONCURRENCY) await settings.set('callbacks.concurrency', process.env.BENCH_CONCURRENCY)
-    if (process.env.BENCH_PER_HOST) await settings.set('callbacks.per_host_concurrency', process.env.BENCH_PER_HOST)
+    if (process.env.BENCH_CONCURRENCY)
+      await settings.set('callbacks.concurrency', process.env.BENCH_CONCURRENCY)
+    if (process.env.BENCH_PER_HOST)
+      await settings.set('callbacks.per_host_concurrency', process.env.BENCH_PER_HOST)
     const concurrency = await settings.get('callbacks.concurrency')
     const perHost = await settings.get('callbacks.per_host_concurrency')
 
@@ -200,7 +222,10 @@ async function main() {
         await db.table('orders').multiInsert(rows)
         const inserted: { id: number | string }[] = await db
           .from('orders')
-          .whereIn('trade_id', rows.map((row) => row.trade_id))
+          .whereIn(
+            'trade_id',
+            rows.map((row) => row.trade_id)
+          )
           .select('id')
         const chunkIds = inserted.map((row) => Number(row.id))
         ids.push(...chunkIds)
@@ -237,7 +262,9 @@ async function main() {
         .where('callbacks.status', 'delivered')
         .select('callbacks.created_at', 'callbacks.delivered_at')
       const acked = rows.map((row) => Number(row.delivered_at))
-      const latencies = rows.map((row) => Number(row.delivered_at) - Number(row.created_at)).sort((a, b) => a - b)
+      const latencies = rows
+        .map((row) => Number(row.delivered_at) - Number(row.created_at))
+        .sort((a, b) => a - b)
       const first = Math.min(...rows.map((row) => Number(row.created_at)))
       const seconds = (Math.max(...acked) - first) / 1000
       return {
@@ -258,7 +285,14 @@ async function main() {
       return `(${rows.length} not delivered: ${rows[0].status}, "${rows[0].last_error}")`
     }
 
-    const results: { run: string; delivered: number; rate: number; p50: number; p99: number; note: string }[] = []
+    const results: {
+      run: string
+      delivered: number
+      rate: number
+      p50: number
+      p99: number
+      note: string
+    }[] = []
     const record = (run: string, figure: Awaited<ReturnType<typeof figures>>, note = '') => {
       results.push({ run, ...figure, note })
       console.log(
@@ -324,11 +358,11 @@ async function main() {
     const orders = await Order.query().whereIn('id', orderIds).orderBy('id')
     await callbackDelivery.start()
     const started = Date.now()
-    for (let index = 0; index < orders.length; index++) {
+    for (const [index, order] of orders.entries()) {
       const due = started + (index * 1000) / PACED_RATE
       const wait = due - Date.now()
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
-      await db.transaction((trx) => callbackOutbox.enqueue(trx, orders[index]))
+      await db.transaction((trx) => callbackOutbox.enqueue(trx, order))
     }
     for (;;) {
       const [{ left }] = await db.from('callbacks').where('status', 'pending').count('* as left')

@@ -61,8 +61,13 @@ async function startGateway(): Promise<{ pageUrl: string; stop: () => void }> {
     INITIAL_API_SECRET: SECRET,
   }
   const ace = (...args: string[]) => {
-    const result = spawnSync(process.execPath, ['ace.js', ...args], { cwd: root, env, encoding: 'utf8' })
-    if (result.status !== 0) throw new Error(`ace ${args.join(' ')}: ${result.stderr}${result.stdout}`)
+    const result = spawnSync(process.execPath, ['ace.js', ...args], {
+      cwd: root,
+      env,
+      encoding: 'utf8',
+    })
+    if (result.status !== 0)
+      throw new Error(`ace ${args.join(' ')}: ${result.stderr}${result.stdout}`)
   }
   const server = spawn(process.execPath, ['--import=@poppinss/ts-exec', 'bin/server.ts'], {
     cwd: root,
@@ -76,7 +81,10 @@ async function startGateway(): Promise<{ pageUrl: string; stop: () => void }> {
   try {
     let up = false
     for (let attempt = 0; attempt < 300 && !up; attempt++) {
-      up = await fetch(`${url}/payments/native/v1/config`).then((response) => response.ok, () => false)
+      up = await fetch(`${url}/payments/native/v1/config`).then(
+        (response) => response.ok,
+        () => false
+      )
       if (!up) await new Promise((resolve) => setTimeout(resolve, 100))
     }
     if (!up) throw new Error('the server did not start')
@@ -97,7 +105,11 @@ async function startGateway(): Promise<{ pageUrl: string; stop: () => void }> {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ ...params, signature: sign(params) }),
     })
-    const body = (await response.json()) as { status_code: number; data: { trade_id: string }; message: string }
+    const body = (await response.json()) as {
+      status_code: number
+      data: { trade_id: string }
+      message: string
+    }
     if (body.status_code !== 200) throw new Error(`create failed: ${body.message}`)
     return { pageUrl: `${url}/cashier/${body.data.trade_id}`, stop }
   } catch (error) {
@@ -107,7 +119,9 @@ async function startGateway(): Promise<{ pageUrl: string; stop: () => void }> {
 }
 
 async function bytesOf(url: string): Promise<{ bytes: number; text: string }> {
-  const response = await fetch(url, { headers: { 'accept-encoding': 'identity', 'accept-language': 'en' } })
+  const response = await fetch(url, {
+    headers: { 'accept-encoding': 'identity', 'accept-language': 'en' },
+  })
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`)
   const buffer = Buffer.from(await response.arrayBuffer())
   return { bytes: buffer.length, text: buffer.toString('utf8') }
@@ -126,13 +140,18 @@ async function main() {
     const style = await bytesOf(new URL(stylePath, base).href)
     const total = html.bytes + script.bytes + style.bytes
 
-    const data = JSON.parse(/<script type="application\/json" id="cashier-data">(.*?)<\/script>/s.exec(html.text)![1])
+    const data = JSON.parse(
+      /<script type="application\/json" id="cashier-data">(.*?)<\/script>/s.exec(html.text)![1]
+    )
     const firstRender = {
-      amount: html.text.includes(`<span class="digits">${data.order.actual_amount}`),
-      address: data.order.receive_address !== '' && html.text.includes(`>${data.order.receive_address}<`),
-      qr: /<svg role="img"[^>]*viewBox/.test(html.text),
-      countdown: /id="countdown"[^>]*>\d+:\d\d</.test(html.text),
-      'no inline script': !/<script(?![^>]*\bsrc=)(?![^>]*type="application\/json")[^>]*>/.test(html.text),
+      'amount': html.text.includes(`<span class="digits">${data.order.actual_amount}`),
+      'address':
+        data.order.receive_address !== '' && html.text.includes(`>${data.order.receive_address}<`),
+      'qr': /<svg role="img"[^>]*viewBox/.test(html.text),
+      'countdown': /id="countdown"[^>]*>\d+:\d\d</.test(html.text),
+      'no inline script': !/<script(?![^>]*\bsrc=)(?![^>]*type="application\/json")[^>]*>/.test(
+        html.text
+      ),
     }
     const needsScript = Object.values(firstRender).some((ok) => !ok)
 
@@ -141,8 +160,11 @@ async function main() {
     console.log(`  HTML        ${kb(html.bytes)}  (${html.bytes} bytes)`)
     console.log(`  script      ${kb(script.bytes)}  (${script.bytes} bytes)  ${scriptPath}`)
     console.log(`  stylesheet  ${kb(style.bytes)}  (${style.bytes} bytes)  ${stylePath}`)
-    console.log(`  total       ${kb(total)}  (${total} bytes), budget ${kb(BUDGET)} uncompressed, logo not counted: ${total < BUDGET ? 'OK' : 'OVER'}`)
-    for (const [what, ok] of Object.entries(firstRender)) console.log(`  first render: ${what.padEnd(16)} ${ok ? 'yes' : 'NO'}`)
+    console.log(
+      `  total       ${kb(total)}  (${total} bytes), budget ${kb(BUDGET)} uncompressed, logo not counted: ${total < BUDGET ? 'OK' : 'OVER'}`
+    )
+    for (const [what, ok] of Object.entries(firstRender))
+      console.log(`  first render: ${what.padEnd(16)} ${ok ? 'yes' : 'NO'}`)
     console.log(`  first render needs a script: ${needsScript ? 'YES' : 'no'}`)
     if (total >= BUDGET || needsScript) process.exitCode = 1
   } finally {

@@ -27,7 +27,8 @@ const DB_NAME = process.env.BENCH_PG_DB_NAME ?? 'bench_dashboard'
 const REUSE = process.env.BENCH_REUSE === '1'
 const DAY = 86_400_000
 
-if (!/^[a-z_][a-z0-9_]*$/.test(DB_NAME)) throw new Error(`BENCH_PG_DB_NAME must be a plain identifier, not ${DB_NAME}`)
+if (!/^[a-z_][a-z0-9_]*$/.test(DB_NAME))
+  throw new Error(`BENCH_PG_DB_NAME must be a plain identifier, not ${DB_NAME}`)
 process.env.DB_CONNECTION = 'pg'
 process.env.PG_DB_NAME = DB_NAME
 process.env.RUN_JOBS = 'false'
@@ -37,7 +38,18 @@ process.env.NODE_ENV ??= 'production'
 function psql(sql: string) {
   const result = spawnSync(
     'psql',
-    ['-h', process.env.PG_HOST ?? '127.0.0.1', '-p', process.env.PG_PORT ?? '5432', '-U', process.env.PG_USER ?? 'postgres', '-v', 'ON_ERROR_STOP=1', '-c', sql],
+    [
+      '-h',
+      process.env.PG_HOST ?? '127.0.0.1',
+      '-p',
+      process.env.PG_PORT ?? '5432',
+      '-U',
+      process.env.PG_USER ?? 'postgres',
+      '-v',
+      'ON_ERROR_STOP=1',
+      '-c',
+      sql,
+    ],
     { encoding: 'utf8', env: { ...process.env, PGPASSWORD: process.env.PG_PASSWORD ?? '' } }
   )
   if (result.status !== 0) throw new Error(`psql ${sql}: ${result.stderr}`)
@@ -82,7 +94,9 @@ async function seed(db: { rawQuery: (sql: string) => Promise<unknown> }) {
     INSERT INTO callback_attempts (callback_id, attempt, started_at, method, url, http_status, duration_ms, acknowledged)
     SELECT id, 1, created_at, 'POST', 'https://shop.example/notify', 200, 40, status = 'delivered' FROM callbacks`)
   await db.rawQuery('VACUUM ANALYZE')
-  console.log(`\nseeded ${ORDERS} orders over ${DAYS} days in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  console.log(
+    `\nseeded ${ORDERS} orders over ${DAYS} days in ${((performance.now() - started) / 1000).toFixed(1)} s`
+  )
 }
 
 function percentile(sorted: number[], p: number) {
@@ -91,7 +105,8 @@ function percentile(sorted: number[], p: number) {
 
 const APP_ROOT = new URL('../', import.meta.url)
 const IMPORTER = (filePath: string) => {
-  if (filePath.startsWith('./') || filePath.startsWith('../')) return import(new URL(filePath, APP_ROOT).href)
+  if (filePath.startsWith('./') || filePath.startsWith('../'))
+    return import(new URL(filePath, APP_ROOT).href)
   return import(filePath)
 }
 
@@ -115,9 +130,13 @@ async function main() {
 
     // The orders list's (created_at, id) index (its migration, 1763700000040_console_order_indexes),
     // made here when that migration is not in this tree: the figures are timed as installed.
-    const indexed = await db.rawQuery(`SELECT 1 FROM pg_indexes WHERE indexname = 'orders_created_at_id_index'`)
+    const indexed = await db.rawQuery(
+      `SELECT 1 FROM pg_indexes WHERE indexname = 'orders_created_at_id_index'`
+    )
     if (indexed.rows.length === 0) {
-      console.warn('note: creating the orders (created_at, id) index (migration 1763700000040 not present)')
+      console.warn(
+        'note: creating the orders (created_at, id) index (migration 1763700000040 not present)'
+      )
       await db.rawQuery('CREATE INDEX orders_created_at_id_index ON orders (created_at, id)')
     }
 

@@ -41,7 +41,8 @@ const REUSE = process.env.BENCH_REUSE === '1'
 const EXPLAIN = process.env.BENCH_EXPLAIN === '1'
 const DAY = 86_400_000
 
-if (!/^[a-z_][a-z0-9_]*$/.test(DB_NAME)) throw new Error(`BENCH_PG_DB_NAME must be a plain identifier, not ${DB_NAME}`)
+if (!/^[a-z_][a-z0-9_]*$/.test(DB_NAME))
+  throw new Error(`BENCH_PG_DB_NAME must be a plain identifier, not ${DB_NAME}`)
 
 if (SQLITE) {
   process.env.DB_CONNECTION = 'sqlite'
@@ -57,7 +58,18 @@ process.env.NODE_ENV ??= 'production'
 function psql(sql: string) {
   const result = spawnSync(
     'psql',
-    ['-h', process.env.PG_HOST ?? '127.0.0.1', '-p', process.env.PG_PORT ?? '5432', '-U', process.env.PG_USER ?? 'postgres', '-v', 'ON_ERROR_STOP=1', '-c', sql],
+    [
+      '-h',
+      process.env.PG_HOST ?? '127.0.0.1',
+      '-p',
+      process.env.PG_PORT ?? '5432',
+      '-U',
+      process.env.PG_USER ?? 'postgres',
+      '-v',
+      'ON_ERROR_STOP=1',
+      '-c',
+      sql,
+    ],
     { encoding: 'utf8', env: { ...process.env, PGPASSWORD: process.env.PG_PASSWORD ?? '' } }
   )
   if (result.status !== 0) throw new Error(`psql ${sql}: ${result.stderr}`)
@@ -79,7 +91,8 @@ function seedSql(from: number, to: number, now: number) {
   const createdAt = `(${now - 365 * DAY} + (g / 3) * 3 * ${step})`
   const paid = 'rs BETWEEN 30 AND 649'
   const isChild = '(g % 200 = 1 AND g > 1)'
-  const random = (salt: string) => (SQLITE ? `hashtext('${salt}' || g) % 1000` : `abs(hashtext('${salt}' || g)::bigint) % 1000`)
+  const random = (salt: string) =>
+    SQLITE ? `hashtext('${salt}' || g) % 1000` : `abs(hashtext('${salt}' || g)::bigint) % 1000`
   const series = SQLITE
     ? `WITH RECURSIVE series(g) AS (SELECT ${from} UNION ALL SELECT g + 1 FROM series WHERE g < ${to}) `
     : ''
@@ -119,7 +132,9 @@ async function registerSqliteFunctions(db: any) {
   const connection = await knex.client.acquireConnection()
   const md5 = (text: unknown) => createHash('md5').update(String(text)).digest('hex')
   connection.function('md5', { deterministic: true }, md5)
-  connection.function('hashtext', { deterministic: true }, (text: unknown) => Number.parseInt(md5(text).slice(0, 8), 16))
+  connection.function('hashtext', { deterministic: true }, (text: unknown) =>
+    Number.parseInt(md5(text).slice(0, 8), 16)
+  )
   await knex.client.releaseConnection(connection)
 }
 
@@ -129,13 +144,15 @@ function percentile(sorted: number[], p: number) {
 
 const APP_ROOT = new URL('../', import.meta.url)
 const IMPORTER = (filePath: string) => {
-  if (filePath.startsWith('./') || filePath.startsWith('../')) return import(new URL(filePath, APP_ROOT).href)
+  if (filePath.startsWith('./') || filePath.startsWith('../'))
+    return import(new URL(filePath, APP_ROOT).href)
   return import(filePath)
 }
 
 async function main() {
   if (!REUSE && SQLITE) {
-    for (const suffix of ['', '-wal', '-shm', '.migrating']) rmSync(SQLITE_PATH + suffix, { force: true })
+    for (const suffix of ['', '-wal', '-shm', '.migrating'])
+      rmSync(SQLITE_PATH + suffix, { force: true })
   } else if (!REUSE) {
     psql(`DROP DATABASE IF EXISTS ${DB_NAME}`)
     psql(`CREATE DATABASE ${DB_NAME}`)
@@ -158,7 +175,10 @@ async function main() {
     await installation.prepare({ print: () => {} })
     const [{ total }] = await db.from('orders').count('* as total')
     if (Number(total) !== ORDERS) {
-      if (Number(total) !== 0) throw new Error(`The bench database holds ${total} orders; run without BENCH_REUSE for a fresh one`)
+      if (Number(total) !== 0)
+        throw new Error(
+          `The bench database holds ${total} orders; run without BENCH_REUSE for a fresh one`
+        )
       const started = performance.now()
       const now = Date.now()
       const chunk = 100_000
@@ -178,14 +198,21 @@ async function main() {
     }
 
     // Real values to look for, read once (not timed).
-    const pick = async (where: string) => rowsOf(await db.rawQuery(`SELECT * FROM orders WHERE ${where} ORDER BY id LIMIT 1 OFFSET 100`))[0]
+    const pick = async (where: string) =>
+      rowsOf(
+        await db.rawQuery(`SELECT * FROM orders WHERE ${where} ORDER BY id LIMIT 1 OFFSET 100`)
+      )[0]
     const somePaid = await pick(`status = 2`)
     const child = await pick(`parent_id IS NOT NULL`)
     const busyAddress = rowsOf(
-      await db.rawQuery(`SELECT receive_address, count(*) AS n FROM orders GROUP BY 1 ORDER BY 2 DESC LIMIT 1`)
+      await db.rawQuery(
+        `SELECT receive_address, count(*) AS n FROM orders GROUP BY 1 ORDER BY 2 DESC LIMIT 1`
+      )
     )[0]
     const deepRow = rowsOf(
-      await db.rawQuery(`SELECT created_at, id FROM orders ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ${Math.floor(ORDERS * 0.9)}`)
+      await db.rawQuery(
+        `SELECT created_at, id FROM orders ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ${Math.floor(ORDERS * 0.9)}`
+      )
     )[0]
     const deep = cursorOf({ createdAt: Number(deepRow.created_at), id: Number(deepRow.id) })
     const deepPaidRow = rowsOf(
@@ -193,7 +220,10 @@ async function main() {
         `SELECT created_at, id FROM orders WHERE status = 2 ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ${Math.floor(ORDERS * 0.5)}`
       )
     )[0]
-    const deepPaid = cursorOf({ createdAt: Number(deepPaidRow.created_at), id: Number(deepPaidRow.id) })
+    const deepPaid = cursorOf({
+      createdAt: Number(deepPaidRow.created_at),
+      id: Number(deepPaidRow.id),
+    })
     const dayStart = Date.now() - 100 * DAY
     const secondPage = (await orderSearch.page({ status: 1 })).next
 
@@ -240,8 +270,17 @@ async function main() {
       if (EXPLAIN) {
         console.log(`--- ${name}`)
         for (const { sql, bindings } of orderSearch.statements(filters, request ?? {})) {
-          const plan = rowsOf(await db.rawQuery(`${SQLITE ? 'EXPLAIN QUERY PLAN' : 'EXPLAIN (ANALYZE, BUFFERS)'} ${sql}`, bindings as any[]))
-          console.log(plan.map((row: Record<string, string>) => (SQLITE ? row.detail : row['QUERY PLAN'])).join('\n'))
+          const plan = rowsOf(
+            await db.rawQuery(
+              `${SQLITE ? 'EXPLAIN QUERY PLAN' : 'EXPLAIN (ANALYZE, BUFFERS)'} ${sql}`,
+              bindings as any[]
+            )
+          )
+          console.log(
+            plan
+              .map((row: Record<string, string>) => (SQLITE ? row.detail : row['QUERY PLAN']))
+              .join('\n')
+          )
         }
       }
       for (let run = 0; run < WARMUP; run++) await orderSearch.page(filters, request ?? {})
@@ -256,15 +295,32 @@ async function main() {
       times.sort((a, b) => a - b)
       const p95 = percentile(times, 95)
       if (p95 >= GOAL_MS) failed++
-      lines.push([name, String(rows), percentile(times, 50).toFixed(2), p95.toFixed(2), times.at(-1)!.toFixed(2), p95 < GOAL_MS ? 'ok' : 'SLOW'])
+      lines.push([
+        name,
+        String(rows),
+        percentile(times, 50).toFixed(2),
+        p95.toFixed(2),
+        times.at(-1)!.toFixed(2),
+        p95 < GOAL_MS ? 'ok' : 'SLOW',
+      ])
     }
-    const widths = header.map((_, column) => Math.max(header[column].length, ...lines.map((line) => line[column].length)))
+    const widths = header.map((_, column) =>
+      Math.max(header[column].length, ...lines.map((line) => line[column].length))
+    )
     const format = (line: string[]) =>
-      line.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join('  ')
+      line
+        .map((cell, column) =>
+          column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column])
+        )
+        .join('  ')
     console.log(format(header))
     console.log(widths.map((width) => '-'.repeat(width)).join('  '))
     for (const line of lines) console.log(format(line))
-    console.log(failed === 0 ? `\nall ${cases.length} cases: p95 < ${GOAL_MS} ms` : `\n${failed} case(s) at or above ${GOAL_MS} ms (p95)`)
+    console.log(
+      failed === 0
+        ? `\nall ${cases.length} cases: p95 < ${GOAL_MS} ms`
+        : `\n${failed} case(s) at or above ${GOAL_MS} ms (p95)`
+    )
 
     // The export streams: memory must not grow with the number of rows.
     // With --expose-gc (the npm script), the heap is measured after a

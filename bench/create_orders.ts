@@ -60,22 +60,43 @@ const dbEnv: Record<string, string> = usePg
 function psql(sql: string, database = 'postgres'): string {
   const result = spawnSync(
     'psql',
-    ['-h', process.env.PG_HOST ?? '127.0.0.1', '-U', process.env.PG_USER ?? 'postgres', '-d', database, '-X', '-q', '-A', '-t', '-c', sql],
+    [
+      '-h',
+      process.env.PG_HOST ?? '127.0.0.1',
+      '-U',
+      process.env.PG_USER ?? 'postgres',
+      '-d',
+      database,
+      '-X',
+      '-q',
+      '-A',
+      '-t',
+      '-c',
+      sql,
+    ],
     { encoding: 'utf8' }
   )
   if (result.status !== 0) throw new Error(`psql: ${result.stderr}`)
   return result.stdout
 }
 
-
-
 const sign = (params: Record<string, string | number>) => nativeSign(params, SECRET)
 
 function percentile(sorted: number[], p: number) {
-  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+  return sorted.length === 0
+    ? Number.NaN
+    : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 }
 
-type Round = { name: string; rps: number; p50: number; p99: number; failures: number; requests: number; loaderCpu: number }
+type Round = {
+  name: string
+  rps: number
+  p50: number
+  p99: number
+  failures: number
+  requests: number
+  loaderCpu: number
+}
 
 let createSeq = 0
 /** A signed create body for a fresh order number and a fiat amount no other create of this run uses. */
@@ -112,12 +133,18 @@ async function slice(pool: Pool, target: Target, seconds: number, tally: Tally) 
       const body = bodies[next++]
       const t0 = performance.now()
       try {
-        const response = await pool.request({ path: target.path, method: 'POST', headers: { 'content-type': 'application/json' }, body })
+        const response = await pool.request({
+          path: target.path,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        })
         const text = await response.body.text()
         tally.latencies.push(performance.now() - t0)
         if (response.statusCode !== 200 || !text.includes('"status_code":200')) {
           tally.failures++
-          if (tally.failures <= 3) console.error(`  ${target.name}: ${response.statusCode} ${text.slice(0, 200)}`)
+          if (tally.failures <= 3)
+            console.error(`  ${target.name}: ${response.statusCode} ${text.slice(0, 200)}`)
         }
       } catch (error) {
         tally.failures++
@@ -136,10 +163,16 @@ async function slice(pool: Pool, target: Target, seconds: number, tally: Tally) 
  * that whatever else the machine does weighs on all of them alike.
  */
 async function load(pool: Pool, targets: Target[], seconds = SECONDS): Promise<Round[]> {
-  const tallies = targets.map(() => ({ latencies: [] as number[], failures: 0, seconds: 0, cpuMs: 0 }))
+  const tallies = targets.map(() => ({
+    latencies: [] as number[],
+    failures: 0,
+    seconds: 0,
+    cpuMs: 0,
+  }))
   const turns = Math.max(1, Math.round(seconds / SLICE))
   for (let turn = 0; turn < turns; turn++) {
-    for (const [index, target] of targets.entries()) await slice(pool, target, seconds / turns, tallies[index])
+    for (const [index, target] of targets.entries())
+      await slice(pool, target, seconds / turns, tallies[index])
   }
   return targets.map((target, index) => {
     const tally = tallies[index]
@@ -156,14 +189,24 @@ async function load(pool: Pool, targets: Target[], seconds = SECONDS): Promise<R
   })
 }
 
-async function statementsPer(pool: Pool, path: string, makeBody: () => string, count = 200): Promise<number> {
+async function statementsPer(
+  pool: Pool,
+  path: string,
+  makeBody: () => string,
+  count = 200
+): Promise<number> {
   const read = async () => {
     const response = await pool.request({ path: '/__bench/statements', method: 'GET' })
     return ((await response.body.json()) as { data: { statements: number } }).data.statements
   }
   const before = await read()
   for (let index = 0; index < count; index++) {
-    const response = await pool.request({ path, method: 'POST', headers: { 'content-type': 'application/json' }, body: makeBody() })
+    const response = await pool.request({
+      path,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: makeBody(),
+    })
     const text = await response.body.text()
     if (!text.includes('"status_code":200')) throw new Error(`${path}: ${text.slice(0, 200)}`)
   }
@@ -219,7 +262,8 @@ const CONSOLE_INDEXES = [
 function dropIndexes(): string[] {
   const wanted = (process.env.BENCH_DROP_INDEXES ?? '').trim()
   if (wanted === '') return []
-  const names = wanted === 'console' ? CONSOLE_INDEXES : wanted.split(',').map((name) => name.trim())
+  const names =
+    wanted === 'console' ? CONSOLE_INDEXES : wanted.split(',').map((name) => name.trim())
   for (const name of names) {
     if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`not an index name: ${name}`)
     if (usePg) psql(`DROP INDEX IF EXISTS ${name}`, pgDb)
@@ -239,11 +283,19 @@ function plans(addresses: string[]): string {
   const taken = `SELECT address, amount FROM amount_locks WHERE network = 'tron' AND token = 'USDT' AND address IN (${list}) AND amount >= 13.8 AND amount <= 14.0`
   const probe = `SELECT 1 FROM amount_locks l WHERE l.network = 'tron' AND l.token = 'USDT' AND l.address = '${addresses[0]}' AND l.amount = 13.8`
   if (usePg) {
-    return [taken, probe].map((sql) => psql(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${sql}`, pgDb).trim()).join('\n\n')
+    return [taken, probe]
+      .map((sql) =>
+        psql(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${sql}`, pgDb).trim()
+      )
+      .join('\n\n')
   }
   const sqlite = new Database(sqlitePath, { readonly: true })
   const out = [taken, probe]
-    .map((sql) => (sqlite.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((row) => row.detail).join('\n'))
+    .map((sql) =>
+      (sqlite.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[])
+        .map((row) => row.detail)
+        .join('\n')
+    )
     .join('\n\n')
   sqlite.close()
   return out
@@ -271,16 +323,24 @@ async function main() {
     INITIAL_API_SECRET: SECRET,
   }
   const ace = (...args: string[]) => {
-    const result = spawnSync(process.execPath, ['ace.js', ...args], { cwd: root, env, encoding: 'utf8' })
+    const result = spawnSync(process.execPath, ['ace.js', ...args], {
+      cwd: root,
+      env,
+      encoding: 'utf8',
+    })
     if (result.status !== 0) throw new Error(`ace ${args.join(' ')}: ${result.stderr}`)
   }
 
   const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []
-  const server = spawn(process.execPath, [...nodeArgs, '--import=@poppinss/ts-exec', 'bin/server.ts'], {
-    cwd: root,
-    env,
-    stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 'inherit' : 'ignore', 'inherit'],
-  })
+  const server = spawn(
+    process.execPath,
+    [...nodeArgs, '--import=@poppinss/ts-exec', 'bin/server.ts'],
+    {
+      cwd: root,
+      env,
+      stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 'inherit' : 'ignore', 'inherit'],
+    }
+  )
   const pool = new Pool(url, { connections: CONNECTIONS, pipelining: 1, keepAliveTimeout: 60_000 })
   try {
     for (let attempt = 0; attempt < 300; attempt++) {
@@ -303,9 +363,21 @@ async function main() {
         `node ${process.version} · ${cpus().length} CPUs (${cpus()[0]?.model.trim()}) · code: ${root}` +
         (dropped.length > 0 ? `\nindexes dropped before the rounds: ${dropped.join(', ')}` : '')
     )
-    const lucidRoute = { name: 'bare route: one Lucid INSERT', path: '/__bench/lucid-insert', makeBody: lucidBody }
-    const rawRoute = { name: 'bare route: one raw INSERT', path: '/__bench/raw-insert', makeBody: lucidBody }
-    const createRoute = { name: 'create-transaction (distinct amounts)', path: create, makeBody: () => createBody('d') }
+    const lucidRoute = {
+      name: 'bare route: one Lucid INSERT',
+      path: '/__bench/lucid-insert',
+      makeBody: lucidBody,
+    }
+    const rawRoute = {
+      name: 'bare route: one raw INSERT',
+      path: '/__bench/raw-insert',
+      makeBody: lucidBody,
+    }
+    const createRoute = {
+      name: 'create-transaction (distinct amounts)',
+      path: create,
+      makeBody: () => createBody('d'),
+    }
     // Warm-up: JIT, the pool's connections, prepared statements, the cached configuration.
     await load(pool, [lucidRoute, rawRoute, createRoute], WARMUP)
     // PostgreSQL: fresh tables have no statistics until autovacuum analyzes them (within a
@@ -336,13 +408,19 @@ async function main() {
     console.log(line(created))
     console.log(line(lucidAgain))
     console.log(line(crowded))
-    console.log(`create ÷ bare Lucid INSERT                       ${(created.rps / lucid.rps).toFixed(2)}`)
-    console.log(`create ÷ raw INSERT                              ${(created.rps / raw.rps).toFixed(2)}`)
+    console.log(
+      `create ÷ bare Lucid INSERT                       ${(created.rps / lucid.rps).toFixed(2)}`
+    )
+    console.log(
+      `create ÷ raw INSERT                              ${(created.rps / raw.rps).toFixed(2)}`
+    )
     console.log(
       `create with ${OPEN_ORDERS} open orders ÷ with none     ${(crowded.rps / created.rps).toFixed(2)}  ` +
         `(each ÷ its bare route: ${(crowded.rps / lucidAgain.rps / (created.rps / lucid.rps)).toFixed(2)}; seeded in ${seedSeconds.toFixed(1)} s)`
     )
-    console.log(`SQL statements per create                        ${perCreate.toFixed(2)}  (bare Lucid INSERT: ${perLucid.toFixed(2)}; sequential, BEGIN/COMMIT included)`)
+    console.log(
+      `SQL statements per create                        ${perCreate.toFixed(2)}  (bare Lucid INSERT: ${perLucid.toFixed(2)}; sequential, BEGIN/COMMIT included)`
+    )
     console.log(`plans with ${OPEN_ORDERS} open orders:\n${plans(addresses).replace(/^/gm, '  ')}`)
   } finally {
     await pool.close()

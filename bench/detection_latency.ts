@@ -70,7 +70,7 @@ async function freePort(): Promise<number> {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 function percentile(sorted: number[], p: number) {
-  if (sorted.length === 0) return NaN
+  if (sorted.length === 0) return Number.NaN
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
 }
 
@@ -133,8 +133,13 @@ async function runMode(
     INITIAL_API_SECRET: SECRET,
   }
   const ace = (...args: string[]) => {
-    const result = spawnSync(process.execPath, ['ace.js', ...args], { cwd: root, env, encoding: 'utf8' })
-    if (result.status !== 0) throw new Error(`ace ${args.join(' ')}: ${result.stderr}${result.stdout}`)
+    const result = spawnSync(process.execPath, ['ace.js', ...args], {
+      cwd: root,
+      env,
+      encoding: 'utf8',
+    })
+    if (result.status !== 0)
+      throw new Error(`ace ${args.join(' ')}: ${result.stderr}${result.stdout}`)
   }
   const wallet = getAddress(privateKeyToAccount(generatePrivateKey()).address)
   let server: ChildProcess | null = null
@@ -154,14 +159,35 @@ async function runMode(
       } catch {}
       await sleep(100)
     }
-    ace('chain:set', 'ethereum', '--rpc', node.rpcUrl, '--confirmations', String(CONFIRMATIONS), ...mode.chainArgs)
-    ace('token:set', 'ethereum', 'USDT', '--contract', node.token, '--decimals', '6', '--precision', '2')
+    ace(
+      'chain:set',
+      'ethereum',
+      '--rpc',
+      node.rpcUrl,
+      '--confirmations',
+      String(CONFIRMATIONS),
+      ...mode.chainArgs
+    )
+    ace(
+      'token:set',
+      'ethereum',
+      'USDT',
+      '--contract',
+      node.token,
+      '--decimals',
+      '6',
+      '--precision',
+      '2'
+    )
     ace('wallet:add', 'ethereum', wallet)
     ace('rate:set', 'USDT', 'CNY', '7.25')
     ace('settings:set', 'rate_limit.create_per_minute', '0')
     ace('settings:set', 'callbacks.allow_private_targets', 'true')
     const db = new Database(sqlite, { readonly: true, fileMustExist: true })
-    const payer = createWalletClient({ account: privateKeyToAccount(PAYER_KEY), transport: http(node.rpcUrl) })
+    const payer = createWalletClient({
+      account: privateKeyToAccount(PAYER_KEY),
+      transport: http(node.rpcUrl),
+    })
     // Settings are re-read within 2 s; the watch makes its first scan (the cursor).
     await sleep(2500)
 
@@ -181,7 +207,10 @@ async function runMode(
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ ...params, signature: sign(params) }),
         })
-      ).json()) as { status_code: number; data: { trade_id: string; actual_amount: number; receive_address: string } }
+      ).json()) as {
+        status_code: number
+        data: { trade_id: string; actual_amount: number; receive_address: string }
+      }
       if (created.status_code !== 200) throw new Error(`create failed: ${JSON.stringify(created)}`)
       const { trade_id: tradeId, actual_amount: amount, receive_address: to } = created.data
 
@@ -193,7 +222,11 @@ async function runMode(
         chain: null,
       })
       await node.client.waitForTransactionReceipt({ hash }) // 1 confirmation
-      if (CONFIRMATIONS > 2) await node.client.request({ method: 'anvil_mine' as any, params: [`0x${(CONFIRMATIONS - 2).toString(16)}`] as any })
+      if (CONFIRMATIONS > 2)
+        await node.client.request({
+          method: 'anvil_mine' as any,
+          params: [`0x${(CONFIRMATIONS - 2).toString(16)}`] as any,
+        })
       // The confirming block comes at a random moment relative to the gateway's polls.
       await sleep(Math.random() * mode.maxPauseMs)
       const minedAt = Date.now()
@@ -204,9 +237,9 @@ async function runMode(
       while (Date.now() < deadline) {
         if (paidAt === null) {
           // paid_at is the transfer's block time: the moment it was marked paid is the row's updated_at.
-          const row = db.prepare('select status, updated_at from orders where trade_id = ?').get(tradeId) as
-            | { status: number; updated_at: number }
-            | undefined
+          const row = db
+            .prepare('select status, updated_at from orders where trade_id = ?')
+            .get(tradeId) as { status: number; updated_at: number } | undefined
           if (row?.status === 2) paidAt = Number(row.updated_at)
         }
         if (paidAt !== null && merchant.arrivals.has(tradeId)) break
@@ -253,19 +286,34 @@ async function main() {
       }
     }
     const { abi, bytecode } = compileTestToken()
-    const deployer = createWalletClient({ account: privateKeyToAccount(PAYER_KEY), transport: http(rpcUrl) })
+    const deployer = createWalletClient({
+      account: privateKeyToAccount(PAYER_KEY),
+      transport: http(rpcUrl),
+    })
     const deployHash = await deployer.deployContract({
       abi,
       bytecode,
       args: ['Test USDT', 'USDT', 6, parseUnits('1000000', 6)],
       chain: null,
     })
-    const token = getAddress((await client.waitForTransactionReceipt({ hash: deployHash })).contractAddress!)
+    const token = getAddress(
+      (await client.waitForTransactionReceipt({ hash: deployHash })).contractAddress!
+    )
     const node = { rpcUrl, wsUrl, client, token, abi }
 
     const modes: Mode[] = [
-      { name: 'ws', orders: ORDERS, chainArgs: ['--ws', wsUrl, '--scan-interval', '60', '--block-time', '1'], maxPauseMs: 1000 },
-      { name: 'poll', orders: ORDERS, chainArgs: ['--scan-interval', '1', '--block-time', '1'], maxPauseMs: 1000 },
+      {
+        name: 'ws',
+        orders: ORDERS,
+        chainArgs: ['--ws', wsUrl, '--scan-interval', '60', '--block-time', '1'],
+        maxPauseMs: 1000,
+      },
+      {
+        name: 'poll',
+        orders: ORDERS,
+        chainArgs: ['--scan-interval', '1', '--block-time', '1'],
+        maxPauseMs: 1000,
+      },
     ]
     if (BEFORE_ORDERS > 0) {
       modes.push({
@@ -282,7 +330,9 @@ async function main() {
       `\ndetection latency on anvil (${CONFIRMATIONS} confirmations, SQLite, jobs on), node ${process.version}; ` +
         'ms from mining the confirming block'
     )
-    console.log(`${'mode'.padEnd(16)}${'orders'.padStart(7)}   ${'→ paid p50'.padStart(11)} ${'p95'.padStart(7)}   ${'→ callback p50'.padStart(15)} ${'p95'.padStart(7)}   missing`)
+    console.log(
+      `${'mode'.padEnd(16)}${'orders'.padStart(7)}   ${'→ paid p50'.padStart(11)} ${'p95'.padStart(7)}   ${'→ callback p50'.padStart(15)} ${'p95'.padStart(7)}   missing`
+    )
     for (const [mode, figures] of results) {
       const paid = [...figures.paid].sort((a, b) => a - b)
       const callback = [...figures.callback].sort((a, b) => a - b)

@@ -41,14 +41,29 @@ const scratch = mkdtempSync(join(tmpdir(), 'gateway-memory-'))
 
 function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env) {
   const result = spawnSync(command, args, { cwd, env, encoding: 'utf8' })
-  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} (in ${cwd}): ${result.stderr || result.stdout}`)
+  if (result.status !== 0)
+    throw new Error(`${command} ${args.join(' ')} (in ${cwd}): ${result.stderr || result.stdout}`)
   return result.stdout
 }
 
 function psql(sql: string) {
-  run('psql', ['-h', process.env.PG_HOST ?? '127.0.0.1', '-U', process.env.PG_USER ?? 'postgres', '-d', 'postgres', '-X', '-q', '-c', sql], root)
+  run(
+    'psql',
+    [
+      '-h',
+      process.env.PG_HOST ?? '127.0.0.1',
+      '-U',
+      process.env.PG_USER ?? 'postgres',
+      '-d',
+      'postgres',
+      '-X',
+      '-q',
+      '-c',
+      sql,
+    ],
+    root
+  )
 }
-
 
 /**
  * `node ace build` of an app into `outDir`: the build is made in the app's
@@ -60,18 +75,23 @@ function build(appRoot: string, name: string, args: string[] = []): string {
   const from = appRoot.replace(/\/+$/, '')
   cpSync(from, copy, {
     recursive: true,
-    filter: (source) => !/^\/(node_modules|build|storage|tmp|\.git|coverage)(\/|$)|\/bare_app\/build(\/|$)/.test(source.slice(from.length)),
+    filter: (source) =>
+      !/^\/(node_modules|build|storage|tmp|\.git|coverage)(\/|$)|\/bare_app\/build(\/|$)/.test(
+        source.slice(from.length)
+      ),
   })
-  if (!existsSync(join(copy, 'node_modules'))) symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'))
+  if (!existsSync(join(copy, 'node_modules')))
+    symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'))
   run(process.execPath, ['ace.js', 'build', ...args], copy)
   const output = join(copy, 'build')
-  if (!existsSync(join(output, 'node_modules'))) symlinkSync(join(root, 'node_modules'), join(output, 'node_modules'))
+  if (!existsSync(join(output, 'node_modules')))
+    symlinkSync(join(root, 'node_modules'), join(output, 'node_modules'))
   return output
 }
 
 function rssKb(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-  return match ? Number(match[1]) : NaN
+  return match ? Number(match[1]) : Number.NaN
 }
 
 const mb = (kb: number) => `${(kb / 1024).toFixed(0)} MB`
@@ -82,12 +102,15 @@ async function settledRss(pid: number): Promise<number> {
   let readings: number[] = []
   for (let attempt = 0; attempt < 20; attempt++) {
     readings = [...readings, rssKb(pid)].slice(-3)
-    if (readings.length === 3 && Math.max(...readings) - Math.min(...readings) <= Math.max(...readings) * 0.01) break
+    if (
+      readings.length === 3 &&
+      Math.max(...readings) - Math.min(...readings) <= Math.max(...readings) * 0.01
+    )
+      break
     await sleep(500)
   }
   return readings[readings.length - 1]
 }
-
 
 const sign = (params: Record<string, string | number>) => nativeSign(params, SECRET)
 
@@ -110,7 +133,8 @@ type Server = { name: string; url: string; process: ChildProcess; tradeId: strin
 
 async function waitFor(url: string, child: ChildProcess, output: () => string) {
   for (let attempt = 0; attempt < 600; attempt++) {
-    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}):\n${output()}`)
+    if (child.exitCode !== null)
+      throw new Error(`the server exited (${child.exitCode}):\n${output()}`)
     try {
       if ((await fetch(url)).ok) return
     } catch {}
@@ -119,7 +143,13 @@ async function waitFor(url: string, child: ChildProcess, output: () => string) {
   throw new Error(`no answer from ${url} within 60 s:\n${output()}`)
 }
 
-async function start(name: string, cwd: string, args: string[], env: NodeJS.ProcessEnv, prepare?: () => void): Promise<Server> {
+async function start(
+  name: string,
+  cwd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  prepare?: () => void
+): Promise<Server> {
   const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout!.on('data', (chunk) => (output = (output + chunk).slice(-4000)))
@@ -138,7 +168,8 @@ async function start(name: string, cwd: string, args: string[], env: NodeJS.Proc
     ).json()) as { data?: { trade_id?: string } }
     const tradeId = created.data?.trade_id
     if (tradeId) return { name, url, process: child, tradeId }
-    if (attempt === 100) throw new Error(`${name}: the first create failed: ${JSON.stringify(created)}\n${output}`)
+    if (attempt === 100)
+      throw new Error(`${name}: the first create failed: ${JSON.stringify(created)}\n${output}`)
     await sleep(100)
   }
 }
@@ -168,15 +199,30 @@ async function gatewayEnv(): Promise<NodeJS.ProcessEnv> {
 
 /** Wallets, a rate and no create limit, with the gateway's own commands (the server picks them up). */
 function install(appRoot: string, aceFile: string, env: NodeJS.ProcessEnv) {
-  for (let index = 0; index < WALLETS; index++) run(process.execPath, [aceFile, 'wallet:add', 'tron', tronAddress()], appRoot, env)
+  for (let index = 0; index < WALLETS; index++)
+    run(process.execPath, [aceFile, 'wallet:add', 'tron', tronAddress()], appRoot, env)
   run(process.execPath, [aceFile, 'rate:set', 'USDT', 'CNY', '7.25'], appRoot, env)
-  run(process.execPath, [aceFile, 'settings:set', 'rate_limit.create_per_minute', '0'], appRoot, env)
-  run(process.execPath, [aceFile, 'settings:set', 'rate_limit.cashier_per_minute', '0'], appRoot, env)
+  run(
+    process.execPath,
+    [aceFile, 'settings:set', 'rate_limit.create_per_minute', '0'],
+    appRoot,
+    env
+  )
+  run(
+    process.execPath,
+    [aceFile, 'settings:set', 'rate_limit.cashier_per_minute', '0'],
+    appRoot,
+    env
+  )
 }
 
 /** `count` requests, config, status and create in turn, CONNECTIONS in flight. */
 async function load(server: Server, count: number): Promise<number> {
-  const pool = new Pool(server.url, { connections: CONNECTIONS, pipelining: 1, keepAliveTimeout: 60_000 })
+  const pool = new Pool(server.url, {
+    connections: CONNECTIONS,
+    pipelining: 1,
+    keepAliveTimeout: 60_000,
+  })
   let next = 0
   let failures = 0
   const worker = async () => {
@@ -232,7 +278,14 @@ async function main() {
   const gatewayBuild = build(root, 'gateway', ['--tsconfig', 'tsconfig.build.json'])
   const results: Figures[] = []
 
-  const bareEnv = { ...process.env, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(await freePort()), APP_KEY, LOG_LEVEL: 'warn' }
+  const bareEnv = {
+    ...process.env,
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    PORT: String(await freePort()),
+    APP_KEY,
+    LOG_LEVEL: 'warn',
+  }
   const bare = await start('bare AdonisJS 7 app (compiled)', bareBuild, ['bin/server.js'], bareEnv)
   try {
     results.push(await measure(bare))
@@ -241,15 +294,27 @@ async function main() {
   }
 
   const targets: { name: string; cwd: string; args: string[]; ace: string }[] = [
-    { name: 'gateway (compiled: node bin/server.js)', cwd: gatewayBuild, args: ['bin/server.js'], ace: 'ace.js' },
+    {
+      name: 'gateway (compiled: node bin/server.js)',
+      cwd: gatewayBuild,
+      args: ['bin/server.js'],
+      ace: 'ace.js',
+    },
   ]
   if (process.env.BENCH_SOURCES === '1') {
-    targets.push({ name: 'gateway (sources: ts-exec)', cwd: root, args: ['--import=@poppinss/ts-exec', 'bin/server.ts'], ace: 'ace.js' })
+    targets.push({
+      name: 'gateway (sources: ts-exec)',
+      cwd: root,
+      args: ['--import=@poppinss/ts-exec', 'bin/server.ts'],
+      ace: 'ace.js',
+    })
   }
   for (const target of targets) {
     const env = await gatewayEnv()
     // The server's first start migrates and installs the defaults; then the wallets and the rate.
-    const server = await start(target.name, target.cwd, target.args, env, () => install(target.cwd, target.ace, env))
+    const server = await start(target.name, target.cwd, target.args, env, () =>
+      install(target.cwd, target.ace, env)
+    )
     try {
       results.push(await measure(server))
     } finally {
@@ -259,7 +324,9 @@ async function main() {
 
   const [base] = results
   const pad = (text: string, width: number) => text.padEnd(width)
-  console.log(`\n${pad('server', 42)}${pad('idle', 10)}${pad(`after ${REQUESTS}`, 14)}${pad(`after ${2 * REQUESTS}`, 14)}growth 2nd batch   × bare (idle / after ${REQUESTS})`)
+  console.log(
+    `\n${pad('server', 42)}${pad('idle', 10)}${pad(`after ${REQUESTS}`, 14)}${pad(`after ${2 * REQUESTS}`, 14)}growth 2nd batch   × bare (idle / after ${REQUESTS})`
+  )
   for (const figures of results) {
     const growth = ((figures.second - figures.first) / figures.first) * 100
     console.log(

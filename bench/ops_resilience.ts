@@ -82,9 +82,13 @@ class Proxy {
 }
 
 function psql(sql: string) {
-  const result = spawnSync('psql', ['-h', PG.host, '-p', String(PG.port), '-U', PG.user, '-d', 'postgres', '-qc', sql], {
-    encoding: 'utf8',
-  })
+  const result = spawnSync(
+    'psql',
+    ['-h', PG.host, '-p', String(PG.port), '-U', PG.user, '-d', 'postgres', '-qc', sql],
+    {
+      encoding: 'utf8',
+    }
+  )
   if (result.status !== 0) throw new Error(`psql: ${result.stderr}`)
 }
 
@@ -104,7 +108,13 @@ async function startGateway(proxy: Proxy | null): Promise<Gateway> {
     APP_URL: url,
     INITIAL_API_SECRET: SECRET,
     ...(isPg
-      ? { DB_CONNECTION: 'pg', PG_HOST: '127.0.0.1', PG_PORT: String(proxy!.port), PG_USER: PG.user, PG_DB_NAME: PG.database }
+      ? {
+          DB_CONNECTION: 'pg',
+          PG_HOST: '127.0.0.1',
+          PG_PORT: String(proxy!.port),
+          PG_USER: PG.user,
+          PG_DB_NAME: PG.database,
+        }
       : { DB_CONNECTION: 'sqlite', SQLITE_PATH: join(dir, 'ops.sqlite3') }),
   }
   const child = spawn(process.execPath, ['--import=@poppinss/ts-exec', 'bin/server.ts'], {
@@ -118,7 +128,10 @@ async function startGateway(proxy: Proxy | null): Promise<Gateway> {
     rmSync(dir, { recursive: true, force: true })
   }
   for (let attempt = 0; attempt < 300; attempt++) {
-    const up = await fetch(`${url}/payments/native/v1/config`).then((response) => response.ok, () => false)
+    const up = await fetch(`${url}/payments/native/v1/config`).then(
+      (response) => response.ok,
+      () => false
+    )
     if (up) break
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
@@ -126,10 +139,16 @@ async function startGateway(proxy: Proxy | null): Promise<Gateway> {
   const ace = (...args: string[]) =>
     new Promise<void>((resolve, reject) => {
       let output = ''
-      const command = spawn(process.execPath, ['ace.js', ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      const command = spawn(process.execPath, ['ace.js', ...args], {
+        cwd: root,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
       command.stdout.on('data', (chunk) => (output += chunk))
       command.stderr.on('data', (chunk) => (output += chunk))
-      command.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`ace ${args.join(' ')}: ${output}`))))
+      command.once('exit', (code) =>
+        code === 0 ? resolve() : reject(new Error(`ace ${args.join(' ')}: ${output}`))
+      )
     })
   await ace('wallet:add', 'tron', WALLET)
   await ace('rate:set', 'USDT', 'CNY', '7.25')
@@ -155,7 +174,10 @@ function createBody() {
     .sort()
     .map((key) => `${key}=${params[key]}`)
     .join('&')
-  return JSON.stringify({ ...params, signature: createHmac('sha256', SECRET).update(message).digest('hex') })
+  return JSON.stringify({
+    ...params,
+    signature: createHmac('sha256', SECRET).update(message).digest('hex'),
+  })
 }
 
 type Outcome = { kind: string; at: number }
@@ -166,11 +188,17 @@ function createOnce(url: string, agent: http.Agent): Promise<Outcome> {
     let connected = false
     const request = http.request(
       `${url}/payments/native/v1/order/create-transaction`,
-      { method: 'POST', agent, headers: { 'content-type': 'application/json', accept: 'application/json' } },
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'accept': 'application/json' },
+      },
       (response) => {
         response.resume()
         response.on('end', () => {
-          const retry = response.headers['retry-after'] ? ` (Retry-After ${response.headers['retry-after']})` : ''
+          const retry = response.headers['retry-after']
+            ? ` (Retry-After ${response.headers['retry-after']})`
+            : ''
           resolve({ kind: `HTTP ${response.statusCode}${retry}`, at: Date.now() })
         })
       }
@@ -180,7 +208,10 @@ function createOnce(url: string, agent: http.Agent): Promise<Outcome> {
       else socket.once('connect', () => (connected = true))
     })
     request.on('error', (error: NodeJS.ErrnoException) => {
-      const kind = error.code === 'ECONNREFUSED' && !connected ? 'refused at connect (listener closed)' : `cut after sending (${error.code ?? error.message})`
+      const kind =
+        error.code === 'ECONNREFUSED' && !connected
+          ? 'refused at connect (listener closed)'
+          : `cut after sending (${error.code ?? error.message})`
       resolve({ kind, at: Date.now() })
     })
     request.end(createBody())
@@ -196,7 +227,8 @@ function load(url: string) {
     while (running) {
       const outcome = await createOnce(url, agent)
       outcomes.push(outcome)
-      if (outcome.kind.startsWith('refused')) await new Promise((resolve) => setTimeout(resolve, 50))
+      if (outcome.kind.startsWith('refused'))
+        await new Promise((resolve) => setTimeout(resolve, 50))
     }
   })
   return {
@@ -215,7 +247,10 @@ function tally(outcomes: Outcome[], from = 0, to = Number.POSITIVE_INFINITY) {
     if (outcome.at < from || outcome.at > to) continue
     counts.set(outcome.kind, (counts.get(outcome.kind) ?? 0) + 1)
   }
-  return [...counts].sort((a, b) => b[1] - a[1]).map(([kind, count]) => `    ${String(count).padStart(6)}  ${kind}`).join('\n')
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .map(([kind, count]) => `    ${String(count).padStart(6)}  ${kind}`)
+    .join('\n')
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -224,7 +259,9 @@ async function shutdownUnderLoad(proxy: Proxy | null) {
   const gateway = await startGateway(proxy)
   try {
     const exit = new Promise<string>((resolve) =>
-      gateway.child.once('exit', (code, signal) => resolve(signal ? `signal ${signal}` : `code ${code}`))
+      gateway.child.once('exit', (code, signal) =>
+        resolve(signal ? `signal ${signal}` : `code ${code}`)
+      )
     )
     const run = load(gateway.url)
     await sleep(2000)
@@ -260,16 +297,21 @@ async function databaseDown(proxy: Proxy) {
     const upAt = Date.now()
     let firstOk: number | null = null
     while (Date.now() - upAt < 30_000) {
-      firstOk = run.outcomes.find((outcome) => outcome.at > upAt && outcome.kind === 'HTTP 200')?.at ?? null
+      firstOk =
+        run.outcomes.find((outcome) => outcome.at > upAt && outcome.kind === 'HTTP 200')?.at ?? null
       if (firstOk) break
       await sleep(50)
     }
     await sleep(2000)
     await run.stop()
-    console.log(`2. Database down 15 s (PostgreSQL behind a proxy, ${CONCURRENCY} keep-alive clients, creates)`)
+    console.log(
+      `2. Database down 15 s (PostgreSQL behind a proxy, ${CONCURRENCY} keep-alive clients, creates)`
+    )
     console.log(`  during the outage:\n${tally(run.outcomes, downAt, upAt)}`)
     console.log(`  after it:\n${tally(run.outcomes, upAt)}`)
-    console.log(`  first create answered 200 ${firstOk === null ? 'never (30 s)' : `${firstOk - upAt} ms`} after the database returned`)
+    console.log(
+      `  first create answered 200 ${firstOk === null ? 'never (30 s)' : `${firstOk - upAt} ms`} after the database returned`
+    )
     gateway.child.kill('SIGTERM')
   } finally {
     gateway.cleanup()
@@ -277,7 +319,9 @@ async function databaseDown(proxy: Proxy) {
 }
 
 async function main() {
-  console.log(`server: ${root}bin/server.ts · ${isPg ? 'PostgreSQL' : 'SQLite'} · ${new Date().toISOString()}`)
+  console.log(
+    `server: ${root}bin/server.ts · ${isPg ? 'PostgreSQL' : 'SQLite'} · ${new Date().toISOString()}`
+  )
   let proxy: Proxy | null = null
   if (isPg) {
     psql(`DROP DATABASE IF EXISTS ${PG.database}`)

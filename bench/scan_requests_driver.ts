@@ -20,7 +20,8 @@ import { Ignitor } from '@adonisjs/core'
 
 const APP_ROOT = new URL('../', import.meta.url)
 const IMPORTER = (filePath: string) => {
-  if (filePath.startsWith('./') || filePath.startsWith('../')) return import(new URL(filePath, APP_ROOT).href)
+  if (filePath.startsWith('./') || filePath.startsWith('../'))
+    return import(new URL(filePath, APP_ROOT).href)
   return import(filePath)
 }
 
@@ -29,9 +30,24 @@ const SCANS = Number(process.env.BENCH_SCANS ?? 8)
 
 type Scenario = { name: string; native: boolean; blocksPerScan: number; confirmations: number }
 const SCENARIOS: Scenario[] = [
-  { name: 'USDT+USDC+ETH, 3 confirmations, 1 new block a scan', native: true, blocksPerScan: 1, confirmations: 3 },
-  { name: 'USDT+USDC only, 3 confirmations, 1 new block a scan', native: false, blocksPerScan: 1, confirmations: 3 },
-  { name: 'USDT+USDC+ETH, 1 confirmation, 5 new blocks a scan', native: true, blocksPerScan: 5, confirmations: 1 },
+  {
+    name: 'USDT+USDC+ETH, 3 confirmations, 1 new block a scan',
+    native: true,
+    blocksPerScan: 1,
+    confirmations: 3,
+  },
+  {
+    name: 'USDT+USDC only, 3 confirmations, 1 new block a scan',
+    native: false,
+    blocksPerScan: 1,
+    confirmations: 3,
+  },
+  {
+    name: 'USDT+USDC+ETH, 1 confirmation, 5 new blocks a scan',
+    native: true,
+    blocksPerScan: 5,
+    confirmations: 1,
+  },
 ]
 
 async function rpc(method: string, params: unknown[] = []) {
@@ -61,8 +77,16 @@ async function main() {
     const proxy = await new RpcProxy(ANVIL).start()
 
     await operator.setChain('ethereum', { rpcUrls: [proxy.url], confirmations: 3, enabled: true })
-    await operator.setToken('ethereum', 'USDT', { contract: process.env.BENCH_USDT!, decimals: 6, precision: 2 })
-    await operator.setToken('ethereum', 'USDC', { contract: process.env.BENCH_USDC!, decimals: 6, precision: 2 })
+    await operator.setToken('ethereum', 'USDT', {
+      contract: process.env.BENCH_USDT!,
+      decimals: 6,
+      precision: 2,
+    })
+    await operator.setToken('ethereum', 'USDC', {
+      contract: process.env.BENCH_USDC!,
+      decimals: 6,
+      precision: 2,
+    })
     await operator.addWallet('ethereum', process.env.BENCH_WALLET!)
 
     const results: { scenario: string; scans: Record<string, number>[] }[] = []

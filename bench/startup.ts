@@ -28,7 +28,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { APP_ROOT, buildInto, installProductionDependencies } from '../tests/helpers/production_build.js'
+import {
+  APP_ROOT,
+  buildInto,
+  installProductionDependencies,
+} from '../tests/helpers/production_build.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const READY_LIMIT_MS = 120_000
@@ -70,8 +74,10 @@ async function measure(way: Way, env: NodeJS.ProcessEnv): Promise<Sample> {
   try {
     let readyMs = 0
     while (readyMs === 0) {
-      if (child.exitCode !== null) throw new Error(`${way.name}: the server exited (${child.exitCode}):\n${output}`)
-      if (performance.now() - started > READY_LIMIT_MS) throw new Error(`${way.name}: not ready in time:\n${output}`)
+      if (child.exitCode !== null)
+        throw new Error(`${way.name}: the server exited (${child.exitCode}):\n${output}`)
+      if (performance.now() - started > READY_LIMIT_MS)
+        throw new Error(`${way.name}: not ready in time:\n${output}`)
       try {
         const response = await fetch(`${url}/health/ready`)
         if (response.status === 200) readyMs = performance.now() - started
@@ -110,7 +116,9 @@ async function main() {
     const build = await buildInto(buildDir, { typeCheck: false })
     process.stdout.write(`${(build.ms / 1000).toFixed(1)} s\ninstalling (npm ci --omit=dev)… `)
     const install = await installProductionDependencies(buildDir, { cache: true })
-    process.stdout.write(`${(install.ms / 1000).toFixed(1)} s${install.cached ? ' (linked from tmp/production-deps)' : ''}\n`)
+    process.stdout.write(
+      `${(install.ms / 1000).toFixed(1)} s${install.cached ? ' (linked from tmp/production-deps)' : ''}\n`
+    )
 
     const env: NodeJS.ProcessEnv = {
       ...process.env,
@@ -126,7 +134,11 @@ async function main() {
       ADMIN_PASSWORD: randomBytes(12).toString('hex'),
     }
     const ways: Way[] = [
-      { name: 'sources (ts-exec)', cwd: APP_ROOT, args: ['--import=@poppinss/ts-exec', 'bin/server.ts'] },
+      {
+        name: 'sources (ts-exec)',
+        cwd: APP_ROOT,
+        args: ['--import=@poppinss/ts-exec', 'bin/server.ts'],
+      },
       { name: 'build (node bin/server.js)', cwd: buildDir, args: ['bin/server.js'] },
       {
         name: 'build + NODE_COMPILE_CACHE',
@@ -138,7 +150,9 @@ async function main() {
 
     // Also fills the compile cache of the third way.
     const first = await measure(ways[2], env)
-    console.log(`first start (empty database: migrations and defaults), build: ${(first.readyMs / 1000).toFixed(2)} s`)
+    console.log(
+      `first start (empty database: migrations and defaults), build: ${(first.readyMs / 1000).toFixed(2)} s`
+    )
 
     const samples = new Map<string, Sample[]>(ways.map((way) => [way.name, []]))
     for (let round = 0; round < ROUNDS; round++) {
@@ -149,7 +163,9 @@ async function main() {
     }
 
     console.log(`\nrestart on an installed database, ${ROUNDS} rounds (median / worst)\n`)
-    console.log(`${'way'.padEnd(30)}${'first /health/ready 200'.padStart(26)}${'idle RSS'.padStart(20)}`)
+    console.log(
+      `${'way'.padEnd(30)}${'first /health/ready 200'.padStart(26)}${'idle RSS'.padStart(20)}`
+    )
     for (const way of ways) {
       const list = samples.get(way.name)!
       const ready = list.map((sample) => sample.readyMs / 1000)

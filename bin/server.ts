@@ -84,7 +84,10 @@ new Ignitor(APP_ROOT, { importer: IMPORTER })
       stopping = true
       beginShutdown()
       void import('@adonisjs/core/services/logger').then(({ default: logger }) =>
-        logger.info({ signal, in_flight: graceful.inFlight }, 'shutting down: finishing the requests in flight')
+        logger.info(
+          { signal, in_flight: graceful.inFlight },
+          'shutting down: finishing the requests in flight'
+        )
       )
       setTimeout(() => {
         process.stderr.write(`shutdown did not end within ${SHUTDOWN_LIMIT_MS / 1000} s: exiting\n`)

@@ -3,7 +3,8 @@ import { OperatorCommand } from '#support/operator_command'
 
 export default class Admin2faReset extends OperatorCommand {
   static commandName = 'admin:2fa:reset'
-  static description = "Turn off an administrator's two-factor sign-in (lost authenticator and recovery codes)"
+  static description =
+    "Turn off an administrator's two-factor sign-in (lost authenticator and recovery codes)"
 
   @args.string({ description: 'E-mail address' })
   declare email: string
@@ -12,7 +13,8 @@ export default class Admin2faReset extends OperatorCommand {
     const { AdminUsers } = await import('#services/operators/admin_users')
     const users = await this.app.container.make(AdminUsers)
     const { user, wasEnabled } = await users.reset2fa(this.email)
-    if (wasEnabled) this.logger.success(`Two-factor sign-in of ${user.email} turned off; it may enrol again`)
+    if (wasEnabled)
+      this.logger.success(`Two-factor sign-in of ${user.email} turned off; it may enrol again`)
     else this.logger.info(`${user.email} had no two-factor sign-in: nothing changed`)
   }
 }

@@ -3,7 +3,8 @@ import { OperatorCommand } from '#support/operator_command'
 
 export default class AdminCreate extends OperatorCommand {
   static commandName = 'admin:create'
-  static description = 'Create a console administrator (a random password is printed once unless --password is given)'
+  static description =
+    'Create a console administrator (a random password is printed once unless --password is given)'
 
   @args.string({ description: 'E-mail address (matched case-insensitively)' })
   declare email: string
@@ -24,7 +25,9 @@ export default class AdminCreate extends OperatorCommand {
     })
     this.logger.success(`Created ${user.role} ${user.email}`)
     if (generatedPassword !== null) {
-      this.logger.log(`Its password is shown only this once:\n  email:    ${user.email}\n  password: ${generatedPassword}`)
+      this.logger.log(
+        `Its password is shown only this once:\n  email:    ${user.email}\n  password: ${generatedPassword}`
+      )
     }
   }
 }

@@ -3,7 +3,8 @@ import { OperatorCommand } from '#support/operator_command'
 
 export default class AdminDisable extends OperatorCommand {
   static commandName = 'admin:disable'
-  static description = "Disable an administrator's account: no sign-in, its sessions end (never the last enabled admin)"
+  static description =
+    "Disable an administrator's account: no sign-in, its sessions end (never the last enabled admin)"
 
   @args.string({ description: 'E-mail address' })
   declare email: string
@@ -12,7 +13,8 @@ export default class AdminDisable extends OperatorCommand {
     const { AdminUsers } = await import('#services/operators/admin_users')
     const users = await this.app.container.make(AdminUsers)
     const { user, changed } = await users.disable(this.email)
-    if (changed) this.logger.success(`${user.email} is disabled: it cannot sign in, its sessions end`)
+    if (changed)
+      this.logger.success(`${user.email} is disabled: it cannot sign in, its sessions end`)
     else this.logger.info(`${user.email} was already disabled: nothing changed`)
   }
 }

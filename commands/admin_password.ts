@@ -3,7 +3,8 @@ import { OperatorCommand } from '#support/operator_command'
 
 export default class AdminPassword extends OperatorCommand {
   static commandName = 'admin:password'
-  static description = "Set an administrator's password (a random one is printed once unless --password is given)"
+  static description =
+    "Set an administrator's password (a random one is printed once unless --password is given)"
 
   @args.string({ description: 'E-mail address' })
   declare email: string
@@ -17,7 +18,9 @@ export default class AdminPassword extends OperatorCommand {
     const { user, generatedPassword } = await users.setPassword(this.email, this.password)
     this.logger.success(`Password of ${user.email} changed; its open sessions end`)
     if (generatedPassword !== null) {
-      this.logger.log(`The new password is shown only this once:\n  email:    ${user.email}\n  password: ${generatedPassword}`)
+      this.logger.log(
+        `The new password is shown only this once:\n  email:    ${user.email}\n  password: ${generatedPassword}`
+      )
     }
   }
 }

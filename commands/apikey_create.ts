@@ -20,7 +20,12 @@ export default class ApiKeyCreate extends OperatorCommand {
   async execute() {
     const { ApiKeyAdmin } = await import('#services/operators/api_key_admin')
     const apiKeys = await this.app.container.make(ApiKeyAdmin)
-    const apiKey = await apiKeys.create({ pid: this.pid, secret: this.secret, ips: this.ip, note: this.note })
+    const apiKey = await apiKeys.create({
+      pid: this.pid,
+      secret: this.secret,
+      ips: this.ip,
+      note: this.note,
+    })
     this.logger.success(`Created API key ${apiKey.pid}`)
     this.logger.log(`pid:        ${apiKey.pid}`)
     this.logger.log(`secret_key: ${apiKey.signingSecret()}`)

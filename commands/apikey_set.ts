@@ -34,6 +34,8 @@ export default class ApiKeySet extends OperatorCommand {
       note: this.note,
     })
     const note = apiKey.note ? `, note: ${apiKey.note}` : ''
-    this.logger.success(`API key ${apiKey.pid}: ${apiKey.status}, allowed IPs: ${apiKey.ipAllowlist || 'any'}${note}`)
+    this.logger.success(
+      `API key ${apiKey.pid}: ${apiKey.status}, allowed IPs: ${apiKey.ipAllowlist || 'any'}${note}`
+    )
   }
 }

@@ -8,7 +8,13 @@ export default class CallbacksDeliver extends OperatorCommand {
   async execute() {
     const { default: callbackDeliverer } = await import('#callbacks/callback_deliverer')
     const progress = new Progress('callbacks:deliver', { rateOf: 'attempted' })
-    const counts = (report: { claimed: number; delivered: number; retrying: number; failed: number; inFlight?: number }) => ({
+    const counts = (report: {
+      claimed: number
+      delivered: number
+      retrying: number
+      failed: number
+      inFlight?: number
+    }) => ({
       attempted: report.claimed,
       delivered: report.delivered,
       retrying: report.retrying,
@@ -20,7 +26,9 @@ export default class CallbacksDeliver extends OperatorCommand {
     this.logger.success(
       `Attempted ${report.claimed} callback(s): ${report.delivered} delivered, ` +
         `${report.retrying} to retry, ${report.failed} failed for good` +
-        (report.held ? `, ${report.held} held (callback format not loaded: its plugin is turned off)` : '')
+        (report.held
+          ? `, ${report.held} held (callback format not loaded: its plugin is turned off)`
+          : '')
     )
   }
 }

@@ -42,7 +42,10 @@ export default class ChainList extends OperatorCommand {
     for (const chain of chains) {
       for (const endpoint of chain.endpoints) {
         if (endpoint.heldUntil === null) continue
-        const why = endpoint.state === 'credits' ? 'its daily credits are spent (HTTP 402)' : 'it asked to wait (Retry-After)'
+        const why =
+          endpoint.state === 'credits'
+            ? 'its daily credits are spent (HTTP 402)'
+            : 'it asked to wait (Retry-After)'
         this.logger.warning(
           `${chain.network}: ${endpoint.url} is not asked until ${new Date(endpoint.heldUntil).toISOString()}: ${why}`
         )
@@ -52,11 +55,15 @@ export default class ChainList extends OperatorCommand {
 
   /** Estimated requests a day at the scan interval; "-" when the family gives none. */
   #estimate(load: { estimate: number | null } | null | undefined) {
-    return load?.estimate === null || load?.estimate === undefined ? '-' : load.estimate.toLocaleString('en-US')
+    return load?.estimate === null || load?.estimate === undefined
+      ? '-'
+      : load.estimate.toLocaleString('en-US')
   }
 
   /** The endpoints' daily budget together, and the pace of the first one. */
-  #budget(load: { perDay: number | null; perSecond: number | null; endpoints: number } | null | undefined) {
+  #budget(
+    load: { perDay: number | null; perSecond: number | null; endpoints: number } | null | undefined
+  ) {
     if (!load) return '?'
     if (load.endpoints === 0) return 'no endpoint'
     const day = load.perDay === null ? 'unlimited' : load.perDay.toLocaleString('en-US')
@@ -67,7 +74,8 @@ export default class ChainList extends OperatorCommand {
     if (scan.lastScanAt === null) return 'never'
     const when = new Date(scan.lastScanAt).toISOString()
     // An interrupted run kept its progress (app/services/chain_scanner.ts); a failed one saved nothing.
-    if (scan.interrupted) return `${when} INTERRUPTED, progress kept: ${scan.lastError.slice(0, 80)}`
+    if (scan.interrupted)
+      return `${when} INTERRUPTED, progress kept: ${scan.lastError.slice(0, 80)}`
     if (scan.lastError) return `${when} FAILED: ${scan.lastError.slice(0, 80)}`
     return scan.caughtUp ? when : `${when} (catching up)`
   }

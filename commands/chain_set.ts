@@ -4,9 +4,12 @@ import { redactUrl } from '#support/redaction'
 
 export default class ChainSet extends OperatorCommand {
   static commandName = 'chain:set'
-  static description = 'Configure a chain: enable/disable, RPC and WebSocket URLs, confirmations, scan interval, explorer link'
+  static description =
+    'Configure a chain: enable/disable, RPC and WebSocket URLs, confirmations, scan interval, explorer link'
 
-  @args.string({ description: 'Network name (tron, ethereum, bsc, polygon, plasma, solana, ton ...)' })
+  @args.string({
+    description: 'Network name (tron, ethereum, bsc, polygon, plasma, solana, ton ...)',
+  })
   declare network: string
 
   @flags.boolean({ description: 'Enable the chain' })
@@ -15,11 +18,14 @@ export default class ChainSet extends OperatorCommand {
   @flags.boolean({ description: 'Disable the chain (new orders on it get 10014)' })
   declare disable?: boolean
 
-  @flags.array({ description: 'RPC endpoint URL (repeatable, in order of preference; replaces the list)' })
+  @flags.array({
+    description: 'RPC endpoint URL (repeatable, in order of preference; replaces the list)',
+  })
   declare rpc?: string[]
 
   @flags.string({
-    description: 'WebSocket endpoint (ws:// or wss://) whose new heads trigger a scan at once (EVM: eth_subscribe newHeads); "" removes it',
+    description:
+      'WebSocket endpoint (ws:// or wss://) whose new heads trigger a scan at once (EVM: eth_subscribe newHeads); "" removes it',
     allowEmptyValue: true,
   })
   declare ws?: string
@@ -28,11 +34,14 @@ export default class ChainSet extends OperatorCommand {
   declare confirmations?: number
 
   @flags.number({
-    description: 'Longest time between two scans, in seconds: the poll interval (default: the block time); with --ws, the safety net between heads',
+    description:
+      'Longest time between two scans, in seconds: the poll interval (default: the block time); with --ws, the safety net between heads',
   })
   declare scanInterval?: number
 
-  @flags.number({ description: 'Typical seconds between two blocks (sizes the late-payment grace), e.g. 0.4' })
+  @flags.number({
+    description: 'Typical seconds between two blocks (sizes the late-payment grace), e.g. 0.4',
+  })
   declare blockTime?: number
 
   @flags.string({ description: 'Name shown to payers' })
@@ -45,34 +54,41 @@ export default class ChainSet extends OperatorCommand {
   declare apiKey?: string
 
   @flags.string({
-    description: 'Block explorer URL of a transaction, {tx} standing for it (https://etherscan.io/tx/{tx}); "" clears it',
+    description:
+      'Block explorer URL of a transaction, {tx} standing for it (https://etherscan.io/tx/{tx}); "" clears it',
     allowEmptyValue: true,
   })
   declare explorer?: string
 
   @flags.string({
-    description: 'Requests per second to each RPC endpoint (e.g. 1 or 0.5); "" returns to the provider default',
+    description:
+      'Requests per second to each RPC endpoint (e.g. 1 or 0.5); "" returns to the provider default',
     allowEmptyValue: true,
   })
   declare requestsPerSecond?: string
 
   @flags.string({
-    description: 'Requests per UTC day to each RPC endpoint (0: no daily cap); "" returns to the provider default',
+    description:
+      'Requests per UTC day to each RPC endpoint (0: no daily cap); "" returns to the provider default',
     allowEmptyValue: true,
   })
   declare requestsPerDay?: string
 
-  @flags.string({ description: 'Family of a NEW network (one an enabled plugin brings: see plugins:list)' })
+  @flags.string({
+    description: 'Family of a NEW network (one an enabled plugin brings: see plugins:list)',
+  })
   declare family?: string
 
   @flags.array({
-    description: 'Family option key=value (repeatable; EVM: chainId, blockRange, reorgDepth, traces=auto|debug|parity|off); key= removes it',
+    description:
+      'Family option key=value (repeatable; EVM: chainId, blockRange, reorgDepth, traces=auto|debug|parity|off); key= removes it',
   })
   declare option?: string[]
 
   async execute() {
     if (this.enable && this.disable) throw new OperatorError('Give --enable or --disable, not both')
-    const { ChainAdmin, budgetInput, optionsInput } = await import('#services/operators/chain_admin')
+    const { ChainAdmin, budgetInput, optionsInput } =
+      await import('#services/operators/chain_admin')
     const chains = await this.app.container.make(ChainAdmin)
     const chain = await chains.set(this.network, {
       enabled: this.enable ? true : this.disable ? false : undefined,

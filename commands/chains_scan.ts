@@ -7,7 +7,8 @@ const MAX_RUNS = 10_000
 
 export default class ChainsScan extends OperatorCommand {
   static commandName = 'chains:scan'
-  static description = 'Scan the enabled chains for incoming payments now (a chain behind is scanned until caught up)'
+  static description =
+    'Scan the enabled chains for incoming payments now (a chain behind is scanned until caught up)'
 
   @flags.string({ description: 'Only this network' })
   declare network?: string
@@ -28,7 +29,12 @@ export default class ChainsScan extends OperatorCommand {
         const chain = await Chain.findByOrFail('network', report.network)
         const progress = new Progress(`${report.network} catching up`, { rateOf: 'blocks' })
         const firstScanned = BigInt(report.heights?.scanned ?? report.heights?.head ?? '0')
-        const total = { runs: 1, transfers: report.transfers, paid: report.paid, unmatched: report.unmatched }
+        const total = {
+          runs: 1,
+          transfers: report.transfers,
+          paid: report.paid,
+          unmatched: report.unmatched,
+        }
         const counts = (last: ScanReport) => {
           const head = last.heights?.head
           const scanned = last.heights?.scanned

@@ -15,7 +15,8 @@ export default class DbRestore extends OperatorCommand {
 
   async execute() {
     const { backupKindOf, kindName } = await import('#services/backup/backup_kind')
-    const { assertRestorable, describeVersion, releaseMigrations, shortName } = await import('#services/backup/schema_version')
+    const { assertRestorable, describeVersion, releaseMigrations, shortName } =
+      await import('#services/backup/schema_version')
     const { configuredDatabase } = await import('#services/backup/configured_database')
 
     const file = resolve(this.file)
@@ -38,15 +39,19 @@ export default class DbRestore extends OperatorCommand {
       if (this.force) return
       const question = `Replace everything in ${database.shownAs} with ${file} (schema ${version})?`
       if (!process.stdin.isTTY) {
-        throw new OperatorError(`${question} There is no terminal to ask: run again with --force to confirm`)
+        throw new OperatorError(
+          `${question} There is no terminal to ask: run again with --force to confirm`
+        )
       }
-      if (!(await this.prompt.confirm(question, { default: false }))) throw new OperatorError('Nothing was restored')
+      if (!(await this.prompt.confirm(question, { default: false })))
+        throw new OperatorError('Nothing was restored')
     }
 
     let version
     if (database.kind === 'sqlite') {
       const { PartialFile } = await import('#services/backup/partial_file')
-      const { assertSqliteNotInUse, inspectSqlite, stageSqliteCopy, swapSqliteFile } = await import('#services/backup/sqlite_backup')
+      const { assertSqliteNotInUse, inspectSqlite, stageSqliteCopy, swapSqliteFile } =
+        await import('#services/backup/sqlite_backup')
       const live = database.sqliteFile
       assertSqliteNotInUse(live)
       // The backup is copied beside the live file and checked there; the operator's file is never changed.
@@ -62,7 +67,11 @@ export default class DbRestore extends OperatorCommand {
     } else {
       const { inspectPgArchive, pgToolEnv, restorePg } = await import('#services/backup/pg_backup')
       const { holdPgForRestore } = await import('#services/backup/pg_guard')
-      const contents = await inspectPgArchive(file, file, pgToolEnv(database.pg, 'gateway db:restore'))
+      const contents = await inspectPgArchive(
+        file,
+        file,
+        pgToolEnv(database.pg, 'gateway db:restore')
+      )
       version = assertRestorable(file, contents, release)
       const guard = await holdPgForRestore()
       try {
@@ -74,13 +83,17 @@ export default class DbRestore extends OperatorCommand {
         await guard.release()
       }
     }
-    this.logger.success(`Restored ${file} into ${database.shownAs}; schema ${describeVersion(version)}`)
+    this.logger.success(
+      `Restored ${file} into ${database.shownAs}; schema ${describeVersion(version)}`
+    )
 
     if (version.pending.length > 0) {
       const { default: installation } = await import('#services/installation_service')
       try {
         const ran = await installation.migrate()
-        this.logger.info(`The backup was older than this release: ran ${ran.length} migration${ran.length === 1 ? '' : 's'} (${ran.map(shortName).join(', ')})`)
+        this.logger.info(
+          `The backup was older than this release: ran ${ran.length} migration${ran.length === 1 ? '' : 's'} (${ran.map(shortName).join(', ')})`
+        )
       } catch (error) {
         throw new OperatorError(
           `Restored, but its migrations to this release failed: ${(error as Error).message}. Fix the cause and run node ace migration:run`
@@ -92,6 +105,8 @@ export default class DbRestore extends OperatorCommand {
     const { default: db } = await import('@adonisjs/lucid/services/db')
     const [orders] = await db.from('orders').count('* as total')
     const [callbacks] = await db.from('callbacks').count('* as total')
-    this.logger.info(`The database now holds ${Number(orders.total)} orders and ${Number(callbacks.total)} callbacks`)
+    this.logger.info(
+      `The database now holds ${Number(orders.total)} orders and ${Number(callbacks.total)} callbacks`
+    )
   }
 }

@@ -18,7 +18,8 @@ export default class Doctor extends OperatorCommand {
   async execute() {
     const { default: doctor, worstFirst } = await import('#services/doctor/doctor')
     const report = await doctor.run()
-    const failing = report.status === 'problem' || (this.strict === true && report.status === 'warning')
+    const failing =
+      report.status === 'problem' || (this.strict === true && report.status === 'warning')
     this.exitCode = failing ? 1 : 0
 
     if (this.json) {
@@ -48,7 +49,8 @@ export default class Doctor extends OperatorCommand {
     const { ok, warning, problem } = report.counts
     const summary = `${problem} problem${problem === 1 ? '' : 's'}, ${warning} warning${warning === 1 ? '' : 's'}, ${ok} ok`
     if (problem > 0) this.logger.error(`${summary}: fix the problems above.`)
-    else if (warning > 0) this.logger.warning(`${summary}: nothing is broken; the warnings are risks worth fixing.`)
+    else if (warning > 0)
+      this.logger.warning(`${summary}: nothing is broken; the warnings are risks worth fixing.`)
     else this.logger.success(`${summary}: nothing to fix.`)
   }
 
@@ -56,7 +58,11 @@ export default class Doctor extends OperatorCommand {
     const label = LABELS[line.status]
     const tag = `[${label}]`
     const coloured =
-      line.status === 'problem' ? this.colors.red(tag) : line.status === 'warning' ? this.colors.yellow(tag) : this.colors.green(tag)
+      line.status === 'problem'
+        ? this.colors.red(tag)
+        : line.status === 'warning'
+          ? this.colors.yellow(tag)
+          : this.colors.green(tag)
     this.logger.log(`${coloured} ${line.title}: ${line.finding}`)
     if (line.fix) this.logger.log(`          fix: ${line.fix}`)
   }

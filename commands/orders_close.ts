@@ -3,7 +3,8 @@ import { OperatorCommand } from '#support/operator_command'
 
 export default class OrdersClose extends OperatorCommand {
   static commandName = 'orders:close'
-  static description = 'Close a waiting order (status 1 or 4 → 3) and release its amount lock (a parent takes its waiting child along)'
+  static description =
+    'Close a waiting order (status 1 or 4 → 3) and release its amount lock (a parent takes its waiting child along)'
 
   @args.string({ description: 'trade_id of the order' })
   declare tradeId: string

@@ -9,7 +9,9 @@ export default class OrdersMarkPaid extends OperatorCommand {
   @args.string({ description: 'trade_id of the order' })
   declare tradeId: string
 
-  @args.string({ description: 'Transaction reference (hash; TON: ton:<raw>:<lt>:<hash> or <lt>:<hash>)' })
+  @args.string({
+    description: 'Transaction reference (hash; TON: ton:<raw>:<lt>:<hash> or <lt>:<hash>)',
+  })
   declare reference: string
 
   async execute() {

@@ -10,7 +10,12 @@ export default class PluginsList extends OperatorCommand {
     const catalog = await pluginCatalog()
     this.printTable(
       ['plugin', 'on', 'description', 'contributes'],
-      catalog.plugins.map((plugin) => [plugin.name, plugin.enabled ? 'yes' : 'no', plugin.description, this.#parts(plugin)])
+      catalog.plugins.map((plugin) => [
+        plugin.name,
+        plugin.enabled ? 'yes' : 'no',
+        plugin.description,
+        this.#parts(plugin),
+      ])
     )
   }
 
@@ -19,14 +24,26 @@ export default class PluginsList extends OperatorCommand {
     const list = (label: string, names: string[]) => {
       if (names.length > 0) parts.push(`${label}: ${names.join(', ')}`)
     }
-    list('families', plugin.families.map((family) => family.name))
+    list(
+      'families',
+      plugin.families.map((family) => family.name)
+    )
     list('callback formats', plugin.callbackFormats)
     list('providers', plugin.providers)
     if (plugin.routePrefix) parts.push(`routes: ${plugin.routePrefix}/*`)
-    list('settings', plugin.settings.map((setting) => setting.key))
+    list(
+      'settings',
+      plugin.settings.map((setting) => setting.key)
+    )
     list('seed chains', plugin.seedNetworks)
-    list('commands', plugin.commands.map((command) => command.name))
-    list('jobs', plugin.jobs.map((job) => job.name))
+    list(
+      'commands',
+      plugin.commands.map((command) => command.name)
+    )
+    list(
+      'jobs',
+      plugin.jobs.map((job) => job.name)
+    )
     return parts.join('; ')
   }
 }

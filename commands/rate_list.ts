@@ -9,7 +9,12 @@ export default class RateList extends OperatorCommand {
     const rates = await (await this.app.container.make(RateAdmin)).list()
     this.printTable(
       ['token', 'fiat', 'rate', 'updated'],
-      rates.map((rate) => [rate.token, rate.fiat, rate.rate, new Date(rate.updatedAt).toISOString()])
+      rates.map((rate) => [
+        rate.token,
+        rate.fiat,
+        rate.rate,
+        new Date(rate.updatedAt).toISOString(),
+      ])
     )
   }
 }

@@ -3,7 +3,8 @@ import { OperatorCommand } from '#support/operator_command'
 
 export default class RateSet extends OperatorCommand {
   static commandName = 'rate:set'
-  static description = 'Set a fixed exchange rate: 1 TOKEN = RATE FIAT (e.g. rate:set USDT CNY 7.25)'
+  static description =
+    'Set a fixed exchange rate: 1 TOKEN = RATE FIAT (e.g. rate:set USDT CNY 7.25)'
 
   @args.string({ description: 'Token symbol' })
   declare token: string

@@ -9,7 +9,9 @@ export default class Setup extends BaseCommand {
   async run() {
     const { default: installation } = await import('#services/installation_service')
     const migrated = await installation.migrate()
-    this.logger.info(migrated.length ? `Migrated: ${migrated.join(', ')}` : 'Database schema is up to date')
+    this.logger.info(
+      migrated.length ? `Migrated: ${migrated.join(', ')}` : 'Database schema is up to date'
+    )
     await installation.installDefaults((line) => this.logger.log(line))
     this.logger.success('Installation is ready')
   }

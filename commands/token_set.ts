@@ -20,7 +20,9 @@ export default class TokenSet extends OperatorCommand {
   @flags.number({ description: 'On-chain decimals of the token' })
   declare decimals?: number
 
-  @flags.number({ description: 'Fraction digits of payable amounts, 2 to 6 (the unique-amount step)' })
+  @flags.number({
+    description: 'Fraction digits of payable amounts, 2 to 6 (the unique-amount step)',
+  })
   declare precision?: number
 
   @flags.boolean({ description: 'Enable the token' })

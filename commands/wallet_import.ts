@@ -4,7 +4,8 @@ import { OperatorCommand, OperatorError } from '#support/operator_command'
 
 export default class WalletImport extends OperatorCommand {
   static commandName = 'wallet:import'
-  static description = 'Add the receiving addresses of a file: one per line, "address" or "network address"'
+  static description =
+    'Add the receiving addresses of a file: one per line, "address" or "network address"'
 
   @args.string({ description: 'File to read ("-" for standard input)' })
   declare file: string

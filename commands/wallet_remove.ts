@@ -21,7 +21,8 @@ export default class WalletRemove extends OperatorCommand {
       const wallet = await wallets.remove(this.network, this.address, this.force === true)
       this.logger.success(`Removed wallet ${wallet.address} from ${wallet.network}`)
     } catch (error) {
-      if (error instanceof WalletInUseError) throw new OperatorError(`${error.message}; or use --force`)
+      if (error instanceof WalletInUseError)
+        throw new OperatorError(`${error.message}; or use --force`)
       throw error
     }
   }

@@ -14,7 +14,9 @@ export default class WalletSet extends OperatorCommand {
   @flags.boolean({ description: 'Hand the address to new orders again' })
   declare enable?: boolean
 
-  @flags.boolean({ description: 'Hand it to no new order (payments of waiting orders are still watched)' })
+  @flags.boolean({
+    description: 'Hand it to no new order (payments of waiting orders are still watched)',
+  })
   declare disable?: boolean
 
   @flags.string({ description: 'Note shown in listings; "" clears it', allowEmptyValue: true })

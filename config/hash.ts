@@ -13,7 +13,12 @@ import { defineConfig, drivers } from '@adonisjs/core/hash'
  * chosen by a person, so the former cost is enough and confirming the
  * ten of them does not take ten times 128 MiB.
  */
-export const PASSWORD_SCRYPT = { cost: 131072, blockSize: 8, parallelization: 1, maxMemory: 256 * 1024 * 1024 }
+export const PASSWORD_SCRYPT = {
+  cost: 131072,
+  blockSize: 8,
+  parallelization: 1,
+  maxMemory: 256 * 1024 * 1024,
+}
 
 /**
  * The test suite (NODE_ENV=test, set by `node ace test`) hashes with the
@@ -26,7 +31,9 @@ export const TEST_PASSWORD_SCRYPT = { ...PASSWORD_SCRYPT, cost: 16384 }
 const hashConfig = defineConfig({
   default: 'scrypt',
   list: {
-    scrypt: drivers.scrypt(process.env.NODE_ENV === 'test' ? TEST_PASSWORD_SCRYPT : PASSWORD_SCRYPT),
+    scrypt: drivers.scrypt(
+      process.env.NODE_ENV === 'test' ? TEST_PASSWORD_SCRYPT : PASSWORD_SCRYPT
+    ),
     recovery: drivers.scrypt({
       cost: 16384,
       blockSize: 8,

@@ -22,7 +22,9 @@ const loggerConfig = defineConfig({
         logMethod(args: unknown[], method: (...args: unknown[]) => void) {
           return method.apply(
             this,
-            args.map((arg) => (typeof arg === 'string' && arg.includes('://') ? redactSecrets(arg) : arg))
+            args.map((arg) =>
+              typeof arg === 'string' && arg.includes('://') ? redactSecrets(arg) : arg
+            )
           )
         },
       },

@@ -22,4 +22,7 @@ export abstract class InstallationSeeder extends BaseSeeder {
   }
 }
 
-export type InstallationSeederClass = new (client: QueryClientContract, print?: Printer) => InstallationSeeder
+export type InstallationSeederClass = new (
+  client: QueryClientContract,
+  print?: Printer
+) => InstallationSeeder

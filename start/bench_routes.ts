@@ -24,22 +24,30 @@ let statements = 0
 const connection = db.connection()
 const writeClient = connection.getWriteClient()
 writeClient.on('query', () => statements++)
-if (connection.getReadClient() !== writeClient) connection.getReadClient().on('query', () => statements++)
+if (connection.getReadClient() !== writeClient)
+  connection.getReadClient().on('query', () => statements++)
 
 let table: Promise<unknown> | null = null
 function benchTable() {
-  table ??= Promise.resolve(db.rawQuery(
-    connection.dialect.name === 'postgres'
-      ? 'CREATE TABLE IF NOT EXISTS bench_inserts (id bigserial PRIMARY KEY, order_id varchar(32) NOT NULL, amount numeric(20, 4) NOT NULL, created_at bigint NOT NULL)'
-      : 'CREATE TABLE IF NOT EXISTS bench_inserts (id integer PRIMARY KEY AUTOINCREMENT, order_id varchar(32) NOT NULL, amount numeric NOT NULL, created_at bigint NOT NULL)'
-  ).then(() => undefined)
+  table ??= Promise.resolve(
+    db
+      .rawQuery(
+        connection.dialect.name === 'postgres'
+          ? 'CREATE TABLE IF NOT EXISTS bench_inserts (id bigserial PRIMARY KEY, order_id varchar(32) NOT NULL, amount numeric(20, 4) NOT NULL, created_at bigint NOT NULL)'
+          : 'CREATE TABLE IF NOT EXISTS bench_inserts (id integer PRIMARY KEY AUTOINCREMENT, order_id varchar(32) NOT NULL, amount numeric NOT NULL, created_at bigint NOT NULL)'
+      )
+      .then(() => undefined)
   )
   return table
 }
 
 function fields(ctx: HttpContext) {
   const body = ctx.request.body()
-  return { order_id: String(body.order_id ?? ''), amount: String(body.amount ?? '0'), created_at: Date.now() }
+  return {
+    order_id: String(body.order_id ?? ''),
+    amount: String(body.amount ?? '0'),
+    created_at: Date.now(),
+  }
 }
 
 router
@@ -52,11 +60,10 @@ router
     router.post('/raw-insert', async (ctx) => {
       await benchTable()
       const row = fields(ctx)
-      await db.rawQuery('INSERT INTO bench_inserts (order_id, amount, created_at) VALUES (?, ?, ?)', [
-        row.order_id,
-        row.amount,
-        row.created_at,
-      ])
+      await db.rawQuery(
+        'INSERT INTO bench_inserts (order_id, amount, created_at) VALUES (?, ?, ?)',
+        [row.order_id, row.amount, row.created_at]
+      )
       return ok(ctx, null)
     })
     router.get('/statements', async (ctx) => ok(ctx, { statements }))

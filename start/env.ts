@@ -33,7 +33,9 @@ function parseAdminPath(key: string, value?: string): string {
   if (raw === '') return '/admin'
   const path = raw.replace(/\/+$/, '')
   if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(path)) {
-    throw new Error(`${key} must be a path such as /admin or /ops/console (letters, digits, . _ ~ -), not "${value}"`)
+    throw new Error(
+      `${key} must be a path such as /admin or /ops/console (letters, digits, . _ ~ -), not "${value}"`
+    )
   }
   const reserved = RESERVED_PATHS.find((prefix) => path === prefix || path.startsWith(`${prefix}/`))
   if (reserved) throw new Error(`${key} cannot be under ${reserved}: the gateway serves that path`)

@@ -18,7 +18,10 @@ emitter.on('http:request_completed', ({ ctx, duration }) => {
   // a request no route matched (404, static files) is `unmatched`.
   const route = ctx.route?.pattern ?? 'unmatched'
   const status = ctx.response.getStatus()
-  metrics.httpRequestDuration.observe({ method: ctx.request.method(), route, status: String(status) }, seconds)
+  metrics.httpRequestDuration.observe(
+    { method: ctx.request.method(), route, status: String(status) },
+    seconds
+  )
   const level = QUIET_ROUTES.has(route) && status < 400 ? 'debug' : 'info'
   ctx.logger[level](
     {

@@ -59,7 +59,9 @@ router
   .use(middleware.throttle({ bucket: 'cashier' }))
 
 // The payer's page (HTML); its stylesheet and script are static files under public/assets.
-router.get('/cashier/:trade_id', [CashierPageController, 'show']).use(middleware.throttle({ bucket: 'cashier' }))
+router
+  .get('/cashier/:trade_id', [CashierPageController, 'show'])
+  .use(middleware.throttle({ bucket: 'cashier' }))
 
 // The admin console, under ADMIN_PATH (default /admin): start/console/index.ts.
 registerConsoleRoutes()

@@ -20,6 +20,8 @@ scheduler.call(scheduledJobs.reconcileProviderPayments).everyFiveSeconds()
 
 // The enabled plugins' jobs, each under the job runner like the core's.
 for (const job of pluginRegistry.jobs()) {
-  const seconds = Math.min(59, Math.max(1, Math.round(job.everySeconds))) as Parameters<ReturnType<typeof scheduler.call>['everySeconds']>[0]
+  const seconds = Math.min(59, Math.max(1, Math.round(job.everySeconds))) as Parameters<
+    ReturnType<typeof scheduler.call>['everySeconds']
+  >[0]
   scheduler.call(() => jobRunner.run(job.name, () => job.run())).everySeconds(seconds)
 }

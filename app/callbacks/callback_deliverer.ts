@@ -14,7 +14,13 @@ import { claimLeases, releaseLeases } from '#support/lease'
 import { metrics } from '#support/metrics'
 
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'held'
-export type DeliveryReport = { claimed: number; delivered: number; retrying: number; failed: number; held: number }
+export type DeliveryReport = {
+  claimed: number
+  delivered: number
+  retrying: number
+  failed: number
+  held: number
+}
 
 export function emptyReport(): DeliveryReport {
   return { claimed: 0, delivered: 0, retrying: 0, failed: 0, held: 0 }
@@ -128,7 +134,11 @@ type AttemptRecord = {
  * at least once).
  */
 class AttemptRecorder {
-  #pending: { record: AttemptRecord; resolve: (held: boolean) => void; reject: (error: unknown) => void }[] = []
+  #pending: {
+    record: AttemptRecord
+    resolve: (held: boolean) => void
+    reject: (error: unknown) => void
+  }[] = []
   #flushing = false
 
   record(record: AttemptRecord): Promise<boolean> {
@@ -292,7 +302,9 @@ export class CallbackDeliverer {
         'callbacks.next_attempt_at as outbox_next_attempt_at'
       )
     // Driven by the claimed ids only (no sort or status filter the planner could serve by walking the outbox).
-    orders.sort((a, b) => Number(a.$extras.outbox_next_attempt_at) - Number(b.$extras.outbox_next_attempt_at))
+    orders.sort(
+      (a, b) => Number(a.$extras.outbox_next_attempt_at) - Number(b.$extras.outbox_next_attempt_at)
+    )
     const apiKeys = await this.#apiKeysOf(orders)
 
     return orders.map((order) => ({
@@ -313,8 +325,14 @@ export class CallbackDeliverer {
 
   /** The API keys of `orders` (by id, or by pid for orders written before keys had ids), in one read. */
   async #apiKeysOf(orders: Order[]): Promise<ApiKey[]> {
-    const ids = [...new Set(orders.filter((order) => order.apiKeyId !== null).map((order) => Number(order.apiKeyId)))]
-    const pids = [...new Set(orders.filter((order) => order.apiKeyId === null).map((order) => order.pid))]
+    const ids = [
+      ...new Set(
+        orders.filter((order) => order.apiKeyId !== null).map((order) => Number(order.apiKeyId))
+      ),
+    ]
+    const pids = [
+      ...new Set(orders.filter((order) => order.apiKeyId === null).map((order) => order.pid)),
+    ]
     if (ids.length === 0 && pids.length === 0) return []
     return ApiKey.query().where((query) => {
       if (ids.length) query.whereIn('id', ids)
@@ -331,16 +349,24 @@ export class CallbackDeliverer {
    */
   async giveBack(callbacks: ClaimedCallback[]) {
     const now = Date.now()
-    const recognised = callbacks.filter((callback) => startsWithOrigin(callback.order.notifyUrl, callback.origin))
+    const recognised = callbacks.filter((callback) =>
+      startsWithOrigin(callback.order.notifyUrl, callback.origin)
+    )
     const others = callbacks.filter((callback) => !recognised.includes(callback))
     for (const [group, changes] of [
       [recognised, { updated_at: now }],
       [others, { next_attempt_at: now + DEFER_MS, updated_at: now }],
     ] as const) {
       const byClaim = new Map<string, number[]>()
-      for (const callback of group) byClaim.set(callback.claim, [...(byClaim.get(callback.claim) ?? []), callback.id])
+      for (const callback of group)
+        byClaim.set(callback.claim, [...(byClaim.get(callback.claim) ?? []), callback.id])
       for (const [claim, ids] of byClaim) {
-        await releaseLeases({ table: 'callbacks', token: claim, scope: (query) => query.whereIn('id', ids), changes })
+        await releaseLeases({
+          table: 'callbacks',
+          token: claim,
+          scope: (query) => query.whereIn('id', ids),
+          changes,
+        })
       }
     }
   }
@@ -376,7 +402,10 @@ export class CallbackDeliverer {
       scope: (query) => query.where('id', callback.id),
       changes: { next_attempt_at: now + HELD_RECHECK_MS, last_error: reason, updated_at: now },
     })
-    logger.warn({ callback_id: callback.id, format: callback.format }, 'merchant callback held: its format is not loaded')
+    logger.warn(
+      { callback_id: callback.id, format: callback.format },
+      'merchant callback held: its format is not loaded'
+    )
     return 'held'
   }
 
@@ -443,7 +472,8 @@ export class CallbackDeliverer {
     if (acknowledged) outcome = 'delivered'
     else if (!permanent && attempt <= maxRetries) {
       outcome = 'retrying'
-      nextAttemptAt = Date.now() + retryDelayMs(attempt, await settings.get('callback_retry_base_seconds'))
+      nextAttemptAt =
+        Date.now() + retryDelayMs(attempt, await settings.get('callback_retry_base_seconds'))
     } else outcome = 'failed'
 
     const held = await this.#recorder.record({
@@ -470,12 +500,26 @@ export class CallbackDeliverer {
       acknowledged,
     })
     if (!held) {
-      logger.warn({ trade_id: order.tradeId }, 'callback lease lost while delivering; another worker owns it now')
+      logger.warn(
+        { trade_id: order.tradeId },
+        'callback lease lost while delivering; another worker owns it now'
+      )
     }
 
-    const log = { trade_id: order.tradeId, attempt, url, http_status: httpStatus, ms: durationMs, error }
+    const log = {
+      trade_id: order.tradeId,
+      attempt,
+      url,
+      http_status: httpStatus,
+      ms: durationMs,
+      error,
+    }
     if (outcome === 'delivered') logger.info(log, 'merchant callback delivered')
-    else if (outcome === 'retrying') logger.warn({ ...log, next_attempt_at: nextAttemptAt }, 'merchant callback failed; will retry')
+    else if (outcome === 'retrying')
+      logger.warn(
+        { ...log, next_attempt_at: nextAttemptAt },
+        'merchant callback failed; will retry'
+      )
     else logger.error(log, 'merchant callback failed for good')
     return outcome
   }

@@ -144,7 +144,8 @@ export class DeliveryLoop {
     // name, a batch at a time, so one busy merchant's backlog is never
     // claimed only to be given back.
     for (const origin of [...this.#backlog]) {
-      const room = 2 * perHost - (this.#perOrigin.get(origin) ?? 0) - (this.#waiting.get(origin)?.length ?? 0)
+      const room =
+        2 * perHost - (this.#perOrigin.get(origin) ?? 0) - (this.#waiting.get(origin)?.length ?? 0)
       const want = Math.min(room, free)
       if (want < batch) continue
       const claimed = await this.deliverer.claim(want, { onlyOrigin: origin })
@@ -155,7 +156,9 @@ export class DeliveryLoop {
 
     const active = () => (this.#inFlight.size > 0 || this.#waitingCount() > 0 ? 'busy' : 'idle')
     if (free <= 0 || (this.#inFlight.size > 0 && free < batch)) return active()
-    const busyOrigins = [...this.#perOrigin].filter(([, count]) => count >= perHost).map(([origin]) => origin)
+    const busyOrigins = [...this.#perOrigin]
+      .filter(([, count]) => count >= perHost)
+      .map(([origin]) => origin)
     const leftOut = [...new Set([...busyOrigins, ...this.#backlog])]
     const exhausted = this.#exhausted
     if (exhausted && [...exhausted].every((origin) => leftOut.includes(origin))) return active()
@@ -177,7 +180,8 @@ export class DeliveryLoop {
     const giveBack: ClaimedCallback[] = []
     for (const callback of claimed) {
       const queue = this.#waiting.get(callback.origin) ?? []
-      if ((this.#perOrigin.get(callback.origin) ?? 0) < perHost && queue.length === 0) this.#start(callback)
+      if ((this.#perOrigin.get(callback.origin) ?? 0) < perHost && queue.length === 0)
+        this.#start(callback)
       else if (queue.length < perHost) {
         queue.push(callback)
         this.#waiting.set(callback.origin, queue)
@@ -198,7 +202,8 @@ export class DeliveryLoop {
   /** Starts waiting callbacks whose origin has a free slot again. */
   #startWaiting(perHost: number) {
     for (const [origin, queue] of this.#waiting) {
-      while (queue.length > 0 && (this.#perOrigin.get(origin) ?? 0) < perHost) this.#start(queue.shift()!)
+      while (queue.length > 0 && (this.#perOrigin.get(origin) ?? 0) < perHost)
+        this.#start(queue.shift()!)
       if (queue.length === 0) this.#waiting.delete(origin)
     }
   }
@@ -234,7 +239,10 @@ export class DeliveryLoop {
       .catch((error) => {
         // Not recorded (e.g. the database went away mid-write): the lease
         // runs out and the callback is attempted again.
-        logger.error({ err: error, callback_id: callback.id }, 'callback attempt could not be recorded; it will be retried')
+        logger.error(
+          { err: error, callback_id: callback.id },
+          'callback attempt could not be recorded; it will be retried'
+        )
       })
       .finally(() => {
         this.#inFlight.delete(attempt)

@@ -7,7 +7,11 @@ export const MAX_RETRY_DELAY_MS = 300_000
  * by up to 20 % at random so that many callbacks failing together do not
  * come back together.
  */
-export function retryDelayMs(retry: number, baseSeconds: number, random: () => number = Math.random): number {
+export function retryDelayMs(
+  retry: number,
+  baseSeconds: number,
+  random: () => number = Math.random
+): number {
   const exponential = baseSeconds * 1000 * 2 ** (retry - 1)
   const capped = Math.min(MAX_RETRY_DELAY_MS, exponential)
   return Math.round(capped * (0.8 + 0.2 * random()))

@@ -69,7 +69,11 @@ export type SafeRequestOptions = {
   maxBodyBytes?: number
 }
 
-type LookupCallback = (error: Error | null, address?: string | LookupAddress[], family?: number) => void
+type LookupCallback = (
+  error: Error | null,
+  address?: string | LookupAddress[],
+  family?: number
+) => void
 
 /**
  * The DNS lookup every callback connection goes through: unless private
@@ -79,20 +83,30 @@ type LookupCallback = (error: Error | null, address?: string | LookupAddress[], 
  * could change in between).
  */
 function guardedLookup(allowPrivateTargets: boolean) {
-  return (hostname: string, lookupOptions: { all?: boolean; family?: number }, callback: LookupCallback) => {
-    dnsLookup(hostname, { all: true, family: lookupOptions.family ?? 0 }, (error, addresses: LookupAddress[]) => {
-      if (error) return callback(error)
-      if (!allowPrivateTargets) {
-        const forbidden = addresses.find((entry) => isPrivateAddress(entry.address))
-        if (forbidden) {
-          return callback(
-            new ForbiddenTargetError(`${hostname} resolves to ${forbidden.address}, a private or loopback address`)
-          )
+  return (
+    hostname: string,
+    lookupOptions: { all?: boolean; family?: number },
+    callback: LookupCallback
+  ) => {
+    dnsLookup(
+      hostname,
+      { all: true, family: lookupOptions.family ?? 0 },
+      (error, addresses: LookupAddress[]) => {
+        if (error) return callback(error)
+        if (!allowPrivateTargets) {
+          const forbidden = addresses.find((entry) => isPrivateAddress(entry.address))
+          if (forbidden) {
+            return callback(
+              new ForbiddenTargetError(
+                `${hostname} resolves to ${forbidden.address}, a private or loopback address`
+              )
+            )
+          }
         }
+        if (lookupOptions.all) return callback(null, addresses)
+        callback(null, addresses[0].address, addresses[0].family)
       }
-      if (lookupOptions.all) return callback(null, addresses)
-      callback(null, addresses[0].address, addresses[0].family)
-    })
+    )
   }
 }
 
@@ -139,7 +153,10 @@ export async function closeCallbackAgents() {
  * followed; the whole exchange is bounded by `timeoutMs`. Connections are
  * kept alive and reused per merchant origin (callbackAgent).
  */
-export async function safeRequest(request: SafeRequest, options: SafeRequestOptions): Promise<SafeResponse> {
+export async function safeRequest(
+  request: SafeRequest,
+  options: SafeRequestOptions
+): Promise<SafeResponse> {
   let url: URL
   try {
     url = new URL(request.url)

@@ -15,7 +15,10 @@ export function cashierAssets(): Record<keyof typeof FILES, string> {
   if (cached && app.inProduction) return cached
   const urls = {} as Record<keyof typeof FILES, string>
   for (const [name, file] of Object.entries(FILES) as [keyof typeof FILES, string][]) {
-    const digest = createHash('sha256').update(readFileSync(app.publicPath(file))).digest('hex').slice(0, 12)
+    const digest = createHash('sha256')
+      .update(readFileSync(app.publicPath(file)))
+      .digest('hex')
+      .slice(0, 12)
     urls[name] = `/${file}?v=${digest}`
   }
   cached = urls

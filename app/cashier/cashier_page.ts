@@ -1,4 +1,5 @@
-import Order, { OrderStatus } from '#models/order'
+import type Order from '#models/order'
+import { OrderStatus } from '#models/order'
 import Chain from '#models/chain'
 import Token from '#models/token'
 import { presentCashier } from '#services/order_presenter'
@@ -8,7 +9,14 @@ import { isOpen } from '#services/order_rules'
 import { fractionDigits, toFixedDigits } from '#support/money'
 import { qrSvg } from '#cashier/qr_svg'
 import { siteLook, type SiteLook } from '#cashier/site_look'
-import { DEFAULT_LANGUAGE, languageChoices, messagesOf, translator, type Language, type Translate } from '#cashier/languages'
+import {
+  DEFAULT_LANGUAGE,
+  languageChoices,
+  messagesOf,
+  translator,
+  type Language,
+  type Translate,
+} from '#cashier/languages'
 import { isWebAddress } from '#support/web_address'
 
 /** What the page shows first; the script moves between them afterwards. */
@@ -64,7 +72,7 @@ export async function cashierPage(order: Order, language: Language, now = Date.n
   const state = stateOf(order, now)
 
   const pay = order.isOnChain && state === 'pay' ? await payTarget(order, t) : null
-  const paidAmount = order.isOnChain ? pay?.amount ?? (await amountOf(order)) : ''
+  const paidAmount = order.isOnChain ? (pay?.amount ?? (await amountOf(order))) : ''
   const isParent = order.parentId === null
   const canChoose = isParent && isOpen(order, now)
   const choices: Choice[] = config.supported_assets.map((asset) => ({
@@ -133,7 +141,10 @@ function referenceIntro(t: Translate, family: string | undefined): string {
 }
 
 async function amountOf(order: Order): Promise<string> {
-  const token = await Token.query().where('network', order.network).where('symbol', order.token).first()
+  const token = await Token.query()
+    .where('network', order.network)
+    .where('symbol', order.token)
+    .first()
   return displayAmount(order.actualAmount, token?.amountPrecision ?? 0)
 }
 
@@ -152,7 +163,9 @@ export function countdownText(remainingMs: number): string {
   const hours = Math.floor(total / 3600)
   const minutes = Math.floor((total % 3600) / 60)
   const seconds = String(total % 60).padStart(2, '0')
-  return hours > 0 ? `${hours}:${String(minutes).padStart(2, '0')}:${seconds}` : `${minutes}:${seconds}`
+  return hours > 0
+    ? `${hours}:${String(minutes).padStart(2, '0')}:${seconds}`
+    : `${minutes}:${seconds}`
 }
 
 function pageTitle(look: SiteLook, t: Translate): string {
@@ -165,12 +178,18 @@ function pageTitle(look: SiteLook, t: Translate): string {
  * CSP allows it): the order as the cashier endpoints return it, and the
  * texts the script shows later.
  */
-function scriptData(data: ReturnType<typeof presentCashier>, language: Language, merchantReturn: string, order: Order) {
+function scriptData(
+  data: ReturnType<typeof presentCashier>,
+  language: Language,
+  merchantReturn: string,
+  order: Order
+) {
   const messages = messagesOf(language)
   const english = messagesOf('en')
   const strings: Record<string, string> = {}
   for (const key of Object.keys(english)) {
-    if (SCRIPT_KEYS.includes(key) || key.startsWith('error.')) strings[key] = messages[key] ?? english[key]
+    if (SCRIPT_KEYS.includes(key) || key.startsWith('error.'))
+      strings[key] = messages[key] ?? english[key]
   }
   return {
     order: data,
@@ -182,5 +201,8 @@ function scriptData(data: ReturnType<typeof presentCashier>, language: Language,
 
 /** JSON for a <script type="application/json"> block: "<" cannot close it. */
 export function embeddedJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029')
 }

@@ -18,7 +18,9 @@ const catalog = new Map<Language, Messages>()
 export function messagesOf(language: Language): Messages {
   let messages = catalog.get(language)
   if (!messages) {
-    messages = JSON.parse(readFileSync(app.makePath('resources', 'lang', `${language}.json`), 'utf8')) as Messages
+    messages = JSON.parse(
+      readFileSync(app.makePath('resources', 'lang', `${language}.json`), 'utf8')
+    ) as Messages
     catalog.set(language, messages)
   }
   return messages
@@ -56,7 +58,7 @@ export function chooseLanguage(request: HttpContext['request'], explicit?: unkno
   const offered = [...LANGUAGES, ...Object.keys(ALIASES)]
   const best = request.language(offered)
   if (best === null) return DEFAULT_LANGUAGE
-  return isLanguage(best) ? best : ALIASES[best.toLowerCase()] ?? DEFAULT_LANGUAGE
+  return isLanguage(best) ? best : (ALIASES[best.toLowerCase()] ?? DEFAULT_LANGUAGE)
 }
 
 /** A translator for one language: `{name}` placeholders filled from `values`. */
@@ -65,7 +67,9 @@ export function translator(language: Language) {
   const fallback = messagesOf(DEFAULT_LANGUAGE)
   return (key: string, values: Record<string, string | number> = {}) => {
     const text = messages[key] ?? fallback[key] ?? key
-    return text.replace(/\{(\w+)\}/g, (whole, name: string) => (name in values ? String(values[name]) : whole))
+    return text.replace(/\{(\w+)\}/g, (whole, name: string) =>
+      name in values ? String(values[name]) : whole
+    )
   }
 }
 export type Translate = ReturnType<typeof translator>

@@ -12,9 +12,16 @@ export async function qrSvg(text: string, label: string): Promise<string> {
     margin: 2,
     color: { dark: '#000000', light: '#ffffff' },
   })
-  return svg.replace('<svg ', `<svg role="img" aria-label="${escapeAttribute(label)}" focusable="false" `)
+  return svg.replace(
+    '<svg ',
+    `<svg role="img" aria-label="${escapeAttribute(label)}" focusable="false" `
+  )
 }
 
 function escapeAttribute(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/"/g, '&quot;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
 }

@@ -305,7 +305,12 @@ export interface ChainFamily {
    * every `balanceCheckMinutes` included (0: the watch is off) (chain:list
    * warns when it is over the endpoints' daily budget).
    */
-  requestsPerDay?(chain: Chain, addresses: number, tokens: number, balanceCheckMinutes: number): number
+  requestsPerDay?(
+    chain: Chain,
+    addresses: number,
+    tokens: number,
+    balanceCheckMinutes: number
+  ): number
 
   /**
    * The chain's head as the pool's endpoint answers it, in one or two

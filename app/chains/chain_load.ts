@@ -19,7 +19,13 @@ export type ChainLoad = {
 
 const MAX_INTERVAL = 3600
 
-function estimateAt(chain: Chain, interval: number, wallets: number, tokens: number, balanceMinutes: number): number | null {
+function estimateAt(
+  chain: Chain,
+  interval: number,
+  wallets: number,
+  tokens: number,
+  balanceMinutes: number
+): number | null {
   const family = chainRegistry.find(chain.family)
   if (!family?.requestsPerDay) return null
   const saved = chain.scanIntervalSeconds
@@ -64,9 +70,10 @@ export async function chainLoad(chain: Chain, wallets: number, tokens: number): 
   const estimate = estimateAt(chain, every, wallets, tokens, balanceMinutes)
   const rpc = await rpcFor(chain)
   const budgets = rpc.urls.map((url) => rpc.budget(url))
-  const perDay = budgets.length === 0 || budgets.some((budget) => budget === null || budget.perDay === null)
-    ? null
-    : budgets.reduce((sum, budget) => sum + (budget?.perDay ?? 0), 0)
+  const perDay =
+    budgets.length === 0 || budgets.some((budget) => budget === null || budget.perDay === null)
+      ? null
+      : budgets.reduce((sum, budget) => sum + (budget?.perDay ?? 0), 0)
   const perSecond = budgets.length > 0 ? (budgets[0]?.perSecond ?? null) : null
   let warning: string | null = null
   if (chain.enabled && estimate !== null && estimate > 0) {

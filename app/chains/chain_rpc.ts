@@ -35,7 +35,8 @@ export function budgetOf(
   fallback: { perSecond: number; perDay: number }
 ): RpcBudget | null {
   const family = chainRegistry.find(chain.family)?.rpcBudget?.(url, apiKey) ?? null
-  const overridden = (chain.rpcRequestsPerSecond ?? null) !== null || (chain.rpcRequestsPerDay ?? null) !== null
+  const overridden =
+    (chain.rpcRequestsPerSecond ?? null) !== null || (chain.rpcRequestsPerDay ?? null) !== null
   if (!family && !overridden && isOwnNode(url)) return null
   return {
     perSecond: chain.rpcRequestsPerSecond ?? family?.perSecond ?? fallback.perSecond,

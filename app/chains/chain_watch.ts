@@ -41,7 +41,12 @@ export type WatchState = {
 }
 
 function signature(chain: Chain) {
-  return JSON.stringify([chain.family, chain.wsUrl ?? null, chain.scanIntervalSeconds, chain.blockTimeMs])
+  return JSON.stringify([
+    chain.family,
+    chain.wsUrl ?? null,
+    chain.scanIntervalSeconds,
+    chain.blockTimeMs,
+  ])
 }
 
 /**
@@ -146,7 +151,10 @@ class NetworkWatch {
         this.state.scans++
       } catch (error) {
         // The scanner keeps its own errors; this is the database or a bug.
-        logger.error({ network: this.chain.network, err: error }, 'chain watch: the scan could not run')
+        logger.error(
+          { network: this.chain.network, err: error },
+          'chain watch: the scan could not run'
+        )
       }
       reason = this.#pending ?? this.#again(report, reason)
     }
@@ -162,7 +170,12 @@ class NetworkWatch {
       return null
     }
     const head = report.heights?.head
-    if (report.scanned && head !== undefined && this.#lastHead !== null && BigInt(head) < this.#lastHead) {
+    if (
+      report.scanned &&
+      head !== undefined &&
+      this.#lastHead !== null &&
+      BigInt(head) < this.#lastHead
+    ) {
       if (this.#behindRetries++ < BEHIND_RETRIES) this.#soon(BEHIND_RETRY_MS)
       return null
     }
@@ -202,7 +215,11 @@ class NetworkWatch {
   async #poll(ms: number) {
     if (this.#stopped || this.#running) return
     try {
-      const row = await db.from('chain_cursors').where('network', this.chain.network).select('last_scan_at').first()
+      const row = await db
+        .from('chain_cursors')
+        .where('network', this.chain.network)
+        .select('last_scan_at')
+        .first()
       const wait = Number(row?.last_scan_at ?? 0) + ms - Date.now()
       if (wait > 50 && !this.#running && !this.#stopped) {
         this.#timer = setTimeout(() => {
@@ -251,7 +268,10 @@ class NetworkWatch {
       this.#rearm()
       if (this.#failedBefore) {
         this.state.reconnects++
-        logger.info({ network: this.chain.network }, 'chain watch: head notifications back; scanning what was missed')
+        logger.info(
+          { network: this.chain.network },
+          'chain watch: head notifications back; scanning what was missed'
+        )
         // Heads may have come while it was down: the cursor knows where to resume.
         this.trigger('reconnect')
       }
@@ -325,7 +345,9 @@ export class ChainWatch {
   /** Starts watching; a first sync that fails (database away) is logged, the scheduler's next one retries. */
   async start() {
     this.#started = true
-    await this.sync().catch((error) => logger.error({ err: error }, 'chain watch: the chains could not be read'))
+    await this.sync().catch((error) =>
+      logger.error({ err: error }, 'chain watch: the chains could not be read')
+    )
   }
 
   sync(): Promise<void> {
@@ -373,7 +395,10 @@ export class ChainWatch {
       await Promise.all(watches.map((watch) => watch.stop()))
     })()
     let timer: NodeJS.Timeout | undefined
-    await Promise.race([stopping, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))])
+    await Promise.race([
+      stopping,
+      new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+    ])
     clearTimeout(timer)
   }
 

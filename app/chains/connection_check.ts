@@ -1,7 +1,12 @@
 import type Chain from '#models/chain'
 import type { ChainFamily, ChainHead } from '#chains/chain_family'
 import { rpcFor } from '#chains/chain_rpc'
-import { RpcBudgetExhaustedError, RpcHttpError, RpcUnavailableError, type RpcPool } from '#chains/rpc_pool'
+import {
+  RpcBudgetExhaustedError,
+  RpcHttpError,
+  RpcUnavailableError,
+  type RpcPool,
+} from '#chains/rpc_pool'
 import { redactUrl } from '#support/redaction'
 
 /** What one endpoint answered when asked for the head. */
@@ -42,12 +47,20 @@ const NETWORK_CODES: Record<string, string> = {
 }
 
 const TIMEOUT_NAMES = new Set(['TimeoutError', 'AbortError'])
-const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])
+const TIMEOUT_CODES = new Set([
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+])
 
 /** Each error of a cause chain, outermost first (bounded: causes may loop). */
 function causes(error: unknown): unknown[] {
   const chain: unknown[] = []
-  for (let current: unknown = error; current !== undefined && current !== null && chain.length < 10; ) {
+  for (
+    let current: unknown = error;
+    current !== undefined && current !== null && chain.length < 10;
+  ) {
     chain.push(current)
     current = current instanceof Error ? current.cause : undefined
   }
@@ -55,7 +68,12 @@ function causes(error: unknown): unknown[] {
 }
 
 function firstLine(text: string) {
-  return text.split('\n').find((line) => line.trim() !== '')?.trim() ?? text
+  return (
+    text
+      .split('\n')
+      .find((line) => line.trim() !== '')
+      ?.trim() ?? text
+  )
 }
 
 /**
@@ -85,7 +103,8 @@ export function describeRpcFailure(error: unknown, timeoutMs: number, rpc: RpcPo
     const record = item as { name?: unknown; code?: unknown; status?: unknown }
     if (typeof record.name === 'string' && TIMEOUT_NAMES.has(record.name)) return timeout
     if (typeof record.code === 'string' && TIMEOUT_CODES.has(record.code)) return timeout
-    if (typeof record.code === 'string' && NETWORK_CODES[record.code]) return NETWORK_CODES[record.code]
+    if (typeof record.code === 'string' && NETWORK_CODES[record.code])
+      return NETWORK_CODES[record.code]
     // HTTP errors of client libraries that do their own HTTP (viem, @solana/kit).
     if (typeof record.status === 'number' && record.status >= 400) return `HTTP ${record.status}`
   }
@@ -93,7 +112,8 @@ export function describeRpcFailure(error: unknown, timeoutMs: number, rpc: RpcPo
   for (const item of chain.reverse()) {
     if (item instanceof RpcUnavailableError) continue
     const short = (item as { shortMessage?: unknown }).shortMessage
-    if (typeof short === 'string' && short.trim() !== '' && short !== 'HTTP request failed.') return rpc.redact(firstLine(short))
+    if (typeof short === 'string' && short.trim() !== '' && short !== 'HTTP request failed.')
+      return rpc.redact(firstLine(short))
     if (item instanceof Error && item.message.trim() !== '' && item.message !== 'fetch failed') {
       return rpc.redact(firstLine(item.message))
     }
@@ -104,7 +124,12 @@ export function describeRpcFailure(error: unknown, timeoutMs: number, rpc: RpcPo
 class Deadline extends Error {}
 
 /** Asks one endpoint for the head, within `timeoutMs` in all (the family may send more than one request). */
-async function testEndpoint(chain: Chain, family: ChainFamily, url: string, timeoutMs: number): Promise<EndpointTest> {
+async function testEndpoint(
+  chain: Chain,
+  family: ChainFamily,
+  url: string,
+  timeoutMs: number
+): Promise<EndpointTest> {
   const rpc = await rpcFor(chain, { urls: [url], timeoutMs, retries: 0 })
   const started = performance.now()
   let timer: NodeJS.Timeout | undefined
@@ -113,10 +138,19 @@ async function testEndpoint(chain: Chain, family: ChainFamily, url: string, time
   })
   try {
     const head = await Promise.race([family.head!(rpc, chain), deadline])
-    return { url: redactUrl(url), ok: true, head, latencyMs: Math.round(performance.now() - started), error: null }
+    return {
+      url: redactUrl(url),
+      ok: true,
+      head,
+      latencyMs: Math.round(performance.now() - started),
+      error: null,
+    }
   } catch (error) {
     const latencyMs = Math.round(performance.now() - started)
-    const message = error instanceof Deadline ? `no answer within ${timeoutMs / 1000} s` : describeRpcFailure(error, timeoutMs, rpc)
+    const message =
+      error instanceof Deadline
+        ? `no answer within ${timeoutMs / 1000} s`
+        : describeRpcFailure(error, timeoutMs, rpc)
     return { url: redactUrl(url), ok: false, head: null, latencyMs, error: message }
   } finally {
     clearTimeout(timer)
@@ -128,7 +162,13 @@ async function testEndpoint(chain: Chain, family: ChainFamily, url: string, time
  * with its own budget and no retry: what the scanner would meet now.
  * The family must be able to report a head (ChainFamily.head).
  */
-export async function testChainConnection(chain: Chain, family: ChainFamily, timeoutMs: number): Promise<ConnectionTest> {
-  const endpoints = await Promise.all(chain.rpcUrls.map((url) => testEndpoint(chain, family, url, timeoutMs)))
+export async function testChainConnection(
+  chain: Chain,
+  family: ChainFamily,
+  timeoutMs: number
+): Promise<ConnectionTest> {
+  const endpoints = await Promise.all(
+    chain.rpcUrls.map((url) => testEndpoint(chain, family, url, timeoutMs))
+  )
   return { network: chain.network, ok: endpoints.every((endpoint) => endpoint.ok), endpoints }
 }

@@ -8,10 +8,17 @@ export function endpointKey(url: string, apiKey: string): string {
   return createHash('sha256').update(`${url}\n${apiKey}`).digest('hex')
 }
 
-type Row = { endpoint_key: string; hold_until: unknown; hold_kind: string | null; hold_reason: string; log_range: unknown }
+type Row = {
+  endpoint_key: string
+  hold_until: unknown
+  hold_kind: string | null
+  hold_reason: string
+  log_range: unknown
+}
 
 function fromRow(row: Row): RememberedEndpoint {
-  const kind = row.hold_kind === 'rate_limited' || row.hold_kind === 'credits' ? row.hold_kind : null
+  const kind =
+    row.hold_kind === 'rate_limited' || row.hold_kind === 'credits' ? row.hold_kind : null
   return {
     holdUntil: Number(row.hold_until) || 0,
     holdKind: kind,
@@ -36,7 +43,11 @@ export class DatabaseEndpointMemory implements EndpointMemory {
     private readonly apiKey: string
   ) {}
 
-  static async load(network: string, urls: string[], apiKey: string): Promise<DatabaseEndpointMemory> {
+  static async load(
+    network: string,
+    urls: string[],
+    apiKey: string
+  ): Promise<DatabaseEndpointMemory> {
     const memory = new DatabaseEndpointMemory(network, apiKey)
     if (urls.length === 0) return memory
     const byKey = new Map(urls.map((url) => [endpointKey(url, apiKey), url]))
@@ -80,13 +91,19 @@ export class DatabaseEndpointMemory implements EndpointMemory {
         .onConflict('endpoint_key')
         .merge(['network', 'hold_until', 'hold_kind', 'hold_reason', 'log_range', 'updated_at'])
     } catch (error) {
-      logger.warn({ network: this.network, err: error }, 'what an RPC endpoint asked for could not be kept')
+      logger.warn(
+        { network: this.network, err: error },
+        'what an RPC endpoint asked for could not be kept'
+      )
     }
   }
 }
 
 /** The remembered state of each of a chain's endpoints (the chain page), by URL. */
-export async function rememberedEndpoints(urls: string[], apiKey: string): Promise<Map<string, RememberedEndpoint>> {
+export async function rememberedEndpoints(
+  urls: string[],
+  apiKey: string
+): Promise<Map<string, RememberedEndpoint>> {
   const memory = await DatabaseEndpointMemory.load('', urls, apiKey)
   const known = new Map<string, RememberedEndpoint>()
   for (const url of urls) {

@@ -23,7 +23,8 @@ export function explorerTemplateProblem(template: string): string | null {
   } catch {
     return `"${template}" is not a URL`
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `"${template}" must be an http(s) URL`
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    return `"${template}" must be an http(s) URL`
   return null
 }
 

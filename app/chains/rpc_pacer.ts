@@ -53,8 +53,14 @@ export function usedToday(key: string, now = Date.now()): number {
 }
 
 /** True when the daily budget of the key is spent for the current UTC day. */
-export function dailyBudgetSpent(key: string, budget: PacerBudget | null, now = Date.now()): boolean {
-  return budget?.perDay !== null && budget?.perDay !== undefined && usedToday(key, now) >= budget.perDay
+export function dailyBudgetSpent(
+  key: string,
+  budget: PacerBudget | null,
+  now = Date.now()
+): boolean {
+  return (
+    budget?.perDay !== null && budget?.perDay !== undefined && usedToday(key, now) >= budget.perDay
+  )
 }
 
 /**
@@ -64,10 +70,20 @@ export function dailyBudgetSpent(key: string, budget: PacerBudget | null, now = 
  * spaced `requests`/perSecond apart with no burst: a provider's bucket that refills at perSecond never runs
  * dry, whatever its capacity, and callers are served in order.
  */
-export function reserve(key: string, budget: PacerBudget | null, requests = 1, now = Date.now()): number | null {
+export function reserve(
+  key: string,
+  budget: PacerBudget | null,
+  requests = 1,
+  now = Date.now()
+): number | null {
   const state = stateOf(key, now)
   // A batch larger than what is left today is refused whole: the provider would refuse its tail.
-  if (budget?.perDay !== null && budget?.perDay !== undefined && state.count + requests > budget.perDay) return null
+  if (
+    budget?.perDay !== null &&
+    budget?.perDay !== undefined &&
+    state.count + requests > budget.perDay
+  )
+    return null
   state.count += requests
   // A hold-off (a 429's Retry-After) applies even to an unpaced endpoint.
   const start = Math.max(now, state.nextSlot)

@@ -1,6 +1,13 @@
 import { TransferLookupError } from '#chains/chain_family'
 import { redactSecrets, urlCredentials } from '#support/redaction'
-import { dailyBudgetSpent, holdOff, pacerKey, reserve, resetPacers, usedToday } from '#chains/rpc_pacer'
+import {
+  dailyBudgetSpent,
+  holdOff,
+  pacerKey,
+  reserve,
+  resetPacers,
+  usedToday,
+} from '#chains/rpc_pacer'
 import { metrics } from '#support/metrics'
 
 /** Every endpoint of a chain failed (the last error's text, redacted, is in the message; the error is the cause). */
@@ -47,7 +54,10 @@ export class RpcBudgetExhaustedError extends Error {}
 export type RpcBudget = { perSecond: number; perDay: number | null }
 
 /** Retry-After as milliseconds (delta-seconds or an HTTP date), null when absent or unreadable. */
-export function parseRetryAfter(header: string | null | undefined, now = Date.now()): number | null {
+export function parseRetryAfter(
+  header: string | null | undefined,
+  now = Date.now()
+): number | null {
   if (!header) return null
   const trimmed = header.trim()
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000)
@@ -64,7 +74,12 @@ export function parseRetryAfter(header: string | null | undefined, now = Date.no
  */
 export type HoldKind = 'outage' | 'rate_limited' | 'credits'
 
-type EndpointState = { failures: number; coolUntil: number; lastError: string; kind: HoldKind | null }
+type EndpointState = {
+  failures: number
+  coolUntil: number
+  lastError: string
+  kind: HoldKind | null
+}
 
 /**
  * What one endpoint's runs learned that the next runs, and other
@@ -260,7 +275,10 @@ export class RpcPool {
     if (late > 5 && budget && budget.perSecond > 0 && Number.isFinite(budget.perSecond)) {
       holdOff(key, (1000 * requests) / budget.perSecond)
     }
-    metrics.rpcRequests.inc({ network: this.options.network ?? '', endpoint: this.endpointLabel(url) }, requests)
+    metrics.rpcRequests.inc(
+      { network: this.options.network ?? '', endpoint: this.endpointLabel(url) },
+      requests
+    )
   }
 
   /**
@@ -286,14 +304,24 @@ export class RpcPool {
    * itself (a REST path under it); the budget is the endpoint's.
    * `requests` is what the request counts for (a JSON-RPC batch: its calls).
    */
-  async fetch(url: string, init: RequestInit = {}, target: string | URL = url, requests = 1): Promise<Response> {
+  async fetch(
+    url: string,
+    init: RequestInit = {},
+    target: string | URL = url,
+    requests = 1
+  ): Promise<Response> {
     await this.permit(url, requests)
-    const response = await fetch(target, { ...init, signal: init.signal ?? AbortSignal.timeout(this.timeoutMs) })
+    const response = await fetch(target, {
+      ...init,
+      signal: init.signal ?? AbortSignal.timeout(this.timeoutMs),
+    })
     if (response.ok) return response
     const body = await response.text().catch(() => '')
     const excerpt = body.length > BODY_EXCERPT ? `${body.slice(0, BODY_EXCERPT)}...` : body
     throw new RpcHttpError(
-      this.redact(`HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}${excerpt ? `: ${excerpt}` : ''}`),
+      this.redact(
+        `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}${excerpt ? `: ${excerpt}` : ''}`
+      ),
       response.status,
       parseRetryAfter(response.headers.get('retry-after')),
       { body: this.redact(body.slice(0, BODY_KEPT)) }
@@ -301,24 +329,34 @@ export class RpcPool {
   }
 
   async call<T>(work: (url: string) => Promise<T>, options: RpcCallOptions = {}): Promise<T> {
-    if (this.urls.length === 0) throw new RpcUnavailableError('no RPC endpoint is configured (chain:set --rpc URL)')
-    const eligible = options.eligible ? this.urls.filter((url) => options.eligible!(url)) : this.urls
+    if (this.urls.length === 0)
+      throw new RpcUnavailableError('no RPC endpoint is configured (chain:set --rpc URL)')
+    const eligible = options.eligible
+      ? this.urls.filter((url) => options.eligible!(url))
+      : this.urls
     if (eligible.length === 0) {
-      throw new RpcUnavailableError('no configured RPC endpoint can serve this request (chain:set --rpc URL)')
+      throw new RpcUnavailableError(
+        'no configured RPC endpoint can serve this request (chain:set --rpc URL)'
+      )
     }
     const now = Date.now()
     // Held endpoints (a long rate limit, spent credits) are not asked before their time.
     const open = eligible.filter((url) => this.heldUntil(url, now) === null)
     if (open.length === 0) {
-      throw new RpcUnavailableError(`every RPC endpoint is held: ${eligible.map((url) => this.holdReason(url)).join('; ')}`)
+      throw new RpcUnavailableError(
+        `every RPC endpoint is held: ${eligible.map((url) => this.holdReason(url)).join('; ')}`
+      )
     }
     // Fresh first, then those whose last answer did not hold together, then those cooling down.
-    const rank = (url: string) => (this.#state(url).coolUntil > now ? 2 : this.#doubted.has(url) ? 1 : 0)
+    const rank = (url: string) =>
+      this.#state(url).coolUntil > now ? 2 : this.#doubted.has(url) ? 1 : 0
     const ordered = [...open].sort((a, b) => rank(a) - rank(b))
     let lastError: unknown
     for (const url of ordered) {
       if (this.budgetSpent(url)) {
-        lastError = new RpcBudgetExhaustedError(`the daily request budget of ${this.redact(url)} is spent until 00:00 UTC`)
+        lastError = new RpcBudgetExhaustedError(
+          `the daily request budget of ${this.redact(url)} is spent until 00:00 UTC`
+        )
         continue
       }
       const outcome = await this.#attempt(url, work)
@@ -328,13 +366,19 @@ export class RpcPool {
     // The message (stored, printed) is redacted. The cause is kept for the
     // plugins' checks (e.g. "not found"); it may quote the URL, so it is
     // logged only through the redacting error serializer (config/logger.ts).
-    throw new RpcUnavailableError(`every RPC endpoint failed; last: ${this.redact(messageOf(lastError))}`, {
-      cause: lastError,
-    })
+    throw new RpcUnavailableError(
+      `every RPC endpoint failed; last: ${this.redact(messageOf(lastError))}`,
+      {
+        cause: lastError,
+      }
+    )
   }
 
   /** The work on one endpoint, retried on limits and server errors; a failure that should move on is returned. */
-  async #attempt<T>(url: string, work: (url: string) => Promise<T>): Promise<{ result: T } | { error: unknown }> {
+  async #attempt<T>(
+    url: string,
+    work: (url: string) => Promise<T>
+  ): Promise<{ result: T } | { error: unknown }> {
     const retries = this.options.retries ?? 2
     for (let attempt = 0; ; attempt++) {
       try {
@@ -352,8 +396,17 @@ export class RpcPool {
         if (error instanceof TransferLookupError) throw error
         if (error instanceof RpcHttpError && error.status === 402) {
           // Infura and others: the day's credits are spent. Until 00:00 UTC every request would be refused.
-          metrics.rpcErrors.inc({ network: this.options.network ?? '', endpoint: this.endpointLabel(url), kind: 'credits_spent' })
-          this.#hold(url, 'credits', nextUtcMidnight(), `its daily credits are spent (HTTP 402) until 00:00 UTC: ${messageOf(error)}`)
+          metrics.rpcErrors.inc({
+            network: this.options.network ?? '',
+            endpoint: this.endpointLabel(url),
+            kind: 'credits_spent',
+          })
+          this.#hold(
+            url,
+            'credits',
+            nextUtcMidnight(),
+            `its daily credits are spent (HTTP 402) until 00:00 UTC: ${messageOf(error)}`
+          )
           return { error }
         }
         const limited = error instanceof RpcHttpError && error.status === 429
@@ -384,7 +437,12 @@ export class RpcPool {
         if (limited && asked !== null && asked > this.options.timeoutMs) {
           // A wait longer than a request's timeout: not waited for here, but kept, so that
           // neither this run, nor the next, nor another process asks before it is over.
-          this.#hold(url, 'rate_limited', Date.now() + asked, `rate limited: it asked for ${Math.ceil(asked / 1000)} s (Retry-After)`)
+          this.#hold(
+            url,
+            'rate_limited',
+            Date.now() + asked,
+            `rate limited: it asked for ${Math.ceil(asked / 1000)} s (Retry-After)`
+          )
         } else if (!limited) {
           this.#coolDown(url, error)
         }
@@ -426,7 +484,12 @@ export class RpcPool {
     const remembered = this.options.memory?.recall(url)
     if (remembered?.holdKind && remembered.holdUntil > (state?.coolUntil ?? 0)) {
       // Another run or process was told to wait longer than this one knows.
-      state = { failures: state?.failures ?? 0, coolUntil: remembered.holdUntil, lastError: remembered.holdReason, kind: remembered.holdKind }
+      state = {
+        failures: state?.failures ?? 0,
+        coolUntil: remembered.holdUntil,
+        lastError: remembered.holdReason,
+        kind: remembered.holdKind,
+      }
       endpoints.set(url, state)
     }
     return state ?? { failures: 0, coolUntil: 0, lastError: '', kind: null }
@@ -435,7 +498,12 @@ export class RpcPool {
   #hold(url: string, kind: 'rate_limited' | 'credits', until: number, reason: string) {
     const state = this.#state(url)
     const text = this.redact(reason)
-    endpoints.set(url, { failures: state.failures, coolUntil: Math.max(until, state.coolUntil), lastError: text, kind })
+    endpoints.set(url, {
+      failures: state.failures,
+      coolUntil: Math.max(until, state.coolUntil),
+      lastError: text,
+      kind,
+    })
     const remembered = this.options.memory?.recall(url)
     this.options.memory?.remember(url, {
       holdUntil: Math.max(until, state.coolUntil),

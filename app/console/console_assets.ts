@@ -11,7 +11,10 @@ const cache = new Map<string, string>()
 export function assetUrl(file: string): string {
   const known = cache.get(file)
   if (known && app.inProduction) return known
-  const digest = createHash('sha256').update(readFileSync(app.publicPath(file))).digest('hex').slice(0, 12)
+  const digest = createHash('sha256')
+    .update(readFileSync(app.publicPath(file)))
+    .digest('hex')
+    .slice(0, 12)
   const url = `/${file}?v=${digest}`
   cache.set(file, url)
   return url

@@ -70,7 +70,9 @@ export async function renderConsoleError(error: unknown, ctx: HttpContext): Prom
     )
   } catch {
     // The page itself failed (e.g. the database is down): plain words still.
-    return ctx.response.header('content-type', 'text/plain; charset=utf-8').send(`${page.title}\n\n${page.message}\n`)
+    return ctx.response
+      .header('content-type', 'text/plain; charset=utf-8')
+      .send(`${page.title}\n\n${page.message}\n`)
   }
 }
 
@@ -78,10 +80,13 @@ function errorPage(error: unknown): ErrorPage {
   if (error instanceof ConsoleForbidden) {
     return { status: 403, title: 'Not allowed', message: error.message }
   }
-  if (error instanceof ConsoleNotFound) return { status: 404, title: 'Not found', message: error.message }
-  if (error instanceof OperatorError) return { status: 400, title: 'Cannot do that', message: error.message }
+  if (error instanceof ConsoleNotFound)
+    return { status: 404, title: 'Not found', message: error.message }
+  if (error instanceof OperatorError)
+    return { status: 400, title: 'Cannot do that', message: error.message }
   if (error instanceof vineErrors.E_VALIDATION_ERROR) {
-    const first = (error.messages as { message: string }[])[0]?.message ?? 'The request is not valid.'
+    const first =
+      (error.messages as { message: string }[])[0]?.message ?? 'The request is not valid.'
     return { status: 400, title: 'Not a valid request', message: first }
   }
   if (error instanceof limiterErrors.E_TOO_MANY_REQUESTS) {
@@ -97,7 +102,8 @@ function errorPage(error: unknown): ErrorPage {
     return {
       status: 503,
       title: 'Database unavailable',
-      message: 'The console cannot reach the database right now. Nothing was changed. Try again in a few seconds.',
+      message:
+        'The console cannot reach the database right now. Nothing was changed. Try again in a few seconds.',
       retryAfter: DATABASE_RETRY_AFTER_SECONDS,
     }
   }
@@ -112,13 +118,25 @@ function errorPage(error: unknown): ErrorPage {
     }
   }
   if (code === 'E_ROUTE_NOT_FOUND' || status === 404) {
-    return { status: 404, title: 'Page not found', message: 'There is no console page at this address.' }
+    return {
+      status: 404,
+      title: 'Page not found',
+      message: 'There is no console page at this address.',
+    }
   }
   if (code === 'E_REQUEST_ENTITY_TOO_LARGE' || status === 413) {
-    return { status: 413, title: 'Too much data', message: 'The form sent more data than the console accepts.' }
+    return {
+      status: 413,
+      title: 'Too much data',
+      message: 'The form sent more data than the console accepts.',
+    }
   }
   if (status >= 400 && status < 500) {
-    return { status, title: 'Cannot do that', message: (error as Error).message || 'The request was refused.' }
+    return {
+      status,
+      title: 'Cannot do that',
+      message: (error as Error).message || 'The request was refused.',
+    }
   }
   return {
     status: 500,

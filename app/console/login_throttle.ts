@@ -25,7 +25,8 @@ export const LOGIN_LIMITS = {
 } as const
 
 const ipKey = (ip: string) => `console_login_ip:${ip}`
-const accountIpKey = (ip: string, email: string) => `console_login_account_ip:${normal(email)}|${ip}`
+const accountIpKey = (ip: string, email: string) =>
+  `console_login_account_ip:${normal(email)}|${ip}`
 const accountKey = (email: string) => `console_login_account:${normal(email)}`
 const normal = (email: string) => email.trim().toLowerCase()
 
@@ -47,7 +48,8 @@ export const loginThrottle = {
       try {
         await use.consume(key)
       } catch (error) {
-        if (error instanceof errors.E_TOO_MANY_REQUESTS) return Math.max(1, error.response.availableIn)
+        if (error instanceof errors.E_TOO_MANY_REQUESTS)
+          return Math.max(1, error.response.availableIn)
         throw error
       }
     }

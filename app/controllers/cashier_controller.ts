@@ -6,7 +6,10 @@ import { ok } from '#support/envelope'
 export default class CashierController {
   /** GET /pay/checkout-counter/:trade_id → 301 to the cashier page. */
   async page({ params, response }: HttpContext) {
-    return response.redirect().status(301).toPath(`/cashier/${encodeURIComponent(params.trade_id)}`)
+    return response
+      .redirect()
+      .status(301)
+      .toPath(`/cashier/${encodeURIComponent(params.trade_id)}`)
   }
 
   /** GET /pay/checkout-counter-resp/:trade_id */

@@ -7,7 +7,13 @@ import { cashierPage, embeddedJson } from '#cashier/cashier_page'
 import { cashierAssets } from '#cashier/cashier_assets'
 import { setCashierHeaders } from '#cashier/page_headers'
 import { siteLook } from '#cashier/site_look'
-import { LANGUAGE_COOKIE, chooseLanguage, isLanguage, languageChoices, translator } from '#cashier/languages'
+import {
+  LANGUAGE_COOKIE,
+  chooseLanguage,
+  isLanguage,
+  languageChoices,
+  translator,
+} from '#cashier/languages'
 
 const ONE_YEAR = 365 * 24 * 3600
 
@@ -22,7 +28,13 @@ export default class CashierPageController {
     const asked = request.qs().lang
     const language = chooseLanguage(request, asked)
     if (isLanguage(asked)) {
-      response.plainCookie(LANGUAGE_COOKIE, language, { encode: false, maxAge: ONE_YEAR, sameSite: 'lax', httpOnly: true, path: '/' })
+      response.plainCookie(LANGUAGE_COOKIE, language, {
+        encode: false,
+        maxAge: ONE_YEAR,
+        sameSite: 'lax',
+        httpOnly: true,
+        path: '/',
+      })
     }
     const nonce = setCashierHeaders(ctx)
     const assets = cashierAssets()
@@ -31,7 +43,8 @@ export default class CashierPageController {
     try {
       order = await orderByTradeId(ctx.params.trade_id)
     } catch (error) {
-      if (!(error instanceof BusinessError) || error.businessCode !== ErrorCode.ORDER_NOT_FOUND) throw error
+      if (!(error instanceof BusinessError) || error.businessCode !== ErrorCode.ORDER_NOT_FOUND)
+        throw error
       const look = siteLook((await publicConfig()).site)
       const t = translator(language)
       response.status(404)
@@ -47,6 +60,11 @@ export default class CashierPageController {
     }
 
     const page = await cashierPage(order, language)
-    return view.render('pages/cashier', { ...page, nonce, assets, scriptJson: embeddedJson(page.script) })
+    return view.render('pages/cashier', {
+      ...page,
+      nonce,
+      assets,
+      scriptJson: embeddedJson(page.script),
+    })
   }
 }

@@ -19,6 +19,8 @@ export default class HealthController {
   async ready({ response }: HttpContext) {
     const result = await readiness.check()
     response.header('cache-control', 'no-store')
-    return response.status(result.ready ? 200 : 503).json({ status: result.ready ? 'ready' : 'unavailable', ...result })
+    return response
+      .status(result.ready ? 200 : 503)
+      .json({ status: result.ready ? 'ready' : 'unavailable', ...result })
   }
 }

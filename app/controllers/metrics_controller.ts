@@ -30,7 +30,10 @@ export default class MetricsController {
 
     const ipList = allowed.length > 0 ? allowed : token === '' ? LOOPBACK : []
     if (ipList.length > 0 && !allowListIncludes(ipList, request.ip())) {
-      return response.status(403).header('content-type', 'text/plain; charset=utf-8').send('Forbidden\n')
+      return response
+        .status(403)
+        .header('content-type', 'text/plain; charset=utf-8')
+        .send('Forbidden\n')
     }
     if (token !== '' && !bearerMatches(request.header('authorization'), token)) {
       return response
@@ -58,7 +61,9 @@ async function configuredToken(): Promise<string> {
 /** Constant time whatever the lengths: both sides are hashed first. */
 function bearerMatches(header: string | undefined, token: string): boolean {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')
-  const given = createHash('sha256').update(match?.[1] ?? '').digest()
+  const given = createHash('sha256')
+    .update(match?.[1] ?? '')
+    .digest()
   const expected = createHash('sha256').update(token).digest()
   return timingSafeEqual(given, expected) && match !== null
 }

@@ -22,14 +22,18 @@ export default class NativeOrdersController {
       merchantAuth.authenticate(params, ctx.request.ip(), nativeSigning(params))
     )
 
-    const fields = await ctx.request.validateUsing(createOrderValidator, { data: withoutEmpty(params) })
+    const fields = await ctx.request.validateUsing(createOrderValidator, {
+      data: withoutEmpty(params),
+    })
     const paymentType = fields.payment_type === 'compat' ? 'Compat' : 'Native'
     if (paymentType === 'Compat' && !/^\d+$/.test(apiKey.pid)) {
       throw BusinessError.parameter('payment_type Compat requires a numeric pid')
     }
     // An order must be able to tell its merchant once paid: no loaded format, no order.
     if (!callbackFormats.servesPaymentType(paymentType)) {
-      throw BusinessError.parameter(`payment_type ${paymentType} is not available: its plugin is turned off on this gateway`)
+      throw BusinessError.parameter(
+        `payment_type ${paymentType} is not available: its plugin is turned off on this gateway`
+      )
     }
 
     const order = await orderService.create({
@@ -58,7 +62,9 @@ export default class NativeOrdersController {
     const apiKey = await requestLimits.authenticateMerchant(ctx, 'query', () =>
       merchantAuth.authenticate(params, ctx.request.ip(), nativeSigning(params))
     )
-    const fields = await ctx.request.validateUsing(queryOrderValidator, { data: withoutEmpty(params) })
+    const fields = await ctx.request.validateUsing(queryOrderValidator, {
+      data: withoutEmpty(params),
+    })
     const query = Order.query().where('pid', apiKey.pid).whereNull('parent_id')
     if (fields.trade_id) query.where('trade_id', fields.trade_id)
     else query.where('order_id', fields.order_id!)
@@ -78,6 +84,10 @@ function nativeSigning(params: SignableParams) {
   return {
     field: 'signature',
     expected: (secret: string) => nativeSignature(params, secret),
-    hint: signingHint('HMAC-SHA256 (64 lower-case hex characters) keyed with the secret_key of the pid', params, ['signature']),
+    hint: signingHint(
+      'HMAC-SHA256 (64 lower-case hex characters) keyed with the secret_key of the pid',
+      params,
+      ['signature']
+    ),
   }
 }

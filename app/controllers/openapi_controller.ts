@@ -13,7 +13,10 @@ function render(baseUrl: string) {
   let entry = rendered.get(baseUrl)
   if (!entry) {
     const body = JSON.stringify(openApiDocument(baseUrl))
-    entry = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"` }
+    entry = {
+      body,
+      etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`,
+    }
     rendered.set(baseUrl, entry)
   }
   return entry

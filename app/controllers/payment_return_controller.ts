@@ -23,7 +23,9 @@ export default class PaymentReturnController {
       return response.redirect().status(302).toPath(cashier)
     }
     const apiKey =
-      merchantOrder.apiKeyId !== null ? await ApiKey.find(merchantOrder.apiKeyId) : await ApiKey.findBy('pid', merchantOrder.pid)
+      merchantOrder.apiKeyId !== null
+        ? await ApiKey.find(merchantOrder.apiKeyId)
+        : await ApiKey.findBy('pid', merchantOrder.pid)
     // Without its key the return cannot be signed: the shop gets the plain URL.
     const target = apiKey
       ? callbackFormats.get(callbackFormats.nameFor(merchantOrder)).returnUrl(merchantOrder, apiKey)

@@ -12,14 +12,21 @@ import requestLimits from '#services/request_limits'
 export default class PaymentTargetController {
   /** POST /pay/switch-network */
   async switch(ctx: HttpContext) {
-    const fields = await ctx.request.validateUsing(switchNetworkValidator, { data: withoutEmpty(readFlatParams(ctx)) })
-    const order = await switchService.switch(fields.trade_id, { network: fields.network, token: fields.token })
+    const fields = await ctx.request.validateUsing(switchNetworkValidator, {
+      data: withoutEmpty(readFlatParams(ctx)),
+    })
+    const order = await switchService.switch(fields.trade_id, {
+      network: fields.network,
+      token: fields.token,
+    })
     return ok(ctx, presentCashier(order))
   }
 
   /** POST /pay/submit-tx-hash/:trade_id */
   async submitTxHash(ctx: HttpContext) {
-    const fields = await ctx.request.validateUsing(submitTxHashValidator, { data: withoutEmpty(readFlatParams(ctx)) })
+    const fields = await ctx.request.validateUsing(submitTxHashValidator, {
+      data: withoutEmpty(readFlatParams(ctx)),
+    })
     // Per order, on top of the cashier's per-IP limit: a trade_id asked from many IPs.
     await requestLimits.consumeSubmission(ctx, ctx.params.trade_id)
     const order = await txHashSubmission.submit(ctx.params.trade_id, fields.block_transaction_id)

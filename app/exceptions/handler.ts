@@ -38,7 +38,10 @@ export default class HttpExceptionHandler extends ExceptionHandler {
 
   async handle(error: unknown, ctx: HttpContext) {
     if (isDatabaseUnavailable(error)) {
-      ctx.logger.warn({ err: { message: (error as Error).message, code: (error as { code?: unknown }).code } }, 'database unavailable: answered 503')
+      ctx.logger.warn(
+        { err: { message: (error as Error).message, code: (error as { code?: unknown }).code } },
+        'database unavailable: answered 503'
+      )
       ctx.response.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
     }
     // The admin console answers in HTML pages of its own layout.
@@ -57,7 +60,10 @@ export default class HttpExceptionHandler extends ExceptionHandler {
         : rendered.httpStatus >= 500
           ? 500
           : 400
-      return ctx.response.status(status).header('content-type', 'text/plain; charset=utf-8').send('fail')
+      return ctx.response
+        .status(status)
+        .header('content-type', 'text/plain; charset=utf-8')
+        .send('fail')
     }
     return ctx.response
       .status(rendered.httpStatus)
@@ -68,7 +74,12 @@ export default class HttpExceptionHandler extends ExceptionHandler {
     // The database is down or its pool exhausted: try again later (the
     // envelope keeps the spec's system-error code, 400).
     if (isDatabaseUnavailable(error)) {
-      return { httpStatus: 503, statusCode: ErrorCode.PARAMETER, message: DATABASE_UNAVAILABLE_MESSAGE, data: null }
+      return {
+        httpStatus: 503,
+        statusCode: ErrorCode.PARAMETER,
+        message: DATABASE_UNAVAILABLE_MESSAGE,
+        data: null,
+      }
     }
     if (error instanceof BusinessError) {
       return {
@@ -104,7 +115,10 @@ export default class HttpExceptionHandler extends ExceptionHandler {
     }
     // Malformed JSON (SyntaxError from the body parser) or a JSON body that
     // is not an object.
-    if (error instanceof SyntaxError || (httpError.status === 422 && /JSON/i.test(httpError.message))) {
+    if (
+      error instanceof SyntaxError ||
+      (httpError.status === 422 && /JSON/i.test(httpError.message))
+    ) {
       return {
         httpStatus: 400,
         statusCode: ErrorCode.UNPARSABLE,

@@ -32,7 +32,6 @@ export class JobRunner {
     const running = Promise.allSettled(this.#running.values())
     await Promise.race([running, new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())])
   }
-
 }
 
 const jobRunner = new JobRunner()

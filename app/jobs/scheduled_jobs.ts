@@ -20,5 +20,6 @@ export const scheduledJobs = {
    */
   scanChains: () => jobRunner.run('chains:watch', () => chainWatch.sync()),
   /** Pending provider payments whose notification never came (backing off per payment). */
-  reconcileProviderPayments: () => jobRunner.run('provider:reconcile', () => providerReconciliation.runOnce()),
+  reconcileProviderPayments: () =>
+    jobRunner.run('provider:reconcile', () => providerReconciliation.runOnce()),
 }

@@ -27,7 +27,11 @@ export const TWO_FACTOR_REQUIRED =
 
 /** An admin without 2FA while the setting asks every admin for it. */
 export async function mustEnrolTwoFactor(user: User): Promise<boolean> {
-  return user.role === 'admin' && user.totpEnabledAt === null && (await settings.get('console.require_2fa_admins')) === true
+  return (
+    user.role === 'admin' &&
+    user.totpEnabledAt === null &&
+    (await settings.get('console.require_2fa_admins')) === true
+  )
 }
 
 /**
@@ -54,7 +58,9 @@ export default class ConsoleAuthMiddleware {
     ctx.session.put(SESSION_KEYS.seenAt, Date.now())
     ctx.view.share({ consoleUser: user })
     if (!options.ownAccount && user.role !== 'admin' && !READS.has(ctx.request.method())) {
-      throw new ConsoleForbidden('Your account can view the console but not change anything (role: viewer).')
+      throw new ConsoleForbidden(
+        'Your account can view the console but not change anything (role: viewer).'
+      )
     }
     if (!options.enrolment && (await mustEnrolTwoFactor(user))) {
       // The account page says why (its alert), so no flash on the way.
@@ -80,8 +86,10 @@ export default class ConsoleAuthMiddleware {
     const now = Date.now()
     let reason: string | null = null
     if (!loginAt || !seenAt) reason = 'Please sign in.'
-    else if (now - loginAt > ABSOLUTE_SESSION_MS) reason = 'You were signed out: a session lasts at most 12 hours. Please sign in again.'
-    else if (now - seenAt > idleTimeoutMs()) reason = 'You were signed out after a period without activity.'
+    else if (now - loginAt > ABSOLUTE_SESSION_MS)
+      reason = 'You were signed out: a session lasts at most 12 hours. Please sign in again.'
+    else if (now - seenAt > idleTimeoutMs())
+      reason = 'You were signed out after a period without activity.'
     else if (user.disabledAt !== null) reason = 'Your account was disabled: ask an administrator.'
     else if (user.passwordChangedAt !== null && user.passwordChangedAt > loginAt) {
       reason = 'Your password was changed: please sign in again.'

@@ -26,33 +26,33 @@ export function applyConsoleHeaders(ctx: HttpContext) {
   if (applied.has(ctx)) return
   applied.add(ctx)
   const nonce = randomBytes(16).toString('base64')
-    ctx.response.header(
-      'content-security-policy',
-      [
-        "default-src 'none'",
-        "script-src 'self'",
-        `style-src 'self' 'nonce-${nonce}'`,
-        // Logos of the cashier's branding may live on another host (preview).
-        "img-src 'self' data: https:",
-        "connect-src 'self'",
-        "form-action 'self'",
-        "base-uri 'none'",
-        "frame-ancestors 'none'",
-      ].join('; ')
-    )
-    ctx.response.header('referrer-policy', 'no-referrer')
-    ctx.response.header('x-content-type-options', 'nosniff')
-    ctx.response.header('x-frame-options', 'DENY')
-    ctx.response.header('cache-control', 'no-store')
-    ctx.response.header('x-robots-tag', 'noindex, nofollow')
-    ctx.view.share({
-      cspNonce: nonce,
-      adminPath,
-      adminUrl,
-      assetUrl,
-      utcMinute,
-      utcSecond,
-      currentUrl: ctx.request.url(true),
-      currentPath: ctx.request.url(false),
-    })
+  ctx.response.header(
+    'content-security-policy',
+    [
+      "default-src 'none'",
+      "script-src 'self'",
+      `style-src 'self' 'nonce-${nonce}'`,
+      // Logos of the cashier's branding may live on another host (preview).
+      "img-src 'self' data: https:",
+      "connect-src 'self'",
+      "form-action 'self'",
+      "base-uri 'none'",
+      "frame-ancestors 'none'",
+    ].join('; ')
+  )
+  ctx.response.header('referrer-policy', 'no-referrer')
+  ctx.response.header('x-content-type-options', 'nosniff')
+  ctx.response.header('x-frame-options', 'DENY')
+  ctx.response.header('cache-control', 'no-store')
+  ctx.response.header('x-robots-tag', 'noindex, nofollow')
+  ctx.view.share({
+    cspNonce: nonce,
+    adminPath,
+    adminUrl,
+    assetUrl,
+    utcMinute,
+    utcSecond,
+    currentUrl: ctx.request.url(true),
+    currentPath: ctx.request.url(false),
+  })
 }

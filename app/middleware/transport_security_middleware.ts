@@ -18,7 +18,9 @@ export default class TransportSecurityMiddleware {
     if (!https) return
     const cookies = ctx.response.getHeader('set-cookie')
     if (cookies === undefined) return
-    const lines = (Array.isArray(cookies) ? cookies : [cookies]).map((line) => withSecureFlag(String(line)))
+    const lines = (Array.isArray(cookies) ? cookies : [cookies]).map((line) =>
+      withSecureFlag(String(line))
+    )
     ctx.response.header('set-cookie', lines)
   }
 }

@@ -20,7 +20,10 @@ export default class ApiKey extends TimestampedRecord {
    * secret is fine), so reading it gives ciphertext. signingSecret() is
    * the secret itself.
    */
-  @column({ serializeAs: null, prepare: (value: string) => sealSecret(value, SecretPurpose.apiKeySecret) })
+  @column({
+    serializeAs: null,
+    prepare: (value: string) => sealSecret(value, SecretPurpose.apiKeySecret),
+  })
   declare secretKey: string
 
   @column()

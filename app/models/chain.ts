@@ -26,7 +26,8 @@ export default class Chain extends TimestampedRecord {
    */
   @column({
     prepare: (value: Record<string, unknown>) => JSON.stringify(value ?? {}),
-    consume: (value: string | null) => (value ? (JSON.parse(value) as Record<string, unknown>) : {}),
+    consume: (value: string | null) =>
+      value ? (JSON.parse(value) as Record<string, unknown>) : {},
   })
   declare options: Record<string, unknown>
 
@@ -68,18 +69,25 @@ export default class Chain extends TimestampedRecord {
    * The operator's request budget of each RPC endpoint of the chain; null:
    * the family's default for the provider (app/chains/chain_rpc.ts).
    */
-  @column({ consume: (value: unknown) => (value === null || value === undefined ? null : Number(value)) })
+  @column({
+    consume: (value: unknown) => (value === null || value === undefined ? null : Number(value)),
+  })
   declare rpcRequestsPerSecond: number | null
 
   /** Requests per UTC day per endpoint; 0: no daily cap; null: the family's default. */
-  @column({ consume: (value: unknown) => (value === null || value === undefined ? null : Number(value)) })
+  @column({
+    consume: (value: unknown) => (value === null || value === undefined ? null : Number(value)),
+  })
   declare rpcRequestsPerDay: number | null
 
   /**
    * API key sent to the RPC service (header chosen by the family), as
    * stored: encrypted on every write. rpcApiKey() is the key itself.
    */
-  @column({ serializeAs: null, prepare: (value: string) => sealSecret(value, SecretPurpose.chainApiKey) })
+  @column({
+    serializeAs: null,
+    prepare: (value: string) => sealSecret(value, SecretPurpose.chainApiKey),
+  })
   declare apiKey: string
 
   /** The plain API key, decrypted for the RPC calls. */

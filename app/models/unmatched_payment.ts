@@ -23,7 +23,9 @@ export default class UnmatchedPayment extends BaseModel {
   declare kind: string
 
   /** The (paid) order a `reorged` row is about. */
-  @column({ consume: (value: unknown) => (value === null || value === undefined ? null : Number(value)) })
+  @column({
+    consume: (value: unknown) => (value === null || value === undefined ? null : Number(value)),
+  })
   declare orderId: number | null
 
   @column()
@@ -46,7 +48,9 @@ export default class UnmatchedPayment extends BaseModel {
   declare detectedAt: number
 
   /** The order it was assigned to by an operator (paid through the payment path). */
-  @column({ consume: (value: unknown) => (value === null || value === undefined ? null : Number(value)) })
+  @column({
+    consume: (value: unknown) => (value === null || value === undefined ? null : Number(value)),
+  })
   declare assignedOrderId: number | null
 
   @epochColumn()

@@ -38,13 +38,21 @@ export function openApiDocument(baseUrl: string): OpenApiDocument {
     info: {
       title: 'Crypto payment gateway: merchant API',
       version: SERVICE_VERSION,
-      summary: 'Create and query orders, the public cashier endpoints, and the payment callbacks sent to merchants',
+      summary:
+        'Create and query orders, the public cashier endpoints, and the payment callbacks sent to merchants',
       description: DESCRIPTION,
     },
     servers: [{ url: baseUrl.replace(/\/+$/, ''), description: 'This gateway (APP_URL)' }],
     tags: [
-      { name: 'Native API', description: 'Merchant server to gateway: signed order requests and the public configuration' },
-      { name: 'Cashier', description: 'Payer’s browser to gateway: no signature, the trade_id is the key' },
+      {
+        name: 'Native API',
+        description:
+          'Merchant server to gateway: signed order requests and the public configuration',
+      },
+      {
+        name: 'Cashier',
+        description: 'Payer’s browser to gateway: no signature, the trade_id is the key',
+      },
       { name: 'Callbacks', description: 'Gateway to merchant server: payment success' },
     ],
     paths,

@@ -5,7 +5,8 @@
  * default dialect).
  */
 
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue }
+export type JsonValue =
+  string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue }
 
 /** A JSON Schema 2020-12 schema, as far as the document needs it. */
 export type SchemaObject = {

@@ -46,7 +46,10 @@ function flatBody(
   rules: Pick<SchemaObject, 'required' | 'dependentRequired' | 'anyOf'>,
   jsonOnly: Record<string, SchemaObject> = {}
 ): RequestBodyObject {
-  const media = (properties: Record<string, SchemaObject>, extra: SchemaObject): MediaTypeObject => ({
+  const media = (
+    properties: Record<string, SchemaObject>,
+    extra: SchemaObject
+  ): MediaTypeObject => ({
     schema: { type: 'object', properties, ...rules, additionalProperties: extra },
   })
   const jsonFields = { ...fields }
@@ -65,34 +68,61 @@ function flatBody(
 
 /** The same field as form text: its pattern and words, without the JSON number's bounds. */
 function asText({ pattern, description, examples }: SchemaObject): SchemaObject {
-  return { type: 'string', ...(pattern ? { pattern } : {}), ...(description ? { description } : {}), ...(examples ? { examples } : {}) }
+  return {
+    type: 'string',
+    ...(pattern ? { pattern } : {}),
+    ...(description ? { description } : {}),
+    ...(examples ? { examples } : {}),
+  }
 }
 
 const FIAT_AMOUNT_TEXT = '^[0-9]+(\\.[0-9]{1,4})?$'
 
 const createFields: Record<string, SchemaObject> = {
-  pid: { type: 'string', maxLength: 32, description: 'Merchant PID: selects the signing key; signed', examples: ['1000'] },
+  pid: {
+    type: 'string',
+    maxLength: 32,
+    description: 'Merchant PID: selects the signing key; signed',
+    examples: ['1000'],
+  },
   order_id: {
     type: 'string',
     minLength: 1,
     maxLength: 32,
     description: 'Merchant order number: unique per pid (a repeat is 10002); no control characters',
   },
-  currency: { type: 'string', pattern: '^[A-Za-z]{3,10}$', description: 'Fiat currency, any case (cny, usd…)', examples: ['cny'] },
+  currency: {
+    type: 'string',
+    pattern: '^[A-Za-z]{3,10}$',
+    description: 'Fiat currency, any case (cny, usd…)',
+    examples: ['cny'],
+  },
   token: {
     type: 'string',
     pattern: '^[A-Za-z0-9]{1,16}$',
-    description: 'Crypto token, any case; given together with network, or both omitted (placeholder order, status 4)',
+    description:
+      'Crypto token, any case; given together with network, or both omitted (placeholder order, status 4)',
     examples: ['usdt'],
   },
   network: {
     type: 'string',
     pattern: '^[A-Za-z0-9-]{1,32}$',
-    description: 'Network name (see `supported_assets` of the config endpoint); given together with token, or both omitted',
+    description:
+      'Network name (see `supported_assets` of the config endpoint); given together with token, or both omitted',
     examples: ['tron'],
   },
-  notify_url: { type: 'string', format: 'uri', maxLength: 2048, description: 'http(s) URL of the payment-success callback' },
-  redirect_url: { type: 'string', format: 'uri', maxLength: 2048, description: 'http(s) URL the payer returns to after paying' },
+  notify_url: {
+    type: 'string',
+    format: 'uri',
+    maxLength: 2048,
+    description: 'http(s) URL of the payment-success callback',
+  },
+  redirect_url: {
+    type: 'string',
+    format: 'uri',
+    maxLength: 2048,
+    description: 'http(s) URL the payer returns to after paying',
+  },
   name: { type: 'string', maxLength: 255, description: 'Product or order name' },
   payment_type: {
     type: 'string',
@@ -125,7 +155,8 @@ const createOrder: PathItemObject = {
           exclusiveMinimum: 0.01,
           exclusiveMaximum: 10_000_000_000,
           pattern: FIAT_AMOUNT_TEXT,
-          description: 'Fiat amount: greater than 0.01, at most 4 decimals (a plain decimal: no sign, no exponent)',
+          description:
+            'Fiat amount: greater than 0.01, at most 4 decimals (a plain decimal: no sign, no exponent)',
           examples: ['100.00'],
         },
       }
@@ -133,13 +164,22 @@ const createOrder: PathItemObject = {
     responses: {
       '200': success('The order', 'CreatedOrder'),
       '400': refusals([
-        [400, 'a field missing or invalid (`data.errors` names each), token without network or the reverse, `payment_type` Compat with a non-numeric pid'],
+        [
+          400,
+          'a field missing or invalid (`data.errors` names each), token without network or the reverse, `payment_type` Compat with a non-numeric pid',
+        ],
         [10002, 'this pid already used the order_id'],
         [10003, 'no receiving wallet on the network'],
-        [10004, 'the amount is below one unit of the token, or needs more digits than are kept exactly'],
+        [
+          10004,
+          'the amount is below one unit of the token, or needs more digits than are kept exactly',
+        ],
         [10005, 'every unique amount step is taken on every wallet of the network'],
         [10006, 'no usable exchange rate for the currency and token'],
-        [10009, 'the body cannot be parsed (not a flat JSON object, a field given twice, multipart)'],
+        [
+          10009,
+          'the body cannot be parsed (not a flat JSON object, a field given twice, multipart)',
+        ],
         [10014, 'the chain is not enabled'],
         [10016, 'unknown network, or a token the network does not offer'],
       ]),
@@ -162,7 +202,12 @@ const queryOrder: PathItemObject = {
       {
         pid: createFields.pid,
         trade_id: { type: 'string', maxLength: 64, description: 'The order’s trade_id' },
-        order_id: { type: 'string', minLength: 1, maxLength: 32, description: 'The merchant’s order number' },
+        order_id: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 32,
+          description: 'The merchant’s order number',
+        },
         signature: ref('NativeSignature'),
       },
       {
@@ -175,10 +220,16 @@ const queryOrder: PathItemObject = {
       }
     ),
     responses: {
-      '200': success('The order, and the payment target the payer switched to since', 'QueriedOrder'),
+      '200': success(
+        'The order, and the payment target the payer switched to since',
+        'QueriedOrder'
+      ),
       '400': refusals([
         [400, 'a field missing or invalid, or neither trade_id nor order_id given'],
-        [10008, 'no such order of this pid (an order of another pid, or a child’s trade_id, is unknown too)'],
+        [
+          10008,
+          'no such order of this pid (an order of another pid, or a child’s trade_id, is unknown too)',
+        ],
         [10009, 'the body cannot be parsed'],
       ]),
       '401': response('SignatureRefused'),
@@ -194,7 +245,8 @@ const config: PathItemObject = {
     operationId: 'getPublicConfig',
     tags: ['Native API'],
     summary: 'Offered networks and tokens, cashier look, compat defaults, provider, version',
-    description: 'No signature. Read `supported_assets` rather than assuming a fixed list of networks.',
+    description:
+      'No signature. Read `supported_assets` rather than assuming a fixed list of networks.',
     responses: {
       '200': success('The public configuration', 'PublicConfig'),
       '503': response('DatabaseUnavailable'),
@@ -248,7 +300,8 @@ const cashierCommon: Record<string, Reference> = {
 }
 
 const UNKNOWN_ORDER: Refusal = [10008, 'no order has this trade_id']
-const CASHIER_TEXT = 'No signature: the trade_id is the key. Limited per client IP (`rate_limit.cashier_per_minute`).'
+const CASHIER_TEXT =
+  'No signature: the trade_id is the key. Limited per client IP (`rate_limit.cashier_per_minute`).'
 
 const cashierGet = (
   operationId: string,
@@ -269,7 +322,12 @@ const cashierGet = (
 
 const switchFields: Record<string, SchemaObject> = {
   trade_id: { type: 'string', maxLength: 64, description: 'The parent order’s trade_id' },
-  token: { type: 'string', pattern: '^[A-Za-z0-9]{1,16}$', description: 'Token, any case', examples: ['usdt'] },
+  token: {
+    type: 'string',
+    pattern: '^[A-Za-z0-9]{1,16}$',
+    description: 'Token, any case',
+    examples: ['usdt'],
+  },
   network: {
     type: 'string',
     pattern: '^[A-Za-z0-9-]{1,32}$',
@@ -330,12 +388,18 @@ export const paths: Record<string, PathItemObject> = {
       responses: {
         '200': success('The order is paid', 'SubmittedPayment'),
         '400': refusals([
-          [400, 'the reference is missing or malformed, the transaction does not pay this order (the message says why), or the order is a provider order'],
+          [
+            400,
+            'the reference is missing or malformed, the transaction does not pay this order (the message says why), or the order is a provider order',
+          ],
           [10007, 'the transaction already paid another order'],
           UNKNOWN_ORDER,
           [10009, 'the body cannot be parsed'],
           [10010, 'the order was paid by another transaction meanwhile'],
-          [10013, 'the order is not waiting for payment: a placeholder still choosing, paid, expired or past its life'],
+          [
+            10013,
+            'the order is not waiting for payment: a placeholder still choosing, paid, expired or past its life',
+          ],
         ]),
         '413': response('BodyTooLarge'),
         ...cashierCommon,
@@ -348,11 +412,16 @@ export const paths: Record<string, PathItemObject> = {
       tags: ['Cashier'],
       summary: 'The payer chooses or changes the payment target',
       description: `${CASHIER_TEXT} A placeholder (status 4) is completed in place (same trade_id; on chain, or as a provider order whose payment_url is the hosted link). On a waiting parent, the same target returns it (marking a completed placeholder selected); another target creates its single child order, returned with its own trade_id.`,
-      requestBody: flatBody('The parent order and the target', switchFields, { required: ['trade_id', 'token', 'network'] }),
+      requestBody: flatBody('The parent order and the target', switchFields, {
+        required: ['trade_id', 'token', 'network'],
+      }),
       responses: {
         '200': success('The order to pay (the parent, or its child)', 'CashierOrder'),
         '400': refusals([
-          [400, 'a field missing or invalid, or the hosted provider did not create a payment link (the message says why)'],
+          [
+            400,
+            'a field missing or invalid, or the hosted provider did not create a payment link (the message says why)',
+          ],
           [10003, 'no receiving wallet on the network'],
           [10004, 'the amount is below one unit of the token'],
           [10005, 'every unique amount step is taken on every wallet of the network'],

@@ -15,7 +15,8 @@ export const response = (name: string): Reference => ({ $ref: `#/components/resp
 
 export const headers: Record<string, HeaderObject> = {
   RequestId: {
-    description: 'The request identifier, the same as the envelope’s request_id (kept from an incoming X-Request-Id of 8–64 safe characters)',
+    description:
+      'The request identifier, the same as the envelope’s request_id (kept from an incoming X-Request-Id of 8–64 safe characters)',
     required: true,
     schema: { type: 'string', minLength: 1 },
   },
@@ -36,7 +37,11 @@ function envelopeOf(properties: Record<string, SchemaObject>): SchemaObject {
   return { allOf: [ref('Envelope'), { type: 'object', properties }] }
 }
 
-function jsonAnswer(description: string, schema: SchemaObject, extraHeaders: Record<string, Reference> = {}): ResponseObject {
+function jsonAnswer(
+  description: string,
+  schema: SchemaObject,
+  extraHeaders: Record<string, Reference> = {}
+): ResponseObject {
   return {
     description,
     headers: { 'X-Request-Id': header('RequestId'), ...extraHeaders },
@@ -61,7 +66,9 @@ export type Refusal = [code: ErrorCodeValue, when: string]
 export function refusals(list: Refusal[]): ResponseObject {
   const codes = list.map(([code]) => code)
   const lines = list.map(([code, when]) => `- \`${code}\`: ${when}`).join('\n')
-  const data: SchemaObject = codes.includes(400) ? { anyOf: [{ type: 'null' }, ref('ValidationErrors')] } : { type: 'null' }
+  const data: SchemaObject = codes.includes(400)
+    ? { anyOf: [{ type: 'null' }, ref('ValidationErrors')] }
+    : { type: 'null' }
   return jsonAnswer(
     `Refused; \`status_code\` says why:\n\n${lines}`,
     envelopeOf({ status_code: { enum: codes }, data })
@@ -77,15 +84,26 @@ export function redirect(description: string): ResponseObject {
   }
 }
 
-const refusal = (statusCode: number, description: string, extraHeaders: Record<string, Reference> = {}) =>
-  jsonAnswer(description, envelopeOf({ status_code: { const: statusCode }, data: { type: 'null' } }), extraHeaders)
+const refusal = (
+  statusCode: number,
+  description: string,
+  extraHeaders: Record<string, Reference> = {}
+) =>
+  jsonAnswer(
+    description,
+    envelopeOf({ status_code: { const: statusCode }, data: { type: 'null' } }),
+    extraHeaders
+  )
 
 export const responses: Record<string, ResponseObject> = {
   SignatureRefused: refusal(
     401,
     'Signature authentication error (`status_code` 401): a wrong or missing signature, an unknown or disabled pid, or a client IP outside the key’s allow-list, all with the same message. The message says how native requests are signed and over which of the request’s own fields (never the expected value)'
   ),
-  BodyTooLarge: refusal(413, 'The body is over 64 KB (`status_code` 413); it is not read to its end and the connection is closed'),
+  BodyTooLarge: refusal(
+    413,
+    'The body is over 64 KB (`status_code` 413); it is not read to its end and the connection is closed'
+  ),
   TooManyRequests: refusal(429, 'Too many requests (`status_code` 429); wait Retry-After seconds', {
     'Retry-After': header('RetryAfter'),
   }),

@@ -11,12 +11,23 @@ import type { SchemaObject } from '#openapi/openapi_types'
 
 export const ref = (name: string): SchemaObject => ({ $ref: `#/components/schemas/${name}` })
 
-const string = (description?: string, extra: SchemaObject = {}): SchemaObject => ({ type: 'string', ...extra, ...(description ? { description } : {}) })
-const integer = (description: string, extra: SchemaObject = {}): SchemaObject => ({ type: 'integer', ...extra, description })
+const string = (description?: string, extra: SchemaObject = {}): SchemaObject => ({
+  type: 'string',
+  ...extra,
+  ...(description ? { description } : {}),
+})
+const integer = (description: string, extra: SchemaObject = {}): SchemaObject => ({
+  type: 'integer',
+  ...extra,
+  description,
+})
 const nullable = (schema: SchemaObject): SchemaObject => ({ anyOf: [schema, { type: 'null' }] })
 
 /** A closed object whose every listed property is present. */
-export function closedObject(properties: Record<string, SchemaObject>, description?: string): SchemaObject {
+export function closedObject(
+  properties: Record<string, SchemaObject>,
+  description?: string
+): SchemaObject {
   return {
     type: 'object',
     ...(description ? { description } : {}),
@@ -56,8 +67,14 @@ const statusCode: SchemaObject = {
   description: 'Business code: 200 on success, otherwise the reason of the refusal.',
   oneOf: [
     { const: 200, title: 'Success (HTTP 200)' },
-    ...Object.values(ErrorCode).map((code): SchemaObject => ({ const: code, title: codeTitle(code) })),
-    ...Object.entries(TRANSPORT_CODES).map(([code, title]): SchemaObject => ({ const: Number(code), title })),
+    ...Object.values(ErrorCode).map((code): SchemaObject => ({
+      const: code,
+      title: codeTitle(code),
+    })),
+    ...Object.entries(TRANSPORT_CODES).map(([code, title]): SchemaObject => ({
+      const: Number(code),
+      title,
+    })),
   ],
 }
 
@@ -68,7 +85,9 @@ const envelope: SchemaObject = {
   required: ['status_code', 'message', 'data', 'request_id'],
   properties: {
     status_code: ref('StatusCode'),
-    message: string('Response message; on a refusal it says in words what was wrong (the field, the rule)'),
+    message: string(
+      'Response message; on a refusal it says in words what was wrong (the field, the rule)'
+    ),
     data: { description: 'Payload; null on most refusals' },
     request_id: string('Server-generated request identifier, also sent as the X-Request-Id header'),
   },
@@ -102,27 +121,51 @@ const orderStatus: SchemaObject = {
   ],
 }
 
-const tradeId = string('Service transaction number: 22 letters and digits, the key to the cashier endpoints', {
-  pattern: '^[A-Za-z0-9]{22}$',
-  examples: ['Xb3kQ9vLm2Ph7TzR4nWc1A'],
-})
+const tradeId = string(
+  'Service transaction number: 22 letters and digits, the key to the cashier endpoints',
+  {
+    pattern: '^[A-Za-z0-9]{22}$',
+    examples: ['Xb3kQ9vLm2Ph7TzR4nWc1A'],
+  }
+)
 const orderId = string("Merchant's order number (unique per pid)", { minLength: 1, maxLength: 32 })
-const fiatAmount: SchemaObject = { type: 'number', exclusiveMinimum: 0, description: 'Fiat amount submitted by the merchant' }
+const fiatAmount: SchemaObject = {
+  type: 'number',
+  exclusiveMinimum: 0,
+  description: 'Fiat amount submitted by the merchant',
+}
 const cryptoAmount: SchemaObject = {
   type: 'number',
   minimum: 0,
-  description: 'Crypto amount to pay, exactly (unique per address while the order lives); 0 for a placeholder',
+  description:
+    'Crypto amount to pay, exactly (unique per address while the order lives); 0 for a placeholder',
 }
-const currency = string('Fiat currency, upper-case', { pattern: '^[A-Z]{3,10}$', examples: ['CNY'] })
-const token = string('Payment token, upper-case; empty for a placeholder', { pattern: '^[A-Z0-9]{0,16}$', examples: ['USDT'] })
-const network = string('Payment network; empty for a placeholder; `provider` for a hosted-provider order', {
-  examples: ['tron'],
+const currency = string('Fiat currency, upper-case', {
+  pattern: '^[A-Z]{3,10}$',
+  examples: ['CNY'],
 })
-const receiveAddress = string('Receiving address; empty for a placeholder; `PROVIDER` for a hosted-provider order')
-const paymentType = string('Callback format of the order (`native`: POST JSON, HMAC-SHA256; `compat`: GET, MD5)', {
-  enum: ['native', 'compat'],
+const token = string('Payment token, upper-case; empty for a placeholder', {
+  pattern: '^[A-Z0-9]{0,16}$',
+  examples: ['USDT'],
 })
-const cashierUrl = string('The cashier URL: `{base_url}/pay/checkout-counter/{trade_id}`', { format: 'uri' })
+const network = string(
+  'Payment network; empty for a placeholder; `provider` for a hosted-provider order',
+  {
+    examples: ['tron'],
+  }
+)
+const receiveAddress = string(
+  'Receiving address; empty for a placeholder; `PROVIDER` for a hosted-provider order'
+)
+const paymentType = string(
+  'Callback format of the order (`native`: POST JSON, HMAC-SHA256; `compat`: GET, MD5)',
+  {
+    enum: ['native', 'compat'],
+  }
+)
+const cashierUrl = string('The cashier URL: `{base_url}/pay/checkout-counter/{trade_id}`', {
+  format: 'uri',
+})
 
 const createdOrder = closedObject(
   {
@@ -133,7 +176,11 @@ const createdOrder = closedObject(
     actual_amount: cryptoAmount,
     receive_address: receiveAddress,
     token,
-    status: { type: 'integer', enum: [1, 4], description: '1 waiting for payment, or 4 for a placeholder (no token and network given)' },
+    status: {
+      type: 'integer',
+      enum: [1, 4],
+      description: '1 waiting for payment, or 4 for a placeholder (no token and network given)',
+    },
     expiration_time: integer('End of the order life, seconds since the epoch'),
     payment_url: cashierUrl,
   },
@@ -153,12 +200,17 @@ const cashierOrder = closedObject(
     payment_type: paymentType,
     expiration_time: integer('End of the order life, milliseconds since the epoch'),
     redirect_url: string("Merchant's return URL (empty when none was given)"),
-    payment_url: string('The hosted provider link for a provider order; empty for an on-chain order'),
+    payment_url: string(
+      'The hosted provider link for a provider order; empty for an on-chain order'
+    ),
     created_at: integer('Creation time, milliseconds since the epoch'),
-    server_time: integer('Server time of the answer, milliseconds since the epoch (for countdowns)'),
+    server_time: integer(
+      'Server time of the answer, milliseconds since the epoch (for countdowns)'
+    ),
     is_selected: {
       type: 'boolean',
-      description: 'False after the first completion of a placeholder parent; true once the payer selected that same target again',
+      description:
+        'False after the first completion of a placeholder parent; true once the payer selected that same target again',
     },
   },
   '`data` of the cashier init and of a switch: the order as the cashier shows it (times in milliseconds). It does not follow the payment: use the status endpoint'
@@ -176,11 +228,18 @@ const queriedTargetFields: Record<string, SchemaObject> = {
   receive_address: receiveAddress,
   status: ref('OrderStatus'),
   payment_type: paymentType,
-  pay_provider: string('`provider` for a hosted-provider order, else empty', { enum: ['', 'provider'] }),
-  block_transaction_id: string('On-chain transaction hash or provider payment number; empty until paid'),
+  pay_provider: string('`provider` for a hosted-provider order, else empty', {
+    enum: ['', 'provider'],
+  }),
+  block_transaction_id: string(
+    'On-chain transaction hash or provider payment number; empty until paid'
+  ),
   created_at: integer('Creation time, seconds since the epoch'),
   expiration_time: integer('End of the order life, seconds since the epoch'),
-  paid_at: { ...nullable({ type: 'integer' }), description: 'Payment time, seconds since the epoch; null until paid' },
+  paid_at: {
+    ...nullable({ type: 'integer' }),
+    description: 'Payment time, seconds since the epoch; null until paid',
+  },
 }
 
 const queriedTarget = closedObject(
@@ -194,12 +253,18 @@ const queriedOrder = closedObject(
     is_selected: { type: 'boolean', description: 'As in the cashier init' },
     redirect_url: string("Merchant's return URL (empty when none was given)"),
     payment_url: cashierUrl,
-    child: { ...nullable(ref('QueriedTarget')), description: 'The child order, or null when the payer did not switch to another target' },
+    child: {
+      ...nullable(ref('QueriedTarget')),
+      description: 'The child order, or null when the payer did not switch to another target',
+    },
   },
   '`data` of the native query. A parent paid through its child carries the child’s payment details itself'
 )
 
-const orderState = closedObject({ trade_id: tradeId, status: ref('OrderStatus') }, '`data` of check-status')
+const orderState = closedObject(
+  { trade_id: tradeId, status: ref('OrderStatus') },
+  '`data` of check-status'
+)
 
 const submittedPayment = closedObject(
   {
@@ -213,12 +278,16 @@ const submittedPayment = closedObject(
 const paymentUri = closedObject(
   {
     trade_id: tradeId,
-    uri: string("The wallet URI of the order's target with the amount (each family's scheme), or the hosted link of a provider order"),
+    uri: string(
+      "The wallet URI of the order's target with the amount (each family's scheme), or the hosted link of a provider order"
+    ),
   },
   '`data` of payment-uri'
 )
 
-const explorerUrl = string('Block explorer link of the transaction; empty when the chain has none configured, and for provider payments')
+const explorerUrl = string(
+  'Block explorer link of the transaction; empty when the chain has none configured, and for provider payments'
+)
 
 const paymentProgress = closedObject(
   {
@@ -228,7 +297,9 @@ const paymentProgress = closedObject(
       ...nullable(
         closedObject({
           reference: string('Transaction reference'),
-          confirmations: integer('Confirmations so far (always below the requirement)', { minimum: 0 }),
+          confirmations: integer('Confirmations so far (always below the requirement)', {
+            minimum: 0,
+          }),
           required_confirmations: integer('Confirmations the chain requires', { minimum: 0 }),
           seen_at: integer('When it was first seen, milliseconds since the epoch'),
           explorer_url: explorerUrl,
@@ -237,7 +308,12 @@ const paymentProgress = closedObject(
       description: 'A transfer for the order seen on chain but not yet deep enough; null when none',
     },
     payment: {
-      ...nullable(closedObject({ reference: string('Transaction reference that paid the order'), explorer_url: explorerUrl })),
+      ...nullable(
+        closedObject({
+          reference: string('Transaction reference that paid the order'),
+          explorer_url: explorerUrl,
+        })
+      ),
       description: 'The payment, once status is 2; null before',
     },
   },
@@ -253,7 +329,11 @@ const publicConfig = closedObject(
       items: closedObject({
         network: string('Network name'),
         display_name: string('Name shown to payers'),
-        tokens: { type: 'array', items: string(undefined, { pattern: '^[A-Z0-9]{1,16}$' }), description: 'Token symbols, upper-case' },
+        tokens: {
+          type: 'array',
+          items: string(undefined, { pattern: '^[A-Z0-9]{1,16}$' }),
+          description: 'Token symbols, upper-case',
+        },
       }),
     },
     site: closedObject(
@@ -274,7 +354,11 @@ const publicConfig = closedObject(
     provider: closedObject(
       {
         enabled: { type: 'boolean' },
-        allow_tokens: { type: 'array', items: string(), description: 'Tokens offered through the hosted provider' },
+        allow_tokens: {
+          type: 'array',
+          items: string(),
+          description: 'Tokens offered through the hosted provider',
+        },
       },
       'The hosted provider channel'
     ),

@@ -1,4 +1,9 @@
-import type { ParameterObject, PathItemObject, ResponseObject, SchemaObject } from '#openapi/openapi_types'
+import type {
+  ParameterObject,
+  PathItemObject,
+  ResponseObject,
+  SchemaObject,
+} from '#openapi/openapi_types'
 import { JSON_TYPE } from '#openapi/responses'
 import { closedObject, ref } from '#openapi/schemas'
 
@@ -16,21 +21,34 @@ const acknowledged: Record<string, ResponseObject> = {
     description:
       'Acknowledged, when the body is `ok` or `success` (any case, surrounding white space ignored). Any other answer (status, body, time-out) is a failure and is retried.',
     content: {
-      'text/plain': { schema: { type: 'string', pattern: '^\\s*([Oo][Kk]|[Ss][Uu][Cc][Cc][Ee][Ss][Ss])\\s*$' } },
+      'text/plain': {
+        schema: { type: 'string', pattern: '^\\s*([Oo][Kk]|[Ss][Uu][Cc][Cc][Ee][Ss][Ss])\\s*$' },
+      },
     },
   },
 }
 
 export const nativeCallback: SchemaObject = closedObject(
   {
-    pid: { type: 'string', description: 'PID of the API key owning the order: look up its secret_key to verify the signature' },
+    pid: {
+      type: 'string',
+      description:
+        'PID of the API key owning the order: look up its secret_key to verify the signature',
+    },
     trade_id: { type: 'string', pattern: '^[A-Za-z0-9]{22}$', description: 'Transaction number' },
     order_id: { type: 'string', maxLength: 32, description: 'Merchant order number' },
     amount: { type: 'number', description: 'Fiat amount submitted' },
     actual_amount: { type: 'number', description: 'Crypto amount received' },
-    receive_address: { type: 'string', description: 'Receiving address (`PROVIDER` for a hosted-provider payment)' },
+    receive_address: {
+      type: 'string',
+      description: 'Receiving address (`PROVIDER` for a hosted-provider payment)',
+    },
     token: { type: 'string', description: 'Payment token' },
-    block_transaction_id: { type: 'string', minLength: 1, description: 'On-chain hash or the provider’s payment number' },
+    block_transaction_id: {
+      type: 'string',
+      minLength: 1,
+      description: 'On-chain hash or the provider’s payment number',
+    },
     signature: ref('NativeSignature'),
     status: { const: 2, description: 'Always 2' },
   },
@@ -47,16 +65,26 @@ const query = (name: string, description: string, schema: SchemaObject): Paramet
 
 export const compatCallbackParameters: ParameterObject[] = [
   query('pid', 'The merchant’s PID, numeric', { type: 'string', pattern: '^[0-9]+$' }),
-  query('trade_no', 'Transaction number (trade_id)', { type: 'string', pattern: '^[A-Za-z0-9]{22}$' }),
+  query('trade_no', 'Transaction number (trade_id)', {
+    type: 'string',
+    pattern: '^[A-Za-z0-9]{22}$',
+  }),
   query('out_trade_no', 'Merchant order number', { type: 'string', maxLength: 32 }),
   query('type', 'Payment type the order was created with (`alipay` when none)', { type: 'string' }),
   query('name', 'Product name (may be empty)', { type: 'string' }),
-  query('money', 'Fiat amount with four decimals', { type: 'string', pattern: '^[0-9]+\\.[0-9]{4}$' }),
-  query('trade_status', 'Always TRADE_SUCCESS', { const: 'TRADE_SUCCESS' }),
-  query('sign', 'MD5 (lower-case hex) of the sorted name=value pairs of the other non-empty parameters but sign_type, joined by &, with the secret_key appended', {
+  query('money', 'Fiat amount with four decimals', {
     type: 'string',
-    pattern: '^[0-9a-f]{32}$',
+    pattern: '^[0-9]+\\.[0-9]{4}$',
   }),
+  query('trade_status', 'Always TRADE_SUCCESS', { const: 'TRADE_SUCCESS' }),
+  query(
+    'sign',
+    'MD5 (lower-case hex) of the sorted name=value pairs of the other non-empty parameters but sign_type, joined by &, with the secret_key appended',
+    {
+      type: 'string',
+      pattern: '^[0-9a-f]{32}$',
+    }
+  ),
   query('sign_type', 'Always MD5', { const: 'MD5' }),
 ]
 
@@ -75,7 +103,8 @@ export const webhooks: Record<string, PathItemObject> = {
     get: {
       operationId: 'compatPaymentCallback',
       tags: ['Callbacks'],
-      summary: 'Payment success, compat orders (payment_type Compat): GET notify_url with query parameters',
+      summary:
+        'Payment success, compat orders (payment_type Compat): GET notify_url with query parameters',
       description: `${RETRIES} The parameters are added to notify_url’s own query, if it has one.`,
       parameters: compatCallbackParameters,
       responses: acknowledged,

@@ -65,7 +65,11 @@ export interface PaymentProvider {
    * payments whose notification never came). Optional: a provider whose
    * protocol has no status query leaves it out and is never asked.
    */
-  retrieveStatus?(payment: { tradeId: string; providerOrderId: string; coin: string }): Promise<ProviderStatus>
+  retrieveStatus?(payment: {
+    tradeId: string
+    providerOrderId: string
+    coin: string
+  }): Promise<ProviderStatus>
 }
 
 export class ProviderRegistry {

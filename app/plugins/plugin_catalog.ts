@@ -45,7 +45,12 @@ export type PluginCatalog = {
   plugins: PluginDescription[]
 }
 
-function describe(plugin: GatewayPlugin, enabled: boolean, chains: Chain[], routes: ListedRoute[]): PluginDescription {
+function describe(
+  plugin: GatewayPlugin,
+  enabled: boolean,
+  chains: Chain[],
+  routes: ListedRoute[]
+): PluginDescription {
   const prefix = plugin.routes ? pluginPrefix(plugin) : null
   return {
     name: plugin.name,
@@ -54,7 +59,9 @@ function describe(plugin: GatewayPlugin, enabled: boolean, chains: Chain[], rout
     families: (plugin.families ?? []).map((family) => ({
       name: family.name,
       addressFormat: family.addressFormat,
-      networks: chains.filter((chain) => chain.family === family.name).map((chain) => chain.network),
+      networks: chains
+        .filter((chain) => chain.family === family.name)
+        .map((chain) => chain.network),
       canScan: typeof family.scan === 'function',
       canVerify: typeof family.verifyReference === 'function',
       canTestConnection: typeof family.head === 'function',
@@ -66,7 +73,9 @@ function describe(plugin: GatewayPlugin, enabled: boolean, chains: Chain[], rout
     routePrefix: prefix,
     routes:
       prefix && enabled
-        ? routes.filter((route) => route.pattern === prefix || route.pattern.startsWith(`${prefix}/`))
+        ? routes.filter(
+            (route) => route.pattern === prefix || route.pattern.startsWith(`${prefix}/`)
+          )
         : [],
     commands: (plugin.commands ?? []).map((command) => ({
       name: command.commandName,
@@ -102,8 +111,13 @@ export async function pluginCatalog(
 }
 
 /** The router's routes as a flat list (every domain). */
-export function listedRoutes(byDomain: Record<string, { pattern: string; methods: string[] }[]>): ListedRoute[] {
+export function listedRoutes(
+  byDomain: Record<string, { pattern: string; methods: string[] }[]>
+): ListedRoute[] {
   return Object.values(byDomain)
     .flat()
-    .map((route) => ({ pattern: route.pattern, methods: route.methods.filter((method) => method !== 'HEAD') }))
+    .map((route) => ({
+      pattern: route.pattern,
+      methods: route.methods.filter((method) => method !== 'HEAD'),
+    }))
 }

@@ -29,9 +29,9 @@ export function loadPlugins(): Promise<LoadedPlugins> {
 }
 
 async function load(): Promise<LoadedPlugins> {
-  const modules: { source: string; load: () => Promise<PluginModule> }[] = Object.entries(pluginsConfig).map(
-    ([name, loader]) => ({ source: `config/plugins.ts (${name})`, load: loader })
-  )
+  const modules: { source: string; load: () => Promise<PluginModule> }[] = Object.entries(
+    pluginsConfig
+  ).map(([name, loader]) => ({ source: `config/plugins.ts (${name})`, load: loader }))
   for (const specifier of extraModules(process.env.PLUGIN_MODULES)) {
     modules.push({ source: `PLUGIN_MODULES (${specifier})`, load: () => importModule(specifier) })
   }
@@ -42,13 +42,19 @@ async function load(): Promise<LoadedPlugins> {
     try {
       plugin = (await module.load()).default
     } catch (error) {
-      throw new PluginConfigurationError(`Cannot load the plugin of ${module.source}: ${(error as Error).message}`)
+      throw new PluginConfigurationError(
+        `Cannot load the plugin of ${module.source}: ${(error as Error).message}`
+      )
     }
     if (!plugin || typeof plugin.name !== 'string' || !NAME.test(plugin.name)) {
-      throw new PluginConfigurationError(`${module.source} does not export a plugin with a valid name (default export of definePlugin)`)
+      throw new PluginConfigurationError(
+        `${module.source} does not export a plugin with a valid name (default export of definePlugin)`
+      )
     }
     if (all.some((other) => other.name === plugin.name)) {
-      throw new PluginConfigurationError(`Two plugins are named "${plugin.name}" (${module.source})`)
+      throw new PluginConfigurationError(
+        `Two plugins are named "${plugin.name}" (${module.source})`
+      )
     }
     all.push(plugin)
   }

@@ -2,7 +2,12 @@ import chainRegistry from '#chains/chain_registry'
 import callbackFormats from '#callbacks/callback_format'
 import providers from '#payments/payment_provider'
 import settings from '#settings/settings_service'
-import type { GatewayPlugin, PluginJob, PluginRouteContext, SeedChain } from '#app_plugins/gateway_plugin'
+import type {
+  GatewayPlugin,
+  PluginJob,
+  PluginRouteContext,
+  SeedChain,
+} from '#app_plugins/gateway_plugin'
 import type { LoadedPlugins } from '#app_plugins/plugin_loader'
 
 /** Every plugin's routes live under this prefix, with the plugin's name. */
@@ -49,7 +54,8 @@ export class PluginRegistry {
       if (!plugin.routes) continue
       const prefix = pluginPrefix(plugin)
       context.router.group(() => plugin.routes!.define(context)).prefix(prefix)
-      for (const path of plugin.routes.plainTextFailures ?? []) this.#plainTextFailures.add(`${prefix}${path}`)
+      for (const path of plugin.routes.plainTextFailures ?? [])
+        this.#plainTextFailures.add(`${prefix}${path}`)
     }
   }
 

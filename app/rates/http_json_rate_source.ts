@@ -19,11 +19,15 @@ export class HttpJsonRateSource implements RateSource {
     const url = `${this.baseUrl.replace(/\/+$/, '')}/${encodeURIComponent(code)}.json`
     let response: Response
     try {
-      response = await fetch(url, { signal: AbortSignal.timeout(this.timeoutMs), redirect: 'follow' })
+      response = await fetch(url, {
+        signal: AbortSignal.timeout(this.timeoutMs),
+        redirect: 'follow',
+      })
     } catch (error) {
       throw new RateSourceError(`rate source ${url} is unreachable: ${(error as Error).message}`)
     }
-    if (!response.ok) throw new RateSourceError(`rate source ${url} answered HTTP ${response.status}`)
+    if (!response.ok)
+      throw new RateSourceError(`rate source ${url} answered HTTP ${response.status}`)
 
     let body: unknown
     try {

@@ -30,7 +30,8 @@ export class RateService {
     const fixed = await configCache.fixedRate(token, fiat)
     if (fixed) {
       const price = new Decimal(fixed.rate)
-      if (!price.gt(0)) throw new BusinessError(ErrorCode.RATE_ERROR, `The ${token}/${fiat} rate is not positive`)
+      if (!price.gt(0))
+        throw new BusinessError(ErrorCode.RATE_ERROR, `The ${token}/${fiat} rate is not positive`)
       return new Decimal(fiatAmount).dividedBy(price)
     }
 
@@ -76,7 +77,10 @@ export class RateService {
     } catch (error) {
       // An expired cache entry is stale: refuse instead of using it.
       const reason = error instanceof RateSourceError ? error.message : 'rate source failed'
-      throw new BusinessError(ErrorCode.RATE_ERROR, `No fresh ${fiat.toUpperCase()} rate: ${reason}`)
+      throw new BusinessError(
+        ErrorCode.RATE_ERROR,
+        `No fresh ${fiat.toUpperCase()} rate: ${reason}`
+      )
     }
   }
 }

@@ -5,7 +5,7 @@ import { ErrorCode } from '#exceptions/error_codes'
 import Chain from '#models/chain'
 import { OrderStatus } from '#models/order'
 import settings from '#settings/settings_service'
-import { Decimal, stepOf, toDecimalString } from '#support/money'
+import { type Decimal, stepOf, toDecimalString } from '#support/money'
 import { insertUnlessPresent } from '#support/insert_unless_present'
 import { isKeptExactly } from '#support/money'
 import { refuseInexactAmount } from '#services/exact_amount'
@@ -90,7 +90,10 @@ type Range = { token: string; addresses: string[]; lowest: string; highest: stri
 
 /** The target an order insert read back (RETURNING). */
 function chosenTarget(row: Record<string, unknown>): Allocation {
-  return { address: String(row.receive_address), amount: toDecimalString(row.actual_amount as string | number) }
+  return {
+    address: String(row.receive_address),
+    amount: toDecimalString(row.actual_amount as string | number),
+  }
 }
 
 /** The amounts a request may take, on its wallets: the wanted amount up to maxSteps − 1 steps more. */
@@ -99,7 +102,9 @@ function rangeOf(request: Omit<AllocationRequest, 'orderId'>): Range {
     token: request.token,
     addresses: request.addresses,
     lowest: toDecimalString(request.baseAmount),
-    highest: toDecimalString(request.baseAmount.plus(stepOf(request.precision).multipliedBy(request.maxSteps - 1))),
+    highest: toDecimalString(
+      request.baseAmount.plus(stepOf(request.precision).multipliedBy(request.maxSteps - 1))
+    ),
   }
 }
 
@@ -109,7 +114,9 @@ function rangeOf(request: Omit<AllocationRequest, 'orderId'>): Range {
  * block time), seen by the next scan (scan interval), plus the operator's
  * margin for slow wallets, congested mempools and lagging indexes.
  */
-export async function reservationGraceMs(chain: Pick<Chain, 'confirmations' | 'blockTimeMs' | 'scanIntervalSeconds'>) {
+export async function reservationGraceMs(
+  chain: Pick<Chain, 'confirmations' | 'blockTimeMs' | 'scanIntervalSeconds'>
+) {
   const margin = await settings.get('order.late_payment_margin_seconds')
   return chain.confirmations * chain.blockTimeMs + chain.scanIntervalSeconds * 1000 + margin * 1000
 }
@@ -183,7 +190,10 @@ export class AmountAllocator {
    * A duplicate (pid, order_id) fails the insert itself (unique violation):
    * nothing is written, the caller answers 10002.
    */
-  async createOrder(order: OrderColumns, request: Omit<AllocationRequest, 'orderId'>): Promise<Allocation> {
+  async createOrder(
+    order: OrderColumns,
+    request: Omit<AllocationRequest, 'orderId'>
+  ): Promise<Allocation> {
     const offset = this.#rotation++ % request.addresses.length
     const addresses = [...request.addresses.slice(offset), ...request.addresses.slice(0, offset)]
     const wanted = toDecimalString(request.baseAmount)
@@ -202,16 +212,31 @@ export class AmountAllocator {
     for (let reclaimed = false; ; reclaimed = true) {
       for (;;) {
         const taken = await this.#taken(db.connection(), request.network, range)
-        const free = candidates.list.filter((candidate) => !taken.has(`${candidate.address}|${candidate.amount}`))
+        const free = candidates.list.filter(
+          (candidate) => !taken.has(`${candidate.address}|${candidate.amount}`)
+        )
         if (free.length === 0) break
         const created = await this.#attempt(order, request, free.slice(0, CANDIDATES_PER_ATTEMPT))
         if (created) return created
         metrics.amountAllocationRetries.inc({ network: request.network, token: request.token })
       }
       if (reclaimed) break
-      if ((await this.#reclaim(db.connection(), request.network, Date.now() - request.graceMs, range)) === 0) break
+      if (
+        (await this.#reclaim(
+          db.connection(),
+          request.network,
+          Date.now() - request.graceMs,
+          range
+        )) === 0
+      )
+        break
     }
-    if (candidates.inexact !== null) refuseInexactAmount(candidates.inexact, { amount: String(order.amount), currency: String(order.currency), token: request.token })
+    if (candidates.inexact !== null)
+      refuseInexactAmount(candidates.inexact, {
+        amount: String(order.amount),
+        currency: String(order.currency),
+        token: request.token,
+      })
     throw new BusinessError(
       ErrorCode.NO_AMOUNT_CHANNEL,
       `No available amount channel: ${request.maxSteps} amounts from ${toDecimalString(request.baseAmount)} ${request.token} are all reserved on every ${request.network} wallet (waiting orders, or orders ended less than the late-payment grace ago)`
@@ -435,7 +460,10 @@ export class AmountAllocator {
     const columns = Object.keys(order)
     const now = Date.now()
     if (db.connection().dialect.name === 'postgres') {
-      if (order.trade_id === undefined) throw new TypeError('a created order needs its trade_id (the batched create names its rows by it)')
+      if (order.trade_id === undefined)
+        throw new TypeError(
+          'a created order needs its trade_id (the batched create names its rows by it)'
+        )
       return this.#pgBatcherFor(columns).run({
         order,
         network: request.network,
@@ -449,7 +477,9 @@ export class AmountAllocator {
     const orderValues = columns.map((column) => order[column])
     const sql = this.#createSqlFor('sqlite', offered.length, columns)
     const pickValues: (string | number)[] = []
-    offered.forEach((candidate, index) => pickValues.push(index, request.network, request.token, candidate.address, candidate.amount))
+    offered.forEach((candidate, index) =>
+      pickValues.push(index, request.network, request.token, candidate.address, candidate.amount)
+    )
     const row = await sqliteWriter.write(
       { sql, bindings: [...pickValues, ...orderValues] },
       {
@@ -481,7 +511,11 @@ export class AmountAllocator {
     return new Set(takenRows.map((row) => `${row.address}|${toDecimalString(row.amount)}`))
   }
 
-  async #tryAllocate(trx: TransactionClientContract, request: AllocationRequest, range: Range): Promise<Allocation | null> {
+  async #tryAllocate(
+    trx: TransactionClientContract,
+    request: AllocationRequest,
+    range: Range
+  ): Promise<Allocation | null> {
     const step = stepOf(request.precision)
     const taken = await this.#taken(trx, request.network, range)
 
@@ -525,7 +559,11 @@ export class AmountAllocator {
    */
   async endLife(client: TransactionClientContract, orderIds: number[], at: number) {
     if (orderIds.length > 0) {
-      await client.from('amount_locks').whereIn('order_id', orderIds).where('expires_at', '>', at).update({ expires_at: at })
+      await client
+        .from('amount_locks')
+        .whereIn('order_id', orderIds)
+        .where('expires_at', '>', at)
+        .update({ expires_at: at })
     }
   }
 
@@ -539,7 +577,12 @@ export class AmountAllocator {
     for (const { network } of networks) {
       // a network removed from the chains table keeps its locks (no grace can be computed)
       const chain = await Chain.findBy('network', network)
-      if (chain) total += await this.#reclaim(db.connection(), network, now - (await reservationGraceMs(chain)))
+      if (chain)
+        total += await this.#reclaim(
+          db.connection(),
+          network,
+          now - (await reservationGraceMs(chain))
+        )
     }
     return total
   }
@@ -549,7 +592,12 @@ export class AmountAllocator {
    * `cutoff` (now − grace). Only locks of expired (3) orders are reclaimed:
    * an order still shown as waiting keeps its amount whatever the clock says.
    */
-  async #reclaim(client: QueryClientContract, network: string, cutoff: number, range?: Range): Promise<number> {
+  async #reclaim(
+    client: QueryClientContract,
+    network: string,
+    cutoff: number,
+    range?: Range
+  ): Promise<number> {
     const query = client
       .from('amount_locks')
       .where('network', network)

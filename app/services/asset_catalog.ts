@@ -22,7 +22,10 @@ export class AssetCatalog {
     const config = await configCache.snapshot()
     const chains = [...config.chainsByNetwork.values()]
       .filter((chain) => chain.enabled && chainRegistry.has(chain.family))
-      .sort((a, b) => a.sortOrder - b.sortOrder || (a.network < b.network ? -1 : a.network > b.network ? 1 : 0))
+      .sort(
+        (a, b) =>
+          a.sortOrder - b.sortOrder || (a.network < b.network ? -1 : a.network > b.network ? 1 : 0)
+      )
     const assets: SupportedAsset[] = []
     for (const chain of chains) {
       const symbols = [...(config.tokens.get(chain.network)?.values() ?? [])]
@@ -45,7 +48,10 @@ export class AssetCatalog {
     const chain = config.chainsByNetwork.get(network)
     // A chain whose family's plugin is off is unknown to payers.
     if (!chain || !chainRegistry.has(chain.family)) {
-      throw new BusinessError(ErrorCode.ASSET_NOT_FOUND, `Supported asset does not exist: unknown network "${network}"`)
+      throw new BusinessError(
+        ErrorCode.ASSET_NOT_FOUND,
+        `Supported asset does not exist: unknown network "${network}"`
+      )
     }
     if (!chain.enabled) {
       throw new BusinessError(ErrorCode.CHAIN_DISABLED, `Chain is not enabled: ${network}`)
@@ -59,7 +65,10 @@ export class AssetCatalog {
     }
     const addresses = config.enabledAddresses.get(network) ?? []
     if (addresses.length === 0) {
-      throw new BusinessError(ErrorCode.NO_WALLET, `No available wallet address on ${network}; payment cannot start`)
+      throw new BusinessError(
+        ErrorCode.NO_WALLET,
+        `No available wallet address on ${network}; payment cannot start`
+      )
     }
     return { chain, token, addresses }
   }

@@ -42,7 +42,11 @@ export class BalanceWatch {
   async due(network: string, now = Date.now()): Promise<boolean> {
     const minutes = await settings.get('chains.balance_check_minutes')
     if (minutes <= 0) return false
-    const row = await db.from('balance_readings').where('network', network).max('read_at as last').first()
+    const row = await db
+      .from('balance_readings')
+      .where('network', network)
+      .max('read_at as last')
+      .first()
     const last = row?.last === null || row?.last === undefined ? 0 : Number(row.last)
     return now - last >= minutes * 60_000
   }
@@ -53,16 +57,27 @@ export class BalanceWatch {
    * reading would ever cover it); amounts seen that no reading covered
    * within SEEN_KEPT_MS (an address whose balance cannot be read) are let go.
    */
-  async record(chain: Chain, tokens: Token[], result: Pick<ScanResult, 'seen' | 'balances'>): Promise<void> {
+  async record(
+    chain: Chain,
+    tokens: Token[],
+    result: Pick<ScanResult, 'seen' | 'balances'>
+  ): Promise<void> {
     if ((await settings.get('chains.balance_check_minutes')) <= 0) return
     await this.#keepSeen(chain.network, result.seen ?? [])
     await this.#explainLate(chain, tokens)
-    await db.from('balance_seen').where('network', chain.network).where('seen_at', '<', Date.now() - SEEN_KEPT_MS).delete()
+    await db
+      .from('balance_seen')
+      .where('network', chain.network)
+      .where('seen_at', '<', Date.now() - SEEN_KEPT_MS)
+      .delete()
     if (!result.balances) return
     for (const reading of result.balances.readings) {
       const at = height(reading.height ?? result.balances.height)
       if (at === null) {
-        logger.warn({ network: chain.network, height: reading.height ?? result.balances.height }, 'a balance reading without a usable height ignored')
+        logger.warn(
+          { network: chain.network, height: reading.height ?? result.balances.height },
+          'a balance reading without a usable height ignored'
+        )
         continue
       }
       await this.#compare(chain, tokens, reading, at)
@@ -80,10 +95,21 @@ export class BalanceWatch {
     const late: Record<string, any>[] = await db
       .from('balance_seen as s')
       .join('balance_readings as r', (join) =>
-        join.on('r.network', 's.network').andOn('r.address', 's.address').andOn('r.contract', 's.contract')
+        join
+          .on('r.network', 's.network')
+          .andOn('r.address', 's.address')
+          .andOn('r.contract', 's.contract')
       )
       .where('s.network', chain.network)
-      .select('s.id', 's.address', 's.contract', 's.reference', 's.amount', 's.height', 'r.height as read_height')
+      .select(
+        's.id',
+        's.address',
+        's.contract',
+        's.reference',
+        's.amount',
+        's.height',
+        'r.height as read_height'
+      )
     const covered = late.filter((row) => {
       const seenAt = height(row.height)
       const readAt = height(row.read_height)
@@ -91,14 +117,35 @@ export class BalanceWatch {
     })
     for (const row of covered) {
       const symbol = tokens.find((token) => contractKey(token.contract) === row.contract)?.symbol
-      if (symbol) await this.#reduceNotice(chain.network, row.address, symbol, BigInt(row.height), new Decimal(row.amount), row.reference)
+      if (symbol)
+        await this.#reduceNotice(
+          chain.network,
+          row.address,
+          symbol,
+          BigInt(row.height),
+          new Decimal(row.amount),
+          row.reference
+        )
     }
     for (let start = 0; start < covered.length; start += INSERT_CHUNK) {
-      await db.from('balance_seen').whereIn('id', covered.slice(start, start + INSERT_CHUNK).map((row) => row.id)).delete()
+      await db
+        .from('balance_seen')
+        .whereIn(
+          'id',
+          covered.slice(start, start + INSERT_CHUNK).map((row) => row.id)
+        )
+        .delete()
     }
   }
 
-  async #reduceNotice(network: string, address: string, symbol: string, at: bigint, amount: Decimal, reference: string) {
+  async #reduceNotice(
+    network: string,
+    address: string,
+    symbol: string,
+    at: bigint,
+    amount: Decimal,
+    reference: string
+  ) {
     const notices = await db
       .from('unmatched_payments')
       .where({ network, to_address: address, token: symbol, kind: 'unexplained' })
@@ -127,7 +174,10 @@ export class BalanceWatch {
     await db
       .from('unmatched_payments')
       .where('id', notice.id)
-      .update({ amount: left.toFixed(), reason: reason.length > 255 ? `${reason.slice(0, 252)}...` : reason })
+      .update({
+        amount: left.toFixed(),
+        reason: reason.length > 255 ? `${reason.slice(0, 252)}...` : reason,
+      })
   }
 
   async #keepSeen(network: string, seen: SeenAmount[]) {
@@ -175,7 +225,14 @@ export class BalanceWatch {
       const rise = amount.minus(previous.amount)
       const excess = rise.minus(explained)
       if (excess.gt(0)) {
-        await this.#report(chain, tokens, reading, { rise, explained, excess, from: previous, to: at, now })
+        await this.#report(chain, tokens, reading, {
+          rise,
+          explained,
+          excess,
+          from: previous,
+          to: at,
+          now,
+        })
       }
     }
 
@@ -185,7 +242,9 @@ export class BalanceWatch {
         .where(key)
         .update({ amount: amount.toFixed(), height: at.toString(), read_at: now })
       if (Number(updated) === 0) {
-        await trx.table('balance_readings').insert({ ...key, amount: amount.toFixed(), height: at.toString(), read_at: now })
+        await trx
+          .table('balance_readings')
+          .insert({ ...key, amount: amount.toFixed(), height: at.toString(), read_at: now })
       }
       // What this reading covers is accounted for; what lies above it waits for the next.
       const covered = (await trx.from('balance_seen').where(key).select('id', 'height'))
@@ -195,7 +254,10 @@ export class BalanceWatch {
         })
         .map((row: { id: number }) => row.id)
       for (let start = 0; start < covered.length; start += INSERT_CHUNK) {
-        await trx.from('balance_seen').whereIn('id', covered.slice(start, start + INSERT_CHUNK)).delete()
+        await trx
+          .from('balance_seen')
+          .whereIn('id', covered.slice(start, start + INSERT_CHUNK))
+          .delete()
       }
     })
   }
@@ -204,7 +266,14 @@ export class BalanceWatch {
     chain: Chain,
     tokens: Token[],
     reading: BalanceReading,
-    window: { rise: Decimal; explained: Decimal; excess: Decimal; from: { height: string; read_at: number | string }; to: bigint; now: number }
+    window: {
+      rise: Decimal
+      explained: Decimal
+      excess: Decimal
+      from: { height: string; read_at: number | string }
+      to: bigint
+      now: number
+    }
   ) {
     const symbol = tokens.find((token) => token.contract === reading.contract)?.symbol ?? '?'
     const since = new Date(Number(window.from.read_at)).toISOString()

@@ -55,7 +55,10 @@ const HEIGHT = /^\d{1,40}$/
  */
 function heightColumns(heights: ScanResult['heights']): Record<string, unknown> {
   if (!heights || !HEIGHT.test(String(heights.head))) return {}
-  const scanned = heights.scanned !== undefined && HEIGHT.test(String(heights.scanned)) ? String(heights.scanned) : null
+  const scanned =
+    heights.scanned !== undefined && HEIGHT.test(String(heights.scanned))
+      ? String(heights.scanned)
+      : null
   return { head_height: String(heights.head), scanned_height: scanned, heights_at: Date.now() }
 }
 
@@ -88,7 +91,9 @@ export class ChainScanner {
   async runDue(): Promise<ScanReport[]> {
     const now = Date.now()
     const chains = await this.#scannableChains()
-    const cursors = await db.from('chain_cursors').select('network', 'last_scan_at', 'caught_up', 'last_error')
+    const cursors = await db
+      .from('chain_cursors')
+      .select('network', 'last_scan_at', 'caught_up', 'last_error')
     const due = chains.filter((chain) => {
       const cursor = cursors.find((row) => row.network === chain.network)
       if (!cursor) return true
@@ -109,7 +114,9 @@ export class ChainScanner {
     for (const chain of chains) {
       const family = this.#family(chain)
       if (!family?.scan) {
-        reports.push(this.#report(chain, false, `scanning is not available for the ${chain.family} family`))
+        reports.push(
+          this.#report(chain, false, `scanning is not available for the ${chain.family} family`)
+        )
         continue
       }
       reports.push(await this.scanNetwork(chain))
@@ -119,7 +126,8 @@ export class ChainScanner {
 
   async scanNetwork(chain: Chain): Promise<ScanReport> {
     const family = this.#family(chain)
-    if (!family?.scan) return this.#report(chain, false, `scanning is not available for the ${chain.family} family`)
+    if (!family?.scan)
+      return this.#report(chain, false, `scanning is not available for the ${chain.family} family`)
 
     const [tokens, wallets] = await Promise.all([
       Token.query().where('network', chain.network).where('enabled', true),
@@ -131,7 +139,10 @@ export class ChainScanner {
         .where((watched) =>
           watched
             .where('enabled', true)
-            .orWhereIn('address', db.from('amount_locks').where('network', chain.network).select('address'))
+            .orWhereIn(
+              'address',
+              db.from('amount_locks').where('network', chain.network).select('address')
+            )
         ),
     ])
     if (wallets.length === 0) return this.#report(chain, false, 'no wallet to watch')
@@ -147,12 +158,22 @@ export class ChainScanner {
       if (rpc.urls.length > 0 && rpc.urls.every((url) => rpc!.budgetSpent(url))) {
         // Nothing can be asked: the cursor and its last error stay as they are.
         await this.#release(chain.network, claim, {})
-        return this.#report(chain, false, 'the daily request budget of every RPC endpoint is spent until 00:00 UTC')
+        return this.#report(
+          chain,
+          false,
+          'the daily request budget of every RPC endpoint is spent until 00:00 UTC'
+        )
       }
-      if (rpc.urls.length > 0 && rpc.urls.every((url) => rpc!.budgetSpent(url) || rpc!.heldUntil(url) !== null)) {
+      if (
+        rpc.urls.length > 0 &&
+        rpc.urls.every((url) => rpc!.budgetSpent(url) || rpc!.heldUntil(url) !== null)
+      ) {
         // Every endpoint asked not to be asked (a long Retry-After, spent credits): nothing is sent; the reason is kept.
         const reason = `every RPC endpoint is held: ${rpc.urls.map((url) => rpc!.holdReason(url) || `${rpc!.redact(url)} has spent its daily budget`).join('; ')}`
-        await this.#release(chain.network, claim, { last_error: reason.slice(0, 1000), caught_up: false })
+        await this.#release(chain.network, claim, {
+          last_error: reason.slice(0, 1000),
+          caught_up: false,
+        })
         return this.#report(chain, false, reason)
       }
       const cursor = row.cursor ? JSON.parse(row.cursor) : null
@@ -183,12 +204,19 @@ export class ChainScanner {
       }
       const unreadable = result.unreadable ?? []
       for (const item of unreadable) {
-        await paymentMatcher.recordUnreadable(chain, tokens, { ...item, reason: rpc.redact(item.reason) })
+        await paymentMatcher.recordUnreadable(chain, tokens, {
+          ...item,
+          reason: rpc.redact(item.reason),
+        })
       }
       await this.#recordSightings(chain, tokens, result)
       await this.#watchBalances(chain, tokens, result)
       const interrupted = result.interrupted ? rpc.redact(result.interrupted) : null
-      if (interrupted) logger.warn({ network: chain.network, reason: interrupted }, 'chain scan interrupted; progress kept')
+      if (interrupted)
+        logger.warn(
+          { network: chain.network, reason: interrupted },
+          'chain scan interrupted; progress kept'
+        )
       const heights = heightColumns(result.heights)
       await this.#release(chain.network, claim, {
         cursor: JSON.stringify(result.cursor),
@@ -199,7 +227,12 @@ export class ChainScanner {
       const dust = result.dust ?? 0
       return {
         ...(heights.head_height
-          ? { heights: { head: String(heights.head_height), ...(heights.scanned_height ? { scanned: String(heights.scanned_height) } : {}) } }
+          ? {
+              heights: {
+                head: String(heights.head_height),
+                ...(heights.scanned_height ? { scanned: String(heights.scanned_height) } : {}),
+              },
+            }
           : {}),
         network: chain.network,
         scanned: true,
@@ -226,8 +259,14 @@ export class ChainScanner {
       const raw = (error as Error).message || String(error)
       const secrets = rpc ? rpc.secrets : []
       const message = redactSecrets(raw, secrets)
-      logger.error({ network: chain.network, err: serializeError(error, secrets) }, 'chain scan failed')
-      await this.#release(chain.network, claim, { last_error: message.slice(0, 1000), caught_up: true })
+      logger.error(
+        { network: chain.network, err: serializeError(error, secrets) },
+        'chain scan failed'
+      )
+      await this.#release(chain.network, claim, {
+        last_error: message.slice(0, 1000),
+        caught_up: true,
+      })
       return { ...this.#report(chain, false, `scan failed: ${message}`) }
     }
   }
@@ -274,7 +313,11 @@ export class ChainScanner {
       .where((query) =>
         query
           .where('status', OrderStatus.WAITING)
-          .orWhere((expired) => expired.where('status', OrderStatus.EXPIRED).where('expiration_time', '>', now - LATE_WINDOW_MS))
+          .orWhere((expired) =>
+            expired
+              .where('status', OrderStatus.EXPIRED)
+              .where('expiration_time', '>', now - LATE_WINDOW_MS)
+          )
       )
       .orderBy('created_at', 'asc')
       .first()

@@ -123,9 +123,11 @@ export class ConfigCache {
       ApiKey.query({ client }),
       Chain.query({ client }),
       Token.query({ client }),
-      client.from('wallets').where('enabled', true).orderBy('id').select('network', 'address') as Promise<
-        { network: string; address: string }[]
-      >,
+      client
+        .from('wallets')
+        .where('enabled', true)
+        .orderBy('id')
+        .select('network', 'address') as Promise<{ network: string; address: string }[]>,
       Rate.query({ client }),
     ])
     const snapshot: ConfigSnapshot = {

@@ -41,7 +41,8 @@ export async function dustCheck(
   options: { percent: number; previousScanAt: number; now?: number }
 ): Promise<(contract: string | null, amount: string) => boolean> {
   const now = options.now ?? Date.now()
-  const since = Math.min(now, options.previousScanAt > 0 ? options.previousScanAt : now) - LATE_WINDOW_MS
+  const since =
+    Math.min(now, options.previousScanAt > 0 ? options.previousScanAt : now) - LATE_WINDOW_MS
   const rows = await Order.query()
     .where('network', network)
     .where('pay_provider', '')
@@ -52,13 +53,17 @@ export async function dustCheck(
     .where((watched) =>
       watched
         .where('status', OrderStatus.WAITING)
-        .orWhere((ended) => ended.where('status', OrderStatus.EXPIRED).where('expiration_time', '>', since))
+        .orWhere((ended) =>
+          ended.where('status', OrderStatus.EXPIRED).where('expiration_time', '>', since)
+        )
         .orWhere((paid) => paid.where('status', OrderStatus.PAID).where('paid_at', '>', since))
     )
     .groupBy('token')
     .select('token')
     .min('actual_amount as smallest')
-  const smallest = new Map(rows.map((row) => [row.token, new Decimal(String(row.$extras.smallest))]))
+  const smallest = new Map(
+    rows.map((row) => [row.token, new Decimal(String(row.$extras.smallest))])
+  )
   const bars = new Map<string | null, Decimal>()
   for (const token of tokens) {
     const step = stepOf(token.amountPrecision)

@@ -1,6 +1,12 @@
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
-import { type Decimal, MAX_SIGNIFICANT_DIGITS, isKeptExactly, significantDigits, toDecimalString } from '#support/money'
+import {
+  type Decimal,
+  MAX_SIGNIFICANT_DIGITS,
+  isKeptExactly,
+  significantDigits,
+  toDecimalString,
+} from '#support/money'
 
 /**
  * Refuses (10004) a crypto amount that could not be stored, shown and

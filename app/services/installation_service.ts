@@ -58,10 +58,14 @@ export class InstallationService {
       // every older snapshot to end: each would wait for the other.
       const deadline = Date.now() + LOCK_WAIT_MS
       for (;;) {
-        const result = await knex.raw('SELECT pg_try_advisory_lock(?) AS locked', [MIGRATION_LOCK_KEY]).connection(session)
+        const result = await knex
+          .raw('SELECT pg_try_advisory_lock(?) AS locked', [MIGRATION_LOCK_KEY])
+          .connection(session)
         if (result.rows[0]?.locked === true) break
         if (Date.now() > deadline) {
-          throw new Error(`Another process has been migrating the database for over ${LOCK_WAIT_MS / 1000} s`)
+          throw new Error(
+            `Another process has been migrating the database for over ${LOCK_WAIT_MS / 1000} s`
+          )
         }
         await new Promise((resolve) => setTimeout(resolve, MIGRATION_LOCK_POLL_MS))
       }
@@ -93,7 +97,9 @@ export class InstallationService {
           continue
         }
         if (Date.now() > deadline) {
-          throw new Error(`Another process is migrating the database (${lock}); if none is, delete that file`)
+          throw new Error(
+            `Another process is migrating the database (${lock}); if none is, delete that file`
+          )
         }
         await new Promise((resolve) => setTimeout(resolve, 100))
       }

@@ -25,9 +25,19 @@ export const AUTH_FAILED_MESSAGE = 'Signature verification failed'
  * gateway expected; it is the same for an unknown pid and a wrong
  * signature.
  */
-export function signingHint(algorithm: string, params: Record<string, unknown>, unsigned: string[]): string {
+export function signingHint(
+  algorithm: string,
+  params: Record<string, unknown>,
+  unsigned: string[]
+): string {
   const names = Object.keys(params)
-    .filter((name) => !unsigned.includes(name) && params[name] !== undefined && params[name] !== null && params[name] !== '')
+    .filter(
+      (name) =>
+        !unsigned.includes(name) &&
+        params[name] !== undefined &&
+        params[name] !== null &&
+        params[name] !== ''
+    )
     .sort()
     .map((name) => name.slice(0, 64))
     .slice(0, 40)
@@ -71,11 +81,16 @@ export class MerchantAuth {
     }
     const given = params[verify.field]
     if (given === undefined || given === null || given === '') {
-      throw BusinessError.signature(`The ${verify.field} field is required${verify.hint ? `; ${verify.hint}` : ''}`)
+      throw BusinessError.signature(
+        `The ${verify.field} field is required${verify.hint ? `; ${verify.hint}` : ''}`
+      )
     }
 
     const apiKey = await configCache.apiKeyByPid(String(pid))
-    const signed = hexDigestsEqual(verify.expected(apiKey ? configCache.signingSecret(apiKey) : STAND_IN_SECRET), given)
+    const signed = hexDigestsEqual(
+      verify.expected(apiKey ? configCache.signingSecret(apiKey) : STAND_IN_SECRET),
+      given
+    )
     const refusal: AuthRefusal | null = !apiKey
       ? 'unknown_pid'
       : !apiKey.isActive
@@ -92,7 +107,9 @@ export class MerchantAuth {
         { pid: String(pid).slice(0, 64), ip: clientIp, reason: refusal },
         `merchant request refused: ${REFUSAL_TEXT[refusal]}`
       )
-      throw BusinessError.signature(verify.hint ? `${AUTH_FAILED_MESSAGE}: ${verify.hint}` : AUTH_FAILED_MESSAGE)
+      throw BusinessError.signature(
+        verify.hint ? `${AUTH_FAILED_MESSAGE}: ${verify.hint}` : AUTH_FAILED_MESSAGE
+      )
     }
 
     await this.#touch(apiKey!)

@@ -29,7 +29,8 @@ export function registerDatabaseGauges() {
     help: 'Blocks (slots, ...) between the chain head and the last scanned one, per enabled network, as of the last scan',
     labelNames: ['network'] as const,
     async collect(gauge) {
-      for (const row of await scannerRows()) if (row.lagBlocks !== null) gauge.set({ network: row.network }, row.lagBlocks)
+      for (const row of await scannerRows())
+        if (row.lagBlocks !== null) gauge.set({ network: row.network }, row.lagBlocks)
     },
   })
 
@@ -39,7 +40,8 @@ export function registerDatabaseGauges() {
     labelNames: ['network'] as const,
     async collect(gauge) {
       for (const row of await scannerRows()) {
-        if (row.lagBlocks !== null) gauge.set({ network: row.network }, (row.lagBlocks * row.blockTimeMs) / 1000)
+        if (row.lagBlocks !== null)
+          gauge.set({ network: row.network }, (row.lagBlocks * row.blockTimeMs) / 1000)
       }
     },
   })
@@ -51,13 +53,19 @@ export function registerDatabaseGauges() {
     async collect(gauge) {
       const now = Date.now()
       for (const row of await scannerRows()) {
-        if (row.heightsAt !== null) gauge.set({ network: row.network }, Math.max(0, (now - row.heightsAt) / 1000))
+        if (row.heightsAt !== null)
+          gauge.set({ network: row.network }, Math.max(0, (now - row.heightsAt) / 1000))
       }
     },
   })
 }
 
-type ScannerRow = { network: string; lagBlocks: number | null; blockTimeMs: number; heightsAt: number | null }
+type ScannerRow = {
+  network: string
+  lagBlocks: number | null
+  blockTimeMs: number
+  heightsAt: number | null
+}
 
 /** One read per scrape for the three scanner gauges (their collects start together). */
 let scannerRead: Promise<ScannerRow[]> | null = null

@@ -11,7 +11,8 @@ type EndedRow = { id: number | string; network: string | null; token: string | n
 function countEnded(trx: TransactionClientContract, rows: EndedRow[]) {
   if (rows.length === 0) return
   trx.after('commit', async () => {
-    for (const row of rows) metrics.ordersExpired.inc({ network: row.network ?? '', token: row.token ?? '' })
+    for (const row of rows)
+      metrics.ordersExpired.inc({ network: row.network ?? '', token: row.token ?? '' })
   })
 }
 
@@ -76,7 +77,11 @@ export class OrderExpiry {
    * made from now on can no longer pay them, and their amount reservation
    * counts its grace from now. Returns how many were open.
    */
-  async closeOrders(trx: TransactionClientContract, ids: number[], now = Date.now()): Promise<number> {
+  async closeOrders(
+    trx: TransactionClientContract,
+    ids: number[],
+    now = Date.now()
+  ): Promise<number> {
     if (ids.length === 0) return 0
     const rows: EndedRow[] = await trx
       .knexQuery()
@@ -88,7 +93,11 @@ export class OrderExpiry {
     const closed = rows.map((row) => Number(row.id))
     countEnded(trx, rows)
     if (closed.length > 0) {
-      await trx.from('orders').whereIn('id', closed).where('expiration_time', '>', now).update({ expiration_time: now })
+      await trx
+        .from('orders')
+        .whereIn('id', closed)
+        .where('expiration_time', '>', now)
+        .update({ expiration_time: now })
     }
     await amountAllocator.endLife(trx, closed, now)
     await this.#releaseExpired(trx, closed, now)

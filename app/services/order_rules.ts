@@ -34,7 +34,8 @@ const OPEN_FOR: Record<PayerAction, number[]> = {
   submit: [OrderStatus.WAITING],
 }
 
-const notWaiting = (why: string) => new BusinessError(ErrorCode.NOT_WAITING, `Order is not waiting for payment${why}`)
+const notWaiting = (why: string) =>
+  new BusinessError(ErrorCode.NOT_WAITING, `Order is not waiting for payment${why}`)
 
 /**
  * The payer may still act: waiting (1) or choosing (4), and its life not
@@ -71,6 +72,8 @@ export function isPayableBy(order: Order, source: PaymentSource): boolean {
 export function assertPayableBy(order: Order, source: PaymentSource): void {
   if (isPayableBy(order, source)) return
   throw notWaiting(
-    order.status === OrderStatus.SELECTING ? ': no network and token chosen yet' : ` (status ${order.status})`
+    order.status === OrderStatus.SELECTING
+      ? ': no network and token chosen yet'
+      : ` (status ${order.status})`
   )
 }

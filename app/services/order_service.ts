@@ -4,12 +4,21 @@ import Order, { OrderStatus, type PaymentType } from '#models/order'
 import type ApiKey from '#models/api_key'
 import settings from '#settings/settings_service'
 import assetCatalog from '#services/asset_catalog'
-import amountAllocator, { reservationGraceMs, type AllocationRequest } from '#services/amount_allocator'
+import amountAllocator, {
+  reservationGraceMs,
+  type AllocationRequest,
+} from '#services/amount_allocator'
 import orderExpiry from '#services/order_expiry'
 import rateService from '#rates/rate_service'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
-import { type Decimal, ceilToPrecision, stepOf, storableDecimal, toDecimalString } from '#support/money'
+import {
+  type Decimal,
+  ceilToPrecision,
+  stepOf,
+  storableDecimal,
+  toDecimalString,
+} from '#support/money'
 import { metrics } from '#support/metrics'
 import { isUniqueViolation } from '#support/database_errors'
 import { newTradeId } from '#support/trade_id'
@@ -66,11 +75,23 @@ function reservationOf(price: OnChainPrice, expiresAt: number): Omit<AllocationR
  */
 export type CreatedOrder = Pick<
   Order,
-  'tradeId' | 'orderId' | 'amount' | 'currency' | 'actualAmount' | 'receiveAddress' | 'token' | 'network' | 'status' | 'expirationTime'
+  | 'tradeId'
+  | 'orderId'
+  | 'amount'
+  | 'currency'
+  | 'actualAmount'
+  | 'receiveAddress'
+  | 'token'
+  | 'network'
+  | 'status'
+  | 'expirationTime'
 >
 
 const ORDER_EXISTS = () =>
-  new BusinessError(ErrorCode.ORDER_EXISTS, 'Payment transaction already exists; do not create repeatedly')
+  new BusinessError(
+    ErrorCode.ORDER_EXISTS,
+    'Payment transaction already exists; do not create repeatedly'
+  )
 
 /**
  * Creation and closure of orders. Each operation is one transaction: an
@@ -159,7 +180,12 @@ export class OrderService {
    * spec's refusal: 10014 / 10016 / 10003 (asset), 10006 (rate), 10004
    * (below one unit of the token, or too many digits to keep exactly).
    */
-  async priceOnChain(amount: string, currency: string, network: string, token: string): Promise<OnChainPrice> {
+  async priceOnChain(
+    amount: string,
+    currency: string,
+    network: string,
+    token: string
+  ): Promise<OnChainPrice> {
     const asset = await assetCatalog.payable(network, token)
     const precision = asset.token.amountPrecision
     const exact = await rateService.convert(amount, currency, token)
@@ -188,9 +214,16 @@ export class OrderService {
    * placeholder or a child.
    */
   async assignTarget(trx: TransactionClientContract, order: Order, price: OnChainPrice) {
-    const allocation = await amountAllocator.allocate(trx, { orderId: order.id, ...reservationOf(price, order.expirationTime) })
+    const allocation = await amountAllocator.allocate(trx, {
+      orderId: order.id,
+      ...reservationOf(price, order.expirationTime),
+    })
     // A step above the wanted amount may need a digit more (1000000000 → 1000000000.000001).
-    refuseInexactAmount(allocation.amount, { amount: order.amount, currency: order.currency, token: price.token })
+    refuseInexactAmount(allocation.amount, {
+      amount: order.amount,
+      currency: order.currency,
+      token: price.token,
+    })
     order.merge({
       token: price.token,
       network: price.network,

@@ -1,5 +1,6 @@
 import logger from '@adonisjs/core/services/logger'
-import Order, { OrderStatus } from '#models/order'
+import type Order from '#models/order'
+import { OrderStatus } from '#models/order'
 import type { ModelQueryBuilderContract } from '@adonisjs/lucid/types/model'
 import type Chain from '#models/chain'
 import type Token from '#models/token'
@@ -55,7 +56,12 @@ export class PaymentMatcher {
           paidAt: transfer.timestamp,
         })
         logger.info(
-          { network: chain.network, trade_id: claimant.tradeId, reference: transfer.reference, amount: transfer.amount },
+          {
+            network: chain.network,
+            trade_id: claimant.tradeId,
+            reference: transfer.reference,
+            amount: transfer.amount,
+          },
           claimant.status === OrderStatus.EXPIRED ? 'late payment detected' : 'payment detected'
         )
         return 'paid'
@@ -68,7 +74,13 @@ export class PaymentMatcher {
 
     const reason = claimant
       ? `the order it was made for (${claimant.tradeId}) is already paid by another transfer`
-      : await this.#whyNoClaimant(onAddress, amount, token.symbol, transfer.timestamp, candidates.length > 0)
+      : await this.#whyNoClaimant(
+          onAddress,
+          amount,
+          token.symbol,
+          transfer.timestamp,
+          candidates.length > 0
+        )
     await recordUnmatched(chain.network, {
       reference: transfer.reference,
       position: transfer.position,
@@ -89,7 +101,11 @@ export class PaymentMatcher {
    * unknown (stored as ""); its token is the watched token of that
    * contract when the family knew it, else "?". True when newly recorded.
    */
-  async recordUnreadable(chain: Chain, tokens: Token[], unreadable: UnreadableTransfer): Promise<boolean> {
+  async recordUnreadable(
+    chain: Chain,
+    tokens: Token[],
+    unreadable: UnreadableTransfer
+  ): Promise<boolean> {
     const token = tokens.find((entry) => entry.contract === unreadable.contract)
     return recordUnmatched(chain.network, {
       reference: unreadable.reference,
@@ -111,7 +127,10 @@ export class PaymentMatcher {
     time: number,
     othersWaiting: boolean
   ): Promise<string> {
-    const ended = await onAddress().where('expiration_time', '<', time).orderBy('expiration_time', 'desc').limit(20)
+    const ended = await onAddress()
+      .where('expiration_time', '<', time)
+      .orderBy('expiration_time', 'desc')
+      .limit(20)
     const late = ended.find((order) => new Decimal(order.actualAmount).eq(amount))
     if (late) {
       return `made after the life of order ${late.tradeId} ended (${new Date(late.expirationTime).toISOString()}): not credited, for the operator to assign or refund`
@@ -120,8 +139,6 @@ export class PaymentMatcher {
       ? `no order waits for ${amount.toFixed()} ${symbol} on this address at that time`
       : `no order waits on this address for ${symbol} at that time`
   }
-
-
 }
 
 const paymentMatcher = new PaymentMatcher()

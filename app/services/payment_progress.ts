@@ -1,5 +1,6 @@
 import Chain from '#models/chain'
-import Order, { OrderStatus } from '#models/order'
+import type Order from '#models/order'
+import { OrderStatus } from '#models/order'
 import { explorerUrl } from '#chains/explorer_links'
 import paymentSightings from '#services/payment_sightings'
 
@@ -40,5 +41,8 @@ async function presentSighting(order: Order) {
 async function presentPayment(order: Order) {
   if (order.status !== OrderStatus.PAID || !order.blockTransactionId) return null
   const chain = order.isProviderOrder ? null : await Chain.findBy('network', order.network)
-  return { reference: order.blockTransactionId, explorer_url: explorerUrl(chain, order.blockTransactionId) }
+  return {
+    reference: order.blockTransactionId,
+    explorer_url: explorerUrl(chain, order.blockTransactionId),
+  }
 }

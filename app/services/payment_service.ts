@@ -59,16 +59,26 @@ export class PaymentService {
    * more in it (the operators' mark-paid records its audit row there, so
    * the payment and its audit row commit together or not at all).
    */
-  async markPaidIn(trx: TransactionClientContract, orderId: number, request: PaymentRequest): Promise<PaymentOutcome> {
+  async markPaidIn(
+    trx: TransactionClientContract,
+    orderId: number,
+    request: PaymentRequest
+  ): Promise<PaymentOutcome> {
     await lockRow(trx, 'orders', orderId)
     const order = await Order.query({ client: trx }).where('id', orderId).firstOrFail()
     const network = order.isProviderOrder ? order.payProvider : order.network
 
     if (order.status === OrderStatus.PAID) {
-      if (order.blockTransactionId === request.reference && (await this.#paidBySameTransfer(trx, network, order, request))) {
+      if (
+        order.blockTransactionId === request.reference &&
+        (await this.#paidBySameTransfer(trx, network, order, request))
+      ) {
         return { order, notified: null, alreadyPaid: true }
       }
-      throw new BusinessError(ErrorCode.STATUS_CHANGED, 'Order status has changed: it is already paid')
+      throw new BusinessError(
+        ErrorCode.STATUS_CHANGED,
+        'Order status has changed: it is already paid'
+      )
     }
     assertPayableBy(order, request.source)
 
@@ -122,7 +132,12 @@ export class PaymentService {
    * child's payment settles its parent). Another transfer of the same
    * transaction is a second payment, not this one.
    */
-  async #paidBySameTransfer(trx: TransactionClientContract, network: string, order: Order, request: PaymentRequest) {
+  async #paidBySameTransfer(
+    trx: TransactionClientContract,
+    network: string,
+    order: Order,
+    request: PaymentRequest
+  ) {
     const used = await usedReference(network, request.reference, request.position ?? '', trx)
     if (!used) return false
     if (used.order_id === order.id) return true
@@ -136,10 +151,18 @@ export class PaymentService {
    * Two payments racing for one transfer meet on the unique key: one row
    * is inserted, the other call reads it and is refused.
    */
-  async #claimReference(trx: TransactionClientContract, network: string, request: PaymentRequest, order: Order) {
+  async #claimReference(
+    trx: TransactionClientContract,
+    network: string,
+    request: PaymentRequest,
+    order: Order
+  ) {
     const position = request.position ?? ''
     const refuse = () =>
-      new BusinessError(ErrorCode.BLOCK_PROCESSED, `Order block already processed: ${request.reference} already paid another order`)
+      new BusinessError(
+        ErrorCode.BLOCK_PROCESSED,
+        `Order block already processed: ${request.reference} already paid another order`
+      )
     const before = await usedReference(network, request.reference, position, trx)
     if (before) {
       if (before.order_id !== order.id) throw refuse()

@@ -29,7 +29,12 @@ export class PaymentSightings {
    * were reorganised out or confirmed), restricted to transfers that claim
    * an order not yet paid and whose reference paid nothing yet.
    */
-  async record(chain: Chain, tokens: Token[], confirmed: ObservedTransfer[], unconfirmed: ObservedTransfer[] | undefined) {
+  async record(
+    chain: Chain,
+    tokens: Token[],
+    confirmed: ObservedTransfer[],
+    unconfirmed: ObservedTransfer[] | undefined
+  ) {
     await this.#forget(
       chain.network,
       confirmed.map((transfer) => transfer.reference)
@@ -64,12 +69,24 @@ export class PaymentSightings {
         .merge(['token', 'amount', 'order_id', 'confirmations', 'transfer_time', 'last_seen_at'])
     }
 
-    const rows = await db.from('payment_sightings').where('network', chain.network).select('id', 'reference', 'position', 'to_address')
-    const gone = rows.filter((row) => !kept.has(keyOf(row.reference, row.position, row.to_address))).map((row) => row.id)
+    const rows = await db
+      .from('payment_sightings')
+      .where('network', chain.network)
+      .select('id', 'reference', 'position', 'to_address')
+    const gone = rows
+      .filter((row) => !kept.has(keyOf(row.reference, row.position, row.to_address)))
+      .map((row) => row.id)
     for (let start = 0; start < gone.length; start += DELETE_CHUNK) {
-      await db.from('payment_sightings').whereIn('id', gone.slice(start, start + DELETE_CHUNK)).delete()
+      await db
+        .from('payment_sightings')
+        .whereIn('id', gone.slice(start, start + DELETE_CHUNK))
+        .delete()
     }
-    if (gone.length > 0) logger.debug({ network: chain.network, count: gone.length }, 'payment sightings no longer seen')
+    if (gone.length > 0)
+      logger.debug(
+        { network: chain.network, count: gone.length },
+        'payment sightings no longer seen'
+      )
   }
 
   /**
@@ -102,7 +119,11 @@ export class PaymentSightings {
   }
 
   /** The order an unconfirmed transfer would pay, when it would pay one now. */
-  async #claimant(chain: Chain, tokens: Token[], transfer: ObservedTransfer): Promise<Order | null> {
+  async #claimant(
+    chain: Chain,
+    tokens: Token[],
+    transfer: ObservedTransfer
+  ): Promise<Order | null> {
     const token = tokens.find((entry) => entry.contract === transfer.contract)
     if (!token || !transfer.success) return null
     if (await usedReference(chain.network, transfer.reference, transfer.position)) return null

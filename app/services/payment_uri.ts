@@ -15,7 +15,10 @@ export async function paymentUriOf(order: Order): Promise<string> {
   if (order.isProviderOrder) return isWebAddress(order.paymentUrl) ? order.paymentUrl : ''
   assertOnChainTarget(order)
   const chain = await Chain.findByOrFail('network', order.network)
-  const token = await Token.query().where('network', order.network).where('symbol', order.token).firstOrFail()
+  const token = await Token.query()
+    .where('network', order.network)
+    .where('symbol', order.token)
+    .firstOrFail()
   const family = chainRegistry.find(chain.family)
   return family?.paymentUri ? family.paymentUri({ chain, token, order }) : order.receiveAddress
 }

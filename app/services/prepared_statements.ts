@@ -11,7 +11,11 @@ type KnexClient<C = unknown> = {
 
 /** The parts of node-postgres used here. */
 type PgConnection = {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>
+  query(config: {
+    name: string
+    text: string
+    values: unknown[]
+  }): Promise<{ rows: Record<string, unknown>[] }>
 }
 
 function knexClient<C>(): KnexClient<C> {
@@ -44,7 +48,9 @@ export class PgStatements {
     const connection = await client.acquireConnection()
     try {
       client.emit('query', { sql, bindings, method: 'raw' })
-      return (await connection.query({ name: prepared.name, text: prepared.text, values: bindings })).rows
+      return (
+        await connection.query({ name: prepared.name, text: prepared.text, values: bindings })
+      ).rows
     } finally {
       await client.releaseConnection(connection)
     }

@@ -41,7 +41,11 @@ export class ProviderCheckout {
 
   /** Crypto amount of `order` in `token`, rounded up at the token precision. */
   async quote(order: Pick<Order, 'amount' | 'currency'>, token: string): Promise<string> {
-    const known = await Token.query().where('symbol', token).where('enabled', true).orderBy('id').first()
+    const known = await Token.query()
+      .where('symbol', token)
+      .where('enabled', true)
+      .orderBy('id')
+      .first()
     const precision = known?.amountPrecision ?? 2
     const exact = await rateService.convert(order.amount, order.currency, token)
     const amount = ceilToPrecision(exact, precision)
@@ -53,7 +57,11 @@ export class ProviderCheckout {
    * Creates the provider payment for `tradeId` before the order row changes:
    * if the provider fails, nothing of the order is touched.
    */
-  async open(tradeId: string, order: Pick<Order, 'amount' | 'currency' | 'redirectUrl'>, token: string) {
+  async open(
+    tradeId: string,
+    order: Pick<Order, 'amount' | 'currency' | 'redirectUrl'>,
+    token: string
+  ) {
     const amount = await this.quote(order, token)
     // A failed earlier attempt for the same trade_id is tried again in place.
     const record = await ProviderOrder.updateOrCreate(
@@ -76,10 +84,18 @@ export class ProviderCheckout {
     // redirect_url, and before the notification has arrived to the cashier, which waits for it.
     const returnUrl = order.redirectUrl ? returnPageUrl(tradeId) : null
     try {
-      const payment = await this.provider.createPayment({ tradeId, coin: token, amount, returnUrl, cashierUrl: cashierUrl(tradeId) })
+      const payment = await this.provider.createPayment({
+        tradeId,
+        coin: token,
+        amount,
+        returnUrl,
+        cashierUrl: cashierUrl(tradeId),
+      })
       // The payer is sent to this link: whatever the provider answered, only an http(s) address.
       if (!isWebAddress(payment.payUrl)) {
-        throw new ProviderRequestError('its pay_url is not an http(s) address, so the payer is not sent there')
+        throw new ProviderRequestError(
+          'its pay_url is not an http(s) address, so the payer is not sent there'
+        )
       }
       record.merge({
         status: 'pending',
@@ -88,12 +104,18 @@ export class ProviderCheckout {
         responseRaw: payment.raw.slice(0, 10_000),
       })
       await record.save()
-      return { amount: toDecimalString(amount), payUrl: payment.payUrl, providerOrderId: payment.providerOrderId }
+      return {
+        amount: toDecimalString(amount),
+        payUrl: payment.payUrl,
+        providerOrderId: payment.providerOrderId,
+      }
     } catch (error) {
       record.merge({ status: 'failed', error: (error as Error).message })
       await record.save()
       if (error instanceof ProviderRequestError) {
-        throw BusinessError.parameter(`The payment provider did not create a payment link: ${error.message}`)
+        throw BusinessError.parameter(
+          `The payment provider did not create a payment link: ${error.message}`
+        )
       }
       throw error
     }
@@ -101,7 +123,10 @@ export class ProviderCheckout {
 
   /** Links the provider payment to its order row, in the order's transaction. */
   async attach(trx: TransactionClientContract, tradeId: string, orderId: number) {
-    await trx.from('provider_orders').where('unique_id', tradeId).update({ order_id: orderId, updated_at: Date.now() })
+    await trx
+      .from('provider_orders')
+      .where('unique_id', tradeId)
+      .update({ order_id: orderId, updated_at: Date.now() })
   }
 
   /** The link was created but the order could not take it (lost a race). */
@@ -126,7 +151,10 @@ export class ProviderCheckout {
    * checked against its order (provider order id, coin, amount) and paid
    * through the one payment path. Throws NotificationRejectedError.
    */
-  async applyNotice(notice: ProviderNotice, from: { notificationRaw?: string } = {}): Promise<void> {
+  async applyNotice(
+    notice: ProviderNotice,
+    from: { notificationRaw?: string } = {}
+  ): Promise<void> {
     const record = await ProviderOrder.findBy('unique_id', notice.uniqueId)
     if (!record) throw new NotificationRejectedError(`unknown unique_id ${notice.uniqueId}`)
     // A notification is kept as received; a status asked for is not one
@@ -138,7 +166,9 @@ export class ProviderCheckout {
 
     if (record.orderId === null) throw new NotificationRejectedError('the payment has no order')
     if (record.providerOrderId !== '' && record.providerOrderId !== notice.providerOrderId) {
-      throw new NotificationRejectedError(`order_id ${notice.providerOrderId} is not ${record.providerOrderId}`)
+      throw new NotificationRejectedError(
+        `order_id ${notice.providerOrderId} is not ${record.providerOrderId}`
+      )
     }
     const order = await db.from('orders').where('id', record.orderId).first()
     if (!order) throw new NotificationRejectedError('the payment has no order')
@@ -152,10 +182,15 @@ export class ProviderCheckout {
       throw new NotificationRejectedError(`amount ${notice.amount} is not a number`)
     }
     if (!amount.isFinite() || !amount.eq(new Decimal(String(order.actual_amount)))) {
-      throw new NotificationRejectedError(`amount ${notice.amount} is not ${toDecimalString(String(order.actual_amount))}`)
+      throw new NotificationRejectedError(
+        `amount ${notice.amount} is not ${toDecimalString(String(order.actual_amount))}`
+      )
     }
     try {
-      await paymentService.markPaid(record.orderId, { reference: notice.providerOrderId, source: 'provider' })
+      await paymentService.markPaid(record.orderId, {
+        reference: notice.providerOrderId,
+        source: 'provider',
+      })
     } catch (error) {
       if (error instanceof BusinessError) {
         throw new NotificationRejectedError(`${error.message} (${error.businessCode})`)

@@ -19,7 +19,14 @@ export const RECONCILE_BATCH = 20
  */
 export const RECONCILE_AFTER_EXPIRY_MS = 24 * 3_600_000
 
-type Due = { id: number; unique_id: string; provider_order_id: string; coin: string; reconcile_attempts: number | string; reconcile_next_at: number | string | null }
+type Due = {
+  id: number
+  unique_id: string
+  provider_order_id: string
+  coin: string
+  reconcile_attempts: number | string
+  reconcile_next_at: number | string | null
+}
 
 /**
  * Asks the payment provider about its pending payments whose order still
@@ -43,11 +50,17 @@ export class ProviderReconciliation {
         open
           .where('orders.status', OrderStatus.WAITING)
           .orWhere((late) =>
-            late.where('orders.status', OrderStatus.EXPIRED).where('orders.expiration_time', '>', now - RECONCILE_AFTER_EXPIRY_MS)
+            late
+              .where('orders.status', OrderStatus.EXPIRED)
+              .where('orders.expiration_time', '>', now - RECONCILE_AFTER_EXPIRY_MS)
           )
       )
       .where('provider_orders.created_at', '<=', now - RECONCILE_FIRST_DELAY_MS)
-      .where((query) => query.whereNull('provider_orders.reconcile_next_at').orWhere('provider_orders.reconcile_next_at', '<=', now))
+      .where((query) =>
+        query
+          .whereNull('provider_orders.reconcile_next_at')
+          .orWhere('provider_orders.reconcile_next_at', '<=', now)
+      )
       .orderBy('provider_orders.id')
       .limit(RECONCILE_BATCH)
       .select(
@@ -85,10 +98,16 @@ export class ProviderReconciliation {
         if (status.state !== 'paid') continue
         await providerCheckout.applyNotice(status.notice)
         paid++
-        logger.info({ unique_id: row.unique_id, status: status.raw }, 'provider payment reconciled: paid')
+        logger.info(
+          { unique_id: row.unique_id, status: status.raw },
+          'provider payment reconciled: paid'
+        )
       } catch (error) {
         const reason = error instanceof NotificationRejectedError ? 'refused' : 'failed'
-        logger.warn({ unique_id: row.unique_id, reason: (error as Error).message }, `provider status ${reason}`)
+        logger.warn(
+          { unique_id: row.unique_id, reason: (error as Error).message },
+          `provider status ${reason}`
+        )
       }
     }
     return { asked, paid }

@@ -40,7 +40,9 @@ type ProviderSection = { enabled: boolean; allow_tokens: string[] }
  */
 async function compatDefaults(): Promise<CompatSection> {
   const section = pluginRegistry.configSection('compat')
-  return section ? ((await section()) as CompatSection) : { default_token: '', default_currency: '', default_network: '' }
+  return section
+    ? ((await section()) as CompatSection)
+    : { default_token: '', default_currency: '', default_network: '' }
 }
 
 async function providerOffer(): Promise<ProviderSection> {

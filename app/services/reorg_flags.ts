@@ -46,7 +46,11 @@ export class ReorgFlags {
     const now = Date.now()
     for (let start = 0; start < flagged.length; start += CHUNK) {
       const ids = flagged.slice(start, start + CHUNK).map((row) => row.id)
-      await db.from('payment_references').whereIn('id', ids).whereNull('reorged_at').update({ reorged_at: now })
+      await db
+        .from('payment_references')
+        .whereIn('id', ids)
+        .whereNull('reorged_at')
+        .update({ reorged_at: now })
     }
     for (const row of flagged) {
       const block = `block ${row.block_number} (${brief(row.block_hash)})`
@@ -73,7 +77,12 @@ export class ReorgFlags {
             action: 'order.reorged',
             subjectType: 'order',
             subjectId: row.trade_id,
-            before: { reference: row.reference, position: row.position, block: row.block_number, blockHash: row.block_hash },
+            before: {
+              reference: row.reference,
+              position: row.position,
+              block: row.block_number,
+              blockHash: row.block_hash,
+            },
             after: { ancestor: reorg.ancestor, replacedUpTo: reorg.replacedUpTo },
           },
           trx
@@ -81,7 +90,12 @@ export class ReorgFlags {
       })
       metrics.reorgedPayments.inc({ network: chain.network })
       logger.warn(
-        { network: chain.network, trade_id: row.trade_id, reference: row.reference, block: row.block_number },
+        {
+          network: chain.network,
+          trade_id: row.trade_id,
+          reference: row.reference,
+          block: row.block_number,
+        },
         'a paid order was credited from a block a reorganisation replaced; flagged for the operator'
       )
     }
@@ -94,7 +108,8 @@ export class ReorgFlags {
    * log. Nothing is paid again.
    */
   async foundAgain(chain: Chain, used: UsedReference, transfer: ObservedTransfer): Promise<void> {
-    if (used.reorged_at === null || !transfer.block || used.block_hash === transfer.block.hash) return
+    if (used.reorged_at === null || !transfer.block || used.block_hash === transfer.block.hash)
+      return
     const order = await db.from('orders').where('id', used.order_id).select('trade_id').first()
     await db.transaction(async (trx) => {
       await trx
@@ -114,7 +129,10 @@ export class ReorgFlags {
         const reason =
           `order ${order?.trade_id} was credited from block ${used.block_number} (${brief(used.block_hash)}), which a reorganisation replaced; ` +
           `the transfer is in the new chain at block ${transfer.block!.number} (${brief(transfer.block!.hash)})`
-        await trx.from('unmatched_payments').where('id', flag.id).update({ reason: reason.slice(0, 255) })
+        await trx
+          .from('unmatched_payments')
+          .where('id', flag.id)
+          .update({ reason: reason.slice(0, 255) })
       }
       await this.audit.record(
         {

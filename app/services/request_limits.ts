@@ -56,7 +56,11 @@ export class RequestLimits {
     const requests = await settings.get('rate_limit.submit_per_order')
     if (requests === 0) return
     const duration = `${await settings.get('rate_limit.submit_window_minutes')} minutes`
-    const response = await this.#run(requests, (use) => use.consume(`submit:trade:${tradeId}`), duration)
+    const response = await this.#run(
+      requests,
+      (use) => use.consume(`submit:trade:${tradeId}`),
+      duration
+    )
     ctx.response.header('X-RateLimit-Limit', response.limit)
     ctx.response.header('X-RateLimit-Remaining', response.remaining)
   }
@@ -69,7 +73,10 @@ export class RequestLimits {
    * so guessing signatures or pids is limited too, and an outsider who
    * knows a pid cannot use up that merchant's budget.
    */
-  async authenticateCreate<T extends { pid: string }>(ctx: HttpContext, authenticate: () => Promise<T>): Promise<T> {
+  async authenticateCreate<T extends { pid: string }>(
+    ctx: HttpContext,
+    authenticate: () => Promise<T>
+  ): Promise<T> {
     return this.authenticateMerchant(ctx, 'create', authenticate)
   }
 
@@ -94,7 +101,8 @@ export class RequestLimits {
     try {
       apiKey = await authenticate()
     } catch (error) {
-      if (error instanceof BusinessError) await this.#run(requests, (use) => use.increment(failuresKey))
+      if (error instanceof BusinessError)
+        await this.#run(requests, (use) => use.increment(failuresKey))
       throw error
     }
     await this.consume(ctx, bucket, `pid:${apiKey.pid}`)
@@ -102,7 +110,11 @@ export class RequestLimits {
   }
 
   /** Runs `operation` on the configured store, on memory if that store fails. */
-  async #run<R>(requests: number, operation: (use: Limiter) => Promise<R>, duration = '1 minute'): Promise<R> {
+  async #run<R>(
+    requests: number,
+    operation: (use: Limiter) => Promise<R>,
+    duration = '1 minute'
+  ): Promise<R> {
     const store: Store = await settings.get('rate_limit.store')
     const options = { requests, duration }
     if (store === 'memory') return operation(limiter.use('memory', options))
@@ -142,7 +154,10 @@ export class RequestLimits {
     const now = Date.now()
     if (now - this.#lastStoreErrorLog < STORE_ERROR_LOG_INTERVAL_MS) return
     this.#lastStoreErrorLog = now
-    logger.error({ err: error, store }, `rate-limit store "${store}" failed; counting requests in memory meanwhile`)
+    logger.error(
+      { err: error, store },
+      `rate-limit store "${store}" failed; counting requests in memory meanwhile`
+    )
   }
 }
 

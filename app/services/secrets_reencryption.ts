@@ -1,6 +1,12 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import settings from '#settings/settings_service'
-import { SecretPurpose, looksSealed, revealSecret, sealSecret, sealedWithCurrentKey } from '#support/secret_box'
+import {
+  SecretPurpose,
+  looksSealed,
+  revealSecret,
+  sealSecret,
+  sealedWithCurrentKey,
+} from '#support/secret_box'
 
 type Client = QueryClientContract | TransactionClientContract
 type Row = Record<string, string | number | null>
@@ -115,7 +121,13 @@ export async function sealStoredSecrets(
   const seen = { checked: 0, written: 0 }
   const report: SecretColumnCounts[] = []
   for (const field of await presentColumns(client)) {
-    const counts: SecretColumnCounts = { name: field.name, encrypted: 0, reencrypted: 0, current: 0, unreadable: [] }
+    const counts: SecretColumnCounts = {
+      name: field.name,
+      encrypted: 0,
+      reencrypted: 0,
+      current: 0,
+      unreadable: [],
+    }
     const query = client.from(field.table).select(field.select)
     if (field.only) query.whereIn(field.only.column, field.only.values)
     const rows: Row[] = await query

@@ -245,7 +245,11 @@ export class SqliteWriter {
     const worker = new Worker(THREAD_SOURCE, {
       eval: true,
       execArgv: [],
-      workerData: { filename: this.filename(), driver: createRequire(import.meta.url).resolve('better-sqlite3'), pragmas: SQLITE_PRAGMAS },
+      workerData: {
+        filename: this.filename(),
+        driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+        pragmas: SQLITE_PRAGMAS,
+      },
     })
     worker.on('message', (replies: Reply[]) => {
       for (const reply of replies) this.#settle(reply)
@@ -260,7 +264,8 @@ export class SqliteWriter {
     }
     worker.on('error', lost)
     worker.on('exit', (code) => {
-      if (this.#pending.size > 0) lost(new Error(`the SQLite writer thread exited (code ${code}) before answering`))
+      if (this.#pending.size > 0)
+        lost(new Error(`the SQLite writer thread exited (code ${code}) before answering`))
       else if (this.#worker === worker) this.#worker = null
     })
     // An idle thread never holds the process open (close() ends it on shutdown).

@@ -3,7 +3,11 @@ import Order, { OrderStatus } from '#models/order'
 import orderService from '#services/order_service'
 import { orderByTradeId } from '#services/order_lookup'
 import { assertOpen } from '#services/order_rules'
-import providerCheckout, { PROVIDER_ADDRESS, PROVIDER_NETWORK, isProviderTarget } from '#services/provider_checkout'
+import providerCheckout, {
+  PROVIDER_ADDRESS,
+  PROVIDER_NETWORK,
+  isProviderTarget,
+} from '#services/provider_checkout'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
 import { isUniqueViolation } from '#support/database_errors'
@@ -14,12 +18,18 @@ import { newTradeId } from '#support/trade_id'
 type Target = { network: string; token: string }
 
 function isSameTarget(order: Order, target: Target) {
-  if (isProviderTarget(target.network)) return order.payProvider === PROVIDER_NETWORK && order.token === target.token
-  return order.payProvider === '' && order.network === target.network && order.token === target.token
+  if (isProviderTarget(target.network))
+    return order.payProvider === PROVIDER_NETWORK && order.token === target.token
+  return (
+    order.payProvider === '' && order.network === target.network && order.token === target.token
+  )
 }
 
 const CHILD_LIMIT = () =>
-  new BusinessError(ErrorCode.CHILD_LIMIT, 'Child order count limit exceeded: this order already has another payment target')
+  new BusinessError(
+    ErrorCode.CHILD_LIMIT,
+    'Child order count limit exceeded: this order already has another payment target'
+  )
 
 /**
  * POST /pay/switch-network: the payer picks or changes the payment target.
@@ -63,7 +73,12 @@ export class SwitchService {
   }
 
   async #completeOnChain(order: Order, target: Target): Promise<Order | null> {
-    const price = await orderService.priceOnChain(order.amount, order.currency, target.network, target.token)
+    const price = await orderService.priceOnChain(
+      order.amount,
+      order.currency,
+      target.network,
+      target.token
+    )
     return db.transaction(async (trx) => {
       await lockRow(trx, 'orders', order.id)
       const fresh = await Order.query({ client: trx }).where('id', order.id).firstOrFail()
@@ -97,7 +112,8 @@ export class SwitchService {
       await providerCheckout.attach(trx, fresh.tradeId, fresh.id)
       return fresh
     })
-    if (!completed) await providerCheckout.abandon(order.tradeId, 'the order was completed by another request')
+    if (!completed)
+      await providerCheckout.abandon(order.tradeId, 'the order was completed by another request')
     return completed
   }
 
@@ -135,12 +151,23 @@ export class SwitchService {
   }
 
   async #createOnChainChild(parent: Order, target: Target): Promise<Order> {
-    const price = await orderService.priceOnChain(parent.amount, parent.currency, target.network, target.token)
+    const price = await orderService.priceOnChain(
+      parent.amount,
+      parent.currency,
+      target.network,
+      target.token
+    )
     try {
       return await db.transaction(async (trx) => {
         await this.#lockWaitingParent(trx, parent.id)
         const child = await Order.create(
-          { ...this.#childOf(parent, newTradeId()), token: target.token, network: target.network, receiveAddress: '', actualAmount: '0' },
+          {
+            ...this.#childOf(parent, newTradeId()),
+            token: target.token,
+            network: target.network,
+            receiveAddress: '',
+            actualAmount: '0',
+          },
           { client: trx }
         )
         await orderService.assignTarget(trx, child, price)

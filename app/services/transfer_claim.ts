@@ -23,7 +23,11 @@ export type TransferClaim = {
  * waiting, has expired or been closed since, or is already paid. Where two
  * orders could claim it, the earlier one wins, even when it is already paid.
  */
-export async function claimOf(network: string, token: Token, transfer: ObservedTransfer): Promise<TransferClaim> {
+export async function claimOf(
+  network: string,
+  token: Token,
+  transfer: ObservedTransfer
+): Promise<TransferClaim> {
   const onAddress = (): ModelQueryBuilderContract<typeof Order> =>
     Order.query()
       .where('network', network)

@@ -40,7 +40,9 @@ export async function usedReference(
   position: string,
   client: QueryClientContract | TransactionClientContract = db.connection()
 ): Promise<UsedReference | null> {
-  const row = await sameTransfer(client.from('payment_references'), network, reference, position).orderBy('id').first()
+  const row = await sameTransfer(client.from('payment_references'), network, reference, position)
+    .orderBy('id')
+    .first()
   if (!row) return null
   return {
     id: Number(row.id),
@@ -48,15 +50,24 @@ export async function usedReference(
     position: row.position,
     block_number: row.block_number ?? null,
     block_hash: row.block_hash ?? null,
-    reorged_at: row.reorged_at === null || row.reorged_at === undefined ? null : Number(row.reorged_at),
+    reorged_at:
+      row.reorged_at === null || row.reorged_at === undefined ? null : Number(row.reorged_at),
   }
 }
 
 /** A transfer's position as people read it (console, messages): "log 7", "instruction 2.1" ... */
 export function describePosition(position: string): string {
   if (position === '') return 'whole transaction'
-  const [kind, rest] = [position.slice(0, position.indexOf(':')), position.slice(position.indexOf(':') + 1)]
-  if (position.indexOf(':') === -1) return position === 'value' ? 'transaction value' : position === 'in' ? 'incoming message' : position
+  const [kind, rest] = [
+    position.slice(0, position.indexOf(':')),
+    position.slice(position.indexOf(':') + 1),
+  ]
+  if (position.indexOf(':') === -1)
+    return position === 'value'
+      ? 'transaction value'
+      : position === 'in'
+        ? 'incoming message'
+        : position
   if (kind === 'log') return `log ${rest}`
   if (kind === 'ix') return `instruction ${rest}`
   if (kind === 'trace') return `internal transfer ${rest}`

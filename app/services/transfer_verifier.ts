@@ -4,7 +4,11 @@ import type Order from '#models/order'
 import chainRegistry from '#chains/chain_registry'
 import { rpcFor } from '#chains/chain_rpc'
 import { RpcBudgetExhaustedError, RpcUnavailableError } from '#chains/rpc_pool'
-import { BLOCK_TIME_SKEW_MS, TransferLookupError, type ObservedTransfer } from '#chains/chain_family'
+import {
+  BLOCK_TIME_SKEW_MS,
+  TransferLookupError,
+  type ObservedTransfer,
+} from '#chains/chain_family'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
 import { Decimal, toDecimalString } from '#support/money'
@@ -42,13 +46,20 @@ export class TransferVerifier {
    * fit the order are considered, one no other order was paid with first
    * (one transaction may pay several orders).
    */
-  async verify(order: Order, reference: string, mode: VerificationMode, position?: string): Promise<ObservedTransfer> {
+  async verify(
+    order: Order,
+    reference: string,
+    mode: VerificationMode,
+    position?: string
+  ): Promise<ObservedTransfer> {
     const chain = await Chain.findBy('network', order.network)
     if (!chain) throw BusinessError.parameter(`Unknown network ${order.network}`)
     // No enabled plugin brings the family: nothing can read the chain.
     const family = chainRegistry.find(chain.family)
     if (!family?.verifyReference) {
-      throw BusinessError.parameter(`Transaction verification is not available for ${order.network}`)
+      throw BusinessError.parameter(
+        `Transaction verification is not available for ${order.network}`
+      )
     }
     const tokens = await Token.query().where('network', order.network)
     const token = tokens.find((entry) => entry.symbol === order.token)
@@ -60,32 +71,44 @@ export class TransferVerifier {
     try {
       transfers = await family.verifyReference(reference.trim(), { chain, tokens, order, rpc })
     } catch (error) {
-      if (error instanceof TransferLookupError) throw BusinessError.parameter(`Transaction check failed: ${error.message}`)
-      if (error instanceof RpcBudgetExhaustedError || (error instanceof RpcUnavailableError && error.cause instanceof RpcBudgetExhaustedError)) {
+      if (error instanceof TransferLookupError)
+        throw BusinessError.parameter(`Transaction check failed: ${error.message}`)
+      if (
+        error instanceof RpcBudgetExhaustedError ||
+        (error instanceof RpcUnavailableError && error.cause instanceof RpcBudgetExhaustedError)
+      ) {
         throw new PassingRefusal(
           `Transaction check failed: too many transaction checks on ${order.network} today; the payment is still detected by the scanner, or try again later`
         )
       }
       if (error instanceof RpcUnavailableError) {
-        throw new PassingRefusal(`Transaction check failed: the ${order.network} node cannot be reached now, try again`)
+        throw new PassingRefusal(
+          `Transaction check failed: the ${order.network} node cannot be reached now, try again`
+        )
       }
       throw error
     }
-    if (transfers.length === 0) throw BusinessError.parameter('Transaction check failed: the transaction transfers nothing')
+    if (transfers.length === 0)
+      throw BusinessError.parameter('Transaction check failed: the transaction transfers nothing')
 
     const toOrder = transfers.filter((transfer) => transfer.to === order.receiveAddress)
     if (toOrder.length === 0) {
-      throw BusinessError.parameter(`Transaction check failed: it pays ${transfers[0].to}, not ${order.receiveAddress}`)
+      throw BusinessError.parameter(
+        `Transaction check failed: it pays ${transfers[0].to}, not ${order.receiveAddress}`
+      )
     }
     const ofToken = toOrder.filter((transfer) => transfer.contract === token.contract)
     if (ofToken.length === 0) {
       throw BusinessError.parameter(`Transaction check failed: it does not transfer ${order.token}`)
     }
     const succeeded = ofToken.filter((entry) => entry.success)
-    if (succeeded.length === 0) throw BusinessError.parameter('Transaction check failed: the transaction failed on chain')
+    if (succeeded.length === 0)
+      throw BusinessError.parameter('Transaction check failed: the transaction failed on chain')
     const expected = new Decimal(order.actualAmount)
     const fitting = succeeded.filter(
-      (entry) => new Decimal(entry.amount).eq(expected) && (position === undefined || entry.position === position)
+      (entry) =>
+        new Decimal(entry.amount).eq(expected) &&
+        (position === undefined || entry.position === position)
     )
     const transfer = await this.#unused(order, fitting)
     if (!transfer) {
@@ -94,7 +117,9 @@ export class TransferVerifier {
       )
     }
     if (transfer.timestamp + BLOCK_TIME_SKEW_MS < order.createdAt) {
-      throw BusinessError.parameter('Transaction check failed: it was made before the order was created')
+      throw BusinessError.parameter(
+        'Transaction check failed: it was made before the order was created'
+      )
     }
     if (mode === 'submit' && transfer.timestamp > order.expirationTime) {
       throw BusinessError.parameter('Transaction check failed: it was made after the order expired')

@@ -27,7 +27,9 @@ export class TxHashSubmission {
   async submit(tradeId: string, reference: string): Promise<Order> {
     const order = await orderByTradeId(tradeId)
     if (order.isProviderOrder) {
-      throw BusinessError.parameter('Provider orders are paid on the provider page; there is no hash to submit')
+      throw BusinessError.parameter(
+        'Provider orders are paid on the provider page; there is no hash to submit'
+      )
     }
     assertOpen(order, 'submit')
 
@@ -48,7 +50,9 @@ export class TxHashSubmission {
     const key = `${order.tradeId}\n${reference.trim()}`
     let check = this.#inFlight.get(key)
     if (!check) {
-      check = transferVerifier.verify(order, reference, 'submit').finally(() => this.#inFlight.delete(key))
+      check = transferVerifier
+        .verify(order, reference, 'submit')
+        .finally(() => this.#inFlight.delete(key))
       this.#inFlight.set(key, check)
     }
     try {

@@ -40,7 +40,8 @@ export async function recordUnmatched(
   entry: UnmatchedEntry,
   client: QueryClientContract | TransactionClientContract = db.connection()
 ): Promise<boolean> {
-  const reason = entry.reason.length > REASON_MAX ? `${entry.reason.slice(0, REASON_MAX - 3)}...` : entry.reason
+  const reason =
+    entry.reason.length > REASON_MAX ? `${entry.reason.slice(0, REASON_MAX - 3)}...` : entry.reason
   const inserted: unknown[] = await client
     .knexQuery()
     .table('unmatched_payments')
@@ -62,8 +63,17 @@ export async function recordUnmatched(
     .returning('id')
   if (inserted.length > 0) {
     logger.warn(
-      { network, kind: entry.kind, reference: entry.reference, to: entry.to, amount: entry.amount, reason },
-      entry.kind === 'transfer' ? 'unmatched payment recorded' : `unmatched payment recorded (${entry.kind})`
+      {
+        network,
+        kind: entry.kind,
+        reference: entry.reference,
+        to: entry.to,
+        amount: entry.amount,
+        reason,
+      },
+      entry.kind === 'transfer'
+        ? 'unmatched payment recorded'
+        : `unmatched payment recorded (${entry.kind})`
     )
   }
   return inserted.length > 0

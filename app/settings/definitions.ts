@@ -21,10 +21,13 @@ function ipListSetting(description: string): SettingDefinition<string> {
     parse(raw) {
       const entries = splitAllowList(raw)
       if (entries.length > MAX_ALLOWLIST_ENTRIES) {
-        throw new SettingValueError(`must list at most ${MAX_ALLOWLIST_ENTRIES} addresses or ranges`)
+        throw new SettingValueError(
+          `must list at most ${MAX_ALLOWLIST_ENTRIES} addresses or ranges`
+        )
       }
       const invalid = entries.find((entry) => parseAllowListEntry(entry) === null)
-      if (invalid !== undefined) throw new SettingValueError(`"${invalid}" is not an IP address or CIDR range`)
+      if (invalid !== undefined)
+        throw new SettingValueError(`"${invalid}" is not an IP address or CIDR range`)
       return entries.join(',')
     },
     serialize: (value) => value,
@@ -37,7 +40,10 @@ function ipListSetting(description: string): SettingDefinition<string> {
  * `settings` table; a key that was never set has its default here.
  */
 export const SETTINGS = {
-  'order.expiration_minutes': integerSetting(10, 'Lifetime of a waiting order, in minutes', { min: 1, max: 1440 }),
+  'order.expiration_minutes': integerSetting(10, 'Lifetime of a waiting order, in minutes', {
+    min: 1,
+    max: 1440,
+  }),
   'order.amount_max_steps': integerSetting(
     100,
     'How many amount steps (10^-precision each) are tried to find a free unique amount',
@@ -46,16 +52,26 @@ export const SETTINGS = {
 
   'order.late_payment_margin_seconds': integerSetting(
     900,
-    'How long an amount stays reserved on its address after its order expired or was closed, on top of the chain\'s confirmations × block time + scan interval, so that a late transfer can never pay another order',
+    "How long an amount stays reserved on its address after its order expired or was closed, on top of the chain's confirmations × block time + scan interval, so that a late transfer can never pay another order",
     { min: 0, max: 604800 }
   ),
 
-  'rate.api_url': urlSetting('', 'Live rate source: GET {url}/{fiat}.json → {fiat: {token: rate}} (empty: fixed rates only)'),
-  'rate.cache_ttl_seconds': integerSetting(60, 'How long a live rate is used before it is fetched again; older rates are refused', {
-    min: 5,
-    max: 86400,
+  'rate.api_url': urlSetting(
+    '',
+    'Live rate source: GET {url}/{fiat}.json → {fiat: {token: rate}} (empty: fixed rates only)'
+  ),
+  'rate.cache_ttl_seconds': integerSetting(
+    60,
+    'How long a live rate is used before it is fetched again; older rates are refused',
+    {
+      min: 5,
+      max: 86400,
+    }
+  ),
+  'rate.timeout_seconds': integerSetting(5, 'HTTP timeout of the live rate source', {
+    min: 1,
+    max: 60,
   }),
-  'rate.timeout_seconds': integerSetting(5, 'HTTP timeout of the live rate source', { min: 1, max: 60 }),
 
   'rate_limit.store': enumSetting(
     'memory',
@@ -72,32 +88,50 @@ export const SETTINGS = {
     'Order-query requests per minute per API key (pid), counted apart from creates; failed signatures count per client IP (0: no limit)',
     { min: 0, max: 1_000_000 }
   ),
-  'rate_limit.cashier_per_minute': integerSetting(120, 'Cashier requests per minute per IP (0: no limit)', {
-    min: 0,
-    max: 1_000_000,
-  }),
-  'rate_limit.notify_per_minute': integerSetting(300, 'Provider notifications per minute per IP (0: no limit)', {
-    min: 0,
-    max: 1_000_000,
-  }),
+  'rate_limit.cashier_per_minute': integerSetting(
+    120,
+    'Cashier requests per minute per IP (0: no limit)',
+    {
+      min: 0,
+      max: 1_000_000,
+    }
+  ),
+  'rate_limit.notify_per_minute': integerSetting(
+    300,
+    'Provider notifications per minute per IP (0: no limit)',
+    {
+      min: 0,
+      max: 1_000_000,
+    }
+  ),
   'rate_limit.submit_per_order': integerSetting(
     5,
     'Transaction-hash submissions per order (trade_id) per window, whatever the client IP (0: no limit)',
     { min: 0, max: 1_000_000 }
   ),
-  'rate_limit.submit_window_minutes': integerSetting(10, 'Window of rate_limit.submit_per_order, in minutes', {
-    min: 1,
-    max: 1440,
-  }),
+  'rate_limit.submit_window_minutes': integerSetting(
+    10,
+    'Window of rate_limit.submit_per_order, in minutes',
+    {
+      min: 1,
+      max: 1440,
+    }
+  ),
 
   // Merchant callbacks. The first two keys are named by the interface spec.
-  'order_notice_max_retry': integerSetting(6, 'Callback retries after the first failed attempt', { min: 0, max: 50 }),
+  'order_notice_max_retry': integerSetting(6, 'Callback retries after the first failed attempt', {
+    min: 0,
+    max: 50,
+  }),
   'callback_retry_base_seconds': integerSetting(
     5,
     'Delay before retry n is base × 2^(n-1) seconds (with jitter), each capped at 300 s',
     { min: 1, max: 300 }
   ),
-  'callbacks.timeout_seconds': integerSetting(10, 'HTTP timeout of one callback attempt', { min: 1, max: 60 }),
+  'callbacks.timeout_seconds': integerSetting(10, 'HTTP timeout of one callback attempt', {
+    min: 1,
+    max: 60,
+  }),
   'callbacks.allow_private_targets': booleanSetting(
     false,
     'Allow callbacks to loopback, private and link-local addresses (off: refused after DNS resolution)'
@@ -114,11 +148,18 @@ export const SETTINGS = {
   ),
 
   // Chain watching.
-  'chains.rpc_timeout_seconds': integerSetting(10, 'Timeout of one RPC request to a chain node', { min: 1, max: 120 }),
-  'chains.rpc_cooldown_seconds': integerSetting(30, 'How long a failing RPC endpoint is skipped in favour of the next', {
+  'chains.rpc_timeout_seconds': integerSetting(10, 'Timeout of one RPC request to a chain node', {
     min: 1,
-    max: 3600,
+    max: 120,
   }),
+  'chains.rpc_cooldown_seconds': integerSetting(
+    30,
+    'How long a failing RPC endpoint is skipped in favour of the next',
+    {
+      min: 1,
+      max: 3600,
+    }
+  ),
   'chains.rpc_requests_per_second': integerSetting(
     10,
     'Requests per second sent to one RPC endpoint when neither the chain (chain:set --requests-per-second) nor its family sets a budget',
@@ -149,10 +190,14 @@ export const SETTINGS = {
     'A transfer below this percentage of the smallest amount a watched order of its token waits for is dust: dropped before any further RPC call and counted, not recorded (never below one amount step)',
     { min: 0, max: 100 }
   ),
-  'chains.max_blocks_per_scan': integerSetting(5000, 'Blocks one scan run covers at most; a chain behind catches up over runs', {
-    min: 1,
-    max: 1000000,
-  }),
+  'chains.max_blocks_per_scan': integerSetting(
+    5000,
+    'Blocks one scan run covers at most; a chain behind catches up over runs',
+    {
+      min: 1,
+      max: 1000000,
+    }
+  ),
   'chains.balance_check_minutes': integerSetting(
     10,
     'How often each watched address has its balance read in each enabled token (one read each), to find incoming value the scanner could not see; 0 turns the balance watch off',
@@ -175,12 +220,21 @@ export const SETTINGS = {
     'Client addresses and CIDR ranges allowed to GET /metrics (comma-separated; empty: any when a token is set, else loopback only)'
   ),
 
-  'site.cashier_name': stringSetting('Crypto Cashier', 'Name shown on the cashier page', { maxLength: 100 }),
+  'site.cashier_name': stringSetting('Crypto Cashier', 'Name shown on the cashier page', {
+    maxLength: 100,
+  }),
   'site.logo_url': stringSetting('', 'Logo URL of the cashier page', { maxLength: 500 }),
-  'site.website_title': stringSetting('Crypto Payment', 'Title of the cashier page', { maxLength: 100 }),
+  'site.website_title': stringSetting('Crypto Payment', 'Title of the cashier page', {
+    maxLength: 100,
+  }),
   'site.support_link': stringSetting('', 'Support link shown to payers', { maxLength: 500 }),
-  'site.background_color': stringSetting('', 'Background colour of the cashier page', { maxLength: 20, pattern: COLOR }),
-  'site.background_image_url': stringSetting('', 'Background image URL of the cashier page', { maxLength: 500 }),
+  'site.background_color': stringSetting('', 'Background colour of the cashier page', {
+    maxLength: 20,
+    pattern: COLOR,
+  }),
+  'site.background_image_url': stringSetting('', 'Background image URL of the cashier page', {
+    maxLength: 500,
+  }),
 } as const
 
 export type Settings = typeof SETTINGS

@@ -89,7 +89,10 @@ export function integerSetting(
   }
 }
 
-export function booleanSetting(defaultValue: boolean, description: string): SettingDefinition<boolean> {
+export function booleanSetting(
+  defaultValue: boolean,
+  description: string
+): SettingDefinition<boolean> {
   return {
     type: 'boolean',
     default: defaultValue,
@@ -116,7 +119,8 @@ export function enumSetting<const T extends string>(
     options,
     parse(raw) {
       const value = raw.trim().toLowerCase() as T
-      if (!options.includes(value)) throw new SettingValueError(`must be one of ${options.join(', ')}`)
+      if (!options.includes(value))
+        throw new SettingValueError(`must be one of ${options.join(', ')}`)
       return value
     },
     serialize: (value) => value,
@@ -124,7 +128,10 @@ export function enumSetting<const T extends string>(
 }
 
 /** Comma-separated list, stored and returned upper-cased (token symbols). */
-export function upperListSetting(defaultValue: string[], description: string): SettingDefinition<string[]> {
+export function upperListSetting(
+  defaultValue: string[],
+  description: string
+): SettingDefinition<string[]> {
   return {
     type: 'list',
     default: defaultValue,

@@ -61,7 +61,11 @@ export class SettingsService {
    * Adds a plugin's settings: listed, validated and read like the core's
    * when the plugin is on; refused with a clear message when it is off.
    */
-  addDefinitions(plugin: string, definitions: Record<string, SettingDefinition<unknown>>, enabled: boolean) {
+  addDefinitions(
+    plugin: string,
+    definitions: Record<string, SettingDefinition<unknown>>,
+    enabled: boolean
+  ) {
     for (const [key, definition] of Object.entries(definitions)) {
       if (this.#definitions.has(key) || this.#hidden.has(key)) {
         throw new Error(`The plugin "${plugin}" defines the setting "${key}", which already exists`)
@@ -124,7 +128,8 @@ export class SettingsService {
       const definition = this.definition(key)
       const current = await this.read(key)
       // A secret is compared by what was typed: its stored form is encrypted.
-      const same = !definition.secret && definition.serialize(current) === definition.serialize(value)
+      const same =
+        !definition.secret && definition.serialize(current) === definition.serialize(value)
       if (!same) changed.push([key, value])
     }
     if (changed.length > 0) await this.#write(changed)
@@ -153,7 +158,13 @@ export class SettingsService {
             .onConflict('key')
             .merge(['type', 'value', 'updated_at'])
           await audit.record(
-            { action: 'setting.set', subjectType: 'setting', subjectId: key, before: shown(befores.get(key)), after: shown(value) },
+            {
+              action: 'setting.set',
+              subjectType: 'setting',
+              subjectId: key,
+              before: shown(befores.get(key)),
+              after: shown(value),
+            },
             trx
           )
         }
@@ -202,7 +213,9 @@ export class SettingsService {
   definition(key: string): SettingDefinition<unknown> {
     const plugin = this.#hidden.get(key)
     if (plugin) {
-      throw new SettingValueError(`"${key}" is a setting of the plugin "${plugin}", which is turned off (PLUGINS)`)
+      throw new SettingValueError(
+        `"${key}" is a setting of the plugin "${plugin}", which is turned off (PLUGINS)`
+      )
     }
     const definition = this.#definitions.get(key)
     if (!definition) throw new SettingValueError(`unknown setting "${key}"`)
@@ -220,7 +233,8 @@ export class SettingsService {
   #stored(key: string, definition: SettingDefinition<unknown>, value: unknown): string {
     const text = definition.serialize(value)
     if (!definition.secret) return text
-    if (looksSealed(text)) throw new SettingValueError('has the shape of an encrypted value; choose another')
+    if (looksSealed(text))
+      throw new SettingValueError('has the shape of an encrypted value; choose another')
     return sealSecret(text, SecretPurpose.setting(key))
   }
 
@@ -234,7 +248,10 @@ export class SettingsService {
     } catch (error) {
       // The value of a secret never goes to the log; URL credentials of others neither.
       const shown = definition.secret ? undefined : redactSecrets(raw)
-      logger.warn({ key, raw: shown }, `stored setting is invalid (${(error as Error).message}); using the default`)
+      logger.warn(
+        { key, raw: shown },
+        `stored setting is invalid (${(error as Error).message}); using the default`
+      )
       return definition.default
     }
   }

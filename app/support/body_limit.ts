@@ -5,7 +5,10 @@ export { BODY_LIMIT_BYTES } from '#config/bodyparser'
 
 /** Rendered by the exception handler as HTTP 413 in the envelope. */
 export function bodyTooLarge() {
-  return new Exception('Request body too large', { status: 413, code: 'E_REQUEST_ENTITY_TOO_LARGE' })
+  return new Exception('Request body too large', {
+    status: 413,
+    code: 'E_REQUEST_ENTITY_TOO_LARGE',
+  })
 }
 
 /**
@@ -13,7 +16,11 @@ export function bodyTooLarge() {
  * once they pass `limit`. Attach it in the same tick as the body's reader,
  * so that no chunk goes by uncounted. Returns a function that stops counting.
  */
-export function countBodyBytes(request: IncomingMessage, limit: number, onExceeded: () => void): () => void {
+export function countBodyBytes(
+  request: IncomingMessage,
+  limit: number,
+  onExceeded: () => void
+): () => void {
   let received = 0
   const count = (chunk: Buffer) => {
     received += chunk.length

@@ -58,4 +58,5 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
 /** Seconds a client is asked to wait before trying again. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5
 
-export const DATABASE_UNAVAILABLE_MESSAGE = 'Service temporarily unavailable: the database cannot be reached'
+export const DATABASE_UNAVAILABLE_MESSAGE =
+  'Service temporarily unavailable: the database cannot be reached'

@@ -35,7 +35,10 @@ export type LeaseClaim = {
  * not waited for); SQLite has one writer per database, so the statement is
  * atomic on its own. Either way two concurrent claims never get one row.
  */
-export async function claimLeases(claim: LeaseClaim, client: Client = db.connection()): Promise<number[]> {
+export async function claimLeases(
+  claim: LeaseClaim,
+  client: Client = db.connection()
+): Promise<number[]> {
   const now = claim.now ?? Date.now()
   const claimable = (query: Knex.QueryBuilder) => {
     claim.scope?.(query)
@@ -59,7 +62,9 @@ export async function claimLeases(claim: LeaseClaim, client: Client = db.connect
     // may run the LIMIT … SKIP LOCKED choice again for every outer row, and
     // each run skips the rows the previous ones locked, so far more than
     // `limit` rows were claimed.
-    update.withMaterialized('lease_chosen', chosen).whereIn('id', (ids) => ids.select('id').from('lease_chosen'))
+    update
+      .withMaterialized('lease_chosen', chosen)
+      .whereIn('id', (ids) => ids.select('id').from('lease_chosen'))
   } else update.whereIn('id', chosen)
   const rows: { id: number | string }[] = await update
     .update({ ...claim.set, locked_by: claim.token, locked_until: now + claim.leaseMs })
@@ -80,7 +85,10 @@ export type LeaseRelease = {
   changes?: Record<string, unknown>
 }
 
-export async function releaseLeases(release: LeaseRelease, client: Client = db.connection()): Promise<number> {
+export async function releaseLeases(
+  release: LeaseRelease,
+  client: Client = db.connection()
+): Promise<number> {
   const query = client.knexQuery().table(release.table).where('locked_by', release.token)
   release.scope?.(query)
   const updated = await query.update({ ...release.changes, locked_by: null, locked_until: null })

@@ -149,14 +149,20 @@ async function collectSafely<L extends string>(
     await Promise.race([
       collect(gauge),
       new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${SCRAPE_TIMEOUT_MS} ms`)), SCRAPE_TIMEOUT_MS)
+        timer = setTimeout(
+          () => reject(new Error(`timed out after ${SCRAPE_TIMEOUT_MS} ms`)),
+          SCRAPE_TIMEOUT_MS
+        )
       }),
     ])
     scrapeOk.set({ series: name }, 1)
   } catch (error) {
     gauge.reset()
     scrapeOk.set({ series: name }, 0)
-    logger.warn({ series: name, err: (error as Error)?.message }, 'metrics: a scrape gauge could not be read')
+    logger.warn(
+      { series: name, err: (error as Error)?.message },
+      'metrics: a scrape gauge could not be read'
+    )
   } finally {
     clearTimeout(timer)
   }

@@ -97,7 +97,9 @@ export function isKeptExactly(value: string | BigNumber): boolean {
 export function storableDecimal(value: string | number | BigNumber): string {
   const text = toDecimalString(value)
   if (!isKeptExactly(text)) {
-    throw new RangeError(`${text} has more than ${MAX_SIGNIFICANT_DIGITS} significant digits and cannot be stored exactly`)
+    throw new RangeError(
+      `${text} has more than ${MAX_SIGNIFICANT_DIGITS} significant digits and cannot be stored exactly`
+    )
   }
   return text
 }

@@ -50,9 +50,14 @@ export class Progress {
 
   #line(counts: Record<string, number>, now: number): string {
     const seconds = (now - this.#started) / 1000
-    const parts = Object.entries(counts).map(([name, value]) => `${value.toLocaleString('en-US')} ${name}`)
+    const parts = Object.entries(counts).map(
+      ([name, value]) => `${value.toLocaleString('en-US')} ${name}`
+    )
     const rateKey = this.options.rateOf ?? Object.keys(counts)[0]
-    const rate = rateKey !== undefined && seconds > 0 ? ` · ${Math.round((counts[rateKey] ?? 0) / seconds)}/s` : ''
+    const rate =
+      rateKey !== undefined && seconds > 0
+        ? ` · ${Math.round((counts[rateKey] ?? 0) / seconds)}/s`
+        : ''
     return `${this.label}: ${parts.join(', ')} · ${seconds.toFixed(1)} s${rate}`
   }
 }

@@ -37,7 +37,9 @@ export function redactUrl(text: string): string {
   }
   const segments = url.pathname.split('/')
   if (segments.some((segment) => SECRET_SEGMENT.test(segment))) {
-    url.pathname = segments.map((segment) => (SECRET_SEGMENT.test(segment) ? MASK : segment)).join('/')
+    url.pathname = segments
+      .map((segment) => (SECRET_SEGMENT.test(segment) ? MASK : segment))
+      .join('/')
     masked = true
   }
   // Untouched URLs are returned exactly as written (no normalisation).
@@ -67,7 +69,10 @@ export function urlCredentials(text: string): string[] {
   return [
     decode(url.username),
     decode(url.password),
-    ...url.pathname.split('/').map(decode).filter((segment) => segment.length >= 16),
+    ...url.pathname
+      .split('/')
+      .map(decode)
+      .filter((segment) => segment.length >= 16),
     ...[...url.searchParams.entries()]
       .filter(([name, value]) => SECRET_PARAMETER.test(name) || value.length >= 16)
       .map(([, value]) => value),

@@ -22,7 +22,9 @@ function jsonScalarToText(name: string, value: unknown): string | null {
     return signedNumber(value)
   }
   if (typeof value === 'boolean') return value ? 'true' : 'false'
-  throw unparsable(`"${name}" must be a string or a number, not an ${Array.isArray(value) ? 'array' : 'object'}`)
+  throw unparsable(
+    `"${name}" must be a string or a number, not an ${Array.isArray(value) ? 'array' : 'object'}`
+  )
 }
 
 function fromSearchParams(search: URLSearchParams): FlatParams {
@@ -74,7 +76,9 @@ export function readFlatParams(ctx: HttpContext): FlatParams {
     // Parsed only on the routes that accept multipart (config/bodyparser.ts);
     // elsewhere such a body is left unread.
     if (request.multipart?.state !== 'success') {
-      throw unparsable('multipart/form-data is not accepted here: send JSON or application/x-www-form-urlencoded')
+      throw unparsable(
+        'multipart/form-data is not accepted here: send JSON or application/x-www-form-urlencoded'
+      )
     }
     const params: FlatParams = {}
     for (const [name, value] of Object.entries(request.body())) {

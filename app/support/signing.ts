@@ -51,11 +51,13 @@ export function md5Hex(message: string): string {
 export function hexDigestsEqual(expectedHex: string, givenHex: unknown): boolean {
   if (typeof givenHex !== 'string' || givenHex.length !== expectedHex.length) return false
   if (!/^[0-9a-fA-F]+$/.test(givenHex)) return false
-  return timingSafeEqual(Buffer.from(expectedHex.toLowerCase(), 'hex'), Buffer.from(givenHex.toLowerCase(), 'hex'))
+  return timingSafeEqual(
+    Buffer.from(expectedHex.toLowerCase(), 'hex'),
+    Buffer.from(givenHex.toLowerCase(), 'hex')
+  )
 }
 
 /** Native signature: HMAC-SHA256 over the canonical string, lower-case hex. */
 export function nativeSignature(params: SignableParams, secretKey: string): string {
   return hmacSha256Hex(secretKey, canonicalString(params, ['signature']))
 }
-

@@ -53,7 +53,12 @@ export function newTotpSecret(): string {
 }
 
 /** RFC 4226 HOTP: HMAC of the 8-byte counter, dynamically truncated to `digits` digits. */
-export function hotp(key: Buffer, counter: number, digits = TOTP_DIGITS, algorithm = 'sha1'): string {
+export function hotp(
+  key: Buffer,
+  counter: number,
+  digits = TOTP_DIGITS,
+  algorithm = 'sha1'
+): string {
   const message = Buffer.alloc(8)
   message.writeBigUInt64BE(BigInt(counter))
   const mac = createHmac(algorithm, key).update(message).digest()
@@ -68,7 +73,12 @@ export function totpStep(nowMs: number): number {
 }
 
 /** The code of the step containing `nowMs`. */
-export function totpCode(key: Buffer, nowMs: number, digits = TOTP_DIGITS, algorithm = 'sha1'): string {
+export function totpCode(
+  key: Buffer,
+  nowMs: number,
+  digits = TOTP_DIGITS,
+  algorithm = 'sha1'
+): string {
   return hotp(key, totpStep(nowMs), digits, algorithm)
 }
 
@@ -78,7 +88,12 @@ export function totpCode(key: Buffer, nowMs: number, digits = TOTP_DIGITS, algor
  * Refusing a step at or before the last one makes each code single-use,
  * and an older code unusable once a newer one was accepted.
  */
-export function matchTotp(key: Buffer, code: string, nowMs: number, lastStep: number | null): number | null {
+export function matchTotp(
+  key: Buffer,
+  code: string,
+  nowMs: number,
+  lastStep: number | null
+): number | null {
   const given = code.replace(/\s/g, '')
   if (!new RegExp(`^\\d{${TOTP_DIGITS}}$`).test(given)) return null
   const current = totpStep(nowMs)

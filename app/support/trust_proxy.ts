@@ -9,7 +9,8 @@ export type TrustFunction = (address: string, hop: number) => boolean
 /** Names proxy-addr knows for well-known ranges. */
 const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal'])
 
-const USAGE = 'use none, loopback, true, or a comma-separated list of IP addresses and CIDR ranges (e.g. 10.0.0.0/8,fd00::/8)'
+const USAGE =
+  'use none, loopback, true, or a comma-separated list of IP addresses and CIDR ranges (e.g. 10.0.0.0/8,fd00::/8)'
 
 /**
  * Reads the TRUST_PROXY setting: whose X-Forwarded-For is believed when the

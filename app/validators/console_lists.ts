@@ -1,6 +1,12 @@
 import vine from '@vinejs/vine'
-import { CALLBACK_LIST_STATUSES, type CallbackFilters } from '#services/console/callback_outbox_query'
-import { UNMATCHED_STATES, type UnmatchedFilters } from '#services/operators/unmatched_payment_admin'
+import {
+  CALLBACK_LIST_STATUSES,
+  type CallbackFilters,
+} from '#services/console/callback_outbox_query'
+import {
+  UNMATCHED_STATES,
+  type UnmatchedFilters,
+} from '#services/operators/unmatched_payment_admin'
 
 /**
  * The filters of the console's callback and unmatched-payment lists, as a
@@ -17,7 +23,10 @@ const callbackFilterSchema = vine.compile(
     from: vine.string().regex(DAY).optional(),
     to: vine.string().regex(DAY).optional(),
     q: vine.string().trim().maxLength(128).optional(),
-    after: vine.string().regex(/^\d{1,18}$/).optional(),
+    after: vine
+      .string()
+      .regex(/^\d{1,18}$/)
+      .optional(),
   })
 )
 
@@ -26,12 +35,17 @@ const unmatchedFilterSchema = vine.compile(
     state: vine.enum([...UNMATCHED_STATES, 'all'] as const).optional(),
     network: vine.string().trim().toLowerCase().maxLength(32).optional(),
     token: vine.string().trim().toUpperCase().maxLength(16).optional(),
-    after: vine.string().regex(/^\d{1,18}$/).optional(),
+    after: vine
+      .string()
+      .regex(/^\d{1,18}$/)
+      .optional(),
   })
 )
 
 /** Blank values go to the service, which says what is missing in plain words. */
-export const assignForm = vine.compile(vine.object({ trade_id: vine.string().trim().maxLength(64) }))
+export const assignForm = vine.compile(
+  vine.object({ trade_id: vine.string().trim().maxLength(64) })
+)
 export const dismissForm = vine.compile(vine.object({ note: vine.string().trim().maxLength(2000) }))
 
 function withoutEmpty(input: Record<string, unknown>): Record<string, unknown> {
@@ -59,7 +73,9 @@ export type CallbackListQuery = {
 }
 
 /** Reads the callback list's query string (`from`/`to`: UTC days, both included). */
-export async function callbackListQuery(input: Record<string, unknown>): Promise<CallbackListQuery> {
+export async function callbackListQuery(
+  input: Record<string, unknown>
+): Promise<CallbackListQuery> {
   const data = await callbackFilterSchema.validate(withoutEmpty(input))
   const filters: CallbackFilters = {}
   const invalidDays: string[] = []
@@ -99,7 +115,9 @@ export type UnmatchedListQuery = {
 }
 
 /** Reads the unmatched list's query string; without a state, the open ones are shown. */
-export async function unmatchedListQuery(input: Record<string, unknown>): Promise<UnmatchedListQuery> {
+export async function unmatchedListQuery(
+  input: Record<string, unknown>
+): Promise<UnmatchedListQuery> {
   const data = await unmatchedFilterSchema.validate(withoutEmpty(input))
   const state = data.state ?? 'open'
   const filters: UnmatchedFilters = {}

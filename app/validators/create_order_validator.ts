@@ -21,7 +21,9 @@ export const createOrderValidator = vine.create({
   currency: currencyField(),
   token: tokenField().optional(),
   network: networkField().optional(),
-  amount: vine.string().use(fiatAmountRule({ min: '0.01', max: '10000000000', maxFractionDigits: 4 })),
+  amount: vine
+    .string()
+    .use(fiatAmountRule({ min: '0.01', max: '10000000000', maxFractionDigits: 4 })),
   notify_url: httpUrl(),
   redirect_url: httpUrl().optional(),
   name: vine.string().maxLength(255).optional(),

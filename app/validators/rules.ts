@@ -7,11 +7,19 @@ import { Decimal, fractionDigits, isDecimalLiteral } from '#support/money'
  * `min`, below `max`, with at most `maxFractionDigits` fraction digits.
  */
 export const fiatAmountRule = vine.createRule(
-  (value: unknown, options: { min: string; max: string; maxFractionDigits: number }, field: FieldContext) => {
+  (
+    value: unknown,
+    options: { min: string; max: string; maxFractionDigits: number },
+    field: FieldContext
+  ) => {
     if (typeof value !== 'string') return
     const text = value.trim()
     if (!isDecimalLiteral(text)) {
-      field.report(`The ${field.name} field must be a decimal number such as 100 or 12.50`, 'decimal', field)
+      field.report(
+        `The ${field.name} field must be a decimal number such as 100 or 12.50`,
+        'decimal',
+        field
+      )
       return
     }
     if (fractionDigits(text) > options.maxFractionDigits) {
@@ -24,7 +32,11 @@ export const fiatAmountRule = vine.createRule(
     }
     const amount = new Decimal(text)
     if (amount.lte(options.min)) {
-      field.report(`The ${field.name} field must be greater than ${options.min}`, 'min_amount', field)
+      field.report(
+        `The ${field.name} field must be greater than ${options.min}`,
+        'min_amount',
+        field
+      )
       return
     }
     if (amount.gte(options.max)) {

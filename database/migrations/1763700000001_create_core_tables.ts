@@ -107,7 +107,16 @@ export default class extends BaseSchema {
   }
 
   async down() {
-    for (const name of ['rate_limits', 'users', 'rates', 'settings', 'wallets', 'tokens', 'chains', 'api_keys']) {
+    for (const name of [
+      'rate_limits',
+      'users',
+      'rates',
+      'settings',
+      'wallets',
+      'tokens',
+      'chains',
+      'api_keys',
+    ]) {
       this.schema.dropTableIfExists(name)
     }
   }

@@ -24,7 +24,13 @@ export default class extends BaseSchema {
     // order paid, delivered (at least once) by the callbacks job.
     this.schema.createTable('callbacks', (table) => {
       table.bigIncrements('id')
-      table.bigInteger('order_id').unsigned().notNullable().unique().references('id').inTable('orders')
+      table
+        .bigInteger('order_id')
+        .unsigned()
+        .notNullable()
+        .unique()
+        .references('id')
+        .inTable('orders')
       table.string('format', 16).notNullable()
       table.string('status', 16).notNullable().defaultTo('pending')
       table.integer('attempts').notNullable().defaultTo(0)

@@ -21,7 +21,11 @@ export default class extends BaseSchema {
     })
     this.defer(async (db) => {
       for (const [network, template] of Object.entries(EXPLORER_TX_URLS)) {
-        await db.from('chains').where('network', network).where('explorer_tx_url', '').update({ explorer_tx_url: template })
+        await db
+          .from('chains')
+          .where('network', network)
+          .where('explorer_tx_url', '')
+          .update({ explorer_tx_url: template })
       }
     })
 

@@ -11,12 +11,17 @@ const DEFAULT_BLOCK_RANGE = 1000
 export async function moveEvmOptions(db: QueryClientContract) {
   const stored = await db.from('settings').where('key', 'chains.block_range').first()
   const parsed = stored ? Number.parseInt(String(stored.value), 10) : Number.NaN
-  const blockRange = Number.isInteger(parsed) && parsed >= 1 && parsed <= 100_000 ? parsed : DEFAULT_BLOCK_RANGE
+  const blockRange =
+    Number.isInteger(parsed) && parsed >= 1 && parsed <= 100_000 ? parsed : DEFAULT_BLOCK_RANGE
   const chains = await db.from('chains').where('family', 'evm').select('id', 'chain_id')
   for (const chain of chains) {
     const options: Record<string, number> = { blockRange }
-    if (chain.chain_id !== null && chain.chain_id !== undefined) options.chainId = Number(chain.chain_id)
-    await db.from('chains').where('id', chain.id).update({ options: JSON.stringify(options) })
+    if (chain.chain_id !== null && chain.chain_id !== undefined)
+      options.chainId = Number(chain.chain_id)
+    await db
+      .from('chains')
+      .where('id', chain.id)
+      .update({ options: JSON.stringify(options) })
   }
   await db.from('settings').where('key', 'chains.block_range').delete()
 }

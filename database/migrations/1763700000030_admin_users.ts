@@ -3,7 +3,10 @@ import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 
 /** Existing rows made valid for the rules below (exported for its test). */
 export async function normalizeUsers(db: QueryClientContract) {
-  const rows: { id: number; email: string }[] = await db.from('users').select('id', 'email').orderBy('id')
+  const rows: { id: number; email: string }[] = await db
+    .from('users')
+    .select('id', 'email')
+    .orderBy('id')
   const seen = new Map<string, string>()
   for (const row of rows) {
     const lower = row.email.trim().toLowerCase()
@@ -21,7 +24,10 @@ export async function normalizeUsers(db: QueryClientContract) {
     if (lower !== row.email) await db.from('users').where('id', row.id).update({ email: lower })
   }
   await db.from('users').whereNotIn('role', ['admin', 'viewer']).update({ role: 'viewer' })
-  await db.from('users').whereNull('password_changed_at').update({ password_changed_at: db.raw('updated_at') })
+  await db
+    .from('users')
+    .whereNull('password_changed_at')
+    .update({ password_changed_at: db.raw('updated_at') })
 }
 
 /**

@@ -45,7 +45,8 @@ export default class extends BaseSchema {
   async down() {
     this.schema.dropTableIfExists('audit_log')
     this.defer(async (db) => {
-      if (db.dialect.name === 'postgres') await db.rawQuery('DROP FUNCTION IF EXISTS audit_log_append_only()')
+      if (db.dialect.name === 'postgres')
+        await db.rawQuery('DROP FUNCTION IF EXISTS audit_log_append_only()')
     })
   }
 }

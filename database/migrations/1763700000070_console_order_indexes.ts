@@ -47,7 +47,9 @@ export default class extends BaseSchema {
       for (const index of INDEXES) {
         const where = index.where ? ` WHERE ${index.where}` : ''
         if (!postgres) {
-          await db.rawQuery(`CREATE INDEX IF NOT EXISTS ${index.name} ON orders (${index.columns})${where}`)
+          await db.rawQuery(
+            `CREATE INDEX IF NOT EXISTS ${index.name} ON orders (${index.columns})${where}`
+          )
           continue
         }
         const existing = await db.rawQuery(
@@ -58,7 +60,9 @@ export default class extends BaseSchema {
         const row = existing.rows[0] as { valid: boolean } | undefined
         if (row?.valid) continue
         if (row) await db.rawQuery(`DROP INDEX CONCURRENTLY IF EXISTS ${index.name}`)
-        await db.rawQuery(`CREATE INDEX CONCURRENTLY ${index.name} ON orders (${index.columns})${where}`)
+        await db.rawQuery(
+          `CREATE INDEX CONCURRENTLY ${index.name} ON orders (${index.columns})${where}`
+        )
       }
     })
   }

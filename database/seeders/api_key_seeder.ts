@@ -13,7 +13,8 @@ export const DEFAULT_PID = '1000'
 export default class ApiKeySeeder extends InstallationSeeder {
   async run() {
     const fromEnv = env.get('INITIAL_API_SECRET')
-    const secret = fromEnv && fromEnv.trim() !== '' ? fromEnv.trim() : randomBytes(32).toString('hex')
+    const secret =
+      fromEnv && fromEnv.trim() !== '' ? fromEnv.trim() : randomBytes(32).toString('hex')
     const now = Date.now()
     const { inserted } = await insertUnlessPresent(
       this.client,

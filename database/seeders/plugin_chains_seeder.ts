@@ -12,7 +12,9 @@ export default class PluginChainsSeeder extends InstallationSeeder {
     for (const [index, chain] of pluginRegistry.seedChains().entries()) {
       const family = chainRegistry.find(chain.family)
       if (!family) {
-        this.print(`Skipped the chain ${chain.network}: no enabled plugin brings the family "${chain.family}".`)
+        this.print(
+          `Skipped the chain ${chain.network}: no enabled plugin brings the family "${chain.family}".`
+        )
         continue
       }
       await this.client

@@ -8,7 +8,10 @@ import { ErrorCode } from '#exceptions/error_codes'
 import { withoutEmpty } from '#support/request_params'
 import { CompatParams } from '#plugins/compat/compat_params'
 import { compatSigning } from '#plugins/compat/compat_order_creation'
-import { compatOrderListValidator, compatOrderQueryValidator } from '#plugins/compat/compat_validator'
+import {
+  compatOrderListValidator,
+  compatOrderQueryValidator,
+} from '#plugins/compat/compat_validator'
 import compatOrderQuery, { presentEpayOrder } from '#plugins/compat/compat_order_query'
 import { answerEpay, refuseEpay, type EpayAnswer } from '#plugins/compat/epay_answer'
 
@@ -47,7 +50,10 @@ export default class CompatApiController {
         default:
           return answerEpay(ctx, {
             code: -1,
-            msg: act === '' ? `The act field is required (${ACTS})` : `Unknown act "${act.slice(0, 32)}": this gateway answers ${ACTS}`,
+            msg:
+              act === ''
+                ? `The act field is required (${ACTS})`
+                : `Unknown act "${act.slice(0, 32)}": this gateway answers ${ACTS}`,
           })
       }
     } catch (error) {
@@ -65,7 +71,9 @@ export default class CompatApiController {
 
   async #orders(ctx: HttpContext, params: CompatParams): Promise<EpayAnswer> {
     const apiKey = await this.#authenticate(ctx, params)
-    const { limit = 20, page = 1 } = await compatOrderListValidator.validate(withoutEmpty(params.texts()))
+    const { limit = 20, page = 1 } = await compatOrderListValidator.validate(
+      withoutEmpty(params.texts())
+    )
     const orders = await compatOrderQuery.page(apiKey.pid, page, limit)
     return { code: 1, msg: 'success', count: orders.length, data: orders.map(presentEpayOrder) }
   }
@@ -83,14 +91,19 @@ export default class CompatApiController {
       const key = params.text('key')
       if (!key) {
         if (params.text('pid') && !params.text('sign')) {
-          throw BusinessError.parameter("The key field is required: the secret_key of the pid's API key (or sign the request)")
+          throw BusinessError.parameter(
+            "The key field is required: the secret_key of the pid's API key (or sign the request)"
+          )
         }
         return merchantAuth.authenticate(params.texts(), ctx.request.ip(), compatSigning(params))
       }
       // A secret has no spaces: a space is a "+" that an SDK put unencoded in the query.
       const given = { pid: params.text('pid'), key_digest: sha256Hex(key.replaceAll(' ', '+')) }
       try {
-        return await merchantAuth.authenticate(given, ctx.request.ip(), { field: 'key_digest', expected: sha256Hex })
+        return await merchantAuth.authenticate(given, ctx.request.ip(), {
+          field: 'key_digest',
+          expected: sha256Hex,
+        })
       } catch (error) {
         if (error instanceof BusinessError && error.businessCode === ErrorCode.SIGNATURE) {
           throw BusinessError.signature(API_AUTH_FAILED_MESSAGE)

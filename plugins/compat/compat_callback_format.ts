@@ -15,7 +15,12 @@ export class CompatCallbackFormat implements CallbackFormat {
   readonly paymentType = 'Compat'
 
   build(order: Order, apiKey: ApiKey): CallbackRequest {
-    return { method: 'GET', url: withQuery(order.notifyUrl, this.signedParams(order, apiKey)), headers: {}, body: null }
+    return {
+      method: 'GET',
+      url: withQuery(order.notifyUrl, this.signedParams(order, apiKey)),
+      headers: {},
+      body: null,
+    }
   }
 
   returnUrl(order: Order, apiKey: ApiKey): string {
@@ -33,7 +38,11 @@ export class CompatCallbackFormat implements CallbackFormat {
       money: epayMoney(order.amount),
       trade_status: 'TRADE_SUCCESS',
     }
-    return new URLSearchParams({ ...params, sign: compatSignature(params, apiKey.signingSecret()), sign_type: 'MD5' })
+    return new URLSearchParams({
+      ...params,
+      sign: compatSignature(params, apiKey.signingSecret()),
+      sign_type: 'MD5',
+    })
   }
 }
 

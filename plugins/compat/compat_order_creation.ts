@@ -31,11 +31,16 @@ export function compatSigning(params: CompatParams) {
  * pid (failed signatures per client IP), then the fields, the token and
  * network resolution, the order.
  */
-export async function createCompatOrder(ctx: HttpContext, params: CompatParams): Promise<CreatedOrder> {
+export async function createCompatOrder(
+  ctx: HttpContext,
+  params: CompatParams
+): Promise<CreatedOrder> {
   const apiKey = await requestLimits.authenticateCreate(ctx, () =>
     merchantAuth.authenticate(params.texts(), ctx.request.ip(), compatSigning(params))
   )
-  const fields = await ctx.request.validateUsing(compatOrderValidator, { data: withoutEmpty(params.texts()) })
+  const fields = await ctx.request.validateUsing(compatOrderValidator, {
+    data: withoutEmpty(params.texts()),
+  })
   const target = await resolveCompatTarget(fields)
 
   return orderService.create({

@@ -16,7 +16,11 @@ export class CompatOrderQuery {
       if (!order || order.parentId === null) return order
       return Order.query().where('id', order.parentId).where('pid', pid).first()
     }
-    return Order.query().where('pid', pid).where('order_id', by.out_trade_no!).whereNull('parent_id').first()
+    return Order.query()
+      .where('pid', pid)
+      .where('order_id', by.out_trade_no!)
+      .whereNull('parent_id')
+      .first()
   }
 
   /** The pid's orders, newest first, `limit` per page (EPay's act=orders). */

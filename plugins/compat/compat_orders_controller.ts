@@ -32,10 +32,14 @@ export default class CompatOrdersController {
   async mapi(ctx: HttpContext) {
     try {
       if (ctx.request.method() !== 'POST') {
-        return answerEpay(ctx, { code: -1, msg: 'mapi.php takes a POST with form fields (EPay API mode)' })
+        return answerEpay(ctx, {
+          code: -1,
+          msg: 'mapi.php takes a POST with form fields (EPay API mode)',
+        })
       }
       const created = await createCompatOrder(ctx, CompatParams.read(ctx))
-      const qrcode = created.status === OrderStatus.WAITING ? await this.#walletUri(ctx, created.tradeId) : null
+      const qrcode =
+        created.status === OrderStatus.WAITING ? await this.#walletUri(ctx, created.tradeId) : null
       return answerEpay(ctx, {
         code: 1,
         msg: 'success',
@@ -58,7 +62,10 @@ export default class CompatOrdersController {
     try {
       return await paymentUriOf(await Order.findByOrFail('trade_id', tradeId))
     } catch (error) {
-      ctx.logger.warn({ err: error, trade_id: tradeId }, 'mapi.php: no wallet URI for the order; answered the cashier link only')
+      ctx.logger.warn(
+        { err: error, trade_id: tradeId },
+        'mapi.php: no wallet URI for the order; answered the cashier link only'
+      )
       return null
     }
   }

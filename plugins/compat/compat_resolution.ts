@@ -42,7 +42,8 @@ export async function resolveCompatTarget(fields: {
       `token and network must both be known or both be empty (token: ${token ?? 'none'}, network: ${network ?? 'none'})`
     )
   }
-  const currency = fields.currency || (await compatSettings.get('compat.default_currency')).toUpperCase() || 'CNY'
+  const currency =
+    fields.currency || (await compatSettings.get('compat.default_currency')).toUpperCase() || 'CNY'
   return { token, network, currency }
 }
 

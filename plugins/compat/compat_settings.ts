@@ -10,14 +10,22 @@ export const COMPAT_SETTINGS = {
     lowerCase: true,
     pattern: /^[a-z]{3,10}$/,
   }),
-  'compat.default_token': stringSetting('', 'Token of compat orders that name none (empty: payer chooses)', {
-    lowerCase: true,
-    pattern: SYMBOL,
-  }),
-  'compat.default_network': stringSetting('', 'Network of compat orders that name none (empty: payer chooses)', {
-    lowerCase: true,
-    pattern: NETWORK,
-  }),
+  'compat.default_token': stringSetting(
+    '',
+    'Token of compat orders that name none (empty: payer chooses)',
+    {
+      lowerCase: true,
+      pattern: SYMBOL,
+    }
+  ),
+  'compat.default_network': stringSetting(
+    '',
+    'Network of compat orders that name none (empty: payer chooses)',
+    {
+      lowerCase: true,
+      pattern: NETWORK,
+    }
+  ),
 }
 
 export const compatSettings = pluginSettings(COMPAT_SETTINGS)

@@ -12,7 +12,9 @@ import {
 /** Field rules of the compat submit.php (after the MD5 signature passed). */
 export const compatOrderValidator = vine.create({
   pid: vine.string().maxLength(32),
-  money: vine.string().use(fiatAmountRule({ min: '0.01', max: '10000000000', maxFractionDigits: 4 })),
+  money: vine
+    .string()
+    .use(fiatAmountRule({ min: '0.01', max: '10000000000', maxFractionDigits: 4 })),
   out_trade_no: merchantOrderIdField(),
   notify_url: httpUrl(),
   return_url: httpUrl().optional(),

@@ -33,11 +33,15 @@ function refusalMessage(ctx: HttpContext, error: unknown): string {
     return first?.message ?? 'Parameter error'
   }
   if (error instanceof limiterErrors.E_TOO_MANY_REQUESTS) {
-    for (const [name, value] of Object.entries(error.getDefaultHeaders())) ctx.response.header(name, value)
+    for (const [name, value] of Object.entries(error.getDefaultHeaders()))
+      ctx.response.header(name, value)
     return `Too many requests: try again in ${error.response.availableIn} seconds`
   }
   if (isDatabaseUnavailable(error)) {
-    ctx.logger.warn({ err: { message: (error as Error).message } }, 'database unavailable: compat answered code -1')
+    ctx.logger.warn(
+      { err: { message: (error as Error).message } },
+      'database unavailable: compat answered code -1'
+    )
     ctx.response.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
     return DATABASE_UNAVAILABLE_MESSAGE
   }

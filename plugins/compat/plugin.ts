@@ -18,16 +18,32 @@ export default definePlugin({
   routes: {
     define({ router }) {
       // Limited per merchant (pid) in the controllers, once authenticated.
-      router.route('/order/create-transaction/submit.php', ['GET', 'POST'], [CompatOrdersController, 'submit'])
+      router.route(
+        '/order/create-transaction/submit.php',
+        ['GET', 'POST'],
+        [CompatOrdersController, 'submit']
+      )
       // EPay JSON: every outcome is an answer with a code, a GET to mapi.php too.
-      router.route('/order/create-transaction/mapi.php', ['GET', 'POST'], [CompatOrdersController, 'mapi'])
-      router.route('/order/create-transaction/api.php', ['GET', 'POST'], [CompatApiController, 'handle'])
+      router.route(
+        '/order/create-transaction/mapi.php',
+        ['GET', 'POST'],
+        [CompatOrdersController, 'mapi']
+      )
+      router.route(
+        '/order/create-transaction/api.php',
+        ['GET', 'POST'],
+        [CompatApiController, 'handle']
+      )
     },
   },
   settings: COMPAT_SETTINGS,
   // The spec: a new installation seeds only the currency; token and network stay empty.
   seed: {
-    settings: { 'compat.default_currency': 'cny', 'compat.default_token': '', 'compat.default_network': '' },
+    settings: {
+      'compat.default_currency': 'cny',
+      'compat.default_token': '',
+      'compat.default_network': '',
+    },
   },
   configSections: {
     compat: async () => ({

@@ -2,7 +2,9 @@ import { getAddress, parseAbiItem, type Log } from 'viem'
 import type Token from '#models/token'
 
 /** The ERC-20 Transfer event (topic0 ddf252ad…). */
-export const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)')
+export const TRANSFER_EVENT = parseAbiItem(
+  'event Transfer(address indexed from, address indexed to, uint256 value)'
+)
 
 export type TransferLog = Log<bigint, number, false, typeof TRANSFER_EVENT, true>
 

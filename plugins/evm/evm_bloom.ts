@@ -40,7 +40,8 @@ export class BloomQuery {
   mayHold(logsBloom: Hex): boolean {
     const bloom = hexToBytes(logsBloom)
     if (bloom.length !== BLOOM_BYTES) return true // unreadable: assume it may (the caller then asks precisely)
-    const has = (bits: [number, number][]) => bits.every(([index, mask]) => (bloom[index] & mask) !== 0)
+    const has = (bits: [number, number][]) =>
+      bits.every(([index, mask]) => (bloom[index] & mask) !== 0)
     return has(this.#topic) && this.#contracts.some(has) && this.#recipients.some(has)
   }
 }

@@ -17,7 +17,10 @@ const TIERS: { host: RegExp; budget: RpcBudget }[] = [
   // 75 CU, the heaviest call a scan sends. The cap is monthly, not daily.
   { host: /(^|\.)alchemy\.com$/, budget: { perSecond: 6, perDay: null } },
   // BNB Chain's public dataseed endpoints: 10,000 requests per 5 minutes.
-  { host: /^bsc-(testnet-)?dataseed[\w-]*\.(bnbchain|binance|defibit|ninicoin|nariox)\.(org|io)$/, budget: { perSecond: 30, perDay: null } },
+  {
+    host: /^bsc-(testnet-)?dataseed[\w-]*\.(bnbchain|binance|defibit|ninicoin|nariox)\.(org|io)$/,
+    budget: { perSecond: 30, perDay: null },
+  },
   // dRPC's free public nodes: 40 eth_call/s at the lowest per-IP limit.
   { host: /(^|\.)drpc\.org$/, budget: { perSecond: 40, perDay: null } },
 ]
@@ -52,7 +55,12 @@ export function evmRpcBudget(url: string): RpcBudget | null {
  * nothing. Each payment costs a receipt more, and a block whose bloom
  * wrongly says "maybe" one eth_getLogs by hash: not counted.
  */
-export function evmRequestsPerDay(chain: Chain, addresses: number, tokens: number, balanceCheckMinutes = 10): number {
+export function evmRequestsPerDay(
+  chain: Chain,
+  addresses: number,
+  tokens: number,
+  balanceCheckMinutes = 10
+): number {
   if (addresses === 0 || tokens === 0) return 0
   const interval = Math.max(1, chain.scanIntervalSeconds)
   const options = evmOptions(chain)
@@ -63,6 +71,7 @@ export function evmRequestsPerDay(chain: Chain, addresses: number, tokens: numbe
   const native = window ? blocks + 1 : 0
   const traces = options.traces === 'debug' || options.traces === 'parity' ? blocks : 0
   const perRun = 1 + blocks + logs + native + traces
-  const readings = balanceCheckMinutes > 0 ? Math.ceil(1440 / balanceCheckMinutes) * addresses * tokens : 0
+  const readings =
+    balanceCheckMinutes > 0 ? Math.ceil(1440 / balanceCheckMinutes) * addresses * tokens : 0
   return Math.ceil((86_400 / interval) * perRun) + readings
 }

@@ -29,7 +29,9 @@ const MAX_BATCH = 50
 
 function batchSizeFor(rpc: RpcPool, url: string) {
   const perSecond = rpc.budget(url)?.perSecond
-  return perSecond && Number.isFinite(perSecond) ? Math.max(1, Math.min(MAX_BATCH, Math.floor(perSecond / 2))) : MAX_BATCH
+  return perSecond && Number.isFinite(perSecond)
+    ? Math.max(1, Math.min(MAX_BATCH, Math.floor(perSecond / 2)))
+    : MAX_BATCH
 }
 
 export function evmClient(rpc: RpcPool, url: string): PublicClient {
@@ -51,7 +53,13 @@ export function evmClient(rpc: RpcPool, url: string): PublicClient {
         // the provider's whole bucket is refused as soon as a request
         // before it arrives a little late.
         batch: { batchSize: batchSizeFor(rpc, url), wait: 0 },
-        fetchFn: (input, init) => rpc.fetch(url, init ?? {}, input instanceof Request ? input.url : input, callsIn(init?.body)),
+        fetchFn: (input, init) =>
+          rpc.fetch(
+            url,
+            init ?? {},
+            input instanceof Request ? input.url : input,
+            callsIn(init?.body)
+          ),
       }),
     }) as PublicClient
     byUrl.set(url, client)

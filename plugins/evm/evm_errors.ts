@@ -53,8 +53,10 @@ const RANGE =
   /block range|blocks? range|range (is )?too (large|wide|big)|max(imum)? block range|limited to a [\d,.]+k? ?(block )?range|up to a [\d,.]+k? block range|query returned more than|more than [\d,]+ results|response size|too many (results|logs|blocks)|returned too many|range limit|range should work|exceeds? (the )?range/i
 const RATE =
   /rate limit|too many requests|request rate|requests? per second|limit exceeded|exceeded.*(rate|requests|capacity|throughput|compute units|quota)|throttl|slow down|capacity exceeded|over rate/i
-const MISSING = /unknown block|header not found|block not found|missing trie node|not found.*block|block.*not found|no such block|required historical state/i
-const UNSUPPORTED = /method not found|method .* (does not exist|is not available|not supported)|not supported|unsupported method|not whitelisted|not allowed|disabled/i
+const MISSING =
+  /unknown block|header not found|block not found|missing trie node|not found.*block|block.*not found|no such block|required historical state/i
+const UNSUPPORTED =
+  /method not found|method .* (does not exist|is not available|not supported)|not supported|unsupported method|not whitelisted|not allowed|disabled/i
 
 /** The JSON-RPC error an HTTP error body carries (a batch: the first call's), or null. */
 function bodyRefusal(body: string): Refusal | null {
@@ -63,7 +65,10 @@ function bodyRefusal(body: string): Refusal | null {
     const first = Array.isArray(parsed) ? parsed.find((entry) => entry?.error) : parsed
     const error = (first as { error?: { code?: unknown; message?: unknown } } | null)?.error
     if (!error) return null
-    return { code: typeof error.code === 'number' ? error.code : null, message: String(error.message ?? '') }
+    return {
+      code: typeof error.code === 'number' ? error.code : null,
+      message: String(error.message ?? ''),
+    }
   } catch {
     return body.trim() ? { code: null, message: body.slice(0, 500) } : null
   }
@@ -129,16 +134,23 @@ export function classifyEvmError(error: unknown): unknown {
   if (budget) return budget
   const http = findCause(error, RpcHttpError)
   const refusal = http ? bodyRefusal(http.body) : viemRefusal(error)
-  if (http && (http.status === 429 || http.status === 402 || http.status >= 500) && !(refusal && RANGE.test(refusal.message))) {
+  if (
+    http &&
+    (http.status === 429 || http.status === 402 || http.status >= 500) &&
+    !(refusal && RANGE.test(refusal.message))
+  ) {
     return http
   }
   if (!refusal) return http ?? error
   const words = refusal.message
   const where = http ? `HTTP ${http.status}, ` : ''
   const text = `${where}JSON-RPC ${refusal.code ?? '?'}: ${words}`
-  if (RANGE.test(words) || refusal.code === -32614) return new LogRangeRefusedError(text, suggestedWidth(words))
+  if (RANGE.test(words) || refusal.code === -32614)
+    return new LogRangeRefusedError(text, suggestedWidth(words))
   if (RATE.test(words) || refusal.code === -32016 || refusal.code === -32029) {
-    return new RpcHttpError(`rate limited (${text})`, 429, http?.retryAfterMs ?? null, { body: http?.body ?? words })
+    return new RpcHttpError(`rate limited (${text})`, 429, http?.retryAfterMs ?? null, {
+      body: http?.body ?? words,
+    })
   }
   // -32001: EIP-1474's "resource not found" (anvil's answer for a block hash it does not have).
   if (MISSING.test(words) || refusal.code === -32001) return new MissingBlockError(text)

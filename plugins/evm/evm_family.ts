@@ -30,7 +30,9 @@ export class EvmFamily implements ChainFamily {
   normalizeAddress(address: string): string {
     const value = address.trim()
     if (!/^0x[0-9a-fA-F]{40}$/.test(value)) {
-      throw new InvalidAddressError(`"${address}" is not an EVM address: expected ${this.addressFormat}`)
+      throw new InvalidAddressError(
+        `"${address}" is not an EVM address: expected ${this.addressFormat}`
+      )
     }
     // Mixed case carries an EIP-55 checksum: a wrong one means a typo.
     if (!isAddress(value, { strict: true })) {
@@ -62,7 +64,12 @@ export class EvmFamily implements ChainFamily {
     return evmRpcBudget(url)
   }
 
-  requestsPerDay(chain: Chain, addresses: number, tokens: number, balanceCheckMinutes?: number): number {
+  requestsPerDay(
+    chain: Chain,
+    addresses: number,
+    tokens: number,
+    balanceCheckMinutes?: number
+  ): number {
     return evmRequestsPerDay(chain, addresses, tokens, balanceCheckMinutes)
   }
 

@@ -44,7 +44,10 @@ export async function watchEvmHeads(chain: Chain, handlers: HeadHandlers): Promi
     await Promise.race([
       client.transport.getRpcClient(),
       new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`the WebSocket did not open within ${OPEN_TIMEOUT_MS / 1000} s`)), OPEN_TIMEOUT_MS)
+        timer = setTimeout(
+          () => reject(new Error(`the WebSocket did not open within ${OPEN_TIMEOUT_MS / 1000} s`)),
+          OPEN_TIMEOUT_MS
+        )
       }),
     ])
   } catch (error) {

@@ -42,7 +42,9 @@ function integer(name: keyof typeof LIMITS, value: unknown): number {
   const parsed = /^\d+$/.test(text) ? Number(text) : Number.NaN
   const { min, max } = LIMITS[name]
   if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
-    throw new InvalidOptionsError(`EVM option ${name} must be a whole number from ${min} to ${max}, not "${text}"`)
+    throw new InvalidOptionsError(
+      `EVM option ${name} must be a whole number from ${min} to ${max}, not "${text}"`
+    )
   }
   return parsed
 }
@@ -50,7 +52,9 @@ function integer(name: keyof typeof LIMITS, value: unknown): number {
 function traceMode(value: unknown): TraceMode {
   const text = String(value).trim().toLowerCase()
   if (!(TRACE_MODES as readonly string[]).includes(text)) {
-    throw new InvalidOptionsError(`EVM option traces must be one of ${TRACE_MODES.join(', ')}, not "${String(value).trim()}"`)
+    throw new InvalidOptionsError(
+      `EVM option traces must be one of ${TRACE_MODES.join(', ')}, not "${String(value).trim()}"`
+    )
   }
   return text as TraceMode
 }
@@ -64,7 +68,9 @@ export function validateEvmOptions(options: Record<string, unknown>): Record<str
       continue
     }
     if (!(name in LIMITS)) {
-      throw new InvalidOptionsError(`Unknown EVM option "${name}"; EVM options: ${NAMES.join(', ')}`)
+      throw new InvalidOptionsError(
+        `Unknown EVM option "${name}"; EVM options: ${NAMES.join(', ')}`
+      )
     }
     normalised[name] = integer(name as keyof typeof LIMITS, value)
   }
@@ -78,6 +84,8 @@ export function evmOptions(chain: Chain): EvmOptions {
     chainId: typeof options.chainId === 'number' ? options.chainId : undefined,
     blockRange: typeof options.blockRange === 'number' ? options.blockRange : DEFAULT_BLOCK_RANGE,
     reorgDepth: typeof options.reorgDepth === 'number' ? options.reorgDepth : DEFAULT_REORG_DEPTH,
-    traces: (TRACE_MODES as readonly unknown[]).includes(options.traces) ? (options.traces as TraceMode) : null,
+    traces: (TRACE_MODES as readonly unknown[]).includes(options.traces)
+      ? (options.traces as TraceMode)
+      : null,
   }
 }

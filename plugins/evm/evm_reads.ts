@@ -16,7 +16,8 @@ import { addressTopic } from '#plugins/evm/evm_bloom'
 export const BLOCK_BATCH = 50
 
 /** keccak256("Transfer(address,address,uint256)"). */
-export const TRANSFER_TOPIC: Hex = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
+export const TRANSFER_TOPIC: Hex =
+  '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
 
 /** One RPC call through the chain's failover pool; the work learns the endpoint it runs on. */
 export type Call = <T>(work: (client: PublicClient, url: string) => Promise<T>) => Promise<T>
@@ -44,7 +45,13 @@ export type RawLog = {
   removed?: boolean
 }
 
-export type RawReceipt = { transactionHash: Hex; blockHash: Hex; blockNumber: Hex; status: Hex; logs: RawLog[] }
+export type RawReceipt = {
+  transactionHash: Hex
+  blockHash: Hex
+  blockNumber: Hex
+  status: Hex
+  logs: RawLog[]
+}
 
 /** A Transfer log read: recipient (EIP-55), value, where it is. */
 export type TransferEvent = {
@@ -67,17 +74,32 @@ function request<T>(client: PublicClient, method: string, params: unknown[]): Pr
  * node of a load-balanced endpoint) is MissingBlockError: asked again, never
  * skipped.
  */
-export async function readBlocks(call: Call, numbers: bigint[], full: boolean): Promise<Map<bigint, RawBlock>> {
+export async function readBlocks(
+  call: Call,
+  numbers: bigint[],
+  full: boolean
+): Promise<Map<bigint, RawBlock>> {
   const blocks = new Map<bigint, RawBlock>()
   for (let start = 0; start < numbers.length; start += BLOCK_BATCH) {
     const batch = numbers.slice(start, start + BLOCK_BATCH)
     const answers = await call((client) =>
-      Promise.all(batch.map((number) => request<RawBlock | null>(client, 'eth_getBlockByNumber', [toHex(number), full])))
+      Promise.all(
+        batch.map((number) =>
+          request<RawBlock | null>(client, 'eth_getBlockByNumber', [toHex(number), full])
+        )
+      )
     )
     answers.forEach((block, index) => {
-      if (!block || !block.hash) throw new MissingBlockError(`the node does not have block ${batch[index]} yet`, batch[index])
+      if (!block || !block.hash)
+        throw new MissingBlockError(
+          `the node does not have block ${batch[index]} yet`,
+          batch[index]
+        )
       if (BigInt(block.number) !== batch[index]) {
-        throw new MissingBlockError(`the node answered block ${BigInt(block.number)} for block ${batch[index]}`, batch[index])
+        throw new MissingBlockError(
+          `the node answered block ${BigInt(block.number)} for block ${batch[index]}`,
+          batch[index]
+        )
       }
       blocks.set(batch[index], block)
     })
@@ -146,14 +168,19 @@ export async function transferLogs(
       for (;;) {
         const end = min(to, start + width - 1n)
         try {
-          const found = await request<RawLog[]>(client, 'eth_getLogs', [{ ...filter, fromBlock: toHex(start), toBlock: toHex(end) }])
+          const found = await request<RawLog[]>(client, 'eth_getLogs', [
+            { ...filter, fromBlock: toHex(start), toBlock: toHex(end) },
+          ])
           return { logs: found ?? [], end }
         } catch (raw) {
           const error = classifyEvmError(raw)
           if (!(error instanceof LogRangeRefusedError)) throw error
           const asked = end - start + 1n
           if (asked <= 1n) throw error
-          const suggested = error.width !== null && BigInt(error.width) < asked ? BigInt(error.width) : (asked + 1n) / 2n
+          const suggested =
+            error.width !== null && BigInt(error.width) < asked
+              ? BigInt(error.width)
+              : (asked + 1n) / 2n
           width = suggested < 1n ? 1n : suggested
           rpc.rememberLogRange(url, Number(width))
         }
@@ -170,9 +197,18 @@ export async function transferLogs(
  * does not have that very block answers an error ("unknown block"), never
  * an empty list, so an empty answer here is true.
  */
-export async function transferLogsOfBlock(call: Call, tokens: Token[], addresses: string[], blockHash: Hex): Promise<RawLog[]> {
+export async function transferLogsOfBlock(
+  call: Call,
+  tokens: Token[],
+  addresses: string[],
+  blockHash: Hex
+): Promise<RawLog[]> {
   const filter = transferFilter(tokens, addresses)
-  return (await call((client) => request<RawLog[]>(client, 'eth_getLogs', [{ ...filter, blockHash }]))) ?? []
+  return (
+    (await call((client) =>
+      request<RawLog[]>(client, 'eth_getLogs', [{ ...filter, blockHash }])
+    )) ?? []
+  )
 }
 
 /**
@@ -183,17 +219,25 @@ export async function transferLogsOfBlock(call: Call, tokens: Token[], addresses
  * block's, and so its payments stay the same transfers. One receipt per
  * transaction (batched); each must be of the block the log was read from.
  */
-export async function transactionLogPositions(call: Call, events: TransferEvent[]): Promise<Map<string, string>> {
+export async function transactionLogPositions(
+  call: Call,
+  events: TransferEvent[]
+): Promise<Map<string, string>> {
   const hashes = [...new Set(events.map((event) => event.transactionHash))]
   const receipts = await readReceipts(call, hashes)
   const positions = new Map<string, string>()
   for (const event of events) {
     const receipt = receipts.get(event.transactionHash)!
     if (receipt.blockHash.toLowerCase() !== event.blockHash) {
-      throw new MissingBlockError(`the receipt of ${event.transactionHash} is of block ${receipt.blockHash}, its log of ${event.blockHash}`)
+      throw new MissingBlockError(
+        `the receipt of ${event.transactionHash} is of block ${receipt.blockHash}, its log of ${event.blockHash}`
+      )
     }
     const rank = receipt.logs.findIndex((log) => BigInt(log.logIndex) === BigInt(event.logIndex))
-    if (rank === -1) throw new MissingBlockError(`the receipt of ${event.transactionHash} lacks its log ${event.logIndex}`)
+    if (rank === -1)
+      throw new MissingBlockError(
+        `the receipt of ${event.transactionHash} lacks its log ${event.logIndex}`
+      )
     positions.set(logKey(event), `log:${rank}`)
   }
   return positions
@@ -210,7 +254,9 @@ export async function readReceipts(call: Call, hashes: Hex[]): Promise<Map<Hex, 
   for (let start = 0; start < hashes.length; start += BLOCK_BATCH) {
     const batch = hashes.slice(start, start + BLOCK_BATCH)
     const answers = await call((client) =>
-      Promise.all(batch.map((hash) => request<RawReceipt | null>(client, 'eth_getTransactionReceipt', [hash])))
+      Promise.all(
+        batch.map((hash) => request<RawReceipt | null>(client, 'eth_getTransactionReceipt', [hash]))
+      )
     )
     answers.forEach((receipt, index) => {
       if (!receipt) throw new MissingBlockError(`the node has no receipt of ${batch[index]} yet`)

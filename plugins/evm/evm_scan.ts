@@ -1,13 +1,24 @@
 import logger from '@adonisjs/core/services/logger'
 import { encodeFunctionData, erc20Abi, type Hex, type PublicClient } from 'viem'
-import type { BalanceReading, ObservedTransfer, ScanContext, ScanResult, SeenAmount } from '#chains/chain_family'
+import type {
+  BalanceReading,
+  ObservedTransfer,
+  ScanContext,
+  ScanResult,
+  SeenAmount,
+} from '#chains/chain_family'
 import { RpcAnswerError, RpcUnavailableError } from '#chains/rpc_pool'
 import { evmCall } from '#plugins/evm/evm_client'
 import { evmOptions } from '#plugins/evm/evm_options'
 import { MissingBlockError } from '#plugins/evm/evm_errors'
 import { fromBaseUnits } from '#support/money'
 import { min, readBlocks, readHead, type Call } from '#plugins/evm/evm_reads'
-import { InconsistentAnswerError, ParentMismatchError, readSegment, type SegmentContext } from '#plugins/evm/evm_segment'
+import {
+  InconsistentAnswerError,
+  ParentMismatchError,
+  readSegment,
+  type SegmentContext,
+} from '#plugins/evm/evm_segment'
 import { unconfirmedEvm } from '#plugins/evm/evm_unconfirmed'
 import { isOwnNode } from '#chains/chain_rpc'
 
@@ -71,7 +82,8 @@ async function consistently<T>(
       return await read()
     } catch (error) {
       if (passOn(error)) throw error
-      if (!(error instanceof MissingBlockError || error instanceof InconsistentAnswerError)) throw error
+      if (!(error instanceof MissingBlockError || error instanceof InconsistentAnswerError))
+        throw error
       if (error instanceof RpcAnswerError) context.rpc.doubt(error.endpoint)
       if (attempt >= RETRY_WAITS_MS.length) {
         throw new StillInconsistentError(
@@ -121,13 +133,17 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
     parent = previous.hash as Hex
     recent = previous.recent ?? [short(previous.hash)]
   } else {
-    from = await consistently(context, 'finding the first block to scan', () => firstBlockAt(call, head, context.startTime))
+    from = await consistently(context, 'finding the first block to scan', () =>
+      firstBlockAt(call, head, context.startTime)
+    )
     parent = null
     recent = []
   }
 
   if (safe < from) {
-    const cursor = previous ?? (await consistently(context, 'reading the start block', () => cursorAt(call, from - 1n)))
+    const cursor =
+      previous ??
+      (await consistently(context, 'reading the start block', () => cursorAt(call, from - 1n)))
     return {
       transfers: [],
       unconfirmed: await unconfirmedOf(call, context, safe, head),
@@ -141,20 +157,25 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
 
   const to = min(safe, from + BigInt(context.maxBlocksPerScan) - 1n)
   const segmentBlocks = min(SEGMENT_BLOCKS, BigInt(options.blockRange))
-  const traces = options.traces ?? (rpc.urls.length > 0 && rpc.urls.every(isOwnNode) ? 'auto' : 'off')
+  const traces =
+    options.traces ?? (rpc.urls.length > 0 && rpc.urls.every(isOwnNode) ? 'auto' : 'off')
   const segment: SegmentContext = {
     context,
     call,
     head,
     blockRange: options.blockRange,
     traces,
-    tracesOffered: { value: traces !== 'off' && context.tokens.some((token) => token.contract === null) },
+    tracesOffered: {
+      value: traces !== 'off' && context.tokens.some((token) => token.contract === null),
+    },
   }
   const transfers: ObservedTransfer[] = []
   const seen: SeenAmount[] = []
   let dust = 0
   let reorg: ScanResult['reorg']
-  let done: { block: bigint; hash: Hex } | null = previous ? { block: BigInt(previous.block), hash: previous.hash as Hex } : null
+  let done: { block: bigint; hash: Hex } | null = previous
+    ? { block: BigInt(previous.block), hash: previous.hash as Hex }
+    : null
 
   /** Takes a segment's reading in: its payments, and the cursor moves over it. */
   const keep = (reading: Awaited<ReturnType<typeof readSegment>>) => {
@@ -162,7 +183,8 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
     seen.push(...reading.seen)
     dust += reading.dust
     for (const entry of reading.hashes) recent.push(short(entry.hash))
-    if (recent.length > options.reorgDepth) recent = recent.slice(recent.length - options.reorgDepth)
+    if (recent.length > options.reorgDepth)
+      recent = recent.slice(recent.length - options.reorgDepth)
     const last = reading.hashes.at(-1)!
     done = { block: last.number, hash: last.hash }
     parent = last.hash
@@ -185,11 +207,18 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
           (error) => afterCursor && error instanceof ParentMismatchError
         )
       } catch (error) {
-        if (error instanceof StillInconsistentError && error.missing !== undefined && error.missing > start && error.missing <= end) {
+        if (
+          error instanceof StillInconsistentError &&
+          error.missing !== undefined &&
+          error.missing > start &&
+          error.missing <= end
+        ) {
           // The node has the blocks below the one it lacks: those are read (and kept) now, the rest waits.
           end = error.missing - 1n
           const shortened = end
-          reading = await consistently(context, `blocks ${start}–${shortened}`, () => readSegment(segment, start, shortened, parent))
+          reading = await consistently(context, `blocks ${start}–${shortened}`, () =>
+            readSegment(segment, start, shortened, parent)
+          )
           keep(reading)
           throw error
         }
@@ -205,11 +234,16 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
         }
         reorg = { ancestor: ancestor.block.toString(), replacedUpTo: done.block.toString() }
         logger.warn(
-          { network: context.chain.network, ancestor: reorg.ancestor, replacedUpTo: reorg.replacedUpTo },
+          {
+            network: context.chain.network,
+            ancestor: reorg.ancestor,
+            replacedUpTo: reorg.replacedUpTo,
+          },
           'a reorganisation replaced scanned blocks; scanning again from the block both chains share'
         )
         recent = recent.slice(0, Math.max(0, recent.length - Number(done.block - ancestor.block)))
-        if (recent.length === 0 || recent.at(-1) !== short(ancestor.hash)) recent = [short(ancestor.hash)]
+        if (recent.length === 0 || recent.at(-1) !== short(ancestor.hash))
+          recent = [short(ancestor.hash)]
         done = { block: ancestor.block, hash: ancestor.hash }
         parent = ancestor.hash
         start = ancestor.block + 1n
@@ -220,7 +254,11 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
       start = end + 1n
     }
   } catch (error) {
-    if (!(error instanceof RpcUnavailableError || error instanceof StillInconsistentError || error instanceof MissingBlockError)) {
+    if (!(
+      error instanceof RpcUnavailableError ||
+      error instanceof StillInconsistentError ||
+      error instanceof MissingBlockError
+    )) {
       throw error
     }
     if (!done) throw error
@@ -257,8 +295,16 @@ export async function scanEvm(context: ScanContext): Promise<ScanResult> {
 function readCursor(raw: unknown): EvmCursor | null {
   if (!raw || typeof raw !== 'object') return null
   const cursor = raw as Partial<EvmCursor>
-  if (typeof cursor.block !== 'string' || !/^\d+$/.test(cursor.block) || typeof cursor.hash !== 'string') return null
-  const recent = Array.isArray(cursor.recent) && cursor.recent.every((entry) => typeof entry === 'string') ? cursor.recent : undefined
+  if (
+    typeof cursor.block !== 'string' ||
+    !/^\d+$/.test(cursor.block) ||
+    typeof cursor.hash !== 'string'
+  )
+    return null
+  const recent =
+    Array.isArray(cursor.recent) && cursor.recent.every((entry) => typeof entry === 'string')
+      ? cursor.recent
+      : undefined
   return { block: cursor.block, hash: cursor.hash, recent }
 }
 
@@ -297,7 +343,9 @@ async function commonAncestor(
     for (const number of numbers) {
       const block = blocks.get(number)!
       if (block.hash.toLowerCase() !== above.parentHash.toLowerCase()) {
-        throw new InconsistentAnswerError(`blocks ${number} and ${number + 1n} were read from different forks`)
+        throw new InconsistentAnswerError(
+          `blocks ${number} and ${number + 1n} were read from different forks`
+        )
       }
       if (number >= oldest && recent[Number(number - oldest)] === short(block.hash)) {
         return { block: number, hash: block.hash.toLowerCase() as Hex }
@@ -329,7 +377,10 @@ async function unconfirmedOf(call: Call, context: ScanContext, safe: bigint, hea
   try {
     return await unconfirmedEvm(call, context, safe, head)
   } catch (error) {
-    logger.warn({ network: context.chain.network, err: error }, 'unconfirmed EVM transfers could not be read')
+    logger.warn(
+      { network: context.chain.network, err: error },
+      'unconfirmed EVM transfers could not be read'
+    )
     return undefined
   }
 }
@@ -340,11 +391,17 @@ async function unconfirmedOf(call: Call, context: ScanContext, safe: bigint, hea
  * for another one. Only when the core asked (ScanContext.readBalances);
  * a failure leaves this run without readings (the next one tries again).
  */
-async function balancesOf(call: Call, context: ScanContext, cursor: EvmCursor): Promise<ScanResult['balances']> {
+async function balancesOf(
+  call: Call,
+  context: ScanContext,
+  cursor: EvmCursor
+): Promise<ScanResult['balances']> {
   if (!context.readBalances) return undefined
   try {
     const at = { blockHash: cursor.hash, requireCanonical: true }
-    const wanted = context.addresses.flatMap((address) => context.tokens.map((token) => ({ address, token })))
+    const wanted = context.addresses.flatMap((address) =>
+      context.tokens.map((token) => ({ address, token }))
+    )
     const readings: BalanceReading[] = []
     for (let index = 0; index < wanted.length; index += 50) {
       const batch = wanted.slice(index, index + 50)
@@ -356,7 +413,14 @@ async function balancesOf(call: Call, context: ScanContext, cursor: EvmCursor): 
               : client.request({
                   method: 'eth_call',
                   params: [
-                    { to: token.contract as Hex, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [address as Hex] }) },
+                    {
+                      to: token.contract as Hex,
+                      data: encodeFunctionData({
+                        abi: erc20Abi,
+                        functionName: 'balanceOf',
+                        args: [address as Hex],
+                      }),
+                    },
                     at as any,
                   ],
                 })
@@ -365,12 +429,19 @@ async function balancesOf(call: Call, context: ScanContext, cursor: EvmCursor): 
       )
       answers.forEach((answer, position) => {
         const { address, token } = batch[position]
-        readings.push({ address, contract: token.contract, amount: fromBaseUnits(BigInt(answer as Hex), token.decimals) })
+        readings.push({
+          address,
+          contract: token.contract,
+          amount: fromBaseUnits(BigInt(answer as Hex), token.decimals),
+        })
       })
     }
     return { height: cursor.block, readings }
   } catch (error) {
-    logger.warn({ network: context.chain.network, err: error }, 'EVM balances could not be read; the balance watch reads them next time')
+    logger.warn(
+      { network: context.chain.network, err: error },
+      'EVM balances could not be read; the balance watch reads them next time'
+    )
     return undefined
   }
 }
@@ -394,4 +465,3 @@ async function firstBlockAt(call: Call, top: bigint, time: number): Promise<bigi
   }
   return low
 }
-

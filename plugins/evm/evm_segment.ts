@@ -88,7 +88,12 @@ const hex = (value: string) => value.toLowerCase() as Hex
  *   receipt read (it must be of the same block), and, where the node offers
  *   traces, the value contracts sent to them.
  */
-export async function readSegment(segment: SegmentContext, start: bigint, end: bigint, parent: Hex | null): Promise<SegmentReading> {
+export async function readSegment(
+  segment: SegmentContext,
+  start: bigint,
+  end: bigint,
+  parent: Hex | null
+): Promise<SegmentReading> {
   const { context, call, head } = segment
   const numbers: bigint[] = []
   for (let number = start; number <= end; number++) numbers.push(number)
@@ -102,12 +107,21 @@ export async function readSegment(segment: SegmentContext, start: bigint, end: b
     const block = blocks.get(number)!
     if (previous !== null && hex(block.parentHash) !== hex(previous)) {
       if (number === start) throw new ParentMismatchError(hex(previous), hex(block.parentHash))
-      throw new InconsistentAnswerError(`blocks ${number - 1n} and ${number} were read from different forks`)
+      throw new InconsistentAnswerError(
+        `blocks ${number - 1n} and ${number} were read from different forks`
+      )
     }
     previous = block.hash
   }
 
-  const reading: SegmentReading = { transfers: [], seen: [], dust: 0, rechecked: 0, recovered: 0, hashes: [] }
+  const reading: SegmentReading = {
+    transfers: [],
+    seen: [],
+    dust: 0,
+    rechecked: 0,
+    recovered: 0,
+    hashes: [],
+  }
   for (const number of numbers) reading.hashes.push({ number, hash: hex(blocks.get(number)!.hash) })
 
   const keep = (transfer: ObservedTransfer) => {
@@ -165,7 +179,8 @@ export async function readSegment(segment: SegmentContext, start: bigint, end: b
   }
 
   if (native) {
-    for (const transfer of await nativeTransfers(segment, native, blocks, numbers, watched)) keep(transfer)
+    for (const transfer of await nativeTransfers(segment, native, blocks, numbers, watched))
+      keep(transfer)
   }
   return reading
 }
@@ -191,15 +206,31 @@ async function consistentLogs(
   reading: SegmentReading
 ): Promise<RawLog[]> {
   const { context, call } = segment
-  const logs = await transferLogs(context.rpc, call, contracts, context.addresses, start, end, segment.blockRange)
+  const logs = await transferLogs(
+    context.rpc,
+    call,
+    contracts,
+    context.addresses,
+    start,
+    end,
+    segment.blockRange
+  )
   const byBlock = new Map<bigint, RawLog[]>()
   for (const log of logs) {
-    if (log.removed) throw new InconsistentAnswerError(`the node answered a removed log of block ${BigInt(log.blockNumber)}`)
+    if (log.removed)
+      throw new InconsistentAnswerError(
+        `the node answered a removed log of block ${BigInt(log.blockNumber)}`
+      )
     const number = BigInt(log.blockNumber)
     const block = blocks.get(number)
-    if (!block) throw new InconsistentAnswerError(`the node answered a log of block ${number}, outside ${start}–${end}`)
+    if (!block)
+      throw new InconsistentAnswerError(
+        `the node answered a log of block ${number}, outside ${start}–${end}`
+      )
     if (hex(log.blockHash) !== hex(block.hash)) {
-      throw new InconsistentAnswerError(`a log of block ${number} is from another fork (${log.blockHash}, the block read is ${block.hash})`)
+      throw new InconsistentAnswerError(
+        `a log of block ${number} is from another fork (${log.blockHash}, the block read is ${block.hash})`
+      )
     }
     byBlock.set(number, [...(byBlock.get(number) ?? []), log])
   }
@@ -209,12 +240,16 @@ async function consistentLogs(
     TRANSFER_TOPIC,
     context.addresses.map((address) => address as Hex)
   )
-  const suspects = [...blocks.values()].filter((block) => !byBlock.has(BigInt(block.number)) && bloom.mayHold(block.logsBloom))
+  const suspects = [...blocks.values()].filter(
+    (block) => !byBlock.has(BigInt(block.number)) && bloom.mayHold(block.logsBloom)
+  )
   reading.rechecked += suspects.length
   const RECHECK_BATCH = 20
   for (let index = 0; index < suspects.length; index += RECHECK_BATCH) {
     const batch = suspects.slice(index, index + RECHECK_BATCH)
-    const answers = await Promise.all(batch.map((block) => transferLogsOfBlock(call, contracts, context.addresses, block.hash)))
+    const answers = await Promise.all(
+      batch.map((block) => transferLogsOfBlock(call, contracts, context.addresses, block.hash))
+    )
     answers.forEach((found, position) => {
       const block = batch[position]
       const mine = found.filter((log) => !log.removed && hex(log.blockHash) === hex(block.hash))
@@ -272,7 +307,9 @@ async function nativeTransfers(
     const receipt = receipts.get(hex(entry.tx.hash))
     if (receipt) {
       if (hex(receipt.blockHash) !== hex(entry.block.hash)) {
-        throw new InconsistentAnswerError(`the receipt of ${entry.tx.hash} is of another block (${receipt.blockHash}): another fork`)
+        throw new InconsistentAnswerError(
+          `the receipt of ${entry.tx.hash} is of another block (${receipt.blockHash}): another fork`
+        )
       }
       if (BigInt(receipt.status) !== 1n) continue
     }
@@ -283,7 +320,9 @@ async function nativeTransfers(
     // The first block alone: an endpoint without traces says so once, not once per block of a batch.
     const TRACE_BATCH = 10
     for (let index = 0; index < numbers.length; index += index === 0 ? 1 : TRACE_BATCH) {
-      const batch = numbers.slice(index, index === 0 ? 1 : index + TRACE_BATCH).map((number) => blocks.get(number)!)
+      const batch = numbers
+        .slice(index, index === 0 ? 1 : index + TRACE_BATCH)
+        .map((number) => blocks.get(number)!)
       const traced = await Promise.all(
         batch.map((block) =>
           internalTransfers(
@@ -292,7 +331,9 @@ async function nativeTransfers(
             {
               number: BigInt(block.number),
               hash: hex(block.hash),
-              transactionHashes: block.transactions.map((tx) => hex(typeof tx === 'string' ? tx : tx.hash)),
+              transactionHashes: block.transactions.map((tx) =>
+                hex(typeof tx === 'string' ? tx : tx.hash)
+              ),
             },
             watched
           )

@@ -1,5 +1,9 @@
 import { getAddress, toHex, type Hex, type PublicClient } from 'viem'
-import { classifyEvmError, MissingBlockError, UnsupportedMethodError } from '#plugins/evm/evm_errors'
+import {
+  classifyEvmError,
+  MissingBlockError,
+  UnsupportedMethodError,
+} from '#plugins/evm/evm_errors'
 import type { Call } from '#plugins/evm/evm_reads'
 
 /**
@@ -74,9 +78,12 @@ function fromCallTracer(
       if (path !== '' && MOVES_VALUE.has(String(frame.type).toUpperCase()) && frame.to) {
         const value = valueOf(frame.value)
         const to = getAddress(frame.to)
-        if (value > 0n && wanted(watched, to)) found.push({ transactionHash: hash, path, to, value })
+        if (value > 0n && wanted(watched, to))
+          found.push({ transactionHash: hash, path, to, value })
       }
-      ;(frame.calls ?? []).forEach((child, position) => walk(child, path === '' ? String(position) : `${path}.${position}`))
+      ;(frame.calls ?? []).forEach((child, position) =>
+        walk(child, path === '' ? String(position) : `${path}.${position}`)
+      )
     }
     // The top frame is the transaction itself: its value is read from the transaction.
     walk(entry.result, '')
@@ -84,17 +91,25 @@ function fromCallTracer(
   return found
 }
 
-function fromParity(traces: ParityTrace[], blockHash: Hex | null, watched: Recipients): InternalTransfer[] {
+function fromParity(
+  traces: ParityTrace[],
+  blockHash: Hex | null,
+  watched: Recipients
+): InternalTransfer[] {
   const failed = new Set<string>()
   const key = (hash: string, address: number[]) => `${hash}:${address.join('.')}`
   for (const trace of traces) {
     if (blockHash && trace.blockHash && trace.blockHash.toLowerCase() !== blockHash.toLowerCase()) {
-      throw new MissingBlockError(`trace_block answered for another block (${trace.blockHash}): another fork`)
+      throw new MissingBlockError(
+        `trace_block answered for another block (${trace.blockHash}): another fork`
+      )
     }
-    if (trace.error && trace.transactionHash) failed.add(key(trace.transactionHash.toLowerCase(), trace.traceAddress ?? []))
+    if (trace.error && trace.transactionHash)
+      failed.add(key(trace.transactionHash.toLowerCase(), trace.traceAddress ?? []))
   }
   const undone = (hash: string, address: number[]) => {
-    for (let depth = 0; depth <= address.length; depth++) if (failed.has(key(hash, address.slice(0, depth)))) return true
+    for (let depth = 0; depth <= address.length; depth++)
+      if (failed.has(key(hash, address.slice(0, depth)))) return true
     return false
   }
   const found: InternalTransfer[] = []
@@ -113,7 +128,8 @@ function fromParity(traces: ParityTrace[], blockHash: Hex | null, watched: Recip
     }
     if (!to || value === 0n) continue
     const recipient = getAddress(to)
-    if (wanted(watched, recipient)) found.push({ transactionHash: hash as Hex, path: address.join('.'), to: recipient, value })
+    if (wanted(watched, recipient))
+      found.push({ transactionHash: hash as Hex, path: address.join('.'), to: recipient, value })
   }
   return found
 }
@@ -123,7 +139,11 @@ function fromParity(traces: ParityTrace[], blockHash: Hex | null, watched: Recip
  * (auto) what it was seen to offer, debug_ first; a dialect it refuses is
  * remembered and the next tried. Null when it offers none (auto).
  */
-function traced<T>(call: Call, mode: TraceMode, read: (client: PublicClient, dialect: 'debug' | 'parity') => Promise<T>) {
+function traced<T>(
+  call: Call,
+  mode: TraceMode,
+  read: (client: PublicClient, dialect: 'debug' | 'parity') => Promise<T>
+) {
   if (mode === 'off') return Promise.resolve(null)
   return call(async (client, url): Promise<T | null> => {
     for (;;) {
@@ -155,14 +175,16 @@ export function internalTransfers(
 ): Promise<InternalTransfer[] | null> {
   return traced(call, mode, async (client, dialect) => {
     if (dialect === 'debug') {
-      const results = await request<{ txHash?: Hex; result?: CallFrame }[]>(client, 'debug_traceBlockByHash', [
-        block.hash,
-        { tracer: 'callTracer' },
-      ])
+      const results = await request<{ txHash?: Hex; result?: CallFrame }[]>(
+        client,
+        'debug_traceBlockByHash',
+        [block.hash, { tracer: 'callTracer' }]
+      )
       return fromCallTracer(results ?? [], block.transactionHashes, watched)
     }
     const traces = await request<ParityTrace[] | null>(client, 'trace_block', [toHex(block.number)])
-    if (traces === null) throw new MissingBlockError(`the node has no traces of block ${block.number} yet`)
+    if (traces === null)
+      throw new MissingBlockError(`the node has no traces of block ${block.number} yet`)
     return fromParity(traces, block.hash, watched)
   })
 }
@@ -172,10 +194,17 @@ export function internalTransfers(
  * reference looked up: submit-tx-hash, orders:mark-paid), with the same
  * paths as the scan's. Null when the endpoint offers no traces.
  */
-export function internalTransfersOf(call: Call, mode: TraceMode, hash: Hex): Promise<InternalTransfer[] | null> {
+export function internalTransfersOf(
+  call: Call,
+  mode: TraceMode,
+  hash: Hex
+): Promise<InternalTransfer[] | null> {
   return traced(call, mode, async (client, dialect) => {
     if (dialect === 'debug') {
-      const result = await request<CallFrame>(client, 'debug_traceTransaction', [hash, { tracer: 'callTracer' }])
+      const result = await request<CallFrame>(client, 'debug_traceTransaction', [
+        hash,
+        { tracer: 'callTracer' },
+      ])
       return fromCallTracer([{ txHash: hash, result }], [hash], 'any')
     }
     const traces = await request<ParityTrace[] | null>(client, 'trace_transaction', [hash])

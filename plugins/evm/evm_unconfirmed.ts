@@ -65,10 +65,21 @@ export async function unconfirmedEvm(
 
   const contracts = context.tokens.filter((token) => token.contract !== null)
   if (contracts.length > 0) {
-    const logs = await transferLogs(context.rpc, call, contracts, context.addresses, from, head, evmOptions(context.chain).blockRange)
+    const logs = await transferLogs(
+      context.rpc,
+      call,
+      contracts,
+      context.addresses,
+      from,
+      head,
+      evmOptions(context.chain).blockRange
+    )
     const events = logs
       .map((log) => readTransferLog(log))
-      .filter((event): event is TransferEvent => event !== null && watched.has(event.to) && !!tokenOfContract(contracts, event.contract))
+      .filter(
+        (event): event is TransferEvent =>
+          event !== null && watched.has(event.to) && !!tokenOfContract(contracts, event.contract)
+      )
     const positions = await transactionLogPositions(call, events)
     for (const event of events) {
       const token = tokenOfContract(contracts, event.contract)!
@@ -103,7 +114,12 @@ export async function unconfirmedEvm(
   return found
 }
 
-function nativeTransfer(native: Token, payment: WindowBlock['payments'][number], timestamp: number, confirmations: number) {
+function nativeTransfer(
+  native: Token,
+  payment: WindowBlock['payments'][number],
+  timestamp: number,
+  confirmations: number
+) {
   return {
     reference: payment.hash.toLowerCase(),
     position: 'value',
@@ -119,7 +135,9 @@ function nativeTransfer(native: Token, payment: WindowBlock['payments'][number],
 async function blockTime(call: Call, hash: Hash): Promise<number> {
   let time = blockTimes.get(hash)
   if (time === undefined) {
-    const block = await call((client) => client.request({ method: 'eth_getBlockByHash', params: [hash, false] }))
+    const block = await call((client) =>
+      client.request({ method: 'eth_getBlockByHash', params: [hash, false] })
+    )
     if (!block) throw new Error(`the node does not have block ${hash}`)
     time = Number(BigInt(block.timestamp)) * 1000
     if (blockTimes.size >= BLOCK_TIMES_KEPT) blockTimes.delete(blockTimes.keys().next().value!)
@@ -148,13 +166,16 @@ async function nativeWindow(
     window = { watched: key, blocks: new Map() }
     windows.set(network, window)
   }
-  for (const number of window.blocks.keys()) if (number < from || number > head) window.blocks.delete(number)
+  for (const number of window.blocks.keys())
+    if (number < from || number > head) window.blocks.delete(number)
 
   for (let attempt = 0; attempt < 2; attempt++) {
     const missing: bigint[] = []
-    for (let number = from; number <= head; number++) if (!window.blocks.has(number) || number === head) missing.push(number)
+    for (let number = from; number <= head; number++)
+      if (!window.blocks.has(number) || number === head) missing.push(number)
     await readWindowBlocks(call, window, watched, missing)
-    if (chained(window, from, head)) return [...window.blocks.values()].sort((a, b) => (a.number < b.number ? -1 : 1))
+    if (chained(window, from, head))
+      return [...window.blocks.values()].sort((a, b) => (a.number < b.number ? -1 : 1))
     window.blocks.clear()
   }
   windows.delete(network)
@@ -170,7 +191,12 @@ function chained(window: Window, from: bigint, head: bigint) {
   return window.blocks.has(from)
 }
 
-async function readWindowBlocks(call: Call, window: Window, watched: Set<string>, numbers: bigint[]) {
+async function readWindowBlocks(
+  call: Call,
+  window: Window,
+  watched: Set<string>,
+  numbers: bigint[]
+) {
   for (let start = 0; start < numbers.length; start += BLOCK_BATCH) {
     const fetched = await readBlocks(call, numbers.slice(start, start + BLOCK_BATCH), true)
     for (const [number, block] of fetched) window.blocks.set(number, windowBlock(block, watched))
@@ -182,7 +208,8 @@ function windowBlock(block: RawBlock, watched: Set<string>): WindowBlock {
   for (const tx of block.transactions) {
     if (typeof tx === 'string' || !tx.to || BigInt(tx.value) === 0n) continue
     const to = getAddress(tx.to)
-    if (watched.has(to)) payments.push({ hash: tx.hash.toLowerCase() as Hash, to, value: BigInt(tx.value) })
+    if (watched.has(to))
+      payments.push({ hash: tx.hash.toLowerCase() as Hash, to, value: BigInt(tx.value) })
   }
   return {
     number: BigInt(block.number),

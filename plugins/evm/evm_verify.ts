@@ -7,7 +7,11 @@ import {
   getAddress,
   type PublicClient,
 } from 'viem'
-import { TransferLookupError, type ObservedTransfer, type VerificationContext } from '#chains/chain_family'
+import {
+  TransferLookupError,
+  type ObservedTransfer,
+  type VerificationContext,
+} from '#chains/chain_family'
 import { evmCall } from '#plugins/evm/evm_client'
 import { fromBaseUnits } from '#support/money'
 import { TRANSFER_EVENT, tokenOfContract } from '#plugins/evm/erc20_transfers'
@@ -20,7 +24,9 @@ export function parseEvmReference(reference: string): `0x${string}` {
   const text = reference.trim().toLowerCase()
   const hash = text.startsWith('0x') ? text : `0x${text}`
   if (!/^0x[0-9a-f]{64}$/.test(hash)) {
-    throw new TransferLookupError(`"${reference}" is not a transaction hash (0x followed by 64 hex characters)`)
+    throw new TransferLookupError(
+      `"${reference}" is not a transaction hash (0x followed by 64 hex characters)`
+    )
   }
   return hash as `0x${string}`
 }
@@ -36,7 +42,10 @@ const notFound = (error: unknown) =>
  * reverted token transfer emits nothing, so its call data is decoded to say
  * "failed" rather than "transfers nothing".
  */
-export async function verifyEvmReference(reference: string, context: VerificationContext): Promise<ObservedTransfer[]> {
+export async function verifyEvmReference(
+  reference: string,
+  context: VerificationContext
+): Promise<ObservedTransfer[]> {
   const hash = parseEvmReference(reference)
   const { rpc, tokens } = context
   const call = evmCall(rpc)
@@ -52,9 +61,11 @@ export async function verifyEvmReference(reference: string, context: Verificatio
   }
 
   const tx = await lookup((client) => client.getTransaction({ hash }))
-  if (!tx) throw new TransferLookupError(`transaction ${hash} was not found on ${context.chain.network}`)
+  if (!tx)
+    throw new TransferLookupError(`transaction ${hash} was not found on ${context.chain.network}`)
   const receipt = await lookup((client) => client.getTransactionReceipt({ hash }))
-  if (!receipt) throw new TransferLookupError(`transaction ${hash} is not mined yet (not yet confirmed)`)
+  if (!receipt)
+    throw new TransferLookupError(`transaction ${hash} is not mined yet (not yet confirmed)`)
 
   const [block, head] = await Promise.all([
     call((client) => client.getBlock({ blockNumber: receipt.blockNumber })),
@@ -100,7 +111,9 @@ export async function verifyEvmReference(reference: string, context: Verificatio
   // Native coin a contract sent (a disperse contract, a forwarder), where the node offers traces.
   if (native && base.success) {
     try {
-      const traces = evmOptions(context.chain).traces ?? (rpc.urls.length > 0 && rpc.urls.every(isOwnNode) ? 'auto' : 'off')
+      const traces =
+        evmOptions(context.chain).traces ??
+        (rpc.urls.length > 0 && rpc.urls.every(isOwnNode) ? 'auto' : 'off')
       for (const internal of (await internalTransfersOf(call, traces, hash)) ?? []) {
         transfers.push({
           ...base,

@@ -9,7 +9,8 @@ import { EvmFamily } from '#plugins/evm/evm_family'
  */
 export default definePlugin({
   name: 'evm',
-  description: 'EVM chains (Ethereum, BNB Smart Chain, Polygon, Plasma): ERC-20 and native coin transfers',
+  description:
+    'EVM chains (Ethereum, BNB Smart Chain, Polygon, Plasma): ERC-20 and native coin transfers',
   families: [new EvmFamily()],
   seed: {
     chains: [
@@ -25,8 +26,18 @@ export default definePlugin({
         blockTimeMs: 12000,
         explorerTxUrl: 'https://etherscan.io/tx/{tx}',
         tokens: [
-          { symbol: 'USDT', contract: '0xdAC17F958D2ee523a2206206994597C13D831ec7', decimals: 6, amountPrecision: 2 },
-          { symbol: 'USDC', contract: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', decimals: 6, amountPrecision: 2 },
+          {
+            symbol: 'USDT',
+            contract: '0xdAC17F958D2ee523a2206206994597C13D831ec7',
+            decimals: 6,
+            amountPrecision: 2,
+          },
+          {
+            symbol: 'USDC',
+            contract: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48',
+            decimals: 6,
+            amountPrecision: 2,
+          },
           { symbol: 'ETH', contract: null, decimals: 18, amountPrecision: 6 },
         ],
       },
@@ -42,8 +53,18 @@ export default definePlugin({
         blockTimeMs: 3000,
         explorerTxUrl: 'https://bscscan.com/tx/{tx}',
         tokens: [
-          { symbol: 'USDT', contract: '0x55d398326f99059fF775485246999027B3197955', decimals: 18, amountPrecision: 2 },
-          { symbol: 'USDC', contract: '0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d', decimals: 18, amountPrecision: 2 },
+          {
+            symbol: 'USDT',
+            contract: '0x55d398326f99059fF775485246999027B3197955',
+            decimals: 18,
+            amountPrecision: 2,
+          },
+          {
+            symbol: 'USDC',
+            contract: '0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d',
+            decimals: 18,
+            amountPrecision: 2,
+          },
           { symbol: 'BNB', contract: null, decimals: 18, amountPrecision: 6 },
         ],
       },
@@ -58,8 +79,18 @@ export default definePlugin({
         blockTimeMs: 2000,
         explorerTxUrl: 'https://polygonscan.com/tx/{tx}',
         tokens: [
-          { symbol: 'USDT', contract: '0xc2132D05D31c914a87C6611C10748AEb04B58e8F', decimals: 6, amountPrecision: 2 },
-          { symbol: 'USDC', contract: '0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359', decimals: 6, amountPrecision: 2 },
+          {
+            symbol: 'USDT',
+            contract: '0xc2132D05D31c914a87C6611C10748AEb04B58e8F',
+            decimals: 6,
+            amountPrecision: 2,
+          },
+          {
+            symbol: 'USDC',
+            contract: '0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359',
+            decimals: 6,
+            amountPrecision: 2,
+          },
           { symbol: 'POL', contract: null, decimals: 18, amountPrecision: 4 },
         ],
       },
@@ -74,7 +105,12 @@ export default definePlugin({
         blockTimeMs: 1000,
         explorerTxUrl: 'https://plasmascan.to/tx/{tx}',
         tokens: [
-          { symbol: 'USDT', contract: '0xB8CE59FC3717ada4C02eaDF9682A9e934F625ebb', decimals: 6, amountPrecision: 2 },
+          {
+            symbol: 'USDT',
+            contract: '0xB8CE59FC3717ada4C02eaDF9682A9e934F625ebb',
+            decimals: 6,
+            amountPrecision: 2,
+          },
           { symbol: 'XPL', contract: null, decimals: 18, amountPrecision: 4 },
         ],
       },

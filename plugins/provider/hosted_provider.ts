@@ -11,7 +11,10 @@ import {
   type ProviderPaymentRequest,
   type ProviderStatus,
 } from '#payments/payment_provider'
-import { notificationSignatureValid, providerRequestSign } from '#plugins/provider/provider_signature'
+import {
+  notificationSignatureValid,
+  providerRequestSign,
+} from '#plugins/provider/provider_signature'
 import { SecretPurpose, revealSecret } from '#support/secret_box'
 
 /** shopToken as stored (encrypted): revealed only to sign or check a signature. */
@@ -48,17 +51,23 @@ export class HostedProvider implements PaymentProvider {
       coin: request.coin.toUpperCase(),
       callback_url: await this.#callbackUrl(),
       return_url:
-        request.returnUrl || (await providerSettings.get('provider.return_url')) || request.cashierUrl,
+        request.returnUrl ||
+        (await providerSettings.get('provider.return_url')) ||
+        request.cashierUrl,
       id: config.shopId,
     }
     const { body, raw } = await this.#post(config, 'payLink', fields)
     const providerOrderId = body?.data?.order_id
     const payUrl = body?.data?.pay_url
     if (typeof providerOrderId !== 'string' && typeof providerOrderId !== 'number') {
-      throw new ProviderRequestError(`the provider created no payment (${String(body?.msg ?? 'no order_id')})`)
+      throw new ProviderRequestError(
+        `the provider created no payment (${String(body?.msg ?? 'no order_id')})`
+      )
     }
     if (String(providerOrderId) === '' || typeof payUrl !== 'string' || payUrl === '') {
-      throw new ProviderRequestError(`the provider created no payment (${String(body?.msg ?? 'no pay_url')})`)
+      throw new ProviderRequestError(
+        `the provider created no payment (${String(body?.msg ?? 'no pay_url')})`
+      )
     }
     return { providerOrderId: String(providerOrderId), payUrl, raw }
   }
@@ -72,20 +81,33 @@ export class HostedProvider implements PaymentProvider {
    * (provider order id, amount, the one payment path). An error answer is
    * thrown: the payment is asked about again later.
    */
-  async retrieveStatus(payment: { tradeId: string; providerOrderId: string; coin: string }): Promise<ProviderStatus> {
+  async retrieveStatus(payment: {
+    tradeId: string
+    providerOrderId: string
+    coin: string
+  }): Promise<ProviderStatus> {
     const config = await this.#config()
-    const { body, raw } = await this.#post(config, 'checkDeposit', { unique_id: payment.tradeId, id: config.shopId })
+    const { body, raw } = await this.#post(config, 'checkDeposit', {
+      unique_id: payment.tradeId,
+      id: config.shopId,
+    })
     if (body?.status !== 'success' || typeof body?.data !== 'object' || body.data === null) {
-      throw new ProviderRequestError(`the provider did not give the payment's status (${String(body?.msg ?? 'no data')})`)
+      throw new ProviderRequestError(
+        `the provider did not give the payment's status (${String(body?.msg ?? 'no data')})`
+      )
     }
     const data = body.data as Record<string, unknown>
-    const text = (value: unknown) => (typeof value === 'string' || typeof value === 'number' ? String(value) : '')
+    const text = (value: unknown) =>
+      typeof value === 'string' || typeof value === 'number' ? String(value) : ''
     if (text(data.unique_id) !== '' && text(data.unique_id) !== payment.tradeId) {
-      throw new ProviderRequestError(`the provider answered about ${text(data.unique_id)}, not ${payment.tradeId}`)
+      throw new ProviderRequestError(
+        `the provider answered about ${text(data.unique_id)}, not ${payment.tradeId}`
+      )
     }
     const state = text(data.status)
     if (state === '0') return { state: 'pending' }
-    if (state !== '1') throw new ProviderRequestError(`the provider gave an unknown payment status "${state}"`)
+    if (state !== '1')
+      throw new ProviderRequestError(`the provider gave an unknown payment status "${state}"`)
     return {
       state: 'paid',
       raw,
@@ -108,10 +130,14 @@ export class HostedProvider implements PaymentProvider {
     if (!notificationSignatureValid(fields, shopToken(config))) {
       throw new NotificationRejectedError('bad signature')
     }
-    if (fields.id !== config.shopId) throw new NotificationRejectedError(`unknown shop id ${fields.id}`)
-    if (fields.status !== 'success') throw new NotificationRejectedError(`status is ${fields.status}`)
-    if (fields['data[type]'] !== 'deposit') throw new NotificationRejectedError(`type is ${fields['data[type]']}`)
-    if (fields['data[status]'] !== '1') throw new NotificationRejectedError(`payment status is ${fields['data[status]']}`)
+    if (fields.id !== config.shopId)
+      throw new NotificationRejectedError(`unknown shop id ${fields.id}`)
+    if (fields.status !== 'success')
+      throw new NotificationRejectedError(`status is ${fields.status}`)
+    if (fields['data[type]'] !== 'deposit')
+      throw new NotificationRejectedError(`type is ${fields['data[type]']}`)
+    if (fields['data[status]'] !== '1')
+      throw new NotificationRejectedError(`payment status is ${fields['data[status]']}`)
     for (const name of ['data[unique_id]', 'data[order_id]', 'data[amount]', 'data[coin]']) {
       if (!fields[name]) throw new NotificationRejectedError(`${name} is missing`)
     }
@@ -133,7 +159,10 @@ export class HostedProvider implements PaymentProvider {
     try {
       response = await fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'accept': 'application/json' },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'accept': 'application/json',
+        },
         body: new URLSearchParams(signed).toString(),
         signal: AbortSignal.timeout(timeoutMs),
         redirect: 'error',
@@ -142,7 +171,8 @@ export class HostedProvider implements PaymentProvider {
     } catch (error) {
       throw new ProviderRequestError(`the provider is unreachable (${(error as Error).message})`)
     }
-    if (!response.ok) throw new ProviderRequestError(`the provider answered HTTP ${response.status}`)
+    if (!response.ok)
+      throw new ProviderRequestError(`the provider answered HTTP ${response.status}`)
     try {
       return { body: JSON.parse(raw) as any, raw }
     } catch {

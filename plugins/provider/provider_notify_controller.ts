@@ -8,7 +8,8 @@ import { BODY_LIMIT_BYTES, bodyTooLarge } from '#support/body_limit'
 function flatten(value: unknown, prefix: string, into: Record<string, string>) {
   if (value === null || value === undefined) return
   if (typeof value === 'object' && !Array.isArray(value)) {
-    for (const [key, inner] of Object.entries(value)) flatten(inner, prefix ? `${prefix}[${key}]` : key, into)
+    for (const [key, inner] of Object.entries(value))
+      flatten(inner, prefix ? `${prefix}[${key}]` : key, into)
     return
   }
   into[prefix] = Array.isArray(value) ? value.map(String).join(',') : String(value)
@@ -41,11 +42,20 @@ export default class ProviderNotifyController {
       await providerCheckout.handleNotification(fields, raw)
     } catch (error) {
       if (!(error instanceof NotificationRejectedError)) throw error
-      ctx.logger.warn({ reason: error.message, unique_id: fields['data[unique_id]'] }, 'provider notification refused')
-      return ctx.response.status(400).header('content-type', 'text/plain; charset=utf-8').send('fail')
+      ctx.logger.warn(
+        { reason: error.message, unique_id: fields['data[unique_id]'] },
+        'provider notification refused'
+      )
+      return ctx.response
+        .status(400)
+        .header('content-type', 'text/plain; charset=utf-8')
+        .send('fail')
     }
     ctx.logger.info({ unique_id: fields['data[unique_id]'] }, 'provider notification accepted')
-    return ctx.response.status(200).header('content-type', 'text/plain; charset=utf-8').send('success')
+    return ctx.response
+      .status(200)
+      .header('content-type', 'text/plain; charset=utf-8')
+      .send('success')
   }
 
   async #read(ctx: HttpContext): Promise<{ fields: Record<string, string>; raw: string }> {

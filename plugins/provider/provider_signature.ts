@@ -31,7 +31,10 @@ export function providerRequestSign(fields: Record<string, string>, shopToken: s
 }
 
 /** Notification sign: the fixed field order above, same joining and token. */
-export function providerNotificationSign(fields: Record<string, string>, shopToken: string): string {
+export function providerNotificationSign(
+  fields: Record<string, string>,
+  shopToken: string
+): string {
   const text = NOTIFICATION_SIGN_ORDER.filter((name) => present(fields[name]))
     .map((name) => `${name}=${fields[name]}`)
     .join('&')
@@ -43,7 +46,10 @@ export function providerNotificationSign(fields: Record<string, string>, shopTok
  * scheme, or else the request scheme (both compared case-insensitively, in
  * constant time).
  */
-export function notificationSignatureValid(fields: Record<string, string>, shopToken: string): boolean {
+export function notificationSignatureValid(
+  fields: Record<string, string>,
+  shopToken: string
+): boolean {
   const given = fields.sign
   if (!present(given)) return false
   return (

@@ -23,8 +23,18 @@ export default definePlugin({
         blockTimeMs: 400,
         explorerTxUrl: 'https://explorer.solana.com/tx/{tx}',
         tokens: [
-          { symbol: 'USDT', contract: 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB', decimals: 6, amountPrecision: 2 },
-          { symbol: 'USDC', contract: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', decimals: 6, amountPrecision: 2 },
+          {
+            symbol: 'USDT',
+            contract: 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB',
+            decimals: 6,
+            amountPrecision: 2,
+          },
+          {
+            symbol: 'USDC',
+            contract: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
+            decimals: 6,
+            amountPrecision: 2,
+          },
           { symbol: 'SOL', contract: null, decimals: 9, amountPrecision: 6 },
         ],
       },

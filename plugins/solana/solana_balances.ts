@@ -2,7 +2,11 @@ import logger from '@adonisjs/core/services/logger'
 import { address } from '@solana/kit'
 import type { BalanceReading, SeenAmount } from '#chains/chain_family'
 import type { SolanaCommitment } from '#plugins/solana/solana_commitment'
-import { ContextSlotNotReachedError, type OwnedTokenAccount, type SolanaRpc } from '#plugins/solana/solana_rpc'
+import {
+  ContextSlotNotReachedError,
+  type OwnedTokenAccount,
+  type SolanaRpc,
+} from '#plugins/solana/solana_rpc'
 import { SOL_DECIMALS } from '#plugins/solana/solana_transfers'
 import { pairKey } from '#plugins/solana/solana_token_accounts'
 import { Decimal, fromBaseUnits } from '#support/money'
@@ -34,7 +38,13 @@ export type BalanceSnapshot = {
  */
 export async function readBalanceSnapshot(
   rpc: SolanaRpc,
-  options: { wallets: string[]; native: boolean; mints: string[]; commitment: SolanaCommitment; floor: bigint | null }
+  options: {
+    wallets: string[]
+    native: boolean
+    mints: string[]
+    commitment: SolanaCommitment
+    floor: bigint | null
+  }
 ): Promise<BalanceSnapshot | null> {
   let floor = options.floor ?? undefined
   const reads: BalanceRead[] = []
@@ -45,8 +55,16 @@ export async function readBalanceSnapshot(
   try {
     for (const wallet of options.wallets) {
       if (options.native) {
-        const answer = await rpc.balance(address(wallet), { commitment: options.commitment, minContextSlot: floor })
-        reads.push({ address: wallet, contract: null, amount: fromBaseUnits(answer.value, SOL_DECIMALS), slot: answer.slot })
+        const answer = await rpc.balance(address(wallet), {
+          commitment: options.commitment,
+          minContextSlot: floor,
+        })
+        reads.push({
+          address: wallet,
+          contract: null,
+          amount: fromBaseUnits(answer.value, SOL_DECIMALS),
+          slot: answer.slot,
+        })
         at(answer.slot)
       }
       for (const mint of options.mints) {
@@ -54,7 +72,9 @@ export async function readBalanceSnapshot(
           commitment: options.commitment,
           minContextSlot: floor,
         })
-        const accounts = answer.value.filter((entry) => entry.mint === mint && entry.owner === wallet)
+        const accounts = answer.value.filter(
+          (entry) => entry.mint === mint && entry.owner === wallet
+        )
         const sum = accounts.reduce((total, entry) => total + entry.amount, 0n)
         const amount = accounts.length > 0 ? fromBaseUnits(sum, accounts[0].decimals) : '0'
         reads.push({ address: wallet, contract: mint, amount, slot: answer.slot })
@@ -65,9 +85,15 @@ export async function readBalanceSnapshot(
   } catch (error) {
     if (error instanceof ContextSlotNotReachedError) {
       rpc.doubt(error.endpoint)
-      logger.info({ minContextSlot: String(error.minContextSlot) }, 'solana balances not read: the endpoint is behind the scan')
+      logger.info(
+        { minContextSlot: String(error.minContextSlot) },
+        'solana balances not read: the endpoint is behind the scan'
+      )
     } else {
-      logger.warn({ err: error }, 'solana balances could not be read; the watch asks again next run')
+      logger.warn(
+        { err: error },
+        'solana balances could not be read; the watch asks again next run'
+      )
     }
     return null
   }
@@ -84,7 +110,10 @@ export async function readBalanceSnapshot(
  * transfers in those few slots (a reading lower than true, never a rise
  * that was not there).
  */
-export function balancesAsOf(snapshot: BalanceSnapshot, seen: SeenAmount[]): { height: string; readings: BalanceReading[] } {
+export function balancesAsOf(
+  snapshot: BalanceSnapshot,
+  seen: SeenAmount[]
+): { height: string; readings: BalanceReading[] } {
   const readings = snapshot.reads.map((read) => {
     let amount = new Decimal(read.amount)
     for (const entry of seen) {

@@ -14,7 +14,11 @@ import { SETTINGS } from '#settings/definitions'
  */
 export const PUBLIC_ENDPOINT_BUDGET: RpcBudget = { perSecond: 4, perDay: null }
 
-const PUBLIC_HOSTS = new Set(['api.mainnet-beta.solana.com', 'api.devnet.solana.com', 'api.testnet.solana.com'])
+const PUBLIC_HOSTS = new Set([
+  'api.mainnet-beta.solana.com',
+  'api.devnet.solana.com',
+  'api.testnet.solana.com',
+])
 
 /** The public endpoints' budget; other providers (plans differ) get the core settings' (null). */
 export function solanaRpcBudget(url: string): RpcBudget | null {

@@ -33,7 +33,9 @@ export class SolanaFamily implements ChainFamily {
   normalizeAddress(address: string): string {
     const value = address.trim()
     if (!isAddress(value)) {
-      throw new InvalidAddressError(`"${address}" is not a Solana address: expected a ${this.addressFormat}`)
+      throw new InvalidAddressError(
+        `"${address}" is not a Solana address: expected a ${this.addressFormat}`
+      )
     }
     return value
   }
@@ -54,7 +56,12 @@ export class SolanaFamily implements ChainFamily {
     return solanaRpcBudget(url)
   }
 
-  requestsPerDay(chain: Chain, addresses: number, tokens: number, balanceCheckMinutes?: number): number {
+  requestsPerDay(
+    chain: Chain,
+    addresses: number,
+    tokens: number,
+    balanceCheckMinutes?: number
+  ): number {
     return solanaRequestsPerDay(chain, addresses, tokens, balanceCheckMinutes)
   }
 

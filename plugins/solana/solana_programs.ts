@@ -16,11 +16,19 @@ export const TOKEN_PROGRAM_NAMES = new Set(['spl-token', 'spl-token-2022'])
 const associatedCache = new Map<string, Address>()
 
 /** The associated token account of `wallet` for `mint` under the mint's token program. */
-export async function associatedTokenAccount(wallet: string, mint: string, tokenProgram: string): Promise<Address> {
+export async function associatedTokenAccount(
+  wallet: string,
+  mint: string,
+  tokenProgram: string
+): Promise<Address> {
   const key = `${wallet}:${mint}:${tokenProgram}`
   let found = associatedCache.get(key)
   if (!found) {
-    ;[found] = await findAssociatedTokenPda({ owner: address(wallet), mint: address(mint), tokenProgram: address(tokenProgram) })
+    ;[found] = await findAssociatedTokenPda({
+      owner: address(wallet),
+      mint: address(mint),
+      tokenProgram: address(tokenProgram),
+    })
     associatedCache.set(key, found)
   }
   return found

@@ -132,15 +132,19 @@ export class SolanaRpc {
             commitment: options.commitment,
             ...(options.before ? { before: options.before } : {}),
             ...(options.until ? { until: options.until } : {}),
-            ...(options.minContextSlot !== undefined ? { minContextSlot: options.minContextSlot } : {}),
+            ...(options.minContextSlot !== undefined
+              ? { minContextSlot: options.minContextSlot }
+              : {}),
           })
           .send({ abortSignal: this.#signal() })
       } catch (error) {
         throwIfBehind(error, options.minContextSlot)
-        if (isJsonRpcError(error) && (options.before || options.until)) await this.#assertKnown(url, options)
+        if (isJsonRpcError(error) && (options.before || options.until))
+          await this.#assertKnown(url, options)
         throw error
       }
-      if (rows.length === 0 && options.before) await this.#assertKnown(url, { before: options.before })
+      if (rows.length === 0 && options.before)
+        await this.#assertKnown(url, { before: options.before })
       return rows.map((row) => ({
         signature: row.signature,
         slot: BigInt(row.slot),
@@ -162,13 +166,18 @@ export class SolanaRpc {
   }
 
   /** The lamports of `account` (0 when it does not exist) as of the slot the node answered at. */
-  balance(account: Address, options: { commitment: SolanaCommitment; minContextSlot?: bigint }): Promise<AtSlot<bigint>> {
+  balance(
+    account: Address,
+    options: { commitment: SolanaCommitment; minContextSlot?: bigint }
+  ): Promise<AtSlot<bigint>> {
     return this.pool.call(async (url) => {
       try {
         const answer = await this.#client(url)
           .getBalance(account, {
             commitment: options.commitment,
-            ...(options.minContextSlot !== undefined ? { minContextSlot: options.minContextSlot } : {}),
+            ...(options.minContextSlot !== undefined
+              ? { minContextSlot: options.minContextSlot }
+              : {}),
           })
           .send({ abortSignal: this.#signal() })
         return { slot: BigInt(answer.context.slot), value: BigInt(answer.value) }
@@ -200,7 +209,9 @@ export class SolanaRpc {
             {
               encoding: 'jsonParsed',
               commitment: options.commitment,
-              ...(options.minContextSlot !== undefined ? { minContextSlot: options.minContextSlot } : {}),
+              ...(options.minContextSlot !== undefined
+                ? { minContextSlot: options.minContextSlot }
+                : {}),
             }
           )
           .send({ abortSignal: this.#signal() })
@@ -248,7 +259,9 @@ export class SolanaRpc {
    */
   signatureStatuses(signatures: Signature[]): Promise<Map<string, SignatureStatus | null>> {
     return this.pool.call(async (url) => {
-      const answer = await this.#client(url).getSignatureStatuses(signatures).send({ abortSignal: this.#signal() })
+      const answer = await this.#client(url)
+        .getSignatureStatuses(signatures)
+        .send({ abortSignal: this.#signal() })
       const statuses = new Map<string, SignatureStatus | null>()
       signatures.forEach((entry, index) => {
         const status = answer.value[index]
@@ -270,7 +283,9 @@ export class SolanaRpc {
   /** The highest slot the endpoint has reached at `commitment`. */
   slot(commitment: SolanaCommitment): Promise<bigint> {
     return this.pool.call(async (url) => {
-      const slot = await this.#client(url).getSlot({ commitment }).send({ abortSignal: this.#signal() })
+      const slot = await this.#client(url)
+        .getSlot({ commitment })
+        .send({ abortSignal: this.#signal() })
       return BigInt(slot)
     })
   }
@@ -279,7 +294,11 @@ export class SolanaRpc {
   accountOwner(account: Address): Promise<string | null> {
     return this.pool.call(async (url) => {
       const answer = await this.#client(url)
-        .getAccountInfo(account, { encoding: 'base64', dataSlice: { offset: 0, length: 0 }, commitment: 'confirmed' })
+        .getAccountInfo(account, {
+          encoding: 'base64',
+          dataSlice: { offset: 0, length: 0 },
+          commitment: 'confirmed',
+        })
         .send({ abortSignal: this.#signal() })
       return answer.value ? String(answer.value.owner) : null
     })
@@ -301,15 +320,24 @@ export class SolanaRpc {
       let found
       try {
         found = await this.#client(url)
-          .getTransaction(signature, { encoding: 'jsonParsed', maxSupportedTransactionVersion: 0, commitment })
+          .getTransaction(signature, {
+            encoding: 'jsonParsed',
+            maxSupportedTransactionVersion: 0,
+            commitment,
+          })
           .send({ abortSignal: this.#signal() })
       } catch (error) {
-        if (isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_UNSUPPORTED_TRANSACTION_VERSION)) {
-          throw new TransferLookupError(`transaction ${signature} has a version this gateway cannot read (newer than 0)`)
+        if (
+          isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_UNSUPPORTED_TRANSACTION_VERSION)
+        ) {
+          throw new TransferLookupError(
+            `transaction ${signature} has a version this gateway cannot read (newer than 0)`
+          )
         }
         throw error
       }
-      if (!found && options.required) throw new Error(`${url} listed ${signature} but does not return it`)
+      if (!found && options.required)
+        throw new Error(`${url} listed ${signature} but does not return it`)
       return (found as unknown as JsonParsedTransaction | null) ?? null
     })
   }

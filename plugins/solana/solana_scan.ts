@@ -8,14 +8,22 @@ import {
   type SeenAmount,
   type UnreadableTransfer,
 } from '#chains/chain_family'
-import { commitmentFor, confirmationsAt, type SolanaCommitment } from '#plugins/solana/solana_commitment'
+import {
+  commitmentFor,
+  confirmationsAt,
+  type SolanaCommitment,
+} from '#plugins/solana/solana_commitment'
 import {
   ContextSlotNotReachedError,
   UnknownSignatureError,
   type SignatureInfo,
   type SolanaRpc,
 } from '#plugins/solana/solana_rpc'
-import { associatedTokenAccount, TOKEN_PROGRAM_ADDRESS, TOKEN_PROGRAMS } from '#plugins/solana/solana_programs'
+import {
+  associatedTokenAccount,
+  TOKEN_PROGRAM_ADDRESS,
+  TOKEN_PROGRAMS,
+} from '#plugins/solana/solana_programs'
 import {
   blockTimeMs,
   readTransfers,
@@ -24,8 +32,16 @@ import {
   type TokenAccountOwners,
 } from '#plugins/solana/solana_transfers'
 import { unconfirmedSolana } from '#plugins/solana/solana_unconfirmed'
-import { refreshTokenAccounts, type OwnerPair, type TokenAccountLists } from '#plugins/solana/solana_token_accounts'
-import { balancesAsOf, readBalanceSnapshot, type BalanceSnapshot } from '#plugins/solana/solana_balances'
+import {
+  refreshTokenAccounts,
+  type OwnerPair,
+  type TokenAccountLists,
+} from '#plugins/solana/solana_token_accounts'
+import {
+  balancesAsOf,
+  readBalanceSnapshot,
+  type BalanceSnapshot,
+} from '#plugins/solana/solana_balances'
 
 /**
  * Where the scan of one watched account stands. Signatures are listed
@@ -107,7 +123,11 @@ async function mintPrograms(rpc: SolanaRpc, mints: string[], known: Record<strin
     if (!program) {
       const owner = await rpc.accountOwner(address(mint))
       if (owner && TOKEN_PROGRAMS.has(owner)) program = owner
-      else logger.warn({ mint, owner }, 'solana mint not found or not a token mint; watched under the Token program')
+      else
+        logger.warn(
+          { mint, owner },
+          'solana mint not found or not a token mint; watched under the Token program'
+        )
     }
     if (program) resolved[mint] = program
     programs[mint] = program ?? TOKEN_PROGRAM_ADDRESS
@@ -133,9 +153,12 @@ async function watchedAccounts(
 ): Promise<WatchedAccount[]> {
   const watched: WatchedAccount[] = []
   const nativeEnabled = context.tokens.some((token) => token.contract === null)
-  const mints = context.tokens.map((token) => token.contract).filter((contract): contract is string => contract !== null)
+  const mints = context.tokens
+    .map((token) => token.contract)
+    .filter((contract): contract is string => contract !== null)
   for (const wallet of context.addresses) {
-    if (nativeEnabled) watched.push({ account: address(wallet), wallet, mint: null, since: firstSince })
+    if (nativeEnabled)
+      watched.push({ account: address(wallet), wallet, mint: null, since: firstSince })
     for (const mint of mints) {
       const associated = await associatedTokenAccount(wallet, mint, programs[mint])
       watched.push({ account: associated, wallet, mint, since: firstSince })
@@ -152,11 +175,17 @@ async function watchedAccounts(
 function readCursor(raw: unknown): SolanaCursor | null {
   if (!raw || typeof raw !== 'object') return null
   const cursor = raw as Partial<SolanaCursor>
-  if (!cursor.accounts || typeof cursor.accounts !== 'object' || typeof cursor.scannedAt !== 'number') return null
+  if (
+    !cursor.accounts ||
+    typeof cursor.accounts !== 'object' ||
+    typeof cursor.scannedAt !== 'number'
+  )
+    return null
   return cursor as SolanaCursor
 }
 
-const timeOf = (info: SignatureInfo) => (info.blockTime === null ? null : Number(info.blockTime) * 1000)
+const timeOf = (info: SignatureInfo) =>
+  info.blockTime === null ? null : Number(info.blockTime) * 1000
 
 function unknownSignature(error: unknown): UnknownSignatureError | null {
   for (let current = error; current instanceof Error; current = current.cause) {
@@ -210,7 +239,10 @@ async function readAccount(
           floor.retried = true
           continue
         }
-        logger.info({ account, minContextSlot: String(error.minContextSlot) }, 'solana listing behind the balance reading; reading dropped')
+        logger.info(
+          { account, minContextSlot: String(error.minContextSlot) },
+          'solana listing behind the balance reading; reading dropped'
+        )
         floor.slot = null
         floor.missed = true
         continue
@@ -236,7 +268,10 @@ async function readAccount(
       const time = timeOf(info)
       const slot = Number(info.slot)
       // an endpoint that ignores an `until` it does not know lists what was done before
-      if ((cursor.untilSlot !== undefined && slot <= cursor.untilSlot) || (time !== null && time < cursor.since - FLOOR_MARGIN_MS)) {
+      if (
+        (cursor.untilSlot !== undefined && slot <= cursor.untilSlot) ||
+        (time !== null && time < cursor.since - FLOOR_MARGIN_MS)
+      ) {
         floorReached = true
         break
       }
@@ -279,7 +314,8 @@ function finishWindow(cursor: AccountCursor) {
     if (cursor.topSlot !== undefined) cursor.untilSlot = cursor.topSlot
     if (cursor.topTime) cursor.since = Math.max(cursor.since, cursor.topTime)
   }
-  for (const key of ['top', 'topSlot', 'topTime', 'before', 'beforeSlot', 'skip'] as const) delete cursor[key]
+  for (const key of ['top', 'topSlot', 'topTime', 'before', 'beforeSlot', 'skip'] as const)
+    delete cursor[key]
 }
 
 /** What is kept of a window interrupted before anything of it was processed: nothing of it. */
@@ -327,27 +363,50 @@ export async function scanSolana(
   const previous = readCursor(context.cursor)
   const firstSince = previous ? Math.min(previous.scannedAt, context.startTime) : context.startTime
   const commitment = commitmentFor(context.chain.confirmations)
-  const mints = context.tokens.map((token) => token.contract).filter((contract): contract is string => contract !== null)
+  const mints = context.tokens
+    .map((token) => token.contract)
+    .filter((contract): contract is string => contract !== null)
   const { programs, resolved } = await mintPrograms(rpc, mints, previous?.programs ?? {})
   const knownPrograms = { ...previous?.programs, ...resolved }
   // a mint no node knows has no token accounts to list or read
   const existingMints = mints.filter((mint) => knownPrograms[mint])
 
-  const snapshot = context.readBalances && !halfRead(previous) ? await readBalances(context, rpc, previous, existingMints, commitment) : null
+  const snapshot =
+    context.readBalances && !halfRead(previous)
+      ? await readBalances(context, rpc, previous, existingMints, commitment)
+      : null
   const pairs: OwnerPair[] = []
   for (const wallet of context.addresses) {
-    for (const mint of existingMints) pairs.push({ wallet, mint, associated: await associatedTokenAccount(wallet, mint, programs[mint]) })
+    for (const mint of existingMints)
+      pairs.push({
+        wallet,
+        mint,
+        associated: await associatedTokenAccount(wallet, mint, programs[mint]),
+      })
   }
   const previousLists = previous?.tokenAccounts ?? {}
-  const lists = await refreshTokenAccounts(rpc, pairs, previousLists, snapshot?.listings ?? new Map(), runStart)
+  const lists = await refreshTokenAccounts(
+    rpc,
+    pairs,
+    previousLists,
+    snapshot?.listings ?? new Map(),
+    runStart
+  )
   const watched = await watchedAccounts(context, programs, lists, previousLists, firstSince)
 
   const wallets = new Set(context.addresses)
   const contracts = new Set(context.tokens.map((token) => token.contract))
   const known: TokenAccountOwners = new Map(
-    watched.filter((entry) => entry.mint !== null).map((entry) => [entry.account, { wallet: entry.wallet, mint: entry.mint! }])
+    watched
+      .filter((entry) => entry.mint !== null)
+      .map((entry) => [entry.account, { wallet: entry.wallet, mint: entry.mint! }])
   )
-  const cursor: SolanaCursor = { accounts: {}, scannedAt: runStart, programs: knownPrograms, tokenAccounts: lists }
+  const cursor: SolanaCursor = {
+    accounts: {},
+    scannedAt: runStart,
+    programs: knownPrograms,
+    tokenAccounts: lists,
+  }
   const found: { transfer: ObservedTransfer; slot: bigint }[] = []
   const seenAmounts: SeenAmount[] = []
   const unreadable: UnreadableTransfer[] = []
@@ -364,10 +423,17 @@ export async function scanSolana(
     seen.add(info.signature)
     const timestamp = readable.timestamp ?? timeOf(info) ?? runStart
     if ('reason' in readable) {
-      unreadable.push({ reference: info.signature, to: entry.wallet, contract: entry.mint, timestamp, reason: readable.reason })
+      unreadable.push({
+        reference: info.signature,
+        to: entry.wallet,
+        contract: entry.mint,
+        timestamp,
+        reason: readable.reason,
+      })
       return
     }
-    const status: SolanaCommitment = info.confirmationStatus === 'finalized' ? 'finalized' : 'confirmed'
+    const status: SolanaCommitment =
+      info.confirmationStatus === 'finalized' ? 'finalized' : 'confirmed'
     for (const transfer of readable.transfers) {
       if (!wallets.has(transfer.to) || !contracts.has(transfer.contract)) continue
       seenAmounts.push({
@@ -404,27 +470,50 @@ export async function scanSolana(
     }
     const state: AccountCursor = start ? { ...start } : { until: null, since: entry.since }
     try {
-      if (!(await readAccount(rpc, entry.account, state, commitment, limits, floor, process(entry)))) caughtUp = false
+      if (
+        !(await readAccount(rpc, entry.account, state, commitment, limits, floor, process(entry)))
+      )
+        caughtUp = false
       cursor.accounts[entry.account] = state
     } catch (error) {
       interrupted = context.rpc.redact((error as Error).message || String(error))
       caughtUp = false
       cursor.accounts[entry.account] = interruptedCursor(state)
-      logger.warn({ network: context.chain.network, account: entry.account, err: error }, 'solana scan interrupted; progress kept')
+      logger.warn(
+        { network: context.chain.network, account: entry.account, err: error },
+        'solana scan interrupted; progress kept'
+      )
     }
   }
 
   if (processedSlot > 0) cursor.processedSlot = processedSlot
   found.sort((a, b) => (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : 0))
   const transfers = found.map((entry) => entry.transfer)
-  const unconfirmed = interrupted ? undefined : await unconfirmedOf(context, rpc, commitment, caughtUp, watched, cursor, known)
-  const balances = snapshot && caughtUp && !interrupted && !floor.missed ? balancesAsOf(snapshot, seenAmounts) : undefined
-  return { transfers, unconfirmed, cursor, caughtUp, interrupted, unreadable, dust, seen: seenAmounts, balances }
+  const unconfirmed = interrupted
+    ? undefined
+    : await unconfirmedOf(context, rpc, commitment, caughtUp, watched, cursor, known)
+  const balances =
+    snapshot && caughtUp && !interrupted && !floor.missed
+      ? balancesAsOf(snapshot, seenAmounts)
+      : undefined
+  return {
+    transfers,
+    unconfirmed,
+    cursor,
+    caughtUp,
+    interrupted,
+    unreadable,
+    dust,
+    seen: seenAmounts,
+    balances,
+  }
 }
 
 /** True when the last run stopped inside a window: newer signatures than its top are not listed this run. */
 function halfRead(previous: SolanaCursor | null): boolean {
-  return Object.values(previous?.accounts ?? {}).some((entry) => entry.top !== undefined || entry.before !== undefined)
+  return Object.values(previous?.accounts ?? {}).some(
+    (entry) => entry.top !== undefined || entry.before !== undefined
+  )
 }
 
 /**
@@ -441,7 +530,8 @@ function readBalances(
 ): Promise<BalanceSnapshot | null> {
   let floor: bigint | null = previous?.processedSlot ? BigInt(previous.processedSlot) : null
   for (const entry of Object.values(previous?.accounts ?? {})) {
-    if (entry.untilSlot !== undefined && (floor === null || BigInt(entry.untilSlot) > floor)) floor = BigInt(entry.untilSlot)
+    if (entry.untilSlot !== undefined && (floor === null || BigInt(entry.untilSlot) > floor))
+      floor = BigInt(entry.untilSlot)
   }
   return readBalanceSnapshot(rpc, {
     wallets: context.addresses,
@@ -452,7 +542,9 @@ function readBalances(
   })
 }
 
-type Reading = { transfers: ReturnType<typeof readTransfers>; timestamp: number | null } | { reason: string; timestamp: number | null }
+type Reading =
+  | { transfers: ReturnType<typeof readTransfers>; timestamp: number | null }
+  | { reason: string; timestamp: number | null }
 
 /**
  * The transfers of a listed signature, or why they cannot be read: a
@@ -476,9 +568,15 @@ async function readSignature(
   const timestamp = transaction ? blockTimeMs(transaction) : null
   if (!transaction || !succeeded(transaction)) return { transfers: [], timestamp }
   try {
-    return { transfers: readTransfers(transaction, tokenAccountOwners(transaction, known)), timestamp }
+    return {
+      transfers: readTransfers(transaction, tokenAccountOwners(transaction, known)),
+      timestamp,
+    }
   } catch (error) {
-    logger.error({ signature: info.signature, err: error }, 'solana transaction could not be parsed')
+    logger.error(
+      { signature: info.signature, err: error },
+      'solana transaction could not be parsed'
+    )
     return { reason: `transaction could not be parsed: ${(error as Error).message}`, timestamp }
   }
 }
@@ -503,13 +601,19 @@ async function unconfirmedOf(
   try {
     return await unconfirmedSolana(
       rpc,
-      watched.map((entry) => ({ account: entry.account, until: cursor.accounts[entry.account]?.until ?? null })),
+      watched.map((entry) => ({
+        account: entry.account,
+        until: cursor.accounts[entry.account]?.until ?? null,
+      })),
       known,
       new Set(context.addresses),
       new Set(context.tokens.map((token) => token.contract))
     )
   } catch (error) {
-    logger.warn({ network: context.chain.network, err: error }, 'unconfirmed solana transfers could not be read')
+    logger.warn(
+      { network: context.chain.network, err: error },
+      'unconfirmed solana transfers could not be read'
+    )
     return undefined
   }
 }

@@ -51,18 +51,32 @@ export const pairKey = (wallet: string, mint: string) => `${wallet}:${mint}`
  * up to MAX_OTHER_TOKEN_ACCOUNTS. An account no longer listed (closed, or
  * no longer the wallet's) is dropped.
  */
-export function chooseOthers(previous: string[], listed: OwnedTokenAccount[], pair: OwnerPair): string[] {
-  const candidates = listed.filter((entry) => entry.pubkey !== pair.associated && entry.owner === pair.wallet && entry.mint === pair.mint)
+export function chooseOthers(
+  previous: string[],
+  listed: OwnedTokenAccount[],
+  pair: OwnerPair
+): string[] {
+  const candidates = listed.filter(
+    (entry) =>
+      entry.pubkey !== pair.associated && entry.owner === pair.wallet && entry.mint === pair.mint
+  )
   const present = new Set(candidates.map((entry) => entry.pubkey))
   const kept = previous.filter((account) => present.has(account))
   const fresh = candidates
     .filter((entry) => !kept.includes(entry.pubkey))
-    .sort((a, b) => (a.amount === b.amount ? (a.pubkey < b.pubkey ? -1 : 1) : a.amount > b.amount ? -1 : 1))
+    .sort((a, b) =>
+      a.amount === b.amount ? (a.pubkey < b.pubkey ? -1 : 1) : a.amount > b.amount ? -1 : 1
+    )
     .map((entry) => entry.pubkey)
   const chosen = [...kept, ...fresh].slice(0, MAX_OTHER_TOKEN_ACCOUNTS)
   if (kept.length + fresh.length > chosen.length) {
     logger.warn(
-      { wallet: pair.wallet, mint: pair.mint, accounts: kept.length + fresh.length, watched: chosen.length },
+      {
+        wallet: pair.wallet,
+        mint: pair.mint,
+        accounts: kept.length + fresh.length,
+        watched: chosen.length,
+      },
       'solana wallet owns more token accounts of a mint than are watched; the balance watch covers the rest'
     )
   }
@@ -91,13 +105,26 @@ export async function refreshTokenAccounts(
     let entry: OwnedAccounts | undefined = before
     const listed = fresh.get(pairKey(pair.wallet, pair.mint))
     if (listed) {
-      entry = { others: chooseOthers(before?.others ?? [], listed, pair), listedAt: now, triedAt: now }
+      entry = {
+        others: chooseOthers(before?.others ?? [], listed, pair),
+        listedAt: now,
+        triedAt: now,
+      }
     } else if (!before || now - before.triedAt >= TOKEN_ACCOUNTS_REFRESH_MS) {
       try {
-        const answer = await rpc.tokenAccountsByOwner(address(pair.wallet), address(pair.mint), { commitment: 'confirmed' })
-        entry = { others: chooseOthers(before?.others ?? [], answer.value, pair), listedAt: now, triedAt: now }
+        const answer = await rpc.tokenAccountsByOwner(address(pair.wallet), address(pair.mint), {
+          commitment: 'confirmed',
+        })
+        entry = {
+          others: chooseOthers(before?.others ?? [], answer.value, pair),
+          listedAt: now,
+          triedAt: now,
+        }
       } catch (error) {
-        logger.warn({ wallet: pair.wallet, mint: pair.mint, err: error }, 'solana token accounts of a wallet could not be listed; kept as they were')
+        logger.warn(
+          { wallet: pair.wallet, mint: pair.mint, err: error },
+          'solana token accounts of a wallet could not be listed; kept as they were'
+        )
         entry = { others: before?.others ?? [], listedAt: before?.listedAt ?? null, triedAt: now }
       }
     }

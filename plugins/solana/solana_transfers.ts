@@ -30,7 +30,8 @@ export type JsonParsedTransaction = {
     err: unknown
     preTokenBalances?: readonly TokenBalance[] | null
     postTokenBalances?: readonly TokenBalance[] | null
-    innerInstructions?: readonly { index: number | bigint; instructions: readonly ParsedInstruction[] }[] | null
+    innerInstructions?:
+      readonly { index: number | bigint; instructions: readonly ParsedInstruction[] }[] | null
   } | null
   transaction: {
     signatures: readonly string[]
@@ -72,17 +73,28 @@ function accountAddress(key: { pubkey: string } | string): string {
  * Top-level instructions, then the inner ones (CPIs: a program paying on
  * someone's behalf), each with its position in the transaction.
  */
-export function allInstructions(transaction: JsonParsedTransaction): { instruction: ParsedInstruction; position: string }[] {
-  const top = transaction.transaction.message.instructions.map((instruction, index) => ({ instruction, position: `ix:${index}` }))
+export function allInstructions(
+  transaction: JsonParsedTransaction
+): { instruction: ParsedInstruction; position: string }[] {
+  const top = transaction.transaction.message.instructions.map((instruction, index) => ({
+    instruction,
+    position: `ix:${index}`,
+  }))
   const inner = (transaction.meta?.innerInstructions ?? []).flatMap((entry) =>
-    entry.instructions.map((instruction, index) => ({ instruction, position: `ix:${Number(entry.index)}.${index}` }))
+    entry.instructions.map((instruction, index) => ({
+      instruction,
+      position: `ix:${Number(entry.index)}.${index}`,
+    }))
   )
   return [...top, ...inner]
 }
 
 function tokenBalances(transaction: JsonParsedTransaction): TokenBalance[] {
   // post first: a token account created by the transaction exists only after it
-  return [...(transaction.meta?.postTokenBalances ?? []), ...(transaction.meta?.preTokenBalances ?? [])]
+  return [
+    ...(transaction.meta?.postTokenBalances ?? []),
+    ...(transaction.meta?.preTokenBalances ?? []),
+  ]
 }
 
 /**
@@ -94,7 +106,10 @@ function tokenBalances(transaction: JsonParsedTransaction): TokenBalance[] {
  * over `known` (the scanner's watched accounts, used for accounts the
  * balances do not name).
  */
-export function tokenAccountOwners(transaction: JsonParsedTransaction, known: TokenAccountOwners = new Map()): TokenAccountOwners {
+export function tokenAccountOwners(
+  transaction: JsonParsedTransaction,
+  known: TokenAccountOwners = new Map()
+): TokenAccountOwners {
   const owners: TokenAccountOwners = new Map(known)
   const keys = transaction.transaction.message.accountKeys
   const before = transaction.meta?.preTokenBalances ?? []
@@ -120,10 +135,14 @@ export function tokenAccountOwners(transaction: JsonParsedTransaction, known: To
  * accounts of the same owner (a wallet moving its own funds, SOL to itself)
  * brought nothing in: it is left out.
  */
-export function readTransfers(transaction: JsonParsedTransaction, owners: TokenAccountOwners): ChainTransfer[] {
+export function readTransfers(
+  transaction: JsonParsedTransaction,
+  owners: TokenAccountOwners
+): ChainTransfer[] {
   const keys = transaction.transaction.message.accountKeys.map(accountAddress)
   const balances = tokenBalances(transaction)
-  const balanceOf = (account: string) => balances.find((entry) => keys[Number(entry.accountIndex)] === account)
+  const balanceOf = (account: string) =>
+    balances.find((entry) => keys[Number(entry.accountIndex)] === account)
 
   const transfers: ChainTransfer[] = []
   /** Base units each Token-2022 account is said to receive, checked against its balance below. */
@@ -139,28 +158,39 @@ export function readTransfers(transaction: JsonParsedTransaction, owners: TokenA
         throw new UnreadableTransactionError(`a system ${type} without destination or lamports`)
       }
       if (destination === String(info.source ?? '')) continue
-      transfers.push({ to: destination, contract: null, amount: fromBaseUnits(info.lamports as bigint, SOL_DECIMALS), position })
+      transfers.push({
+        to: destination,
+        contract: null,
+        amount: fromBaseUnits(info.lamports as bigint, SOL_DECIMALS),
+        position,
+      })
       continue
     }
 
     if (!instruction.program || !TOKEN_PROGRAM_NAMES.has(instruction.program)) continue
-    if (type !== 'transfer' && type !== 'transferChecked' && type !== 'transferCheckedWithFee') continue
+    if (type !== 'transfer' && type !== 'transferChecked' && type !== 'transferCheckedWithFee')
+      continue
     const destination = String(info.destination ?? '')
-    if (!destination) throw new UnreadableTransactionError(`a ${instruction.program} ${type} without destination`)
+    if (!destination)
+      throw new UnreadableTransactionError(`a ${instruction.program} ${type} without destination`)
     let mint: string
     let decimals: number
     let baseUnits: bigint
     if (type === 'transfer') {
       const balance = balanceOf(destination)
       if (!balance) continue // no balance entry: not a token account the node could read (not ours either)
-      if (info.amount === undefined) throw new UnreadableTransactionError(`a ${instruction.program} transfer without amount`)
+      if (info.amount === undefined)
+        throw new UnreadableTransactionError(`a ${instruction.program} transfer without amount`)
       mint = balance.mint
       decimals = Number(balance.uiTokenAmount.decimals)
       baseUnits = BigInt(String(info.amount))
     } else {
-      const tokenAmount = info.tokenAmount as { amount?: string; decimals?: number | bigint } | undefined
+      const tokenAmount = info.tokenAmount as
+        { amount?: string; decimals?: number | bigint } | undefined
       if (!tokenAmount?.amount || tokenAmount.decimals === undefined || !info.mint) {
-        throw new UnreadableTransactionError(`a ${instruction.program} ${type} without mint or token amount`)
+        throw new UnreadableTransactionError(
+          `a ${instruction.program} ${type} without mint or token amount`
+        )
       }
       mint = String(info.mint)
       decimals = Number(tokenAmount.decimals)
@@ -168,7 +198,8 @@ export function readTransfers(transaction: JsonParsedTransaction, owners: TokenA
       if (type === 'transferCheckedWithFee') {
         // the fee is withheld in the destination account: the recipient gets the rest
         const fee = info.feeAmount as { amount?: string } | undefined
-        if (!fee?.amount) throw new UnreadableTransactionError('a transferCheckedWithFee without feeAmount')
+        if (!fee?.amount)
+          throw new UnreadableTransactionError('a transferCheckedWithFee without feeAmount')
         baseUnits -= BigInt(String(fee.amount))
       }
     }
@@ -191,12 +222,18 @@ export function readTransfers(transaction: JsonParsedTransaction, owners: TokenA
  * is not read as paid: the transaction is reported unreadable instead of
  * crediting more than arrived.
  */
-function checkToken2022Credits(transaction: JsonParsedTransaction, keys: string[], credited: Map<string, bigint>) {
+function checkToken2022Credits(
+  transaction: JsonParsedTransaction,
+  keys: string[],
+  credited: Map<string, bigint>
+) {
   for (const [account, amount] of credited) {
     const index = keys.indexOf(account)
     const amountIn = (list: readonly TokenBalance[] | null | undefined) => {
       const entry = (list ?? []).find((balance) => Number(balance.accountIndex) === index)
-      return entry && entry.programId === TOKEN_2022_PROGRAM_ADDRESS ? BigInt(entry.uiTokenAmount.amount) : null
+      return entry && entry.programId === TOKEN_2022_PROGRAM_ADDRESS
+        ? BigInt(entry.uiTokenAmount.amount)
+        : null
     }
     const after = amountIn(transaction.meta?.postTokenBalances)
     if (after === null) continue
@@ -211,10 +248,14 @@ function checkToken2022Credits(transaction: JsonParsedTransaction, keys: string[
 
 /** Milliseconds of the block time; null when the node does not know it. */
 export function blockTimeMs(transaction: { blockTime: bigint | number | null }): number | null {
-  return transaction.blockTime === null || transaction.blockTime === undefined ? null : Number(transaction.blockTime) * 1000
+  return transaction.blockTime === null || transaction.blockTime === undefined
+    ? null
+    : Number(transaction.blockTime) * 1000
 }
 
 /** A failed transaction moved nothing (but still shows its instructions). */
 export function succeeded(transaction: JsonParsedTransaction): boolean {
-  return transaction.meta !== null && transaction.meta !== undefined && transaction.meta.err === null
+  return (
+    transaction.meta !== null && transaction.meta !== undefined && transaction.meta.err === null
+  )
 }

@@ -49,7 +49,8 @@ export async function unconfirmedSolana(
     })
     for (const info of page) {
       // finalized ones are the confirmed scan's (next run); failed ones moved nothing
-      if (info.err === null && info.confirmationStatus !== 'finalized') waiting.set(info.signature, info)
+      if (info.err === null && info.confirmationStatus !== 'finalized')
+        waiting.set(info.signature, info)
     }
   }
   if (waiting.size === 0) return []
@@ -64,7 +65,8 @@ export async function unconfirmedSolana(
       const info = waiting.get(entry)!
       const reading = await parsedTransaction(rpc, info, known)
       if (!reading) continue
-      const timestamp = reading.timestamp ?? (info.blockTime === null ? Date.now() : Number(info.blockTime) * 1000)
+      const timestamp =
+        reading.timestamp ?? (info.blockTime === null ? Date.now() : Number(info.blockTime) * 1000)
       for (const transfer of reading.transfers) {
         if (!wallets.has(transfer.to) || !contracts.has(transfer.contract)) continue
         found.push({
@@ -80,14 +82,21 @@ export async function unconfirmedSolana(
   return found
 }
 
-async function parsedTransaction(rpc: SolanaRpc, info: SignatureInfo, known: TokenAccountOwners): Promise<Parsed | null> {
+async function parsedTransaction(
+  rpc: SolanaRpc,
+  info: SignatureInfo,
+  known: TokenAccountOwners
+): Promise<Parsed | null> {
   const kept = parsed.get(info.signature)
   if (kept) return kept
   let transaction
   try {
     transaction = await rpc.transaction(info.signature, 'confirmed')
   } catch (error) {
-    logger.warn({ signature: info.signature, err: error }, 'unconfirmed solana transaction not readable')
+    logger.warn(
+      { signature: info.signature, err: error },
+      'unconfirmed solana transaction not readable'
+    )
     return null
   }
   if (!transaction) return null // the node lags behind its own listing: next run
@@ -98,7 +107,10 @@ async function parsedTransaction(rpc: SolanaRpc, info: SignatureInfo, known: Tok
       : []
     reading = { transfers, timestamp: blockTimeMs(transaction) }
   } catch (error) {
-    logger.warn({ signature: info.signature, err: error }, 'unconfirmed solana transaction could not be parsed')
+    logger.warn(
+      { signature: info.signature, err: error },
+      'unconfirmed solana transaction could not be parsed'
+    )
     reading = { transfers: [], timestamp: null }
   }
   if (parsed.size >= PARSED_KEPT) parsed.delete(parsed.keys().next().value!)

@@ -1,6 +1,14 @@
 import { isSignature } from '@solana/kit'
-import { TransferLookupError, type ObservedTransfer, type VerificationContext } from '#chains/chain_family'
-import { commitmentFor, confirmationsAt, type SolanaCommitment } from '#plugins/solana/solana_commitment'
+import {
+  TransferLookupError,
+  type ObservedTransfer,
+  type VerificationContext,
+} from '#chains/chain_family'
+import {
+  commitmentFor,
+  confirmationsAt,
+  type SolanaCommitment,
+} from '#plugins/solana/solana_commitment'
 import type { SolanaRpc } from '#plugins/solana/solana_rpc'
 import {
   tokenAccountOwners,
@@ -27,7 +35,9 @@ export async function verifySolanaReference(
 ): Promise<ObservedTransfer[]> {
   const signature = reference.trim()
   if (!isSignature(signature)) {
-    throw new TransferLookupError(`"${reference}" is not a Solana transaction signature (base58 text of 64 bytes)`)
+    throw new TransferLookupError(
+      `"${reference}" is not a Solana transaction signature (base58 text of 64 bytes)`
+    )
   }
   const required = context.chain.confirmations
   let status: SolanaCommitment = 'confirmed'
@@ -38,10 +48,13 @@ export async function verifySolanaReference(
   }
   transaction ??= await rpc.transaction(signature, 'confirmed')
   if (!transaction) {
-    throw new TransferLookupError(`transaction ${signature} not found on ${context.chain.network} (or not yet confirmed)`)
+    throw new TransferLookupError(
+      `transaction ${signature} not found on ${context.chain.network} (or not yet confirmed)`
+    )
   }
   const timestamp = blockTimeMs(transaction)
-  if (timestamp === null) throw new TransferLookupError(`the node does not know the block time of ${signature}`)
+  if (timestamp === null)
+    throw new TransferLookupError(`the node does not know the block time of ${signature}`)
 
   const success = succeeded(transaction)
   const confirmations = confirmationsAt(status, required)
@@ -51,7 +64,9 @@ export async function verifySolanaReference(
     transfers = readTransfers(transaction, owners)
   } catch (error) {
     if (!(error instanceof UnreadableTransactionError)) throw error
-    throw new TransferLookupError(`transaction ${signature} cannot be read with confidence: ${error.message}`)
+    throw new TransferLookupError(
+      `transaction ${signature} cannot be read with confidence: ${error.message}`
+    )
   }
   return transfers.map((transfer) => ({
     ...transfer,

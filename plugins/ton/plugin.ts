@@ -24,7 +24,12 @@ export default definePlugin({
         blockTimeMs: 5000,
         explorerTxUrl: 'https://tonviewer.com/transaction/{tx}',
         tokens: [
-          { symbol: 'USDT', contract: 'EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs', decimals: 6, amountPrecision: 2 },
+          {
+            symbol: 'USDT',
+            contract: 'EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs',
+            decimals: 6,
+            amountPrecision: 2,
+          },
           { symbol: 'TON', contract: null, decimals: 9, amountPrecision: 4 },
         ],
       },

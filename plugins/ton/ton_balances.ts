@@ -1,5 +1,10 @@
 import type { Address } from '@ton/core'
-import { TransferLookupError, type BalanceReading, type ScanContext, type SeenAmount } from '#chains/chain_family'
+import {
+  TransferLookupError,
+  type BalanceReading,
+  type ScanContext,
+  type SeenAmount,
+} from '#chains/chain_family'
 import type Token from '#models/token'
 import { fromBaseUnits } from '#support/money'
 import { withToncenter } from '#plugins/ton/toncenter_client'
@@ -66,9 +71,14 @@ const DIGITS = /^\d{1,40}$/
 /** The balance state kept in an account cursor, checked (anything malformed is dropped). */
 export function readBalanceState(entry: AccountBalanceState): AccountBalanceState {
   const reported =
-    entry.reported && DIGITS.test(entry.reported.lt) && DIGITS.test(entry.reported.height) ? entry.reported : undefined
+    entry.reported && DIGITS.test(entry.reported.lt) && DIGITS.test(entry.reported.height)
+      ? entry.reported
+      : undefined
   const held =
-    entry.held && DIGITS.test(entry.held.lt) && typeof entry.held.amount === 'string' && Number.isInteger(entry.held.runs)
+    entry.held &&
+    DIGITS.test(entry.held.lt) &&
+    typeof entry.held.amount === 'string' &&
+    Number.isInteger(entry.held.runs)
       ? entry.held
       : undefined
   return { ...(reported ? { reported } : {}), ...(held ? { held } : {}) }
@@ -83,7 +93,11 @@ export function readBalanceHeight(value: unknown): string | undefined {
  * TON on a watched wallet (getAddressInformation): one request. Null when
  * the answer cannot be used; a failed request throws.
  */
-export async function readWalletBalance(context: ScanContext, owner: Address, native: Token): Promise<AccountReading | null> {
+export async function readWalletBalance(
+  context: ScanContext,
+  owner: Address,
+  native: Token
+): Promise<AccountReading | null> {
   try {
     const state = await withToncenter(context, (client) => client.accountState(owner))
     return { amount: fromBaseUnits(state.balance, native.decimals), lt: state.lastLt }
@@ -99,7 +113,10 @@ export async function readWalletBalance(context: ScanContext, owner: Address, na
  * last transaction in it, a wallet code without get_wallet_data); a
  * failed request throws.
  */
-export async function readJettonBalance(context: ScanContext, wallet: JettonWalletAccount): Promise<AccountReading | null> {
+export async function readJettonBalance(
+  context: ScanContext,
+  wallet: JettonWalletAccount
+): Promise<AccountReading | null> {
   try {
     const state = await withToncenter(context, (client) => client.jettonWalletState(wallet.address))
     return { amount: fromBaseUnits(state.balance, wallet.token.decimals), lt: state.lastLt }
@@ -161,7 +178,9 @@ export function placeHeights(
     : null
   const seen: SeenAmount[] = []
   for (const run of runs) {
-    const before = run.before.reported ? { lt: BigInt(run.before.reported.lt), height: BigInt(run.before.reported.height) } : null
+    const before = run.before.reported
+      ? { lt: BigInt(run.before.reported.lt), height: BigInt(run.before.reported.height) }
+      : null
     for (const { lt, ...amount } of run.seen) {
       let at: bigint
       if (before && lt <= before.lt) at = lt
@@ -170,6 +189,10 @@ export function placeHeights(
       seen.push({ ...amount, height: at.toString() })
     }
   }
-  const readings = reported.map((run) => ({ address: run.address, contract: run.contract, amount: run.report!.amount }))
+  const readings = reported.map((run) => ({
+    address: run.address,
+    contract: run.contract,
+    amount: run.report!.amount,
+  }))
   return { height, seen, readings }
 }

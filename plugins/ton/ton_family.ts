@@ -39,7 +39,9 @@ export class TonFamily implements ChainFamily {
     } catch {
       // fall through to the error below
     }
-    throw new InvalidAddressError(`"${address}" is not a TON address: expected ${this.addressFormat}`)
+    throw new InvalidAddressError(
+      `"${address}" is not a TON address: expected ${this.addressFormat}`
+    )
   }
 
   normalizeAddress(address: string): string {
@@ -64,14 +66,21 @@ export class TonFamily implements ChainFamily {
   }
 
   verifyReference(reference: string, context: VerificationContext): Promise<ObservedTransfer[]> {
-    return verifyTonReference(reference, context, (address) => this.normalizeAddress(address.toRawString()))
+    return verifyTonReference(reference, context, (address) =>
+      this.normalizeAddress(address.toRawString())
+    )
   }
 
   rpcBudget(url: string, apiKey: string): RpcBudget {
     return toncenterBudget(url, apiKey)
   }
 
-  requestsPerDay(chain: Chain, addresses: number, tokens: number, balanceCheckMinutes?: number): number {
+  requestsPerDay(
+    chain: Chain,
+    addresses: number,
+    tokens: number,
+    balanceCheckMinutes?: number
+  ): number {
     return toncenterRequestsPerDay(chain, addresses, tokens, balanceCheckMinutes)
   }
 

@@ -1,7 +1,12 @@
 import type { Address, Transaction } from '@ton/core'
 import type Token from '#models/token'
 import { fromBaseUnits } from '#support/money'
-import { OP_INTERNAL_TRANSFER, OP_TRANSFER_NOTIFICATION, operationOf, readInternalTransfer } from '#plugins/ton/ton_messages'
+import {
+  OP_INTERNAL_TRANSFER,
+  OP_TRANSFER_NOTIFICATION,
+  operationOf,
+  readInternalTransfer,
+} from '#plugins/ton/ton_messages'
 import {
   NOTHING,
   referenceOf,
@@ -11,7 +16,12 @@ import {
 } from '#plugins/ton/ton_transfers'
 
 /** A watched wallet's jetton wallet of one configured jetton. */
-export type JettonWalletAccount = { address: Address; owner: TonAccount; token: Token; master: Address }
+export type JettonWalletAccount = {
+  address: Address
+  owner: TonAccount
+  token: Token
+  master: Address
+}
 
 export type JettonWalletReading = TransactionReading & {
   /**
@@ -32,10 +42,14 @@ export function jettonsCredited(transaction: Transaction): boolean {
   return description.actionPhase ? description.actionPhase.success : true
 }
 
-function notificationTo(transaction: Transaction, owner: Address): { createdLt: bigint } | undefined {
+function notificationTo(
+  transaction: Transaction,
+  owner: Address
+): { createdLt: bigint } | undefined {
   for (const message of transaction.outMessages.values()) {
     if (message.info.type !== 'internal' || !message.info.dest.equals(owner)) continue
-    if (operationOf(message.body) === OP_TRANSFER_NOTIFICATION) return { createdLt: message.info.createdLt }
+    if (operationOf(message.body) === OP_TRANSFER_NOTIFICATION)
+      return { createdLt: message.info.createdLt }
   }
   return undefined
 }
@@ -90,7 +104,9 @@ export async function readJettonWalletTransaction(
 
   const fromMaster = info.src.equals(wallet.master)
   const fromWallet =
-    !fromMaster && body.from !== null && (await reading.jettonWalletOf(wallet.master, body.from)).equals(info.src)
+    !fromMaster &&
+    body.from !== null &&
+    (await reading.jettonWalletOf(wallet.master, body.from)).equals(info.src)
   if (!fromMaster && !fromWallet) {
     const reason =
       `internal_transfer of ${body.amount} ${wallet.token.symbol} base units credited by ${info.src.toRawString()}, ` +

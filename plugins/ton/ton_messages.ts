@@ -21,7 +21,8 @@ export function operationOf(body: Cell): number | null {
  */
 export function readNotification(body: Cell): { amount: bigint } {
   const slice = body.beginParse()
-  if (slice.loadUint(32) !== OP_TRANSFER_NOTIFICATION) throw new Error('not a transfer_notification')
+  if (slice.loadUint(32) !== OP_TRANSFER_NOTIFICATION)
+    throw new Error('not a transfer_notification')
   slice.loadUintBig(64)
   const amount = slice.loadCoins()
   slice.loadAddressAny()
@@ -34,7 +35,11 @@ export function readNotification(body: Cell): { amount: bigint } {
  * `from` is the owner of the sending jetton wallet (null: an external or
  * absent address, which no jetton wallet sends).
  */
-export function readInternalTransfer(body: Cell): { amount: bigint; from: Address | null; forwardTonAmount: bigint } {
+export function readInternalTransfer(body: Cell): {
+  amount: bigint
+  from: Address | null
+  forwardTonAmount: bigint
+} {
   const slice = body.beginParse()
   if (slice.loadUint(32) !== OP_INTERNAL_TRANSFER) throw new Error('not an internal_transfer')
   slice.loadUintBig(64)

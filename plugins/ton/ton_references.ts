@@ -13,7 +13,8 @@ export type TonReference =
   | { kind: 'lt-hash'; lt: bigint; hash: string }
   | { kind: 'hash'; hash: string }
 
-export const TON_REFERENCE_FORMATS = 'ton:<address>:<lt>:<hash>, <lt>:<hash> or a 64-hex transaction hash'
+export const TON_REFERENCE_FORMATS =
+  'ton:<address>:<lt>:<hash>, <lt>:<hash> or a 64-hex transaction hash'
 
 const HEX_HASH = /^[0-9a-fA-F]{64}$/
 const BASE64_HASH = /^[A-Za-z0-9+/_-]{43}=?$/
@@ -61,13 +62,19 @@ export function parseTonReference(reference: string): TonReference {
   if (text.toLowerCase().startsWith('ton:')) {
     // From the right: the raw address itself contains a colon.
     const parts = text.slice(4).split(':')
-    if (parts.length < 3) throw malformed(reference, 'the canonical form has an address, a logical time and a hash')
+    if (parts.length < 3)
+      throw malformed(reference, 'the canonical form has an address, a logical time and a hash')
     const hash = hashOf(reference, parts.pop()!)
     const lt = logicalTime(reference, parts.pop()!)
     return { kind: 'canonical', account: accountOf(reference, parts.join(':')), lt, hash }
   }
   const parts = text.split(':')
-  if (parts.length === 2) return { kind: 'lt-hash', lt: logicalTime(reference, parts[0]), hash: hashOf(reference, parts[1]) }
+  if (parts.length === 2)
+    return {
+      kind: 'lt-hash',
+      lt: logicalTime(reference, parts[0]),
+      hash: hashOf(reference, parts[1]),
+    }
   if (parts.length === 1) return { kind: 'hash', hash: hashOf(reference, parts[0]) }
   throw malformed(reference, 'unexpected form')
 }

@@ -1,5 +1,10 @@
 import { Address, type Transaction } from '@ton/core'
-import type { ObservedTransfer, ScanContext, ScanResult, UnreadableTransfer } from '#chains/chain_family'
+import type {
+  ObservedTransfer,
+  ScanContext,
+  ScanResult,
+  UnreadableTransfer,
+} from '#chains/chain_family'
 import { canonicalTonReference } from '#plugins/ton/ton_references'
 import {
   jettonTokens,
@@ -8,7 +13,11 @@ import {
   type TransferReading,
 } from '#plugins/ton/ton_transfers'
 import { readJettonWalletTransaction } from '#plugins/ton/ton_jetton_wallet'
-import { withToncenter, type ListedTransaction, type TransactionPoint } from '#plugins/ton/toncenter_client'
+import {
+  withToncenter,
+  type ListedTransaction,
+  type TransactionPoint,
+} from '#plugins/ton/toncenter_client'
 import { seenOnJettonWallet, seenOnWallet, type SeenOnAccount } from '#plugins/ton/ton_seen'
 import {
   placeHeights,
@@ -72,15 +81,26 @@ function readAccounts(value: unknown): Record<string, AccountCursor> {
   for (const [address, entry] of Object.entries(value as Record<string, AccountCursor>)) {
     if (entry.done !== null && !isPoint(entry.done)) continue
     if (typeof entry.since !== 'number') continue
-    const walk = entry.walk && isPoint(entry.walk.top) && isPoint(entry.walk.next) ? entry.walk : undefined
-    accounts[address] = { done: entry.done, since: entry.since, ...(walk ? { walk } : {}), ...readBalanceState(entry) }
+    const walk =
+      entry.walk && isPoint(entry.walk.top) && isPoint(entry.walk.next) ? entry.walk : undefined
+    accounts[address] = {
+      done: entry.done,
+      since: entry.since,
+      ...(walk ? { walk } : {}),
+      ...readBalanceState(entry),
+    }
   }
   return accounts
 }
 
 function readCursor(cursor: unknown): TonCursor | null {
   const value = cursor as TonCursor
-  if (value?.version !== 1 || typeof value.scannedAt !== 'number' || typeof value.wallets !== 'object' || !value.wallets) {
+  if (
+    value?.version !== 1 ||
+    typeof value.scannedAt !== 'number' ||
+    typeof value.wallets !== 'object' ||
+    !value.wallets
+  ) {
     return null
   }
   const balanceHeight = readBalanceHeight(value.balanceHeight)
@@ -168,7 +188,13 @@ async function walkAccount(
   result.unreadable.reverse()
   seen.reverse()
   const balance = readBalanceState(state)
-  if (finished) return { ...result, seen, state: { done: top ?? state.done, since: state.since, ...balance }, finished }
+  if (finished)
+    return {
+      ...result,
+      seen,
+      state: { done: top ?? state.done, since: state.since, ...balance },
+      finished,
+    }
   // Nothing handled yet: the account stays where it was.
   const walk = top && next ? { top, next } : undefined
   return {
@@ -266,7 +292,8 @@ export async function scanTon(context: ScanContext): Promise<ScanResult> {
   const reading: TransferReading = {
     tokens: context.tokens,
     confirmations: context.chain.confirmations,
-    jettonWalletOf: (master, owner) => withToncenter(context, (client) => client.jettonWallet(master, owner)),
+    jettonWalletOf: (master, owner) =>
+      withToncenter(context, (client) => client.jettonWallet(master, owner)),
     isDust: context.isDust?.bind(context),
   }
 
@@ -289,27 +316,35 @@ export async function scanTon(context: ScanContext): Promise<ScanResult> {
   const native = context.tokens.find((token) => token.contract === null)
   const due = context.readBalances === true
   /** Each account walked, with where its cursor is kept. */
-  const balanceRuns: { run: AccountBalanceRun; accounts: Record<string, AccountCursor>; key: string }[] = []
+  const balanceRuns: {
+    run: AccountBalanceRun
+    accounts: Record<string, AccountCursor>
+    key: string
+  }[] = []
 
   try {
     for (const stored of context.addresses) {
       const owner = { address: Address.parse(stored), stored }
-      const { walk, run } = await walkWithReading(context, wallets[stored] ?? { done: null, since }, {
-        due: due && native !== undefined,
-        read: () => readWalletBalance(context, owner.address, native!),
-        walk: (state) =>
-          walkAccount(
-            context,
-            owner.address,
-            state,
-            budget,
-            (entry) => readWalletTransaction(entry.transaction!, owner, reading),
-            unreadableOf(owner.address, stored, null),
-            (transaction) => seenOnWallet(transaction, owner, native)
-          ),
-        address: stored,
-        contract: null,
-      })
+      const { walk, run } = await walkWithReading(
+        context,
+        wallets[stored] ?? { done: null, since },
+        {
+          due: due && native !== undefined,
+          read: () => readWalletBalance(context, owner.address, native!),
+          walk: (state) =>
+            walkAccount(
+              context,
+              owner.address,
+              state,
+              budget,
+              (entry) => readWalletTransaction(entry.transaction!, owner, reading),
+              unreadableOf(owner.address, stored, null),
+              (transaction) => seenOnWallet(transaction, owner, native)
+            ),
+          address: stored,
+          contract: null,
+        }
+      )
       wallets[stored] = walk.state
       // TON not watched: its readings and amounts are not the watch's business.
       if (native) balanceRuns.push({ run, accounts: wallets, key: stored })
@@ -355,18 +390,30 @@ export async function scanTon(context: ScanContext): Promise<ScanResult> {
 
   transfers.sort((a, b) => a.timestamp - b.timestamp)
   const lastHeight = previous?.balanceHeight ? BigInt(previous.balanceHeight) : null
-  const placed = placeHeights(balanceRuns.map((entry) => entry.run), lastHeight)
+  const placed = placeHeights(
+    balanceRuns.map((entry) => entry.run),
+    lastHeight
+  )
   if (placed.height !== null) {
     // What the next runs place their amounts against.
     for (const { run, accounts, key } of balanceRuns) {
       if (!run.report) continue
-      accounts[key] = { ...accounts[key], reported: { lt: run.report.lt.toString(), height: placed.height.toString() } }
+      accounts[key] = {
+        ...accounts[key],
+        reported: { lt: run.report.lt.toString(), height: placed.height.toString() },
+      }
     }
   }
   const balanceHeight = placed.height?.toString() ?? previous?.balanceHeight
   // Accounts an interrupted run did not reach must still be read from where they would have been.
   const from = interrupted ? firstTime : scannedAt
-  const cursor: TonCursor = { version: 1, scannedAt: from, wallets, jettonWallets, ...(balanceHeight ? { balanceHeight } : {}) }
+  const cursor: TonCursor = {
+    version: 1,
+    scannedAt: from,
+    wallets,
+    jettonWallets,
+    ...(balanceHeight ? { balanceHeight } : {}),
+  }
   return {
     transfers,
     cursor,
@@ -375,6 +422,8 @@ export async function scanTon(context: ScanContext): Promise<ScanResult> {
     ...(unreadable.length ? { unreadable } : {}),
     ...(dust ? { dust } : {}),
     seen: placed.seen,
-    ...(placed.height !== null ? { balances: { height: placed.height.toString(), readings: placed.readings } } : {}),
+    ...(placed.height !== null
+      ? { balances: { height: placed.height.toString(), readings: placed.readings } }
+      : {}),
   }
 }

@@ -2,7 +2,12 @@ import type { Transaction } from '@ton/core'
 import type { SeenAmount } from '#chains/chain_family'
 import type Token from '#models/token'
 import { fromBaseUnits } from '#support/money'
-import { OP_INTERNAL_TRANSFER, operationOf, readBouncedJettons, readInternalTransfer } from '#plugins/ton/ton_messages'
+import {
+  OP_INTERNAL_TRANSFER,
+  operationOf,
+  readBouncedJettons,
+  readInternalTransfer,
+} from '#plugins/ton/ton_messages'
 import { referenceOf, type TonAccount } from '#plugins/ton/ton_transfers'
 import { jettonsCredited, type JettonWalletAccount } from '#plugins/ton/ton_jetton_wallet'
 
@@ -32,9 +37,19 @@ function valueKept(transaction: Transaction): boolean {
  * when TON is not an enabled token. Dust included: the watch counts what
  * came in, not what could pay.
  */
-export function seenOnWallet(transaction: Transaction, owner: TonAccount, native: Token | undefined): SeenOnAccount | null {
+export function seenOnWallet(
+  transaction: Transaction,
+  owner: TonAccount,
+  native: Token | undefined
+): SeenOnAccount | null {
   const message = transaction.inMessage
-  if (!native || !message || message.info.type !== 'internal' || !message.info.dest.equals(owner.address)) return null
+  if (
+    !native ||
+    !message ||
+    message.info.type !== 'internal' ||
+    !message.info.dest.equals(owner.address)
+  )
+    return null
   const value = message.info.value.coins
   if (value <= 0n || !valueKept(transaction)) return null
   return {
@@ -55,9 +70,13 @@ export function seenOnWallet(transaction: Transaction, owner: TonAccount, native
  * not rise or the amount cannot be read (such a transaction is reported
  * as unreadable, and a rise it made stays unexplained).
  */
-export function seenOnJettonWallet(transaction: Transaction, wallet: JettonWalletAccount): SeenOnAccount | null {
+export function seenOnJettonWallet(
+  transaction: Transaction,
+  wallet: JettonWalletAccount
+): SeenOnAccount | null {
   const message = transaction.inMessage
-  if (!message || message.info.type !== 'internal' || !message.info.dest.equals(wallet.address)) return null
+  if (!message || message.info.type !== 'internal' || !message.info.dest.equals(wallet.address))
+    return null
   if (!jettonsCredited(transaction)) return null
   let units: bigint | null = null
   if (message.info.bounced) {

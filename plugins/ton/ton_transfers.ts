@@ -3,7 +3,12 @@ import type { ObservedTransfer, UnreadableTransfer } from '#chains/chain_family'
 import type Token from '#models/token'
 import { fromBaseUnits } from '#support/money'
 import { canonicalTonReference } from '#plugins/ton/ton_references'
-import { OP_EXCESSES, OP_TRANSFER_NOTIFICATION, operationOf, readNotification } from '#plugins/ton/ton_messages'
+import {
+  OP_EXCESSES,
+  OP_TRANSFER_NOTIFICATION,
+  operationOf,
+  readNotification,
+} from '#plugins/ton/ton_messages'
 
 /** The account whose transaction is read, and its address in stored form. */
 export type TonAccount = { address: Address; stored: string }
@@ -21,9 +26,17 @@ export type TransferReading = {
 }
 
 /** What one transaction gave: transfers, or why it could not be read, and the dust it dropped. */
-export type TransactionReading = { transfers: ObservedTransfer[]; unreadable: UnreadableTransfer[]; dust: number }
+export type TransactionReading = {
+  transfers: ObservedTransfer[]
+  unreadable: UnreadableTransfer[]
+  dust: number
+}
 
-export const NOTHING: TransactionReading = Object.freeze({ transfers: [], unreadable: [], dust: 0 }) as TransactionReading
+export const NOTHING: TransactionReading = Object.freeze({
+  transfers: [],
+  unreadable: [],
+  dust: 0,
+}) as TransactionReading
 
 export function jettonTokens(tokens: Token[]): Token[] {
   return tokens.filter((token) => token.contract !== null)
@@ -60,7 +73,11 @@ export function referenceOf(account: Address, transaction: Transaction) {
 }
 
 /** The token whose jetton wallet of `owner` is `sender`, null when none is. */
-async function tokenSentBy(sender: Address, owner: Address, reading: TransferReading): Promise<Token | null> {
+async function tokenSentBy(
+  sender: Address,
+  owner: Address,
+  reading: TransferReading
+): Promise<Token | null> {
   for (const token of jettonTokens(reading.tokens)) {
     const wallet = await reading.jettonWalletOf(Address.parse(token.contract!), owner)
     if (wallet.equals(sender)) return token
@@ -116,14 +133,21 @@ export async function readWalletTransaction(
     }
     const jettons = jettonTokens(reading.tokens)
     const isDust = reading.isDust
-    if (isDust && jettons.length > 0 && jettons.every((token) => isDust(token.contract, fromBaseUnits(amount, token.decimals)))) {
+    if (
+      isDust &&
+      jettons.length > 0 &&
+      jettons.every((token) => isDust(token.contract, fromBaseUnits(amount, token.decimals)))
+    ) {
       return { ...NOTHING, dust: 1 }
     }
     const token = await tokenSentBy(info.src, account.address, reading)
     if (!token) return NOTHING // not from our jetton wallet of a known jetton: forged or another jetton
     const units = fromBaseUnits(amount, token.decimals)
     if (isDust?.(token.contract, units)) return { ...NOTHING, dust: 1 }
-    return { ...NOTHING, transfers: [{ ...base, contract: token.contract, amount: units, success: true }] }
+    return {
+      ...NOTHING,
+      transfers: [{ ...base, contract: token.contract, amount: units, success: true }],
+    }
   }
   if (operation === OP_EXCESSES) return NOTHING
 
@@ -132,5 +156,8 @@ export async function readWalletTransaction(
   if (!native || value <= 0n) return NOTHING
   const amount = fromBaseUnits(value, native.decimals)
   if (reading.isDust?.(null, amount)) return { ...NOTHING, dust: 1 }
-  return { ...NOTHING, transfers: [{ ...base, contract: null, amount, success: valueCredited(transaction) }] }
+  return {
+    ...NOTHING,
+    transfers: [{ ...base, contract: null, amount, success: valueCredited(transaction) }],
+  }
 }

@@ -1,5 +1,9 @@
 import { Address } from '@ton/core'
-import { TransferLookupError, type ObservedTransfer, type VerificationContext } from '#chains/chain_family'
+import {
+  TransferLookupError,
+  type ObservedTransfer,
+  type VerificationContext,
+} from '#chains/chain_family'
 import type Token from '#models/token'
 import { parseTonReference, type TonReference } from '#plugins/ton/ton_references'
 import {
@@ -9,9 +13,16 @@ import {
   type TransactionReading,
   type TransferReading,
 } from '#plugins/ton/ton_transfers'
-import { readJettonWalletTransaction, type JettonWalletAccount } from '#plugins/ton/ton_jetton_wallet'
+import {
+  readJettonWalletTransaction,
+  type JettonWalletAccount,
+} from '#plugins/ton/ton_jetton_wallet'
 import { TON_PAGE_SIZE } from '#plugins/ton/ton_scan'
-import { withToncenter, type ListedTransaction, type TransactionPoint } from '#plugins/ton/toncenter_client'
+import {
+  withToncenter,
+  type ListedTransaction,
+  type TransactionPoint,
+} from '#plugins/ton/toncenter_client'
 
 /** A bare hash is looked for among this many recent transactions at most... */
 const HASH_SEARCH_PAGES = 4
@@ -25,11 +36,19 @@ type HashCandidate = { hash: string; inMessageHash: string | null }
  * incoming message (what explorers show for the transfer to us). None or
  * several: the payer must give the lt:hash form.
  */
-export function pickByHash<T extends HashCandidate>(candidates: T[], hash: string, where: string): T {
-  const matching = candidates.filter((candidate) => candidate.hash === hash || candidate.inMessageHash === hash)
+export function pickByHash<T extends HashCandidate>(
+  candidates: T[],
+  hash: string,
+  where: string
+): T {
+  const matching = candidates.filter(
+    (candidate) => candidate.hash === hash || candidate.inMessageHash === hash
+  )
   if (matching.length === 1) return matching[0]
   if (matching.length === 0) {
-    throw new TransferLookupError(`transaction ${hash} not found among the recent transactions of ${where}`)
+    throw new TransferLookupError(
+      `transaction ${hash} not found among the recent transactions of ${where}`
+    )
   }
   throw new TransferLookupError(
     `the hash ${hash} is ambiguous: ${matching.length} transactions of ${where} match it; ` +
@@ -42,7 +61,9 @@ async function recentCandidates(context: VerificationContext, account: Address) 
   const candidates: (HashCandidate & { entry: ListedTransaction })[] = []
   let before: TransactionPoint | undefined
   for (let page = 0; page < HASH_SEARCH_PAGES; page++) {
-    const entries = await withToncenter(context, (client) => client.transactions(account, { limit: TON_PAGE_SIZE, before }))
+    const entries = await withToncenter(context, (client) =>
+      client.transactions(account, { limit: TON_PAGE_SIZE, before })
+    )
     for (const entry of entries) {
       const inMessageHash = entry.transaction ? incomingMessageHash(entry.transaction) : null
       candidates.push({ entry, hash: entry.point.hash, inMessageHash })
@@ -69,11 +90,15 @@ class TonVerification {
     readonly context: VerificationContext,
     readonly storedForm: (address: Address) => string
   ) {
-    this.owner = { address: Address.parse(context.order.receiveAddress), stored: context.order.receiveAddress }
+    this.owner = {
+      address: Address.parse(context.order.receiveAddress),
+      stored: context.order.receiveAddress,
+    }
     this.reading = {
       tokens: context.tokens,
       confirmations: context.chain.confirmations,
-      jettonWalletOf: (master, owner) => withToncenter(context, (client) => client.jettonWallet(master, owner)),
+      jettonWalletOf: (master, owner) =>
+        withToncenter(context, (client) => client.jettonWallet(master, owner)),
     }
   }
 
@@ -91,15 +116,20 @@ class TonVerification {
   }
 
   async byId(account: Address, lt: bigint, hash: string): Promise<ListedTransaction> {
-    const found = await withToncenter(this.context, (client) => client.transaction(account, lt, hash))
+    const found = await withToncenter(this.context, (client) =>
+      client.transaction(account, lt, hash)
+    )
     if (!found) {
-      throw new TransferLookupError(`transaction ${lt}:${hash} of ${this.storedForm(account)} not found`)
+      throw new TransferLookupError(
+        `transaction ${lt}:${hash} of ${this.storedForm(account)} not found`
+      )
     }
     return found
   }
 
   async byHash(account: Address, hash: string): Promise<ListedTransaction> {
-    return pickByHash(await recentCandidates(this.context, account), hash, this.storedForm(account)).entry
+    return pickByHash(await recentCandidates(this.context, account), hash, this.storedForm(account))
+      .entry
   }
 
   /**
@@ -113,13 +143,16 @@ class TonVerification {
       if (!reference.account.equals(this.owner.address)) {
         for (const token of jettonTokens(this.context.tokens)) {
           const wallet = await this.jettonWallet(token)
-          if (wallet.address.equals(reference.account)) return { entry, account: reference.account, jettonWallet: wallet }
+          if (wallet.address.equals(reference.account))
+            return { entry, account: reference.account, jettonWallet: wallet }
         }
       }
       return { entry, account: reference.account }
     }
     const find = (account: Address) =>
-      reference.kind === 'lt-hash' ? this.byId(account, reference.lt, reference.hash) : this.byHash(account, reference.hash)
+      reference.kind === 'lt-hash'
+        ? this.byId(account, reference.lt, reference.hash)
+        : this.byHash(account, reference.hash)
     try {
       return { entry: await find(this.owner.address), account: this.owner.address }
     } catch (error) {
@@ -136,10 +169,19 @@ class TonVerification {
 
   async read(found: Found): Promise<ObservedTransfer[]> {
     const { entry } = found
-    if (!entry.transaction) throw new TransferLookupError(`the transaction cannot be read (${entry.unreadable})`)
+    if (!entry.transaction)
+      throw new TransferLookupError(`the transaction cannot be read (${entry.unreadable})`)
     if (!found.jettonWallet) {
-      const stored = found.account.equals(this.owner.address) ? this.owner.stored : this.storedForm(found.account)
-      return this.#transfers(await readWalletTransaction(entry.transaction, { address: found.account, stored }, this.reading))
+      const stored = found.account.equals(this.owner.address)
+        ? this.owner.stored
+        : this.storedForm(found.account)
+      return this.#transfers(
+        await readWalletTransaction(
+          entry.transaction,
+          { address: found.account, stored },
+          this.reading
+        )
+      )
     }
     const wallet = found.jettonWallet
     const reading = await readJettonWalletTransaction(entry.transaction, wallet, this.reading)
@@ -153,12 +195,16 @@ class TonVerification {
         `the jetton transfer notified ${this.owner.stored}, whose transaction of it is not found yet; try again later`
       )
     }
-    return this.#transfers(await readWalletTransaction(notification.transaction, this.owner, this.reading))
+    return this.#transfers(
+      await readWalletTransaction(notification.transaction, this.owner, this.reading)
+    )
   }
 
   #transfers(reading: TransactionReading): ObservedTransfer[] {
     if (reading.transfers.length === 0 && reading.unreadable.length > 0) {
-      throw new TransferLookupError(`the transaction cannot be read: ${reading.unreadable[0].reason}`)
+      throw new TransferLookupError(
+        `the transaction cannot be read: ${reading.unreadable[0].reason}`
+      )
     }
     return reading.transfers
   }

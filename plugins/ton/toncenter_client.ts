@@ -1,5 +1,5 @@
 import { TonClient } from '@ton/ton'
-import { Address, beginCell, Cell, loadTransaction, type Transaction } from '@ton/core'
+import { type Address, beginCell, Cell, loadTransaction, type Transaction } from '@ton/core'
 import type Chain from '#models/chain'
 import type { RpcPool } from '#chains/rpc_pool'
 import { TransferLookupError } from '#chains/chain_family'
@@ -40,7 +40,11 @@ function hexHash(base64: string): string {
 function listed(raw: RawTransaction): ListedTransaction {
   const point = { lt: raw.transaction_id.lt, hash: hexHash(raw.transaction_id.hash) }
   try {
-    return { point, now: raw.utime, transaction: loadTransaction(Cell.fromBase64(raw.data).beginParse()) }
+    return {
+      point,
+      now: raw.utime,
+      transaction: loadTransaction(Cell.fromBase64(raw.data).beginParse()),
+    }
   } catch (error) {
     const unreadable = `transaction data unreadable: ${(error as Error).message}`
     return { point, now: raw.utime, transaction: null, unreadable }
@@ -149,7 +153,11 @@ export class ToncenterClient {
   }
 
   /** One transaction of `account`, or null when the node does not know it. */
-  async transaction(account: Address, lt: bigint, hashHex: string): Promise<ListedTransaction | null> {
+  async transaction(
+    account: Address,
+    lt: bigint,
+    hashHex: string
+  ): Promise<ListedTransaction | null> {
     let found: RawTransaction[]
     try {
       found = await this.client.raw.getTransactions(account, {
@@ -173,9 +181,15 @@ export class ToncenterClient {
    * created at `createdLt` (toncenter's tryLocateResultTx), or null when
    * it is not (yet) on chain.
    */
-  async resultTransaction(source: Address, destination: Address, createdLt: bigint): Promise<ListedTransaction | null> {
+  async resultTransaction(
+    source: Address,
+    destination: Address,
+    createdLt: bigint
+  ): Promise<ListedTransaction | null> {
     try {
-      return listed(await this.client.raw.tryLocateResultTx(source, destination, createdLt.toString()))
+      return listed(
+        await this.client.raw.tryLocateResultTx(source, destination, createdLt.toString())
+      )
     } catch (error) {
       if (isUnknownTransactionAnswer(error)) return null
       throw error
@@ -215,15 +229,22 @@ export class ToncenterClient {
       )
     }
     const lastLt = BigInt(lt)
-    if (result!.exit_code === EXIT_CODE_NOT_INITIALIZED || (result!.exit_code !== 0 && lastLt === 0n)) {
+    if (
+      result!.exit_code === EXIT_CODE_NOT_INITIALIZED ||
+      (result!.exit_code !== 0 && lastLt === 0n)
+    ) {
       return { balance: 0n, lastLt }
     }
     if (result!.exit_code !== 0) {
-      throw new TransferLookupError(`${wallet.toString()} answered get_wallet_data with exit code ${String(result!.exit_code)}`)
+      throw new TransferLookupError(
+        `${wallet.toString()} answered get_wallet_data with exit code ${String(result!.exit_code)}`
+      )
     }
     const balance = Array.isArray(result!.stack) ? stackNumber(result!.stack[0]) : null
     if (balance === null || balance < 0n) {
-      throw new TransferLookupError(`${wallet.toString()} answered get_wallet_data without a balance`)
+      throw new TransferLookupError(
+        `${wallet.toString()} answered get_wallet_data without a balance`
+      )
     }
     return { balance, lastLt }
   }
@@ -238,9 +259,11 @@ export class ToncenterClient {
     const key = jettonWalletKey(master, owner)
     const known = jettonWallets.get(key)
     if (known) return known
-    const { stack, exit_code: exitCode } = await this.client.runMethodWithError(master, 'get_wallet_address', [
-      { type: 'slice', cell: beginCell().storeAddress(owner).endCell() },
-    ])
+    const { stack, exit_code: exitCode } = await this.client.runMethodWithError(
+      master,
+      'get_wallet_address',
+      [{ type: 'slice', cell: beginCell().storeAddress(owner).endCell() }]
+    )
     // An answer, not an outage: the endpoint is not cooled down for a token set with a wrong contract.
     if (exitCode !== 0) {
       throw new TransferLookupError(

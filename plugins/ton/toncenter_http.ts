@@ -33,8 +33,10 @@ export class ToncenterHttpError extends RpcHttpError {
 }
 
 function headersOf(config: AdapterConfig): Record<string, string> {
-  const raw = config.headers as unknown as { toJSON?: () => Record<string, unknown> } | Record<string, unknown>
-  const entries = typeof raw?.toJSON === 'function' ? raw.toJSON() : (raw as Record<string, unknown>)
+  const raw = config.headers as unknown as
+    { toJSON?: () => Record<string, unknown> } | Record<string, unknown>
+  const entries =
+    typeof raw?.toJSON === 'function' ? raw.toJSON() : (raw as Record<string, unknown>)
   const headers: Record<string, string> = {}
   for (const [name, value] of Object.entries(entries ?? {})) {
     if (value !== undefined && value !== null && value !== false) headers[name] = String(value)
@@ -68,7 +70,11 @@ export function permittedAdapter(pool: RpcPool, url: string): HttpAdapter {
     })
     const data = parsed(await response.text())
     if (response.status < 200 || response.status > 299) {
-      throw new ToncenterHttpError(response.status, parseRetryAfter(response.headers.get('retry-after')), data)
+      throw new ToncenterHttpError(
+        response.status,
+        parseRetryAfter(response.headers.get('retry-after')),
+        data
+      )
     }
     return {
       data,

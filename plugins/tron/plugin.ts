@@ -23,8 +23,18 @@ export default definePlugin({
         blockTimeMs: 3000,
         explorerTxUrl: 'https://tronscan.org/#/transaction/{tx}',
         tokens: [
-          { symbol: 'USDT', contract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', decimals: 6, amountPrecision: 2 },
-          { symbol: 'USDC', contract: 'TEkxiTehnzSmSe2XqrBj4w32RUN966rdz8', decimals: 6, amountPrecision: 2 },
+          {
+            symbol: 'USDT',
+            contract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t',
+            decimals: 6,
+            amountPrecision: 2,
+          },
+          {
+            symbol: 'USDC',
+            contract: 'TEkxiTehnzSmSe2XqrBj4w32RUN966rdz8',
+            decimals: 6,
+            amountPrecision: 2,
+          },
           { symbol: 'TRX', contract: null, decimals: 6, amountPrecision: 2 },
         ],
       },

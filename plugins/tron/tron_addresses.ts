@@ -18,7 +18,8 @@ export function decodeTronAddress(address: string): Uint8Array | null {
   } catch {
     return null
   }
-  if (bytes.length !== 21 || bytes[0] !== TRON_ADDRESS_PREFIX || !address.startsWith('T')) return null
+  if (bytes.length !== 21 || bytes[0] !== TRON_ADDRESS_PREFIX || !address.startsWith('T'))
+    return null
   return bytes
 }
 

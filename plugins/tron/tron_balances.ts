@@ -50,14 +50,16 @@ export async function readTronBalances(
   run: { incomingNear: IncomingNear; solidTimestamp: number }
 ): Promise<HeldBalances | null> {
   const { incomingNear } = run
-  const skew = BALANCE_SKEW_BLOCKS * (context.chain.blockTimeMs > 0 ? context.chain.blockTimeMs : 3000)
+  const skew =
+    BALANCE_SKEW_BLOCKS * (context.chain.blockTimeMs > 0 ? context.chain.blockTimeMs : 3000)
   const skip = (reason: string) => {
     logger.debug({ network: context.chain.network, reason }, 'TRON balances not read this run')
     return null
   }
   // Against the run's own solid head first, so that nothing is spent on a
   // reading that could not hold (a busy address: the next runs try again).
-  if (incomingNear(run.solidTimestamp - skew, run.solidTimestamp)) return skip('a transfer just before the solid head')
+  if (incomingNear(run.solidTimestamp - skew, run.solidTimestamp))
+    return skip('a transfer just before the solid head')
   try {
     const before = await client.nowBlock(true)
     const readings = await Promise.all(
@@ -78,7 +80,10 @@ export async function readTronBalances(
     return { height: before.timestamp, span, readings }
   } catch (error) {
     logger.warn(
-      { network: context.chain.network, reason: context.rpc.redact((error as Error)?.message || String(error)) },
+      {
+        network: context.chain.network,
+        reason: context.rpc.redact((error as Error)?.message || String(error)),
+      },
       'TRON balances could not be read; a later run reads again'
     )
     return null
@@ -99,6 +104,7 @@ export function settleHeldBalances(
 ): { give: ScanResult['balances'] | undefined; keep: HeldBalances | null } {
   if (!held) return { give: undefined, keep: null }
   if (run.incomingNear(...held.span)) return { give: undefined, keep: null }
-  if (!run.caughtUp || run.solidTimestamp < held.height + run.lookbackMs) return { give: undefined, keep: held }
+  if (!run.caughtUp || run.solidTimestamp < held.height + run.lookbackMs)
+    return { give: undefined, keep: held }
   return { give: { height: String(held.height), readings: held.readings }, keep: null }
 }

@@ -3,7 +3,11 @@ import type Token from '#models/token'
 import type { UnreadableTransfer } from '#chains/chain_family'
 import { tronAddressFromAny } from '#plugins/tron/tron_addresses'
 import { fromBaseUnits } from '#support/money'
-import type { TronInternalRow, TronTransaction, Trc20TransferRow } from '#plugins/tron/trongrid_client'
+import type {
+  TronInternalRow,
+  TronTransaction,
+  Trc20TransferRow,
+} from '#plugins/tron/trongrid_client'
 
 /** One listing: incoming transfers of one token (or TRX) to one watched address. */
 export type Stream = { key: string; address: string; token: Token }
@@ -47,13 +51,22 @@ export type RowReading = { candidate: Candidate } | { unreadable: UnreadableTran
 
 const TXID = /^[0-9a-fA-F]{64}$/
 
-function unreadable(stream: Stream, id: unknown, timestamp: unknown, reason: string, row: unknown): RowReading {
+function unreadable(
+  stream: Stream,
+  id: unknown,
+  timestamp: unknown,
+  reason: string,
+  row: unknown
+): RowReading {
   // A row without a usable id still gets a stable reference, so that it is
   // recorded once however often it is listed again.
   const reference =
     typeof id === 'string' && TXID.test(id)
       ? id.toLowerCase()
-      : `unreadable-${createHash('sha256').update(JSON.stringify(row) ?? '').digest('hex').slice(0, 32)}`
+      : `unreadable-${createHash('sha256')
+          .update(JSON.stringify(row) ?? '')
+          .digest('hex')
+          .slice(0, 32)}`
   return {
     unreadable: {
       reference,
@@ -69,11 +82,14 @@ export function readTrc20Row(row: Trc20TransferRow, stream: Stream): RowReading 
   // only_to and contract_address already filter; checked again so that a
   // misbehaving index never credits another token or address.
   if (row?.type !== 'Transfer' || row.to !== stream.address) return null
-  if (row.token_info?.address !== undefined && row.token_info.address !== stream.token.contract) return null
-  const fault = (reason: string) => unreadable(stream, row.transaction_id, row.block_timestamp, `TRC-20 row ${reason}`, row)
+  if (row.token_info?.address !== undefined && row.token_info.address !== stream.token.contract)
+    return null
+  const fault = (reason: string) =>
+    unreadable(stream, row.transaction_id, row.block_timestamp, `TRC-20 row ${reason}`, row)
   if (!TXID.test(String(row.transaction_id))) return fault('without a transaction id')
   if (!Number.isSafeInteger(row.block_timestamp)) return fault('without a block time')
-  if (typeof row.value !== 'string' || !/^\d+$/.test(row.value)) return fault('with an unreadable value')
+  if (typeof row.value !== 'string' || !/^\d+$/.test(row.value))
+    return fault('with an unreadable value')
   return {
     candidate: {
       txid: row.transaction_id.toLowerCase(),
@@ -126,8 +142,12 @@ export function readTrxRow(row: TronTransaction | TronInternalRow, stream: Strea
   if (call?.type !== 'TransferContract') return null
   // A failed transfer moved nothing.
   if (row.ret?.[0]?.contractRet !== 'SUCCESS') return null
-  const { to_address: to, amount } = (call.parameter?.value ?? {}) as { to_address?: unknown; amount?: unknown }
-  const fault = (reason: string) => unreadable(stream, row.txID, row.block_timestamp, `TRX transfer ${reason}`, row)
+  const { to_address: to, amount } = (call.parameter?.value ?? {}) as {
+    to_address?: unknown
+    amount?: unknown
+  }
+  const fault = (reason: string) =>
+    unreadable(stream, row.txID, row.block_timestamp, `TRX transfer ${reason}`, row)
   let recipient: string
   try {
     recipient = tronAddressFromAny(String(to))
@@ -154,7 +174,12 @@ export function readTrxRow(row: TronTransaction | TronInternalRow, stream: Strea
 }
 
 function isInternalRow(row: TronTransaction | TronInternalRow): row is TronInternalRow {
-  return !!row && typeof row === 'object' && !('raw_data' in row) && ('internal_tx_id' in row || 'tx_id' in row)
+  return (
+    !!row &&
+    typeof row === 'object' &&
+    !('raw_data' in row) &&
+    ('internal_tx_id' in row || 'tx_id' in row)
+  )
 }
 
 /**
@@ -164,7 +189,8 @@ function isInternalRow(row: TronTransaction | TronInternalRow): row is TronInter
  * number, success and place in the receipt come from the receipt.
  */
 function readInternalRow(row: TronInternalRow, stream: Stream): RowReading {
-  const fault = (reason: string) => unreadable(stream, row.tx_id, row.block_timestamp, `internal transaction ${reason}`, row)
+  const fault = (reason: string) =>
+    unreadable(stream, row.tx_id, row.block_timestamp, `internal transaction ${reason}`, row)
   let recipient: string
   try {
     recipient = tronAddressFromAny(String(row.to_address))
@@ -179,7 +205,10 @@ function readInternalRow(row: TronInternalRow, stream: Stream): RowReading {
   if (sun === 0n) return null
   if (!TXID.test(String(row.tx_id))) return fault('without a transaction id')
   if (!Number.isSafeInteger(row.block_timestamp)) return fault('without a block time')
-  const internalId = typeof row.internal_tx_id === 'string' && TXID.test(row.internal_tx_id) ? row.internal_tx_id.toLowerCase() : null
+  const internalId =
+    typeof row.internal_tx_id === 'string' && TXID.test(row.internal_tx_id)
+      ? row.internal_tx_id.toLowerCase()
+      : null
   return {
     candidate: {
       txid: row.tx_id.toLowerCase(),
@@ -201,7 +230,8 @@ function readInternalRow(row: TronInternalRow, stream: Stream): RowReading {
 /** The TRX (sun) of an internal row's call_value: 0 when none or only TRC-10; undefined when unreadable. */
 function trxCallValue(value: unknown): bigint | undefined {
   if (value === undefined || value === null) return 0n
-  if (typeof value === 'number' || typeof value === 'string') return /^\d+$/.test(String(value)) ? BigInt(String(value)) : undefined
+  if (typeof value === 'number' || typeof value === 'string')
+    return /^\d+$/.test(String(value)) ? BigInt(String(value)) : undefined
   if (typeof value !== 'object' || Array.isArray(value)) return undefined
   const trx = (value as Record<string, unknown>)._
   if (trx === undefined) return 0n

@@ -38,7 +38,9 @@ export class TronFamily implements ChainFamily {
       )
     }
     if (bytes.length !== 21 || bytes[0] !== TRON_ADDRESS_PREFIX || !value.startsWith('T')) {
-      throw new InvalidAddressError(`"${address}" is not a TRON mainnet address (must start with T)`)
+      throw new InvalidAddressError(
+        `"${address}" is not a TRON mainnet address (must start with T)`
+      )
     }
     return value
   }
@@ -57,7 +59,12 @@ export class TronFamily implements ChainFamily {
   }
 
   /** `balanceCheckMinutes`: the balance watch's interval (chains.balance_check_minutes, passed by the core). */
-  requestsPerDay(chain: Chain, addresses: number, tokens: number, balanceCheckMinutes?: number): number {
+  requestsPerDay(
+    chain: Chain,
+    addresses: number,
+    tokens: number,
+    balanceCheckMinutes?: number
+  ): number {
     return tronRequestsPerDay(chain, addresses, tokens, balanceCheckMinutes)
   }
 

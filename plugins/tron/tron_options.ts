@@ -13,9 +13,17 @@ import { InvalidOptionsError } from '#chains/chain_family'
  *   `deepScanHours` of every stream (older than the look-back) every
  *   `deepScanEveryMinutes`, for rows indexed later still. 0 hours turns it off.
  */
-export type TronOptions = { lookbackMinutes: number; deepScanHours: number; deepScanEveryMinutes: number }
+export type TronOptions = {
+  lookbackMinutes: number
+  deepScanHours: number
+  deepScanEveryMinutes: number
+}
 
-export const TRON_OPTION_DEFAULTS: TronOptions = { lookbackMinutes: 30, deepScanHours: 24, deepScanEveryMinutes: 60 }
+export const TRON_OPTION_DEFAULTS: TronOptions = {
+  lookbackMinutes: 30,
+  deepScanHours: 24,
+  deepScanEveryMinutes: 60,
+}
 
 const LIMITS: Record<keyof TronOptions, { min: number; max: number }> = {
   // Below 10 minutes the look-back would miss rows the former fixed window caught.
@@ -30,13 +38,17 @@ export function validateTronOptions(options: Record<string, unknown>): Record<st
   const normalised: Record<string, unknown> = {}
   for (const [name, value] of Object.entries(options)) {
     if (!(name in LIMITS)) {
-      throw new InvalidOptionsError(`Unknown TRON option "${name}"; TRON options: ${Object.keys(LIMITS).join(', ')}`)
+      throw new InvalidOptionsError(
+        `Unknown TRON option "${name}"; TRON options: ${Object.keys(LIMITS).join(', ')}`
+      )
     }
     const { min, max } = LIMITS[name as keyof TronOptions]
     const text = String(value).trim()
     const parsed = /^\d+$/.test(text) ? Number(text) : Number.NaN
     if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
-      throw new InvalidOptionsError(`TRON option ${name} must be a whole number from ${min} to ${max}, not "${text}"`)
+      throw new InvalidOptionsError(
+        `TRON option ${name} must be a whole number from ${min} to ${max}, not "${text}"`
+      )
     }
     normalised[name] = parsed
   }

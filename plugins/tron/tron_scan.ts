@@ -1,8 +1,21 @@
 import logger from '@adonisjs/core/services/logger'
-import type { ObservedTransfer, ScanContext, ScanResult, SeenAmount, UnreadableTransfer } from '#chains/chain_family'
+import type {
+  ObservedTransfer,
+  ScanContext,
+  ScanResult,
+  SeenAmount,
+  UnreadableTransfer,
+} from '#chains/chain_family'
 import { redactSecrets } from '#support/redaction'
 import { tronOptions, type TronOptions } from '#plugins/tron/tron_options'
-import { isFreshCursor, pruneReported, readCursor, reportKey, type DeepPass, type TronScanCursor } from '#plugins/tron/tron_scan_cursor'
+import {
+  isFreshCursor,
+  pruneReported,
+  readCursor,
+  reportKey,
+  type DeepPass,
+  type TronScanCursor,
+} from '#plugins/tron/tron_scan_cursor'
 import {
   AlikeCounter,
   readTrc20Row,
@@ -127,7 +140,10 @@ export async function scanTron(context: ScanContext): Promise<ScanResult> {
   nextCursor.balances =
     settled.keep ??
     (context.readBalances && !balances && !cursor.balances && caughtUp && !interrupted
-      ? await readTronBalances(client, context, { incomingNear: run.incomingNear, solidTimestamp: solid.timestamp })
+      ? await readTronBalances(client, context, {
+          incomingNear: run.incomingNear,
+          solidTimestamp: solid.timestamp,
+        })
       : null)
   return {
     transfers: run.transfers,
@@ -140,7 +156,10 @@ export async function scanTron(context: ScanContext): Promise<ScanResult> {
     dust: run.dust,
     // Listings go by time, not block: only when every listing reached the
     // solid head does the cursor cover a block number (the solid head's).
-    heights: { head: String(run.marks.headNumber), scanned: caughtUp && !interrupted ? String(solid.number) : undefined },
+    heights: {
+      head: String(run.marks.headNumber),
+      scanned: caughtUp && !interrupted ? String(solid.number) : undefined,
+    },
     seen: run.seen,
     ...(balances ? { balances } : {}),
   }
@@ -148,7 +167,9 @@ export async function scanTron(context: ScanContext): Promise<ScanResult> {
 
 /** Start of the deep re-scan's window (the regular window when deep re-scans are off). */
 function deepWindowStart(run: TronScanRun, options: TronOptions) {
-  return options.deepScanHours > 0 ? run.marks.solidTimestamp - options.deepScanHours * 3600_000 : Number.MAX_SAFE_INTEGER
+  return options.deepScanHours > 0
+    ? run.marks.solidTimestamp - options.deepScanHours * 3600_000
+    : Number.MAX_SAFE_INTEGER
 }
 
 /**
@@ -170,7 +191,8 @@ async function deepScan(
   const now = run.marks.solidTimestamp
   if (options.deepScanHours === 0) return { pass: null, doneAt: cursor.deepDoneAt }
   if (!pass) {
-    if (now - cursor.deepDoneAt < options.deepScanEveryMinutes * 60_000) return { pass: null, doneAt: cursor.deepDoneAt }
+    if (now - cursor.deepDoneAt < options.deepScanEveryMinutes * 60_000)
+      return { pass: null, doneAt: cursor.deepDoneAt }
     const start = deepWindowStart(run, options)
     const until = oldestRegular - 1
     pass = { startedAt: now, until, from: {} }
@@ -195,7 +217,10 @@ async function deepScan(
 
 function interruption(error: unknown, context: ScanContext) {
   const message = redactSecrets((error as Error)?.message || String(error), context.rpc.secrets)
-  logger.warn({ network: context.chain.network, reason: message }, 'TRON scan interrupted; the next run resumes where it stopped')
+  logger.warn(
+    { network: context.chain.network, reason: message },
+    'TRON scan interrupted; the next run resumes where it stopped'
+  )
   return `stopped midway, resuming next run: ${message}`
 }
 
@@ -253,7 +278,12 @@ class TronScanRun {
         const result: Page<unknown> =
           stream.token.contract === null
             ? await this.client.incomingTransactions(stream.address, window, fingerprint)
-            : await this.client.incomingTrc20(stream.address, stream.token.contract, window, fingerprint)
+            : await this.client.incomingTrc20(
+                stream.address,
+                stream.token.contract,
+                window,
+                fingerprint
+              )
         rows = result.rows
         fingerprint = result.fingerprint
       } catch (error) {
@@ -261,8 +291,11 @@ class TronScanRun {
       }
       for (const row of rows) {
         let reading: RowReading =
-          stream.token.contract === null ? readTrxRow(row as any, stream) : readTrc20Row(row as any, stream)
-        if (reading && 'candidate' in reading) reading = { candidate: alike.number(reading.candidate) }
+          stream.token.contract === null
+            ? readTrxRow(row as any, stream)
+            : readTrc20Row(row as any, stream)
+        if (reading && 'candidate' in reading)
+          reading = { candidate: alike.number(reading.candidate) }
         try {
           const waiting = await this.#handle(reading)
           if (waiting !== null) pending = Math.min(pending, waiting)
@@ -276,7 +309,10 @@ class TronScanRun {
       // early (fewer rows than the limit) while more rows still lead on.
       if (!fingerprint) return { next: Math.min(pending, target), complete: true }
     }
-    return { next: Math.min(pending, this.#resumeAfter(lastTimestamp, window.since, stream)), complete: false }
+    return {
+      next: Math.min(pending, this.#resumeAfter(lastTimestamp, window.since, stream)),
+      complete: false,
+    }
   }
 
   /**
@@ -285,7 +321,8 @@ class TronScanRun {
    * time could not tell whether it counts (tron_balances.ts).
    */
   readonly incomingNear = (after: number, upTo: number): boolean => {
-    for (const times of this.#incoming.values()) if (times.some((time) => time > after && time <= upTo)) return true
+    for (const times of this.#incoming.values())
+      if (times.some((time) => time > after && time <= upTo)) return true
     return false
   }
 
@@ -297,7 +334,14 @@ class TronScanRun {
   }
 
   /** A successful incoming transfer of a solidified block, for the balance watch (block time as height). */
-  #see(transfer: { reference: string; position: string; to: string; contract: string | null; amount: string; timestamp: number }) {
+  #see(transfer: {
+    reference: string
+    position: string
+    to: string
+    contract: string | null
+    amount: string
+    timestamp: number
+  }) {
     this.seen.push({
       reference: transfer.reference,
       position: transfer.position,
@@ -331,13 +375,19 @@ class TronScanRun {
     // by its slot where only the receipt would name its position.
     if (this.context.isDust?.(candidate.contract, candidate.amount)) {
       this.dust++
-      if (candidate.timestamp <= solidTimestamp) this.#see({ ...candidate, reference: candidate.txid, position: candidate.position ?? candidate.slot })
+      if (candidate.timestamp <= solidTimestamp)
+        this.#see({
+          ...candidate,
+          reference: candidate.txid,
+          position: candidate.position ?? candidate.slot,
+        })
       return null
     }
     let transfer: ObservedTransfer | null
     try {
       // A block newer than the solid head is not solidified: no solidified receipt to ask for.
-      transfer = candidate.timestamp <= solidTimestamp ? await this.#withDepth(candidate, true) : null
+      transfer =
+        candidate.timestamp <= solidTimestamp ? await this.#withDepth(candidate, true) : null
       if (transfer?.success) this.#see(transfer)
       if (!transfer || transfer.confirmations < this.context.chain.confirmations) {
         const seen = transfer ?? (await this.#withDepth(candidate, false))
@@ -378,7 +428,8 @@ class TronScanRun {
     let position = candidate.position
     if (blockNumber === null || success === null || position === null) {
       const cache = solid ? this.#receipts : this.#recentReceipts
-      if (!cache.has(candidate.txid)) cache.set(candidate.txid, this.client.transactionInfo(candidate.txid, solid))
+      if (!cache.has(candidate.txid))
+        cache.set(candidate.txid, this.client.transactionInfo(candidate.txid, solid))
       const info = await cache.get(candidate.txid)!
       if (!info) return null
       blockNumber = info.blockNumber
@@ -417,13 +468,28 @@ class TronScanRun {
   }
 
   /** Where the listed transfer is in its receipt: its log (TRC-20) or internal transaction (TRX from a contract). */
-  #positionIn(info: TronTransactionInfo, candidate: Candidate): { position: string; rejected: boolean } | null {
+  #positionIn(
+    info: TronTransactionInfo,
+    candidate: Candidate
+  ): { position: string; rejected: boolean } | null {
     if (candidate.baseUnits === undefined) return null
     if (candidate.internalId !== undefined) {
-      return internalPosition(info, candidate.to, candidate.baseUnits, candidate.internalId, candidate.occurrence)
+      return internalPosition(
+        info,
+        candidate.to,
+        candidate.baseUnits,
+        candidate.internalId,
+        candidate.occurrence
+      )
     }
     if (candidate.contract === null) return null
-    const position = transferLogPosition(info, candidate.contract, candidate.to, candidate.baseUnits, candidate.occurrence)
+    const position = transferLogPosition(
+      info,
+      candidate.contract,
+      candidate.to,
+      candidate.baseUnits,
+      candidate.occurrence
+    )
     return position ? { position, rejected: false } : null
   }
 
@@ -435,7 +501,10 @@ class TronScanRun {
    */
   #resumeAfter(lastTimestamp: number, from: number, stream: Stream) {
     if (lastTimestamp > from) return lastTimestamp
-    logger.warn({ stream: stream.key, at: from }, 'TRON scan: one block holds more transfers than a run reads; skipping on')
+    logger.warn(
+      { stream: stream.key, at: from },
+      'TRON scan: one block holds more transfers than a run reads; skipping on'
+    )
     return from + 1
   }
 }

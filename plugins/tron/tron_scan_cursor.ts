@@ -60,7 +60,14 @@ export function readCursor(raw: unknown, start: number): TronScanCursor {
   if (!value || isFreshCursor(value)) {
     // First scan, or a cursor this code did not write: start from the oldest
     // order worth watching (the core's start time); seeing transfers twice is harmless.
-    return { since: start, lagging: {}, reported: {}, deepDoneAt: start, deep: null, balances: null }
+    return {
+      since: start,
+      lagging: {},
+      reported: {},
+      deepDoneAt: start,
+      deep: null,
+      balances: null,
+    }
   }
   return {
     since: value.since!,
@@ -77,7 +84,12 @@ function readHeldBalances(value: unknown): HeldBalances | null {
   const held = value as Partial<HeldBalances> | null
   if (!held || typeof held !== 'object' || !Number.isSafeInteger(held.height)) return null
   const span = held.span
-  if (!Array.isArray(span) || span.length !== 2 || !span.every((time) => Number.isSafeInteger(time))) return null
+  if (
+    !Array.isArray(span) ||
+    span.length !== 2 ||
+    !span.every((time) => Number.isSafeInteger(time))
+  )
+    return null
   if (!Array.isArray(held.readings)) return null
   const readings = held.readings.filter(
     (reading) =>
@@ -91,7 +103,12 @@ function readHeldBalances(value: unknown): HeldBalances | null {
 
 function readDeep(value: unknown): DeepPass | null {
   const deep = value as Partial<DeepPass> | null
-  if (!deep || typeof deep !== 'object' || !Number.isSafeInteger(deep.startedAt) || !Number.isSafeInteger(deep.until)) {
+  if (
+    !deep ||
+    typeof deep !== 'object' ||
+    !Number.isSafeInteger(deep.startedAt) ||
+    !Number.isSafeInteger(deep.until)
+  ) {
     return null
   }
   return { startedAt: deep.startedAt!, until: deep.until!, from: numbersOnly(deep.from) }
@@ -100,7 +117,8 @@ function readDeep(value: unknown): DeepPass | null {
 function numbersOnly(value: unknown): Record<string, number> {
   const result: Record<string, number> = {}
   if (!value || typeof value !== 'object') return result
-  for (const [key, entry] of Object.entries(value)) if (Number.isSafeInteger(entry)) result[key] = entry as number
+  for (const [key, entry] of Object.entries(value))
+    if (Number.isSafeInteger(entry)) result[key] = entry as number
   return result
 }
 
@@ -114,11 +132,17 @@ function numbersOnly(value: unknown): Record<string, number> {
  */
 export function reportKey(txid: string, to: string, contract: string | null, slot = ''): string {
   const transfer = slot === '' || slot === 'value' ? '' : `:${slot}`
-  return bytesToHex(sha256(utf8ToBytes(`${txid}:${to}:${contract ?? 'TRX'}${transfer}`))).slice(0, 24)
+  return bytesToHex(sha256(utf8ToBytes(`${txid}:${to}:${contract ?? 'TRX'}${transfer}`))).slice(
+    0,
+    24
+  )
 }
 
 /** Keeps the reported transfers at or after `oldest` (the earliest next listing), newest first, bounded. */
-export function pruneReported(reported: Record<string, number>, oldest: number): Record<string, number> {
+export function pruneReported(
+  reported: Record<string, number>,
+  oldest: number
+): Record<string, number> {
   const kept = Object.entries(reported)
     .filter(([, time]) => time >= oldest)
     .sort((a, b) => b[1] - a[1])

@@ -1,8 +1,16 @@
 import type Token from '#models/token'
 import type { ObservedTransfer } from '#chains/chain_family'
 import { fromBaseUnits } from '#support/money'
-import { tronAddressFromAny, tronAddressFromHex, tronAddressFromWord } from '#plugins/tron/tron_addresses'
-import type { TronInternalTransaction, TronTransaction, TronTransactionInfo } from '#plugins/tron/trongrid_client'
+import {
+  tronAddressFromAny,
+  tronAddressFromHex,
+  tronAddressFromWord,
+} from '#plugins/tron/tron_addresses'
+import type {
+  TronInternalTransaction,
+  TronTransaction,
+  TronTransactionInfo,
+} from '#plugins/tron/trongrid_client'
 
 /** keccak256("Transfer(address,address,uint256)"), as TRON logs carry it (no 0x). */
 export const TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
@@ -47,14 +55,22 @@ export function transfersOf(
   const call = transaction.raw_data.contract[0]
   if (!call) return []
   const success = succeeded(transaction, info)
-  const observed = (to: string, contract: string | null, baseUnits: bigint, position: string): ObservedTransfer => {
+  const observed = (
+    to: string,
+    contract: string | null,
+    baseUnits: bigint,
+    position: string
+  ): ObservedTransfer => {
     const token = tokens.find((entry) => entry.contract === contract)
     const decimals = token ? token.decimals : contract === null ? SUN_DECIMALS : 0
     return { ...facts, position, to, contract, amount: fromBaseUnits(baseUnits, decimals), success }
   }
 
   if (call.type === 'TransferContract') {
-    const { to_address: to, amount } = call.parameter.value as { to_address?: string; amount?: number | string }
+    const { to_address: to, amount } = call.parameter.value as {
+      to_address?: string
+      amount?: number | string
+    }
     if (typeof to !== 'string' || amount === undefined) return []
     return [observed(tronAddressFromAny(to), null, BigInt(amount), 'value')]
   }
@@ -69,18 +85,34 @@ export function transfersOf(
   if (success) {
     const logs = (info?.log ?? []).flatMap((log, index) =>
       isTransferLog(log)
-        ? [observed(tronAddressFromWord(log.topics![2]), tronAddressFromHex(log.address), BigInt(`0x${log.data || '0'}`), `log:${index}`)]
+        ? [
+            observed(
+              tronAddressFromWord(log.topics![2]),
+              tronAddressFromHex(log.address),
+              BigInt(`0x${log.data || '0'}`),
+              `log:${index}`
+            ),
+          ]
         : []
     )
     return [...logs, ...internal]
   }
   const intent = transferIntent(call.parameter.value)
   // A reverted call left no log; it pays nothing (success false) and is named by its call.
-  return [...(intent ? [observed(intent.to, intent.contract, intent.amount, 'call')] : []), ...internal]
+  return [
+    ...(intent ? [observed(intent.to, intent.contract, intent.amount, 'call')] : []),
+    ...internal,
+  ]
 }
 
 /** A TRX internal transfer of a receipt: its index in `internal_transactions`, recipient, sun, and whether it was rejected. */
-export type InternalTrxTransfer = { index: number; hash: string | null; to: string; sun: bigint; rejected: boolean }
+export type InternalTrxTransfer = {
+  index: number
+  hash: string | null
+  to: string
+  sun: bigint
+  rejected: boolean
+}
 
 /**
  * The TRX internal transactions of a receipt: the ones that carry TRX
@@ -100,7 +132,10 @@ export function trxInternalTransfers(info: TronTransactionInfo | null): Internal
     } catch {
       return []
     }
-    const hash = typeof entry.hash === 'string' && /^[0-9a-fA-F]{64}$/.test(entry.hash) ? entry.hash.toLowerCase() : null
+    const hash =
+      typeof entry.hash === 'string' && /^[0-9a-fA-F]{64}$/.test(entry.hash)
+        ? entry.hash.toLowerCase()
+        : null
     return [{ index, hash, to, sun, rejected: entry.rejected === true }]
   })
 }
@@ -139,7 +174,9 @@ export function internalPosition(
 
 /** An ERC-20 style Transfer event (three topics: the event, from, to). */
 export function isTransferLog(log: { topics?: string[] }): boolean {
-  return log.topics?.length === 3 && log.topics[0].toLowerCase().replace(/^0x/, '') === TRANSFER_TOPIC
+  return (
+    log.topics?.length === 3 && log.topics[0].toLowerCase().replace(/^0x/, '') === TRANSFER_TOPIC
+  )
 }
 
 /**
@@ -157,11 +194,14 @@ export function transferLogPosition(
 ): string | null {
   let seen = 0
   const logs = info.log ?? []
-  for (let index = 0; index < logs.length; index++) {
-    const log = logs[index]
+  for (const [index, log] of logs.entries()) {
     if (!isTransferLog(log)) continue
     try {
-      if (tronAddressFromHex(log.address) !== contract || tronAddressFromWord(log.topics![2]) !== to) continue
+      if (
+        tronAddressFromHex(log.address) !== contract ||
+        tronAddressFromWord(log.topics![2]) !== to
+      )
+        continue
       if (BigInt(`0x${log.data || '0'}`) !== baseUnits) continue
     } catch {
       continue
@@ -172,18 +212,32 @@ export function transferLogPosition(
 }
 
 /** The recipient and amount a TRC-20 transfer / transferFrom call asked for. */
-function transferIntent(value: Record<string, unknown>): { to: string; contract: string; amount: bigint } | null {
-  const data = String(value.data ?? '').toLowerCase().replace(/^0x/, '')
+function transferIntent(
+  value: Record<string, unknown>
+): { to: string; contract: string; amount: bigint } | null {
+  const data = String(value.data ?? '')
+    .toLowerCase()
+    .replace(/^0x/, '')
   const contract = value.contract_address
   if (typeof contract !== 'string') return null
   const words = (from: number, count: number) => {
     const list: string[] = []
-    for (let index = 0; index < count; index++) list.push(data.slice(from + index * 64, from + (index + 1) * 64))
+    for (let index = 0; index < count; index++)
+      list.push(data.slice(from + index * 64, from + (index + 1) * 64))
     return list.every((word) => /^[0-9a-f]{64}$/.test(word)) ? list : null
   }
   const selector = data.slice(0, 8)
-  const args = selector === TRANSFER_SELECTOR ? words(8, 2) : selector === TRANSFER_FROM_SELECTOR ? words(8, 3) : null
+  const args =
+    selector === TRANSFER_SELECTOR
+      ? words(8, 2)
+      : selector === TRANSFER_FROM_SELECTOR
+        ? words(8, 3)
+        : null
   if (!args) return null
   const [to, amount] = selector === TRANSFER_SELECTOR ? args : args.slice(1)
-  return { to: tronAddressFromWord(to), contract: tronAddressFromAny(contract), amount: BigInt(`0x${amount}`) }
+  return {
+    to: tronAddressFromWord(to),
+    contract: tronAddressFromAny(contract),
+    amount: BigInt(`0x${amount}`),
+  }
 }

@@ -1,4 +1,8 @@
-import { TransferLookupError, type ObservedTransfer, type VerificationContext } from '#chains/chain_family'
+import {
+  TransferLookupError,
+  type ObservedTransfer,
+  type VerificationContext,
+} from '#chains/chain_family'
 import { parseTransactionId } from '#plugins/tron/tron_reference'
 import { transfersOf } from '#plugins/tron/tron_transfers'
 import { TronGridClient } from '#plugins/tron/trongrid_client'
@@ -14,14 +18,23 @@ import { TronGridClient } from '#plugins/tron/trongrid_client'
  * whatever its depth, so the core answers "not yet confirmed" unless the
  * operator set 0 confirmations.
  */
-export async function verifyTronReference(reference: string, context: VerificationContext): Promise<ObservedTransfer[]> {
+export async function verifyTronReference(
+  reference: string,
+  context: VerificationContext
+): Promise<ObservedTransfer[]> {
   const txid = parseTransactionId(reference)
   const client = new TronGridClient(context.rpc, context.rpc.apiKey)
 
   const solidInfo = await client.transactionInfo(txid, true)
   if (solidInfo) {
-    const [transaction, head] = await Promise.all([client.transaction(txid, true), client.nowBlock(false)])
-    if (!transaction) throw new TransferLookupError(`transaction ${txid} is not available from the node yet, try again`)
+    const [transaction, head] = await Promise.all([
+      client.transaction(txid, true),
+      client.nowBlock(false),
+    ])
+    if (!transaction)
+      throw new TransferLookupError(
+        `transaction ${txid} is not available from the node yet, try again`
+      )
     const confirmations = Math.max(0, head.number - solidInfo.blockNumber + 1)
     return transfersOf(transaction, solidInfo, context.tokens, {
       reference: txid,
@@ -34,9 +47,15 @@ export async function verifyTronReference(reference: string, context: Verificati
   // payer also learns about a wrong recipient or amount now), or unknown.
   const info = await client.transactionInfo(txid, false)
   if (!info) {
-    throw new TransferLookupError(`transaction ${txid} not found on TRON (if it was just sent, try again in a minute)`)
+    throw new TransferLookupError(
+      `transaction ${txid} not found on TRON (if it was just sent, try again in a minute)`
+    )
   }
   const transaction = await client.transaction(txid, false)
   if (!transaction) throw new TransferLookupError(`transaction ${txid} is not yet confirmed`)
-  return transfersOf(transaction, info, context.tokens, { reference: txid, timestamp: info.blockTimeStamp, confirmations: 0 })
+  return transfersOf(transaction, info, context.tokens, {
+    reference: txid,
+    timestamp: info.blockTimeStamp,
+    confirmations: 0,
+  })
 }

@@ -66,7 +66,11 @@ export type TronInternalRow = {
   block_timestamp?: number
   from_address?: string
   to_address?: string
-  data?: { note?: string; rejected?: boolean; call_value?: Record<string, number | string> | number | string }
+  data?: {
+    note?: string
+    rejected?: boolean
+    call_value?: Record<string, number | string> | number | string
+  }
 }
 
 /** POST /wallet(solidity)/gettransactioninfobyid; `{}` (null here) when unknown. */
@@ -115,9 +119,14 @@ export class TronGridClient {
    */
   async nowBlock(solid: boolean): Promise<TronBlockMark> {
     const prefix = solid ? '/walletsolidity' : '/wallet'
-    const body = await this.#request('POST', `${prefix}/getblock`, { detail: false }, {
-      fallback: { status: 404, pathAndQuery: `${prefix}/getnowblock`, payload: {} },
-    })
+    const body = await this.#request(
+      'POST',
+      `${prefix}/getblock`,
+      { detail: false },
+      {
+        fallback: { status: 404, pathAndQuery: `${prefix}/getnowblock`, payload: {} },
+      }
+    )
     const header = body?.block_header?.raw_data
     if (!Number.isSafeInteger(header?.number) || !Number.isSafeInteger(header?.timestamp)) {
       throw new TronAnswerError(`${prefix}/getblock answered without a block header`)
@@ -141,7 +150,8 @@ export class TronGridClient {
     const path = solid ? '/walletsolidity/gettransactionbyid' : '/wallet/gettransactionbyid'
     const body = await this.#post(path, { value: txid })
     if (!body || body.txID === undefined) return null
-    if (!Array.isArray(body.raw_data?.contract)) throw new TronAnswerError(`${path} answered a transaction without contract`)
+    if (!Array.isArray(body.raw_data?.contract))
+      throw new TronAnswerError(`${path} answered a transaction without contract`)
     return body as TronTransaction
   }
 
@@ -152,7 +162,12 @@ export class TronGridClient {
    * is not sent, the scanner tells them apart by the solid head (the
    * unsolidified ones are only "seen", never paid on).
    */
-  async incomingTrc20(address: string, contract: string, window: ListingWindow, fingerprint: string | null) {
+  async incomingTrc20(
+    address: string,
+    contract: string,
+    window: ListingWindow,
+    fingerprint: string | null
+  ) {
     return this.#page<Trc20TransferRow>(`/v1/accounts/${address}/transactions/trc20`, {
       only_to: 'true',
       limit: String(PAGE_SIZE),
@@ -187,9 +202,11 @@ export class TronGridClient {
   async trxBalance(address: string, solid: boolean): Promise<bigint> {
     const path = solid ? '/walletsolidity/getaccount' : '/wallet/getaccount'
     const body = await this.#post(path, { address: tronAddressToHex(address) })
-    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new TronAnswerError(`${path} answered no account`)
+    if (!body || typeof body !== 'object' || Array.isArray(body))
+      throw new TronAnswerError(`${path} answered no account`)
     if (body.balance === undefined) return 0n
-    if (!Number.isSafeInteger(body.balance) || body.balance < 0) throw new TronAnswerError(`${path} answered a balance of ${body.balance}`)
+    if (!Number.isSafeInteger(body.balance) || body.balance < 0)
+      throw new TronAnswerError(`${path} answered a balance of ${body.balance}`)
     return BigInt(body.balance)
   }
 
@@ -201,7 +218,9 @@ export class TronGridClient {
    * address that only ever got TRC-20 tokens is not.
    */
   async trc20Balance(address: string, contract: string, solid: boolean): Promise<bigint> {
-    const path = solid ? '/walletsolidity/triggerconstantcontract' : '/wallet/triggerconstantcontract'
+    const path = solid
+      ? '/walletsolidity/triggerconstantcontract'
+      : '/wallet/triggerconstantcontract'
     const contractHex = tronAddressToHex(contract)
     const body = await this.#post(path, {
       owner_address: contractHex,
@@ -210,21 +229,32 @@ export class TronGridClient {
       parameter: tronAddressToHex(address).slice(2).padStart(64, '0'),
     })
     const word = body?.constant_result?.[0]
-    if (body?.result?.result !== true || typeof word !== 'string' || !/^[0-9a-fA-F]{64}$/.test(word)) {
+    if (
+      body?.result?.result !== true ||
+      typeof word !== 'string' ||
+      !/^[0-9a-fA-F]{64}$/.test(word)
+    ) {
       const code = body?.result?.code ?? 'no result'
       const message = typeof body?.result?.message === 'string' ? hexText(body.result.message) : ''
-      throw new TronAnswerError(`${path} balanceOf on ${contract} failed: ${code}${message ? ` (${message})` : ''}`)
+      throw new TronAnswerError(
+        `${path} balanceOf on ${contract} failed: ${code}${message ? ` (${message})` : ''}`
+      )
     }
     return BigInt(`0x${word}`)
   }
 
   /** A v1 listing: only endpoints that serve the v1 index are asked. */
   async #page<T>(path: string, query: Record<string, string>): Promise<Page<T>> {
-    const body = await this.#request('GET', `${path}?${new URLSearchParams(query)}`, undefined, { index: true })
+    const body = await this.#request('GET', `${path}?${new URLSearchParams(query)}`, undefined, {
+      index: true,
+    })
     if (body?.success !== true || !Array.isArray(body.data)) {
       throw new TronAnswerError(`${path} failed: ${String(body?.error ?? 'unexpected answer')}`)
     }
-    const fingerprint = typeof body.meta?.fingerprint === 'string' && body.meta.fingerprint ? body.meta.fingerprint : null
+    const fingerprint =
+      typeof body.meta?.fingerprint === 'string' && body.meta.fingerprint
+        ? body.meta.fingerprint
+        : null
     return { rows: body.data as T[], fingerprint }
   }
 
@@ -232,7 +262,12 @@ export class TronGridClient {
     return this.#request('POST', path, payload)
   }
 
-  async #request(method: 'GET' | 'POST', pathAndQuery: string, payload?: unknown, options: RequestOptions = {}): Promise<any> {
+  async #request(
+    method: 'GET' | 'POST',
+    pathAndQuery: string,
+    payload?: unknown,
+    options: RequestOptions = {}
+  ): Promise<any> {
     // Each round rules out one more endpoint found without the index; the
     // last round finds none eligible and the pool says so.
     for (let round = 0; ; round++) {
@@ -263,7 +298,12 @@ export class TronGridClient {
     }
   }
 
-  async #send(base: string, method: 'GET' | 'POST', pathAndQuery: string, payload: unknown): Promise<any> {
+  async #send(
+    base: string,
+    method: 'GET' | 'POST',
+    pathAndQuery: string,
+    payload: unknown
+  ): Promise<any> {
     await this.rpc.permit(base)
     const headers: Record<string, string> = { accept: 'application/json' }
     if (payload !== undefined) headers['content-type'] = 'application/json'
@@ -304,7 +344,10 @@ export class TronGridClient {
 /** java-tron's hex-encoded messages as text (printable part only). */
 function hexText(value: string): string {
   if (!/^([0-9a-fA-F]{2})+$/.test(value)) return value.slice(0, 200)
-  return Buffer.from(value, 'hex').toString('utf8').replace(/[^\x20-\x7e]/g, '').slice(0, 200)
+  return Buffer.from(value, 'hex')
+    .toString('utf8')
+    .replace(/[^\x20-\x7e]/g, '')
+    .slice(0, 200)
 }
 
 /** Marker of an endpoint that answered a v1 call with 404 (no index there). */

@@ -70,5 +70,10 @@ export function registerConsoleRoutes() {
         .use(middleware.consoleAuth())
     })
     .prefix(adminPath)
-    .use([middleware.consoleHeaders(), middleware.session(), middleware.shield(), middleware.initializeAuth()])
+    .use([
+      middleware.consoleHeaders(),
+      middleware.session(),
+      middleware.shield(),
+      middleware.initializeAuth(),
+    ])
 }

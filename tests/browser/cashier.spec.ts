@@ -85,7 +85,10 @@ test.group('Cashier in Chromium', (group) => {
     await prepareLifecycle()
   })
 
-  test('placeholder → choose a network with the keyboard → pay view with QR and countdown', async ({ client, assert }) => {
+  test('placeholder → choose a network with the keyboard → pay view with QR and countdown', async ({
+    client,
+    assert,
+  }) => {
     const order = await newPlaceholder(client, { redirect_url: 'https://shop.example/back' })
     const { context, page } = await newPage()
     const errors: string[] = []
@@ -154,7 +157,10 @@ test.group('Cashier in Chromium', (group) => {
     }
   })
 
-  test('change network on a waiting order: errors are plain sentences in the page language', async ({ client, assert }) => {
+  test('change network on a waiting order: errors are plain sentences in the page language', async ({
+    client,
+    assert,
+  }) => {
     await (await import('#settings/settings_service')).default.set('provider.enabled', 'true')
     const order = await newOrder(client)
     const { context, page } = await newPage(PHONE, { locale: 'es-ES' })
@@ -178,7 +184,10 @@ test.group('Cashier in Chromium', (group) => {
     }
   })
 
-  test('provider choice opens the hosted link; the page keeps watching', async ({ client, assert }) => {
+  test('provider choice opens the hosted link; the page keeps watching', async ({
+    client,
+    assert,
+  }) => {
     await provider.configure()
     const order = await newPlaceholder(client)
     const { context, page } = await newPage()
@@ -191,38 +200,64 @@ test.group('Cashier in Chromium', (group) => {
       assert.match(link!, /^https:\/\/pay\.example\/checkout\/P-\d+$/)
       await checkState(page, assert, 'provider')
 
-      const [popup] = await Promise.all([context.waitForEvent('page'), page.locator('#open-provider').click()])
+      const [popup] = await Promise.all([
+        context.waitForEvent('page'),
+        page.locator('#open-provider').click(),
+      ])
       await popup.waitForLoadState()
       assert.equal(popup.url(), link)
 
       const fresh = await Order.findByOrFail('trade_id', order.tradeId)
-      await paymentService.markPaid(fresh.id, { reference: 'P-1', source: 'provider', paidAt: Date.now() })
+      await paymentService.markPaid(fresh.id, {
+        reference: 'P-1',
+        source: 'provider',
+        paidAt: Date.now(),
+      })
       await page.waitForSelector(visible('paid'), { timeout: 15_000 })
     } finally {
       await context.close()
     }
   })
 
-  test('paid while open: success screen, visible 5 s countdown, then the merchant', async ({ client, assert }) => {
+  test('paid while open: success screen, visible 5 s countdown, then the merchant', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client, { redirect_url: 'https://shop.example/back?order=7' })
     const { context, page } = await newPage()
     try {
       await page.goto(`/cashier/${order.tradeId}`)
       await page.waitForSelector(visible('pay'))
       fakeTransfer('tx-browser-paid', order.actualAmount)
-      await paymentService.markPaid(order.id, { reference: 'tx-browser-paid', source: 'scanner', paidAt: Date.now() })
+      await paymentService.markPaid(order.id, {
+        reference: 'tx-browser-paid',
+        source: 'scanner',
+        paidAt: Date.now(),
+      })
       await page.waitForSelector(visible('paid'), { timeout: 15_000 })
-      assert.match((await page.locator('#redirect-note').textContent())!, /Back to the merchant in [1-5] s/)
-      assert.equal(await page.locator('#return-now').getAttribute('href'), `/pay/return/${order.tradeId}`)
+      assert.match(
+        (await page.locator('#redirect-note').textContent())!,
+        /Back to the merchant in [1-5] s/
+      )
+      assert.equal(
+        await page.locator('#return-now').getAttribute('href'),
+        `/pay/return/${order.tradeId}`
+      )
       await checkState(page, assert, 'paid')
       // /pay/return answers 302 to the shop (a redirect the test cannot serve: the request is the proof)
-      await page.waitForRequest((request) => request.url() === 'https://shop.example/back?order=7', { timeout: 15_000 })
+      await page.waitForRequest(
+        (request) => request.url() === 'https://shop.example/back?order=7',
+        { timeout: 15_000 }
+      )
     } finally {
       await context.close()
     }
   })
 
-  test('expired while open: the expired view with the merchant link', async ({ client, assert }) => {
+  test('expired while open: the expired view with the merchant link', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client, { redirect_url: 'https://shop.example/back' })
     const { context, page } = await newPage()
     try {
@@ -232,14 +267,20 @@ test.group('Cashier in Chromium', (group) => {
       await order.save()
       await orderExpiry.expireDue()
       await page.waitForSelector(visible('expired'), { timeout: 15_000 })
-      assert.equal(await page.locator('#expired-back').getAttribute('href'), 'https://shop.example/back')
+      assert.equal(
+        await page.locator('#expired-back').getAttribute('href'),
+        'https://shop.example/back'
+      )
       await checkState(page, assert, 'expired')
     } finally {
       await context.close()
     }
   })
 
-  test('the countdown reaching zero shows expired without waiting for the server', async ({ client, assert }) => {
+  test('the countdown reaching zero shows expired without waiting for the server', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     const { context, page } = await newPage()
     try {
@@ -293,13 +334,19 @@ test.group('Cashier in Chromium', (group) => {
     }
   })
 
-  test('language switch: the page changes language and remembers it', async ({ client, assert }) => {
+  test('language switch: the page changes language and remembers it', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     const { context, page } = await newPage()
     try {
       await page.goto(`/cashier/${order.tradeId}`)
       assert.equal(await page.getAttribute('html', 'lang'), 'en')
-      await Promise.all([page.waitForURL(/lang=ja/), page.locator('#lang-select').selectOption('ja')])
+      await Promise.all([
+        page.waitForURL(/lang=ja/),
+        page.locator('#lang-select').selectOption('ja'),
+      ])
       assert.equal(await page.getAttribute('html', 'lang'), 'ja')
       assert.equal(await page.locator('.timer-label').textContent(), '残り時間')
       assert.equal(await page.locator('#amount').textContent(), '13.80') // digits never localised
@@ -354,7 +401,9 @@ test.group('Cashier in Chromium', (group) => {
     }
   })
 
-  test('repeated connection failures show the connection problem, then recover', async ({ client }) => {
+  test('repeated connection failures show the connection problem, then recover', async ({
+    client,
+  }) => {
     const order = await newOrder(client)
     const { context, page } = await newPage()
     try {

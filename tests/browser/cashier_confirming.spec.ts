@@ -12,7 +12,16 @@ import { resetDatabase } from '#tests/helpers/database'
 import { createOrder, orderParams } from '#tests/helpers/merchant'
 import { Anvil } from '#tests/helpers/evm/anvil'
 import { configureEthereum, deployTokens, type EvmFixture } from '#tests/helpers/evm/evm_setup'
-import { closeBrowser, horizontalOverflow, newPage, screenshot, seriousAxeViolations, DESKTOP, NARROW_PHONE, PHONE } from '#tests/helpers/browser'
+import {
+  closeBrowser,
+  horizontalOverflow,
+  newPage,
+  screenshot,
+  seriousAxeViolations,
+  DESKTOP,
+  NARROW_PHONE,
+  PHONE,
+} from '#tests/helpers/browser'
 
 const visible = (view: string) => `[data-view="${view}"]:not([hidden])`
 
@@ -43,7 +52,10 @@ test.group('Cashier in Chromium: payment seen, confirming (anvil)', (group) => {
     client,
     assert,
   }) => {
-    const response = await createOrder(client, orderParams({ network: 'ethereum', token: 'usdt', amount: 100 }))
+    const response = await createOrder(
+      client,
+      orderParams({ network: 'ethereum', token: 'usdt', amount: 100 })
+    )
     const order = await Order.findByOrFail('trade_id', response.body().data.trade_id)
     await scanEthereum() // cursor before the payment
 
@@ -56,9 +68,16 @@ test.group('Cashier in Chromium: payment seen, confirming (anvil)', (group) => {
       await scanEthereum() // 1 confirmation: seen, not paid
       assert.equal((await Order.findOrFail(order.id)).status, 1)
       await page.waitForSelector(visible('confirming'), { timeout: 15_000 })
-      assert.match((await page.locator('[data-confirming-text]').textContent())!, /^Payment seen, [12] of 3 confirmations$/)
+      assert.match(
+        (await page.locator('[data-confirming-text]').textContent())!,
+        /^Payment seen, [12] of 3 confirmations$/
+      )
 
-      for (const [size, viewport] of [['phone', PHONE], ['320', NARROW_PHONE], ['desktop', DESKTOP]] as const) {
+      for (const [size, viewport] of [
+        ['phone', PHONE],
+        ['320', NARROW_PHONE],
+        ['desktop', DESKTOP],
+      ] as const) {
         await page.setViewportSize(viewport)
         assert.equal(await horizontalOverflow(page), 0)
         await screenshot(page, `cashier-confirming-${size}`)
@@ -80,9 +99,13 @@ test.group('Cashier in Chromium: payment seen, confirming (anvil)', (group) => {
 
       await page.waitForSelector(visible('paid'), { timeout: 15_000 })
       await page.waitForSelector('#paid-tx:not([hidden])', { timeout: 10_000 })
-      assert.equal((await page.locator('#paid-tx-ref').textContent())!.toLowerCase(), hash.toLowerCase())
+      assert.equal(
+        (await page.locator('#paid-tx-ref').textContent())!.toLowerCase(),
+        hash.toLowerCase()
+      )
       const explorer = await page.locator('#paid-tx-link').getAttribute('href')
-      if (!(await page.locator('#paid-tx-link').isHidden())) assert.include(explorer!.toLowerCase(), hash.toLowerCase())
+      if (!(await page.locator('#paid-tx-link').isHidden()))
+        assert.include(explorer!.toLowerCase(), hash.toLowerCase())
       await screenshot(page, 'cashier-paid-with-transaction-phone')
     } finally {
       await context.close()

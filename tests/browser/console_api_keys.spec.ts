@@ -28,7 +28,9 @@ test.group('Console API keys in a browser', (group) => {
     merchant.reset()
   })
 
-  test('create a key, copy its secret, read the integration page, send a test callback', async ({ assert }) => {
+  test('create a key, copy its secret, read the integration page, send a test callback', async ({
+    assert,
+  }) => {
     await makeTronPayable()
     await settings.set('callbacks.allow_private_targets', 'true')
     const admin = await createConsoleUser({ role: 'admin' })

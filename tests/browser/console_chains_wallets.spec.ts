@@ -22,7 +22,9 @@ const EVM_CANONICAL = '0x52908400098527886E0F7030069857D2E4169EE7'
 test.group('Console chains and wallets in Chromium', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
-    await operator.setChain('ethereum', { rpcUrls: ['https://mainnet.infura.io/v3/0123456789abcdef0123456789abcdef'] })
+    await operator.setChain('ethereum', {
+      rpcUrls: ['https://mainnet.infura.io/v3/0123456789abcdef0123456789abcdef'],
+    })
     await operator.setChain('tron', { apiKey: 'tron-pro-key-abcdefghijklmnop-1234' })
     await operator.addWallet('tron', TRON_WALLET)
     const now = Date.now()
@@ -48,14 +50,19 @@ test.group('Console chains and wallets in Chromium', (group) => {
       await page.locator('#new-wallet-address').fill(EVM_LOWER)
       await page.getByRole('button', { name: 'Add wallet' }).last().click()
       await page.waitForURL((url) => url.search === '?network=ethereum')
-      assert.include(await page.getByRole('status').innerText(), `Wallet added on ethereum: ${EVM_CANONICAL} (stored in its canonical form).`)
+      assert.include(
+        await page.getByRole('status').innerText(),
+        `Wallet added on ethereum: ${EVM_CANONICAL} (stored in its canonical form).`
+      )
       assert.include(await page.getByRole('region', { name: 'Wallets' }).innerText(), EVM_CANONICAL)
     } finally {
       await context.close()
     }
   })
 
-  test('the pages: no serious accessibility violation, no sideways scroll on a phone; screenshots', async ({ assert }) => {
+  test('the pages: no serious accessibility violation, no sideways scroll on a phone; screenshots', async ({
+    assert,
+  }) => {
     const user = await createConsoleUser()
     for (const [viewport, suffix] of [
       [DESKTOP, 'desktop'],
@@ -76,7 +83,8 @@ test.group('Console chains and wallets in Chromium', (group) => {
           assert.equal(response?.status(), 200, path)
           const violations = await seriousAxeViolations(page)
           assert.deepEqual(violations, [], `${path} at ${suffix}: ${JSON.stringify(violations)}`)
-          if (suffix === 'phone') assert.equal(await horizontalOverflow(page), 0, `${path} scrolls sideways`)
+          if (suffix === 'phone')
+            assert.equal(await horizontalOverflow(page), 0, `${path} scrolls sideways`)
           assert.notInclude(await page.content(), 'tron-pro-key-abcdefghijklmnop-1234')
           await screenshot(page, `console-${name}-${suffix}`)
         }

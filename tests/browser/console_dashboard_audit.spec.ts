@@ -47,11 +47,22 @@ test.group('Console dashboard and audit log in Chromium', (group) => {
     const now = Date.now()
     for (let day = 0; day < 14; day++) {
       for (let index = 0; index < (day % 5) + 1; index++) {
-        await seedOrderRow({ status: index % 3 === 0 ? 3 : 2, createdAt: now - day * DAY - index * 1000, actualAmount: `${10 + index}.25` })
+        await seedOrderRow({
+          status: index % 3 === 0 ? 3 : 2,
+          createdAt: now - day * DAY - index * 1000,
+          actualAmount: `${10 + index}.25`,
+        })
       }
     }
     await seedOrderRow({ status: 1, createdAt: now - 500, network: 'ethereum' })
-    await db.table('wallets').insert({ network: 'tron', address: 'TWallet', enabled: true, note: '', created_at: now, updated_at: now })
+    await db.table('wallets').insert({
+      network: 'tron',
+      address: 'TWallet',
+      enabled: true,
+      note: '',
+      created_at: now,
+      updated_at: now,
+    })
     await db.from('chains').where('network', 'tron').update({ enabled: true })
     await db.table('chain_cursors').insert({
       network: 'tron',
@@ -72,10 +83,19 @@ test.group('Console dashboard and audit log in Chromium', (group) => {
         const chart = page.getByRole('img', { name: /Orders created and paid per day/ })
         assert.equal(await chart.count(), 1)
         await page.getByText('Show the figures').click()
-        assert.equal(await page.getByRole('table', { name: /Orders created and paid per day/ }).getByRole('row').count(), 15)
+        assert.equal(
+          await page
+            .getByRole('table', { name: /Orders created and paid per day/ })
+            .getByRole('row')
+            .count(),
+          15
+        )
         const recent = page.getByRole('region', { name: 'Ten newest orders' })
         await recent.getByRole('link').first().waitFor()
-        assert.match((await recent.getByRole('link').first().getAttribute('href'))!, /^\/admin\/orders\/T\d{12}$/)
+        assert.match(
+          (await recent.getByRole('link').first().getAttribute('href'))!,
+          /^\/admin\/orders\/T\d{12}$/
+        )
         await checkConsolePage(page, assert, `dashboard-${colorScheme}`, DESKTOP_AND_PHONE)
       } finally {
         await context.close()
@@ -83,7 +103,9 @@ test.group('Console dashboard and audit log in Chromium', (group) => {
     }
   })
 
-  test('health checks: an admin sees the problems and warnings with their fixes, then "Nothing to fix"', async ({ assert }) => {
+  test('health checks: an admin sees the problems and warnings with their fixes, then "Nothing to fix"', async ({
+    assert,
+  }) => {
     const orderId = await seedOrderRow({ status: 2, createdAt: Date.now() - 60_000 })
     await db.table('callbacks').insert({
       order_id: orderId,
@@ -134,7 +156,9 @@ test.group('Console dashboard and audit log in Chromium', (group) => {
     }
   })
 
-  test('audit log: a sign-in and a change listed, filtered from the form, no serious axe violation', async ({ assert }) => {
+  test('audit log: a sign-in and a change listed, filtered from the form, no serious axe violation', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     await db.table('audit_log').insert({
       created_at: Date.now() - 60_000,
@@ -144,7 +168,11 @@ test.group('Console dashboard and audit log in Chromium', (group) => {
       subject_type: 'chain',
       subject_id: 'ethereum',
       before: JSON.stringify({ enabled: true, confirmations: 12, rpcUrls: ['https://a.example'] }),
-      after: JSON.stringify({ enabled: false, confirmations: 20, rpcUrls: ['https://b.example/v3/***'] }),
+      after: JSON.stringify({
+        enabled: false,
+        confirmations: 20,
+        rpcUrls: ['https://b.example/v3/***'],
+      }),
       ip: null,
       request_id: null,
     })

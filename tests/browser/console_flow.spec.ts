@@ -36,7 +36,7 @@ const MAIN_PAGES = [
   ['/account', 'account'],
 ] as const
 
-test.group('Console in Chromium: an admin\'s day', (group) => {
+test.group("Console in Chromium: an admin's day", (group) => {
   group.each.setup(async () => {
     await resetDatabase()
     await prepareLifecycle()
@@ -50,7 +50,10 @@ test.group('Console in Chromium: an admin\'s day', (group) => {
   }) => {
     const admin = await createConsoleUser({ email: 'owner@example.com', totp: true })
     const order = await newOrder(client)
-    fakeTransfer('0xflow0000000000000000000000000000000000000000000000000000000001', order.actualAmount)
+    fakeTransfer(
+      '0xflow0000000000000000000000000000000000000000000000000000000001',
+      order.actualAmount
+    )
     const { context, page } = await newPage(DESKTOP)
     try {
       await consoleSignIn(page, admin, () => currentTotp(admin.totpSecret!))
@@ -92,16 +95,28 @@ test.group('Console in Chromium: an admin\'s day', (group) => {
       await page.getByLabel('Search').fill(order.tradeId)
       await page.getByRole('button', { name: 'Apply' }).click()
       await page.getByRole('link', { name: order.tradeId }).click()
-      await page.getByLabel('Transaction reference').fill('0xflow0000000000000000000000000000000000000000000000000000000001')
+      await page
+        .getByLabel('Transaction reference')
+        .fill('0xflow0000000000000000000000000000000000000000000000000000000001')
       await page.getByRole('button', { name: 'Verify and mark paid' }).click()
       await page.waitForURL((url) => url.pathname.endsWith(`/orders/${order.tradeId}`))
-      assert.include(await page.getByRole('status').first().innerText(), `Order ${order.tradeId} is paid`)
+      assert.include(
+        await page.getByRole('status').first().innerText(),
+        `Order ${order.tradeId} is paid`
+      )
       assert.equal((await db.from('orders').where('trade_id', order.tradeId).first()).status, 2)
 
       // The audit log tells who did all of it.
       await page.getByRole('link', { name: 'Audit log' }).click()
       const log = await page.locator('main').innerText()
-      for (const words of ['owner@example.com', 'order.mark_paid', 'api_key.create', 'wallet.add', 'setting', 'auth.login']) {
+      for (const words of [
+        'owner@example.com',
+        'order.mark_paid',
+        'api_key.create',
+        'wallet.add',
+        'setting',
+        'auth.login',
+      ]) {
         assert.include(log, words)
       }
     } finally {
@@ -120,7 +135,11 @@ test.group('Console in Chromium: an admin\'s day', (group) => {
       assert.equal(new URL(page.url()).pathname, adminUrl('/account'))
       await page.getByRole('link', { name: 'Orders' }).first().click()
       await page.waitForURL((url) => url.pathname === adminUrl('/account'))
-      assert.isTrue(await page.getByRole('heading', { name: 'Set up two-factor sign-in to use the console' }).isVisible())
+      assert.isTrue(
+        await page
+          .getByRole('heading', { name: 'Set up two-factor sign-in to use the console' })
+          .isVisible()
+      )
       await checkConsolePage(page, assert, 'account-2fa-required')
 
       await page.getByLabel('Your password').fill(admin.password)
@@ -137,7 +156,10 @@ test.group('Console in Chromium: an admin\'s day', (group) => {
     }
   })
 
-  test('the main pages: no serious accessibility violation, no sideways scroll, light and dark; screenshots', async ({ client, assert }) => {
+  test('the main pages: no serious accessibility violation, no sideways scroll, light and dark; screenshots', async ({
+    client,
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     await newOrder(client)
     for (const [viewport, suffix, scheme] of [

@@ -36,7 +36,10 @@ test.group('Console orders in Chromium', (group) => {
   group.teardown(() => closeBrowser())
   group.each.timeout(120_000)
 
-  test('find an order by its trade ID, mark it paid, see the audit row on its page', async ({ client, assert }) => {
+  test('find an order by its trade ID, mark it paid, see the audit row on its page', async ({
+    client,
+    assert,
+  }) => {
     const user = await createConsoleUser({ email: 'ops@example.com' })
     await insertOrders(30)
     const order = await newOrder(client, { notify_url: merchant.notifyUrl })
@@ -48,7 +51,9 @@ test.group('Console orders in Chromium', (group) => {
       await page.getByLabel('Search').fill(order.tradeId)
       await page.getByRole('button', { name: 'Apply' }).click()
       await page.waitForURL((url) => url.searchParams.get('q') === order.tradeId)
-      const rows = page.getByRole('region', { name: 'Orders matching the filters' }).locator('tbody tr')
+      const rows = page
+        .getByRole('region', { name: 'Orders matching the filters' })
+        .locator('tbody tr')
       assert.equal(await rows.count(), 1)
       await page.getByRole('link', { name: order.tradeId }).click()
       await page.waitForURL((url) => url.pathname.endsWith(`/orders/${order.tradeId}`))
@@ -56,7 +61,10 @@ test.group('Console orders in Chromium', (group) => {
       await page.getByLabel('Transaction reference').fill('0xbrowser000001')
       await page.getByRole('button', { name: 'Verify and mark paid' }).click()
       await page.waitForURL((url) => url.pathname.endsWith(`/orders/${order.tradeId}`))
-      assert.include(await page.getByRole('status').first().innerText(), `Order ${order.tradeId} is paid by 0xbrowser000001`)
+      assert.include(
+        await page.getByRole('status').first().innerText(),
+        `Order ${order.tradeId} is paid by 0xbrowser000001`
+      )
       const history = page.getByRole('region', { name: 'History' })
       assert.include(await history.innerText(), 'ops@example.com · order.mark_paid')
       assert.include(await page.locator('.page-actions').innerText(), 'paid')
@@ -70,9 +78,15 @@ test.group('Console orders in Chromium', (group) => {
     assert,
   }) => {
     const user = await createConsoleUser()
-    await insertOrders(60, (index) => ({ status: (index % 4) + 1, name: index === 59 ? 'A rather long product name that wraps' : '' }))
+    await insertOrders(60, (index) => ({
+      status: (index % 4) + 1,
+      name: index === 59 ? 'A rather long product name that wraps' : '',
+    }))
     const order = await newOrder(client, { notify_url: merchant.notifyUrl, name: 'T-shirt, blue' })
-    await paymentService.markPaid(order.id, { reference: '0xscreenshot0000000000000000000000000000000000000000000000000001', source: 'scanner' })
+    await paymentService.markPaid(order.id, {
+      reference: '0xscreenshot0000000000000000000000000000000000000000000000000001',
+      source: 'scanner',
+    })
     await callbackDeliverer.runOnce()
     const waiting = await newOrder(client)
     for (const [viewport, suffix] of [
@@ -91,7 +105,11 @@ test.group('Console orders in Chromium', (group) => {
           await page.goto(adminUrl(path))
           const violations = await seriousAxeViolations(page)
           assert.deepEqual(violations, [], `${path} (${suffix}): ${JSON.stringify(violations)}`)
-          assert.isAtMost(await horizontalOverflow(page), 0, `${path} scrolls sideways at ${viewport.width} px`)
+          assert.isAtMost(
+            await horizontalOverflow(page),
+            0,
+            `${path} scrolls sideways at ${viewport.width} px`
+          )
           await screenshot(page, `console-${name}-${suffix}`)
         }
       } finally {

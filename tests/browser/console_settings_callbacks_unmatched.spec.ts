@@ -39,7 +39,9 @@ test.group('Console in a browser: settings, callbacks, unmatched payments', (gro
     merchant.reset()
   })
 
-  test('branding: the preview follows what is typed; saving makes it the cashier\'s', async ({ assert }) => {
+  test("branding: the preview follows what is typed; saving makes it the cashier's", async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     for (const scheme of ['light', 'dark'] as const) {
       const { context, page } = await newPage(DESKTOP, { colorScheme: scheme })
@@ -50,12 +52,16 @@ test.group('Console in a browser: settings, callbacks, unmatched payments', (gro
       await consoleSignIn(page, admin)
       await page.goto(adminUrl('/settings/site'))
       const previewPage = page.locator('.bp-page')
-      const background = () => previewPage.evaluate((element) => (globalThis as any).getComputedStyle(element).backgroundColor as string)
+      const background = () =>
+        previewPage.evaluate(
+          (element) => (globalThis as any).getComputedStyle(element).backgroundColor as string
+        )
       // The cashier's own (light) background, used while no valid colour is typed.
       const defaultBackground = 'rgb(238, 241, 246)'
       // The second pass starts from what the first one saved.
       assert.equal(await background(), scheme === 'light' ? defaultBackground : 'rgb(0, 170, 119)')
-      const chosen = scheme === 'light' ? ['#00aa77', 'rgb(0, 170, 119)'] : ['#ffe4f1', 'rgb(255, 228, 241)']
+      const chosen =
+        scheme === 'light' ? ['#00aa77', 'rgb(0, 170, 119)'] : ['#ffe4f1', 'rgb(255, 228, 241)']
 
       await page.getByLabel('Cashier name').fill('Acme Pay')
       await page.getByLabel('Background colour').fill('#ff0000')
@@ -81,16 +87,24 @@ test.group('Console in a browser: settings, callbacks, unmatched payments', (gro
     }
   }).timeout(120_000)
 
-  test('settings pages, the callbacks list and detail, unmatched list and detail render on every width', async ({ client, assert }) => {
+  test('settings pages, the callbacks list and detail, unmatched list and detail render on every width', async ({
+    client,
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     const order = await newOrder(client, { notify_url: merchant.notifyUrl })
     await paymentService.markPaid(order.id, { reference: `tx-${order.tradeId}`, source: 'scanner' })
-    merchant.reset([{ status: 500, body: 'Internal error while saving the order, please retry later' }])
+    merchant.reset([
+      { status: 500, body: 'Internal error while saving the order, please retry later' },
+    ])
     await callbackDeliverer.runOnce()
     const callback = await Callback.findByOrFail('order_id', order.id)
 
     const late = await newOrder(client)
-    await db.from('orders').where('id', late.id).update({ expiration_time: Date.now() - 1000 })
+    await db
+      .from('orders')
+      .where('id', late.id)
+      .update({ expiration_time: Date.now() - 1000 })
     await orderExpiry.expireDue()
     const expired = await Order.findOrFail(late.id)
     fakeFamily.pending = [fakeTransfer('0xbrowserlate000001', expired.actualAmount)]
@@ -121,7 +135,10 @@ test.group('Console in a browser: settings, callbacks, unmatched payments', (gro
     // Assign from the page: the late order is paid.
     await page.getByLabel('trade_id of the order').fill(expired.tradeId)
     await page.getByRole('button', { name: 'Pay this order' }).click()
-    assert.include(await page.locator('.flash').first().textContent(), `Order ${expired.tradeId} is paid`)
+    assert.include(
+      await page.locator('.flash').first().textContent(),
+      `Order ${expired.tradeId} is paid`
+    )
     assert.equal((await Order.findOrFail(expired.id)).status, 2)
     await context.close()
   }).timeout(180_000)

@@ -16,14 +16,19 @@ const chart: ChartInput = {
 test.group('SVG chart in Chromium', (group) => {
   group.teardown(() => closeBrowser())
 
-  test('well-formed SVG (the browser parses it as image/svg+xml without error)', async ({ assert }) => {
+  test('well-formed SVG (the browser parses it as image/svg+xml without error)', async ({
+    assert,
+  }) => {
     const { context, page } = await newPage(DESKTOP)
     try {
       for (const kind of ['bar', 'line'] as const) {
         const source = renderChart({ ...chart, kind, title: 'Tom & Jerry <orders>' })
         const parsed = await page.evaluate((text) => {
           // Runs in the page (the tests' tsconfig has no DOM types).
-          const document = new (globalThis as any).DOMParser().parseFromString(text, 'image/svg+xml')
+          const document = new (globalThis as any).DOMParser().parseFromString(
+            text,
+            'image/svg+xml'
+          )
           const error = document.getElementsByTagName('parsererror')[0]
           return {
             error: error ? error.textContent : null,
@@ -59,9 +64,16 @@ test.group('SVG chart in Chromium', (group) => {
 
       const cdp = await context.newCDPSession(page)
       const { nodes } = (await cdp.send('Accessibility.getFullAXTree')) as {
-        nodes: { role?: { value: string }; name?: { value: string }; description?: { value: string } }[]
+        nodes: {
+          role?: { value: string }
+          name?: { value: string }
+          description?: { value: string }
+        }[]
       }
-      const node = nodes.find((candidate) => candidate.name?.value === 'Orders per day' && candidate.role?.value === 'image')
+      const node = nodes.find(
+        (candidate) =>
+          candidate.name?.value === 'Orders per day' && candidate.role?.value === 'image'
+      )
       assert.exists(node, 'the chart is in the accessibility tree as a named image')
       assert.equal(
         node!.description?.value,

@@ -25,7 +25,9 @@ function printedPassword(output: string) {
 test.group('Admin users: admin:create', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('creates an admin with a random password printed once, stored as scrypt, e-mail lower-cased', async ({ assert }) => {
+  test('creates an admin with a random password printed once, stored as scrypt, e-mail lower-cased', async ({
+    assert,
+  }) => {
     const { exitCode, output } = await runCommand(AdminCreate, ['  Ops@Example.TEST '])
     assert.equal(exitCode, 0)
     const user = await User.findByOrFail('email', 'ops@example.test')
@@ -39,8 +41,14 @@ test.group('Admin users: admin:create', (group) => {
     assert.isNumber(user.passwordChangedAt)
   })
 
-  test('--role viewer and --password are taken; the password is not printed back', async ({ assert }) => {
-    const { exitCode, output } = await runCommand(AdminCreate, ['viewer@example.test', '--role=viewer', '--password=correct horse battery'])
+  test('--role viewer and --password are taken; the password is not printed back', async ({
+    assert,
+  }) => {
+    const { exitCode, output } = await runCommand(AdminCreate, [
+      'viewer@example.test',
+      '--role=viewer',
+      '--password=correct horse battery',
+    ])
     assert.equal(exitCode, 0)
     assert.notInclude(output, 'correct horse battery')
     const user = await User.findByOrFail('email', 'viewer@example.test')
@@ -48,7 +56,9 @@ test.group('Admin users: admin:create', (group) => {
     assert.isTrue(await hash.verify(user.password, 'correct horse battery'))
   })
 
-  test('refusals: taken e-mail in another case, bad e-mail, bad role, short or blank password', async ({ assert }) => {
+  test('refusals: taken e-mail in another case, bad e-mail, bad role, short or blank password', async ({
+    assert,
+  }) => {
     const cases: [string[], RegExp][] = [
       [['ADMIN@Example.Test'], /already exists/],
       [['not-an-email'], /is not an e-mail address/],
@@ -64,10 +74,18 @@ test.group('Admin users: admin:create', (group) => {
     assert.equal(await countRows('users'), 1)
   })
 
-  test('the database refuses a mixed-case duplicate written around the service', async ({ assert }) => {
+  test('the database refuses a mixed-case duplicate written around the service', async ({
+    assert,
+  }) => {
     const now = Date.now()
     await assert.rejects(() =>
-      db.table('users').insert({ email: 'Admin@example.test', password: 'x', role: 'admin', created_at: now, updated_at: now })
+      db.table('users').insert({
+        email: 'Admin@example.test',
+        password: 'x',
+        role: 'admin',
+        created_at: now,
+        updated_at: now,
+      })
     )
   })
 })
@@ -75,10 +93,15 @@ test.group('Admin users: admin:create', (group) => {
 test.group('Admin users: password, role, 2fa, list', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('admin:password sets the given password, moves password_changed_at; any case of the e-mail', async ({ assert }) => {
+  test('admin:password sets the given password, moves password_changed_at; any case of the e-mail', async ({
+    assert,
+  }) => {
     const before = (await User.findByOrFail('email', INSTALLED)).passwordChangedAt!
     await new Promise((resolve) => setTimeout(resolve, 2))
-    const { exitCode } = await runCommand(AdminPassword, ['ADMIN@EXAMPLE.TEST', '--password=a new long password'])
+    const { exitCode } = await runCommand(AdminPassword, [
+      'ADMIN@EXAMPLE.TEST',
+      '--password=a new long password',
+    ])
     assert.equal(exitCode, 0)
     const user = await User.findByOrFail('email', INSTALLED)
     assert.isTrue(await hash.verify(user.password, 'a new long password'))
@@ -93,8 +116,13 @@ test.group('Admin users: password, role, 2fa, list', (group) => {
     assert.isNull(await users.verifyCredentials(INSTALLED, INSTALLED_PASSWORD))
   })
 
-  test('admin:password refuses an unknown e-mail and a short password, changing nothing', async ({ assert }) => {
-    const unknown = await runCommand(AdminPassword, ['nobody@example.test', '--password=long enough password'])
+  test('admin:password refuses an unknown e-mail and a short password, changing nothing', async ({
+    assert,
+  }) => {
+    const unknown = await runCommand(AdminPassword, [
+      'nobody@example.test',
+      '--password=long enough password',
+    ])
     assert.equal(unknown.exitCode, 1)
     assert.match(unknown.output, /No administrator has the e-mail nobody@example.test/)
     const short = await runCommand(AdminPassword, [INSTALLED, '--password=tiny'])
@@ -104,7 +132,9 @@ test.group('Admin users: password, role, 2fa, list', (group) => {
     assert.isTrue(await hash.verify(user.password, INSTALLED_PASSWORD))
   })
 
-  test('admin:role demotes and promotes, never the last admin; refuses a bad role and an unknown user', async ({ assert }) => {
+  test('admin:role demotes and promotes, never the last admin; refuses a bad role and an unknown user', async ({
+    assert,
+  }) => {
     const last = await runCommand(AdminRole, [INSTALLED, 'viewer'])
     assert.equal(last.exitCode, 1)
     assert.match(last.output, /last admin/)
@@ -133,9 +163,16 @@ test.group('Admin users: password, role, 2fa, list', (group) => {
     assert.equal(await countRows('users', { role: 'admin' }), 1)
   })
 
-  test('admin:2fa:reset clears the secret, the step and the recovery codes; unknown e-mail refused', async ({ assert }) => {
+  test('admin:2fa:reset clears the secret, the step and the recovery codes; unknown e-mail refused', async ({
+    assert,
+  }) => {
     const user = await User.findByOrFail('email', INSTALLED)
-    user.merge({ totpSecret: 'sealed', totpEnabledAt: Date.now(), totpLastStep: 5, recoveryCodes: '["h"]' })
+    user.merge({
+      totpSecret: 'sealed',
+      totpEnabledAt: Date.now(),
+      totpLastStep: 5,
+      recoveryCodes: '["h"]',
+    })
     await user.save()
     const { exitCode, output } = await runCommand(Admin2faReset, [INSTALLED])
     assert.equal(exitCode, 0)
@@ -166,9 +203,14 @@ test.group('Admin users: password, role, 2fa, list', (group) => {
 test.group('Admin users: verifyCredentials', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('matches any case of the e-mail; wrong password, unknown and malformed e-mails give null', async ({ assert }) => {
+  test('matches any case of the e-mail; wrong password, unknown and malformed e-mails give null', async ({
+    assert,
+  }) => {
     const users = await app.container.make(AdminUsers)
-    assert.equal((await users.verifyCredentials(' Admin@Example.Test', INSTALLED_PASSWORD))?.email, INSTALLED)
+    assert.equal(
+      (await users.verifyCredentials(' Admin@Example.Test', INSTALLED_PASSWORD))?.email,
+      INSTALLED
+    )
     assert.isNull(await users.verifyCredentials(INSTALLED, 'wrong password here'))
     assert.isNull(await users.verifyCredentials('nobody@example.test', INSTALLED_PASSWORD))
     assert.isNull(await users.verifyCredentials('not an email', INSTALLED_PASSWORD))
@@ -196,8 +238,15 @@ test.group('Admin users: verifyCredentials', (group) => {
 test.group('Admin users: migration of existing rows', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('keeps each user: e-mail lower-cased, unknown role made viewer, password_changed_at from updated_at', async ({ assert }) => {
-    await db.from('users').update({ email: 'Admin@Example.TEST', role: 'owner', password_changed_at: null, updated_at: 1234 })
+  test('keeps each user: e-mail lower-cased, unknown role made viewer, password_changed_at from updated_at', async ({
+    assert,
+  }) => {
+    await db.from('users').update({
+      email: 'Admin@Example.TEST',
+      role: 'owner',
+      password_changed_at: null,
+      updated_at: 1234,
+    })
     await normalizeUsers(db.connection())
     const user = await User.findByOrFail('email', INSTALLED)
     assert.equal(user.role, 'viewer')
@@ -205,13 +254,24 @@ test.group('Admin users: migration of existing rows', (group) => {
     assert.isTrue(await hash.verify(user.password, INSTALLED_PASSWORD))
   })
 
-  test('two e-mails differing only by case stop the migration with both named, nothing changed', async ({ assert }) => {
+  test('two e-mails differing only by case stop the migration with both named, nothing changed', async ({
+    assert,
+  }) => {
     // Only possible before the lower(email) index existed: simulate that database.
     await db.rawQuery('DROP INDEX users_email_lower_unique')
     try {
       const now = Date.now()
-      await db.table('users').insert({ email: 'ADMIN@example.test', password: 'x', role: 'admin', created_at: now, updated_at: now })
-      await assert.rejects(() => normalizeUsers(db.connection()), /"admin@example.test" and "ADMIN@example.test" differ only by case/)
+      await db.table('users').insert({
+        email: 'ADMIN@example.test',
+        password: 'x',
+        role: 'admin',
+        created_at: now,
+        updated_at: now,
+      })
+      await assert.rejects(
+        () => normalizeUsers(db.connection()),
+        /"admin@example.test" and "ADMIN@example.test" differ only by case/
+      )
       assert.equal(await countRows('users', { email: 'ADMIN@example.test' }), 1)
     } finally {
       await db.from('users').where('email', 'ADMIN@example.test').delete()

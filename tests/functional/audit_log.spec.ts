@@ -55,11 +55,19 @@ async function ok(command: Parameters<typeof runCommand>[0], argv: string[]) {
 test.group('Audit log: each change through the services writes one row', (group) => {
   group.each.setup(() => freshInstallation())
 
-  test('API keys: create, rotate, update; the secret is masked, never stored', async ({ assert }) => {
+  test('API keys: create, rotate, update; the secret is masked, never stored', async ({
+    assert,
+  }) => {
     const secret = 'shop7-secret-0123456789-wxyz'
     await ok(ApiKeyCreate, ['--pid=shop7', `--secret=${secret}`])
     const [created] = await onlyRow()
-    assert.deepInclude(created, { actor: ACE, actor_kind: 'ace', action: 'api_key.create', subject_type: 'api_key', subject_id: 'shop7' })
+    assert.deepInclude(created, {
+      actor: ACE,
+      actor_kind: 'ace',
+      action: 'api_key.create',
+      subject_type: 'api_key',
+      subject_id: 'shop7',
+    })
     assert.isNull(created.before)
     assert.equal(created.after.secretKey, '…wxyz')
 
@@ -67,7 +75,10 @@ test.group('Audit log: each change through the services writes one row', (group)
     const newSecret = rotated.output.match(/[0-9a-f]{64}/)![0]
     await ok(ApiKeySet, ['shop7', '--disable'])
     const rows = await onlyRow()
-    assert.deepEqual(rows.map((row) => row.action), ['api_key.create', 'api_key.rotate', 'api_key.update'])
+    assert.deepEqual(
+      rows.map((row) => row.action),
+      ['api_key.create', 'api_key.rotate', 'api_key.update']
+    )
     assert.equal(rows[1].before.secretKey, '…wxyz')
     assert.equal(rows[1].after.secretKey, `…${newSecret.slice(-4)}`)
     assert.deepEqual([rows[2].before.status, rows[2].after.status], ['active', 'disabled'])
@@ -79,9 +90,19 @@ test.group('Audit log: each change through the services writes one row', (group)
   test('chains: the RPC API key and a key in an RPC URL are masked', async ({ assert }) => {
     const apiKey = 'rpc-key-abcdef0123456789-9f3k'
     const urlKey = 'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6'
-    await ok(ChainSet, ['ethereum', `--api-key=${apiKey}`, `--rpc=https://mainnet.example/v3/${urlKey}`, '--confirmations=20'])
+    await ok(ChainSet, [
+      'ethereum',
+      `--api-key=${apiKey}`,
+      `--rpc=https://mainnet.example/v3/${urlKey}`,
+      '--confirmations=20',
+    ])
     const [row] = await onlyRow()
-    assert.deepInclude(row, { action: 'chain.update', subject_type: 'chain', subject_id: 'ethereum', actor: ACE })
+    assert.deepInclude(row, {
+      action: 'chain.update',
+      subject_type: 'chain',
+      subject_id: 'ethereum',
+      actor: ACE,
+    })
     assert.equal(row.before.apiKey, '')
     assert.equal(row.after.apiKey, '…9f3k')
     assert.equal(row.after.confirmations, 20)
@@ -117,12 +138,18 @@ test.group('Audit log: each change through the services writes one row', (group)
     assert.deepEqual([rows[4].before.rate, rows[4].after.rate], ['7.25', '7.5'])
   })
 
-  test('settings: plain values before → after; a secret setting only as masked', async ({ assert }) => {
+  test('settings: plain values before → after; a secret setting only as masked', async ({
+    assert,
+  }) => {
     const shopToken = 'provider-shop-token-0123456789'
     await ok(SettingsSet, ['order.expiration_minutes', '20'])
     await ok(SettingsSet, ['provider.shop_token', shopToken])
     const rows = await onlyRow()
-    assert.deepInclude(rows[0], { action: 'setting.set', subject_type: 'setting', subject_id: 'order.expiration_minutes' })
+    assert.deepInclude(rows[0], {
+      action: 'setting.set',
+      subject_type: 'setting',
+      subject_id: 'order.expiration_minutes',
+    })
     assert.equal(rows[0].after, 20)
     assert.notEqual(rows[0].before, 20)
     assert.equal(rows[1].subject_id, 'provider.shop_token')
@@ -130,7 +157,9 @@ test.group('Audit log: each change through the services writes one row', (group)
     assert.notInclude(await auditText(), shopToken)
   })
 
-  test('admin users: create, password, role, 2fa reset; no password or hash stored', async ({ assert }) => {
+  test('admin users: create, password, role, 2fa reset; no password or hash stored', async ({
+    assert,
+  }) => {
     const password = 'a very long admin password'
     await ok(AdminCreate, ['second@example.test', `--password=${password}`])
     const reset = await ok(AdminPassword, ['second@example.test'])
@@ -138,7 +167,10 @@ test.group('Audit log: each change through the services writes one row', (group)
     await ok(AdminRole, ['second@example.test', 'viewer'])
     await ok(Admin2faReset, ['second@example.test'])
     const rows = await onlyRow()
-    assert.deepEqual(rows.map((row) => row.action), ['user.create', 'user.password', 'user.role', 'user.2fa_reset'])
+    assert.deepEqual(
+      rows.map((row) => row.action),
+      ['user.create', 'user.password', 'user.role', 'user.2fa_reset']
+    )
     assert.equal(rows[0].after.email, 'second@example.test')
     assert.isAbove(rows[1].after.passwordChangedAt, rows[1].before.passwordChangedAt - 1)
     assert.deepEqual([rows[2].before.role, rows[2].after.role], ['admin', 'viewer'])
@@ -157,19 +189,38 @@ test.group('Audit log: each change through the services writes one row', (group)
     assert.equal(await countRows('audit_log'), 0)
   })
 
-  test('outside a command the author is system; a console context gives user, ip and request id', async ({ assert }) => {
+  test('outside a command the author is system; a console context gives user, ip and request id', async ({
+    assert,
+  }) => {
     const rates = await app.container.make(RateAdmin)
     await rates.set('usdt', 'cny', '7')
-    await actingAs({ actor: { kind: 'user', userId: 7, email: 'ops@example.test' }, ip: '203.0.113.9', requestId: 'req-1' }, () =>
-      rates.set('usdt', 'cny', '8')
+    await actingAs(
+      {
+        actor: { kind: 'user', userId: 7, email: 'ops@example.test' },
+        ip: '203.0.113.9',
+        requestId: 'req-1',
+      },
+      () => rates.set('usdt', 'cny', '8')
     )
     const rows = await onlyRow()
-    assert.deepInclude(rows[0], { actor: 'system', actor_kind: 'system', actor_user_id: null, ip: null })
-    assert.deepInclude(rows[1], { actor: 'ops@example.test', actor_kind: 'user', ip: '203.0.113.9', request_id: 'req-1' })
+    assert.deepInclude(rows[0], {
+      actor: 'system',
+      actor_kind: 'system',
+      actor_user_id: null,
+      ip: null,
+    })
+    assert.deepInclude(rows[1], {
+      actor: 'ops@example.test',
+      actor_kind: 'user',
+      ip: '203.0.113.9',
+      request_id: 'req-1',
+    })
     assert.equal(Number(rows[1].actor_user_id), 7)
   })
 
-  test('installing the first administrator is audited as system, without its password', async ({ assert }) => {
+  test('installing the first administrator is audited as system, without its password', async ({
+    assert,
+  }) => {
     await resetDatabase()
     const rows = await onlyRow()
     assert.lengthOf(rows, 1)
@@ -191,11 +242,16 @@ test.group('Audit log: each change through the services writes one row', (group)
     await assert.rejects(() => db.from('audit_log').where('id', first.id).delete(), /append-only/)
     await assert.rejects(() => db.from('audit_log').delete(), /append-only/)
     // Inside a transaction too: nothing half-deleted once it is refused.
-    await assert.rejects(() => db.transaction((trx) => trx.from('audit_log').where('id', '>', 0).delete()), /append-only/)
+    await assert.rejects(
+      () => db.transaction((trx) => trx.from('audit_log').where('id', '>', 0).delete()),
+      /append-only/
+    )
     assert.equal(await countRows('audit_log'), 2)
   })
 
-  test('TRUNCATE cannot empty it either (PostgreSQL refuses it; SQLite has no such statement)', async ({ assert }) => {
+  test('TRUNCATE cannot empty it either (PostgreSQL refuses it; SQLite has no such statement)', async ({
+    assert,
+  }) => {
     await ok(RateSet, ['usdt', 'cny', '7'])
     const refusal = db.connection().dialect.name === 'postgres' ? /append-only/ : /syntax error/
     await assert.rejects(() => db.rawQuery('TRUNCATE audit_log'), refusal)
@@ -206,7 +262,9 @@ test.group('Audit log: each change through the services writes one row', (group)
 test.group('Audit log: listing', (group) => {
   group.each.setup(() => freshInstallation())
 
-  test('newest first, filtered by actor, action and subject, paginated without skipping rows of the same millisecond', async ({ assert }) => {
+  test('newest first, filtered by actor, action and subject, paginated without skipping rows of the same millisecond', async ({
+    assert,
+  }) => {
     const audit = await app.container.make(AuditLog)
     const now = Date.now()
     // Same created_at for all: the cursor must order by id too.
@@ -231,20 +289,39 @@ test.group('Audit log: listing', (group) => {
     assert.deepEqual(seen, ['s6', 's5', 's4', 's3', 's2', 's1', 's0'])
 
     const alice = await audit.list({ actor: 'ace:alice' })
-    assert.deepEqual(alice.rows.map((row) => row.subjectId), ['s6', 's4', 's2', 's0'])
+    assert.deepEqual(
+      alice.rows.map((row) => row.subjectId),
+      ['s6', 's4', 's2', 's0']
+    )
     assert.isNull(alice.next)
     const wallets = await audit.list({ action: 'wallet.add' })
-    assert.deepEqual(wallets.rows.map((row) => row.subjectId), ['s6', 's5'])
+    assert.deepEqual(
+      wallets.rows.map((row) => row.subjectId),
+      ['s6', 's5']
+    )
     const one = await audit.list({ subjectType: 'rate', subjectId: 's3' })
-    assert.deepEqual(one.rows.map((row) => row.subjectId), ['s3'])
+    assert.deepEqual(
+      one.rows.map((row) => row.subjectId),
+      ['s3']
+    )
     assert.lengthOf((await audit.list({ since: now + 1 })).rows, 0)
     assert.lengthOf((await audit.list({ until: now + 1 })).rows, 7)
   })
 
-  test('action prefix (wildcards taken literally, case kept) and client address filters', async ({ assert }) => {
+  test('action prefix (wildcards taken literally, case kept) and client address filters', async ({
+    assert,
+  }) => {
     const audit = await app.container.make(AuditLog)
     const now = Date.now()
-    const actions = ['api_key.create', 'apiXkey.create', 'auth.login', 'auth.login_failed', 'auth.2fa_enable', 'AUTH.login', 'auth%x']
+    const actions = [
+      'api_key.create',
+      'apiXkey.create',
+      'auth.login',
+      'auth.login_failed',
+      'auth.2fa_enable',
+      'AUTH.login',
+      'auth%x',
+    ]
     await db.table('audit_log').multiInsert(
       actions.map((action, index) => ({
         created_at: now + index,
@@ -256,18 +333,29 @@ test.group('Audit log: listing', (group) => {
         ip: index % 2 === 0 ? '203.0.113.9' : '2001:db8::1',
       }))
     )
-    const prefixed = async (actionPrefix: string) => (await audit.list({ actionPrefix })).rows.map((row) => row.action)
+    const prefixed = async (actionPrefix: string) =>
+      (await audit.list({ actionPrefix })).rows.map((row) => row.action)
     assert.deepEqual(await prefixed('api_key.'), ['api_key.create'])
-    assert.deepEqual(await prefixed('auth.'), ['auth.2fa_enable', 'auth.login_failed', 'auth.login'])
+    assert.deepEqual(await prefixed('auth.'), [
+      'auth.2fa_enable',
+      'auth.login_failed',
+      'auth.login',
+    ])
     assert.deepEqual(await prefixed('auth.2fa_'), ['auth.2fa_enable'])
     assert.deepEqual(await prefixed('auth%'), ['auth%x'])
     assert.deepEqual(await prefixed('nothing.'), [])
     assert.lengthOf((await audit.list({ actionPrefix: '' })).rows, actions.length)
 
     const fromIpv6 = await audit.list({ ip: '2001:db8::1' })
-    assert.deepEqual(fromIpv6.rows.map((row) => row.action), ['AUTH.login', 'auth.login_failed', 'apiXkey.create'])
+    assert.deepEqual(
+      fromIpv6.rows.map((row) => row.action),
+      ['AUTH.login', 'auth.login_failed', 'apiXkey.create']
+    )
     const combined = await audit.list({ ip: '203.0.113.9', actionPrefix: 'auth.' })
-    assert.deepEqual(combined.rows.map((row) => row.action), ['auth.2fa_enable', 'auth.login'])
+    assert.deepEqual(
+      combined.rows.map((row) => row.action),
+      ['auth.2fa_enable', 'auth.login']
+    )
   })
 
   test('a row is read back with its JSON parsed and secrets still masked', async ({ assert }) => {

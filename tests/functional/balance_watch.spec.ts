@@ -16,15 +16,31 @@ import type { SeenAmount } from '#chains/chain_family'
  * are tested with their chains (tests/functional/chains/).
  */
 
-function seen(reference: string, amount: string, height: string, overrides: Partial<SeenAmount> = {}): SeenAmount {
-  return { reference, position: 'log:0', to: FAKE_WALLET, contract: FAKE_USDT, amount, height, ...overrides }
+function seen(
+  reference: string,
+  amount: string,
+  height: string,
+  overrides: Partial<SeenAmount> = {}
+): SeenAmount {
+  return {
+    reference,
+    position: 'log:0',
+    to: FAKE_WALLET,
+    contract: FAKE_USDT,
+    amount,
+    height,
+    ...overrides,
+  }
 }
 
 /** One scan that reads `amount` USDT on the fake wallet as of `height` (the watch made due first). */
 async function readAt(height: string, amount: string, amounts: SeenAmount[] = []) {
   await db.from('balance_readings').update({ read_at: 0 })
   fakeFamily.seen = amounts
-  fakeFamily.balances = { height, readings: [{ address: FAKE_WALLET, contract: FAKE_USDT, amount }] }
+  fakeFamily.balances = {
+    height,
+    readings: [{ address: FAKE_WALLET, contract: FAKE_USDT, amount }],
+  }
   const [report] = await chainScanner.scan({ network: FAKE_NETWORK })
   if (report.detail.startsWith('scan failed')) throw new Error(report.detail)
 }
@@ -35,7 +51,9 @@ async function unexplained() {
 
 async function counter(): Promise<number> {
   const metric = await registry.getSingleMetric('gateway_unexplained_incoming_total')!.get()
-  return metric.values.filter((value) => value.labels.network === FAKE_NETWORK).reduce((sum, value) => sum + value.value, 0)
+  return metric.values
+    .filter((value) => value.labels.network === FAKE_NETWORK)
+    .reduce((sum, value) => sum + value.value, 0)
 }
 
 test.group('Balance watch', (group) => {
@@ -44,7 +62,9 @@ test.group('Balance watch', (group) => {
     await prepareLifecycle()
   })
 
-  test('a rise the transfers seen explain records nothing; a larger one records the excess with its window', async ({ assert }) => {
+  test('a rise the transfers seen explain records nothing; a larger one records the excess with its window', async ({
+    assert,
+  }) => {
     const before = await counter()
     await readAt('100', '50')
     assert.lengthOf(await unexplained(), 0, 'the first reading is the baseline')
@@ -64,7 +84,9 @@ test.group('Balance watch', (group) => {
     assert.equal(await counter(), before + 1)
   })
 
-  test('amounts seen above a reading wait for the next one; amounts seen twice count once', async ({ assert }) => {
+  test('amounts seen above a reading wait for the next one; amounts seen twice count once', async ({
+    assert,
+  }) => {
     await readAt('100', '0')
     // Seen at 105 and 125 in this run, read at 110: 10 explained now, 7 kept for later.
     await readAt('110', '10', [seen('0xaa', '10', '105'), seen('0xcc', '7', '125')])
@@ -75,7 +97,9 @@ test.group('Balance watch', (group) => {
     assert.equal(row.amount, '7')
   })
 
-  test('outgoing transfers lower a balance: a fall or a smaller rise is never reported', async ({ assert }) => {
+  test('outgoing transfers lower a balance: a fall or a smaller rise is never reported', async ({
+    assert,
+  }) => {
     await readAt('100', '100')
     await readAt('110', '40', [seen('0xaa', '10', '105')])
     await readAt('120', '45', [seen('0xbb', '20', '115')])
@@ -98,7 +122,10 @@ test.group('Balance watch', (group) => {
     assert.isFalse(await balanceWatch.due(FAKE_NETWORK))
     assert.isTrue(await balanceWatch.due(FAKE_NETWORK, Date.now() + 10 * 60_000 + 1))
     // Not due: the family is not asked, and what it would read is not used.
-    fakeFamily.balances = { height: '200', readings: [{ address: FAKE_WALLET, contract: FAKE_USDT, amount: '1000' }] }
+    fakeFamily.balances = {
+      height: '200',
+      readings: [{ address: FAKE_WALLET, contract: FAKE_USDT, amount: '1000' }],
+    }
     await chainScanner.scan({ network: FAKE_NETWORK })
     assert.isFalse(fakeFamily.scans.at(-1)!.readBalances)
     assert.equal((await db.from('balance_readings').first()).height, '100')
@@ -107,14 +134,19 @@ test.group('Balance watch', (group) => {
     assert.isFalse(await balanceWatch.due(FAKE_NETWORK, Date.now() + 86_400_000))
   })
 
-  test('an unexplained amount is a notice: it can be dismissed, not assigned to an order', async ({ assert }) => {
+  test('an unexplained amount is a notice: it can be dismissed, not assigned to an order', async ({
+    assert,
+  }) => {
     await readAt('100', '0')
     await readAt('110', '13.8')
     const [row] = await unexplained()
     const { default: app } = await import('@adonisjs/core/services/app')
     const { UnmatchedPaymentAdmin } = await import('#services/operators/unmatched_payment_admin')
     const admin = await app.container.make(UnmatchedPaymentAdmin)
-    await assert.rejects(() => admin.assign(Number(row.id), 'any'), /unexplained balance change, not a transfer: it can only be dismissed/)
+    await assert.rejects(
+      () => admin.assign(Number(row.id), 'any'),
+      /unexplained balance change, not a transfer: it can only be dismissed/
+    )
     const listed = await admin.find(Number(row.id))
     assert.equal(listed?.kind, 'unexplained')
   })
@@ -145,11 +177,16 @@ test.group('Balance watch', (group) => {
     assert.lengthOf(await db.from('balance_seen'), 0)
   })
 
-  test('a reading may carry its own height (reads of one run at different heights)', async ({ assert }) => {
+  test('a reading may carry its own height (reads of one run at different heights)', async ({
+    assert,
+  }) => {
     await readAt('100', '0')
     await db.from('balance_readings').update({ read_at: 0 })
     fakeFamily.seen = [seen('0xaa', '5', '104')]
-    fakeFamily.balances = { height: '110', readings: [{ address: FAKE_WALLET, contract: FAKE_USDT, amount: '5', height: '105' }] }
+    fakeFamily.balances = {
+      height: '110',
+      readings: [{ address: FAKE_WALLET, contract: FAKE_USDT, amount: '5', height: '105' }],
+    }
     await chainScanner.scan({ network: FAKE_NETWORK })
     assert.lengthOf(await unexplained(), 0)
     assert.equal((await db.from('balance_readings').first()).height, '105')

@@ -2,7 +2,7 @@ import { test } from '@japa/runner'
 import type { ApiClient } from '@japa/api-client'
 import db from '@adonisjs/lucid/services/db'
 import Callback from '#models/callback'
-import Order from '#models/order'
+import type Order from '#models/order'
 import settings from '#settings/settings_service'
 import paymentService from '#services/payment_service'
 import callbackOutbox from '#callbacks/callback_outbox'
@@ -54,15 +54,25 @@ class CountingMerchant extends MerchantServer {
 }
 
 /** Polls `condition` every 10 ms until it holds; fails after `timeoutMs`. */
-async function until(condition: () => Promise<boolean> | boolean, timeoutMs = 10_000, what = 'condition') {
+async function until(
+  condition: () => Promise<boolean> | boolean,
+  timeoutMs = 10_000,
+  what = 'condition'
+) {
   const started = Date.now()
   while (!(await condition())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not reached within ${timeoutMs} ms`)
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`${what}: not reached within ${timeoutMs} ms`)
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
 }
 
-async function paidOrders(client: ApiClient, url: string, count: number, offset = 0): Promise<Order[]> {
+async function paidOrders(
+  client: ApiClient,
+  url: string,
+  count: number,
+  offset = 0
+): Promise<Order[]> {
   const orders: Order[] = []
   for (let index = 0; index < count; index++) {
     const order = await newOrder(client, { notify_url: url, amount: 100 + offset + index })
@@ -125,10 +135,14 @@ test.group('Merchant callbacks: delivery loop', (group) => {
 
     loop = new DeliveryLoop(callbackDeliverer)
     void loop.run()
-    await until(async () => (await delivered(fastOrders)) === fastOrders.length, 15_000, 'fast callbacks delivered')
+    await until(
+      async () => (await delivered(fastOrders)) === fastOrders.length,
+      15_000,
+      'fast callbacks delivered'
+    )
     // Acknowledged while every slow answer is still held.
     assert.equal(await delivered(slowOrders), 0)
-    await until(() => slow.heldCount === 2, 10_000, 'the slow merchant\'s two slots in use')
+    await until(() => slow.heldCount === 2, 10_000, "the slow merchant's two slots in use")
     assert.isAtMost(slow.maxOpen, 2)
 
     // Stopping waits for the slow answers in flight and gives back the rest, unsent and unleased.
@@ -138,7 +152,13 @@ test.group('Merchant callbacks: delivery loop', (group) => {
     await stopped
     assert.equal(await delivered(slowOrders), 2)
     assert.lengthOf(slow.requests, 2)
-    const left = await db.from('callbacks').whereIn('order_id', slowOrders.map((order) => order.id)).where('status', 'pending')
+    const left = await db
+      .from('callbacks')
+      .whereIn(
+        'order_id',
+        slowOrders.map((order) => order.id)
+      )
+      .where('status', 'pending')
     assert.lengthOf(left, 6)
     for (const row of left) {
       assert.isNull(row.locked_by)
@@ -159,7 +179,10 @@ test.group('Merchant callbacks: delivery loop', (group) => {
     assert.equal(fast.maxOpen, 5)
   }).timeout(60_000)
 
-  test('no more than callbacks.per_host_concurrency requests to one merchant', async ({ client, assert }) => {
+  test('no more than callbacks.per_host_concurrency requests to one merchant', async ({
+    client,
+    assert,
+  }) => {
     await settings.set('callbacks.concurrency', '20')
     await settings.set('callbacks.per_host_concurrency', '3')
     fast.resetCounts([{ status: 200, body: 'ok' }])
@@ -175,7 +198,10 @@ test.group('Merchant callbacks: delivery loop', (group) => {
     assert.equal(fast.maxOpen, 3)
     assert.equal(slow.maxOpen, 3)
     // Nothing was left claimed (a callback given back or waiting has its lease released or used).
-    assert.equal(Number((await db.from('callbacks').whereNotNull('locked_by').count('* as n'))[0].n), 0)
+    assert.equal(
+      Number((await db.from('callbacks').whereNotNull('locked_by').count('* as n'))[0].n),
+      0
+    )
   }).timeout(60_000)
 
   test('connections are kept alive and reused', async ({ client, assert }) => {
@@ -201,7 +227,10 @@ test.group('Merchant callbacks: delivery loop', (group) => {
     }
   }).timeout(60_000)
 
-  test('a callback is sent when its payment commits, not at the next poll', async ({ client, assert }) => {
+  test('a callback is sent when its payment commits, not at the next poll', async ({
+    client,
+    assert,
+  }) => {
     // A poll so rare that only the wake-up can explain a prompt delivery.
     await callbackDelivery.start({ pollMs: 600_000 })
     const order = await newOrder(client, { notify_url: fast.notifyUrl })
@@ -232,7 +261,10 @@ test.group('Merchant callbacks: delivery loop', (group) => {
     assert.equal(JSON.parse(fast.requests[0].body).trade_id, paid.tradeId)
   }).timeout(30_000)
 
-  test('stopping gives back claimed callbacks not yet sent, for another worker', async ({ client, assert }) => {
+  test('stopping gives back claimed callbacks not yet sent, for another worker', async ({
+    client,
+    assert,
+  }) => {
     await settings.set('callbacks.concurrency', '8')
     await settings.set('callbacks.per_host_concurrency', '1')
     fast.resetCounts([{ status: 200, body: 'ok', delayMs: 300 }])
@@ -243,7 +275,10 @@ test.group('Merchant callbacks: delivery loop', (group) => {
     await loop.stop()
     loop = null
     // One sent and recorded; none of the others is left leased.
-    assert.equal(Number((await db.from('callbacks').whereNotNull('locked_by').count('* as n'))[0].n), 0)
+    assert.equal(
+      Number((await db.from('callbacks').whereNotNull('locked_by').count('* as n'))[0].n),
+      0
+    )
     const sent = await delivered(orders)
     assert.isAtLeast(sent, 1)
     assert.isBelow(sent, 6)
@@ -262,27 +297,46 @@ test.group('Merchant callbacks: keep-alive Agent keeps the SSRF checks', (group)
 
   const request = (url: string) => ({ method: 'POST' as const, url, headers: {}, body: '{}' })
 
-  test('a name resolving to loopback is refused at connect, without a request', async ({ assert }) => {
+  test('a name resolving to loopback is refused at connect, without a request', async ({
+    assert,
+  }) => {
     const url = merchant.notifyUrl.replace('127.0.0.1', 'localhost')
-    await assert.rejects(() => safeRequest(request(url), { timeoutMs: 5000, allowPrivateTargets: false }), /resolves to .*private or loopback/)
-    const refused = await safeRequest(request(url), { timeoutMs: 5000, allowPrivateTargets: false }).catch((error) => error)
+    await assert.rejects(
+      () => safeRequest(request(url), { timeoutMs: 5000, allowPrivateTargets: false }),
+      /resolves to .*private or loopback/
+    )
+    const refused = await safeRequest(request(url), {
+      timeoutMs: 5000,
+      allowPrivateTargets: false,
+    }).catch((error) => error)
     assert.instanceOf(refused, ForbiddenTargetError)
     assert.lengthOf(merchant.requests, 0)
   })
 
-  test('a connection opened while private targets were allowed is not reused once they are not', async ({ assert }) => {
+  test('a connection opened while private targets were allowed is not reused once they are not', async ({
+    assert,
+  }) => {
     const url = merchant.notifyUrl.replace('127.0.0.1', 'localhost')
     const allowed = await safeRequest(request(url), { timeoutMs: 5000, allowPrivateTargets: true })
     assert.equal(allowed.status, 200)
     assert.lengthOf(merchant.requests, 1)
-    const refused = await safeRequest(request(url), { timeoutMs: 5000, allowPrivateTargets: false }).catch((error) => error)
+    const refused = await safeRequest(request(url), {
+      timeoutMs: 5000,
+      allowPrivateTargets: false,
+    }).catch((error) => error)
     assert.instanceOf(refused, ForbiddenTargetError)
     assert.lengthOf(merchant.requests, 1)
   })
 
   test('private address literals are refused before any connection', async ({ assert }) => {
     const port = new URL(merchant.url).port
-    for (const host of ['127.0.0.1', '[::1]', '[::ffff:127.0.0.1]', '10.0.0.1', '[64:ff9b::7f00:1]']) {
+    for (const host of [
+      '127.0.0.1',
+      '[::1]',
+      '[::ffff:127.0.0.1]',
+      '10.0.0.1',
+      '[64:ff9b::7f00:1]',
+    ]) {
       const refused = await safeRequest(request(`http://${host}:${port}/notify`), {
         timeoutMs: 5000,
         allowPrivateTargets: false,
@@ -294,7 +348,11 @@ test.group('Merchant callbacks: keep-alive Agent keeps the SSRF checks', (group)
 
   test('the body is capped and the whole exchange is timed out', async ({ assert }) => {
     merchant.reset([{ status: 200, body: 'x'.repeat(200_000) }])
-    const big = await safeRequest(request(merchant.notifyUrl), { timeoutMs: 5000, allowPrivateTargets: true, maxBodyBytes: 1000 })
+    const big = await safeRequest(request(merchant.notifyUrl), {
+      timeoutMs: 5000,
+      allowPrivateTargets: true,
+      maxBodyBytes: 1000,
+    })
     assert.equal(big.body.length, 1000)
     // The answer is held past the request's end: only the timeout can have ended it.
     merchant.reset([{ status: 200, body: 'ok' }])

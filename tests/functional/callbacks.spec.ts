@@ -13,7 +13,12 @@ import { countRows, resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
 import { MerchantServer } from '#tests/helpers/merchant_server'
 import { TEST_SECRET, merchantVerifiesCallback } from '#tests/helpers/merchant'
-import { compatParams, compatSigned, submitGet, tradeIdFromLocation } from '#tests/helpers/compat_merchant'
+import {
+  compatParams,
+  compatSigned,
+  submitGet,
+  tradeIdFromLocation,
+} from '#tests/helpers/compat_merchant'
 import { runAce } from '#tests/helpers/processes'
 import operator from '#services/operator_service'
 import { TRON_WALLET } from '#tests/helpers/merchant'
@@ -26,10 +31,18 @@ function merchantVerifiesCompat(query: URLSearchParams, secret = TEST_SECRET) {
     .sort()
     .map((key) => `${key}=${params[key]}`)
     .join('&')
-  return createHash('md5').update(text + secret).digest('hex') === params.sign
+  return (
+    createHash('md5')
+      .update(text + secret)
+      .digest('hex') === params.sign
+  )
 }
 
-async function paidOrder(client: any, merchant: MerchantServer, overrides: Record<string, unknown> = {}) {
+async function paidOrder(
+  client: any,
+  merchant: MerchantServer,
+  overrides: Record<string, unknown> = {}
+) {
   const order = await newOrder(client, { notify_url: merchant.notifyUrl, ...overrides })
   await paymentService.markPaid(order.id, { reference: `tx-${order.tradeId}`, source: 'scanner' })
   return Order.findOrFail(order.id)
@@ -47,7 +60,10 @@ test.group('Merchant callbacks: formats', (group) => {
     merchant.reset()
   })
 
-  test('native: POST JSON with exactly the spec fields, verifiable by the merchant', async ({ client, assert }) => {
+  test('native: POST JSON with exactly the spec fields, verifiable by the merchant', async ({
+    client,
+    assert,
+  }) => {
     const order = await paidOrder(client, merchant, { order_id: 'shop-77', amount: 100 })
     const report = await callbackDeliverer.runOnce()
     assert.equal(report.delivered, 1)
@@ -83,13 +99,26 @@ test.group('Merchant callbacks: formats', (group) => {
     assert.isFalse(merchantVerifiesCallback({ ...body, actual_amount: 13.7 }))
   })
 
-  test('compat: GET with the EPay fields, MD5 verifiable by the plugin', async ({ client, assert }) => {
+  test('compat: GET with the EPay fields, MD5 verifiable by the plugin', async ({
+    client,
+    assert,
+  }) => {
     await operator.addWallet('tron', TRON_WALLET)
     const response = await submitGet(
       client,
-      compatSigned(compatParams({ type: 'usdt.tron', money: '88.5', notify_url: merchant.notifyUrl, out_trade_no: 'EP-9' }))
+      compatSigned(
+        compatParams({
+          type: 'usdt.tron',
+          money: '88.5',
+          notify_url: merchant.notifyUrl,
+          out_trade_no: 'EP-9',
+        })
+      )
     )
-    const order = await Order.findByOrFail('trade_id', tradeIdFromLocation(response.header('location')))
+    const order = await Order.findByOrFail(
+      'trade_id',
+      tradeIdFromLocation(response.header('location'))
+    )
     await paymentService.markPaid(order.id, { reference: 'tron-hash', source: 'scanner' })
     await callbackDeliverer.runOnce()
 
@@ -118,7 +147,10 @@ test.group('Merchant callbacks: formats', (group) => {
     assert.isTrue(merchantVerifiesCompat(query))
   })
 
-  test('a native order created with payment_type Compat gets the compat format', async ({ client, assert }) => {
+  test('a native order created with payment_type Compat gets the compat format', async ({
+    client,
+    assert,
+  }) => {
     await paidOrder(client, merchant, { payment_type: 'Compat' })
     await callbackDeliverer.runOnce()
     assert.equal(merchant.requests[0].method, 'GET')
@@ -127,7 +159,10 @@ test.group('Merchant callbacks: formats', (group) => {
     assert.isTrue(merchantVerifiesCompat(query))
   })
 
-  test('compat: type is sent as the order gave it, else alipay, and is signed', async ({ client, assert }) => {
+  test('compat: type is sent as the order gave it, else alipay, and is signed', async ({
+    client,
+    assert,
+  }) => {
     await operator.addWallet('tron', TRON_WALLET)
     const cases: [string | undefined, string][] = [
       [undefined, 'alipay'],
@@ -138,10 +173,18 @@ test.group('Merchant callbacks: formats', (group) => {
       merchant.reset()
       const response = await submitGet(
         client,
-        compatSigned(compatParams({ type, token: 'usdt', network: 'tron', notify_url: merchant.notifyUrl }))
+        compatSigned(
+          compatParams({ type, token: 'usdt', network: 'tron', notify_url: merchant.notifyUrl })
+        )
       )
-      const order = await Order.findByOrFail('trade_id', tradeIdFromLocation(response.header('location')))
-      await paymentService.markPaid(order.id, { reference: `tron-${order.tradeId}`, source: 'scanner' })
+      const order = await Order.findByOrFail(
+        'trade_id',
+        tradeIdFromLocation(response.header('location'))
+      )
+      await paymentService.markPaid(order.id, {
+        reference: `tron-${order.tradeId}`,
+        source: 'scanner',
+      })
       await callbackDeliverer.runOnce()
 
       assert.lengthOf(merchant.requests, 1, String(type))
@@ -170,7 +213,11 @@ test.group('Merchant callbacks: formats', (group) => {
       const order = await paidOrder(client, merchant)
       await callbackDeliverer.runOnce()
       const callback = await Callback.findByOrFail('order_id', order.id)
-      assert.equal(callback.status, acknowledged ? 'delivered' : 'pending', `${status} ${JSON.stringify(body)}`)
+      assert.equal(
+        callback.status,
+        acknowledged ? 'delivered' : 'pending',
+        `${status} ${JSON.stringify(body)}`
+      )
     }
   })
 })
@@ -202,8 +249,12 @@ test.group('Merchant callbacks: retries and persistence', (group) => {
     const order = await paidOrder(client, merchant)
     const callback = async () => Callback.findByOrFail('order_id', order.id)
     const attempt = async (number: number) =>
-      CallbackAttempt.query().where('callback_id', (await callback()).id).where('attempt', number).firstOrFail()
-    const dueNow = () => db.from('callbacks').where('order_id', order.id).update({ next_attempt_at: Date.now() })
+      CallbackAttempt.query()
+        .where('callback_id', (await callback()).id)
+        .where('attempt', number)
+        .firstOrFail()
+    const dueNow = () =>
+      db.from('callbacks').where('order_id', order.id).update({ next_attempt_at: Date.now() })
     /**
      * The delay the deliverer chose, bounded by its own clock readings: it is
      * picked after the attempt's answer (started_at + duration_ms) and before
@@ -241,7 +292,12 @@ test.group('Merchant callbacks: retries and persistence', (group) => {
     assert.isNotNull(done.deliveredAt)
     const attempts = await CallbackAttempt.query().where('callback_id', done.id).orderBy('attempt')
     assert.deepEqual(
-      attempts.map((attempt) => [attempt.attempt, attempt.httpStatus, attempt.responseExcerpt, attempt.acknowledged]),
+      attempts.map((attempt) => [
+        attempt.attempt,
+        attempt.httpStatus,
+        attempt.responseExcerpt,
+        attempt.acknowledged,
+      ]),
       [
         [1, 500, 'boom', false],
         [2, 200, 'not yet', false],
@@ -284,12 +340,21 @@ test.group('Merchant callbacks: retries and persistence', (group) => {
     assert.equal(retryDelayMs(6, 5, top), 160000)
     assert.equal(retryDelayMs(7, 5, top), 300000)
     assert.equal(retryDelayMs(20, 5, top), 300000)
-    assert.equal(retryDelayMs(1, 5, () => 0), 4000)
+    assert.equal(
+      retryDelayMs(1, 5, () => 0),
+      4000
+    )
   })
 
-  test('a restart mid-retry loses nothing: another process delivers it', async ({ client, assert }) => {
+  test('a restart mid-retry loses nothing: another process delivers it', async ({
+    client,
+    assert,
+  }) => {
     await settings.set('callback_retry_base_seconds', '1')
-    merchant.reset([{ status: 500, body: 'boom' }, { status: 200, body: 'success' }])
+    merchant.reset([
+      { status: 500, body: 'boom' },
+      { status: 200, body: 'success' },
+    ])
     const order = await paidOrder(client, merchant)
     await callbackDeliverer.runOnce()
     assert.equal((await Callback.findByOrFail('order_id', order.id)).status, 'pending')
@@ -302,9 +367,14 @@ test.group('Merchant callbacks: retries and persistence', (group) => {
     assert.lengthOf(merchant.requests, 2)
   }).timeout(30_000)
 
-  test('a worker that died mid-delivery: its lease expires and the callback is sent', async ({ client, assert }) => {
+  test('a worker that died mid-delivery: its lease expires and the callback is sent', async ({
+    client,
+    assert,
+  }) => {
     const order = await paidOrder(client, merchant)
-    await db.from('callbacks').update({ locked_by: 'dead-worker', locked_until: Date.now() + 60_000 })
+    await db
+      .from('callbacks')
+      .update({ locked_by: 'dead-worker', locked_until: Date.now() + 60_000 })
     await callbackDeliverer.runOnce()
     assert.lengthOf(merchant.requests, 0)
     await db.from('callbacks').update({ locked_until: Date.now() - 1 })
@@ -317,8 +387,15 @@ test.group('Merchant callbacks: retries and persistence', (group) => {
     merchant.reset([{ status: 200, body: 'ok', delayMs: 50 }])
     for (let index = 0; index < 30; index++) await paidOrder(client, merchant)
     const other = new CallbackDeliverer()
-    const reports = await Promise.all([callbackDeliverer.drain(), other.drain(), callbackDeliverer.drain()])
-    assert.equal(reports.reduce((sum, report) => sum + report.delivered, 0), 30)
+    const reports = await Promise.all([
+      callbackDeliverer.drain(),
+      other.drain(),
+      callbackDeliverer.drain(),
+    ])
+    assert.equal(
+      reports.reduce((sum, report) => sum + report.delivered, 0),
+      30
+    )
     const seen = merchant.requests.map((request) => JSON.parse(request.body).trade_id)
     assert.lengthOf(seen, 30)
     assert.equal(new Set(seen).size, 30)
@@ -332,7 +409,10 @@ test.group('Merchant callbacks: retries and persistence', (group) => {
     await callbackDeliverer.runOnce()
     assert.equal(merchant.heldCount, 1, 'the answer is still held')
     merchant.release()
-    const attempt = await CallbackAttempt.findByOrFail('callback_id', (await Callback.findByOrFail('order_id', order.id)).id)
+    const attempt = await CallbackAttempt.findByOrFail(
+      'callback_id',
+      (await Callback.findByOrFail('order_id', order.id)).id
+    )
     assert.match(attempt.error, /timed out/)
     assert.equal((await Callback.findByOrFail('order_id', order.id)).status, 'pending')
   }).timeout(10_000)
@@ -364,10 +444,15 @@ test.group('Merchant callbacks: target safety', (group) => {
     merchant.reset()
   })
 
-  test('private, loopback and link-local addresses are refused by default', async ({ client, assert }) => {
+  test('private, loopback and link-local addresses are refused by default', async ({
+    client,
+    assert,
+  }) => {
     await settings.set('callbacks.allow_private_targets', 'false')
     const byIp = await paidOrder(client, merchant)
-    const byName = await paidOrder(client, merchant, { notify_url: merchant.notifyUrl.replace('127.0.0.1', 'localhost') })
+    const byName = await paidOrder(client, merchant, {
+      notify_url: merchant.notifyUrl.replace('127.0.0.1', 'localhost'),
+    })
     await callbackDeliverer.runOnce()
     assert.lengthOf(merchant.requests, 0)
     for (const order of [byIp, byName]) {
@@ -385,10 +470,18 @@ test.group('Merchant callbacks: target safety', (group) => {
     await settings.set('callbacks.allow_private_targets', 'false')
     const port = new URL(merchant.url).port
     // Each embeds 127.0.0.1 (7f00:0001) the way its range does.
-    const targets = ['64:ff9b::7f00:1', '64:ff9b:1::7f00:1', '2002:7f00:1::1', '2001:0:7f00:1::1', '::7f00:1']
+    const targets = [
+      '64:ff9b::7f00:1',
+      '64:ff9b:1::7f00:1',
+      '2002:7f00:1::1',
+      '2001:0:7f00:1::1',
+      '::7f00:1',
+    ]
     const orders = []
     for (const address of targets) {
-      orders.push(await paidOrder(client, merchant, { notify_url: `http://[${address}]:${port}/notify` }))
+      orders.push(
+        await paidOrder(client, merchant, { notify_url: `http://[${address}]:${port}/notify` })
+      )
     }
     const report = await callbackDeliverer.runOnce()
     assert.equal(report.failed, targets.length)
@@ -402,7 +495,10 @@ test.group('Merchant callbacks: target safety', (group) => {
     }
   })
 
-  test('a redirect from the merchant is not followed and is not an acknowledgement', async ({ client, assert }) => {
+  test('a redirect from the merchant is not followed and is not an acknowledgement', async ({
+    client,
+    assert,
+  }) => {
     await settings.set('callbacks.allow_private_targets', 'true')
     const elsewhere = new MerchantServer()
     await elsewhere.start()
@@ -433,7 +529,20 @@ test.group('Merchant callbacks: target safety', (group) => {
   })
 
   test('address classification', ({ assert }) => {
-    for (const address of ['127.0.0.1', '10.1.2.3', '172.20.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '224.0.0.1']) {
+    for (const address of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.20.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      '224.0.0.1',
+    ]) {
       assert.isTrue(isPrivateAddress(address), address)
     }
     for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) {

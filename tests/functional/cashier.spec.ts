@@ -25,9 +25,15 @@ test.group('Cashier read endpoints', (group) => {
     assert.match(response.headers.get('location')!, /^\/cashier\//)
   })
 
-  test('init data of a concrete order: fields, ms times, empty payment_url', async ({ client, assert }) => {
+  test('init data of a concrete order: fields, ms times, empty payment_url', async ({
+    client,
+    assert,
+  }) => {
     const created = (
-      await createOrder(client, orderParams({ redirect_url: 'https://shop.example/back', amount: 100 }))
+      await createOrder(
+        client,
+        orderParams({ redirect_url: 'https://shop.example/back', amount: 100 })
+      )
     ).body().data
     const before = Date.now()
     const response = await client.get(`/pay/checkout-counter-resp/${created.trade_id}`)
@@ -57,8 +63,13 @@ test.group('Cashier read endpoints', (group) => {
     assert.isAbove(data.expiration_time, data.created_at)
   })
 
-  test('init data of a placeholder: same trade_id, zero amount, empty target', async ({ client, assert }) => {
-    const created = (await createOrder(client, orderParams({ token: undefined, network: undefined }))).body().data
+  test('init data of a placeholder: same trade_id, zero amount, empty target', async ({
+    client,
+    assert,
+  }) => {
+    const created = (
+      await createOrder(client, orderParams({ token: undefined, network: undefined }))
+    ).body().data
     const data = (await client.get(`/pay/checkout-counter-resp/${created.trade_id}`)).body().data
     assert.equal(data.trade_id, created.trade_id)
     assert.strictEqual(data.status, 4)
@@ -95,10 +106,16 @@ test.group('Cashier read endpoints', (group) => {
     }
   })
 
-  test('trade_ids are unguessable: distinct, 22 random alphanumerics (131 bits)', async ({ client, assert }) => {
+  test('trade_ids are unguessable: distinct, 22 random alphanumerics (131 bits)', async ({
+    client,
+    assert,
+  }) => {
     const ids = new Set<string>()
     for (let index = 0; index < 20; index++) {
-      ids.add((await createOrder(client, orderParams({ token: undefined, network: undefined }))).body().data.trade_id)
+      ids.add(
+        (await createOrder(client, orderParams({ token: undefined, network: undefined }))).body()
+          .data.trade_id
+      )
     }
     assert.equal(ids.size, 20)
     for (const id of ids) assert.match(id, /^[0-9A-Za-z]{22}$/)
@@ -106,7 +123,10 @@ test.group('Cashier read endpoints', (group) => {
 })
 
 test.group('Legacy routes', () => {
-  for (const path of ['/api/v1/order/create-transaction', '/payments/epusdt/v1/order/create-transaction']) {
+  for (const path of [
+    '/api/v1/order/create-transaction',
+    '/payments/epusdt/v1/order/create-transaction',
+  ]) {
     test(`POST ${path} is not registered (404)`, async ({ client, assert }) => {
       const response = await client.post(path).json(signed(orderParams())).accept('json')
       response.assertStatus(404)

@@ -9,7 +9,9 @@ import { LANGUAGE_COOKIE } from '#cashier/languages'
 
 /** The page as a browser without script gets it. */
 async function page(path: string, headers: Record<string, string> = {}) {
-  const response = await fetch(`${process.env.APP_URL}${path}`, { headers: { 'accept-language': 'en', ...headers } })
+  const response = await fetch(`${process.env.APP_URL}${path}`, {
+    headers: { 'accept-language': 'en', ...headers },
+  })
   return { status: response.status, headers: response.headers, html: await response.text() }
 }
 
@@ -26,7 +28,10 @@ test.group('Cashier page: first render from the order', (group) => {
     await prepareLifecycle()
   })
 
-  test('a waiting order: amount, address, QR and countdown are in the HTML, no script needed', async ({ client, assert }) => {
+  test('a waiting order: amount, address, QR and countdown are in the HTML, no script needed', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client, { amount: 100, redirect_url: 'https://shop.example/back' })
     const { status, headers, html } = await page(`/cashier/${order.tradeId}`)
     assert.equal(status, 200)
@@ -48,7 +53,10 @@ test.group('Cashier page: first render from the order', (group) => {
   }) => {
     const order = await newOrder(client)
     const intro = (html: string) => /<p class="hint" id="hash-intro">([^<]*)<\/p>/.exec(html)?.[1]
-    assert.equal(intro((await page(`/cashier/${order.tradeId}`)).html), 'Paste the transaction hash from your wallet and we check it on the network at once.')
+    assert.equal(
+      intro((await page(`/cashier/${order.tradeId}`)).html),
+      'Paste the transaction hash from your wallet and we check it on the network at once.'
+    )
     // A family with several reference forms (its own `hash.intro_<family>` text).
     await db.from('chains').where('network', FAKE_NETWORK).update({ family: 'ton' })
     assert.equal(
@@ -57,7 +65,10 @@ test.group('Cashier page: first render from the order', (group) => {
     )
   })
 
-  test('CSP forbids inline script; the only inline script element is JSON data', async ({ client, assert }) => {
+  test('CSP forbids inline script; the only inline script element is JSON data', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     const { headers, html } = await page(`/cashier/${order.tradeId}`)
     const csp = headers.get('content-security-policy')!
@@ -72,10 +83,15 @@ test.group('Cashier page: first render from the order', (group) => {
     assert.notMatch(html, /\son[a-z]+="/) // no inline handlers
   })
 
-  test('the embedded data is the cashier init data and the script\'s texts', async ({ client, assert }) => {
+  test("the embedded data is the cashier init data and the script's texts", async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client, { redirect_url: 'https://shop.example/back?x=1' })
     const { html } = await page(`/cashier/${order.tradeId}`)
-    const json = /<script type="application\/json" id="cashier-data">(.*?)<\/script>/s.exec(html)![1]
+    const json = /<script type="application\/json" id="cashier-data">(.*?)<\/script>/s.exec(
+      html
+    )![1]
     assert.notInclude(json, '<')
     const data = JSON.parse(json)
     assert.equal(data.order.trade_id, order.tradeId)
@@ -84,10 +100,16 @@ test.group('Cashier page: first render from the order', (group) => {
     assert.isNumber(data.order.server_time)
     assert.equal(data.merchant_return, 'https://shop.example/back?x=1')
     assert.equal(data.return_path, `/pay/return/${order.tradeId}`)
-    assert.equal(data.strings['error.10011'], 'This order already has another payment method. Please use the one you chose before.')
+    assert.equal(
+      data.strings['error.10011'],
+      'This order already has another payment method. Please use the one you chose before.'
+    )
   })
 
-  test('the stylesheet and the script are served, with their digest in the URL', async ({ client, assert }) => {
+  test('the stylesheet and the script are served, with their digest in the URL', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     const { html } = await page(`/cashier/${order.tradeId}`)
     for (const [path, type] of [
@@ -101,7 +123,10 @@ test.group('Cashier page: first render from the order', (group) => {
     }
   })
 
-  test('a placeholder shows the selector with the offered networks and tokens', async ({ client, assert }) => {
+  test('a placeholder shows the selector with the offered networks and tokens', async ({
+    client,
+    assert,
+  }) => {
     const order = await newPlaceholder(client)
     const { html } = await page(`/cashier/${order.tradeId}`)
     assert.deepEqual(visibleViews(html), ['choose'])
@@ -110,7 +135,10 @@ test.group('Cashier page: first render from the order', (group) => {
     assert.notInclude(html, 'id="hash-dialog"')
   })
 
-  test('the provider channel is offered with its tokens when enabled', async ({ client, assert }) => {
+  test('the provider channel is offered with its tokens when enabled', async ({
+    client,
+    assert,
+  }) => {
     await settings.set('provider.enabled', 'true')
     await settings.set('provider.allow_tokens', 'USDT')
     const order = await newPlaceholder(client)
@@ -119,9 +147,15 @@ test.group('Cashier page: first render from the order', (group) => {
     assert.notInclude(html, 'value="provider|TRX"')
   })
 
-  test('a child order cannot change its target: no selector, no change button', async ({ client, assert }) => {
+  test('a child order cannot change its target: no selector, no change button', async ({
+    client,
+    assert,
+  }) => {
     const parent = await newOrder(client)
-    const child = await Order.create({ ...childOf(parent), tradeId: `${parent.tradeId.slice(0, 20)}cc` })
+    const child = await Order.create({
+      ...childOf(parent),
+      tradeId: `${parent.tradeId.slice(0, 20)}cc`,
+    })
     const { html } = await page(`/cashier/${child.tradeId}`)
     assert.notInclude(html, 'data-view="choose"')
     assert.notInclude(html, 'data-show-choose')
@@ -198,7 +232,10 @@ test.group('Cashier page: languages', (group) => {
     }
   })
 
-  test('the switcher (?lang=) is remembered in a cookie and wins over Accept-Language', async ({ client, assert }) => {
+  test('the switcher (?lang=) is remembered in a cookie and wins over Accept-Language', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     const switched = await page(`/cashier/${order.tradeId}?lang=ru`, { 'accept-language': 'ja' })
     assert.include(switched.html, '<html lang="ru">')
@@ -206,17 +243,25 @@ test.group('Cashier page: languages', (group) => {
     assert.match(cookie, new RegExp(`^${LANGUAGE_COOKIE}=ru;`))
     assert.match(cookie, /Max-Age=31536000/)
 
-    const later = await page(`/cashier/${order.tradeId}`, { 'accept-language': 'ja', 'cookie': `${LANGUAGE_COOKIE}=ru` })
+    const later = await page(`/cashier/${order.tradeId}`, {
+      'accept-language': 'ja',
+      'cookie': `${LANGUAGE_COOKIE}=ru`,
+    })
     assert.include(later.html, '<html lang="ru">')
     assert.isNull(later.headers.get('set-cookie'))
 
-    const bogus = await page(`/cashier/${order.tradeId}?lang=xx`, { 'accept-language': 'ja', 'cookie': `${LANGUAGE_COOKIE}=<b>` })
+    const bogus = await page(`/cashier/${order.tradeId}?lang=xx`, {
+      'accept-language': 'ja',
+      'cookie': `${LANGUAGE_COOKIE}=<b>`,
+    })
     assert.include(bogus.html, '<html lang="ja">')
     assert.isNull(bogus.headers.get('set-cookie'))
   })
 
   test('the not-found page is translated too', async ({ assert }) => {
-    const { status, html } = await page('/cashier/AAAAAAAAAAAAAAAAAAAAAA', { 'accept-language': 'zh-CN' })
+    const { status, html } = await page('/cashier/AAAAAAAAAAAAAAAAAAAAAA', {
+      'accept-language': 'zh-CN',
+    })
     assert.equal(status, 404)
     assert.include(html, '找不到付款')
   })
@@ -228,7 +273,10 @@ test.group('Cashier page: branding', (group) => {
     await prepareLifecycle()
   })
 
-  test('site settings: name, title, logo, support link, background in a nonce-protected style', async ({ client, assert }) => {
+  test('site settings: name, title, logo, support link, background in a nonce-protected style', async ({
+    client,
+    assert,
+  }) => {
     await settings.set('site.cashier_name', 'Acme Pay')
     await settings.set('site.website_title', 'Acme Store')
     await settings.set('site.logo_url', 'https://cdn.example/logo.png')
@@ -242,13 +290,19 @@ test.group('Cashier page: branding', (group) => {
     assert.include(html, 'src="https://cdn.example/logo.png"')
     assert.include(html, 'href="https://help.example/contact"')
     const nonce = /'nonce-([^']+)'/.exec(headers.get('content-security-policy')!)![1]
-    assert.include(html, `<style nonce="${nonce}">:root{--page-bg:#fafafa;--page-bg-image:url("https://cdn.example/bg.jpg")}</style>`)
+    assert.include(
+      html,
+      `<style nonce="${nonce}">:root{--page-bg:#fafafa;--page-bg-image:url("https://cdn.example/bg.jpg")}</style>`
+    )
     // a fresh nonce per response
     const again = await page(`/cashier/${order.tradeId}`)
     assert.notInclude(again.headers.get('content-security-policy')!, nonce)
   })
 
-  test('values that could break out of their attribute or CSS are left out', async ({ client, assert }) => {
+  test('values that could break out of their attribute or CSS are left out', async ({
+    client,
+    assert,
+  }) => {
     await settings.set('site.logo_url', 'javascript:alert(1)')
     await settings.set('site.support_link', 'javascript:alert(1)')
     await settings.set('site.background_image_url', 'https://x.example/a.png");}body{display:none')

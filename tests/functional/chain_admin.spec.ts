@@ -81,7 +81,11 @@ test.group('Chains: test connection against real and fake nodes', (group) => {
 
     await anvil.mine(3)
     const later = await (await chains()).testConnection('ethereum')
-    assert.equal(later.endpoints[0].head?.number, (expected.number + 3n).toString(), 'asked again, not cached')
+    assert.equal(
+      later.endpoints[0].head?.number,
+      (expected.number + 3n).toString(),
+      'asked again, not cached'
+    )
   })
 
   test('each endpoint on its own: an unreachable one is named with a clear reason, the good one still answers', async ({
@@ -100,7 +104,9 @@ test.group('Chains: test connection against real and fake nodes', (group) => {
     assert.equal(up.head?.kind, 'block')
   })
 
-  test('a node that does not answer: "no answer within" the timeout, not a hang', async ({ assert }) => {
+  test('a node that does not answer: "no answer within" the timeout, not a hang', async ({
+    assert,
+  }) => {
     await (await chains()).set('ethereum', { rpcUrls: [silent.url] })
     const started = Date.now()
     const result = await (await chains()).testConnection('ethereum', { timeoutMs: 400 })
@@ -110,7 +116,9 @@ test.group('Chains: test connection against real and fake nodes', (group) => {
     assert.isAtLeast(result.endpoints[0].latencyMs, 350)
   })
 
-  test('a refused API key: the HTTP status with a hint, the key masked in the URL and the text', async ({ assert }) => {
+  test('a refused API key: the HTTP status with a hint, the key masked in the URL and the text', async ({
+    assert,
+  }) => {
     refusing.handler = (request, response) => {
       // A provider that quotes the request (and so the key) in its error.
       response.writeHead(401, { 'content-type': 'application/json' })
@@ -126,7 +134,9 @@ test.group('Chains: test connection against real and fake nodes', (group) => {
     assert.notInclude(JSON.stringify(result), INFURA_KEY)
   })
 
-  test('TRON (TronGrid), Solana (slot) and TON (masterchain seqno) report their heads', async ({ assert }) => {
+  test('TRON (TronGrid), Solana (slot) and TON (masterchain seqno) report their heads', async ({
+    assert,
+  }) => {
     tron.reset()
     tron.mine(4)
     await (await chains()).set('tron', { rpcUrls: [tron.url] })
@@ -163,11 +173,20 @@ test.group('Chains: test connection against real and fake nodes', (group) => {
     const admin = await chains()
     await assert.rejects(() => admin.testConnection('nowhere'), /Unknown network "nowhere"/)
     await admin.set('ethereum', { rpcUrls: [] })
-    await assert.rejects(() => admin.testConnection('ethereum'), /ethereum has no RPC endpoint to test: add one first/)
+    await assert.rejects(
+      () => admin.testConnection('ethereum'),
+      /ethereum has no RPC endpoint to test: add one first/
+    )
 
     await installFakeChain()
-    await db.from('chains').where('network', FAKE_NETWORK).update({ rpc_urls: JSON.stringify(['http://127.0.0.1:9']) })
-    await assert.rejects(() => admin.testConnection(FAKE_NETWORK), /The fake family cannot report the head of its chain/)
+    await db
+      .from('chains')
+      .where('network', FAKE_NETWORK)
+      .update({ rpc_urls: JSON.stringify(['http://127.0.0.1:9']) })
+    await assert.rejects(
+      () => admin.testConnection(FAKE_NETWORK),
+      /The fake family cannot report the head of its chain/
+    )
 
     const now = Date.now()
     await db.table('chains').insert({
@@ -191,7 +210,9 @@ test.group('Chains: test connection against real and fake nodes', (group) => {
 test.group('Chains: RPC URLs, tokens and the overview', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('a URL shown masked stands for the stored one: the form can be sent back without the key', async ({ assert }) => {
+  test('a URL shown masked stands for the stored one: the form can be sent back without the key', async ({
+    assert,
+  }) => {
     const admin = await chains()
     await admin.set('ethereum', { rpcUrls: [KEYED_URL, 'https://ethereum-rpc.publicnode.com'] })
     const shown = (await new ChainOverview().one('ethereum')).rpcUrls
@@ -214,7 +235,10 @@ test.group('Chains: RPC URLs, tokens and the overview', (group) => {
       [['ftp://example.com/rpc'], /must be an http\(s\) or ws\(s\) URL/],
       [['https://other.example/v3/***'], /matches no stored URL: type the URL in full/],
       [[KEYED_URL, MASKED_URL], /is listed twice/],
-      [Array.from({ length: 11 }, (_, index) => `https://rpc${index}.example`), /at most 10 RPC URLs/],
+      [
+        Array.from({ length: 11 }, (_, index) => `https://rpc${index}.example`),
+        /at most 10 RPC URLs/,
+      ],
     ] as const) {
       const error = await admin.set('ethereum', { rpcUrls: [...urls] }).catch((failure) => failure)
       assert.instanceOf(error, OperatorError)
@@ -230,7 +254,11 @@ test.group('Chains: RPC URLs, tokens and the overview', (group) => {
     const listed = await runCommand(ChainList, [])
     assert.include(listed.output, MASKED_URL)
     assert.notInclude(listed.output, INFURA_KEY)
-    const result = await runCommand(ChainSet, ['ethereum', `--rpc=${MASKED_URL}`, '--confirmations=20'])
+    const result = await runCommand(ChainSet, [
+      'ethereum',
+      `--rpc=${MASKED_URL}`,
+      '--confirmations=20',
+    ])
     assert.equal(result.exitCode, 0, result.output)
     const stored = await Chain.findByOrFail('network', 'ethereum')
     assert.deepEqual(stored.rpcUrls, [KEYED_URL])
@@ -246,19 +274,30 @@ test.group('Chains: RPC URLs, tokens and the overview', (group) => {
     assert.isTrue((await admin.setToken('ethereum', 'USDC', { enabled: true })).enabled)
     const rows = await db.from('audit_log').where('subject_id', 'ethereum/USDC').orderBy('id')
     assert.deepEqual(
-      rows.map((row) => [row.action, JSON.parse(row.before).enabled, JSON.parse(row.after).enabled]),
+      rows.map((row) => [
+        row.action,
+        JSON.parse(row.before).enabled,
+        JSON.parse(row.after).enabled,
+      ]),
       [
         ['token.update', true, false],
         ['token.update', false, true],
       ]
     )
 
-    const bad = await admin.setToken('ethereum', 'DAI', { decimals: 18, contract: '0x1234' }).catch((error) => error)
+    const bad = await admin
+      .setToken('ethereum', 'DAI', { decimals: 18, contract: '0x1234' })
+      .catch((error) => error)
     assert.instanceOf(bad, OperatorError)
     assert.match(bad.message, /not an EVM address/)
 
     await db.from('chains').where('network', 'ethereum').update({ family: 'ghost' })
-    const unloaded = await admin.setToken('ethereum', 'DAI', { decimals: 18, contract: '0x6B175474E89094C44Da98b954EedeAC495271d0F' }).catch((error) => error)
+    const unloaded = await admin
+      .setToken('ethereum', 'DAI', {
+        decimals: 18,
+        contract: '0x6B175474E89094C44Da98b954EedeAC495271d0F',
+      })
+      .catch((error) => error)
     assert.instanceOf(unloaded, OperatorError)
     assert.equal(unloaded.message, 'No enabled plugin brings the family "ghost" of ethereum')
     assert.isNull(await Token.query().where('symbol', 'DAI').first())
@@ -273,8 +312,22 @@ test.group('Chains: RPC URLs, tokens and the overview', (group) => {
     await admin.setToken('tron', 'TRX', { enabled: false })
     const now = Date.now()
     await db.table('wallets').multiInsert([
-      { network: 'tron', address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', enabled: true, note: '', created_at: now, updated_at: now },
-      { network: 'tron', address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', enabled: false, note: '', created_at: now, updated_at: now },
+      {
+        network: 'tron',
+        address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf',
+        enabled: true,
+        note: '',
+        created_at: now,
+        updated_at: now,
+      },
+      {
+        network: 'tron',
+        address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t',
+        enabled: false,
+        note: '',
+        created_at: now,
+        updated_at: now,
+      },
     ])
     await db.table('chain_cursors').insert({
       network: 'tron',
@@ -313,7 +366,13 @@ test.group('Chains: RPC URLs, tokens and the overview', (group) => {
     })
     assert.isNotNull(tron.load)
     const ethereum = all.find((chain) => chain.network === 'ethereum')!
-    assert.deepEqual(ethereum.scan, { lastScanAt: null, lastError: '', interrupted: false, caughtUp: true, cursor: '' })
+    assert.deepEqual(ethereum.scan, {
+      lastScanAt: null,
+      lastError: '',
+      interrupted: false,
+      caughtUp: true,
+      cursor: '',
+    })
     assert.notInclude(JSON.stringify(all), apiKey)
     await assert.rejects(() => new ChainOverview().one('nowhere'), /Unknown network "nowhere"/)
   })

@@ -14,7 +14,10 @@ const INFURA = 'https://mainnet.infura.io/v3/0123456789abcdef0123456789abcdef'
 /** The chain:list row of a network, cells trimmed (boxed table of a process, or raw "|" rows in-process). */
 function rowOf(output: string, network: string): string[] {
   for (const line of output.split('\n')) {
-    const cells = line.trim().split(/[│|]/).map((cell) => cell.trim())
+    const cells = line
+      .trim()
+      .split(/[│|]/)
+      .map((cell) => cell.trim())
     if (line.trim().startsWith('│')) cells.shift()
     if (line.trim().endsWith('│')) cells.pop()
     if (cells[0] === network) return cells
@@ -39,10 +42,20 @@ test.group('Operator commands: request budgets', (group) => {
     assert.equal(row[8], '43,632')
     assert.equal(row[9], '37,500 (6/s)')
     assert.notInclude(output, '0123456789abcdef0123456789abcdef')
-    assert.match(output, /ethereum needs about 43,632 requests a day \(1 wallet\(s\), 3 token\(s\), a scan every 12 s\) but its RPC endpoints allow 37,500/)
+    assert.match(
+      output,
+      /ethereum needs about 43,632 requests a day \(1 wallet\(s\), 3 token\(s\), a scan every 12 s\) but its RPC endpoints allow 37,500/
+    )
     assert.match(output, /A scan interval of 19 s fits \(chain:set ethereum --scan-interval 19\)/)
 
-    const raised = await runAce(['chain:set', 'ethereum', '--requests-per-day', '100000', '--requests-per-second', '2.5'])
+    const raised = await runAce([
+      'chain:set',
+      'ethereum',
+      '--requests-per-day',
+      '100000',
+      '--requests-per-second',
+      '2.5',
+    ])
     assert.equal(raised.code, 0, raised.stderr + raised.stdout)
     assert.match(raised.stdout, /request budget: 2.5\/s, 100000\/day per endpoint/)
     const chain = await Chain.findByOrFail('network', 'ethereum')
@@ -52,7 +65,14 @@ test.group('Operator commands: request budgets', (group) => {
     assert.equal(rowOf(fits.stdout, 'ethereum')[9], '100,000 (2.5/s)')
     assert.notMatch(fits.stdout + fits.stderr, /ethereum needs about/)
 
-    const back = await runAce(['chain:set', 'ethereum', '--requests-per-day', '', '--requests-per-second', ''])
+    const back = await runAce([
+      'chain:set',
+      'ethereum',
+      '--requests-per-day',
+      '',
+      '--requests-per-second',
+      '',
+    ])
     assert.equal(back.code, 0, back.stderr + back.stdout)
     const restored = await Chain.findByOrFail('network', 'ethereum')
     assert.isNull(restored.rpcRequestsPerSecond)

@@ -11,7 +11,11 @@ import { newOrder, newPlaceholder, prepareLifecycle, switchTo } from '#tests/hel
 import { FAKE_NETWORK, FAKE_USDT, FAKE_WALLET, fakeFamily } from '#tests/helpers/fake_chain'
 import type { ObservedTransfer } from '#chains/chain_family'
 
-function transfer(reference: string, amount: string, overrides: Partial<ObservedTransfer> = {}): ObservedTransfer {
+function transfer(
+  reference: string,
+  amount: string,
+  overrides: Partial<ObservedTransfer> = {}
+): ObservedTransfer {
   return {
     reference,
     position: 'log:0',
@@ -27,7 +31,10 @@ function transfer(reference: string, amount: string, overrides: Partial<Observed
 
 /** Ends the order's life 50 ms after its creation and runs the expiry. */
 async function expireSoon(order: Order) {
-  await db.from('orders').where('id', order.id).update({ expiration_time: order.createdAt + 50 })
+  await db
+    .from('orders')
+    .where('id', order.id)
+    .update({ expiration_time: order.createdAt + 50 })
   await new Promise((resolve) => setTimeout(resolve, 60))
   await orderExpiry.expireDue()
   if ((await Order.findOrFail(order.id)).status !== 3) throw new Error('order did not expire')
@@ -44,7 +51,10 @@ test.group('Chain scanning: matching', (group) => {
     await prepareLifecycle()
   })
 
-  test('a transfer of the exact amount to the order address pays it', async ({ client, assert }) => {
+  test('a transfer of the exact amount to the order address pays it', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     fakeFamily.pending = [transfer('tx-1', '13.80')]
     const report = await scanFake()
@@ -77,7 +87,10 @@ test.group('Chain scanning: matching', (group) => {
     assert.equal((await Order.findOrFail(second.id)).status, 1)
   })
 
-  test('wrong amount, unknown address or no order: recorded as unmatched, once', async ({ client, assert }) => {
+  test('wrong amount, unknown address or no order: recorded as unmatched, once', async ({
+    client,
+    assert,
+  }) => {
     await newOrder(client)
     fakeFamily.pending = [
       transfer('tx-wrong', '13.79'),
@@ -98,7 +111,10 @@ test.group('Chain scanning: matching', (group) => {
     assert.equal(await countRows('orders', { status: 2 }), 0)
   })
 
-  test('a transfer made before the order or after its expiry does not pay it', async ({ client, assert }) => {
+  test('a transfer made before the order or after its expiry does not pay it', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     fakeFamily.pending = [
       transfer('tx-early', '13.80', { timestamp: order.createdAt - 3_600_000 }),
@@ -118,7 +134,10 @@ test.group('Chain scanning: matching', (group) => {
     assert.equal((await Order.findOrFail(order.id)).status, 2)
   })
 
-  test('a paid child pays the parent; failed transfers and unknown tokens are ignored', async ({ client, assert }) => {
+  test('a paid child pays the parent; failed transfers and unknown tokens are ignored', async ({
+    client,
+    assert,
+  }) => {
     const parent = await newPlaceholder(client)
     await switchTo(client, parent.tradeId, FAKE_NETWORK)
     fakeFamily.pending = [
@@ -137,7 +156,10 @@ test.group('Chain scanning: cursor and scheduling', (group) => {
     await prepareLifecycle()
   })
 
-  test('the cursor is persisted and handed back; the first scan gets a start time', async ({ client, assert }) => {
+  test('the cursor is persisted and handed back; the first scan gets a start time', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     await scanFake()
     await scanFake()
@@ -205,9 +227,14 @@ test.group('RPC pool', (group) => {
     assert.deepEqual(asked, ['http://a', 'http://b', 'http://b'])
   })
 
-  test('all endpoints down is RpcUnavailableError; a lookup answer passes through', async ({ assert }) => {
+  test('all endpoints down is RpcUnavailableError; a lookup answer passes through', async ({
+    assert,
+  }) => {
     const pool = new RpcPool(['http://a', 'http://b'], { cooldownMs: 1, timeoutMs: 1000 })
-    await assert.rejects(() => pool.call(async () => Promise.reject(new Error('down'))), RpcUnavailableError)
+    await assert.rejects(
+      () => pool.call(async () => Promise.reject(new Error('down'))),
+      RpcUnavailableError
+    )
     let calls = 0
     await assert.rejects(
       () =>
@@ -218,7 +245,10 @@ test.group('RPC pool', (group) => {
       /no such transaction/
     )
     assert.equal(calls, 1)
-    await assert.rejects(() => new RpcPool([], { cooldownMs: 1, timeoutMs: 1 }).call(async () => 1), /no RPC endpoint/)
+    await assert.rejects(
+      () => new RpcPool([], { cooldownMs: 1, timeoutMs: 1 }).call(async () => 1),
+      /no RPC endpoint/
+    )
   })
 })
 
@@ -233,7 +263,10 @@ test.group('Payment URI endpoint', (group) => {
     const response = await client.get(`/pay/payment-uri/${order.tradeId}`)
     assert.equal(response.body().data.uri, `fake:${FAKE_WALLET}?amount=13.8`)
     const placeholder = await newPlaceholder(client)
-    assert.equal((await client.get(`/pay/payment-uri/${placeholder.tradeId}`)).body().status_code, 10013)
+    assert.equal(
+      (await client.get(`/pay/payment-uri/${placeholder.tradeId}`)).body().status_code,
+      10013
+    )
     assert.equal((await client.get('/pay/payment-uri/nope')).body().status_code, 10008)
   })
 })

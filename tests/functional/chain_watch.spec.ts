@@ -14,7 +14,12 @@ import type { HeadHandlers, HeadWatch, ScanContext, ScanResult } from '#chains/c
 import { resetDatabase } from '#tests/helpers/database'
 import { runCommand } from '#tests/helpers/ace_command'
 import { Anvil } from '#tests/helpers/evm/anvil'
-import { configureEthereum, createEthOrder, deployTokens, type EvmFixture } from '#tests/helpers/evm/evm_setup'
+import {
+  configureEthereum,
+  createEthOrder,
+  deployTokens,
+  type EvmFixture,
+} from '#tests/helpers/evm/evm_setup'
 import { TcpRelay, eventually } from '#tests/helpers/tcp_relay'
 import { FakeFamily } from '#tests/helpers/fake_chain'
 
@@ -63,7 +68,11 @@ test.group('Chain watch: a real node (anvil) over WebSocket', (group) => {
     await relay.open()
     fixture = await configureEthereum(tokens, [anvil.url], 3)
     // Polls a minute apart (and the same while the socket is down): only a head scans sooner.
-    await operator.setChain('ethereum', { wsUrl: relay.wsUrl, scanIntervalSeconds: 60, blockTimeSeconds: 60 })
+    await operator.setChain('ethereum', {
+      wsUrl: relay.wsUrl,
+      scanIntervalSeconds: 60,
+      blockTimeSeconds: 60,
+    })
     return async () => {
       await chainWatch.stop()
     }
@@ -81,15 +90,28 @@ test.group('Chain watch: a real node (anvil) over WebSocket', (group) => {
     await anvil.mine(1) // 2
     const second = await anvil.client.getBlockNumber()
     // The scan of the 2nd confirmation's head ran: the transfer is seen, not paid.
-    assert.isTrue(await eventually(async () => (await cursorRow('ethereum'))?.head_height === second.toString(), 20_000))
+    assert.isTrue(
+      await eventually(
+        async () => (await cursorRow('ethereum'))?.head_height === second.toString(),
+        20_000
+      )
+    )
     assert.isTrue(await settled('ethereum', 2))
     assert.equal(await status(order), 1)
 
     await anvil.mine(1) // 3: paid by the scan this head triggers
     const third = await anvil.client.getBlockNumber()
-    assert.isTrue(await eventually(async () => (await status(order)) === 2, 20_000), 'paid within seconds of the head (the poll is a minute apart)')
+    assert.isTrue(
+      await eventually(async () => (await status(order)) === 2, 20_000),
+      'paid within seconds of the head (the poll is a minute apart)'
+    )
     // The cursor is saved as that scan ends (just after the payment): at the confirming head.
-    assert.isTrue(await eventually(async () => (await cursorRow('ethereum'))?.head_height === third.toString(), 20_000))
+    assert.isTrue(
+      await eventually(
+        async () => (await cursorRow('ethereum'))?.head_height === third.toString(),
+        20_000
+      )
+    )
     assert.equal((await cursorRow('ethereum')).scanned_height, (third - 2n).toString())
     assert.isAtLeast(chainWatch.state('ethereum')!.heads, 3)
     assert.equal(chainWatch.state('ethereum')!.lastHead, third.toString())
@@ -111,12 +133,19 @@ test.group('Chain watch: a real node (anvil) over WebSocket', (group) => {
     await anvil.payToken(fixture.usdt, 6, fixture.wallet, order.actualAmount)
     await anvil.mine(2) // confirmed while no head can come
     assert.equal(await status(order), 1)
-    assert.equal(chainWatch.state('ethereum')!.scans, scansBefore, 'nothing scanned without a head (poll 60 s)')
+    assert.equal(
+      chainWatch.state('ethereum')!.scans,
+      scansBefore,
+      'nothing scanned without a head (poll 60 s)'
+    )
 
     // Back: the watch reconnects by itself (backoff from 1 s) and scans what it missed.
     const acceptedBefore = relay.accepted
     await relay.open()
-    assert.isTrue(await eventually(async () => (await status(order)) === 2, 20_000), 'paid after the reconnection')
+    assert.isTrue(
+      await eventually(async () => (await status(order)) === 2, 20_000),
+      'paid after the reconnection'
+    )
     assert.isAbove(relay.accepted, acceptedBefore)
     const state = chainWatch.state('ethereum')!
     assert.equal(state.push, 'up')
@@ -129,11 +158,16 @@ test.group('Chain watch: a real node (anvil) over WebSocket', (group) => {
     assert.isTrue(await eventually(async () => (await status(next)) === 2, 20_000))
   }).timeout(60_000)
 
-  test('a socket cut while the node stays up is reopened and heads flow again', async ({ client, assert }) => {
+  test('a socket cut while the node stays up is reopened and heads flow again', async ({
+    client,
+    assert,
+  }) => {
     const order = await createEthOrder(client, { amount: 100 })
     await startOverSocket(assert)
     relay.drop()
-    assert.isTrue(await eventually(() => (chainWatch.state('ethereum')?.reconnects ?? 0) >= 1, 20_000))
+    assert.isTrue(
+      await eventually(() => (chainWatch.state('ethereum')?.reconnects ?? 0) >= 1, 20_000)
+    )
     assert.equal(chainWatch.state('ethereum')!.push, 'up')
     await anvil.payToken(fixture.usdt, 6, fixture.wallet, order.actualAmount)
     await anvil.mine(2)
@@ -159,7 +193,9 @@ test.group('Chain watch: a real node (anvil) over WebSocket', (group) => {
     assert.isTrue(await settled('ethereum', 2), 'the poll that paid it is a second scan')
   }).timeout(60_000)
 
-  test('a configuration change (WebSocket removed) restarts the watch within the next sync', async ({ assert }) => {
+  test('a configuration change (WebSocket removed) restarts the watch within the next sync', async ({
+    assert,
+  }) => {
     await chainWatch.start()
     assert.isTrue(await eventually(() => chainWatch.state('ethereum')?.push === 'up', 20_000))
     await operator.setChain('ethereum', { wsUrl: null })
@@ -227,11 +263,22 @@ async function installHeadChain(changes: Record<string, unknown> = {}) {
     ...changes,
   })
   await db.table('tokens').insert({
-    network: HEADNET, symbol: 'USDT', contract: 'fake:usdt', decimals: 6, amount_precision: 2, enabled: true,
-    created_at: now, updated_at: now,
+    network: HEADNET,
+    symbol: 'USDT',
+    contract: 'fake:usdt',
+    decimals: 6,
+    amount_precision: 2,
+    enabled: true,
+    created_at: now,
+    updated_at: now,
   })
   await db.table('wallets').insert({
-    network: HEADNET, address: 'fake:w', enabled: true, note: '', created_at: now, updated_at: now,
+    network: HEADNET,
+    address: 'fake:w',
+    enabled: true,
+    note: '',
+    created_at: now,
+    updated_at: now,
   })
   headFamily.scans = []
   headFamily.pending = []
@@ -258,7 +305,9 @@ test.group('Chain watch: coalescing, backoff and fallback (a driven family)', (g
     let release!: () => void
     headFamily.gate = new Promise((resolve) => (release = resolve))
     await chainWatch.start()
-    assert.isTrue(await eventually(() => headFamily.handlers !== null && headFamily.scans.length === 0, 10_000))
+    assert.isTrue(
+      await eventually(() => headFamily.handlers !== null && headFamily.scans.length === 0, 10_000)
+    )
     // The start scan is held at the gate; ten heads arrive.
     for (let height = 1; height <= 10; height++) headFamily.handlers!.onHead(String(height))
     headFamily.gate = null
@@ -276,7 +325,10 @@ test.group('Chain watch: coalescing, backoff and fallback (a driven family)', (g
   test('a push endpoint that fails is retried with a doubling backoff, polled at the block time meanwhile, its key never shown', async ({
     assert,
   }) => {
-    headFamily.failOpen = { times: 2, message: `connect ECONNREFUSED wss://heads.example/v3/${KEY}` }
+    headFamily.failOpen = {
+      times: 2,
+      message: `connect ECONNREFUSED wss://heads.example/v3/${KEY}`,
+    }
     // The third attempt (the first not to fail) is held open until the test has seen the polls.
     let letOpen!: () => void
     headFamily.openGate = new Promise((resolve) => (letOpen = resolve))
@@ -316,7 +368,10 @@ test.group('Chain watch: coalescing, backoff and fallback (a driven family)', (g
   }).timeout(40_000)
 
   test('a poll skips while another process scanned within the interval', async ({ assert }) => {
-    await db.from('chains').where('network', HEADNET).update({ ws_url: null, scan_interval_seconds: 2 })
+    await db
+      .from('chains')
+      .where('network', HEADNET)
+      .update({ ws_url: null, scan_interval_seconds: 2 })
     await chainWatch.start()
     assert.isTrue(await settled(HEADNET, 1))
     // Another process keeps scanning: its last_scan_at keeps moving.
@@ -356,7 +411,10 @@ test.group('Chain watch: chain:set --ws', (group) => {
     }
     assert.isNull((await Chain.findByOrFail('network', 'ethereum')).wsUrl)
     // A family that cannot watch heads takes none.
-    await assert.rejects(() => operator.setChain('tron', { wsUrl: 'wss://tron.example' }), OperatorError)
+    await assert.rejects(
+      () => operator.setChain('tron', { wsUrl: 'wss://tron.example' }),
+      OperatorError
+    )
     const tron = await runCommand(ChainSet, ['tron', '--ws', 'wss://tron.example'])
     assert.equal(tron.exitCode, 1)
     assert.match(tron.output, /The tron family takes no WebSocket endpoint/)
@@ -368,18 +426,29 @@ test.group('Chain watch: chain:set --ws', (group) => {
     const url = `wss://mainnet.infura.io/ws/v3/${KEY}`
     const set = await runCommand(ChainSet, ['ethereum', '--ws', url])
     assert.equal(set.exitCode, 0, set.output)
-    assert.include(set.output, 'WebSocket: wss://mainnet.infura.io/ws/v3/*** (a scan on every new head)')
+    assert.include(
+      set.output,
+      'WebSocket: wss://mainnet.infura.io/ws/v3/*** (a scan on every new head)'
+    )
     assert.notInclude(set.output, KEY)
     assert.equal((await Chain.findByOrFail('network', 'ethereum')).wsUrl, url)
 
     const list = await runCommand(ChainList, [])
     assert.include(list.output, 'wss://mainnet.infura.io/ws/v3/***')
     assert.notInclude(list.output, KEY)
-    const audit = await db.from('audit_log').where('subject_id', 'ethereum').orderBy('id', 'desc').first()
+    const audit = await db
+      .from('audit_log')
+      .where('subject_id', 'ethereum')
+      .orderBy('id', 'desc')
+      .first()
     assert.notInclude(JSON.stringify(audit), KEY)
 
     // The masked form stands for the stored URL; an unknown masked one is refused.
-    assert.equal((await runCommand(ChainSet, ['ethereum', '--ws', 'wss://mainnet.infura.io/ws/v3/***'])).exitCode, 0)
+    assert.equal(
+      (await runCommand(ChainSet, ['ethereum', '--ws', 'wss://mainnet.infura.io/ws/v3/***']))
+        .exitCode,
+      0
+    )
     assert.equal((await Chain.findByOrFail('network', 'ethereum')).wsUrl, url)
     const other = await runCommand(ChainSet, ['ethereum', '--ws', 'wss://other.example/ws/v3/***'])
     assert.equal(other.exitCode, 1)
@@ -395,7 +464,9 @@ test.group('Chain watch: chain:set --ws', (group) => {
 test.group('Chain watch: the request estimate counts a scan per head', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('with a WebSocket, chain:list estimates a scan per block, not per (longer) scan interval', async ({ assert }) => {
+  test('with a WebSocket, chain:list estimates a scan per block, not per (longer) scan interval', async ({
+    assert,
+  }) => {
     await operator.setChain('ethereum', {
       rpcUrls: [`https://mainnet.infura.io/v3/${KEY}`],
       scanIntervalSeconds: 60,
@@ -408,8 +479,14 @@ test.group('Chain watch: the request estimate counts a scan per head', (group) =
     await operator.setChain('ethereum', { wsUrl: `wss://mainnet.infura.io/ws/v3/${KEY}` })
     const pushed = await runCommand(ChainList, [])
     // Infura's free tier (37,500 a day) is over with a scan every 12 s (57,600).
-    assert.match(pushed.output, /ethereum needs about 43,632 requests a day \(1 wallet\(s\), 3 token\(s\), a scan on every new head, about every 12 s\)/)
-    assert.match(pushed.output, /A scan interval of 19 s fits \(chain:set ethereum --ws "" --scan-interval 19\)/)
+    assert.match(
+      pushed.output,
+      /ethereum needs about 43,632 requests a day \(1 wallet\(s\), 3 token\(s\), a scan on every new head, about every 12 s\)/
+    )
+    assert.match(
+      pushed.output,
+      /A scan interval of 19 s fits \(chain:set ethereum --ws "" --scan-interval 19\)/
+    )
     assert.notInclude(pushed.output, KEY)
   })
 })
@@ -429,7 +506,11 @@ test.group('Chain watch: chains:scan catches up with a progress line', (group) =
     headFamily.scan = async (context) => {
       const result = await scan(context)
       const left = behind > 0 ? behind-- : 0
-      return { ...result, caughtUp: left === 0, heights: { head: '1000', scanned: String(1000 - left * 100) } }
+      return {
+        ...result,
+        caughtUp: left === 0,
+        heights: { head: '1000', scanned: String(1000 - left * 100) },
+      }
     }
     ;(process.stderr as { write: unknown }).write = (chunk: string) => {
       writes.push(String(chunk))
@@ -439,7 +520,10 @@ test.group('Chain watch: chains:scan catches up with a progress line', (group) =
       const result = await runCommand(ChainsScan, ['--network', HEADNET])
       assert.equal(result.exitCode, 0, result.output)
       assert.lengthOf(headFamily.scans, 4)
-      assert.match(result.output, /headnet: 4 runs, 0 transfer\(s\), 0 paid, 0 unmatched in all; last run: 0 transfer\(s\)/)
+      assert.match(
+        result.output,
+        /headnet: 4 runs, 0 transfer\(s\), 0 paid, 0 unmatched in all; last run: 0 transfer\(s\)/
+      )
       const progress = writes.join('')
       assert.match(progress, /headnet catching up: 0 blocks, 300 behind/)
       assert.match(progress, /headnet catching up: 300 blocks, 0 behind, 4 runs/)

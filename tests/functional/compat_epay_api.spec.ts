@@ -6,7 +6,10 @@ import paymentService from '#services/payment_service'
 import settings from '#settings/settings_service'
 import { canonicalString } from '#support/signing'
 import { compatSignature } from '#plugins/compat/compat_signature'
-import { API_AUTH_FAILED_MESSAGE, REFUNDS_UNSUPPORTED_MESSAGE } from '#plugins/compat/compat_api_controller'
+import {
+  API_AUTH_FAILED_MESSAGE,
+  REFUNDS_UNSUPPORTED_MESSAGE,
+} from '#plugins/compat/compat_api_controller'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { prepareLifecycle, switchTo } from '#tests/helpers/orders'
 import { FAKE_NETWORK } from '#tests/helpers/fake_chain'
@@ -56,7 +59,11 @@ function sdkMapiFields(overrides: Record<string, string | Buffer | undefined> = 
   return clean
 }
 
-function assertEpayRefusal(assert: any, answer: { status: number; headers: Headers; body: any; text: string }, msg: RegExp | string) {
+function assertEpayRefusal(
+  assert: any,
+  answer: { status: number; headers: Headers; body: any; text: string },
+  msg: RegExp | string
+) {
   assert.equal(answer.status, 200, answer.text)
   assert.match(answer.headers.get('content-type') ?? '', /^application\/json/)
   assert.deepEqual(Object.keys(answer.body).sort(), ['code', 'msg'], answer.text)
@@ -84,7 +91,14 @@ test.group('Compat mapi.php (EPay API mode)', (group) => {
     const answer = await mapiPost(epaySigned(fields))
     assert.equal(answer.status, 200)
     assert.match(answer.headers.get('content-type') ?? '', /^application\/json/)
-    assert.deepEqual(Object.keys(answer.body).sort(), ['code', 'msg', 'out_trade_no', 'payurl', 'qrcode', 'trade_no'])
+    assert.deepEqual(Object.keys(answer.body).sort(), [
+      'code',
+      'msg',
+      'out_trade_no',
+      'payurl',
+      'qrcode',
+      'trade_no',
+    ])
     assert.equal(answer.body.code, 1)
     const order = await Order.findByOrFail('trade_id', answer.body.trade_no)
     assert.equal(answer.body.out_trade_no, 'MAPI-1001')
@@ -92,7 +106,15 @@ test.group('Compat mapi.php (EPay API mode)', (group) => {
     assert.equal(answer.body.qrcode, await paymentUri(order.tradeId))
     assert.include(answer.body.qrcode, TRON_WALLET)
     assert.deepEqual(
-      [order.paymentType, order.compatType, order.orderId, order.name, order.network, order.token, order.status],
+      [
+        order.paymentType,
+        order.compatType,
+        order.orderId,
+        order.name,
+        order.network,
+        order.token,
+        order.status,
+      ],
       ['Compat', 'usdt.tron', 'MAPI-1001', 'VIP membership', 'tron', 'USDT', 1]
     )
     assert.equal(order.redirectUrl, 'https://shop.example/epay/return.php')
@@ -104,16 +126,27 @@ test.group('Compat mapi.php (EPay API mode)', (group) => {
     const answer = await mapiPost(epaySigned(sdkMapiFields({ type: 'alipay' })))
     assert.equal(answer.body.code, 1, answer.text)
     assert.notProperty(answer.body, 'qrcode')
-    assert.equal(answer.body.payurl, `${process.env.APP_URL}/pay/checkout-counter/${answer.body.trade_no}`)
+    assert.equal(
+      answer.body.payurl,
+      `${process.env.APP_URL}/pay/checkout-counter/${answer.body.trade_no}`
+    )
     assert.equal((await Order.findByOrFail('trade_id', answer.body.trade_no)).status, 4)
   })
 
-  test('sign_type absent, an upper-case sign, JSON bodies: all accepted like submit.php', async ({ assert }) => {
-    const withoutSignType = await mapiPost(epaySigned(sdkMapiFields(), TEST_SECRET, { signType: false }))
+  test('sign_type absent, an upper-case sign, JSON bodies: all accepted like submit.php', async ({
+    assert,
+  }) => {
+    const withoutSignType = await mapiPost(
+      epaySigned(sdkMapiFields(), TEST_SECRET, { signType: false })
+    )
     assert.equal(withoutSignType.body.code, 1, withoutSignType.text)
 
     const fields = sdkMapiFields() as Record<string, string>
-    const upper = await mapiPost({ ...fields, sign: epaySign(fields).toUpperCase(), sign_type: 'MD5' })
+    const upper = await mapiPost({
+      ...fields,
+      sign: epaySign(fields).toUpperCase(),
+      sign_type: 'MD5',
+    })
     assert.equal(upper.body.code, 1, upper.text)
 
     const json = await fetch(`${process.env.APP_URL}${MAPI_PATH}`, {
@@ -124,7 +157,9 @@ test.group('Compat mapi.php (EPay API mode)', (group) => {
     assert.equal(((await json.json()) as any).code, 1)
   })
 
-  test('a GBK name is checked on its bytes and stored as text; a UTF-8 name as well', async ({ assert }) => {
+  test('a GBK name is checked on its bytes and stored as text; a UTF-8 name as well', async ({
+    assert,
+  }) => {
     const gbk = await mapiPost(epaySigned(sdkMapiFields({ name: GBK_NAME })))
     assert.equal(gbk.body.code, 1, gbk.text)
     assert.equal((await Order.findByOrFail('trade_id', gbk.body.trade_no)).name, NAME_TEXT)
@@ -135,7 +170,11 @@ test.group('Compat mapi.php (EPay API mode)', (group) => {
 
     // GBK bytes sent with the sign of the UTF-8 text: not what was signed.
     const fields = sdkMapiFields({ name: GBK_NAME })
-    const mismatched = await mapiPost({ ...fields, sign: epaySign({ ...fields, name: NAME_TEXT }), sign_type: 'MD5' })
+    const mismatched = await mapiPost({
+      ...fields,
+      sign: epaySign({ ...fields, name: NAME_TEXT }),
+      sign_type: 'MD5',
+    })
     assertEpayRefusal(assert, mismatched, BAD_SIGN)
   })
 
@@ -143,19 +182,45 @@ test.group('Compat mapi.php (EPay API mode)', (group) => {
     assert,
   }) => {
     const fields = sdkMapiFields()
-    assertEpayRefusal(assert, await mapiPost({ ...fields, sign: '0'.repeat(32), sign_type: 'MD5' }), BAD_SIGN)
-    assertEpayRefusal(assert, await mapiPost(fields), /^The sign field is required; requests are signed with MD5/)
+    assertEpayRefusal(
+      assert,
+      await mapiPost({ ...fields, sign: '0'.repeat(32), sign_type: 'MD5' }),
+      BAD_SIGN
+    )
+    assertEpayRefusal(
+      assert,
+      await mapiPost(fields),
+      /^The sign field is required; requests are signed with MD5/
+    )
     assertEpayRefusal(assert, await mapiPost(epaySigned(sdkMapiFields({ pid: '4040' }))), BAD_SIGN)
-    assertEpayRefusal(assert, await mapiPost(epaySigned(sdkMapiFields({ pid: undefined }))), /^The pid field is required/)
-    assertEpayRefusal(assert, await mapiPost(epaySigned(sdkMapiFields({ money: 'abc' }))), /money field must be a decimal/)
-    assertEpayRefusal(assert, await mapiPost(epaySigned(sdkMapiFields({ notify_url: undefined }))), /notify_url field is required/)
-    assertEpayRefusal(assert, await mapiPost(epaySigned(sdkMapiFields({ type: 'wxpay' }))), /alipay or an available token\.network/)
+    assertEpayRefusal(
+      assert,
+      await mapiPost(epaySigned(sdkMapiFields({ pid: undefined }))),
+      /^The pid field is required/
+    )
+    assertEpayRefusal(
+      assert,
+      await mapiPost(epaySigned(sdkMapiFields({ money: 'abc' }))),
+      /money field must be a decimal/
+    )
+    assertEpayRefusal(
+      assert,
+      await mapiPost(epaySigned(sdkMapiFields({ notify_url: undefined }))),
+      /notify_url field is required/
+    )
+    assertEpayRefusal(
+      assert,
+      await mapiPost(epaySigned(sdkMapiFields({ type: 'wxpay' }))),
+      /alipay or an available token\.network/
+    )
 
     // business errors: no wallet on the network, no rate for the currency, a repeated out_trade_no
     await operator.removeWallet('tron', TRON_WALLET, true)
     assertEpayRefusal(
       assert,
-      await mapiPost(epaySigned(sdkMapiFields({ type: undefined, token: 'usdt', network: 'tron' }))),
+      await mapiPost(
+        epaySigned(sdkMapiFields({ type: undefined, token: 'usdt', network: 'tron' }))
+      ),
       /^No available wallet address on tron/
     )
     assertEpayRefusal(
@@ -165,24 +230,47 @@ test.group('Compat mapi.php (EPay API mode)', (group) => {
     )
     const once = sdkMapiFields({ type: `usdt.${FAKE_NETWORK}`, out_trade_no: 'MAPI-DUP' })
     assert.equal((await mapiPost(epaySigned(once))).body.code, 1)
-    assertEpayRefusal(assert, await mapiPost(epaySigned({ ...once, money: '50' })), /already exists/)
+    assertEpayRefusal(
+      assert,
+      await mapiPost(epaySigned({ ...once, money: '50' })),
+      /already exists/
+    )
     assert.equal(await countRows('orders'), 1)
   })
 
-  test('a GET, a multipart body, a duplicated field: code -1, never the envelope', async ({ assert }) => {
-    assertEpayRefusal(assert, await epayRequest(MAPI_PATH, { query: epayEncode(epaySigned(sdkMapiFields())) }), /POST/)
-
-    const form = new FormData()
-    for (const [name, value] of Object.entries(epaySigned(sdkMapiFields()))) form.append(name, String(value))
-    const multipart = await fetch(`${process.env.APP_URL}${MAPI_PATH}`, { method: 'POST', body: form })
+  test('a GET, a multipart body, a duplicated field: code -1, never the envelope', async ({
+    assert,
+  }) => {
     assertEpayRefusal(
       assert,
-      { status: multipart.status, headers: multipart.headers, text: '', body: await multipart.json() },
+      await epayRequest(MAPI_PATH, { query: epayEncode(epaySigned(sdkMapiFields())) }),
+      /POST/
+    )
+
+    const form = new FormData()
+    for (const [name, value] of Object.entries(epaySigned(sdkMapiFields())))
+      form.append(name, String(value))
+    const multipart = await fetch(`${process.env.APP_URL}${MAPI_PATH}`, {
+      method: 'POST',
+      body: form,
+    })
+    assertEpayRefusal(
+      assert,
+      {
+        status: multipart.status,
+        headers: multipart.headers,
+        text: '',
+        body: await multipart.json(),
+      },
       /cannot be parsed/
     )
 
     const twice = `${epayEncode(epaySigned(sdkMapiFields()))}&money=1`
-    assertEpayRefusal(assert, await epayRequest(MAPI_PATH, { form: twice }), /"money" is given more than once/)
+    assertEpayRefusal(
+      assert,
+      await epayRequest(MAPI_PATH, { form: twice }),
+      /"money" is given more than once/
+    )
     assert.equal(await countRows('orders'), 0)
   })
 
@@ -227,7 +315,12 @@ test.group('Compat api.php (EPay merchant API)', (group) => {
   test('act=order by trade_no as the SDK asks: status 0 until paid, then 1 with endtime and the transaction', async ({
     assert,
   }) => {
-    const created = await mapiOrder({ type: 'usdt.tron', out_trade_no: 'Q-1001', name: NAME_TEXT, money: '88.5' })
+    const created = await mapiOrder({
+      type: 'usdt.tron',
+      out_trade_no: 'Q-1001',
+      name: NAME_TEXT,
+      money: '88.5',
+    })
     const before = await queryOrder({ trade_no: created.trade_no })
     assert.equal(before.status, 200)
     assert.match(before.headers.get('content-type') ?? '', /^application\/json/)
@@ -253,7 +346,11 @@ test.group('Compat api.php (EPay merchant API)', (group) => {
     const created_at = new Date(order.createdAt)
     assert.equal(Number(addtime.slice(0, 4)), created_at.getFullYear())
 
-    await paymentService.markPaid(order.id, { reference: 'tx-query-1', source: 'scanner', paidAt: Date.now() })
+    await paymentService.markPaid(order.id, {
+      reference: 'tx-query-1',
+      source: 'scanner',
+      paidAt: Date.now(),
+    })
     const after = await queryOrder({ trade_no: created.trade_no })
     assert.equal(after.body.status, 1)
     assert.equal(after.body.api_trade_no, 'tx-query-1')
@@ -276,18 +373,32 @@ test.group('Compat api.php (EPay merchant API)', (group) => {
     const signed = epaySigned({ act: 'order', pid: '1000', out_trade_no: 'Q-2001' })
     const bySign = await epayRequest(API_PATH, { query: epayEncode(signed) })
     assert.equal(bySign.body.trade_no, created.trade_no, bySign.text)
-    const badSign = await epayRequest(API_PATH, { query: epayEncode({ ...signed, sign: '0'.repeat(32) }) })
+    const badSign = await epayRequest(API_PATH, {
+      query: epayEncode({ ...signed, sign: '0'.repeat(32) }),
+    })
     assertEpayRefusal(assert, badSign, BAD_SIGN)
   })
 
-  test('unknown order, another pid\'s order, a wrong key, an unknown pid, a disabled key: code -1', async ({ assert }) => {
+  test("unknown order, another pid's order, a wrong key, an unknown pid, a disabled key: code -1", async ({
+    assert,
+  }) => {
     const mine = await mapiOrder({ out_trade_no: 'Q-3001' })
-    const theirs = await mapiPost(epaySigned(compatParams({ pid: OTHER_PID, out_trade_no: 'Q-3002' }), OTHER_SECRET))
+    const theirs = await mapiPost(
+      epaySigned(compatParams({ pid: OTHER_PID, out_trade_no: 'Q-3002' }), OTHER_SECRET)
+    )
     assert.equal(theirs.body.code, 1, theirs.text)
 
-    assertEpayRefusal(assert, await queryOrder({ trade_no: 'AAAAAAAAAAAAAAAAAAAAAA' }), 'Order does not exist')
+    assertEpayRefusal(
+      assert,
+      await queryOrder({ trade_no: 'AAAAAAAAAAAAAAAAAAAAAA' }),
+      'Order does not exist'
+    )
     assertEpayRefusal(assert, await queryOrder({ out_trade_no: 'Q-9999' }), 'Order does not exist')
-    assertEpayRefusal(assert, await queryOrder({ trade_no: theirs.body.trade_no }), 'Order does not exist')
+    assertEpayRefusal(
+      assert,
+      await queryOrder({ trade_no: theirs.body.trade_no }),
+      'Order does not exist'
+    )
     assertEpayRefusal(assert, await queryOrder({ out_trade_no: 'Q-3002' }), 'Order does not exist')
     // the other pid sees its own, not ours
     const own = await queryOrder({ out_trade_no: 'Q-3002' }, { pid: OTHER_PID, key: OTHER_SECRET })
@@ -299,10 +410,22 @@ test.group('Compat api.php (EPay merchant API)', (group) => {
     )
 
     // one answer for every failed authentication
-    assertEpayRefusal(assert, await queryOrder({ trade_no: mine.trade_no }, { key: OTHER_SECRET }), API_AUTH_FAILED_MESSAGE)
-    assertEpayRefusal(assert, await queryOrder({ trade_no: mine.trade_no }, { pid: '4040' }), API_AUTH_FAILED_MESSAGE)
+    assertEpayRefusal(
+      assert,
+      await queryOrder({ trade_no: mine.trade_no }, { key: OTHER_SECRET }),
+      API_AUTH_FAILED_MESSAGE
+    )
+    assertEpayRefusal(
+      assert,
+      await queryOrder({ trade_no: mine.trade_no }, { pid: '4040' }),
+      API_AUTH_FAILED_MESSAGE
+    )
     await operator.updateApiKey('1000', { enabled: false })
-    assertEpayRefusal(assert, await queryOrder({ trade_no: mine.trade_no }), API_AUTH_FAILED_MESSAGE)
+    assertEpayRefusal(
+      assert,
+      await queryOrder({ trade_no: mine.trade_no }),
+      API_AUTH_FAILED_MESSAGE
+    )
     await operator.updateApiKey('1000', { enabled: true })
 
     assertEpayRefusal(
@@ -310,11 +433,22 @@ test.group('Compat api.php (EPay merchant API)', (group) => {
       await epayRequest(API_PATH, { query: `act=order&pid=1000&trade_no=${mine.trade_no}` }),
       /key field is required/
     )
-    assertEpayRefusal(assert, await epayRequest(API_PATH, { query: `act=order&pid=1000&key=${TEST_SECRET}` }), /trade_no or out_trade_no/)
+    assertEpayRefusal(
+      assert,
+      await epayRequest(API_PATH, { query: `act=order&pid=1000&key=${TEST_SECRET}` }),
+      /trade_no or out_trade_no/
+    )
   })
 
-  test('a placeholder paid through its child answers the parent as paid, by either trade_no', async ({ client, assert }) => {
-    await operator.setToken(FAKE_NETWORK, 'USDC', { contract: 'fake:usdc-contract', decimals: 6, precision: 2 })
+  test('a placeholder paid through its child answers the parent as paid, by either trade_no', async ({
+    client,
+    assert,
+  }) => {
+    await operator.setToken(FAKE_NETWORK, 'USDC', {
+      contract: 'fake:usdc-contract',
+      decimals: 6,
+      precision: 2,
+    })
     await operator.setRate('USDC', 'CNY', '7.25')
     const parent = await mapiOrder({ out_trade_no: 'Q-4001' })
     assert.equal((await Order.findByOrFail('trade_id', parent.trade_no)).status, 4)
@@ -324,9 +458,17 @@ test.group('Compat api.php (EPay merchant API)', (group) => {
     assert.notEqual(child.tradeId, parent.trade_no)
 
     assert.equal((await queryOrder({ trade_no: parent.trade_no })).body.status, 0)
-    await paymentService.markPaid(child.id, { reference: 'tx-child-q', source: 'scanner', paidAt: Date.now() })
+    await paymentService.markPaid(child.id, {
+      reference: 'tx-child-q',
+      source: 'scanner',
+      paidAt: Date.now(),
+    })
 
-    for (const by of [{ trade_no: parent.trade_no }, { trade_no: child.tradeId }, { out_trade_no: 'Q-4001' }]) {
+    for (const by of [
+      { trade_no: parent.trade_no },
+      { trade_no: child.tradeId },
+      { out_trade_no: 'Q-4001' },
+    ]) {
       const answer = await queryOrder(by)
       assert.equal(answer.body.trade_no, parent.trade_no, JSON.stringify(by))
       assert.equal(answer.body.out_trade_no, 'Q-4001')
@@ -335,15 +477,21 @@ test.group('Compat api.php (EPay merchant API)', (group) => {
     }
   })
 
-  test('act=orders: the pid\'s orders, newest first, limit per page', async ({ assert }) => {
+  test("act=orders: the pid's orders, newest first, limit per page", async ({ assert }) => {
     for (const number of [1, 2, 3]) await mapiOrder({ out_trade_no: `L-${number}` })
-    await mapiPost(epaySigned(compatParams({ pid: OTHER_PID, out_trade_no: 'L-other' }), OTHER_SECRET))
+    await mapiPost(
+      epaySigned(compatParams({ pid: OTHER_PID, out_trade_no: 'L-other' }), OTHER_SECRET)
+    )
 
-    const list = (query: string) => epayRequest(API_PATH, { query: `act=orders&pid=1000&key=${TEST_SECRET}${query}` })
+    const list = (query: string) =>
+      epayRequest(API_PATH, { query: `act=orders&pid=1000&key=${TEST_SECRET}${query}` })
     const first = await list('&limit=2&page=1')
     assert.equal(first.body.code, 1, first.text)
     assert.equal(first.body.count, 2)
-    assert.deepEqual(first.body.data.map((order: any) => order.out_trade_no), ['L-3', 'L-2'])
+    assert.deepEqual(
+      first.body.data.map((order: any) => order.out_trade_no),
+      ['L-3', 'L-2']
+    )
     assert.deepEqual(Object.keys(first.body.data[0]).sort(), [
       'addtime',
       'api_trade_no',
@@ -359,13 +507,29 @@ test.group('Compat api.php (EPay merchant API)', (group) => {
       'type',
     ])
     const second = await list('&limit=2&page=2')
-    assert.deepEqual(second.body.data.map((order: any) => order.out_trade_no), ['L-1'])
-    assert.deepEqual((await list('')).body.data.map((order: any) => order.out_trade_no), ['L-3', 'L-2', 'L-1'])
-    assertEpayRefusal(assert, await list('&limit=51'), /limit field must be a whole number from 1 to 50/)
-    assertEpayRefusal(assert, await epayRequest(API_PATH, { query: 'act=orders&pid=1000&key=wrong-key-0000000000' }), API_AUTH_FAILED_MESSAGE)
+    assert.deepEqual(
+      second.body.data.map((order: any) => order.out_trade_no),
+      ['L-1']
+    )
+    assert.deepEqual(
+      (await list('')).body.data.map((order: any) => order.out_trade_no),
+      ['L-3', 'L-2', 'L-1']
+    )
+    assertEpayRefusal(
+      assert,
+      await list('&limit=51'),
+      /limit field must be a whole number from 1 to 50/
+    )
+    assertEpayRefusal(
+      assert,
+      await epayRequest(API_PATH, { query: 'act=orders&pid=1000&key=wrong-key-0000000000' }),
+      API_AUTH_FAILED_MESSAGE
+    )
   })
 
-  test('act=refund as the SDK posts it: code -1, refunds are not supported; an unknown act: code -1', async ({ assert }) => {
+  test('act=refund as the SDK posts it: code -1, refunds are not supported; an unknown act: code -1', async ({
+    assert,
+  }) => {
     const created = await mapiOrder({ type: 'usdt.tron' })
     const refund = await epayRequest(API_PATH, {
       query: 'act=refund',
@@ -374,41 +538,81 @@ test.group('Compat api.php (EPay merchant API)', (group) => {
     assertEpayRefusal(assert, refund, REFUNDS_UNSUPPORTED_MESSAGE)
     assert.notEqual(refund.body.code, 0, 'EPay clients read code 0 as a refund done')
 
-    assertEpayRefusal(assert, await epayRequest(API_PATH, { query: `act=settle&pid=1000&key=${TEST_SECRET}` }), /Unknown act "settle"/)
-    assertEpayRefusal(assert, await epayRequest(API_PATH, { query: `pid=1000&key=${TEST_SECRET}` }), /act field is required/)
-    assertEpayRefusal(assert, await epayRequest(API_PATH, { method: 'POST', form: '' }), /act field is required/)
-  })
-
-  test('queries have a per-pid budget of their own (the query limit); wrong keys count per client IP', async ({ assert }) => {
-    const created = await mapiOrder()
-    await settings.set('rate_limit.query_per_minute', '2')
-    await settings.set('rate_limit.create_per_minute', '2')
-    const ask = (ip: string, key = TEST_SECRET) => queryOrder({ trade_no: created.trade_no }, { key }, { 'x-forwarded-for': ip })
-
-    const answers = [await ask('198.51.100.1'), await ask('198.51.100.2'), await ask('198.51.100.3')]
-    assert.deepEqual(answers.map((answer) => answer.body.code), [1, 1, -1])
-    assertEpayRefusal(assert, answers[2], /^Too many requests: try again in \d+ seconds$/)
-    assert.isAbove(Number(answers[2].headers.get('retry-after')), 0)
-    // order creation keeps its own budget
-    assert.equal((await mapiPost(epaySigned(compatParams()), { 'x-forwarded-for': '198.51.100.4' })).body.code, 1)
-
-    const guesses = [await ask('203.0.113.7', 'guess-1'), await ask('203.0.113.7', 'guess-2'), await ask('203.0.113.7')]
-    assert.deepEqual(
-      guesses.map((answer) => answer.body.msg.replace(/\d+ seconds/, 'N seconds')),
-      [API_AUTH_FAILED_MESSAGE, API_AUTH_FAILED_MESSAGE, 'Too many requests: try again in N seconds']
+    assertEpayRefusal(
+      assert,
+      await epayRequest(API_PATH, { query: `act=settle&pid=1000&key=${TEST_SECRET}` }),
+      /Unknown act "settle"/
+    )
+    assertEpayRefusal(
+      assert,
+      await epayRequest(API_PATH, { query: `pid=1000&key=${TEST_SECRET}` }),
+      /act field is required/
+    )
+    assertEpayRefusal(
+      assert,
+      await epayRequest(API_PATH, { method: 'POST', form: '' }),
+      /act field is required/
     )
   })
 
-  test('a key with a "+" put unencoded in the query by an SDK still matches', async ({ assert }) => {
+  test('queries have a per-pid budget of their own (the query limit); wrong keys count per client IP', async ({
+    assert,
+  }) => {
+    const created = await mapiOrder()
+    await settings.set('rate_limit.query_per_minute', '2')
+    await settings.set('rate_limit.create_per_minute', '2')
+    const ask = (ip: string, key = TEST_SECRET) =>
+      queryOrder({ trade_no: created.trade_no }, { key }, { 'x-forwarded-for': ip })
+
+    const answers = [
+      await ask('198.51.100.1'),
+      await ask('198.51.100.2'),
+      await ask('198.51.100.3'),
+    ]
+    assert.deepEqual(
+      answers.map((answer) => answer.body.code),
+      [1, 1, -1]
+    )
+    assertEpayRefusal(assert, answers[2], /^Too many requests: try again in \d+ seconds$/)
+    assert.isAbove(Number(answers[2].headers.get('retry-after')), 0)
+    // order creation keeps its own budget
+    assert.equal(
+      (await mapiPost(epaySigned(compatParams()), { 'x-forwarded-for': '198.51.100.4' })).body.code,
+      1
+    )
+
+    const guesses = [
+      await ask('203.0.113.7', 'guess-1'),
+      await ask('203.0.113.7', 'guess-2'),
+      await ask('203.0.113.7'),
+    ]
+    assert.deepEqual(
+      guesses.map((answer) => answer.body.msg.replace(/\d+ seconds/, 'N seconds')),
+      [
+        API_AUTH_FAILED_MESSAGE,
+        API_AUTH_FAILED_MESSAGE,
+        'Too many requests: try again in N seconds',
+      ]
+    )
+  })
+
+  test('a key with a "+" put unencoded in the query by an SDK still matches', async ({
+    assert,
+  }) => {
     await operator.createApiKey({ pid: '2002', secret: 'plus+secret+0123456789' })
-    const created = await mapiPost(epaySigned(compatParams({ pid: '2002' }), 'plus+secret+0123456789'))
+    const created = await mapiPost(
+      epaySigned(compatParams({ pid: '2002' }), 'plus+secret+0123456789')
+    )
     assert.equal(created.body.code, 1, created.text)
-    const answer = await queryOrder({ trade_no: created.body.trade_no }, { pid: '2002', key: 'plus+secret+0123456789' })
+    const answer = await queryOrder(
+      { trade_no: created.body.trade_no },
+      { pid: '2002', key: 'plus+secret+0123456789' }
+    )
     assert.equal(answer.body.trade_no, created.body.trade_no, answer.text)
   })
 })
 
-test.group('Compat submit.php with the SDK\'s request shapes', (group) => {
+test.group("Compat submit.php with the SDK's request shapes", (group) => {
   group.each.setup(async () => {
     await resetDatabase()
     await prepareLifecycle()
@@ -425,23 +629,41 @@ test.group('Compat submit.php with the SDK\'s request shapes', (group) => {
       { via: 'form', name: NAME_TEXT, signType: true },
     ]
     for (const [index, { via, name, signType }] of cases.entries()) {
-      const fields = { ...compatParams({ type: 'usdt.tron', out_trade_no: `SUB-${index}`, sitename: 'My shop' }), name }
+      const fields = {
+        ...compatParams({ type: 'usdt.tron', out_trade_no: `SUB-${index}`, sitename: 'My shop' }),
+        name,
+      }
       const encoded = epayEncode(epaySigned(fields, TEST_SECRET, { signType }))
-      const answer = await epayRequest(SUBMIT_PATH, via === 'link' ? { query: encoded } : { form: encoded })
+      const answer = await epayRequest(
+        SUBMIT_PATH,
+        via === 'link' ? { query: encoded } : { form: encoded }
+      )
       assert.equal(answer.status, 302, `${via} ${answer.text}`)
-      const order = await Order.findByOrFail('trade_id', tradeIdFromLocation(answer.headers.get('location') ?? ''))
+      const order = await Order.findByOrFail(
+        'trade_id',
+        tradeIdFromLocation(answer.headers.get('location') ?? '')
+      )
       assert.equal(order.name, NAME_TEXT)
       assert.equal(order.orderId, `SUB-${index}`)
     }
   })
 
-  test('the MD5 rule on bytes is the canonical string\'s for text', async ({ assert }) => {
-    const params = { pid: '1000', name: 'Blue mug 蓝色', money: '1.00', empty: '', sign: 'x', sign_type: 'MD5' }
+  test("the MD5 rule on bytes is the canonical string's for text", async ({ assert }) => {
+    const params = {
+      pid: '1000',
+      name: 'Blue mug 蓝色',
+      money: '1.00',
+      empty: '',
+      sign: 'x',
+      sign_type: 'MD5',
+    }
     const expected = createHash('md5')
       .update(canonicalString(params, ['sign', 'sign_type']) + 'k3y', 'utf8')
       .digest('hex')
     assert.equal(compatSignature(params, 'k3y'), expected)
-    const asBytes = Object.fromEntries(Object.entries(params).map(([name, value]) => [name, Buffer.from(value)]))
+    const asBytes = Object.fromEntries(
+      Object.entries(params).map(([name, value]) => [name, Buffer.from(value)])
+    )
     assert.equal(compatSignature(asBytes, 'k3y'), expected)
     assert.equal(epaySign(params, 'k3y'), expected)
   })

@@ -12,7 +12,12 @@ import { prepareLifecycle } from '#tests/helpers/orders'
 import { FAKE_NETWORK } from '#tests/helpers/fake_chain'
 import { TEST_SECRET, TRON_WALLET } from '#tests/helpers/merchant'
 import { tradeIdFromLocation } from '#tests/helpers/compat_merchant'
-import { hasProgram, runProgram, scratchDirectory, startListeningProgram } from '#tests/helpers/example_programs'
+import {
+  hasProgram,
+  runProgram,
+  scratchDirectory,
+  startListeningProgram,
+} from '#tests/helpers/example_programs'
 
 /**
  * A PHP shop talks to the gateway the way EPay shops do: a small merchant
@@ -185,12 +190,18 @@ echo json_encode($result, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE), "\n"
 
 const PHP_PRESENT = hasProgram('php')
 function requirePhp() {
-  if (!PHP_PRESENT) throw new Error('php is not installed (apt-get install php-cli); CI must have it')
+  if (!PHP_PRESENT)
+    throw new Error('php is not installed (apt-get install php-cli); CI must have it')
 }
 
 /** The base URL as the console's integration page shows it for this installation. */
 function consoleBaseUrl() {
-  const guide = renderGuide({ pid: '1000', baseUrl: String(process.env.APP_URL), asset: null, compatEnabled: true })
+  const guide = renderGuide({
+    pid: '1000',
+    baseUrl: String(process.env.APP_URL),
+    asset: null,
+    compatEnabled: true,
+  })
   return guide.compat!.baseUrl
 }
 
@@ -200,12 +211,20 @@ type Shop = {
 }
 
 /** The shop: its notify/return server running, its command line at hand. */
-async function startShop(credentials: { pid: string; key: string }, cleanup: (fn: () => Promise<void>) => void): Promise<Shop> {
+async function startShop(
+  credentials: { pid: string; key: string },
+  cleanup: (fn: () => Promise<void>) => void
+): Promise<Shop> {
   requirePhp()
   const scratch = await scratchDirectory()
   const file = await scratch.write('epay_client.php', EPAY_CLIENT_PHP)
   const env = { EPAY_URL: consoleBaseUrl(), EPAY_PID: credentials.pid, EPAY_KEY: credentials.key }
-  const server = await startListeningProgram('php', (port) => ['-S', `127.0.0.1:${port}`, file], () => env, { cwd: scratch.path })
+  const server = await startListeningProgram(
+    'php',
+    (port) => ['-S', `127.0.0.1:${port}`, file],
+    () => env,
+    { cwd: scratch.path }
+  )
   cleanup(async () => {
     await server.stop()
     await scratch.cleanup()
@@ -213,8 +232,16 @@ async function startShop(credentials: { pid: string; key: string }, cleanup: (fn
   return {
     url: server.url,
     async run(command, input, extra = {}) {
-      const result = await runProgram('php', [file, command, JSON.stringify(input)], { ...env, ...extra }, { cwd: scratch.path })
-      if (result.code !== 0) throw new Error(`php ${command} exited ${result.code}: ${result.stdout}${result.stderr}\n${server.output()}`)
+      const result = await runProgram(
+        'php',
+        [file, command, JSON.stringify(input)],
+        { ...env, ...extra },
+        { cwd: scratch.path }
+      )
+      if (result.code !== 0)
+        throw new Error(
+          `php ${command} exited ${result.code}: ${result.stdout}${result.stderr}\n${server.output()}`
+        )
       return JSON.parse(result.stdout)
     },
   }
@@ -239,11 +266,19 @@ test.group('Compat: a PHP shop following the EPay protocol', (group) => {
     await operator.addWallet('tron', TRON_WALLET)
   })
 
-  test('the console\'s base URL is what an EPay SDK wants: it ends in create-transaction/', async ({ assert }) => {
-    assert.equal(consoleBaseUrl(), `${process.env.APP_URL}/payments/compat/v1/order/create-transaction/`)
+  test("the console's base URL is what an EPay SDK wants: it ends in create-transaction/", async ({
+    assert,
+  }) => {
+    assert.equal(
+      consoleBaseUrl(),
+      `${process.env.APP_URL}/payments/compat/v1/order/create-transaction/`
+    )
   })
 
-  test('page jump, API mode, order query, notification and return, end to end', async ({ assert, cleanup }) => {
+  test('page jump, API mode, order query, notification and return, end to end', async ({
+    assert,
+    cleanup,
+  }) => {
     const shop = await startShop({ pid: '1000', key: TEST_SECRET }, cleanup)
 
     // page jump, as a link and as a form: 302 to the cashier
@@ -251,11 +286,17 @@ test.group('Compat: a PHP shop following the EPay protocol', (group) => {
       const jump = await shop.run(command, orderFields(shop, { out_trade_no: `PHP-${command}` }))
       assert.equal(jump.status, 302, JSON.stringify(jump))
       const order = await Order.findByOrFail('trade_id', tradeIdFromLocation(jump.location))
-      assert.deepEqual([order.orderId, order.name, order.paymentType], [`PHP-${command}`, '测试商品', 'Compat'])
+      assert.deepEqual(
+        [order.orderId, order.name, order.paymentType],
+        [`PHP-${command}`, '测试商品', 'Compat']
+      )
     }
 
     // API mode: the cashier link and the wallet URI
-    const paid = await shop.run('api-pay', orderFields(shop, { out_trade_no: 'PHP-API-1', type: 'usdt.tron' }))
+    const paid = await shop.run(
+      'api-pay',
+      orderFields(shop, { out_trade_no: 'PHP-API-1', type: 'usdt.tron' })
+    )
     assert.equal(paid.code, 1, JSON.stringify(paid))
     assert.equal(paid.payurl, `${process.env.APP_URL}/pay/checkout-counter/${paid.trade_no}`)
     assert.include(paid.qrcode, TRON_WALLET)
@@ -265,7 +306,11 @@ test.group('Compat: a PHP shop following the EPay protocol', (group) => {
     const before = await shop.run('query', { trade_no: paid.trade_no })
     assert.isFalse(before.paid)
     assert.equal(before.answer.out_trade_no, 'PHP-API-1')
-    await paymentService.markPaid(order.id, { reference: 'tx-php-1', source: 'scanner', paidAt: Date.now() })
+    await paymentService.markPaid(order.id, {
+      reference: 'tx-php-1',
+      source: 'scanner',
+      paidAt: Date.now(),
+    })
     const after = await shop.run('query', { trade_no: paid.trade_no })
     assert.isTrue(after.paid, JSON.stringify(after))
 
@@ -274,14 +319,18 @@ test.group('Compat: a PHP shop following the EPay protocol', (group) => {
     assert.equal(report.delivered, 1, JSON.stringify(report))
     assert.equal((await Order.findOrFail(order.id)).callbackStatus, 'delivered')
     // a forged one (another amount) is refused by the same check
-    const callback = callbackFormats.get('compat').build(await Order.findOrFail(order.id), await ApiKey.findByOrFail('pid', '1000'))
+    const callback = callbackFormats
+      .get('compat')
+      .build(await Order.findOrFail(order.id), await ApiKey.findByOrFail('pid', '1000'))
     const forged = new URL(callback.url)
     forged.searchParams.set('money', '1.0000')
     assert.equal(await (await fetch(forged)).text(), 'fail')
     assert.equal(await (await fetch(callback.url)).text(), 'success')
 
     // the return: the gateway sends the payer to return_url, the shop verifies it
-    const back = await fetch(`${process.env.APP_URL}/pay/return/${order.tradeId}`, { redirect: 'manual' })
+    const back = await fetch(`${process.env.APP_URL}/pay/return/${order.tradeId}`, {
+      redirect: 'manual',
+    })
     const location = back.headers.get('location') ?? ''
     assert.isTrue(location.startsWith(`${shop.url}/return?`), location)
     assert.equal(await (await fetch(location)).text(), 'verified PHP-API-1')
@@ -291,7 +340,10 @@ test.group('Compat: a PHP shop following the EPay protocol', (group) => {
     assert.deepEqual(refund, { code: -1, msg: REFUNDS_UNSUPPORTED_MESSAGE })
   })
 
-  test('a GBK shop: its GBK name is signed and sent as GBK, and stored as text', async ({ assert, cleanup }) => {
+  test('a GBK shop: its GBK name is signed and sent as GBK, and stored as text', async ({
+    assert,
+    cleanup,
+  }) => {
     const shop = await startShop({ pid: '1000', key: TEST_SECRET }, cleanup)
     const gbk = { EPAY_CHARSET: 'GBK' }
     const created = await shop.run('api-pay', orderFields(shop, { out_trade_no: 'PHP-GBK-1' }), gbk)
@@ -299,10 +351,16 @@ test.group('Compat: a PHP shop following the EPay protocol', (group) => {
     assert.equal((await Order.findByOrFail('trade_id', created.trade_no)).name, '测试商品')
     const jump = await shop.run('jump-form', orderFields(shop, { out_trade_no: 'PHP-GBK-2' }), gbk)
     assert.equal(jump.status, 302, JSON.stringify(jump))
-    assert.equal((await Order.findByOrFail('trade_id', tradeIdFromLocation(jump.location))).name, '测试商品')
+    assert.equal(
+      (await Order.findByOrFail('trade_id', tradeIdFromLocation(jump.location))).name,
+      '测试商品'
+    )
   })
 
-  test('a shop with the wrong key: mapi.php code -1, the query never says paid', async ({ assert, cleanup }) => {
+  test('a shop with the wrong key: mapi.php code -1, the query never says paid', async ({
+    assert,
+    cleanup,
+  }) => {
     const shop = await startShop({ pid: '1000', key: 'not-the-key-of-pid-1000' }, cleanup)
     const refused = await shop.run('api-pay', orderFields(shop, { out_trade_no: 'PHP-BAD-1' }))
     assert.equal(refused.code, -1)
@@ -311,7 +369,11 @@ test.group('Compat: a PHP shop following the EPay protocol', (group) => {
     const good = await startShop({ pid: '1000', key: TEST_SECRET }, cleanup)
     const created = await good.run('api-pay', orderFields(good, { out_trade_no: 'PHP-BAD-2' }))
     const order = await Order.findByOrFail('trade_id', created.trade_no)
-    await paymentService.markPaid(order.id, { reference: 'tx-php-2', source: 'scanner', paidAt: Date.now() })
+    await paymentService.markPaid(order.id, {
+      reference: 'tx-php-2',
+      source: 'scanner',
+      paidAt: Date.now(),
+    })
     const query = await shop.run('query', { trade_no: created.trade_no })
     assert.isFalse(query.paid)
     assert.equal(query.answer.code, -1)

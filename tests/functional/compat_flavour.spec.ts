@@ -16,8 +16,13 @@ import {
   tradeIdFromLocation,
 } from '#tests/helpers/compat_merchant'
 
-async function orderFrom(response: { status(): number; header(name: string): string | undefined; body(): any }) {
-  if (response.status() !== 302) throw new Error(`expected 302, got ${response.status()}: ${JSON.stringify(response.body())}`)
+async function orderFrom(response: {
+  status(): number
+  header(name: string): string | undefined
+  body(): any
+}) {
+  if (response.status() !== 302)
+    throw new Error(`expected 302, got ${response.status()}: ${JSON.stringify(response.body())}`)
   return Order.findByOrFail('trade_id', tradeIdFromLocation(response.header('location')))
 }
 
@@ -28,7 +33,10 @@ test.group('Compat submit.php', (group) => {
     await operator.addWallet('tron', TRON_WALLET)
   })
 
-  test('GET with a token.network type: 302 to the cashier, a concrete compat order', async ({ client, assert }) => {
+  test('GET with a token.network type: 302 to the cashier, a concrete compat order', async ({
+    client,
+    assert,
+  }) => {
     const params = compatParams({ type: 'usdt.tron', out_trade_no: 'EP-1001' })
     const order = await orderFrom(await submitGet(client, compatSigned(params)))
     assert.equal(order.paymentType, 'Compat')
@@ -45,12 +53,19 @@ test.group('Compat submit.php', (group) => {
   })
 
   test('POST form works the same', async ({ client, assert }) => {
-    const order = await orderFrom(await submitPost(client, compatSigned(compatParams({ type: 'USDT.TRON' }))))
+    const order = await orderFrom(
+      await submitPost(client, compatSigned(compatParams({ type: 'USDT.TRON' })))
+    )
     assert.equal(order.network, 'tron')
   })
 
-  test('type alipay with nothing else and no defaults: a placeholder', async ({ client, assert }) => {
-    const order = await orderFrom(await submitGet(client, compatSigned(compatParams({ type: 'alipay' }))))
+  test('type alipay with nothing else and no defaults: a placeholder', async ({
+    client,
+    assert,
+  }) => {
+    const order = await orderFrom(
+      await submitGet(client, compatSigned(compatParams({ type: 'alipay' })))
+    )
     assert.equal(order.status, 4)
     assert.equal(order.compatType, 'alipay')
     assert.equal(await countRows('amount_locks'), 0)
@@ -71,7 +86,9 @@ test.group('Compat submit.php', (group) => {
     const fromDefaults = await orderFrom(await submitGet(client, compatSigned(compatParams())))
     assert.equal(fromDefaults.network, FAKE_NETWORK)
     assert.equal(fromDefaults.token, 'USDT')
-    const networkOnly = await orderFrom(await submitGet(client, compatSigned(compatParams({ network: 'tron' }))))
+    const networkOnly = await orderFrom(
+      await submitGet(client, compatSigned(compatParams({ network: 'tron' })))
+    )
     assert.equal(networkOnly.network, 'tron')
     assert.equal(networkOnly.token, 'USDT')
   })
@@ -80,7 +97,10 @@ test.group('Compat submit.php', (group) => {
     await settings.set('compat.default_token', 'usdt')
     await settings.set('compat.default_network', FAKE_NETWORK)
     const order = await orderFrom(
-      await submitGet(client, compatSigned(compatParams({ type: 'usdt.tron', network: FAKE_NETWORK })))
+      await submitGet(
+        client,
+        compatSigned(compatParams({ type: 'usdt.tron', network: FAKE_NETWORK }))
+      )
     )
     assert.equal(order.network, 'tron')
   })
@@ -97,8 +117,19 @@ test.group('Compat submit.php', (group) => {
     assert.equal(await countRows('orders'), 0)
   })
 
-  test('a type that is neither alipay nor an available selector: 400', async ({ client, assert }) => {
-    for (const type of ['wxpay', 'usdt.solana', 'usdt', 'usdt.', '.tron', 'doge.tron', 'My shop label']) {
+  test('a type that is neither alipay nor an available selector: 400', async ({
+    client,
+    assert,
+  }) => {
+    for (const type of [
+      'wxpay',
+      'usdt.solana',
+      'usdt',
+      'usdt.',
+      '.tron',
+      'doge.tron',
+      'My shop label',
+    ]) {
       const response = await submitGet(client, compatSigned(compatParams({ type })))
       response.assertStatus(400)
       assert.match(response.body().message, /alipay or an available token\.network/, type)
@@ -106,7 +137,10 @@ test.group('Compat submit.php', (group) => {
     assert.equal(await countRows('orders'), 0)
   })
 
-  test('currency: the request, else compat.default_currency, else CNY', async ({ client, assert }) => {
+  test('currency: the request, else compat.default_currency, else CNY', async ({
+    client,
+    assert,
+  }) => {
     await operator.setRate('USDT', 'USD', '1')
     await operator.setRate('USDT', 'EUR', '0.9')
     const explicit = await orderFrom(
@@ -114,10 +148,14 @@ test.group('Compat submit.php', (group) => {
     )
     assert.equal(explicit.currency, 'USD')
     await settings.set('compat.default_currency', 'eur')
-    const fromSetting = await orderFrom(await submitGet(client, compatSigned(compatParams({ type: 'usdt.tron' }))))
+    const fromSetting = await orderFrom(
+      await submitGet(client, compatSigned(compatParams({ type: 'usdt.tron' })))
+    )
     assert.equal(fromSetting.currency, 'EUR')
     await settings.set('compat.default_currency', '')
-    const fallback = await orderFrom(await submitGet(client, compatSigned(compatParams({ type: 'usdt.tron' }))))
+    const fallback = await orderFrom(
+      await submitGet(client, compatSigned(compatParams({ type: 'usdt.tron' })))
+    )
     assert.equal(fallback.currency, 'CNY')
   })
 
@@ -126,11 +164,17 @@ test.group('Compat submit.php', (group) => {
     ;(await orderFrom(await submitGet(client, compatSigned(params)))).orderId
 
     const unsignedExtra = compatParams()
-    const response = await submitGet(client, { ...compatSigned(unsignedExtra), sitename: 'My Shop' })
+    const response = await submitGet(client, {
+      ...compatSigned(unsignedExtra),
+      sitename: 'My Shop',
+    })
     response.assertStatus(401)
 
     const withOtherSignType = compatParams()
-    const accepted = await submitGet(client, { ...compatSigned(withOtherSignType), sign_type: 'whatever' })
+    const accepted = await submitGet(client, {
+      ...compatSigned(withOtherSignType),
+      sign_type: 'whatever',
+    })
     assert.equal(accepted.status(), 302)
   })
 
@@ -156,7 +200,10 @@ test.group('Compat submit.php', (group) => {
   })
 
   test('out_trade_no: at most 32 characters, unique (10002)', async ({ client, assert }) => {
-    const long = await submitGet(client, compatSigned(compatParams({ out_trade_no: 'x'.repeat(33) })))
+    const long = await submitGet(
+      client,
+      compatSigned(compatParams({ out_trade_no: 'x'.repeat(33) }))
+    )
     long.assertStatus(400)
     assert.match(long.body().message, /out_trade_no/)
     const params = compatParams({ out_trade_no: 'EP-DUP' })
@@ -167,7 +214,12 @@ test.group('Compat submit.php', (group) => {
   })
 
   test('bad money and notify_url are 400', async ({ client, assert }) => {
-    for (const overrides of [{ money: '0.01' }, { money: 'abc' }, { notify_url: 'ftp://x.example/n' }, { money: undefined }]) {
+    for (const overrides of [
+      { money: '0.01' },
+      { money: 'abc' },
+      { notify_url: 'ftp://x.example/n' },
+      { money: undefined },
+    ]) {
       const response = await submitGet(client, compatSigned(compatParams(overrides)))
       response.assertStatus(400)
       assert.equal(response.body().status_code, 400)

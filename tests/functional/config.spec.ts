@@ -12,16 +12,28 @@ const EVM_WALLET = '0x52908400098527886E0F7030069857D2E4169EE7'
 test.group('Public config', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('a fresh installation offers no asset: chains need a wallet first', async ({ client, assert }) => {
+  test('a fresh installation offers no asset: chains need a wallet first', async ({
+    client,
+    assert,
+  }) => {
     const response = await client.get(CONFIG_PATH)
     response.assertStatus(200)
     const body = response.body()
     assert.equal(body.status_code, 200)
     assert.deepEqual(body.data.supported_assets, [])
-    assert.deepEqual(Object.keys(body.data).sort(), ['compat', 'provider', 'site', 'supported_assets', 'version'])
+    assert.deepEqual(Object.keys(body.data).sort(), [
+      'compat',
+      'provider',
+      'site',
+      'supported_assets',
+      'version',
+    ])
   })
 
-  test('lists enabled chains with wallets and enabled tokens, tokens upper-case', async ({ client, assert }) => {
+  test('lists enabled chains with wallets and enabled tokens, tokens upper-case', async ({
+    client,
+    assert,
+  }) => {
     await operator.addWallet('tron', TRON_WALLET)
     await operator.addWallet('bsc', EVM_WALLET)
     await operator.addWallet('polygon', EVM_WALLET)
@@ -61,7 +73,11 @@ test.group('Public config', (group) => {
       background_color: '#112233',
       background_image_url: '',
     })
-    assert.deepEqual(data.compat, { default_token: 'usdt', default_currency: 'cny', default_network: 'tron' })
+    assert.deepEqual(data.compat, {
+      default_token: 'usdt',
+      default_currency: 'cny',
+      default_network: 'tron',
+    })
     assert.deepEqual(data.provider, { enabled: true, allow_tokens: ['USDT', 'TRX', 'USDC'] })
   })
 

@@ -22,7 +22,10 @@ test.group('Create native transaction: concrete orders', (group) => {
     await makeTronPayable()
   })
 
-  test('creates a waiting order with wallet, converted amount, lock and expiration', async ({ client, assert }) => {
+  test('creates a waiting order with wallet, converted amount, lock and expiration', async ({
+    client,
+    assert,
+  }) => {
     const before = Date.now()
     const response = await createOrder(client, orderParams({ order_id: 'shop-1', amount: 100 }))
     response.assertStatus(200)
@@ -85,14 +88,20 @@ test.group('Create native transaction: concrete orders', (group) => {
   })
 
   test('accepts a form-encoded body', async ({ client, assert }) => {
-    const response = await createOrderForm(client, orderParams({ amount: '10.50', order_id: 'form-1' }))
+    const response = await createOrderForm(
+      client,
+      orderParams({ amount: '10.50', order_id: 'form-1' })
+    )
     response.assertStatus(200)
     assert.equal(response.body().data.order_id, 'form-1')
     assert.strictEqual(response.body().data.amount, 10.5)
   })
 
   test('accepts upper- and mixed-case token, network and currency', async ({ client, assert }) => {
-    const response = await createOrder(client, orderParams({ token: 'UsDt', network: 'TRON', currency: 'Cny' }))
+    const response = await createOrder(
+      client,
+      orderParams({ token: 'UsDt', network: 'TRON', currency: 'Cny' })
+    )
     response.assertStatus(200)
     assert.equal(response.body().data.token, 'USDT')
     assert.equal(response.body().data.currency, 'CNY')
@@ -110,7 +119,11 @@ test.group('Create native transaction: concrete orders', (group) => {
   test('stores payment_type Compat, name and redirect_url', async ({ client, assert }) => {
     const response = await createOrder(
       client,
-      orderParams({ payment_type: 'compat', name: 'T-shirt', redirect_url: 'https://shop.example/done' })
+      orderParams({
+        payment_type: 'compat',
+        name: 'T-shirt',
+        redirect_url: 'https://shop.example/done',
+      })
     )
     response.assertStatus(200)
     const order = await Order.findByOrFail('trade_id', response.body().data.trade_id)
@@ -136,8 +149,14 @@ test.group('Create native transaction: concrete orders', (group) => {
 test.group('Create native transaction: placeholders', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('token and network omitted: status 4 placeholder without wallet or lock', async ({ client, assert }) => {
-    const response = await createOrder(client, orderParams({ token: undefined, network: undefined }))
+  test('token and network omitted: status 4 placeholder without wallet or lock', async ({
+    client,
+    assert,
+  }) => {
+    const response = await createOrder(
+      client,
+      orderParams({ token: undefined, network: undefined })
+    )
     response.assertStatus(200)
     const data = response.body().data
     assert.strictEqual(data.status, 4)
@@ -156,7 +175,10 @@ test.group('Create native transaction: placeholders', (group) => {
     assert.strictEqual(response.body().data.status, 4)
   })
 
-  test('only one of token and network: parameter error, nothing written', async ({ client, assert }) => {
+  test('only one of token and network: parameter error, nothing written', async ({
+    client,
+    assert,
+  }) => {
     for (const partial of [{ network: undefined }, { token: undefined }]) {
       const response = await createOrder(client, orderParams(partial))
       response.assertStatus(400)
@@ -218,16 +240,24 @@ test.group('Create native transaction: field rules', (group) => {
     assert.equal(await countRows('orders', { order_id: 'dup-1' }), 1)
   })
 
-  test('a repeated order_id is refused even when the first was a placeholder', async ({ client, assert }) => {
+  test('a repeated order_id is refused even when the first was a placeholder', async ({
+    client,
+    assert,
+  }) => {
     const params = orderParams({ order_id: 'dup-2', token: undefined, network: undefined })
     ;(await createOrder(client, params)).assertStatus(200)
     const again = await createOrder(client, orderParams({ order_id: 'dup-2' }))
     assert.equal(again.body().status_code, 10002)
   })
 
-  test('concurrent requests with one order_id create exactly one order', async ({ client, assert }) => {
+  test('concurrent requests with one order_id create exactly one order', async ({
+    client,
+    assert,
+  }) => {
     const params = orderParams({ order_id: 'race-1' })
-    const responses = await Promise.all(Array.from({ length: 8 }, () => createOrder(client, params)))
+    const responses = await Promise.all(
+      Array.from({ length: 8 }, () => createOrder(client, params))
+    )
     const codes = responses.map((response) => response.body().status_code)
     assert.equal(codes.filter((code) => code === 200).length, 1)
     assert.equal(codes.filter((code) => code === 10002).length, 7)
@@ -312,7 +342,10 @@ test.group('Create native transaction: business codes', (group) => {
     assert.deepEqual(amounts, ['10', '10.01', '10.02'])
   })
 
-  test('the next free amount is used before stepping up, across wallets', async ({ client, assert }) => {
+  test('the next free amount is used before stepping up, across wallets', async ({
+    client,
+    assert,
+  }) => {
     await makeTronPayable()
     await operator.addWallet('tron', 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t')
     const pairs = new Set<string>()

@@ -44,15 +44,19 @@ async function pollCreate(
     const body = (await createOrder(client, params(), secret)).body()
     if (done(body)) return
     if (sent - changed >= CONFIG_REFRESH_MS) {
-      throw new Error(`a create sent ${sent - changed} ms after the change did not see it: ${JSON.stringify(body)}`)
+      throw new Error(
+        `a create sent ${sent - changed} ms after the change did not see it: ${JSON.stringify(body)}`
+      )
     }
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
 
 let sequence = 0
-const nextParams = (overrides: Record<string, unknown> = {}) => () =>
-  orderParams({ order_id: `path-${++sequence}`, amount: 100 + sequence, ...overrides })
+const nextParams =
+  (overrides: Record<string, unknown> = {}) =>
+  () =>
+    orderParams({ order_id: `path-${++sequence}`, amount: 100 + sequence, ...overrides })
 
 test.group('Create path: statements', (group) => {
   group.each.setup(async () => {
@@ -60,7 +64,10 @@ test.group('Create path: statements', (group) => {
     await makeTronPayable()
   })
 
-  test('a create is at most 5 statements, writes the order once, reads nothing first', async ({ client, assert }) => {
+  test('a create is at most 5 statements, writes the order once, reads nothing first', async ({
+    client,
+    assert,
+  }) => {
     // The first create loads the configuration cache and stamps last_used_at.
     assert.equal((await createOrder(client, nextParams()())).body().status_code, 200)
     let body: any
@@ -69,8 +76,14 @@ test.group('Create path: statements', (group) => {
     })
     assert.equal(body.status_code, 200, JSON.stringify(body))
     assert.isAtMost(sent.length, 5, sent.join('\n'))
-    assert.isFalse(sent.some((sql) => /^\s*update\b/i.test(sql)), sent.join('\n'))
-    assert.isFalse(sent.some((sql) => /^\s*select\b/i.test(sql)), sent.join('\n'))
+    assert.isFalse(
+      sent.some((sql) => /^\s*update\b/i.test(sql)),
+      sent.join('\n')
+    )
+    assert.isFalse(
+      sent.some((sql) => /^\s*select\b/i.test(sql)),
+      sent.join('\n')
+    )
     const orderInsert = sent.filter((sql) => /insert into orders/i.test(sql))
     assert.lengthOf(orderInsert, 1)
     assert.match(orderInsert[0], /receive_address, actual_amount/)
@@ -83,33 +96,56 @@ test.group('Create path: statements', (group) => {
     assert.equal(Number(lock.amount), Number(body.data.actual_amount))
   })
 
-  test('orders created and allocation retries are counted by network and token', async ({ client, assert }) => {
+  test('orders created and allocation retries are counted by network and token', async ({
+    client,
+    assert,
+  }) => {
     const count = async (counter: typeof metrics.ordersCreated) =>
-      (await counter.get()).values.find((value) => value.labels.network === 'tron' && value.labels.token === 'USDT')?.value ?? 0
+      (await counter.get()).values.find(
+        (value) => value.labels.network === 'tron' && value.labels.token === 'USDT'
+      )?.value ?? 0
     const created = await count(metrics.ordersCreated)
     const retries = await count(metrics.amountAllocationRetries)
-    assert.equal((await createOrder(client, orderParams({ order_id: 'm-1', amount: 100 }))).body().status_code, 200)
+    assert.equal(
+      (await createOrder(client, orderParams({ order_id: 'm-1', amount: 100 }))).body().status_code,
+      200
+    )
     assert.equal(await count(metrics.ordersCreated), created + 1)
     assert.equal(await count(metrics.amountAllocationRetries), retries)
     // The one wallet holds 13.80 now: the next order of 100 CNY finds the offer taken and steps.
-    const stepped = (await createOrder(client, orderParams({ order_id: 'm-2', amount: 100 }))).body()
+    const stepped = (
+      await createOrder(client, orderParams({ order_id: 'm-2', amount: 100 }))
+    ).body()
     assert.equal(stepped.data.actual_amount, 13.81)
     assert.equal(await count(metrics.ordersCreated), created + 2)
     assert.equal(await count(metrics.amountAllocationRetries), retries + 1)
     // A refused create is not counted.
-    assert.equal((await createOrder(client, orderParams({ order_id: 'm-2', amount: 100 }))).body().status_code, 10002)
+    assert.equal(
+      (await createOrder(client, orderParams({ order_id: 'm-2', amount: 100 }))).body().status_code,
+      10002
+    )
     assert.equal(await count(metrics.ordersCreated), created + 2)
   })
 
-  test('a repeated order_id is 10002 from the insert itself, with no row nor lock left', async ({ client, assert }) => {
-    assert.equal((await createOrder(client, orderParams({ order_id: 'dup-1', amount: 100 }))).body().status_code, 200)
+  test('a repeated order_id is 10002 from the insert itself, with no row nor lock left', async ({
+    client,
+    assert,
+  }) => {
+    assert.equal(
+      (await createOrder(client, orderParams({ order_id: 'dup-1', amount: 100 }))).body()
+        .status_code,
+      200
+    )
     let body: any
     const sent = await statementsOf(async () => {
       body = (await createOrder(client, orderParams({ order_id: 'dup-1', amount: 250 }))).body()
     })
     assert.equal(body.status_code, 10002)
     // No read of the existing order: the insert is refused by the unique index.
-    assert.isFalse(sent.some((sql) => /^\s*select\b[\s\S]*\bfrom\s+"?orders"?/i.test(sql)), sent.join('\n'))
+    assert.isFalse(
+      sent.some((sql) => /^\s*select\b[\s\S]*\bfrom\s+"?orders"?/i.test(sql)),
+      sent.join('\n')
+    )
     assert.isTrue(sent.some((sql) => /insert into orders/i.test(sql)))
     assert.equal(await countRows('orders'), 1)
     assert.equal(await countRows('amount_locks'), 1)
@@ -120,7 +156,9 @@ test.group('Create path: statements', (group) => {
     assert.equal(next.data.actual_amount, '34.49')
   })
 
-  test('the allocator reads of amount_locks use the (network, address, token, amount) index', async ({ assert }) => {
+  test('the allocator reads of amount_locks use the (network, address, token, amount) index', async ({
+    assert,
+  }) => {
     const postgres = db.connection().dialect.name === 'postgres'
     const now = Date.now()
     // 5,000 open orders on two wallets, and their locks.
@@ -141,20 +179,33 @@ test.group('Create path: statements', (group) => {
     const probe = `SELECT 1 FROM amount_locks l WHERE l.network = 'tron' AND l.token = 'USDT' AND l.address = 'A' AND l.amount = 13.8`
     for (const sql of [taken, probe]) {
       const plan = postgres
-        ? ((await db.rawQuery(`EXPLAIN ${sql}`)).rows as { 'QUERY PLAN': string }[]).map((row) => row['QUERY PLAN']).join('\n')
-        : ((await db.rawQuery(`EXPLAIN QUERY PLAN ${sql}`)) as { detail: string }[]).map((row) => row.detail).join('\n')
+        ? ((await db.rawQuery(`EXPLAIN ${sql}`)).rows as { 'QUERY PLAN': string }[])
+            .map((row) => row['QUERY PLAN'])
+            .join('\n')
+        : ((await db.rawQuery(`EXPLAIN QUERY PLAN ${sql}`)) as { detail: string }[])
+            .map((row) => row.detail)
+            .join('\n')
       assert.include(plan, 'amount_locks_network_address_token_amount_unique', plan)
       assert.notMatch(plan, /Seq Scan|SCAN amount_locks\b|SCAN l\b/, plan)
     }
   })
 
-  test('after ANALYZE the probe of amount_locks compares with the candidates only, never a bound parameter', async ({ client, assert }) => {
+  test('after ANALYZE the probe of amount_locks compares with the candidates only, never a bound parameter', async ({
+    client,
+    assert,
+  }) => {
     // SQLite as better-sqlite3 builds it has STAT4: once amount_locks is analysed, a `column = ?`
     // term on its index marks the cached create statement for re-preparation at every new binding
     // (the bench measured about 30 % fewer creates per second after an ANALYZE). The candidates carry network and
     // token, so the probe has no such term.
-    assert.equal((await createOrder(client, orderParams({ order_id: 'an-1', amount: 100 }))).body().status_code, 200)
-    await db.rawQuery(db.connection().dialect.name === 'postgres' ? 'ANALYZE amount_locks' : 'ANALYZE')
+    assert.equal(
+      (await createOrder(client, orderParams({ order_id: 'an-1', amount: 100 }))).body()
+        .status_code,
+      200
+    )
+    await db.rawQuery(
+      db.connection().dialect.name === 'postgres' ? 'ANALYZE amount_locks' : 'ANALYZE'
+    )
     let body: any
     const sent = await statementsOf(async () => {
       body = (await createOrder(client, orderParams({ order_id: 'an-2', amount: 100 }))).body()
@@ -181,23 +232,39 @@ test.group('Create path: configuration cache', (group) => {
     await settings.set('rate_limit.create_per_minute', '0')
   })
 
-  test('an API key disabled by another process stops working within 2 s', async ({ client, assert }) => {
+  test('an API key disabled by another process stops working within 2 s', async ({
+    client,
+    assert,
+  }) => {
     assert.equal((await createOrder(client, nextParams()())).body().status_code, 200)
     const disabled = await runAce(['apikey:set', '1000', '--disable'])
     assert.equal(disabled.code, 0, disabled.stderr)
     await pollCreate(client, nextParams(), (body) => body.status_code === 401)
   }).timeout(30_000)
 
-  test('a key rotated by another process: the old secret stops and the new one works within 2 s', async ({ client, assert }) => {
+  test('a key rotated by another process: the old secret stops and the new one works within 2 s', async ({
+    client,
+    assert,
+  }) => {
     assert.equal((await createOrder(client, nextParams()())).body().status_code, 200)
-    const rotated = await runAce(['apikey:rotate', '1000', '--secret', 'rotated-secret-0123456789abcdef'])
+    const rotated = await runAce([
+      'apikey:rotate',
+      '1000',
+      '--secret',
+      'rotated-secret-0123456789abcdef',
+    ])
     assert.equal(rotated.code, 0, rotated.stderr + rotated.stdout)
     await pollCreate(client, nextParams(), (body) => body.status_code === 401)
-    const body = (await createOrder(client, nextParams()(), 'rotated-secret-0123456789abcdef')).body()
+    const body = (
+      await createOrder(client, nextParams()(), 'rotated-secret-0123456789abcdef')
+    ).body()
     assert.equal(body.status_code, 200, JSON.stringify(body))
   }).timeout(30_000)
 
-  test('a wallet disabled and a rate changed by another process are seen within 2 s', async ({ client, assert }) => {
+  test('a wallet disabled and a rate changed by another process are seen within 2 s', async ({
+    client,
+    assert,
+  }) => {
     assert.equal((await createOrder(client, nextParams()())).body().status_code, 200)
     const rate = await runAce(['rate:set', 'USDT', 'CNY', '8'])
     assert.equal(rate.code, 0, rate.stderr)
@@ -224,13 +291,23 @@ test.group('Create path: configuration cache', (group) => {
 
     await operator.rotateApiKey('1000', 'in-process-secret-0123456789ab')
     assert.equal((await createOrder(client, nextParams()())).body().status_code, 401)
-    assert.equal((await createOrder(client, nextParams()(), 'in-process-secret-0123456789ab')).body().status_code, 200)
+    assert.equal(
+      (await createOrder(client, nextParams()(), 'in-process-secret-0123456789ab')).body()
+        .status_code,
+      200
+    )
 
     await operator.setRate('USDT', 'CNY', '8')
-    const priced = (await createOrder(client, nextParams({ amount: 800 })(), 'in-process-secret-0123456789ab')).body()
+    const priced = (
+      await createOrder(client, nextParams({ amount: 800 })(), 'in-process-secret-0123456789ab')
+    ).body()
     assert.equal(priced.data.actual_amount, '100')
 
     await operator.updateWallet('tron', TRON_WALLET, { enabled: false })
-    assert.equal((await createOrder(client, nextParams()(), 'in-process-secret-0123456789ab')).body().status_code, 10003)
+    assert.equal(
+      (await createOrder(client, nextParams()(), 'in-process-secret-0123456789ab')).body()
+        .status_code,
+      10003
+    )
   })
 })

@@ -12,8 +12,9 @@ import { sqliteWriter } from '#services/prepared_statements'
 
 /** better-sqlite3 ships no types; only exec/close/inTransaction are used here. */
 type SqliteHandle = { exec(sql: string): void; close(): void; inTransaction: boolean }
-const SqliteDatabase = createRequire(import.meta.url)('better-sqlite3') as new (file: string) => SqliteHandle
-
+const SqliteDatabase = createRequire(import.meta.url)('better-sqlite3') as new (
+  file: string
+) => SqliteHandle
 
 function createBody() {
   return JSON.stringify(signed(orderParams({ amount: 100 })))
@@ -34,7 +35,10 @@ test.group('Database outage', (group) => {
     assert,
     cleanup,
   }) => {
-    const proxy = await new TcpProxy(process.env.PG_HOST ?? '127.0.0.1', Number(process.env.PG_PORT ?? 5432)).up()
+    const proxy = await new TcpProxy(
+      process.env.PG_HOST ?? '127.0.0.1',
+      Number(process.env.PG_PORT ?? 5432)
+    ).up()
     cleanup(() => proxy.down())
     const server = await startServerProcess({ PG_PORT: String(proxy.port) })
     cleanup(() => server.stop())
@@ -53,7 +57,10 @@ test.group('Database outage', (group) => {
     const envelope = JSON.parse(refused.body)
     assert.deepEqual(Object.keys(envelope).sort(), ['data', 'message', 'request_id', 'status_code'])
     assert.equal(envelope.status_code, 400)
-    assert.equal(envelope.message, 'Service temporarily unavailable: the database cannot be reached')
+    assert.equal(
+      envelope.message,
+      'Service temporarily unavailable: the database cannot be reached'
+    )
     assert.equal(envelope.request_id, refused.headers['x-request-id'])
 
     // A cashier read too (its settings are cached, its order is not).
@@ -74,7 +81,11 @@ test.group('Database outage', (group) => {
     assert.equal(consolePage.status, 503, consolePage.body)
     assert.equal(consolePage.headers['retry-after'], '5')
     assert.include(consolePage.body, 'Database unavailable')
-    assert.notInclude(server.stdout() + server.stderr(), '"level":50', 'an outage is a warning, not an error trace')
+    assert.notInclude(
+      server.stdout() + server.stderr(),
+      '"level":50',
+      'an outage is a warning, not an error trace'
+    )
 
     await proxy.up()
 
@@ -82,7 +93,9 @@ test.group('Database outage', (group) => {
     const after = await send(url(CREATE_PATH), { method: 'POST', body: createBody() })
     assert.equal(after.status, 200, after.body)
     assert.equal((await send(url(`/pay/check-status/${tradeId}`))).status, 200)
-  }).timeout(60_000).skip(!onPostgres, 'PostgreSQL only (the SQLite run has its own case)')
+  })
+    .timeout(60_000)
+    .skip(!onPostgres, 'PostgreSQL only (the SQLite run has its own case)')
 
   test('SQLite: a write lock held past busy_timeout answers 503 + Retry-After, other requests are answered meanwhile, then the next create succeeds', async ({
     client,
@@ -101,7 +114,9 @@ test.group('Database outage', (group) => {
     // The create waits for the lock on SQLite's writer thread, not on the HTTP thread: other
     // requests are answered meanwhile (on the HTTP thread, busy_timeout stopped every request for 10 s).
     const finished: string[] = []
-    const pending = createOrder(client, orderParams()).then((response) => (finished.push('create'), response))
+    const pending = createOrder(client, orderParams()).then(
+      (response) => (finished.push('create'), response)
+    )
     await waitFor(() => sqliteWriter.pending === 1, 'the create handed to the writer thread')
     const live = await client.get('/health/live')
     finished.push('live')
@@ -111,16 +126,23 @@ test.group('Database outage', (group) => {
     refused.assertStatus(503)
     assert.equal(refused.header('retry-after'), '5')
     assert.equal(refused.body().status_code, 400)
-    assert.equal(refused.body().message, 'Service temporarily unavailable: the database cannot be reached')
+    assert.equal(
+      refused.body().message,
+      'Service temporarily unavailable: the database cannot be reached'
+    )
 
     holder.exec('ROLLBACK')
     const created = await createOrder(client, orderParams())
     created.assertStatus(200)
-  }).timeout(40_000).skip(onPostgres, 'SQLite only (the PostgreSQL run has its own case)')
+  })
+    .timeout(40_000)
+    .skip(onPostgres, 'SQLite only (the PostgreSQL run has its own case)')
 })
 
 test.group('Database outage: which errors are the database being unreachable', () => {
-  test('connection errors of pg, knex and SQLite are; query faults and foreign network errors are not', ({ assert }) => {
+  test('connection errors of pg, knex and SQLite are; query faults and foreign network errors are not', ({
+    assert,
+  }) => {
     const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code })
     for (const error of [
       withCode('ECONNREFUSED'),
@@ -131,7 +153,9 @@ test.group('Database outage: which errors are the database being unreachable', (
       withCode('53300'),
       new Error('select 1 - Connection terminated unexpectedly'),
       new Error('Client has encountered a connection error and is not queryable'),
-      Object.assign(new Error('Knex: Timeout acquiring a connection. The pool is probably full.'), { name: 'KnexTimeoutError' }),
+      Object.assign(new Error('Knex: Timeout acquiring a connection. The pool is probably full.'), {
+        name: 'KnexTimeoutError',
+      }),
       withCode('SQLITE_BUSY'),
       withCode('SQLITE_BUSY_SNAPSHOT'),
       withCode('SQLITE_LOCKED'),

@@ -1,4 +1,17 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync, accessSync, constants } from 'node:fs'
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+  accessSync,
+  constants,
+} from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { tmpdir } from 'node:os'
@@ -37,7 +50,8 @@ async function freshDatabase(name: string) {
     return
   }
   const file = app.makePath(other(name).SQLITE_PATH)
-  for (const suffix of ['', '-wal', '-shm', '-journal', '.migrating']) rmSync(`${file}${suffix}`, { force: true })
+  for (const suffix of ['', '-wal', '-shm', '-journal', '.migrating'])
+    rmSync(`${file}${suffix}`, { force: true })
 }
 
 async function dropDatabase(name: string) {
@@ -46,12 +60,18 @@ async function dropDatabase(name: string) {
 }
 
 /** A Lucid connection to the database `name`, for reading it; closed by the callback's end. */
-async function reading<T>(name: string, read: (client: ReturnType<typeof db.connection>) => Promise<T>): Promise<T> {
+async function reading<T>(
+  name: string,
+  read: (client: ReturnType<typeof db.connection>) => Promise<T>
+): Promise<T> {
   const base = db.getRawConnection(db.primaryConnectionName)!.config as any
   const connectionName = `helper_backup_${name}`
   const config = isPg()
     ? { ...base, connection: { ...base.connection, database: other(name).PG_DB_NAME } }
-    : { ...base, connection: { ...base.connection, filename: app.makePath(other(name).SQLITE_PATH) } }
+    : {
+        ...base,
+        connection: { ...base.connection, filename: app.makePath(other(name).SQLITE_PATH) },
+      }
   db.manager.add(connectionName, config)
   try {
     return await read(db.connection(connectionName))
@@ -141,7 +161,9 @@ test.group('db:backup and db:restore', (group) => {
     for (const name of ['fresh', 'live', 'old', 'foreign']) await dropDatabase(name)
   })
 
-  test('a backup taken while orders and callbacks are written holds one moment of them, whole', async ({ assert }) => {
+  test('a backup taken while orders and callbacks are written holds one moment of them, whole', async ({
+    assert,
+  }) => {
     const file = backupPath('busy')
     let stop = false
     let failure: unknown = null
@@ -166,8 +188,14 @@ test.group('db:backup and db:restore', (group) => {
 
       const release = await releaseMigrations(app)
       assert.include(result.stdout, `Backup written: ${file}`)
-      assert.include(result.stdout, `schema: ${shortName(release[release.length - 1])} (${release.length} migrations)`)
-      assert.match(result.stdout, new RegExp(`size: [\\d.]+ (kB|MB|GB) \\(${statSync(file).size} bytes\\)`))
+      assert.include(
+        result.stdout,
+        `schema: ${shortName(release[release.length - 1])} (${release.length} migrations)`
+      )
+      assert.match(
+        result.stdout,
+        new RegExp(`size: [\\d.]+ (kB|MB|GB) \\(${statSync(file).size} bytes\\)`)
+      )
       assert.equal(statSync(file).mode & 0o777, 0o600)
       assert.deepEqual(leftovers(work(), ['busy.dump', 'busy.sqlite3']), [])
 
@@ -183,17 +211,25 @@ test.group('db:backup and db:restore', (group) => {
       // One moment: the first N orders of the one writer, each with its callback, nothing half-written.
       assert.deepEqual(copy.orders, source.orders.slice(0, copy.orders.length))
       assert.deepEqual(copy.callbacks, source.callbacks.slice(0, copy.orders.length))
-      assert.include(restored.stdout, `The database now holds ${copy.orders.length} orders and ${copy.orders.length} callbacks`)
+      assert.include(
+        restored.stdout,
+        `The database now holds ${copy.orders.length} orders and ${copy.orders.length} callbacks`
+      )
     } finally {
       stop = true
       await loop
     }
   }).timeout(180_000)
 
-  test('a restore into a fresh database brings back every order, callback and setting', async ({ assert }) => {
+  test('a restore into a fresh database brings back every order, callback and setting', async ({
+    assert,
+  }) => {
     for (let index = 0; index < 30; index++) await writeOrderWithCallback()
     const [first] = await db.from('callbacks').orderBy('id').limit(1)
-    await db.from('callbacks').where('id', first.id).update({ status: 'delivered', attempts: 2, last_http_status: 200 })
+    await db
+      .from('callbacks')
+      .where('id', first.id)
+      .update({ status: 'delivered', attempts: 2, last_http_status: 200 })
     const file = backupPath('quiet')
     const result = await backUp(file)
     assert.equal(result.code, 0, result.stderr + result.stdout)
@@ -208,13 +244,19 @@ test.group('db:backup and db:restore', (group) => {
     const copy = await reading('fresh', ordersAndCallbacks)
     assert.lengthOf(copy.orders, 30)
     assert.deepEqual(copy, source)
-    const settings = await reading('fresh', (client) => client.from('settings').orderBy('key').select('*'))
+    const settings = await reading('fresh', (client) =>
+      client.from('settings').orderBy('key').select('*')
+    )
     assert.deepEqual(settings, await db.from('settings').orderBy('key').select('*'))
-    const apiKeys = await reading('fresh', (client) => client.from('api_keys').orderBy('id').select('*'))
+    const apiKeys = await reading('fresh', (client) =>
+      client.from('api_keys').orderBy('id').select('*')
+    )
     assert.deepEqual(apiKeys, await db.from('api_keys').orderBy('id').select('*'))
   }).timeout(180_000)
 
-  test('a restore is refused while a server uses the database, and goes through once it is stopped', async ({ assert }) => {
+  test('a restore is refused while a server uses the database, and goes through once it is stopped', async ({
+    assert,
+  }) => {
     for (let index = 0; index < 5; index++) await writeOrderWithCallback()
     const file = backupPath('for-live')
     assert.equal((await backUp(file)).code, 0)
@@ -236,7 +278,9 @@ test.group('db:backup and db:restore', (group) => {
     assert.equal(await reading('live', (client) => countOrders(client)), 5)
   }).timeout(180_000)
 
-  test('a restore asks for confirmation: with no terminal and no --force nothing changes', async ({ assert }) => {
+  test('a restore asks for confirmation: with no terminal and no --force nothing changes', async ({
+    assert,
+  }) => {
     await writeOrderWithCallback()
     const file = backupPath('confirm')
     assert.equal((await backUp(file)).code, 0)
@@ -245,11 +289,16 @@ test.group('db:backup and db:restore', (group) => {
 
     const refused = await restore(file, 'fresh')
     assert.equal(refused.code, 1)
-    assert.match(refused.stderr, /Replace everything in .* There is no terminal to ask: run again with --force to confirm/)
+    assert.match(
+      refused.stderr,
+      /Replace everything in .* There is no terminal to ask: run again with --force to confirm/
+    )
     assert.equal(await reading('fresh', (client) => countOrders(client)), 0)
   }).timeout(120_000)
 
-  test('a restore refuses a file that is not a backup of this gateway, and leaves the database as it was', async ({ assert }) => {
+  test('a restore refuses a file that is not a backup of this gateway, and leaves the database as it was', async ({
+    assert,
+  }) => {
     await writeOrderWithCallback()
     const good = backupPath('good')
     assert.equal((await backUp(good)).code, 0)
@@ -260,7 +309,10 @@ test.group('db:backup and db:restore', (group) => {
     writeFileSync(text, 'not a backup\n')
     const refusedText = await restore(text, 'fresh', '--force')
     assert.equal(refusedText.code, 1)
-    assert.include(refusedText.stderr, `${text} is not a backup of this gateway: it is neither a SQLite database nor a pg_dump custom-format archive`)
+    assert.include(
+      refusedText.stderr,
+      `${text} is not a backup of this gateway: it is neither a SQLite database nor a pg_dump custom-format archive`
+    )
 
     const missing = await restore(join(work(), 'nothing-here.dump'), 'fresh', '--force')
     assert.equal(missing.code, 1)
@@ -280,7 +332,10 @@ test.group('db:backup and db:restore', (group) => {
     }
     const refusedForeign = await restore(foreign, 'fresh', '--force')
     assert.equal(refusedForeign.code, 1)
-    assert.include(refusedForeign.stderr, `${foreign} is not a backup of this gateway: it has no adonis_schema, orders, callbacks, settings, api_keys tables`)
+    assert.include(
+      refusedForeign.stderr,
+      `${foreign} is not a backup of this gateway: it has no adonis_schema, orders, callbacks, settings, api_keys tables`
+    )
 
     // A backup cut short (a copy that did not finish).
     const cut = join(work(), `cut.${isPg() ? 'dump' : 'sqlite3'}`)
@@ -289,21 +344,36 @@ test.group('db:backup and db:restore', (group) => {
     truncateSync(cut, Math.floor(statSync(cut).size * 0.6))
     const refusedCut = await restore(cut, 'fresh', '--force')
     assert.equal(refusedCut.code, 1)
-    assert.match(refusedCut.stderr, isPg() ? /cut\.dump (cannot be read|is not a backup of this gateway)|pg_restore failed .*; the database was not changed/ : /cut\.sqlite3 (is damaged|is not a backup of this gateway)/)
+    assert.match(
+      refusedCut.stderr,
+      isPg()
+        ? /cut\.dump (cannot be read|is not a backup of this gateway)|pg_restore failed .*; the database was not changed/
+        : /cut\.sqlite3 (is damaged|is not a backup of this gateway)/
+    )
 
     // The other engine's backup.
     const otherKind = join(work(), `other.${isPg() ? 'sqlite3' : 'dump'}`)
-    writeFileSync(otherKind, isPg() ? Buffer.from('SQLite format 3\0' + '\0'.repeat(100), 'latin1') : 'PGDMP\x01\x0e')
+    writeFileSync(
+      otherKind,
+      isPg() ? Buffer.from('SQLite format 3\0' + '\0'.repeat(100), 'latin1') : 'PGDMP\x01\x0e'
+    )
     const refusedKind = await restore(otherKind, 'fresh', '--force')
     assert.equal(refusedKind.code, 1)
-    assert.match(refusedKind.stderr, isPg() ? /is a SQLite backup, but this gateway runs on PostgreSQL/ : /is a PostgreSQL backup, but this gateway runs on SQLite/)
+    assert.match(
+      refusedKind.stderr,
+      isPg()
+        ? /is a SQLite backup, but this gateway runs on PostgreSQL/
+        : /is a PostgreSQL backup, but this gateway runs on SQLite/
+    )
 
     // Every refusal left the restored database alone.
     assert.equal(await reading('fresh', (client) => countOrders(client)), 1)
     assert.equal(await reading('fresh', (client) => countCallbacks(client)), 1)
   }).timeout(240_000)
 
-  test('a restore refuses a backup of a newer schema, and migrates an older one', async ({ assert }) => {
+  test('a restore refuses a backup of a newer schema, and migrates an older one', async ({
+    assert,
+  }) => {
     await writeOrderWithCallback()
     const future = 'database/migrations/1999999999999_from_a_newer_release'
     const newer = backupPath('newer')
@@ -330,20 +400,31 @@ test.group('db:backup and db:restore', (group) => {
     const older = backupPath('older')
     const olderBackup = await runAce(['db:backup', '--to', older], other('old'))
     assert.equal(olderBackup.code, 0, olderBackup.stderr)
-    assert.include(olderBackup.stdout, `schema: ${shortName(release[release.length - 2])} (${release.length - 1} migrations)`)
+    assert.include(
+      olderBackup.stdout,
+      `schema: ${shortName(release[release.length - 2])} (${release.length - 1} migrations)`
+    )
 
     const migrated = await restore(older, 'fresh', '--force')
     assert.equal(migrated.code, 0, migrated.stderr + migrated.stdout)
     assert.include(migrated.stdout, `ran 1 migration (${shortName(release[release.length - 1])})`)
     const names = await reading('fresh', (client) => client.from('adonis_schema').select('name'))
-    assert.sameMembers(names.map((row: { name: string }) => row.name), release)
+    assert.sameMembers(
+      names.map((row: { name: string }) => row.name),
+      release
+    )
   }).timeout(240_000)
 
-  test('--to a missing directory, an unwritable one or an existing file fails clearly and leaves no file', async ({ assert }) => {
+  test('--to a missing directory, an unwritable one or an existing file fails clearly and leaves no file', async ({
+    assert,
+  }) => {
     const missingDirectory = join(work(), 'no-such-directory')
     const intoMissing = await backUp(join(missingDirectory, 'backup.dump'))
     assert.equal(intoMissing.code, 1)
-    assert.include(intoMissing.stderr, `The directory ${missingDirectory} does not exist: create it first`)
+    assert.include(
+      intoMissing.stderr,
+      `The directory ${missingDirectory} does not exist: create it first`
+    )
     assert.isFalse(existsSync(missingDirectory))
 
     const locked = join(work(), 'read-only')
@@ -379,16 +460,27 @@ test.group('db:backup and db:restore', (group) => {
     const env = isPg()
       ? { PG_DB_NAME: `${process.env.PG_DB_NAME}_does_not_exist` }
       : { SQLITE_PATH: join(broken, 'not-a-database.sqlite3') }
-    if (!isPg()) writeFileSync(env.SQLITE_PATH!, 'this is not a database, it is text long enough to be read as one'.repeat(100))
+    if (!isPg())
+      writeFileSync(
+        env.SQLITE_PATH!,
+        'this is not a database, it is text long enough to be read as one'.repeat(100)
+      )
     const target = join(work(), 'out', 'backup.bin')
     mkdirSync(join(work(), 'out'))
     const result = await runAce(['db:backup', '--to', target], env)
     assert.equal(result.code, 1)
-    assert.match(result.stderr, isPg() ? /pg_dump failed .*does_not_exist.* No backup was written/ : /The backup failed: .*not a database.* No backup was written/)
+    assert.match(
+      result.stderr,
+      isPg()
+        ? /pg_dump failed .*does_not_exist.* No backup was written/
+        : /The backup failed: .*not a database.* No backup was written/
+    )
     assert.deepEqual(readdirSync(join(work(), 'out')), [])
   }).timeout(120_000)
 
-  test('with pg_dump missing from PATH, PostgreSQL backups say what to install (SQLite needs no tool)', async ({ assert }) => {
+  test('with pg_dump missing from PATH, PostgreSQL backups say what to install (SQLite needs no tool)', async ({
+    assert,
+  }) => {
     const emptyPath = mkdtempSync(join(tmpdir(), 'helper-backup-path-'))
     try {
       const file = backupPath('no-tools')
@@ -408,7 +500,9 @@ test.group('db:backup and db:restore', (group) => {
     }
   }).timeout(120_000)
 
-  test('without --to the backup goes to storage/backups under a UTC time and the database kind', async ({ assert }) => {
+  test('without --to the backup goes to storage/backups under a UTC time and the database kind', async ({
+    assert,
+  }) => {
     const result = await runAce(['db:backup'])
     assert.equal(result.code, 0, result.stderr)
     const match = /Backup written: (\S+)/.exec(result.stdout)
@@ -416,7 +510,12 @@ test.group('db:backup and db:restore', (group) => {
     const file = match![1]
     try {
       const kind = isPg() ? 'pg' : 'sqlite'
-      assert.match(file, new RegExp(`^${app.makePath('storage', 'backups')}/gateway-${kind}-\\d{8}T\\d{6}Z\\.(dump|sqlite3)$`))
+      assert.match(
+        file,
+        new RegExp(
+          `^${app.makePath('storage', 'backups')}/gateway-${kind}-\\d{8}T\\d{6}Z\\.(dump|sqlite3)$`
+        )
+      )
       assert.equal(statSync(file).mode & 0o777, 0o600)
     } finally {
       rmSync(file, { force: true })

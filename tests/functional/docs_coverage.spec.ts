@@ -40,13 +40,16 @@ function codeOf(markdown: string): string {
   const fence = /^(```|~~~)[^\n]*\n([\s\S]*?)^\1[ \t]*$/gm
   for (const match of markdown.matchAll(fence)) parts.push(match[2])
   const prose = markdown.replace(fence, '\n')
-  for (const match of prose.matchAll(/(`+)([\s\S]*?[^`])\1(?!`)/g)) parts.push(match[2].replace(/\s+/g, ' ').trim())
+  for (const match of prose.matchAll(/(`+)([\s\S]*?[^`])\1(?!`)/g))
+    parts.push(match[2].replace(/\s+/g, ' ').trim())
   return parts.join('\n')
 }
 
 /** Markdown without its fenced blocks and code spans (links are read there). */
 function proseOf(markdown: string): string {
-  return markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[ \t]*$/gm, '\n').replace(/(`+)[\s\S]*?[^`]\1(?!`)/g, '')
+  return markdown
+    .replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[ \t]*$/gm, '\n')
+    .replace(/(`+)[\s\S]*?[^`]\1(?!`)/g, '')
 }
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
@@ -88,7 +91,10 @@ function anchorsOf(markdown: string): Set<string> {
 
 function envNames(): string[] {
   const source = readFileSync(join(ROOT, 'start/env.ts'), 'utf8')
-  const block = source.slice(source.indexOf('Env.create('), source.indexOf('\n})', source.indexOf('Env.create(')))
+  const block = source.slice(
+    source.indexOf('Env.create('),
+    source.indexOf('\n})', source.indexOf('Env.create('))
+  )
   return [...block.matchAll(/^\s{2}([A-Z][A-Z0-9_]*):/gm)].map((match) => match[1])
 }
 
@@ -97,7 +103,9 @@ function commandNames(): string[] {
   const names = readdirSync(dir)
     .filter((file) => file.endsWith('.ts'))
     .flatMap((file) => {
-      const match = readFileSync(join(dir, file), 'utf8').match(/static\s+commandName\s*=\s*['"]([^'"]+)['"]/)
+      const match = readFileSync(join(dir, file), 'utf8').match(
+        /static\s+commandName\s*=\s*['"]([^'"]+)['"]/
+      )
       return match ? [match[1]] : []
     })
   const fromPlugins = pluginRegistry.all.flatMap((plugin) =>
@@ -148,31 +156,51 @@ test.group('The manual', () => {
     const names = envNames()
     assert.isAbove(names.length, 20)
     const absent = missing(names, code)
-    assert.deepEqual(absent, [], listed('env variables of start/env.ts that no page of the manual names in code', absent))
+    assert.deepEqual(
+      absent,
+      [],
+      listed('env variables of start/env.ts that no page of the manual names in code', absent)
+    )
   })
 
   test('names every setting of the core and of every plugin', ({ assert }) => {
     const keys = settingKeys()
     assert.isAbove(keys.length, 30)
     const absent = missing(keys, code)
-    assert.deepEqual(absent, [], listed('settings that no page of the manual names in code', absent))
+    assert.deepEqual(
+      absent,
+      [],
+      listed('settings that no page of the manual names in code', absent)
+    )
   })
 
   test('names every ace command of commands/ and of the plugins', ({ assert }) => {
     const names = commandNames()
     assert.isAbove(names.length, 20)
     const absent = missing(names, code, commandMentioned)
-    assert.deepEqual(absent, [], listed('ace commands that no page of the manual names in code', absent))
+    assert.deepEqual(
+      absent,
+      [],
+      listed('ace commands that no page of the manual names in code', absent)
+    )
   })
 
-  test('names every HTTP path the app registers (but the console pages and /__bench)', ({ assert }) => {
+  test('names every HTTP path the app registers (but the console pages and /__bench)', ({
+    assert,
+  }) => {
     const patterns = routePatterns()
     assert.isAbove(patterns.length, 10)
     const absent = missing(patterns, code, routeDocumented)
-    assert.deepEqual(absent, [], listed('routes that no page of the manual names in code (`:param` or `{param}`)', absent))
+    assert.deepEqual(
+      absent,
+      [],
+      listed('routes that no page of the manual names in code (`:param` or `{param}`)', absent)
+    )
   })
 
-  test('relative links lead to existing files and headings; the README links every docs page', ({ assert }) => {
+  test('relative links lead to existing files and headings; the README links every docs page', ({
+    assert,
+  }) => {
     const broken: string[] = []
     for (const [file, text] of texts) {
       for (const match of proseOf(text).matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
@@ -185,9 +213,11 @@ test.group('The manual', () => {
           broken.push(`${label} (no such file)`)
           continue
         }
-        if (anchor === undefined || statSync(where).isDirectory() || !where.endsWith('.md')) continue
+        if (anchor === undefined || statSync(where).isDirectory() || !where.endsWith('.md'))
+          continue
         const anchors = anchorsOf(texts.get(where) ?? readFileSync(where, 'utf8'))
-        if (!anchors.has(decodeURIComponent(anchor))) broken.push(`${label} (no heading #${anchor})`)
+        if (!anchors.has(decodeURIComponent(anchor)))
+          broken.push(`${label} (no heading #${anchor})`)
       }
     }
     assert.deepEqual(broken, [], listed('broken relative links in the manual', broken))

@@ -35,20 +35,33 @@ const sound = (): Partial<DoctorContext> => ({
   generatedAppKey: '',
 })
 
-const linesOf = (report: DoctorReport, check: string) => report.results.filter((line) => line.check === check)
+const linesOf = (report: DoctorReport, check: string) =>
+  report.results.filter((line) => line.check === check)
 const only = (report: DoctorReport, check: string): CheckResult => {
   const lines = linesOf(report, check)
-  if (lines.length !== 1) throw new Error(`expected one ${check} line, got ${JSON.stringify(lines)}`)
+  if (lines.length !== 1)
+    throw new Error(`expected one ${check} line, got ${JSON.stringify(lines)}`)
   return lines[0]
 }
 
 /** TRON as the one chain payers can pay on: a wallet, USDT its one token, `urls` as its endpoints; the others disabled. */
 async function watchTron(urls: string[]) {
   const now = Date.now()
-  await db.from('tokens').where('network', 'tron').whereNot('symbol', 'USDT').update({ enabled: false })
+  await db
+    .from('tokens')
+    .where('network', 'tron')
+    .whereNot('symbol', 'USDT')
+    .update({ enabled: false })
   await db.from('chains').whereNot('network', 'tron').update({ enabled: false })
   await db.from('chains').where('network', 'tron').update({ enabled: true })
-  await db.table('wallets').insert({ network: 'tron', address: TRON_WALLET, enabled: true, note: '', created_at: now, updated_at: now })
+  await db.table('wallets').insert({
+    network: 'tron',
+    address: TRON_WALLET,
+    enabled: true,
+    note: '',
+    created_at: now,
+    updated_at: now,
+  })
   await (await app.container.make(ChainAdmin)).set('tron', { rpcUrls: urls })
 }
 
@@ -58,8 +71,11 @@ test.group('Doctor: configuration checks', (group) => {
     doctor.reset()
   })
 
-  test('APP_URL: https ok; http a warning; this machine ok while developing only; not a URL a problem', async ({ assert }) => {
-    const check = async (appUrl: string, nodeEnv = 'production') => only(await doctor.run({ ...sound(), appUrl, nodeEnv }), 'app_url')
+  test('APP_URL: https ok; http a warning; this machine ok while developing only; not a URL a problem', async ({
+    assert,
+  }) => {
+    const check = async (appUrl: string, nodeEnv = 'production') =>
+      only(await doctor.run({ ...sound(), appUrl, nodeEnv }), 'app_url')
     assert.equal((await check('https://pay.example.com')).status, 'ok')
     const plain = await check('http://pay.example.com')
     assert.equal(plain.status, 'warning')
@@ -74,8 +90,16 @@ test.group('Doctor: configuration checks', (group) => {
   test('APP_KEY: empty, short, a known example, not random: problems; generated in production: a warning; random: ok', async ({
     assert,
   }) => {
-    const check = async (context: Partial<DoctorContext>) => only(await doctor.run({ ...sound(), ...context }), 'app_key')
-    for (const appKey of ['', 'short-key', 'changeme', '0123456789abcdef0123456789abcdef', 'a'.repeat(40), 'abababababababababababababababababab']) {
+    const check = async (context: Partial<DoctorContext>) =>
+      only(await doctor.run({ ...sound(), ...context }), 'app_key')
+    for (const appKey of [
+      '',
+      'short-key',
+      'changeme',
+      '0123456789abcdef0123456789abcdef',
+      'a'.repeat(40),
+      'abababababababababababababababababab',
+    ]) {
       const line = await check({ appKey })
       assert.equal(line.status, 'problem', appKey)
       assert.include(line.fix!, 'secrets:reencrypt')
@@ -84,11 +108,17 @@ test.group('Doctor: configuration checks', (group) => {
     const kept = await check({ appKey: generated, generatedAppKey: generated })
     assert.equal(kept.status, 'warning')
     assert.include(kept.finding, 'storage/app_key')
-    assert.equal((await check({ appKey: generated, generatedAppKey: generated, nodeEnv: 'development' })).status, 'ok')
+    assert.equal(
+      (await check({ appKey: generated, generatedAppKey: generated, nodeEnv: 'development' }))
+        .status,
+      'ok'
+    )
     assert.equal((await check({})).status, 'ok')
   })
 
-  test('2FA: no admin or no admin with 2FA: a warning; an admin with 2FA: ok (a viewer with 2FA does not count)', async ({ assert }) => {
+  test('2FA: no admin or no admin with 2FA: a warning; an admin with 2FA: ok (a viewer with 2FA does not count)', async ({
+    assert,
+  }) => {
     await db.from('users').delete()
     const none = only(await doctor.run(sound()), 'admin_2fa')
     assert.equal(none.status, 'warning')
@@ -106,14 +136,19 @@ test.group('Doctor: configuration checks', (group) => {
     assert.equal(enrolled.finding, '1 of 2 admin accounts with 2FA')
   })
 
-  test('migrations: a migration not applied is a problem naming it; all applied: ok', async ({ assert }) => {
+  test('migrations: a migration not applied is a problem naming it; all applied: ok', async ({
+    assert,
+  }) => {
     assert.equal(only(await doctor.run(sound()), 'migrations').status, 'ok')
     const [last] = await db.from('adonis_schema').orderBy('id', 'desc').limit(1)
     await db.from('adonis_schema').where('id', last.id).delete()
     try {
       const pending = only(await doctor.run(sound()), 'migrations')
       assert.equal(pending.status, 'problem')
-      assert.include(pending.finding, `1 migration not applied: ${String(last.name).split('/').pop()}`)
+      assert.include(
+        pending.finding,
+        `1 migration not applied: ${String(last.name).split('/').pop()}`
+      )
       assert.include(pending.fix!, 'migration:run')
     } finally {
       await db.table('adonis_schema').insert(last)
@@ -127,7 +162,10 @@ test.group('Doctor: configuration checks', (group) => {
     // A fresh installation: every seeded chain enabled, none with a wallet: one line names them.
     const seeded = only(await doctor.run(sound()), 'chain_setup')
     assert.equal(seeded.status, 'warning')
-    assert.match(seeded.finding, /^\d+ chains are enabled without a receiving wallet \(.*\btron\b.*\): orders on them are refused$/)
+    assert.match(
+      seeded.finding,
+      /^\d+ chains are enabled without a receiving wallet \(.*\btron\b.*\): orders on them are refused$/
+    )
     assert.include(seeded.fix!, 'node ace wallet:add <network> <address>')
 
     await db.from('chains').whereNotIn('network', ['tron', 'ethereum']).update({ enabled: false })
@@ -135,8 +173,14 @@ test.group('Doctor: configuration checks', (group) => {
     assert.deepEqual(two.map((line) => line.subject).sort(), ['ethereum', 'tron'])
     const tron = two.find((line) => line.subject === 'tron')!
     assert.equal(tron.status, 'warning')
-    assert.equal(tron.finding, 'tron is enabled without a receiving wallet: orders on it are refused')
-    assert.equal(tron.fix, 'node ace wallet:add tron <address>, or node ace chain:set tron --disable')
+    assert.equal(
+      tron.finding,
+      'tron is enabled without a receiving wallet: orders on it are refused'
+    )
+    assert.equal(
+      tron.fix,
+      'node ace wallet:add tron <address>, or node ace chain:set tron --disable'
+    )
 
     await watchTron([])
     assert.deepEqual(
@@ -144,7 +188,9 @@ test.group('Doctor: configuration checks', (group) => {
       [['ok', '1 enabled chain, each with a wallet and a token']]
     )
     // Payments are possible but nothing is scanned without an endpoint.
-    const noRpc = linesOf(await doctor.run(sound()), 'rpc_endpoints').find((line) => line.status !== 'ok')!
+    const noRpc = linesOf(await doctor.run(sound()), 'rpc_endpoints').find(
+      (line) => line.status !== 'ok'
+    )!
     assert.equal(noRpc.status, 'problem')
     assert.include(noRpc.finding, 'tron takes payments but has no RPC endpoint')
 
@@ -154,10 +200,17 @@ test.group('Doctor: configuration checks', (group) => {
     assert.include(noToken.finding, 'tron is enabled without an enabled token')
   })
 
-  test('callbacks: given up in the last 24 h: a problem with the count; retrying: a warning; older ones: ok', async ({ assert }) => {
+  test('callbacks: given up in the last 24 h: a problem with the count; retrying: a warning; older ones: ok', async ({
+    assert,
+  }) => {
     resetOrderRows()
     const now = Date.now()
-    const callback = async (status: string, attempts: number, updatedAt: number, lastHttpStatus: number | null = null) => {
+    const callback = async (
+      status: string,
+      attempts: number,
+      updatedAt: number,
+      lastHttpStatus: number | null = null
+    ) => {
       const orderId = await seedOrderRow({ status: 2, createdAt: updatedAt })
       await db.table('callbacks').insert({
         order_id: orderId,
@@ -183,14 +236,19 @@ test.group('Doctor: configuration checks', (group) => {
     assert.deepEqual(
       lines.map((line) => [line.status, line.finding]),
       [
-        ['problem', '2 callbacks given up in the last 24 h (most answered HTTP 500): those merchants were not told of paid orders'],
+        [
+          'problem',
+          '2 callbacks given up in the last 24 h (most answered HTTP 500): those merchants were not told of paid orders',
+        ],
         ['warning', '1 callback retrying after a failed delivery in the last 24 h'],
       ]
     )
     assert.include(lines[0].fix!, 'callbacks:redeliver')
   })
 
-  test('a check that cannot run is reported as such, and the others still run', async ({ assert }) => {
+  test('a check that cannot run is reported as such, and the others still run', async ({
+    assert,
+  }) => {
     await db.rawQuery('ALTER TABLE rates RENAME TO rates_elsewhere')
     try {
       const report = await doctor.run(sound())
@@ -231,7 +289,9 @@ test.group('Doctor: live checks (RPC endpoints, clock, rates)', (group) => {
   })
   group.each.timeout(60_000)
 
-  test('a reachable endpoint: ok with its head, and the clock within the newest block', async ({ assert }) => {
+  test('a reachable endpoint: ok with its head, and the clock within the newest block', async ({
+    assert,
+  }) => {
     await watchTron([tron.url])
     tron.mine(2)
     const report = await doctor.run(sound())
@@ -242,19 +302,27 @@ test.group('Doctor: live checks (RPC endpoints, clock, rates)', (group) => {
     assert.isTrue(tron.requests.length > 0, 'the node was asked')
   })
 
-  test('the newest block dated minutes ahead of the clock: a clock problem; minutes behind: a warning', async ({ assert }) => {
+  test('the newest block dated minutes ahead of the clock: a clock problem; minutes behind: a warning', async ({
+    assert,
+  }) => {
     await watchTron([tron.url])
     tron.mine(1, 120_000)
     const ahead = only(await doctor.run(sound()), 'clock_skew')
     assert.equal(ahead.status, 'problem')
-    assert.match(ahead.finding, /^tron: the newest block is dated 1[12]\d s after this machine's clock: the clock is behind$/)
+    assert.match(
+      ahead.finding,
+      /^tron: the newest block is dated 1[12]\d s after this machine's clock: the clock is behind$/
+    )
     assert.include(ahead.fix!, 'NTP')
 
     // A fresh block seen from a clock 10 minutes ahead.
     tron.reset()
     const late = only(await doctor.run({ ...sound(), now: Date.now() + 600_000 }), 'clock_skew')
     assert.equal(late.status, 'warning')
-    assert.include(late.finding, "older than this machine's clock: the clock is ahead, or the endpoint lags")
+    assert.include(
+      late.finding,
+      "older than this machine's clock: the clock is ahead, or the endpoint lags"
+    )
   })
 
   test('unreachable endpoints: the only one down is a problem (fast, with the reason); one of two down is a warning', async ({
@@ -265,7 +333,10 @@ test.group('Doctor: live checks (RPC endpoints, clock, rates)', (group) => {
     const down = only(await doctor.run({ ...sound(), rpcTimeoutMs: 500 }), 'rpc_endpoints')
     assert.isBelow(Date.now() - started, 10_000)
     assert.equal(down.status, 'problem')
-    assert.equal(down.finding, `tron: ${silent.url} did not answer: no answer within 0.5 s; payments on this chain are not seen`)
+    assert.equal(
+      down.finding,
+      `tron: ${silent.url} did not answer: no answer within 0.5 s; payments on this chain are not seen`
+    )
     assert.include(down.fix!, 'chain:set tron --rpc')
 
     await (await app.container.make(ChainAdmin)).set('tron', { rpcUrls: [tron.url, silent.url] })
@@ -276,10 +347,13 @@ test.group('Doctor: live checks (RPC endpoints, clock, rates)', (group) => {
     )
     assert.include(lines[0].finding, silent.url)
     // The clock is still compared with the endpoint that answered.
-    assert.equal(only(await doctor.run({ ...sound(), rpcTimeoutMs: 500 }), 'clock_skew').status, 'ok')
+    assert.equal(
+      only(await doctor.run({ ...sound(), rpcTimeoutMs: 500 }), 'clock_skew').status,
+      'ok'
+    )
   })
 
-  test('an endpoint held (daily credits spent) or a budget that does not fit: reported from the chain pages\' state', async ({
+  test("an endpoint held (daily credits spent) or a budget that does not fit: reported from the chain pages' state", async ({
     assert,
   }) => {
     await watchTron([tron.url])
@@ -293,14 +367,21 @@ test.group('Doctor: live checks (RPC endpoints, clock, rates)', (group) => {
       log_range: null,
       updated_at: now,
     })
-    const held = linesOf(await doctor.run(sound()), 'rpc_endpoints').find((line) => line.status !== 'ok')!
+    const held = linesOf(await doctor.run(sound()), 'rpc_endpoints').find(
+      (line) => line.status !== 'ok'
+    )!
     assert.equal(held.status, 'problem')
     assert.include(held.finding, `tron: ${tron.url} is held until`)
-    assert.include(held.finding, 'its daily credits are spent (HTTP 402); no endpoint is left to scan with')
+    assert.include(
+      held.finding,
+      'its daily credits are spent (HTTP 402); no endpoint is left to scan with'
+    )
 
     await db.from('rpc_endpoints').delete()
     await (await app.container.make(ChainAdmin)).set('tron', { requestsPerDay: 10 })
-    const budget = linesOf(await doctor.run(sound()), 'rpc_endpoints').find((line) => line.status !== 'ok')
+    const budget = linesOf(await doctor.run(sound()), 'rpc_endpoints').find(
+      (line) => line.status !== 'ok'
+    )
     assert.exists(budget, 'a budget of 10 requests a day does not fit')
     assert.equal(budget!.status, 'warning')
     assert.include(budget!.fix!, 'scan-interval')
@@ -310,7 +391,10 @@ test.group('Doctor: live checks (RPC endpoints, clock, rates)', (group) => {
     assert,
   }) => {
     await watchTron([tron.url])
-    assert.equal(only(await doctor.run(sound()), 'rates').finding, 'No fixed rate and no order yet: no currency to check')
+    assert.equal(
+      only(await doctor.run(sound()), 'rates').finding,
+      'No fixed rate and no order yet: no currency to check'
+    )
     await seedOrderRow({ status: 1, createdAt: Date.now() - 60_000, currency: 'EUR' })
 
     const missing = only(await doctor.run(sound()), 'rates')
@@ -336,7 +420,14 @@ test.group('Doctor: live checks (RPC endpoints, clock, rates)', (group) => {
     assert.include(failing.finding, 'EUR: no fresh rate for USDT')
     assert.include(failing.finding, 'HTTP 503')
 
-    await db.table('rates').insert({ token: 'USDT', fiat: 'EUR', rate: '0.92', source: 'fixed', created_at: Date.now(), updated_at: Date.now() })
+    await db.table('rates').insert({
+      token: 'USDT',
+      fiat: 'EUR',
+      rate: '0.92',
+      source: 'fixed',
+      created_at: Date.now(),
+      updated_at: Date.now(),
+    })
     const fixed = only(await doctor.run(sound()), 'rates')
     assert.equal(fixed.status, 'ok')
     assert.equal(fixed.finding, 'EUR: fixed rates for USDT')
@@ -361,9 +452,17 @@ test.group('Doctor: SQLite use', (group) => {
   /** A process that keeps `path` open, once it has opened it. */
   async function holder(path: string): Promise<number> {
     const child = track(
-      spawn(process.execPath, ['-e', "require('fs').openSync(process.argv[1], 'r'); console.log('open'); setInterval(() => {}, 60000)", path], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      })
+      spawn(
+        process.execPath,
+        [
+          '-e',
+          "require('fs').openSync(process.argv[1], 'r'); console.log('open'); setInterval(() => {}, 60000)",
+          path,
+        ],
+        {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        }
+      )
     )
     children.push(child)
     await new Promise<void>((resolve, reject) => {
@@ -374,15 +473,25 @@ test.group('Doctor: SQLite use', (group) => {
   }
 
   const sqlite = (context: Partial<DoctorContext>) =>
-    doctor.run({ ...sound(), dialect: 'sqlite', sqlitePath: file, mounts: null, ...context }).then((report) => linesOf(report, 'sqlite'))
+    doctor
+      .run({ ...sound(), dialect: 'sqlite', sqlitePath: file, mounts: null, ...context })
+      .then((report) => linesOf(report, 'sqlite'))
 
-  test('web and worker both holding the database: a warning naming them; one process: ok', async ({ assert }) => {
+  test('web and worker both holding the database: a warning naming them; one process: ok', async ({
+    assert,
+  }) => {
     const one = await holder(file)
-    assert.deepEqual((await sqlite({})).map((line) => line.status), ['ok'])
+    assert.deepEqual(
+      (await sqlite({})).map((line) => line.status),
+      ['ok']
+    )
     // Seen from the web process itself (the dashboard): it and the worker.
     const fromWeb = await sqlite({ selfIsGateway: true })
     assert.equal(fromWeb[0].status, 'warning')
-    assert.include(fromWeb[0].finding, `2 processes have the SQLite database open (pids ${process.pid}, ${one})`)
+    assert.include(
+      fromWeb[0].finding,
+      `2 processes have the SQLite database open (pids ${process.pid}, ${one})`
+    )
 
     const two = await holder(file)
     const both = await sqlite({})
@@ -391,19 +500,29 @@ test.group('Doctor: SQLite use', (group) => {
     assert.include(both[0].fix!, 'DB_CONNECTION=pg')
   })
 
-  test('a database on a network file system: a problem; on a local disk: ok; PostgreSQL: not concerned', async ({ assert }) => {
+  test('a database on a network file system: a problem; on a local disk: ok; PostgreSQL: not concerned', async ({
+    assert,
+  }) => {
     const nfs = `server:/export ${dir} nfs4 rw,relatime 0 0\n/dev/sda1 / ext4 rw 0 0\n`
     const remote = (await sqlite({ mounts: nfs })).find((line) => line.subject === 'filesystem')!
     assert.equal(remote.status, 'problem')
     assert.include(remote.finding, `is on a network file system (nfs4 at ${dir})`)
     assert.include(remote.fix!, 'SQLITE_PATH')
 
-    const local = (await sqlite({ mounts: '/dev/sda1 / ext4 rw 0 0\n' })).find((line) => line.subject === 'filesystem')!
+    const local = (await sqlite({ mounts: '/dev/sda1 / ext4 rw 0 0\n' })).find(
+      (line) => line.subject === 'filesystem'
+    )!
     assert.equal(local.status, 'ok')
-    assert.equal(filesystemOf('/mnt/my data/db', '//nas/share /mnt/my\\040data cifs rw 0 0\n')?.type, 'cifs')
+    assert.equal(
+      filesystemOf('/mnt/my data/db', '//nas/share /mnt/my\\040data cifs rw 0 0\n')?.type,
+      'cifs'
+    )
 
     const pg = await sqlite({ dialect: 'postgres' })
-    assert.deepEqual(pg.map((line) => [line.status, line.finding]), [['ok', 'Not used: the database is PostgreSQL']])
+    assert.deepEqual(
+      pg.map((line) => [line.status, line.finding]),
+      [['ok', 'Not used: the database is PostgreSQL']]
+    )
   })
 })
 
@@ -414,13 +533,24 @@ test.group('Doctor: the command', (group) => {
     doctor.reset()
   })
 
-  test('warnings only: exit 0, each line with its fix and a summary; --strict: exit 1', async ({ assert }) => {
+  test('warnings only: exit 0, each line with its fix and a summary; --strict: exit 1', async ({
+    assert,
+  }) => {
     // The seeded chains have no wallet yet, the seeded admin no 2FA: warnings, nothing broken.
-    const result = await runCommand(DoctorCommand, []).then((run) => ({ ...run, output: plain(run.output) }))
+    const result = await runCommand(DoctorCommand, []).then((run) => ({
+      ...run,
+      output: plain(run.output),
+    }))
     assert.equal(result.exitCode, 0, result.output)
-    assert.match(result.output, /\[warning\] Chains: wallets and tokens: \d+ chains are enabled without a receiving wallet \(.*tron/)
+    assert.match(
+      result.output,
+      /\[warning\] Chains: wallets and tokens: \d+ chains are enabled without a receiving wallet \(.*tron/
+    )
     assert.include(result.output, 'fix: node ace wallet:add <network> <address>')
-    assert.match(result.output, /\[ok {5}\] Database migrations: Every migration of this release is applied/)
+    assert.match(
+      result.output,
+      /\[ok {5}\] Database migrations: Every migration of this release is applied/
+    )
     assert.match(result.output, /0 problems, \d+ warnings, \d+ ok: nothing is broken/)
     assert.notInclude(result.output, '[problem]')
 
@@ -440,9 +570,15 @@ test.group('Doctor: the command', (group) => {
       created_at: Date.now(),
       updated_at: Date.now(),
     })
-    const result = await runCommand(DoctorCommand, []).then((run) => ({ ...run, output: plain(run.output) }))
+    const result = await runCommand(DoctorCommand, []).then((run) => ({
+      ...run,
+      output: plain(run.output),
+    }))
     assert.equal(result.exitCode, 1)
-    assert.match(result.output, /^\[problem\] Merchant callbacks: 1 callback given up in the last 24 h/)
+    assert.match(
+      result.output,
+      /^\[problem\] Merchant callbacks: 1 callback given up in the last 24 h/
+    )
     assert.match(result.output, /1 problem, \d+ warnings, \d+ ok: fix the problems above\./)
 
     const json = await runCommand(DoctorCommand, ['--json'])
@@ -451,18 +587,42 @@ test.group('Doctor: the command', (group) => {
     assert.equal(report.status, 'problem')
     assert.match(report.generated_at, /^\d{4}-\d\d-\d\dT/)
     assert.equal(report.counts.problem, 1)
-    assert.equal(report.counts.ok + report.counts.warning + report.counts.problem, report.checks.length)
+    assert.equal(
+      report.counts.ok + report.counts.warning + report.counts.problem,
+      report.checks.length
+    )
     for (const line of report.checks) {
-      assert.sameMembers(Object.keys(line), ['check', 'title', 'subject', 'status', 'finding', 'fix'])
+      assert.sameMembers(Object.keys(line), [
+        'check',
+        'title',
+        'subject',
+        'status',
+        'finding',
+        'fix',
+      ])
       assert.oneOf(line.status, ['ok', 'warning', 'problem'])
       if (line.status === 'ok') assert.isNull(line.fix)
       else assert.isString(line.fix)
     }
     assert.sameMembers(
       [...new Set(report.checks.map((line: { check: string }) => line.check))],
-      ['app_url', 'app_key', 'migrations', 'sqlite', 'admin_2fa', 'chain_setup', 'callbacks', 'rpc_endpoints', 'clock_skew', 'rates']
+      [
+        'app_url',
+        'app_key',
+        'migrations',
+        'sqlite',
+        'admin_2fa',
+        'chain_setup',
+        'callbacks',
+        'rpc_endpoints',
+        'clock_skew',
+        'rates',
+      ]
     )
-    const given = report.checks.find((line: { check: string; status: string }) => line.check === 'callbacks' && line.status === 'problem')
+    const given = report.checks.find(
+      (line: { check: string; status: string }) =>
+        line.check === 'callbacks' && line.status === 'problem'
+    )
     assert.equal(given.subject, 'given_up')
 
     await db.from('callbacks').delete()

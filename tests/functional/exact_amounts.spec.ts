@@ -12,7 +12,13 @@ import { countRows, resetDatabase } from '#tests/helpers/database'
 import { prepareLifecycle, switchTo } from '#tests/helpers/orders'
 import { FAKE_NETWORK, FAKE_USDT, FAKE_WALLET, fakeFamily } from '#tests/helpers/fake_chain'
 import { MerchantServer } from '#tests/helpers/merchant_server'
-import { CREATE_PATH, createOrder, merchantVerifiesCallback, orderParams, signed } from '#tests/helpers/merchant'
+import {
+  CREATE_PATH,
+  createOrder,
+  merchantVerifiesCallback,
+  orderParams,
+  signed,
+} from '#tests/helpers/merchant'
 import { compatParams, compatSigned, submitGet } from '#tests/helpers/compat_merchant'
 
 /** The fiat amount priced at 7.25 CNY/USDT and precision 6 gives 15 significant digits. */
@@ -37,7 +43,16 @@ async function stored(table: string, column: string, where: Record<string, unkno
 }
 
 function transfer(reference: string, amount: string) {
-  return { reference, position: 'log:0', to: FAKE_WALLET, contract: FAKE_USDT, amount, timestamp: Date.now(), confirmations: 5, success: true }
+  return {
+    reference,
+    position: 'log:0',
+    to: FAKE_WALLET,
+    contract: FAKE_USDT,
+    amount,
+    timestamp: Date.now(),
+    confirmations: 5,
+    success: true,
+  }
 }
 
 test.group('Exact amounts', (group) => {
@@ -53,10 +68,17 @@ test.group('Exact amounts', (group) => {
     merchant.reset()
   })
 
-  test('15 significant digits round-trip exactly: create → database → answers → payment → callback', async ({ assert }) => {
+  test('15 significant digits round-trip exactly: create → database → answers → payment → callback', async ({
+    assert,
+  }) => {
     assert.equal(CRYPTO, '137931034.482745')
     const created = await createRaw(
-      orderParams({ network: FAKE_NETWORK, token: 'usdt', amount: FIAT, notify_url: merchant.notifyUrl })
+      orderParams({
+        network: FAKE_NETWORK,
+        token: 'usdt',
+        amount: FIAT,
+        notify_url: merchant.notifyUrl,
+      })
     )
     assert.equal(created.status, 200, created.text)
     assert.include(created.text, `"actual_amount":${CRYPTO},`)
@@ -92,10 +114,16 @@ test.group('Exact amounts', (group) => {
     assert.isTrue(merchantVerifiesCallback(JSON.parse(body)))
   })
 
-  test('a crypto amount beyond 15 significant digits is refused with 10004; nothing is written', async ({ client, assert }) => {
+  test('a crypto amount beyond 15 significant digits is refused with 10004; nothing is written', async ({
+    client,
+    assert,
+  }) => {
     // A tiny rate: 9999999999.9999 CNY would be 9999999999999900 USDT.
     await operator.setRate('USDT', 'CNY', '0.000001')
-    const tiny = await createOrder(client, orderParams({ network: FAKE_NETWORK, token: 'usdt', amount: '9999999999.9999' }))
+    const tiny = await createOrder(
+      client,
+      orderParams({ network: FAKE_NETWORK, token: 'usdt', amount: '9999999999.9999' })
+    )
     tiny.assertStatus(400)
     assert.equal(tiny.body().status_code, 10004)
     assert.include(tiny.body().message, '9999999999999900 USDT')
@@ -103,7 +131,10 @@ test.group('Exact amounts', (group) => {
 
     // Many decimals: 9999999999.9999 CNY at 7.25 and precision 6 is 1379310344.827573 (16 digits).
     await operator.setRate('USDT', 'CNY', '7.25')
-    const decimals = await createOrder(client, orderParams({ network: FAKE_NETWORK, token: 'usdt', amount: '9999999999.9999' }))
+    const decimals = await createOrder(
+      client,
+      orderParams({ network: FAKE_NETWORK, token: 'usdt', amount: '9999999999.9999' })
+    )
     assert.equal(decimals.body().status_code, 10004)
     assert.include(decimals.body().message, '1379310344.827573 USDT')
 
@@ -119,13 +150,22 @@ test.group('Exact amounts', (group) => {
     assert.equal(await countRows('amount_locks'), 0)
   })
 
-  test('a step that would need a 16th digit is refused with 10004; nothing is written', async ({ client, assert }) => {
+  test('a step that would need a 16th digit is refused with 10004; nothing is written', async ({
+    client,
+    assert,
+  }) => {
     // 7250000000 CNY at 7.25 is exactly 1000000000 USDT; the next step is 1000000000.000001.
-    const first = await createOrder(client, orderParams({ network: FAKE_NETWORK, token: 'usdt', amount: '7250000000' }))
+    const first = await createOrder(
+      client,
+      orderParams({ network: FAKE_NETWORK, token: 'usdt', amount: '7250000000' })
+    )
     first.assertStatus(200)
     assert.equal(first.body().data.actual_amount, 1000000000)
 
-    const second = await createOrder(client, orderParams({ network: FAKE_NETWORK, token: 'usdt', amount: '7250000000' }))
+    const second = await createOrder(
+      client,
+      orderParams({ network: FAKE_NETWORK, token: 'usdt', amount: '7250000000' })
+    )
     second.assertStatus(400)
     assert.equal(second.body().status_code, 10004)
     assert.include(second.body().message, '1000000000.000001 USDT')
@@ -133,7 +173,10 @@ test.group('Exact amounts', (group) => {
     assert.equal(await countRows('amount_locks'), 1)
   })
 
-  test('switching a placeholder to an amount beyond the bound is refused; the order is unchanged', async ({ client, assert }) => {
+  test('switching a placeholder to an amount beyond the bound is refused; the order is unchanged', async ({
+    client,
+    assert,
+  }) => {
     await operator.setRate('USDT', 'CNY', '0.000001')
     const created = await createOrder(
       client,
@@ -158,16 +201,26 @@ test.group('Exact amounts', (group) => {
       assert.instanceOf(error, BusinessError)
       assert.equal((error as BusinessError).businessCode, 10004)
     }
-    assert.equal(await providerCheckout.quote({ amount: '100', currency: 'CNY' }, 'USDT'), '100000000.00')
+    assert.equal(
+      await providerCheckout.quote({ amount: '100', currency: 'CNY' }, 'USDT'),
+      '100000000.00'
+    )
   })
 
-  test('money columns written through the models refuse what they could not keep exactly', async ({ assert }) => {
+  test('money columns written through the models refuse what they could not keep exactly', async ({
+    assert,
+  }) => {
     await assert.rejects(
       () => Rate.create({ token: 'ABC', fiat: 'CNY', rate: '0.1234567890123456', source: 'fixed' }),
       /more than 15 significant digits/
     )
     assert.equal(await countRows('rates', { token: 'ABC' }), 0)
-    const kept = await Rate.create({ token: 'ABC', fiat: 'CNY', rate: '123.450000', source: 'fixed' })
+    const kept = await Rate.create({
+      token: 'ABC',
+      fiat: 'CNY',
+      rate: '123.450000',
+      source: 'fixed',
+    })
     await kept.refresh()
     assert.equal(kept.rate, '123.45')
   })

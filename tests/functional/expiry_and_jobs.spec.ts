@@ -15,7 +15,10 @@ import { runAce, startServerProcess } from '#tests/helpers/processes'
 import { SETTINGS_REFRESH_MS } from '#settings/settings_service'
 
 async function overdue(...ids: number[]) {
-  await db.from('orders').whereIn('id', ids).update({ expiration_time: Date.now() - 1000 })
+  await db
+    .from('orders')
+    .whereIn('id', ids)
+    .update({ expiration_time: Date.now() - 1000 })
 }
 
 test.group('Expiry', (group) => {
@@ -66,7 +69,10 @@ test.group('Expiry', (group) => {
     assert.equal(await countRows('amount_locks'), 2) // reserved for the late-payment grace
   })
 
-  test('an expired provider order marks its provider payment expired', async ({ client, assert }) => {
+  test('an expired provider order marks its provider payment expired', async ({
+    client,
+    assert,
+  }) => {
     const order = await newPlaceholder(client)
     await switchTo(client, order.tradeId, 'provider')
     await overdue(order.id)
@@ -74,11 +80,18 @@ test.group('Expiry', (group) => {
     assert.equal((await ProviderOrder.findByOrFail('unique_id', order.tradeId)).status, 'expired')
   })
 
-  test('a payment seen after expiry but made in time still pays (late detection)', async ({ client, assert }) => {
+  test('a payment seen after expiry but made in time still pays (late detection)', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     await overdue(order.id)
     await orderExpiry.expireDue()
-    await paymentService.markPaid(order.id, { reference: 'late-tx', source: 'scanner', paidAt: order.createdAt + 1000 })
+    await paymentService.markPaid(order.id, {
+      reference: 'late-tx',
+      source: 'scanner',
+      paidAt: order.createdAt + 1000,
+    })
     const paid = await Order.findOrFail(order.id)
     assert.equal(paid.status, 2)
     assert.equal(paid.paidAt, order.createdAt + 1000)
@@ -94,13 +107,25 @@ test.group('Expiry', (group) => {
     assert.equal((await Order.findOrFail(order.id)).status, 3)
   }).timeout(30_000)
 
-  test('two expiry processes at once expire each order exactly once', async ({ client, assert }) => {
+  test('two expiry processes at once expire each order exactly once', async ({
+    client,
+    assert,
+  }) => {
     const ids: number[] = []
     for (let index = 0; index < 60; index++) ids.push((await newPlaceholder(client)).id)
     await overdue(...ids)
-    const [first, second] = await Promise.all([runAce(['orders:expire']), runAce(['orders:expire'])])
-    const counted = [first, second].map((result) => Number(/Expired (\d+)/.exec(result.stdout)?.[1] ?? Number.NaN))
-    assert.equal(counted[0] + counted[1], 60, `${first.stdout} ${first.stderr} ${second.stdout} ${second.stderr}`)
+    const [first, second] = await Promise.all([
+      runAce(['orders:expire']),
+      runAce(['orders:expire']),
+    ])
+    const counted = [first, second].map((result) =>
+      Number(/Expired (\d+)/.exec(result.stdout)?.[1] ?? Number.NaN)
+    )
+    assert.equal(
+      counted[0] + counted[1],
+      60,
+      `${first.stdout} ${first.stderr} ${second.stdout} ${second.stderr}`
+    )
     assert.equal(await countRows('orders', { status: 3 }), 60)
   }).timeout(60_000)
 })
@@ -117,12 +142,18 @@ test.group('Background jobs across processes', (group) => {
     merchant.reset([{ status: 200, body: 'ok', delayMs: 30 }])
   })
 
-  test('two callbacks:deliver processes at once send each callback once', async ({ client, assert }) => {
+  test('two callbacks:deliver processes at once send each callback once', async ({
+    client,
+    assert,
+  }) => {
     for (let index = 0; index < 40; index++) {
       const order = await newOrder(client, { notify_url: merchant.notifyUrl })
       await paymentService.markPaid(order.id, { reference: `tx-${index}`, source: 'scanner' })
     }
-    const results = await Promise.all([runAce(['callbacks:deliver']), runAce(['callbacks:deliver'])])
+    const results = await Promise.all([
+      runAce(['callbacks:deliver']),
+      runAce(['callbacks:deliver']),
+    ])
     for (const result of results) assert.equal(result.code, 0, result.stderr)
     const tradeIds = merchant.requests.map((request) => JSON.parse(request.body).trade_id)
     assert.lengthOf(tradeIds, 40)
@@ -131,7 +162,11 @@ test.group('Background jobs across processes', (group) => {
     assert.equal(await countRows('callback_attempts'), 40)
   }).timeout(60_000)
 
-  test('two scheduler processes deliver and expire, each exactly once', async ({ client, assert, cleanup }) => {
+  test('two scheduler processes deliver and expire, each exactly once', async ({
+    client,
+    assert,
+    cleanup,
+  }) => {
     for (let index = 0; index < 20; index++) {
       const order = await newOrder(client, { notify_url: merchant.notifyUrl })
       await paymentService.markPaid(order.id, { reference: `tx-${index}`, source: 'scanner' })
@@ -142,7 +177,10 @@ test.group('Background jobs across processes', (group) => {
     await new Promise((resolve) => setTimeout(resolve, SETTINGS_REFRESH_MS))
 
     // Started together, like a web and a worker node; each stopped even if the other fails.
-    const starts = [startServerProcess({ RUN_JOBS: 'true' }), startServerProcess({ RUN_JOBS: 'true' })]
+    const starts = [
+      startServerProcess({ RUN_JOBS: 'true' }),
+      startServerProcess({ RUN_JOBS: 'true' }),
+    ]
     cleanup(async () => {
       for (const start of starts) await start.then((server) => server.stop()).catch(() => {})
     })
@@ -159,7 +197,10 @@ test.group('Background jobs across processes', (group) => {
     assert.equal(await countRows('callbacks', { status: 'delivered' }), 20)
     assert.equal(await countRows('orders', { status: 3 }), 20)
     assert.lengthOf(merchant.requests, 20)
-    assert.equal(new Set(merchant.requests.map((request) => JSON.parse(request.body).trade_id)).size, 20)
+    assert.equal(
+      new Set(merchant.requests.map((request) => JSON.parse(request.body).trade_id)).size,
+      20
+    )
     assert.equal(await countRows('callback_attempts'), 20)
   }).timeout(120_000)
 

@@ -31,7 +31,10 @@ test.group('Health probes', (group) => {
     assert.isUndefined(response.header('set-cookie'))
   })
 
-  test('GET /health/ready is 200 when the database answers and every migration is applied', async ({ client, assert }) => {
+  test('GET /health/ready is 200 when the database answers and every migration is applied', async ({
+    client,
+    assert,
+  }) => {
     const response = await client.get('/health/ready')
     response.assertStatus(200)
     assert.deepEqual(response.body(), {
@@ -42,7 +45,10 @@ test.group('Health probes', (group) => {
     assert.isUndefined(response.header('set-cookie'))
   })
 
-  test('GET /health/ready is 503 naming the migration still pending', async ({ client, assert }) => {
+  test('GET /health/ready is 503 naming the migration still pending', async ({
+    client,
+    assert,
+  }) => {
     const last = await db.from('adonis_schema').orderBy('id', 'desc').first()
     await db.from('adonis_schema').where('id', last.id).delete()
     try {
@@ -58,7 +64,10 @@ test.group('Health probes', (group) => {
     ;(await client.get('/health/ready')).assertStatus(200)
   })
 
-  test('GET /health/ready is 503 once shutting down, at once (the cached answer aside)', async ({ client, assert }) => {
+  test('GET /health/ready is 503 once shutting down, at once (the cached answer aside)', async ({
+    client,
+    assert,
+  }) => {
     ;(await client.get('/health/ready')).assertStatus(200)
     beginShutdown()
     const response = await client.get('/health/ready')
@@ -82,21 +91,29 @@ test.group('Metrics', (group) => {
     assert.notInclude(remote.text(), 'loopback')
   })
 
-  test('a token: refused without it or with a wrong one (401), served with it', async ({ client, assert }) => {
+  test('a token: refused without it or with a wrong one (401), served with it', async ({
+    client,
+    assert,
+  }) => {
     await settings.set('metrics.token', TOKEN)
     const none = await client.get('/metrics')
     none.assertStatus(401)
     assert.equal(none.header('www-authenticate'), 'Bearer realm="metrics"')
     assert.notInclude(none.text(), 'gateway_')
     ;(await client.get('/metrics').header('authorization', `Bearer ${TOKEN}x`)).assertStatus(401)
-    ;(await client.get('/metrics').header('authorization', `Bearer ${TOKEN.slice(0, -1)}`)).assertStatus(401)
+    ;(
+      await client.get('/metrics').header('authorization', `Bearer ${TOKEN.slice(0, -1)}`)
+    ).assertStatus(401)
     ;(await client.get('/metrics').header('authorization', TOKEN)).assertStatus(401)
     ;(await client.get('/metrics').header('authorization', `Basic ${TOKEN}`)).assertStatus(401)
     const allowed = await client.get('/metrics').header('authorization', `Bearer ${TOKEN}`)
     allowed.assertStatus(200)
     assert.include(allowed.text(), 'gateway_http_request_duration_seconds')
     // With a token alone, any address may scrape with it.
-    const remote = await client.get('/metrics').header('authorization', `Bearer ${TOKEN}`).header('x-forwarded-for', '203.0.113.5')
+    const remote = await client
+      .get('/metrics')
+      .header('authorization', `Bearer ${TOKEN}`)
+      .header('x-forwarded-for', '203.0.113.5')
     remote.assertStatus(200)
     // The token is stored encrypted, like every secret setting.
     const row = await db.from('settings').where('key', 'metrics.token').first()
@@ -115,14 +132,33 @@ test.group('Metrics', (group) => {
 
     await settings.set('metrics.token', TOKEN)
     ;(await client.get('/metrics').header('x-forwarded-for', '198.51.100.7')).assertStatus(401)
-    ;(await client.get('/metrics').header('x-forwarded-for', '203.0.113.5').header('authorization', `Bearer ${TOKEN}`)).assertStatus(403)
-    ;(await client.get('/metrics').header('x-forwarded-for', '198.51.100.7').header('authorization', `Bearer ${TOKEN}`)).assertStatus(200)
+    ;(
+      await client
+        .get('/metrics')
+        .header('x-forwarded-for', '203.0.113.5')
+        .header('authorization', `Bearer ${TOKEN}`)
+    ).assertStatus(403)
+    ;(
+      await client
+        .get('/metrics')
+        .header('x-forwarded-for', '198.51.100.7')
+        .header('authorization', `Bearer ${TOKEN}`)
+    ).assertStatus(200)
   })
 
   test('the allow-list setting refuses what is not an address or a range', async ({ assert }) => {
-    await assert.rejects(() => settings.set('metrics.allowed_ips', '10.0.0.0/33'), /not an IP address or CIDR range/)
-    await assert.rejects(() => settings.set('metrics.allowed_ips', 'example.com'), /not an IP address or CIDR range/)
-    assert.equal(await settings.set('metrics.allowed_ips', '10.0.0.1 10.1.0.0/16'), '10.0.0.1,10.1.0.0/16')
+    await assert.rejects(
+      () => settings.set('metrics.allowed_ips', '10.0.0.0/33'),
+      /not an IP address or CIDR range/
+    )
+    await assert.rejects(
+      () => settings.set('metrics.allowed_ips', 'example.com'),
+      /not an IP address or CIDR range/
+    )
+    assert.equal(
+      await settings.set('metrics.allowed_ips', '10.0.0.1 10.1.0.0/16'),
+      '10.0.0.1,10.1.0.0/16'
+    )
   })
 
   test('every named series is exposed, and creating, paying and expiring orders shows in the counters', async ({
@@ -145,7 +181,10 @@ test.group('Metrics', (group) => {
     await paymentService.markPaid(paid.id, { reference: 'fake-tx-metrics-1', source: 'admin' })
     // Paying the same again is a no-op: not counted twice.
     await paymentService.markPaid(paid.id, { reference: 'fake-tx-metrics-1', source: 'admin' })
-    await db.from('orders').where('id', expiring.id).update({ expiration_time: Date.now() - 1000 })
+    await db
+      .from('orders')
+      .where('id', expiring.id)
+      .update({ expiration_time: Date.now() - 1000 })
     assert.equal(await orderExpiry.expireDue(), 1)
     await client.get('/no/such/route')
     await db.table('chain_cursors').insert({
@@ -192,24 +231,39 @@ test.group('Metrics', (group) => {
         count(before, `gateway_http_request_duration_seconds_count{${create}}`),
       2
     )
-    assert.isAtLeast(count(after, 'gateway_http_request_duration_seconds_count{method="GET",route="unmatched",status="404"}'), 1)
+    assert.isAtLeast(
+      count(
+        after,
+        'gateway_http_request_duration_seconds_count{method="GET",route="unmatched",status="404"}'
+      ),
+      1
+    )
     assert.notInclude(after, '/no/such/route')
     assert.notInclude(after, paid.tradeId)
 
-    assert.equal(count(after, `gateway_orders_paid_total{${labels}}`) - count(before, `gateway_orders_paid_total{${labels}}`), 1)
     assert.equal(
-      count(after, `gateway_orders_expired_total{${labels}}`) - count(before, `gateway_orders_expired_total{${labels}}`),
+      count(after, `gateway_orders_paid_total{${labels}}`) -
+        count(before, `gateway_orders_paid_total{${labels}}`),
+      1
+    )
+    assert.equal(
+      count(after, `gateway_orders_expired_total{${labels}}`) -
+        count(before, `gateway_orders_expired_total{${labels}}`),
       1
     )
     assert.equal(sample(after, 'gateway_callback_outbox_depth{status="pending"}'), 1)
     assert.equal(sample(after, 'gateway_callback_outbox_depth{status="failed"}'), 0)
     assert.equal(sample(after, `gateway_scanner_lag_blocks{network="${FAKE_NETWORK}"}`), 20)
     assert.equal(sample(after, `gateway_scanner_lag_seconds{network="${FAKE_NETWORK}"}`), 60)
-    assert.isAtLeast(sample(after, `gateway_scanner_heights_age_seconds{network="${FAKE_NETWORK}"}`)!, 4)
+    assert.isAtLeast(
+      sample(after, `gateway_scanner_heights_age_seconds{network="${FAKE_NETWORK}"}`)!,
+      4
+    )
 
     const endpoint = 'network="metricsnet",endpoint="127.0.0.1:9"'
     assert.equal(
-      count(after, `gateway_rpc_requests_total{${endpoint}}`) - count(before, `gateway_rpc_requests_total{${endpoint}}`),
+      count(after, `gateway_rpc_requests_total{${endpoint}}`) -
+        count(before, `gateway_rpc_requests_total{${endpoint}}`),
       1
     )
     assert.equal(
@@ -219,23 +273,38 @@ test.group('Metrics', (group) => {
     )
     assert.notInclude(after, 'secret-path-key')
     assert.notInclude(after, 'hidden')
-    assert.equal(sample(after, 'gateway_metrics_scrape_ok{series="gateway_callback_outbox_depth"}'), 1)
+    assert.equal(
+      sample(after, 'gateway_metrics_scrape_ok{series="gateway_callback_outbox_depth"}'),
+      1
+    )
   })
 
-  test('a scrape gauge whose database read fails does not fail the scrape', async ({ client, assert }) => {
+  test('a scrape gauge whose database read fails does not fail the scrape', async ({
+    client,
+    assert,
+  }) => {
     await db.rawQuery('ALTER TABLE callbacks RENAME TO callbacks_away')
     try {
       const response = await client.get('/metrics')
       response.assertStatus(200)
       const text = response.text()
-      assert.equal(sample(text, 'gateway_metrics_scrape_ok{series="gateway_callback_outbox_depth"}'), 0)
-      assert.equal(sample(text, 'gateway_metrics_scrape_ok{series="gateway_scanner_lag_blocks"}'), 1)
+      assert.equal(
+        sample(text, 'gateway_metrics_scrape_ok{series="gateway_callback_outbox_depth"}'),
+        0
+      )
+      assert.equal(
+        sample(text, 'gateway_metrics_scrape_ok{series="gateway_scanner_lag_blocks"}'),
+        1
+      )
       assert.isUndefined(sample(text, 'gateway_callback_outbox_depth{status="pending"}'))
       assert.include(text, 'gateway_http_request_duration_seconds_bucket')
     } finally {
       await db.rawQuery('ALTER TABLE callbacks_away RENAME TO callbacks')
     }
     const again = (await client.get('/metrics')).text()
-    assert.equal(sample(again, 'gateway_metrics_scrape_ok{series="gateway_callback_outbox_depth"}'), 1)
+    assert.equal(
+      sample(again, 'gateway_metrics_scrape_ok{series="gateway_callback_outbox_depth"}'),
+      1
+    )
   })
 })

@@ -21,7 +21,11 @@ function appUrl() {
  */
 function assertCutEarly(assert: any, exchange: StreamedExchange, total: number) {
   assert.isNotNull(exchange.sentBeforeAnswer, 'no answer')
-  assert.isBelow(exchange.sentBeforeAnswer!, total / 4, 'answered only after most of the body was sent')
+  assert.isBelow(
+    exchange.sentBeforeAnswer!,
+    total / 4,
+    'answered only after most of the body was sent'
+  )
   assert.isTrue(exchange.cutByServer, 'the server read the whole body')
   assert.equal(exchange.headers['connection'], 'close')
 }
@@ -41,7 +45,11 @@ test.group('Hostile bodies are cut early', (group) => {
     assert,
   }) => {
     const total = 50 * MB
-    const exchange = await streamBody(appUrl(), { path: CREATE_PATH, contentType: JUNK_MULTIPART, total })
+    const exchange = await streamBody(appUrl(), {
+      path: CREATE_PATH,
+      contentType: JUNK_MULTIPART,
+      total,
+    })
     assert.equal(exchange.status, 413)
     assertEnvelope(assert, exchange, 413)
     assertCutEarly(assert, exchange, total)
@@ -51,7 +59,12 @@ test.group('Hostile bodies are cut early', (group) => {
     assert,
   }) => {
     const total = 50 * MB
-    const exchange = await streamBody(appUrl(), { path: CREATE_PATH, contentType: JUNK_MULTIPART, total, chunked: true })
+    const exchange = await streamBody(appUrl(), {
+      path: CREATE_PATH,
+      contentType: JUNK_MULTIPART,
+      total,
+      chunked: true,
+    })
     assert.equal(exchange.status, 400)
     const body = assertEnvelope(assert, exchange, 10009)
     assert.match(body.message, /multipart\/form-data is not accepted here/)
@@ -60,13 +73,20 @@ test.group('Hostile bodies are cut early', (group) => {
 
   test('a chunked JSON body is cut at 64 KB with 413, connection dropped', async ({ assert }) => {
     const total = 50 * MB
-    const exchange = await streamBody(appUrl(), { path: CREATE_PATH, contentType: 'application/json', total, chunked: true })
+    const exchange = await streamBody(appUrl(), {
+      path: CREATE_PATH,
+      contentType: 'application/json',
+      total,
+      chunked: true,
+    })
     assert.equal(exchange.status, 413)
     assertEnvelope(assert, exchange, 413)
     assertCutEarly(assert, exchange, total)
   }).timeout(40_000)
 
-  test('a body of a type nobody parses on an unknown route is not drained either', async ({ assert }) => {
+  test('a body of a type nobody parses on an unknown route is not drained either', async ({
+    assert,
+  }) => {
     const total = 50 * MB
     const exchange = await streamBody(appUrl(), {
       path: '/no/such/route',
@@ -109,10 +129,13 @@ test.group('Hostile bodies are cut early', (group) => {
     assert.notEqual(response.headers.get('connection'), 'close')
   })
 
-  test('a small multipart body on create-transaction is refused with 10009, saying what to send', async ({ assert }) => {
+  test('a small multipart body on create-transaction is refused with 10009, saying what to send', async ({
+    assert,
+  }) => {
     await makeTronPayable()
     const form = new FormData()
-    for (const [key, value] of Object.entries(signed(orderParams()))) form.append(key, String(value))
+    for (const [key, value] of Object.entries(signed(orderParams())))
+      form.append(key, String(value))
     const response = await fetch(`${appUrl()}${CREATE_PATH}`, {
       method: 'POST',
       headers: { accept: 'application/json' },
@@ -127,9 +150,16 @@ test.group('Hostile bodies are cut early', (group) => {
     )
   })
 
-  test('provider notify: a chunked multipart body with no part is cut at the limit (413 fail)', async ({ assert }) => {
+  test('provider notify: a chunked multipart body with no part is cut at the limit (413 fail)', async ({
+    assert,
+  }) => {
     const total = 50 * MB
-    const exchange = await streamBody(appUrl(), { path: NOTIFY_PATH, contentType: JUNK_MULTIPART, total, chunked: true })
+    const exchange = await streamBody(appUrl(), {
+      path: NOTIFY_PATH,
+      contentType: JUNK_MULTIPART,
+      total,
+      chunked: true,
+    })
     assert.equal(exchange.status, 413)
     assert.equal(exchange.body, 'fail')
     assertCutEarly(assert, exchange, total)
@@ -139,15 +169,26 @@ test.group('Hostile bodies are cut early', (group) => {
     assert,
   }) => {
     const total = 50 * MB
-    const exchange = await streamBody(appUrl(), { path: NOTIFY_PATH, contentType: JUNK_MULTIPART, total })
+    const exchange = await streamBody(appUrl(), {
+      path: NOTIFY_PATH,
+      contentType: JUNK_MULTIPART,
+      total,
+    })
     assert.equal(exchange.status, 413)
     assert.equal(exchange.body, 'fail')
     assertCutEarly(assert, exchange, total)
   }).timeout(40_000)
 
-  test('provider notify: a chunked body without content type is cut at the limit (413 fail)', async ({ assert }) => {
+  test('provider notify: a chunked body without content type is cut at the limit (413 fail)', async ({
+    assert,
+  }) => {
     const total = 50 * MB
-    const exchange = await streamBody(appUrl(), { path: NOTIFY_PATH, contentType: null, total, chunked: true })
+    const exchange = await streamBody(appUrl(), {
+      path: NOTIFY_PATH,
+      contentType: null,
+      total,
+      chunked: true,
+    })
     assert.equal(exchange.status, 413)
     assert.equal(exchange.body, 'fail')
     assertCutEarly(assert, exchange, total)
@@ -155,7 +196,10 @@ test.group('Hostile bodies are cut early', (group) => {
 })
 
 test.group('Connections closed after the answer', () => {
-  test('the server keeps running and logs the client address of each', async ({ assert, cleanup }) => {
+  test('the server keeps running and logs the client address of each', async ({
+    assert,
+    cleanup,
+  }) => {
     const server = await startServerProcess({ LOG_LEVEL: 'info' })
     cleanup(() => server.stop())
     for (let index = 0; index < 10; index++) {
@@ -179,7 +223,9 @@ test.group('Connections closed after the answer', () => {
 })
 
 test.group('Slow clients are dropped', () => {
-  test('default timeouts: headers within 10 s, the request within 30 s, keep-alive 5 s', ({ assert }) => {
+  test('default timeouts: headers within 10 s, the request within 30 s, keep-alive 5 s', ({
+    assert,
+  }) => {
     const options = httpServerOptions()
     assert.equal(options.headersTimeout, 10_000)
     assert.equal(options.requestTimeout, 30_000)
@@ -191,7 +237,10 @@ test.group('Slow clients are dropped', () => {
     assert,
     cleanup,
   }) => {
-    const server = await startServerProcess({ HTTP_HEADERS_TIMEOUT: '1', HTTP_REQUEST_TIMEOUT: '2' })
+    const server = await startServerProcess({
+      HTTP_HEADERS_TIMEOUT: '1',
+      HTTP_REQUEST_TIMEOUT: '2',
+    })
     cleanup(() => server.stop())
     const host = new URL(server.url).host
 

@@ -18,12 +18,19 @@ test.group('Envelope and request ids', (group) => {
     assert.equal(response.header('x-request-id'), body.request_id)
   })
 
-  test('a sane X-Request-Id from a proxy is kept, a bad one replaced', async ({ client, assert }) => {
-    const kept = await client.get('/payments/native/v1/config').header('x-request-id', 'proxy-req-0001')
+  test('a sane X-Request-Id from a proxy is kept, a bad one replaced', async ({
+    client,
+    assert,
+  }) => {
+    const kept = await client
+      .get('/payments/native/v1/config')
+      .header('x-request-id', 'proxy-req-0001')
     assert.equal(kept.body().request_id, 'proxy-req-0001')
     assert.equal(kept.header('x-request-id'), 'proxy-req-0001')
 
-    const replaced = await client.get('/payments/native/v1/config').header('x-request-id', 'bad id <script>')
+    const replaced = await client
+      .get('/payments/native/v1/config')
+      .header('x-request-id', 'bad id <script>')
     assert.notEqual(replaced.body().request_id, 'bad id <script>')
     assert.match(replaced.body().request_id, /^[A-Za-z0-9_-]{16}$/)
   })

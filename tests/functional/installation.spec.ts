@@ -19,7 +19,9 @@ import { compatSettings } from '#plugins/compat/compat_settings'
 test.group('Installation defaults', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('API key 1000 from INITIAL_API_SECRET, compat defaults, chains and tokens, admin', async ({ assert }) => {
+  test('API key 1000 from INITIAL_API_SECRET, compat defaults, chains and tokens, admin', async ({
+    assert,
+  }) => {
     const key = await ApiKey.findByOrFail('pid', '1000')
     assert.equal(key.signingSecret(), 'test-secret-0123456789abcdef')
     assert.notInclude(key.secretKey, 'test-secret-0123456789abcdef', 'stored encrypted')
@@ -31,12 +33,21 @@ test.group('Installation defaults', (group) => {
 
     const networks = (await Chain.query().orderBy('sort_order')).map((chain) => chain.network)
     assert.deepEqual(networks, ['tron', 'ethereum', 'bsc', 'polygon', 'plasma', 'solana', 'ton'])
-    const usdtOnTron = await Token.query().where('network', 'tron').where('symbol', 'USDT').firstOrFail()
+    const usdtOnTron = await Token.query()
+      .where('network', 'tron')
+      .where('symbol', 'USDT')
+      .firstOrFail()
     assert.equal(usdtOnTron.contract, 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t')
     assert.equal(usdtOnTron.decimals, 6)
-    const usdtOnBsc = await Token.query().where('network', 'bsc').where('symbol', 'USDT').firstOrFail()
+    const usdtOnBsc = await Token.query()
+      .where('network', 'bsc')
+      .where('symbol', 'USDT')
+      .firstOrFail()
     assert.equal(usdtOnBsc.decimals, 18)
-    const eth = await Token.query().where('network', 'ethereum').where('symbol', 'ETH').firstOrFail()
+    const eth = await Token.query()
+      .where('network', 'ethereum')
+      .where('symbol', 'ETH')
+      .firstOrFail()
     assert.isNull(eth.contract)
     assert.equal(eth.decimals, 18)
     for (const network of networks) {
@@ -54,9 +65,17 @@ test.group('Installation defaults', (group) => {
     await settings.set('compat.default_token', 'usdt')
     await db.from('api_keys').where('pid', '1000').update({ secret_key: 'operator-rotated-secret' })
     await db.from('chains').where('network', 'tron').update({ enabled: false, confirmations: 3 })
-    await db.from('tokens').where('network', 'tron').where('symbol', 'USDT').update({ amount_precision: 5 })
+    await db
+      .from('tokens')
+      .where('network', 'tron')
+      .where('symbol', 'USDT')
+      .update({ amount_precision: 5 })
     await db.from('tokens').where('network', 'tron').where('symbol', 'USDC').delete()
-    const counts = [await countRows('chains'), await countRows('api_keys'), await countRows('users')]
+    const counts = [
+      await countRows('chains'),
+      await countRows('api_keys'),
+      await countRows('users'),
+    ]
 
     const printed: string[] = []
     await installation.prepare({ print: (line) => printed.push(line) })
@@ -65,7 +84,10 @@ test.group('Installation defaults', (group) => {
     assert.deepEqual(printed, [])
     assert.equal(await compatSettings.get('compat.default_currency'), 'usd')
     assert.equal(await compatSettings.get('compat.default_token'), 'usdt')
-    assert.equal((await ApiKey.findByOrFail('pid', '1000')).signingSecret(), 'operator-rotated-secret')
+    assert.equal(
+      (await ApiKey.findByOrFail('pid', '1000')).signingSecret(),
+      'operator-rotated-secret'
+    )
     const tron = await Chain.findByOrFail('network', 'tron')
     assert.isFalse(tron.enabled)
     assert.equal(tron.confirmations, 3)
@@ -73,7 +95,10 @@ test.group('Installation defaults', (group) => {
     assert.equal(usdt.amountPrecision, 5)
     // a missing default token is installed again
     assert.isNotNull(await Token.query().where('network', 'tron').where('symbol', 'USDC').first())
-    assert.deepEqual([await countRows('chains'), await countRows('api_keys'), await countRows('users')], counts)
+    assert.deepEqual(
+      [await countRows('chains'), await countRows('api_keys'), await countRows('users')],
+      counts
+    )
   })
 
   test('APP_KEY is generated once into storage/app_key and reused', ({ assert }) => {
@@ -90,7 +115,10 @@ test.group('Installation defaults', (group) => {
 })
 
 test.group('Concurrent first start', () => {
-  test('two processes installing one empty database at once both succeed', async ({ assert, cleanup }) => {
+  test('two processes installing one empty database at once both succeed', async ({
+    assert,
+    cleanup,
+  }) => {
     const fresh: Record<string, string | undefined> = {
       INITIAL_API_SECRET: undefined,
       ADMIN_EMAIL: undefined,
@@ -110,7 +138,9 @@ test.group('Concurrent first start', () => {
     }
     const results = await Promise.all([runAce(['setup'], fresh), runAce(['setup'], fresh)])
     for (const result of results) assert.equal(result.code, 0, result.stderr + result.stdout)
-    const secrets = results.map((result) => /secret_key: ([0-9a-f]{64})/.exec(result.stdout)?.[1]).filter(Boolean)
+    const secrets = results
+      .map((result) => /secret_key: ([0-9a-f]{64})/.exec(result.stdout)?.[1])
+      .filter(Boolean)
     assert.lengthOf(secrets, 1, 'exactly one process created the API key and printed its secret')
   }).timeout(60_000)
 })
@@ -120,7 +150,10 @@ test.group('Concurrent first start', () => {
  * `npm start` → wallet:add → rate:set → a signed create → payment_url 301.
  */
 test.group('Zero-setup start', () => {
-  test('a fresh database: start, add a wallet and a rate, create an order', async ({ assert, cleanup }) => {
+  test('a fresh database: start, add a wallet and a rate, create an order', async ({
+    assert,
+    cleanup,
+  }) => {
     const fresh: Record<string, string | undefined> = {
       INITIAL_API_SECRET: undefined,
       ADMIN_EMAIL: undefined,
@@ -173,6 +206,7 @@ test.group('Zero-setup start', () => {
     assert.equal(((await status.json()) as any).data.status, 1)
 
     await again.stop()
-    if (fresh.PG_DB_NAME) await db.connection().rawQuery('DROP DATABASE IF EXISTS gateway_fresh_install')
+    if (fresh.PG_DB_NAME)
+      await db.connection().rawQuery('DROP DATABASE IF EXISTS gateway_fresh_install')
   }).timeout(120_000)
 })

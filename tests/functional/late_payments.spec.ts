@@ -22,7 +22,16 @@ import type { ObservedTransfer } from '#chains/chain_family'
  */
 
 function transfer(reference: string, amount: string, timestamp: number): ObservedTransfer {
-  return { reference, position: 'log:0', to: FAKE_WALLET, contract: FAKE_USDT, amount, timestamp, confirmations: 10, success: true }
+  return {
+    reference,
+    position: 'log:0',
+    to: FAKE_WALLET,
+    contract: FAKE_USDT,
+    amount,
+    timestamp,
+    confirmations: 10,
+    success: true,
+  }
 }
 
 async function scan(...transfers: ObservedTransfer[]) {
@@ -44,7 +53,10 @@ async function expire(order: Order, at = Date.now() - 1000) {
 async function pastGrace(order: Order) {
   const chain = await Chain.findByOrFail('network', FAKE_NETWORK)
   const end = Date.now() - (await reservationGraceMs(chain)) - 60_000
-  await db.from('orders').where('id', order.id).update({ created_at: end - 600_000, expiration_time: end })
+  await db
+    .from('orders')
+    .where('id', order.id)
+    .update({ created_at: end - 600_000, expiration_time: end })
   await db.from('amount_locks').where('order_id', order.id).update({ expires_at: end })
   return Order.findOrFail(order.id)
 }
@@ -59,7 +71,10 @@ test.group('Late payments: the reservation outlives the order', (group) => {
     await prepareLifecycle()
   })
 
-  test('after expiry the amount is not handed out again within the grace', async ({ client, assert }) => {
+  test('after expiry the amount is not handed out again within the grace', async ({
+    client,
+    assert,
+  }) => {
     const first = await newOrder(client)
     await expire(first)
     const second = await newOrder(client)
@@ -85,7 +100,9 @@ test.group('Late payments: the reservation outlives the order', (group) => {
     assert.equal((await newOrder(client)).actualAmount, '13.81')
   })
 
-  test('the grace is confirmations × block time + scan interval + the margin setting', async ({ assert }) => {
+  test('the grace is confirmations × block time + scan interval + the margin setting', async ({
+    assert,
+  }) => {
     await settings.set('order.late_payment_margin_seconds', '120')
     const chain = await Chain.findByOrFail('network', FAKE_NETWORK)
     chain.merge({ confirmations: 20, blockTimeMs: 3000, scanIntervalSeconds: 5 })
@@ -99,7 +116,10 @@ test.group('Late payments: the reservation outlives the order', (group) => {
     assert.match(refused.stderr + refused.stdout, /block time must be from 0.1 to 600 seconds/)
   })
 
-  test('the expiry job reclaims reservations past their grace, and only those', async ({ client, assert }) => {
+  test('the expiry job reclaims reservations past their grace, and only those', async ({
+    client,
+    assert,
+  }) => {
     const old = await pastGrace(await expire(await newOrder(client)))
     const recent = await expire(await newOrder(client))
     // still shown as waiting although its time is long gone: kept whatever the clock says
@@ -109,7 +129,9 @@ test.group('Late payments: the reservation outlives the order', (group) => {
     await db.from('orders').where('id', stuck.id).update({ status: 1 })
 
     await amountAllocator.reclaimExpired()
-    const held = (await db.from('amount_locks').select('order_id')).map((row) => Number(row.order_id)).sort()
+    const held = (await db.from('amount_locks').select('order_id'))
+      .map((row) => Number(row.order_id))
+      .sort()
     assert.deepEqual(held, [recent.id, stuck.id].sort())
     assert.notInclude(held, old.id)
   })
@@ -150,7 +172,10 @@ test.group('Late payments: time decides which order a transfer pays', (group) =>
     const b = await newOrder(client)
     assert.notEqual(b.actualAmount, a.actualAmount)
     // chain order: A's transfer first, then B's
-    const report = await scan(transfer('tx-a', a.actualAmount, paidAt), transfer('tx-b', b.actualAmount, Date.now()))
+    const report = await scan(
+      transfer('tx-a', a.actualAmount, paidAt),
+      transfer('tx-b', b.actualAmount, Date.now())
+    )
     assert.equal(report.paid, 2)
     assert.equal((await Order.findOrFail(a.id)).blockTransactionId, 'tx-a')
     assert.equal((await Order.findOrFail(b.id)).blockTransactionId, 'tx-b')
@@ -166,14 +191,20 @@ test.group('Late payments: time decides which order a transfer pays', (group) =>
     await expire(a)
     const b = await newOrder(client)
     // chain order: B's transfer first, then the late one of A's amount
-    await scan(transfer('tx-b', b.actualAmount, Date.now()), transfer('tx-late', a.actualAmount, Date.now() + 1))
+    await scan(
+      transfer('tx-b', b.actualAmount, Date.now()),
+      transfer('tx-late', a.actualAmount, Date.now() + 1)
+    )
     assert.equal(await status(a), 3)
     assert.equal((await Order.findOrFail(b.id)).blockTransactionId, 'tx-b')
     const row = await UnmatchedPayment.findByOrFail('reference', 'tx-late')
     assert.match(row.reason, new RegExp(`made after the life of order ${a.tradeId} ended`))
   })
 
-  test('closure: paid before the close → credited late; paid after the close → unmatched', async ({ client, assert }) => {
+  test('closure: paid before the close → credited late; paid after the close → unmatched', async ({
+    client,
+    assert,
+  }) => {
     const a = await newOrder(client)
     const c = await newOrder(client, { amount: 200 })
     const before = Date.now() - 5
@@ -227,7 +258,10 @@ test.group('Late payments: time decides which order a transfer pays', (group) =>
     // forced overlap (an operator who set the margin too short, say): same amount on the same address
     await db.from('amount_locks').where('order_id', b.id).delete()
     await db.from('orders').where('id', b.id).update({ actual_amount: a.actualAmount })
-    await scan(transfer('tx-1', a.actualAmount, Date.now()), transfer('tx-2', a.actualAmount, Date.now() + 1))
+    await scan(
+      transfer('tx-1', a.actualAmount, Date.now()),
+      transfer('tx-2', a.actualAmount, Date.now() + 1)
+    )
     assert.equal((await Order.findOrFail(a.id)).blockTransactionId, 'tx-1')
     assert.equal(await status(b), 1)
     const row = await UnmatchedPayment.findByOrFail('reference', 'tx-2')

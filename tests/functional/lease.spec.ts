@@ -104,7 +104,9 @@ test.group('Leases', (group) => {
       claimLeases({ table: 'chain_cursors', token, leaseMs: LEASE_MS, orderBy: 'id', limit: 3 })
 
     const first = await batch('first')
-    const ids = (await db.from('chain_cursors').orderBy('id').select('id')).map((row) => Number(row.id))
+    const ids = (await db.from('chain_cursors').orderBy('id').select('id')).map((row) =>
+      Number(row.id)
+    )
     assert.deepEqual(first, ids.slice(1, 4))
 
     const results = await Promise.all([batch('a'), batch('b'), batch('c'), batch('d')])

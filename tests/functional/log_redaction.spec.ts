@@ -7,7 +7,13 @@ import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
 import { MerchantServer } from '#tests/helpers/merchant_server'
 import { runAce } from '#tests/helpers/processes'
 
-type LogLine = { level: number; msg: string; url?: string; error?: string; [field: string]: unknown }
+type LogLine = {
+  level: number
+  msg: string
+  url?: string
+  error?: string
+  [field: string]: unknown
+}
 
 function jsonLines(stdout: string): LogLine[] {
   return stdout
@@ -28,17 +34,33 @@ test.group('Log lines carry no URL secrets', (group) => {
     merchant.reset()
   })
 
-  test("a real compat delivery's JSON log lines mask sign, tokens and user info", async ({ client, assert }) => {
+  test("a real compat delivery's JSON log lines mask sign, tokens and user info", async ({
+    client,
+    assert,
+  }) => {
     // The merchant's notify_url carries a password and a token of its own; the compat callback adds its sign.
-    const notifyUrl = merchant.notifyUrl.replace('http://', 'http://shop:hunter2-password@') + '?token=merchant-token-42&shop=7'
-    merchant.reset([{ status: 500, body: 'busy' }, { status: 200, body: 'success' }])
-    const order = await newOrder(client, { notify_url: notifyUrl, payment_type: 'Compat', pid: '1000' })
+    const notifyUrl =
+      merchant.notifyUrl.replace('http://', 'http://shop:hunter2-password@') +
+      '?token=merchant-token-42&shop=7'
+    merchant.reset([
+      { status: 500, body: 'busy' },
+      { status: 200, body: 'success' },
+    ])
+    const order = await newOrder(client, {
+      notify_url: notifyUrl,
+      payment_type: 'Compat',
+      pid: '1000',
+    })
     await paymentService.markPaid(order.id, { reference: `tx-${order.tradeId}`, source: 'scanner' })
 
     const lines: LogLine[] = []
     for (let run = 0; run < 2; run++) {
       // The retry is due at once (not after its backoff).
-      if (run === 1) await db.from('callbacks').where('order_id', order.id).update({ next_attempt_at: Date.now() - 1000 })
+      if (run === 1)
+        await db
+          .from('callbacks')
+          .where('order_id', order.id)
+          .update({ next_attempt_at: Date.now() - 1000 })
       // The worker's command, as production runs it: JSON lines on stdout.
       const result = await runAce(['callbacks:deliver'], { LOG_LEVEL: 'info' })
       assert.equal(result.code, 0, result.stderr + result.stdout)
@@ -69,8 +91,13 @@ test.group('Log lines carry no URL secrets', (group) => {
     assert.notInclude(everything, 'merchant-token-42')
   }).timeout(120_000)
 
-  test('fields are redacted however deep; lines without a URL are left as they are', ({ assert }) => {
-    const fields = { a: { b: [{ c: 'see https://x.example/cb?signature=abc123&key=k1&id=9 now' }] }, n: 3 }
+  test('fields are redacted however deep; lines without a URL are left as they are', ({
+    assert,
+  }) => {
+    const fields = {
+      a: { b: [{ c: 'see https://x.example/cb?signature=abc123&key=k1&id=9 now' }] },
+      n: 3,
+    }
     assert.deepEqual(redactLogFields(fields), {
       a: { b: [{ c: 'see https://x.example/cb?signature=***&key=***&id=9 now' }] },
       n: 3,

@@ -4,11 +4,20 @@ import operator from '#services/operator_service'
 import { AUTH_FAILED_MESSAGE } from '#services/merchant_auth'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { makeTronPayable } from '#tests/helpers/setup'
-import { CREATE_PATH, TEST_SECRET, createOrder, merchantSign, orderParams, rawPost } from '#tests/helpers/merchant'
+import {
+  CREATE_PATH,
+  TEST_SECRET,
+  createOrder,
+  merchantSign,
+  orderParams,
+  rawPost,
+} from '#tests/helpers/merchant'
 
 /** The 401 of a native request with these fields: the same words for every refusal. */
 function refusal(params: Record<string, unknown>) {
-  const names = Object.keys(params).filter((name) => name !== 'signature' && params[name] !== undefined && params[name] !== '').sort()
+  const names = Object.keys(params)
+    .filter((name) => name !== 'signature' && params[name] !== undefined && params[name] !== '')
+    .sort()
   return (
     `${AUTH_FAILED_MESSAGE}: requests are signed with HMAC-SHA256 (64 lower-case hex characters) keyed with the secret_key of the pid, ` +
     `over the sorted name=value pairs of the non-empty fields joined by & (here: ${names.join(', ')})`
@@ -49,8 +58,15 @@ test.group('Native signature', (group) => {
 
   test('a form value keeps its text: "100.00" is signed as 100.00', async ({ assert }) => {
     const params = orderParams({ amount: '100.00' })
-    const good = new URLSearchParams({ ...(params as Record<string, string>), signature: merchantSign(params) })
-    const response = await rawPost(CREATE_PATH, good.toString(), 'application/x-www-form-urlencoded')
+    const good = new URLSearchParams({
+      ...(params as Record<string, string>),
+      signature: merchantSign(params),
+    })
+    const response = await rawPost(
+      CREATE_PATH,
+      good.toString(),
+      'application/x-www-form-urlencoded'
+    )
     assert.equal(response.status, 200, JSON.stringify(response.body))
 
     const other = orderParams({ amount: '100.00' })
@@ -58,7 +74,11 @@ test.group('Native signature', (group) => {
       ...(other as Record<string, string>),
       signature: merchantSign({ ...other, amount: '100' }),
     })
-    const refused = await rawPost(CREATE_PATH, wrong.toString(), 'application/x-www-form-urlencoded')
+    const refused = await rawPost(
+      CREATE_PATH,
+      wrong.toString(),
+      'application/x-www-form-urlencoded'
+    )
     assert.equal(refused.status, 401)
   })
 
@@ -67,10 +87,22 @@ test.group('Native signature', (group) => {
     response.assertStatus(200)
   })
 
-  test('form values are signed exactly as sent, spaces and symbols included', async ({ assert }) => {
-    const params = orderParams({ name: ' Café & Co = 1+1 ', redirect_url: 'https://shop.example/r?a=1&b=2' })
-    const form = new URLSearchParams({ ...(params as Record<string, string>), signature: merchantSign(params) })
-    const response = await rawPost(CREATE_PATH, form.toString(), 'application/x-www-form-urlencoded')
+  test('form values are signed exactly as sent, spaces and symbols included', async ({
+    assert,
+  }) => {
+    const params = orderParams({
+      name: ' Café & Co = 1+1 ',
+      redirect_url: 'https://shop.example/r?a=1&b=2',
+    })
+    const form = new URLSearchParams({
+      ...(params as Record<string, string>),
+      signature: merchantSign(params),
+    })
+    const response = await rawPost(
+      CREATE_PATH,
+      form.toString(),
+      'application/x-www-form-urlencoded'
+    )
     assert.equal(response.status, 200, JSON.stringify(response.body))
   })
 
@@ -105,9 +137,18 @@ test.group('Native signature', (group) => {
     response.assertStatus(200)
   })
 
-  test('a wrong, truncated or missing signature is 401 and writes nothing', async ({ client, assert }) => {
+  test('a wrong, truncated or missing signature is 401 and writes nothing', async ({
+    client,
+    assert,
+  }) => {
     const params = orderParams()
-    for (const signature of ['0'.repeat(64), merchantSign(params).slice(0, 63), '', undefined, 'zz']) {
+    for (const signature of [
+      '0'.repeat(64),
+      merchantSign(params).slice(0, 63),
+      '',
+      undefined,
+      'zz',
+    ]) {
       const response = await client
         .post(CREATE_PATH)
         .json({ ...params, ...(signature === undefined ? {} : { signature }) })
@@ -123,7 +164,9 @@ test.group('Native signature', (group) => {
 
   test('the key is chosen by pid', async ({ client, assert }) => {
     await operator.createApiKey({ pid: '2001', secret: 'secret-of-2001-abcdef' })
-    ;(await createOrder(client, orderParams({ pid: '2001' }), 'secret-of-2001-abcdef')).assertStatus(200)
+    ;(
+      await createOrder(client, orderParams({ pid: '2001' }), 'secret-of-2001-abcdef')
+    ).assertStatus(200)
     const crossed = await createOrder(client, orderParams({ pid: '2001' }), TEST_SECRET)
     crossed.assertStatus(401)
     assert.equal(crossed.body().status_code, 401)
@@ -140,29 +183,47 @@ test.group('Native signature', (group) => {
     assert,
   }) => {
     const params = orderParams()
-    const wrong = await client.post(CREATE_PATH).json({ ...params, signature: '0'.repeat(64) }).accept('json')
+    const wrong = await client
+      .post(CREATE_PATH)
+      .json({ ...params, signature: '0'.repeat(64) })
+      .accept('json')
     wrong.assertStatus(401)
     const message = wrong.body().message
     assert.equal(message, refusal(params))
     assert.include(message, 'here: amount, currency, network, notify_url, order_id, pid, token)')
     assert.notInclude(message, merchantSign(params))
     // An MD5 signature (what epusdt and BEpusdt send) gets the same answer, which names the algorithm.
-    const md5 = await client.post(CREATE_PATH).json({ ...params, signature: 'a'.repeat(32) }).accept('json')
+    const md5 = await client
+      .post(CREATE_PATH)
+      .json({ ...params, signature: 'a'.repeat(32) })
+      .accept('json')
     assert.equal(md5.body().message, message)
     // An unknown pid with the same fields: the same words (it does not tell the pid is unknown).
     await operator.updateApiKey('1000', { enabled: false })
-    const disabled = await client.post(CREATE_PATH).json({ ...params, signature: merchantSign(params) }).accept('json')
+    const disabled = await client
+      .post(CREATE_PATH)
+      .json({ ...params, signature: merchantSign(params) })
+      .accept('json')
     assert.equal(disabled.body().message, message)
     // No signature at all: said, with the same hint.
     const unsigned = await client.post(CREATE_PATH).json(params).accept('json')
     unsigned.assertStatus(401)
-    assert.match(unsigned.body().message, /^The signature field is required; requests are signed with HMAC-SHA256/)
+    assert.match(
+      unsigned.body().message,
+      /^The signature field is required; requests are signed with HMAC-SHA256/
+    )
   })
 
-  test('a missing pid is a parameter error that says what a pid is (a shop moving from epusdt sends none)', async ({ client, assert }) => {
+  test('a missing pid is a parameter error that says what a pid is (a shop moving from epusdt sends none)', async ({
+    client,
+    assert,
+  }) => {
     const response = await createOrder(client, orderParams({ pid: undefined }))
     response.assertStatus(400)
-    assert.match(response.body().message, /^The pid field is required: every request names its merchant by the pid of an API key/)
+    assert.match(
+      response.body().message,
+      /^The pid field is required: every request names its merchant by the pid of an API key/
+    )
   })
 
   test('a disabled key is 401; enabled again it works', async ({ client, assert }) => {
@@ -218,14 +279,29 @@ test.group('Native signature', (group) => {
           .join('&') + TEST_SECRET
       )
       .digest('hex')
-    const legacy = await client.post('/api/v1/order/create-transaction').json({ ...upstream, signature: md5 }).accept('json')
+    const legacy = await client
+      .post('/api/v1/order/create-transaction')
+      .json({ ...upstream, signature: md5 })
+      .accept('json')
     legacy.assertStatus(404)
-    const noPid = await client.post(CREATE_PATH).json({ ...upstream, signature: md5 }).accept('json')
+    const noPid = await client
+      .post(CREATE_PATH)
+      .json({ ...upstream, signature: md5 })
+      .accept('json')
     noPid.assertStatus(400)
-    assert.match(noPid.body().message, /pid field is required: every request names its merchant by the pid of an API key/)
-    const withPid = await client.post(CREATE_PATH).json({ ...upstream, pid: '1000', signature: md5 }).accept('json')
+    assert.match(
+      noPid.body().message,
+      /pid field is required: every request names its merchant by the pid of an API key/
+    )
+    const withPid = await client
+      .post(CREATE_PATH)
+      .json({ ...upstream, pid: '1000', signature: md5 })
+      .accept('json')
     withPid.assertStatus(401)
-    assert.match(withPid.body().message, /signed with HMAC-SHA256 .*\(here: amount, notify_url, order_id, pid, redirect_url\)/)
+    assert.match(
+      withPid.body().message,
+      /signed with HMAC-SHA256 .*\(here: amount, notify_url, order_id, pid, redirect_url\)/
+    )
     assert.equal(await countRows('orders'), 0)
   })
 })

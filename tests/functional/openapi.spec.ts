@@ -13,12 +13,25 @@ import { isAcknowledged } from '#callbacks/retry_policy'
 import settings from '#settings/settings_service'
 import { resetDatabase } from '#tests/helpers/database'
 import { newOrder, newPlaceholder, prepareLifecycle } from '#tests/helpers/orders'
-import { FAKE_NETWORK, FAKE_USDT, FAKE_WALLET, fakeFamily, fakeTransfer } from '#tests/helpers/fake_chain'
+import {
+  FAKE_NETWORK,
+  FAKE_USDT,
+  FAKE_WALLET,
+  fakeFamily,
+  fakeTransfer,
+} from '#tests/helpers/fake_chain'
 import { FakeProvider } from '#tests/helpers/fake_provider'
 import { MerchantServer } from '#tests/helpers/merchant_server'
 import { merchantVerifiesCallback, orderParams, signed } from '#tests/helpers/merchant'
 import { compatSign } from '#tests/helpers/compat_merchant'
-import { OpenApiContract, openApiStructureValidator, resolvePointer, walk, type Answer, type CallOptions } from '#tests/helpers/openapi_contract'
+import {
+  OpenApiContract,
+  openApiStructureValidator,
+  resolvePointer,
+  walk,
+  type Answer,
+  type CallOptions,
+} from '#tests/helpers/openapi_contract'
 
 /**
  * The OpenAPI document against the gateway: every documented path, method,
@@ -38,7 +51,10 @@ const SUBMIT = '/pay/submit-tx-hash/{trade_id}'
 const UNKNOWN_TRADE_ID = 'NoSuchOrder00000000000'
 
 /** The spec's error table, written here from the spec (not from the app's code). */
-const SPEC_CODES = [200, 400, 401, 10001, 10002, 10003, 10004, 10005, 10006, 10007, 10008, 10009, 10010, 10011, 10012, 10013, 10014, 10016, 10017, 10018, 10019]
+const SPEC_CODES = [
+  200, 400, 401, 10001, 10002, 10003, 10004, 10005, 10006, 10007, 10008, 10009, 10010, 10011, 10012,
+  10013, 10014, 10016, 10017, 10018, 10019,
+]
 
 let contract: OpenApiContract
 
@@ -56,14 +72,25 @@ function signedBody(fields: Record<string, unknown>) {
 
 /** The same, as form fields. */
 function signedForm(fields: Record<string, unknown>): Record<string, string> {
-  return Object.fromEntries(Object.entries(signedBody(fields)).map(([name, value]) => [name, String(value)]))
+  return Object.fromEntries(
+    Object.entries(signedBody(fields)).map(([name, value]) => [name, String(value)])
+  )
 }
 
 const malformedJson = { raw: { body: '{"pid": "1000", ', contentType: 'application/json' } }
-const oversized = (path: string) => ({ raw: { body: JSON.stringify({ pid: '1000', name: 'x'.repeat(70 * 1024) }), contentType: 'application/json' }, path })
+const oversized = (path: string) => ({
+  raw: {
+    body: JSON.stringify({ pid: '1000', name: 'x'.repeat(70 * 1024) }),
+    contentType: 'application/json',
+  },
+  path,
+})
 
 /** Another network of the fake family, with USDT; a wallet unless told. */
-async function addFakeNetwork(network: string, options: { enabled?: boolean; wallet?: boolean } = {}) {
+async function addFakeNetwork(
+  network: string,
+  options: { enabled?: boolean; wallet?: boolean } = {}
+) {
   const now = Date.now()
   await db.table('chains').insert({
     network,
@@ -89,7 +116,14 @@ async function addFakeNetwork(network: string, options: { enabled?: boolean; wal
     updated_at: now,
   })
   if (options.wallet ?? true) {
-    await db.table('wallets').insert({ network, address: `fake:wallet-${network}`, enabled: true, note: '', created_at: now, updated_at: now })
+    await db.table('wallets').insert({
+      network,
+      address: `fake:wallet-${network}`,
+      enabled: true,
+      note: '',
+      created_at: now,
+      updated_at: now,
+    })
   }
   configCache.invalidate()
 }
@@ -101,12 +135,17 @@ async function addFakeNetwork(network: string, options: { enabled?: boolean; wal
  */
 async function whileDatabaseRefuses<T>(work: () => Promise<T>): Promise<T> {
   const connection = db.connection()
-  const clients = new Set<any>([(connection.getWriteClient() as any).client, (connection.getReadClient() as any).client])
+  const clients = new Set<any>([
+    (connection.getWriteClient() as any).client,
+    (connection.getReadClient() as any).client,
+  ])
   const originals = new Map<any, unknown>()
   for (const client of clients) {
     originals.set(client, client.acquireConnection)
     client.acquireConnection = async () => {
-      throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })
+      throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+        code: 'ECONNREFUSED',
+      })
     }
   }
   try {
@@ -118,15 +157,23 @@ async function whileDatabaseRefuses<T>(work: () => Promise<T>): Promise<T> {
 
 /** Asserts the answer's status and status_code (after the contract checked it). */
 function expect(answer: Answer, status: number, statusCode?: number): Answer {
-  if (answer.status !== status || (statusCode !== undefined && answer.body?.status_code !== statusCode)) {
-    throw new Error(`expected HTTP ${status}${statusCode ? ` / ${statusCode}` : ''}, got ${answer.status}: ${JSON.stringify(answer.body)}`)
+  if (
+    answer.status !== status ||
+    (statusCode !== undefined && answer.body?.status_code !== statusCode)
+  ) {
+    throw new Error(
+      `expected HTTP ${status}${statusCode ? ` / ${statusCode}` : ''}, got ${answer.status}: ${JSON.stringify(answer.body)}`
+    )
   }
   return answer
 }
 
-const call = (method: 'GET' | 'POST', template: string, options?: CallOptions) => contract.call(method, template, options)
-const switchTo = (tradeId: string, network: string, token = 'usdt') => call('POST', SWITCH, { json: { trade_id: tradeId, network, token } })
-const submit = (tradeId: string, reference: string) => call('POST', SUBMIT, { params: { trade_id: tradeId }, json: { block_transaction_id: reference } })
+const call = (method: 'GET' | 'POST', template: string, options?: CallOptions) =>
+  contract.call(method, template, options)
+const switchTo = (tradeId: string, network: string, token = 'usdt') =>
+  call('POST', SWITCH, { json: { trade_id: tradeId, network, token } })
+const submit = (tradeId: string, reference: string) =>
+  call('POST', SUBMIT, { params: { trade_id: tradeId }, json: { block_transaction_id: reference } })
 
 test.group('OpenAPI contract', (group) => {
   const provider = new FakeProvider()
@@ -155,7 +202,10 @@ test.group('OpenAPI contract', (group) => {
     const answer = expect(await call('GET', OPENAPI), 200)
     const doc = answer.body
     assert.equal(doc.openapi, '3.1.0')
-    assert.deepEqual(doc.servers.map((server: any) => server.url), [appUrl()])
+    assert.deepEqual(
+      doc.servers.map((server: any) => server.url),
+      [appUrl()]
+    )
 
     // The structure, by the official OpenAPI 3.1 JSON Schema; and the check is no formality.
     const validateStructure = openApiStructureValidator()
@@ -183,9 +233,15 @@ test.group('OpenAPI contract', (group) => {
       for (const operation of [item.get, item.post].filter(Boolean)) {
         assert.isFalse(operationIds.has(operation.operationId), operation.operationId)
         operationIds.add(operation.operationId)
-        const declared = (operation.parameters ?? []).map((parameter: any) => contract.deref(parameter)).filter((p: any) => p.in === 'path')
+        const declared = (operation.parameters ?? [])
+          .map((parameter: any) => contract.deref(parameter))
+          .filter((p: any) => p.in === 'path')
         const inTemplate = [...template.matchAll(/\{([^}]+)\}/g)].map((match) => match[1])
-        assert.deepEqual(declared.map((p: any) => p.name), inTemplate, template)
+        assert.deepEqual(
+          declared.map((p: any) => p.name),
+          inTemplate,
+          template
+        )
       }
     }
 
@@ -196,15 +252,24 @@ test.group('OpenAPI contract', (group) => {
     for (const code of SPEC_CODES.filter((c) => c !== 200 && c !== 10001)) {
       const http = code === 401 ? '401' : '400'
       const answering = Object.values<any>(doc.paths).flatMap((item) =>
-        [item.get, item.post].filter(Boolean).filter((op: any) => op.responses[http] && contract.statusCodesOf(op.responses[http]).includes(code))
+        [item.get, item.post]
+          .filter(Boolean)
+          .filter(
+            (op: any) =>
+              op.responses[http] && contract.statusCodesOf(op.responses[http]).includes(code)
+          )
       )
       assert.isAbove(answering.length, 0, `no operation documents ${code} under HTTP ${http}`)
     }
 
     // The worked signing example of the introduction is right.
-    const example = 'amount=100&currency=cny&network=tron&notify_url=https://shop.example/notify&order_id=A-1001&pid=1000&token=usdt'
+    const example =
+      'amount=100&currency=cny&network=tron&notify_url=https://shop.example/notify&order_id=A-1001&pid=1000&token=usdt'
     assert.include(doc.info.description, example)
-    assert.include(doc.info.description, createHmac('sha256', 'demo-secret-please-change').update(example).digest('hex'))
+    assert.include(
+      doc.info.description,
+      createHmac('sha256', 'demo-secret-please-change').update(example).digest('hex')
+    )
 
     // Cacheable: the ETag revalidates.
     const etag = answer.headers.get('etag')!
@@ -217,70 +282,171 @@ test.group('OpenAPI contract', (group) => {
     env.set('APP_URL', 'https://pay.example.test/')
     try {
       const moved = expect(await call('GET', OPENAPI), 200)
-      assert.deepEqual(moved.body.servers.map((server: any) => server.url), ['https://pay.example.test'])
+      assert.deepEqual(
+        moved.body.servers.map((server: any) => server.url),
+        ['https://pay.example.test']
+      )
       assert.notEqual(moved.headers.get('etag'), etag)
     } finally {
       env.set('APP_URL', configured!)
     }
   })
 
-  test('every route under /payments/native/v1 and /pay is documented, and every documented operation is routed', async ({ assert }) => {
+  test('every route under /payments/native/v1 and /pay is documented, and every documented operation is routed', async ({
+    assert,
+  }) => {
     const routed = new Set<string>()
     for (const route of Object.values(router.toJSON()).flat()) {
       const pattern = route.pattern
       if (!pattern.startsWith('/payments/native/v1/') && !pattern.startsWith('/pay/')) continue
       const template = pattern.replace(/:([A-Za-z0-9_]+)/g, '{$1}')
-      for (const method of route.methods.filter((m) => m !== 'HEAD')) routed.add(`${method.toLowerCase()} ${template}`)
+      for (const method of route.methods.filter((m) => m !== 'HEAD'))
+        routed.add(`${method.toLowerCase()} ${template}`)
     }
     const documented = new Set<string>()
     for (const [template, item] of Object.entries<any>(contract.doc.paths)) {
-      for (const method of ['get', 'post', 'put', 'patch', 'delete']) if (item[method]) documented.add(`${method} ${template}`)
+      for (const method of ['get', 'post', 'put', 'patch', 'delete'])
+        if (item[method]) documented.add(`${method} ${template}`)
     }
     assert.isAbove(routed.size, 10)
-    assert.deepEqual([...routed].filter((route) => !documented.has(route)), [], 'routes missing from the document')
-    assert.deepEqual([...documented].filter((route) => !routed.has(route)), [], 'documented operations that are not routed')
+    assert.deepEqual(
+      [...routed].filter((route) => !documented.has(route)),
+      [],
+      'routes missing from the document'
+    )
+    assert.deepEqual(
+      [...documented].filter((route) => !routed.has(route)),
+      [],
+      'documented operations that are not routed'
+    )
   })
 
-  test('create: JSON and form bodies, every refusal code, 401, 413, 429, 503', async ({ assert }) => {
-    const created = expect(await call('POST', CREATE, { json: signed(orderParams({ network: FAKE_NETWORK, redirect_url: 'https://shop.example/done' })) }), 200)
+  test('create: JSON and form bodies, every refusal code, 401, 413, 429, 503', async ({
+    assert,
+  }) => {
+    const created = expect(
+      await call('POST', CREATE, {
+        json: signed(
+          orderParams({ network: FAKE_NETWORK, redirect_url: 'https://shop.example/done' })
+        ),
+      }),
+      200
+    )
     assert.equal(created.body.data.status, 1)
     const placeholder = expect(
-      await call('POST', CREATE, { form: signedForm({ order_id: 'form-1', currency: 'cny', amount: '100.00', notify_url: 'https://shop.example/n', name: 'Mug', payment_type: 'Native' }) }),
+      await call('POST', CREATE, {
+        form: signedForm({
+          order_id: 'form-1',
+          currency: 'cny',
+          amount: '100.00',
+          notify_url: 'https://shop.example/n',
+          name: 'Mug',
+          payment_type: 'Native',
+        }),
+      }),
       200
     )
     assert.equal(placeholder.body.data.status, 4)
 
-    expect(await call('POST', CREATE, { json: signed(orderParams({ network: FAKE_NETWORK, currency: undefined })) }), 400, 400)
+    expect(
+      await call('POST', CREATE, {
+        json: signed(orderParams({ network: FAKE_NETWORK, currency: undefined })),
+      }),
+      400,
+      400
+    )
     const tokenAlone = signed(orderParams({ network: undefined }))
     expect(await call('POST', CREATE, { json: tokenAlone }), 400, 400)
-    assert.isNotNull(contract.requestErrors('POST', CREATE, 'application/json', tokenAlone), 'token without network')
-    expect(await call('POST', CREATE, { json: signed(orderParams({ network: FAKE_NETWORK, order_id: 'form-1' })) }), 400, 10002)
+    assert.isNotNull(
+      contract.requestErrors('POST', CREATE, 'application/json', tokenAlone),
+      'token without network'
+    )
+    expect(
+      await call('POST', CREATE, {
+        json: signed(orderParams({ network: FAKE_NETWORK, order_id: 'form-1' })),
+      }),
+      400,
+      10002
+    )
     await addFakeNetwork('fakebare', { wallet: false })
-    expect(await call('POST', CREATE, { json: signed(orderParams({ network: 'fakebare' })) }), 400, 10003)
-    expect(await call('POST', CREATE, { json: signed(orderParams({ network: FAKE_NETWORK, amount: 0.02 })) }), 400, 10004)
-    expect(await call('POST', CREATE, { json: signed(orderParams({ network: FAKE_NETWORK, currency: 'eur' })) }), 400, 10006)
+    expect(
+      await call('POST', CREATE, { json: signed(orderParams({ network: 'fakebare' })) }),
+      400,
+      10003
+    )
+    expect(
+      await call('POST', CREATE, {
+        json: signed(orderParams({ network: FAKE_NETWORK, amount: 0.02 })),
+      }),
+      400,
+      10004
+    )
+    expect(
+      await call('POST', CREATE, {
+        json: signed(orderParams({ network: FAKE_NETWORK, currency: 'eur' })),
+      }),
+      400,
+      10006
+    )
     expect(await call('POST', CREATE, malformedJson), 400, 10009)
     await addFakeNetwork('fakeoff', { enabled: false })
-    expect(await call('POST', CREATE, { json: signed(orderParams({ network: 'fakeoff' })) }), 400, 10014)
-    expect(await call('POST', CREATE, { json: signed(orderParams({ network: 'nowhere' })) }), 400, 10016)
+    expect(
+      await call('POST', CREATE, { json: signed(orderParams({ network: 'fakeoff' })) }),
+      400,
+      10014
+    )
+    expect(
+      await call('POST', CREATE, { json: signed(orderParams({ network: 'nowhere' })) }),
+      400,
+      10016
+    )
     await settings.set('order.amount_max_steps', '1')
-    expect(await call('POST', CREATE, { json: signed(orderParams({ network: FAKE_NETWORK })) }), 400, 10005)
+    expect(
+      await call('POST', CREATE, { json: signed(orderParams({ network: FAKE_NETWORK })) }),
+      400,
+      10005
+    )
 
-    expect(await call('POST', CREATE, { json: { ...orderParams({ network: FAKE_NETWORK }), signature: 'f'.repeat(64) } }), 401, 401)
+    expect(
+      await call('POST', CREATE, {
+        json: { ...orderParams({ network: FAKE_NETWORK }), signature: 'f'.repeat(64) },
+      }),
+      401,
+      401
+    )
     expect(await call('POST', CREATE, oversized(CREATE)), 413, 413)
 
     await settings.set('rate_limit.create_per_minute', '1')
-    expect(await call('POST', CREATE, { json: signed(orderParams({ token: undefined, network: undefined })) }), 200)
-    expect(await call('POST', CREATE, { json: signed(orderParams({ token: undefined, network: undefined })) }), 429, 429)
+    expect(
+      await call('POST', CREATE, {
+        json: signed(orderParams({ token: undefined, network: undefined })),
+      }),
+      200
+    )
+    expect(
+      await call('POST', CREATE, {
+        json: signed(orderParams({ token: undefined, network: undefined })),
+      }),
+      429,
+      429
+    )
     await settings.set('rate_limit.create_per_minute', '0')
 
-    const refused = await whileDatabaseRefuses(() => call('POST', CREATE, { json: signed(orderParams({ token: undefined, network: undefined })) }))
+    const refused = await whileDatabaseRefuses(() =>
+      call('POST', CREATE, { json: signed(orderParams({ token: undefined, network: undefined })) })
+    )
     expect(refused, 503, 400)
   })
 
-  test('query: waiting, paid through a child (form), every refusal code, 401, 413, 429, 503', async ({ client, assert }) => {
+  test('query: waiting, paid through a child (form), every refusal code, 401, 413, 429, 503', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client, { redirect_url: 'https://shop.example/done' })
-    const waiting = expect(await call('POST', QUERY, { json: signedBody({ trade_id: order.tradeId }) }), 200)
+    const waiting = expect(
+      await call('POST', QUERY, { json: signedBody({ trade_id: order.tradeId }) }),
+      200
+    )
     assert.isNull(waiting.body.data.child)
     assert.isNull(waiting.body.data.paid_at)
 
@@ -288,8 +454,14 @@ test.group('OpenAPI contract', (group) => {
     const placeholder = await newPlaceholder(client, { order_id: 'query-ph' })
     expect(await switchTo(placeholder.tradeId, FAKE_NETWORK), 200)
     const child = expect(await switchTo(placeholder.tradeId, 'fakenet2'), 200)
-    await paymentService.markPaid((await Order.findByOrFail('trade_id', child.body.data.trade_id)).id, { reference: '0xchild-paid', source: 'scanner' })
-    const paid = expect(await call('POST', QUERY, { form: signedForm({ order_id: 'query-ph' }) }), 200)
+    await paymentService.markPaid(
+      (await Order.findByOrFail('trade_id', child.body.data.trade_id)).id,
+      { reference: '0xchild-paid', source: 'scanner' }
+    )
+    const paid = expect(
+      await call('POST', QUERY, { form: signedForm({ order_id: 'query-ph' }) }),
+      200
+    )
     assert.equal(paid.body.data.status, 2)
     assert.equal(paid.body.data.child.trade_id, child.body.data.trade_id)
     assert.isNumber(paid.body.data.paid_at)
@@ -298,11 +470,24 @@ test.group('OpenAPI contract', (group) => {
     for (const fields of [{}, { trade_id: '' }]) {
       const body = signedBody(fields)
       expect(await call('POST', QUERY, { json: body }), 400, 400)
-      assert.isNotNull(contract.requestErrors('POST', QUERY, 'application/json', body), JSON.stringify(body))
+      assert.isNotNull(
+        contract.requestErrors('POST', QUERY, 'application/json', body),
+        JSON.stringify(body)
+      )
     }
-    expect(await call('POST', QUERY, { json: signedBody({ trade_id: UNKNOWN_TRADE_ID }) }), 400, 10008)
+    expect(
+      await call('POST', QUERY, { json: signedBody({ trade_id: UNKNOWN_TRADE_ID }) }),
+      400,
+      10008
+    )
     expect(await call('POST', QUERY, malformedJson), 400, 10009)
-    expect(await call('POST', QUERY, { json: { pid: '1000', trade_id: order.tradeId, signature: 'f'.repeat(64) } }), 401, 401)
+    expect(
+      await call('POST', QUERY, {
+        json: { pid: '1000', trade_id: order.tradeId, signature: 'f'.repeat(64) },
+      }),
+      401,
+      401
+    )
     expect(await call('POST', QUERY, oversized(QUERY)), 413, 413)
 
     await settings.set('rate_limit.query_per_minute', '1')
@@ -310,13 +495,25 @@ test.group('OpenAPI contract', (group) => {
     expect(await call('POST', QUERY, { json: signedBody({ trade_id: order.tradeId }) }), 429, 429)
     await settings.set('rate_limit.query_per_minute', '0')
 
-    expect(await whileDatabaseRefuses(() => call('POST', QUERY, { json: signedBody({ trade_id: order.tradeId }) })), 503, 400)
+    expect(
+      await whileDatabaseRefuses(() =>
+        call('POST', QUERY, { json: signedBody({ trade_id: order.tradeId }) })
+      ),
+      503,
+      400
+    )
   })
 
-  test('config: 200 with an asset and the provider; 503 when the database cannot be reached', async ({ assert }) => {
+  test('config: 200 with an asset and the provider; 503 when the database cannot be reached', async ({
+    assert,
+  }) => {
     await provider.configure()
     const config = expect(await call('GET', CONFIG), 200)
-    assert.deepInclude(config.body.data.supported_assets, { network: FAKE_NETWORK, display_name: 'Fake Net', tokens: ['USDT'] })
+    assert.deepInclude(config.body.data.supported_assets, {
+      network: FAKE_NETWORK,
+      display_name: 'Fake Net',
+      tokens: ['USDT'],
+    })
     assert.isTrue(config.body.data.provider.enabled)
 
     configCache.invalidate()
@@ -324,7 +521,10 @@ test.group('OpenAPI contract', (group) => {
     expect(await whileDatabaseRefuses(() => call('GET', CONFIG)), 503, 400)
   })
 
-  test('cashier reads: redirect, init, status, payment URI, progress (seen, then paid), return', async ({ client, assert }) => {
+  test('cashier reads: redirect, init, status, payment URI, progress (seen, then paid), return', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client, { redirect_url: 'https://shop.example/done' })
     const params = { trade_id: order.tradeId }
     const page = expect(await call('GET', '/pay/checkout-counter/{trade_id}', { params }), 301)
@@ -341,7 +541,16 @@ test.group('OpenAPI contract', (group) => {
     await db.from('chains').where('network', FAKE_NETWORK).update({ confirmations: 5 })
     configCache.invalidate()
     fakeFamily.unconfirmed = [
-      { reference: '0xseen', position: 'log:0', to: FAKE_WALLET, contract: FAKE_USDT, amount: order.actualAmount, timestamp: Date.now(), confirmations: 2, success: true },
+      {
+        reference: '0xseen',
+        position: 'log:0',
+        to: FAKE_WALLET,
+        contract: FAKE_USDT,
+        amount: order.actualAmount,
+        timestamp: Date.now(),
+        confirmations: 2,
+        success: true,
+      },
     ]
     const [report] = await chainScanner.scan({ network: FAKE_NETWORK })
     assert.isTrue(report.scanned, report.detail)
@@ -355,13 +564,29 @@ test.group('OpenAPI contract', (group) => {
     assert.equal(back.headers.get('location'), 'https://shop.example/done')
 
     const unknown = { params: { trade_id: UNKNOWN_TRADE_ID } }
-    for (const template of ['/pay/checkout-counter-resp/{trade_id}', '/pay/check-status/{trade_id}', '/pay/payment-uri/{trade_id}', '/pay/payment-progress/{trade_id}']) {
+    for (const template of [
+      '/pay/checkout-counter-resp/{trade_id}',
+      '/pay/check-status/{trade_id}',
+      '/pay/payment-uri/{trade_id}',
+      '/pay/payment-progress/{trade_id}',
+    ]) {
       expect(await call('GET', template, unknown), 400, 10008)
     }
     const placeholder = await newPlaceholder(client)
-    const choosing = expect(await call('GET', '/pay/checkout-counter-resp/{trade_id}', { params: { trade_id: placeholder.tradeId } }), 200)
+    const choosing = expect(
+      await call('GET', '/pay/checkout-counter-resp/{trade_id}', {
+        params: { trade_id: placeholder.tradeId },
+      }),
+      200
+    )
     assert.equal(choosing.body.data.status, 4)
-    expect(await call('GET', '/pay/payment-uri/{trade_id}', { params: { trade_id: placeholder.tradeId } }), 400, 10013)
+    expect(
+      await call('GET', '/pay/payment-uri/{trade_id}', {
+        params: { trade_id: placeholder.tradeId },
+      }),
+      400,
+      10013
+    )
   })
 
   test('submit-tx-hash: paid, and every refusal code', async ({ client, assert }) => {
@@ -375,15 +600,29 @@ test.group('OpenAPI contract', (group) => {
     fakeTransfer('0xpaid-by-payer', second.actualAmount)
     expect(await submit(second.tradeId, '0xpaid-by-payer'), 400, 10007)
     expect(await submit(UNKNOWN_TRADE_ID, '0xpaid-by-payer'), 400, 10008)
-    expect(await call('POST', SUBMIT, { params: { trade_id: second.tradeId }, ...malformedJson }), 400, 10009)
+    expect(
+      await call('POST', SUBMIT, { params: { trade_id: second.tradeId }, ...malformedJson }),
+      400,
+      10009
+    )
     expect(await submit((await newPlaceholder(client)).tradeId, '0xpaid-by-payer'), 400, 10013)
-    expect(await call('POST', SUBMIT, { params: { trade_id: second.tradeId }, ...oversized(SUBMIT) }), 413, 413)
+    expect(
+      await call('POST', SUBMIT, { params: { trade_id: second.tradeId }, ...oversized(SUBMIT) }),
+      413,
+      413
+    )
 
     // The scanner pays the order while the payer's transaction is being verified.
     fakeTransfer('0xreported', second.actualAmount)
     const verify = fakeFamily.verifyReference
-    fakeFamily.verifyReference = async function (this: typeof fakeFamily, ...args: Parameters<typeof verify>) {
-      await paymentService.markPaid(second.id, { reference: '0xfound-by-scanner', source: 'scanner' })
+    fakeFamily.verifyReference = async function (
+      this: typeof fakeFamily,
+      ...args: Parameters<typeof verify>
+    ) {
+      await paymentService.markPaid(second.id, {
+        reference: '0xfound-by-scanner',
+        source: 'scanner',
+      })
       return verify.apply(this, args)
     }
     try {
@@ -400,16 +639,36 @@ test.group('OpenAPI contract', (group) => {
     const onChain = expect(await switchTo(placeholder.tradeId, FAKE_NETWORK), 200)
     assert.equal(onChain.body.data.trade_id, placeholder.tradeId)
     const hosted = expect(
-      await call('POST', SWITCH, { form: { trade_id: (await newPlaceholder(client)).tradeId, network: 'provider', token: 'usdt' } }),
+      await call('POST', SWITCH, {
+        form: {
+          trade_id: (await newPlaceholder(client)).tradeId,
+          network: 'provider',
+          token: 'usdt',
+        },
+      }),
       200
     )
     assert.match(hosted.body.data.payment_url, /^https:\/\/pay\.example\//)
 
-    expect(await call('POST', SWITCH, { json: { trade_id: placeholder.tradeId, network: FAKE_NETWORK } }), 400, 400)
+    expect(
+      await call('POST', SWITCH, {
+        json: { trade_id: placeholder.tradeId, network: FAKE_NETWORK },
+      }),
+      400,
+      400
+    )
     await addFakeNetwork('fakebare', { wallet: false })
     expect(await switchTo((await newPlaceholder(client)).tradeId, 'fakebare'), 400, 10003)
-    expect(await switchTo((await newPlaceholder(client, { amount: 0.02 })).tradeId, FAKE_NETWORK), 400, 10004)
-    expect(await switchTo((await newPlaceholder(client, { currency: 'eur' })).tradeId, FAKE_NETWORK), 400, 10006)
+    expect(
+      await switchTo((await newPlaceholder(client, { amount: 0.02 })).tradeId, FAKE_NETWORK),
+      400,
+      10004
+    )
+    expect(
+      await switchTo((await newPlaceholder(client, { currency: 'eur' })).tradeId, FAKE_NETWORK),
+      400,
+      10006
+    )
     expect(await switchTo(UNKNOWN_TRADE_ID, FAKE_NETWORK), 400, 10008)
     expect(await call('POST', SWITCH, malformedJson), 400, 10009)
 
@@ -435,7 +694,11 @@ test.group('OpenAPI contract', (group) => {
     // Every amount step taken on the only wallet: 10005.
     await settings.set('order.amount_max_steps', '1')
     await newOrder(client, { amount: 200 })
-    expect(await switchTo((await newPlaceholder(client, { amount: 200 })).tradeId, FAKE_NETWORK), 400, 10005)
+    expect(
+      await switchTo((await newPlaceholder(client, { amount: 200 })).tradeId, FAKE_NETWORK),
+      400,
+      10005
+    )
 
     // The parent is paid while its child is being priced.
     // An amount of its own: every step of the amounts above is taken (amount_max_steps 1).
@@ -457,7 +720,14 @@ test.group('OpenAPI contract', (group) => {
     await settings.set('rate_limit.cashier_per_minute', '1')
     const params = { trade_id: order.tradeId }
     expect(await call('GET', '/pay/check-status/{trade_id}', { params }), 200)
-    for (const template of ['/pay/checkout-counter/{trade_id}', '/pay/checkout-counter-resp/{trade_id}', '/pay/check-status/{trade_id}', '/pay/payment-uri/{trade_id}', '/pay/payment-progress/{trade_id}', '/pay/return/{trade_id}']) {
+    for (const template of [
+      '/pay/checkout-counter/{trade_id}',
+      '/pay/checkout-counter-resp/{trade_id}',
+      '/pay/check-status/{trade_id}',
+      '/pay/payment-uri/{trade_id}',
+      '/pay/payment-progress/{trade_id}',
+      '/pay/return/{trade_id}',
+    ]) {
       expect(await call('GET', template, { params }), 429, 429)
     }
     expect(await submit(order.tradeId, '0xsomething'), 429, 429)
@@ -467,7 +737,12 @@ test.group('OpenAPI contract', (group) => {
   test('every /pay endpoint that reads an order: 503 with Retry-After while the database cannot be reached', async () => {
     const params = { trade_id: UNKNOWN_TRADE_ID }
     await whileDatabaseRefuses(async () => {
-      for (const template of ['/pay/checkout-counter-resp/{trade_id}', '/pay/check-status/{trade_id}', '/pay/payment-uri/{trade_id}', '/pay/payment-progress/{trade_id}']) {
+      for (const template of [
+        '/pay/checkout-counter-resp/{trade_id}',
+        '/pay/check-status/{trade_id}',
+        '/pay/payment-uri/{trade_id}',
+        '/pay/payment-progress/{trade_id}',
+      ]) {
         expect(await call('GET', template, { params }), 503, 400)
       }
       expect(await submit(UNKNOWN_TRADE_ID, '0xsomething'), 503, 400)
@@ -477,7 +752,10 @@ test.group('OpenAPI contract', (group) => {
 
   test('the former create routes answer the documented 404', async ({ assert }) => {
     const notFound = contract.doc.components.responses.NotFound
-    for (const path of ['/api/v1/order/create-transaction', '/payments/epusdt/v1/order/create-transaction']) {
+    for (const path of [
+      '/api/v1/order/create-transaction',
+      '/payments/epusdt/v1/order/create-transaction',
+    ]) {
       const response = await fetch(`${appUrl()}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'accept': 'application/json' },
@@ -485,7 +763,12 @@ test.group('OpenAPI contract', (group) => {
       })
       const text = await response.text()
       assert.equal(response.status, 404)
-      contract.checkResponse(`POST ${path} → 404`, notFound, { status: 404, headers: response.headers, text, body: JSON.parse(text) })
+      contract.checkResponse(`POST ${path} → 404`, notFound, {
+        status: 404,
+        headers: response.headers,
+        text,
+        body: JSON.parse(text),
+      })
     }
   })
 
@@ -494,9 +777,17 @@ test.group('OpenAPI contract', (group) => {
     assert,
   }) => {
     const doc = contract.doc
-    const native = await newOrder(client, { notify_url: merchant.notifyUrl, order_id: 'hook-native' })
+    const native = await newOrder(client, {
+      notify_url: merchant.notifyUrl,
+      order_id: 'hook-native',
+    })
     await paymentService.markPaid(native.id, { reference: '0xhook-native', source: 'scanner' })
-    const compat = await newOrder(client, { notify_url: merchant.notifyUrl, order_id: 'hook-compat', payment_type: 'Compat', name: 'Blue mug' })
+    const compat = await newOrder(client, {
+      notify_url: merchant.notifyUrl,
+      order_id: 'hook-compat',
+      payment_type: 'Compat',
+      name: 'Blue mug',
+    })
     await paymentService.markPaid(compat.id, { reference: '0xhook-compat', source: 'scanner' })
     const report = await callbackDeliverer.runOnce()
     assert.equal(report.delivered, 2)
@@ -506,14 +797,21 @@ test.group('OpenAPI contract', (group) => {
     assert.equal(post.headers['content-type']?.split(';')[0], 'application/json')
     assert.property(nativeHook.requestBody.content, 'application/json')
     const body = JSON.parse(post.body)
-    assert.isNull(contract.schemaErrors(nativeHook.requestBody.content['application/json'].schema, body))
+    assert.isNull(
+      contract.schemaErrors(nativeHook.requestBody.content['application/json'].schema, body)
+    )
     assert.equal(body.order_id, 'hook-native')
-    assert.isTrue(merchantVerifiesCallback(body), 'the native signature rule of the document verifies it')
+    assert.isTrue(
+      merchantVerifiesCallback(body),
+      'the native signature rule of the document verifies it'
+    )
 
     const get = merchant.requests.find((request) => request.method === 'GET')!
     assert.isUndefined(doc.webhooks.compatPaymentCallback.post)
     const query = new URL(get.url, 'http://merchant.test').searchParams
-    const parameters = doc.webhooks.compatPaymentCallback.get.parameters.map((parameter: any) => contract.deref(parameter))
+    const parameters = doc.webhooks.compatPaymentCallback.get.parameters.map((parameter: any) =>
+      contract.deref(parameter)
+    )
     for (const parameter of parameters) {
       assert.equal(parameter.in, 'query')
       const value = query.get(parameter.name)
@@ -523,7 +821,11 @@ test.group('OpenAPI contract', (group) => {
       }
       assert.isNull(contract.schemaErrors(parameter.schema, value), parameter.name)
     }
-    assert.sameMembers([...new Set(query.keys())], parameters.map((parameter: any) => parameter.name), 'the callback sends exactly the documented parameters')
+    assert.sameMembers(
+      [...new Set(query.keys())],
+      parameters.map((parameter: any) => parameter.name),
+      'the callback sends exactly the documented parameters'
+    )
     assert.equal(query.get('out_trade_no'), 'hook-compat')
     const fields = Object.fromEntries(query)
     assert.equal(compatSign(fields), fields.sign, 'the compat signature rule verifies it')
@@ -532,7 +834,11 @@ test.group('OpenAPI contract', (group) => {
     for (const hook of [nativeHook, doc.webhooks.compatPaymentCallback.get]) {
       const ack = hook.responses['200'].content['text/plain'].schema
       for (const reply of ['ok', 'OK', 'success', ' Success\n', 'okay', 'fail', '', 'successful']) {
-        assert.equal(contract.schemaErrors(ack, reply) === null, isAcknowledged(200, reply), JSON.stringify(reply))
+        assert.equal(
+          contract.schemaErrors(ack, reply) === null,
+          isAcknowledged(200, reply),
+          JSON.stringify(reply)
+        )
       }
     }
   })
@@ -542,4 +848,3 @@ test.group('OpenAPI contract', (group) => {
     assert.deepEqual(contract.unproduced(), [])
   })
 })
-

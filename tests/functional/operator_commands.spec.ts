@@ -37,8 +37,14 @@ test.group('Operator commands: API keys', (group) => {
     assert.include(output, key.signingSecret())
   })
 
-  test('apikey:create with --pid, --secret and --ip; a duplicate pid is refused', async ({ assert }) => {
-    const created = await runCommand(ApiKeyCreate, ['--pid=shop7', '--secret=shop7-secret-012345', '--ip=10.0.0.1'])
+  test('apikey:create with --pid, --secret and --ip; a duplicate pid is refused', async ({
+    assert,
+  }) => {
+    const created = await runCommand(ApiKeyCreate, [
+      '--pid=shop7',
+      '--secret=shop7-secret-012345',
+      '--ip=10.0.0.1',
+    ])
     assert.equal(created.exitCode, 0)
     const key = await ApiKey.findByOrFail('pid', 'shop7')
     assert.equal(key.signingSecret(), 'shop7-secret-012345')
@@ -74,7 +80,11 @@ test.group('Operator commands: API keys', (group) => {
   test('apikey:set disables, enables and sets IPs', async ({ assert }) => {
     assert.equal((await runCommand(ApiKeySet, ['1000', '--disable'])).exitCode, 0)
     assert.equal((await ApiKey.findByOrFail('pid', '1000')).status, 'disabled')
-    assert.equal((await runCommand(ApiKeySet, ['1000', '--enable', '--ip=127.0.0.1', '--ip=10.0.0.0/8'])).exitCode, 0)
+    assert.equal(
+      (await runCommand(ApiKeySet, ['1000', '--enable', '--ip=127.0.0.1', '--ip=10.0.0.0/8']))
+        .exitCode,
+      0
+    )
     const key = await ApiKey.findByOrFail('pid', '1000')
     assert.equal(key.status, 'active')
     assert.equal(key.ipAllowlist, '127.0.0.1,10.0.0.0/8')
@@ -114,7 +124,12 @@ test.group('Operator commands: chains, tokens, wallets, rates', (group) => {
   })
 
   test('chain:set with --family adds a new network', async ({ assert }) => {
-    const result = await runCommand(ChainSet, ['arbitrum', '--family=evm', '--option=chainId=42161', '--display-name=Arbitrum One'])
+    const result = await runCommand(ChainSet, [
+      'arbitrum',
+      '--family=evm',
+      '--option=chainId=42161',
+      '--display-name=Arbitrum One',
+    ])
     assert.equal(result.exitCode, 0, result.output)
     const chain = await Chain.findByOrFail('network', 'arbitrum')
     assert.equal(chain.family, 'evm')
@@ -122,17 +137,33 @@ test.group('Operator commands: chains, tokens, wallets, rates', (group) => {
     assert.equal((await runCommand(ChainSet, ['newnet', '--family=bitcoin'])).exitCode, 1)
   })
 
-  test('chain:set --option passes family options through; the family validates them', async ({ assert }) => {
-    const set = await runCommand(ChainSet, ['ethereum', '--option=blockRange=250', '--option', 'chainId=1'])
+  test('chain:set --option passes family options through; the family validates them', async ({
+    assert,
+  }) => {
+    const set = await runCommand(ChainSet, [
+      'ethereum',
+      '--option=blockRange=250',
+      '--option',
+      'chainId=1',
+    ])
     assert.equal(set.exitCode, 0, set.output)
-    assert.deepEqual((await Chain.findByOrFail('network', 'ethereum')).options, { blockRange: 250, chainId: 1 })
+    assert.deepEqual((await Chain.findByOrFail('network', 'ethereum')).options, {
+      blockRange: 250,
+      chainId: 1,
+    })
 
     const bad = await runCommand(ChainSet, ['ethereum', '--option=blockRange=0'])
     assert.equal(bad.exitCode, 1)
-    assert.include(bad.output, 'EVM option blockRange must be a whole number from 1 to 100000, not "0"')
+    assert.include(
+      bad.output,
+      'EVM option blockRange must be a whole number from 1 to 100000, not "0"'
+    )
     const unknown = await runCommand(ChainSet, ['ethereum', '--option=gasPrice=5'])
     assert.equal(unknown.exitCode, 1)
-    assert.include(unknown.output, 'Unknown EVM option "gasPrice"; EVM options: chainId, blockRange, reorgDepth, traces')
+    assert.include(
+      unknown.output,
+      'Unknown EVM option "gasPrice"; EVM options: chainId, blockRange, reorgDepth, traces'
+    )
     const malformed = await runCommand(ChainSet, ['ethereum', '--option=blockRange'])
     assert.include(malformed.output, '--option takes key=value, not "blockRange"')
     const none = await runCommand(ChainSet, ['solana', '--option=chainId=1'])
@@ -141,21 +172,36 @@ test.group('Operator commands: chains, tokens, wallets, rates', (group) => {
     const otherFamily = await runCommand(ChainSet, ['tron', '--option=chainId=1'])
     assert.equal(otherFamily.exitCode, 1)
     assert.include(otherFamily.output, 'Unknown TRON option "chainId"')
-    assert.deepEqual((await Chain.findByOrFail('network', 'ethereum')).options, { blockRange: 250, chainId: 1 }, 'unchanged')
+    assert.deepEqual(
+      (await Chain.findByOrFail('network', 'ethereum')).options,
+      { blockRange: 250, chainId: 1 },
+      'unchanged'
+    )
 
     const removed = await runCommand(ChainSet, ['ethereum', '--option=chainId='])
     assert.equal(removed.exitCode, 0, removed.output)
     assert.deepEqual((await Chain.findByOrFail('network', 'ethereum')).options, { blockRange: 250 })
   })
 
-  test('the options migration keeps chain_id and the block range setting as EVM options', async ({ assert }) => {
+  test('the options migration keeps chain_id and the block range setting as EVM options', async ({
+    assert,
+  }) => {
     await db.from('chains').update({ options: '{}' })
     await db.from('chains').where('network', 'bsc').update({ chain_id: 56 })
-    await db.table('settings').insert({ key: 'chains.block_range', type: 'integer', value: '300', updated_at: 1 })
+    await db
+      .table('settings')
+      .insert({ key: 'chains.block_range', type: 'integer', value: '300', updated_at: 1 })
     await moveEvmOptions(db.connection())
-    assert.deepEqual((await Chain.findByOrFail('network', 'bsc')).options, { blockRange: 300, chainId: 56 })
+    assert.deepEqual((await Chain.findByOrFail('network', 'bsc')).options, {
+      blockRange: 300,
+      chainId: 56,
+    })
     assert.deepEqual((await Chain.findByOrFail('network', 'polygon')).options, { blockRange: 300 })
-    assert.deepEqual((await Chain.findByOrFail('network', 'tron')).options, {}, 'other families untouched')
+    assert.deepEqual(
+      (await Chain.findByOrFail('network', 'tron')).options,
+      {},
+      'other families untouched'
+    )
     assert.equal(await countRows('settings', { key: 'chains.block_range' }), 0)
 
     // Without the setting: its default.
@@ -164,8 +210,13 @@ test.group('Operator commands: chains, tokens, wallets, rates', (group) => {
     assert.deepEqual((await Chain.findByOrFail('network', 'polygon')).options, { blockRange: 1000 })
   })
 
-  test('token:set changes precision and state, adds tokens, validates contracts', async ({ assert }) => {
-    assert.equal((await runCommand(TokenSet, ['tron', 'usdt', '--precision=4', '--disable'])).exitCode, 0)
+  test('token:set changes precision and state, adds tokens, validates contracts', async ({
+    assert,
+  }) => {
+    assert.equal(
+      (await runCommand(TokenSet, ['tron', 'usdt', '--precision=4', '--disable'])).exitCode,
+      0
+    )
     const usdt = await Token.query().where('network', 'tron').where('symbol', 'USDT').firstOrFail()
     assert.equal(usdt.amountPrecision, 4)
     assert.isFalse(usdt.enabled)
@@ -178,19 +229,32 @@ test.group('Operator commands: chains, tokens, wallets, rates', (group) => {
       '--precision=2',
     ])
     assert.equal(added.exitCode, 0, added.output)
-    const dai = await Token.query().where('network', 'ethereum').where('symbol', 'DAI').firstOrFail()
+    const dai = await Token.query()
+      .where('network', 'ethereum')
+      .where('symbol', 'DAI')
+      .firstOrFail()
     assert.equal(dai.contract, '0x6B175474E89094C44Da98b954EedeAC495271d0F')
 
     assert.equal((await runCommand(TokenSet, ['tron', 'usdt', '--precision=7'])).exitCode, 1)
     assert.equal((await runCommand(TokenSet, ['tron', 'usdt', '--precision=1'])).exitCode, 1)
     assert.equal((await runCommand(TokenSet, ['tron', 'new', '--decimals=6'])).exitCode, 1)
-    const badContract = await runCommand(TokenSet, ['tron', 'abc', '--decimals=6', '--contract=0x1234'])
+    const badContract = await runCommand(TokenSet, [
+      'tron',
+      'abc',
+      '--decimals=6',
+      '--contract=0x1234',
+    ])
     assert.equal(badContract.exitCode, 1)
     assert.match(badContract.output, /not a TRON address/)
   })
 
-  test('wallet:add validates per family and normalises; duplicates are refused', async ({ assert }) => {
-    const evm = await runCommand(WalletAdd, ['ethereum', '0x52908400098527886e0f7030069857d2e4169ee7'])
+  test('wallet:add validates per family and normalises; duplicates are refused', async ({
+    assert,
+  }) => {
+    const evm = await runCommand(WalletAdd, [
+      'ethereum',
+      '0x52908400098527886e0f7030069857d2e4169ee7',
+    ])
     assert.equal(evm.exitCode, 0, evm.output)
     assert.isNotNull(
       await Wallet.query()
@@ -198,7 +262,10 @@ test.group('Operator commands: chains, tokens, wallets, rates', (group) => {
         .where('address', '0x52908400098527886E0F7030069857D2E4169EE7')
         .first()
     )
-    const duplicate = await runCommand(WalletAdd, ['ethereum', '0x52908400098527886E0F7030069857D2E4169EE7'])
+    const duplicate = await runCommand(WalletAdd, [
+      'ethereum',
+      '0x52908400098527886E0F7030069857D2E4169EE7',
+    ])
     assert.equal(duplicate.exitCode, 1)
     assert.match(duplicate.output, /already exists/)
 
@@ -226,10 +293,17 @@ test.group('Operator commands: chains, tokens, wallets, rates', (group) => {
       assert.equal(result.exitCode, 0, result.output)
     }
     // the friendly form of the same TON address is a duplicate
-    assert.equal((await runCommand(WalletAdd, ['ton', 'EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs'])).exitCode, 1)
+    assert.equal(
+      (await runCommand(WalletAdd, ['ton', 'EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs']))
+        .exitCode,
+      1
+    )
   })
 
-  test('wallet:remove is refused while orders wait on the address, unless --force', async ({ client, assert }) => {
+  test('wallet:remove is refused while orders wait on the address, unless --force', async ({
+    client,
+    assert,
+  }) => {
     await makeTronPayable()
     ;(await createOrder(client, orderParams())).assertStatus(200)
     const refused = await runCommand(WalletRemove, ['tron', TRON_WALLET])
@@ -256,7 +330,9 @@ test.group('Operator commands: chains, tokens, wallets, rates', (group) => {
 test.group('Operator commands: settings and orders', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('settings:set validates; settings:get shows one or all, secrets masked', async ({ assert }) => {
+  test('settings:set validates; settings:get shows one or all, secrets masked', async ({
+    assert,
+  }) => {
     assert.equal((await runCommand(SettingsSet, ['order.expiration_minutes', '20'])).exitCode, 0)
     assert.strictEqual(await settings.get('order.expiration_minutes'), 20)
     const refused = await runCommand(SettingsSet, ['order.expiration_minutes', 'soon'])
@@ -288,9 +364,13 @@ test.group('Operator commands: settings and orders', (group) => {
     assert.strictEqual(next.actual_amount, 13.81)
   })
 
-  test('orders:close closes placeholders; refuses closed and unknown orders', async ({ client, assert }) => {
-    const tradeId = (await createOrder(client, orderParams({ token: undefined, network: undefined }))).body().data
-      .trade_id
+  test('orders:close closes placeholders; refuses closed and unknown orders', async ({
+    client,
+    assert,
+  }) => {
+    const tradeId = (
+      await createOrder(client, orderParams({ token: undefined, network: undefined }))
+    ).body().data.trade_id
     assert.equal((await runCommand(OrdersClose, [tradeId])).exitCode, 0)
     assert.equal((await Order.findByOrFail('trade_id', tradeId)).status, 3)
     const again = await runCommand(OrdersClose, [tradeId])
@@ -308,7 +388,9 @@ test.group('Operator commands: settings and orders', (group) => {
     assert.equal((await Chain.findByOrFail('network', 'tron')).rpcApiKey(), '')
   }).timeout(90_000)
 
-  test('commands exit non-zero with the message on stderr when run as processes', async ({ assert }) => {
+  test('commands exit non-zero with the message on stderr when run as processes', async ({
+    assert,
+  }) => {
     const refused = await runAce(['wallet:add', 'tron', 'not-an-address'])
     assert.equal(refused.code, 1)
     assert.match(refused.stderr, /not a TRON address/)

@@ -38,7 +38,9 @@ test.group('Operator services: one rule, two front doors', (group) => {
     app.container.restoreAll([ChainAdmin, RateAdmin, WalletAdmin])
   })
 
-  test('commands use the services the container gives: a swapped one answers them', async ({ assert }) => {
+  test('commands use the services the container gives: a swapped one answers them', async ({
+    assert,
+  }) => {
     const calls: string[][] = []
     class RecordingRates extends RateAdmin {
       async set(token: string, fiat: string, rate: string) {
@@ -53,7 +55,9 @@ test.group('Operator services: one rule, two front doors', (group) => {
     assert.match((await run(RateList, [])).output, /USDT.*CNY.*7\.25/)
   })
 
-  test('the wallet service is built with the chain service of the container', async ({ assert }) => {
+  test('the wallet service is built with the chain service of the container', async ({
+    assert,
+  }) => {
     app.container.swap(ChainAdmin, () => new FrozenChains(new AuditLog()))
     const refused = await run(WalletAdd, ['tron', TRON_WALLET])
     assert.equal(refused.exitCode, 1)
@@ -66,10 +70,18 @@ test.group('Operator services: one rule, two front doors', (group) => {
     assert.equal(added.exitCode, 0, added.output)
   })
 
-  test('the services check their input themselves, whichever door calls them', async ({ assert }) => {
+  test('the services check their input themselves, whichever door calls them', async ({
+    assert,
+  }) => {
     const wallets = await app.container.make(WalletAdmin)
-    await assert.rejects(() => wallets.add('tron', '0x52908400098527886E0F7030069857D2E4169EE7'), /TRON/)
-    await assert.rejects(() => wallets.add('nowhere', TRON_WALLET), /Unknown network "nowhere"\. Known networks: /)
+    await assert.rejects(
+      () => wallets.add('tron', '0x52908400098527886E0F7030069857D2E4169EE7'),
+      /TRON/
+    )
+    await assert.rejects(
+      () => wallets.add('nowhere', TRON_WALLET),
+      /Unknown network "nowhere"\. Known networks: /
+    )
     const rates = await app.container.make(RateAdmin)
     await assert.rejects(() => rates.set('USDT', 'CNY', '-1'), OperatorError)
     const chains = await app.container.make(ChainAdmin)

@@ -8,8 +8,18 @@ import { countRows, resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
 import { FAKE_NETWORK } from '#tests/helpers/fake_chain'
 import { MerchantServer } from '#tests/helpers/merchant_server'
-import { TEST_SECRET, createOrder, merchantVerifiesCallback, orderParams } from '#tests/helpers/merchant'
-import { compatParams, compatSigned, submitGet, tradeIdFromLocation } from '#tests/helpers/compat_merchant'
+import {
+  TEST_SECRET,
+  createOrder,
+  merchantVerifiesCallback,
+  orderParams,
+} from '#tests/helpers/merchant'
+import {
+  compatParams,
+  compatSigned,
+  submitGet,
+  tradeIdFromLocation,
+} from '#tests/helpers/compat_merchant'
 import { isUniqueViolation } from '#support/database_errors'
 
 /** A second merchant beside the installed PID 1000. */
@@ -31,10 +41,17 @@ test.group('Order numbers belong to their merchant (pid)', (group) => {
     await operator.createApiKey({ pid: OTHER_PID, secret: OTHER_SECRET })
   })
 
-  test('two merchants may use the same order_id; each gets its own order', async ({ client, assert }) => {
+  test('two merchants may use the same order_id; each gets its own order', async ({
+    client,
+    assert,
+  }) => {
     const first = await createOrder(client, params('1000', { order_id: 'shared-1', amount: 100 }))
     first.assertStatus(200)
-    const second = await createOrder(client, params(OTHER_PID, { order_id: 'shared-1', amount: 50 }), OTHER_SECRET)
+    const second = await createOrder(
+      client,
+      params(OTHER_PID, { order_id: 'shared-1', amount: 50 }),
+      OTHER_SECRET
+    )
     second.assertStatus(200)
 
     const a = first.body().data
@@ -50,12 +67,21 @@ test.group('Order numbers belong to their merchant (pid)', (group) => {
     assert.equal(await countRows('orders', { order_id: 'shared-1' }), 2)
   })
 
-  test('a repeat by the same merchant is 10002, whoever else used the number', async ({ client, assert }) => {
+  test('a repeat by the same merchant is 10002, whoever else used the number', async ({
+    client,
+    assert,
+  }) => {
     for (const pid of ['1000', OTHER_PID]) {
-      ;(await createOrder(client, params(pid, { order_id: 'shared-2' }), secretOf(pid))).assertStatus(200)
+      ;(
+        await createOrder(client, params(pid, { order_id: 'shared-2' }), secretOf(pid))
+      ).assertStatus(200)
     }
     for (const pid of ['1000', OTHER_PID]) {
-      const again = await createOrder(client, params(pid, { order_id: 'shared-2', amount: 7 }), secretOf(pid))
+      const again = await createOrder(
+        client,
+        params(pid, { order_id: 'shared-2', amount: 7 }),
+        secretOf(pid)
+      )
       again.assertStatus(400)
       assert.equal(again.body().status_code, 10002, pid)
     }
@@ -64,10 +90,20 @@ test.group('Order numbers belong to their merchant (pid)', (group) => {
     assert.equal(await countRows('orders', { order_id: 'shared-2', pid: OTHER_PID }), 1)
   })
 
-  test("another merchant's placeholder does not block a concrete order with the same number", async ({ client, assert }) => {
-    const placeholder = await createOrder(client, params('1000', { order_id: 'shared-3', token: undefined, network: undefined }))
+  test("another merchant's placeholder does not block a concrete order with the same number", async ({
+    client,
+    assert,
+  }) => {
+    const placeholder = await createOrder(
+      client,
+      params('1000', { order_id: 'shared-3', token: undefined, network: undefined })
+    )
     assert.equal(placeholder.body().data.status, 4)
-    const concrete = await createOrder(client, params(OTHER_PID, { order_id: 'shared-3' }), OTHER_SECRET)
+    const concrete = await createOrder(
+      client,
+      params(OTHER_PID, { order_id: 'shared-3' }),
+      OTHER_SECRET
+    )
     concrete.assertStatus(200)
     assert.equal(concrete.body().data.status, 1)
     assert.notEqual(concrete.body().data.trade_id, placeholder.body().data.trade_id)
@@ -77,7 +113,10 @@ test.group('Order numbers belong to their merchant (pid)', (group) => {
     assert.equal(untouched.pid, '1000')
   })
 
-  test('concurrent creates of one number by two merchants: one order each', async ({ client, assert }) => {
+  test('concurrent creates of one number by two merchants: one order each', async ({
+    client,
+    assert,
+  }) => {
     const requests = Array.from({ length: 8 }, (_, index) => {
       const pid = index % 2 === 0 ? '1000' : OTHER_PID
       return createOrder(client, params(pid, { order_id: 'race-2' }), secretOf(pid))
@@ -90,28 +129,44 @@ test.group('Order numbers belong to their merchant (pid)', (group) => {
   })
 
   test('compat: out_trade_no is per pid too', async ({ client, assert }) => {
-    const first = await submitGet(client, compatSigned(compatParams({ pid: '1000', out_trade_no: 'EP-SHARED' })))
+    const first = await submitGet(
+      client,
+      compatSigned(compatParams({ pid: '1000', out_trade_no: 'EP-SHARED' }))
+    )
     assert.equal(first.status(), 302, JSON.stringify(first.body()))
     const second = await submitGet(
       client,
       compatSigned(compatParams({ pid: OTHER_PID, out_trade_no: 'EP-SHARED' }), OTHER_SECRET)
     )
     assert.equal(second.status(), 302, JSON.stringify(second.body()))
-    assert.notEqual(tradeIdFromLocation(first.header('location')), tradeIdFromLocation(second.header('location')))
+    assert.notEqual(
+      tradeIdFromLocation(first.header('location')),
+      tradeIdFromLocation(second.header('location'))
+    )
 
     const repeat = await submitGet(
       client,
-      compatSigned(compatParams({ pid: OTHER_PID, out_trade_no: 'EP-SHARED', money: '5' }), OTHER_SECRET)
+      compatSigned(
+        compatParams({ pid: OTHER_PID, out_trade_no: 'EP-SHARED', money: '5' }),
+        OTHER_SECRET
+      )
     )
     repeat.assertStatus(400)
     assert.equal(repeat.body().status_code, 10002)
   })
 
-  test("each merchant's callback carries its own order, pid and signature", async ({ client, assert }) => {
+  test("each merchant's callback carries its own order, pid and signature", async ({
+    client,
+    assert,
+  }) => {
     const merchant = new MerchantServer()
     await merchant.start()
     try {
-      const mine = await newOrder(client, { order_id: 'shared-4', amount: 100, notify_url: merchant.notifyUrl })
+      const mine = await newOrder(client, {
+        order_id: 'shared-4',
+        amount: 100,
+        notify_url: merchant.notifyUrl,
+      })
       const response = await createOrder(
         client,
         params(OTHER_PID, { order_id: 'shared-4', amount: 50, notify_url: merchant.notifyUrl }),
@@ -126,7 +181,11 @@ test.group('Order numbers belong to their merchant (pid)', (group) => {
       assert.lengthOf(bodies, 2)
       const byPid = Object.fromEntries(bodies.map((body) => [body.pid, body]))
       assert.include(byPid['1000'], { trade_id: mine.tradeId, order_id: 'shared-4', amount: 100 })
-      assert.include(byPid[OTHER_PID], { trade_id: theirs.tradeId, order_id: 'shared-4', amount: 50 })
+      assert.include(byPid[OTHER_PID], {
+        trade_id: theirs.tradeId,
+        order_id: 'shared-4',
+        amount: 50,
+      })
       assert.isTrue(merchantVerifiesCallback(byPid['1000'], TEST_SECRET))
       assert.isTrue(merchantVerifiesCallback(byPid[OTHER_PID], OTHER_SECRET))
     } finally {
@@ -134,7 +193,10 @@ test.group('Order numbers belong to their merchant (pid)', (group) => {
     }
   })
 
-  test('the database index is per pid: same pid refused, other pid accepted', async ({ client, assert }) => {
+  test('the database index is per pid: same pid refused, other pid accepted', async ({
+    client,
+    assert,
+  }) => {
     const original = await newOrder(client, { order_id: 'shared-5' })
     const row = await db.from('orders').where('id', original.id).firstOrFail()
     const copy = (pid: string, tradeId: string) => {

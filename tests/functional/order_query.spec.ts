@@ -12,12 +12,18 @@ import { TEST_SECRET, TRON_WALLET, merchantSign } from '#tests/helpers/merchant'
 const QUERY_PATH = '/payments/native/v1/order/query'
 
 /** A signed query, as a merchant sends it (JSON, or form fields). */
-function query(client: ApiClient, fields: Record<string, unknown>, options: { secret?: string; form?: boolean } = {}) {
+function query(
+  client: ApiClient,
+  fields: Record<string, unknown>,
+  options: { secret?: string; form?: boolean } = {}
+) {
   const params = { pid: '1000', ...fields }
   const body = { ...params, signature: merchantSign(params, options.secret ?? TEST_SECRET) }
   const request = client.post(QUERY_PATH).accept('json')
   if (!options.form) return request.json(body)
-  return request.form(Object.fromEntries(Object.entries(body).map(([name, value]) => [name, String(value)])))
+  return request.form(
+    Object.fromEntries(Object.entries(body).map(([name, value]) => [name, String(value)]))
+  )
 }
 
 test.group('Native order query', (group) => {
@@ -27,8 +33,14 @@ test.group('Native order query', (group) => {
     await settings.set('rate_limit.query_per_minute', '0')
   })
 
-  test('by trade_id or by order_id: the order as its merchant knows it; paid: the reference and the time', async ({ client, assert }) => {
-    const order = await newOrder(client, { order_id: 'shop-42', redirect_url: 'https://shop.example/done' })
+  test('by trade_id or by order_id: the order as its merchant knows it; paid: the reference and the time', async ({
+    client,
+    assert,
+  }) => {
+    const order = await newOrder(client, {
+      order_id: 'shop-42',
+      redirect_url: 'https://shop.example/done',
+    })
     const waiting = await query(client, { trade_id: order.tradeId })
     waiting.assertStatus(200)
     assert.equal(waiting.body().status_code, 200)
@@ -54,7 +66,12 @@ test.group('Native order query', (group) => {
       child: null,
     })
 
-    await paymentService.markPaid(order.id, { reference: '0xpaid', position: 'log:0', source: 'scanner', paidAt: 1_790_000_000_123 })
+    await paymentService.markPaid(order.id, {
+      reference: '0xpaid',
+      position: 'log:0',
+      source: 'scanner',
+      paidAt: 1_790_000_000_123,
+    })
     const paid = await query(client, { order_id: 'shop-42' }, { form: true })
     paid.assertStatus(200)
     assert.equal(paid.body().data.status, 2)
@@ -84,7 +101,12 @@ test.group('Native order query', (group) => {
     const childId = switched.body().data.trade_id
     const withChild = await query(client, { trade_id: placeholder.tradeId })
     assert.equal(withChild.body().data.status, 1)
-    assert.include(withChild.body().data.child, { trade_id: childId, network: 'tron', status: 1, block_transaction_id: '' })
+    assert.include(withChild.body().data.child, {
+      trade_id: childId,
+      network: 'tron',
+      status: 1,
+      block_transaction_id: '',
+    })
 
     // The child is paid: the parent is paid with the child's details, and says so.
     const child = await Order.findByOrFail('trade_id', childId)
@@ -93,10 +115,17 @@ test.group('Native order query', (group) => {
     assert.equal(paid.body().data.status, 2)
     assert.equal(paid.body().data.network, 'tron')
     assert.equal(paid.body().data.block_transaction_id, 'tron-tx')
-    assert.include(paid.body().data.child, { trade_id: childId, status: 2, block_transaction_id: 'tron-tx' })
+    assert.include(paid.body().data.child, {
+      trade_id: childId,
+      status: 2,
+      block_transaction_id: 'tron-tx',
+    })
   })
 
-  test("another merchant's order, an unknown one and a child's trade_id are all 10008", async ({ client, assert }) => {
+  test("another merchant's order, an unknown one and a child's trade_id are all 10008", async ({
+    client,
+    assert,
+  }) => {
     await operator.addWallet('tron', TRON_WALLET)
     await operator.createApiKey({ pid: '2001', secret: 'secret-of-2001-abcdef' })
     const mine = await newOrder(client, { order_id: 'same-number' })
@@ -115,7 +144,10 @@ test.group('Native order query', (group) => {
     }
   })
 
-  test('refusals: unsigned or wrongly signed (401, saying how to sign), no order named (400)', async ({ client, assert }) => {
+  test('refusals: unsigned or wrongly signed (401, saying how to sign), no order named (400)', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     const wrong = await client
       .post(QUERY_PATH)
@@ -124,23 +156,33 @@ test.group('Native order query', (group) => {
     wrong.assertStatus(401)
     assert.equal(wrong.body().status_code, 401)
     assert.match(wrong.body().message, /HMAC-SHA256 .*\(here: pid, trade_id\)/)
-    const unsigned = await client.post(QUERY_PATH).json({ pid: '1000', trade_id: order.tradeId }).accept('json')
+    const unsigned = await client
+      .post(QUERY_PATH)
+      .json({ pid: '1000', trade_id: order.tradeId })
+      .accept('json')
     unsigned.assertStatus(401)
     const neither = await query(client, {})
     neither.assertStatus(400)
     assert.equal(neither.body().status_code, 400)
     assert.match(neither.body().message, /Give the trade_id or the order_id/)
-    const noPid = await client.post(QUERY_PATH).json({ trade_id: order.tradeId, signature: 'x' }).accept('json')
+    const noPid = await client
+      .post(QUERY_PATH)
+      .json({ trade_id: order.tradeId, signature: 'x' })
+      .accept('json')
     noPid.assertStatus(400)
     assert.match(noPid.body().message, /pid field is required/)
   })
 
-  test('limited per pid on its own budget: queries never use up the creates', async ({ client, assert }) => {
+  test('limited per pid on its own budget: queries never use up the creates', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     await settings.set('rate_limit.query_per_minute', '2')
     await settings.set('rate_limit.create_per_minute', '5')
     const statuses: number[] = []
-    for (let index = 0; index < 3; index++) statuses.push((await query(client, { trade_id: order.tradeId })).status())
+    for (let index = 0; index < 3; index++)
+      statuses.push((await query(client, { trade_id: order.tradeId })).status())
     assert.deepEqual(statuses, [200, 200, 429])
     // Creates still have their own budget.
     const created = await newOrder(client)

@@ -26,10 +26,17 @@ test.group('One payment path', (group) => {
     await prepareLifecycle()
   })
 
-  test('pays a waiting order: status 2, reference, lock released, callback queued', async ({ client, assert }) => {
+  test('pays a waiting order: status 2, reference, lock released, callback queued', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     assert.equal(await countRows('amount_locks', { order_id: order.id }), 1)
-    const outcome = await paymentService.markPaid(order.id, { reference: 'tx-1', source: 'scanner', paidAt: 1234 })
+    const outcome = await paymentService.markPaid(order.id, {
+      reference: 'tx-1',
+      source: 'scanner',
+      paidAt: 1234,
+    })
     assert.isFalse(outcome.alreadyPaid)
     const paid = await Order.findOrFail(order.id)
     assert.equal(paid.status, 2)
@@ -54,14 +61,23 @@ test.group('One payment path', (group) => {
   test('a paid order refuses another reference (10010)', async ({ client }) => {
     const order = await newOrder(client)
     await paymentService.markPaid(order.id, { reference: 'tx-1', source: 'scanner' })
-    await rejectsWith(paymentService.markPaid(order.id, { reference: 'tx-2', source: 'scanner' }), 10010)
+    await rejectsWith(
+      paymentService.markPaid(order.id, { reference: 'tx-2', source: 'scanner' }),
+      10010
+    )
   })
 
-  test('a reference that paid another order is refused (10007), nothing changes', async ({ client, assert }) => {
+  test('a reference that paid another order is refused (10007), nothing changes', async ({
+    client,
+    assert,
+  }) => {
     const first = await newOrder(client)
     const second = await newOrder(client)
     await paymentService.markPaid(first.id, { reference: 'tx-1', source: 'scanner' })
-    await rejectsWith(paymentService.markPaid(second.id, { reference: 'tx-1', source: 'scanner' }), 10007)
+    await rejectsWith(
+      paymentService.markPaid(second.id, { reference: 'tx-1', source: 'scanner' }),
+      10007
+    )
     const untouched = await Order.findOrFail(second.id)
     assert.equal(untouched.status, 1)
     assert.equal(untouched.blockTransactionId, '')
@@ -71,19 +87,31 @@ test.group('One payment path', (group) => {
 
   test('a placeholder cannot be paid (10013)', async ({ client }) => {
     const order = await newPlaceholder(client)
-    await rejectsWith(paymentService.markPaid(order.id, { reference: 'tx-1', source: 'scanner' }), 10013)
+    await rejectsWith(
+      paymentService.markPaid(order.id, { reference: 'tx-1', source: 'scanner' }),
+      10013
+    )
   })
 
-  test('an expired order: refused to the payer, accepted as a late detection', async ({ client, assert }) => {
+  test('an expired order: refused to the payer, accepted as a late detection', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     await db.from('orders').where('id', order.id).update({ status: 3 })
-    await rejectsWith(paymentService.markPaid(order.id, { reference: 'tx-1', source: 'submit' }), 10013)
+    await rejectsWith(
+      paymentService.markPaid(order.id, { reference: 'tx-1', source: 'submit' }),
+      10013
+    )
     await paymentService.markPaid(order.id, { reference: 'tx-1', source: 'scanner' })
     assert.equal((await Order.findOrFail(order.id)).status, 2)
     assert.equal(await countRows('callbacks'), 1)
   })
 
-  test('a paid child pays its parent, and only the parent is notified', async ({ client, assert }) => {
+  test('a paid child pays its parent, and only the parent is notified', async ({
+    client,
+    assert,
+  }) => {
     await operator.addWallet('tron', TRON_WALLET)
     const parent = await newOrder(client, { order_id: 'merchant-7' })
     const response = await switchTo(client, parent.tradeId, 'tron')
@@ -91,7 +119,10 @@ test.group('One payment path', (group) => {
     const child = await Order.findByOrFail('trade_id', response.body().data.trade_id)
     assert.equal(await countRows('amount_locks'), 2)
 
-    const outcome = await paymentService.markPaid(child.id, { reference: 'tron-tx', source: 'scanner' })
+    const outcome = await paymentService.markPaid(child.id, {
+      reference: 'tron-tx',
+      source: 'scanner',
+    })
     assert.equal(outcome.notified?.id, parent.id)
 
     const paidParent = await Order.findOrFail(parent.id)
@@ -110,7 +141,10 @@ test.group('One payment path', (group) => {
     assert.equal((await Callback.firstOrFail()).orderId, parent.id)
   })
 
-  test('a paid parent closes its child now; the child amount stays reserved for the grace', async ({ client, assert }) => {
+  test('a paid parent closes its child now; the child amount stays reserved for the grace', async ({
+    client,
+    assert,
+  }) => {
     await operator.addWallet('tron', TRON_WALLET)
     const parent = await newOrder(client)
     const childId = (await switchTo(client, parent.tradeId, 'tron')).body().data.trade_id
@@ -141,7 +175,8 @@ test.group('One payment path', (group) => {
     )
     assert.lengthOf(winners, 1)
     for (const result of results) {
-      if (result.status === 'fulfilled') assert.equal(result.value.order.blockTransactionId, paid.blockTransactionId)
+      if (result.status === 'fulfilled')
+        assert.equal(result.value.order.blockTransactionId, paid.blockTransactionId)
       else assert.equal((result.reason as BusinessError).businessCode, 10010)
     }
     assert.equal(await countRows('callbacks'), 1)

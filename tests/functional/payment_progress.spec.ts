@@ -15,13 +15,23 @@ import { countRows, resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle, switchTo } from '#tests/helpers/orders'
 import { makeTronPayable } from '#tests/helpers/setup'
 import { TRON_WALLET } from '#tests/helpers/merchant'
-import { FAKE_NETWORK, FAKE_USDT, FAKE_WALLET, fakeFamily, fakeTransfer } from '#tests/helpers/fake_chain'
+import {
+  FAKE_NETWORK,
+  FAKE_USDT,
+  FAKE_WALLET,
+  fakeFamily,
+  fakeTransfer,
+} from '#tests/helpers/fake_chain'
 import { runCommand } from '#tests/helpers/ace_command'
 
 /** Confirmations the fake network asks for in these tests. */
 const REQUIRED = 5
 
-function seen(reference: string, amount: string, overrides: Partial<ObservedTransfer> = {}): ObservedTransfer {
+function seen(
+  reference: string,
+  amount: string,
+  overrides: Partial<ObservedTransfer> = {}
+): ObservedTransfer {
   return {
     reference,
     position: 'log:0',
@@ -49,7 +59,10 @@ async function progress(client: any, tradeId: string) {
 
 /** Ends the order's life 50 ms after its creation and runs the expiry. */
 async function expireSoon(order: Order) {
-  await db.from('orders').where('id', order.id).update({ expiration_time: order.createdAt + 50 })
+  await db
+    .from('orders')
+    .where('id', order.id)
+    .update({ expiration_time: order.createdAt + 50 })
   await new Promise((resolve) => setTimeout(resolve, 60))
   await orderExpiry.expireDue()
   if ((await Order.findOrFail(order.id)).status !== 3) throw new Error('order did not expire')
@@ -95,7 +108,10 @@ test.group('Payment progress: sightings (fake chain)', (group) => {
     assert.equal(await countRows('unmatched_payments'), 0)
   })
 
-  test('failed transfers, other tokens and other amounts are no sighting', async ({ client, assert }) => {
+  test('failed transfers, other tokens and other amounts are no sighting', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     fakeFamily.unconfirmed = [
       seen('tx-failed', order.actualAmount, { success: false }),
@@ -108,14 +124,20 @@ test.group('Payment progress: sightings (fake chain)', (group) => {
     assert.equal(await countRows('payment_sightings'), 0)
   })
 
-  test('confirmations shown stay below the requirement, whatever the family counts', async ({ client, assert }) => {
+  test('confirmations shown stay below the requirement, whatever the family counts', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     fakeFamily.unconfirmed = [seen('tx-1', order.actualAmount, { confirmations: REQUIRED + 3 })]
     await scanFake()
     assert.equal((await progress(client, order.tradeId)).sighting.confirmations, REQUIRED - 1)
   })
 
-  test('kept while the family does not look, gone when it no longer reports it', async ({ client, assert }) => {
+  test('kept while the family does not look, gone when it no longer reports it', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     fakeFamily.unconfirmed = [seen('tx-1', order.actualAmount)]
     await scanFake()
@@ -162,7 +184,10 @@ test.group('Payment progress: sightings (fake chain)', (group) => {
     })
   })
 
-  test('an order paid by submit-tx-hash shows no sighting of another transfer', async ({ client, assert }) => {
+  test('an order paid by submit-tx-hash shows no sighting of another transfer', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     fakeFamily.unconfirmed = [seen('tx-other', order.actualAmount)]
     await scanFake()
@@ -195,7 +220,12 @@ test.group('Payment progress: sightings (fake chain)', (group) => {
     assert.equal(data.sighting.reference, 'tx-1')
 
     fakeFamily.unconfirmed = []
-    fakeFamily.pending = [seen('tx-1', order.actualAmount, { timestamp: order.createdAt + 10, confirmations: REQUIRED })]
+    fakeFamily.pending = [
+      seen('tx-1', order.actualAmount, {
+        timestamp: order.createdAt + 10,
+        confirmations: REQUIRED,
+      }),
+    ]
     assert.equal((await scanFake()).paid, 1)
     const paid = await progress(client, order.tradeId)
     assert.equal(paid.status, 2)
@@ -229,7 +259,7 @@ test.group('Payment progress: sightings (fake chain)', (group) => {
     await paymentSightings.record(tron, tokens, [], [transfer])
 
     for (const order of [parent, child]) {
-      const sighting = (await progress(client, order.tradeId)).sighting
+      const { sighting } = await progress(client, order.tradeId)
       assert.equal(sighting.reference, txid)
       assert.equal(sighting.required_confirmations, tron.confirmations)
       assert.equal(sighting.explorer_url, `https://tronscan.org/#/transaction/${txid}`)
@@ -282,16 +312,25 @@ test.group('Explorer links', (group) => {
     for (const chain of chains) {
       assert.match(chain.explorerTxUrl, /^https:\/\/[^ ]+\{tx\}/, chain.network)
     }
-    assert.equal((await Chain.findByOrFail('network', 'ethereum')).explorerTxUrl, 'https://etherscan.io/tx/{tx}')
+    assert.equal(
+      (await Chain.findByOrFail('network', 'ethereum')).explorerTxUrl,
+      'https://etherscan.io/tx/{tx}'
+    )
   })
 
   test('chain:set --explorer sets, validates and clears the template', async ({ assert }) => {
-    const set = await runCommand(ChainSet, [FAKE_NETWORK, '--explorer=https://explorer.example/tx/{tx}?from=gateway'])
+    const set = await runCommand(ChainSet, [
+      FAKE_NETWORK,
+      '--explorer=https://explorer.example/tx/{tx}?from=gateway',
+    ])
     assert.equal(set.exitCode, 0, set.output)
     assert.match(set.output, /explorer: https:\/\/explorer\.example\/tx\/\{tx\}\?from=gateway/)
     const chain = await Chain.findByOrFail('network', FAKE_NETWORK)
     // the reference is URL-encoded into the template
-    assert.equal(explorerUrl(chain, 'tx/1 a'), 'https://explorer.example/tx/tx%2F1%20a?from=gateway')
+    assert.equal(
+      explorerUrl(chain, 'tx/1 a'),
+      'https://explorer.example/tx/tx%2F1%20a?from=gateway'
+    )
 
     const refusals: [string, RegExp][] = [
       ['https://explorer.example/tx/', /must contain \{tx\}/],
@@ -304,7 +343,10 @@ test.group('Explorer links', (group) => {
       assert.equal(refused.exitCode, 1, template)
       assert.match(refused.output, message)
     }
-    assert.equal((await Chain.findByOrFail('network', FAKE_NETWORK)).explorerTxUrl, 'https://explorer.example/tx/{tx}?from=gateway')
+    assert.equal(
+      (await Chain.findByOrFail('network', FAKE_NETWORK)).explorerTxUrl,
+      'https://explorer.example/tx/{tx}?from=gateway'
+    )
 
     const cleared = await runCommand(ChainSet, [FAKE_NETWORK, '--explorer='])
     assert.equal(cleared.exitCode, 0, cleared.output)
@@ -323,7 +365,10 @@ test.group('Explorer links', (group) => {
   test('a provider payment has no explorer link', async ({ client, assert }) => {
     const order = await newOrder(client)
     await operator.setChain(FAKE_NETWORK, { explorerTxUrl: 'https://explorer.example/tx/{tx}' })
-    await db.from('orders').where('id', order.id).update({ pay_provider: 'provider', status: 2, block_transaction_id: 'P-123' })
+    await db
+      .from('orders')
+      .where('id', order.id)
+      .update({ pay_provider: 'provider', status: 2, block_transaction_id: 'P-123' })
     const response = await client.get(`/pay/payment-progress/${order.tradeId}`)
     assert.deepEqual(response.body().data.payment, { reference: 'P-123', explorer_url: '' })
   })

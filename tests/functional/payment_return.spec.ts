@@ -7,13 +7,20 @@ import { resetDatabase } from '#tests/helpers/database'
 import { FAKE_NETWORK, fakeTransfer } from '#tests/helpers/fake_chain'
 import { TEST_SECRET } from '#tests/helpers/merchant'
 import { newOrder, prepareLifecycle, switchTo } from '#tests/helpers/orders'
-import { compatParams, compatSigned, submitGet, tradeIdFromLocation } from '#tests/helpers/compat_merchant'
+import {
+  compatParams,
+  compatSigned,
+  submitGet,
+  tradeIdFromLocation,
+} from '#tests/helpers/compat_merchant'
 import ProviderOrder from '#models/provider_order'
 import { FakeProvider, SHOP_ID, notificationSign } from '#tests/helpers/fake_provider'
 
 /** GET without following redirects: status and Location. */
 async function returnOf(tradeId: string) {
-  const response = await fetch(`${process.env.APP_URL}/pay/return/${tradeId}`, { redirect: 'manual' })
+  const response = await fetch(`${process.env.APP_URL}/pay/return/${tradeId}`, {
+    redirect: 'manual',
+  })
   return { status: response.status, location: response.headers.get('location') ?? '' }
 }
 
@@ -29,13 +36,25 @@ function shopVerifiesReturn(url: string, secret = TEST_SECRET) {
     .sort()
     .map((key) => `${key}=${params[key]}`)
     .join('&')
-  return { params, valid: createHash('md5').update(text + secret).digest('hex') === params.sign }
+  return {
+    params,
+    valid:
+      createHash('md5')
+        .update(text + secret)
+        .digest('hex') === params.sign,
+  }
 }
 
 async function compatOrder(client: any, overrides: Record<string, string> = {}) {
   const response = await submitGet(
     client,
-    compatSigned(compatParams({ type: `usdt.${FAKE_NETWORK}`, return_url: 'https://shop.example/epay/return.php', ...overrides }))
+    compatSigned(
+      compatParams({
+        type: `usdt.${FAKE_NETWORK}`,
+        return_url: 'https://shop.example/epay/return.php',
+        ...overrides,
+      })
+    )
   )
   if (response.status() !== 302) throw new Error(JSON.stringify(response.body()))
   return Order.findByOrFail('trade_id', tradeIdFromLocation(response.header('location')))
@@ -44,7 +63,9 @@ async function compatOrder(client: any, overrides: Record<string, string> = {}) 
 /** The payer reports the transaction in the cashier; the fake chain confirms it. */
 async function payOverHttp(client: any, order: Order, reference: string) {
   fakeTransfer(reference, order.actualAmount, { to: order.receiveAddress })
-  const response = await client.post(`/pay/submit-tx-hash/${order.tradeId}`).json({ block_transaction_id: reference })
+  const response = await client
+    .post(`/pay/submit-tx-hash/${order.tradeId}`)
+    .json({ block_transaction_id: reference })
   if (response.body().status_code !== 200) throw new Error(JSON.stringify(response.body()))
 }
 
@@ -54,8 +75,15 @@ test.group('Return to the shop: GET /pay/return/{trade_id}', (group) => {
     await prepareLifecycle()
   })
 
-  test('compat order paid end to end: 302 to return_url with EPay fields whose MD5 sign verifies', async ({ client, assert }) => {
-    const order = await compatOrder(client, { out_trade_no: 'EP-2001', name: 'Blue mug', money: '100.00' })
+  test('compat order paid end to end: 302 to return_url with EPay fields whose MD5 sign verifies', async ({
+    client,
+    assert,
+  }) => {
+    const order = await compatOrder(client, {
+      out_trade_no: 'EP-2001',
+      name: 'Blue mug',
+      money: '100.00',
+    })
     await payOverHttp(client, order, 'tx-return-1')
 
     const { status, location } = await returnOf(order.tradeId)
@@ -78,7 +106,10 @@ test.group('Return to the shop: GET /pay/return/{trade_id}', (group) => {
     assert.isFalse(shopVerifiesReturn(location, 'another-secret').valid)
   })
 
-  test('the return carries exactly the fields of the compat callback', async ({ client, assert }) => {
+  test('the return carries exactly the fields of the compat callback', async ({
+    client,
+    assert,
+  }) => {
     const order = await compatOrder(client)
     await payOverHttp(client, order, 'tx-return-2')
     const { default: callbackFormats } = await import('#callbacks/callback_format')
@@ -89,33 +120,58 @@ test.group('Return to the shop: GET /pay/return/{trade_id}', (group) => {
     assert.equal(new URL(location).search, new URL(callback.url).search)
   })
 
-  test('a return_url with its own query keeps it and gets the fields after &', async ({ client, assert }) => {
-    const order = await compatOrder(client, { return_url: 'https://shop.example/index.php?route=epay/return' })
+  test('a return_url with its own query keeps it and gets the fields after &', async ({
+    client,
+    assert,
+  }) => {
+    const order = await compatOrder(client, {
+      return_url: 'https://shop.example/index.php?route=epay/return',
+    })
     await payOverHttp(client, order, 'tx-return-3')
     const { location } = await returnOf(order.tradeId)
-    assert.match(location, /^https:\/\/shop\.example\/index\.php\?route=epay%2Freturn&pid=1000&|^https:\/\/shop\.example\/index\.php\?route=epay\/return&pid=1000&/)
-    const { params, valid } = shopVerifiesReturn(location.replace('route=epay/return&', '').replace('route=epay%2Freturn&', ''))
+    assert.match(
+      location,
+      /^https:\/\/shop\.example\/index\.php\?route=epay%2Freturn&pid=1000&|^https:\/\/shop\.example\/index\.php\?route=epay\/return&pid=1000&/
+    )
+    const { params, valid } = shopVerifiesReturn(
+      location.replace('route=epay/return&', '').replace('route=epay%2Freturn&', '')
+    )
     assert.isTrue(valid)
     assert.equal(params.trade_status, 'TRADE_SUCCESS')
   })
 
   test('before payment the payer goes back to the cashier', async ({ client, assert }) => {
     const order = await compatOrder(client)
-    assert.deepEqual(await returnOf(order.tradeId), { status: 302, location: `/cashier/${order.tradeId}` })
+    assert.deepEqual(await returnOf(order.tradeId), {
+      status: 302,
+      location: `/cashier/${order.tradeId}`,
+    })
     order.merge({ status: 3 })
     await order.save()
-    assert.deepEqual(await returnOf(order.tradeId), { status: 302, location: `/cashier/${order.tradeId}` })
+    assert.deepEqual(await returnOf(order.tradeId), {
+      status: 302,
+      location: `/cashier/${order.tradeId}`,
+    })
   })
 
   test('native orders return to redirect_url as given, once paid', async ({ client, assert }) => {
     const order = await newOrder(client, { redirect_url: 'https://shop.example/thanks?order=A-1' })
     assert.equal((await returnOf(order.tradeId)).location, `/cashier/${order.tradeId}`)
     await payOverHttp(client, order, 'tx-return-4')
-    assert.deepEqual(await returnOf(order.tradeId), { status: 302, location: 'https://shop.example/thanks?order=A-1' })
+    assert.deepEqual(await returnOf(order.tradeId), {
+      status: 302,
+      location: 'https://shop.example/thanks?order=A-1',
+    })
   })
 
-  test('native order with payment_type Compat gets the signed compat return', async ({ client, assert }) => {
-    const order = await newOrder(client, { payment_type: 'Compat', redirect_url: 'https://shop.example/r' })
+  test('native order with payment_type Compat gets the signed compat return', async ({
+    client,
+    assert,
+  }) => {
+    const order = await newOrder(client, {
+      payment_type: 'Compat',
+      redirect_url: 'https://shop.example/r',
+    })
     await payOverHttp(client, order, 'tx-return-5')
     const { location } = await returnOf(order.tradeId)
     assert.isTrue(shopVerifiesReturn(location).valid)
@@ -127,14 +183,25 @@ test.group('Return to the shop: GET /pay/return/{trade_id}', (group) => {
     assert.equal((await returnOf(order.tradeId)).location, `/cashier/${order.tradeId}`)
   })
 
-  test('a paid child returns with its parent, the order the shop knows', async ({ client, assert }) => {
-    await operator.setToken(FAKE_NETWORK, 'USDC', { contract: 'fake:usdc-contract', decimals: 6, precision: 2 })
+  test('a paid child returns with its parent, the order the shop knows', async ({
+    client,
+    assert,
+  }) => {
+    await operator.setToken(FAKE_NETWORK, 'USDC', {
+      contract: 'fake:usdc-contract',
+      decimals: 6,
+      precision: 2,
+    })
     await operator.setRate('USDC', 'CNY', '7.25')
     const parent = await compatOrder(client, { out_trade_no: 'EP-3001' })
     const switched = await switchTo(client, parent.tradeId, FAKE_NETWORK, 'usdc')
     const child = await Order.findByOrFail('trade_id', switched.body().data.trade_id)
     assert.notEqual(child.tradeId, parent.tradeId)
-    await paymentService.markPaid(child.id, { reference: 'tx-child-1', source: 'scanner', paidAt: Date.now() })
+    await paymentService.markPaid(child.id, {
+      reference: 'tx-child-1',
+      source: 'scanner',
+      paidAt: Date.now(),
+    })
 
     const { location } = await returnOf(child.tradeId)
     const { params, valid } = shopVerifiesReturn(location)
@@ -168,7 +235,15 @@ test.group('Return to the shop after paying at the hosted provider', (group) => 
     assert,
   }) => {
     // A compat placeholder (no type, no defaults), paid at the provider.
-    const created = await submitGet(client, compatSigned(compatParams({ out_trade_no: 'EP-PROV', return_url: 'https://shop.example/epay/return.php' })))
+    const created = await submitGet(
+      client,
+      compatSigned(
+        compatParams({
+          out_trade_no: 'EP-PROV',
+          return_url: 'https://shop.example/epay/return.php',
+        })
+      )
+    )
     const tradeId = tradeIdFromLocation(created.header('location'))
     ;(await switchTo(client, tradeId, 'provider', 'usdt')).assertStatus(200)
     const returnUrl = provider.linkRequest(tradeId)!.return_url
@@ -209,9 +284,15 @@ test.group('Return to the shop after paying at the hosted provider', (group) => 
     assert.equal(params.trade_status, 'TRADE_SUCCESS')
   })
 
-  test('a native order without redirect_url: the provider gets no return page of ours (its own fallbacks apply)', async ({ client, assert }) => {
+  test('a native order without redirect_url: the provider gets no return page of ours (its own fallbacks apply)', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client, { token: undefined, network: undefined })
     ;(await switchTo(client, order.tradeId, 'provider', 'usdt')).assertStatus(200)
-    assert.equal(provider.linkRequest(order.tradeId)!.return_url, `${process.env.APP_URL}/pay/checkout-counter/${order.tradeId}`)
+    assert.equal(
+      provider.linkRequest(order.tradeId)!.return_url,
+      `${process.env.APP_URL}/pay/checkout-counter/${order.tradeId}`
+    )
   })
 })

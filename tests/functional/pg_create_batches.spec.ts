@@ -11,7 +11,8 @@ import { waitFor } from '#tests/helpers/ops'
 
 /** Which database this run is on (bin/test.ts: DB_CONNECTION, SQLite by default). */
 const onPostgres = process.env.DB_CONNECTION === 'pg'
-const ONLY_PG = 'PostgreSQL only (SQLite batches its creates on its writer thread: sqlite_writer.spec.ts)'
+const ONLY_PG =
+  'PostgreSQL only (SQLite batches its creates on its writer thread: sqlite_writer.spec.ts)'
 
 type Sent = { sql: string; bindings: unknown[] }
 
@@ -21,7 +22,12 @@ type Sent = { sql: string; bindings: unknown[] }
  * after them queues for a slot. Returns the pending answers once `queued`
  * creates wait, and the statements sent meanwhile.
  */
-async function createBehindLockedTable(client: ApiClient, holder: TransactionClientContract, params: Record<string, unknown>[], queued: number) {
+async function createBehindLockedTable(
+  client: ApiClient,
+  holder: TransactionClientContract,
+  params: Record<string, unknown>[],
+  queued: number
+) {
   // A first create loads the configuration cache and stamps the key's last_used_at.
   ;(await createOrder(client, orderParams({ order_id: 'warm', amount: 1 }))).assertStatus(200)
   await db.from('amount_locks').delete()
@@ -33,7 +39,10 @@ async function createBehindLockedTable(client: ApiClient, holder: TransactionCli
   knex.on('query', listener)
   await holder.rawQuery('LOCK TABLE amount_locks IN SHARE ROW EXCLUSIVE MODE')
   const answers = params.map((one) => Promise.resolve(createOrder(client, one)))
-  await waitFor(() => amountAllocator.queuedCreates === queued, `${queued} creates queued for a statement slot`)
+  await waitFor(
+    () => amountAllocator.queuedCreates === queued,
+    `${queued} creates queued for a statement slot`
+  )
   return { answers, sent, stop: () => knex.off('query', listener) }
 }
 
@@ -76,8 +85,13 @@ test.group('PostgreSQL: creates batched while the database is busy', (group) => 
     }
   })
 
-  test('ten creates queued behind the busy slots go out as one statement, each with its own pair', async ({ client: testClient, assert }) => {
-    const params = Array.from({ length: 12 }, (_, index) => orderParams({ order_id: `batch-${index}`, amount: 100 + index }))
+  test('ten creates queued behind the busy slots go out as one statement, each with its own pair', async ({
+    client: testClient,
+    assert,
+  }) => {
+    const params = Array.from({ length: 12 }, (_, index) =>
+      orderParams({ order_id: `batch-${index}`, amount: 100 + index })
+    )
     const { answers, sent, stop } = await createBehindLockedTable(testClient, holder!, params, 10)
     await holder!.rollback()
     const bodies = (await Promise.all(answers)).map((response) => response.body())
@@ -96,14 +110,22 @@ test.group('PostgreSQL: creates batched while the database is busy', (group) => 
       assert.equal(row.receive_address, body.data.receive_address)
       assert.equal(Number(row.actual_amount), body.data.actual_amount)
     }
-    assert.equal(new Set(bodies.map((body) => `${body.data.receive_address}|${body.data.actual_amount}`)).size, 12)
+    assert.equal(
+      new Set(bodies.map((body) => `${body.data.receive_address}|${body.data.actual_amount}`)).size,
+      12
+    )
     assert.equal(await countRows('orders'), 12)
     await assertOrdersMatchTheirLocks(assert)
   }).skip(!onPostgres, ONLY_PG)
 
-  test('creates of one amount in one batch: one takes the pair, the others step on; no pair twice, nothing half-written', async ({ client: testClient, assert }) => {
+  test('creates of one amount in one batch: one takes the pair, the others step on; no pair twice, nothing half-written', async ({
+    client: testClient,
+    assert,
+  }) => {
     // 72.5 CNY = 10 USDT for all twelve, on two wallets.
-    const params = Array.from({ length: 12 }, (_, index) => orderParams({ order_id: `same-${index}`, amount: 72.5 }))
+    const params = Array.from({ length: 12 }, (_, index) =>
+      orderParams({ order_id: `same-${index}`, amount: 72.5 })
+    )
     const { answers, sent, stop } = await createBehindLockedTable(testClient, holder!, params, 10)
     await holder!.rollback()
     const bodies = (await Promise.all(answers)).map((response) => response.body())
@@ -122,9 +144,15 @@ test.group('PostgreSQL: creates batched while the database is busy', (group) => 
     await assertOrdersMatchTheirLocks(assert)
   }).skip(!onPostgres, ONLY_PG)
 
-  test('a repeated order number in a batch: the batch is undone and its creates sent alone; one 10002, the others created', async ({ client: testClient, assert }) => {
+  test('a repeated order number in a batch: the batch is undone and its creates sent alone; one 10002, the others created', async ({
+    client: testClient,
+    assert,
+  }) => {
     const params = Array.from({ length: 12 }, (_, index) =>
-      orderParams({ order_id: index === 5 || index === 9 ? 'twice' : `dup-${index}`, amount: 100 + index })
+      orderParams({
+        order_id: index === 5 || index === 9 ? 'twice' : `dup-${index}`,
+        amount: 100 + index,
+      })
     )
     const { answers, sent, stop } = await createBehindLockedTable(testClient, holder!, params, 10)
     await holder!.rollback()
@@ -143,26 +171,41 @@ test.group('PostgreSQL: creates batched while the database is busy', (group) => 
     await assertOrdersMatchTheirLocks(assert)
   }).skip(!onPostgres, ONLY_PG)
 
-  test('a batch cut off from the database: each of its creates answers 503 at once, none is sent again', async ({ client: testClient, assert }) => {
-    const params = Array.from({ length: 8 }, (_, index) => orderParams({ order_id: `cut-${index}`, amount: 100 + index }))
+  test('a batch cut off from the database: each of its creates answers 503 at once, none is sent again', async ({
+    client: testClient,
+    assert,
+  }) => {
+    const params = Array.from({ length: 8 }, (_, index) =>
+      orderParams({ order_id: `cut-${index}`, amount: 100 + index })
+    )
     const { answers, sent, stop } = await createBehindLockedTable(testClient, holder!, params, 6)
     const settled: number[] = []
     answers.forEach((answer, index) => answer.then(() => settled.push(index)))
 
     // The two lone creates lose their connections (server terminated them) …
     let lone: number[] = []
-    await waitFor(async () => (lone = await waitingBackends('%INSERT INTO orders%')).length === 2, 'the lone creates waiting on the lock')
+    await waitFor(
+      async () => (lone = await waitingBackends('%INSERT INTO orders%')).length === 2,
+      'the lone creates waiting on the lock'
+    )
     await db.rawQuery(`SELECT pg_terminate_backend(pid) FROM unnest(?::int[]) AS pid`, [lone])
     // … then the batch of the six others loses its own: it goes out on a connection the pool
     // has not yet found dead and fails at once, or on a new one and waits on the lock until it is
     // terminated too. Sent again alone, its creates would wait on the lock still held; they answer
     // now, all of them.
-    await waitFor(async () => {
-      if (settled.length === 8) return true
-      const batch = await waitingBackends('%jsonb_array_elements%')
-      if (batch.length > 0) await db.rawQuery(`SELECT pg_terminate_backend(pid) FROM unnest(?::int[]) AS pid`, [batch])
-      return false
-    }, 'every create answered while the lock is still held', 30_000)
+    await waitFor(
+      async () => {
+        if (settled.length === 8) return true
+        const batch = await waitingBackends('%jsonb_array_elements%')
+        if (batch.length > 0)
+          await db.rawQuery(`SELECT pg_terminate_backend(pid) FROM unnest(?::int[]) AS pid`, [
+            batch,
+          ])
+        return false
+      },
+      'every create answered while the lock is still held',
+      30_000
+    )
     await holder!.rollback()
     stop()
 
@@ -175,6 +218,8 @@ test.group('PostgreSQL: creates batched while the database is busy', (group) => 
     assert.equal(await countRows('orders'), 0)
     assert.equal(await countRows('amount_locks'), 0)
     // The pool replaces the lost connections: the next create goes through.
-    ;(await createOrder(testClient, orderParams({ order_id: 'after', amount: 123 }))).assertStatus(200)
+    ;(await createOrder(testClient, orderParams({ order_id: 'after', amount: 123 }))).assertStatus(
+      200
+    )
   }).skip(!onPostgres, ONLY_PG)
 })

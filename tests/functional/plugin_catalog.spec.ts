@@ -39,8 +39,14 @@ test.group('Plugin catalog: what each plugin brings', (group) => {
     assert.deepEqual(compat.callbackFormats, ['compat'])
     assert.equal(compat.routePrefix, '/payments/compat/v1')
     assert.deepEqual(compat.routes, [
-      { pattern: '/payments/compat/v1/order/create-transaction/submit.php', methods: ['GET', 'POST'] },
-      { pattern: '/payments/compat/v1/order/create-transaction/mapi.php', methods: ['GET', 'POST'] },
+      {
+        pattern: '/payments/compat/v1/order/create-transaction/submit.php',
+        methods: ['GET', 'POST'],
+      },
+      {
+        pattern: '/payments/compat/v1/order/create-transaction/mapi.php',
+        methods: ['GET', 'POST'],
+      },
       { pattern: '/payments/compat/v1/order/create-transaction/api.php', methods: ['GET', 'POST'] },
     ])
     assert.deepEqual(compat.configSections, ['compat'])
@@ -50,7 +56,9 @@ test.group('Plugin catalog: what each plugin brings', (group) => {
     )
 
     const provider = catalog.plugins.find((plugin) => plugin.name === 'provider')!
-    assert.deepEqual(provider.routes, [{ pattern: '/payments/provider/v1/notify', methods: ['POST'] }])
+    assert.deepEqual(provider.routes, [
+      { pattern: '/payments/provider/v1/notify', methods: ['POST'] },
+    ])
     const token = provider.settings.find((setting) => setting.key === 'provider.shop_token')!
     assert.isTrue(token.secret)
     assert.deepEqual(provider.providers, ['provider'])
@@ -71,11 +79,20 @@ test.group('Plugin catalog: what each plugin brings', (group) => {
 
     const listed = catalog.plugins.find((plugin) => plugin.name === 'demo')!
     assert.isFalse(listed.enabled)
-    assert.deepEqual(listed.commands, [{ name: 'demo:greet', description: 'Prints the demo greeting setting' }])
-    assert.deepEqual(listed.families.map((family) => [family.name, family.networks, family.canTestConnection]), [
-      ['demo', [], false],
+    assert.deepEqual(listed.commands, [
+      { name: 'demo:greet', description: 'Prints the demo greeting setting' },
     ])
+    assert.deepEqual(
+      listed.families.map((family) => [family.name, family.networks, family.canTestConnection]),
+      [['demo', [], false]]
+    )
     assert.deepEqual(listed.seedNetworks, ['demonet'])
-    assert.deepEqual(listed.settings, [{ key: 'demo.greeting', description: 'What GET /payments/demo/v1/hello answers', secret: false }])
+    assert.deepEqual(listed.settings, [
+      {
+        key: 'demo.greeting',
+        description: 'What GET /payments/demo/v1/hello answers',
+        secret: false,
+      },
+    ])
   })
 })

@@ -8,7 +8,12 @@ import Callback from '#models/callback'
 import paymentService from '#services/payment_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { MerchantServer } from '#tests/helpers/merchant_server'
-import { compatParams, compatSigned, submitGet, tradeIdFromLocation } from '#tests/helpers/compat_merchant'
+import {
+  compatParams,
+  compatSigned,
+  submitGet,
+  tradeIdFromLocation,
+} from '#tests/helpers/compat_merchant'
 import { CREATE_PATH, TRON_WALLET, createOrder, orderParams, signed } from '#tests/helpers/merchant'
 import { runAce, startServerProcess, type RunningServer } from '#tests/helpers/processes'
 import { waitFor } from '#tests/helpers/ops'
@@ -21,7 +26,13 @@ const DEMO_MODULE = './tests/fixtures/plugins/demo/plugin.ts'
 async function walletEverywhere() {
   const now = Date.now()
   for (const chain of await Chain.all()) {
-    await db.table('wallets').insert({ network: chain.network, address: `w-${chain.network}`, enabled: true, created_at: now, updated_at: now })
+    await db.table('wallets').insert({
+      network: chain.network,
+      address: `w-${chain.network}`,
+      enabled: true,
+      created_at: now,
+      updated_at: now,
+    })
   }
   await operator.setRate('USDT', 'CNY', '7.25')
   await settings.set('rate_limit.create_per_minute', '0')
@@ -64,10 +75,17 @@ test.group('Plugins: each left out in turn', (group) => {
       // Networks: the left-out family's are not offered, the others are.
       const config = await configOf(server)
       const offered = config.supported_assets.map((asset: { network: string }) => asset.network)
-      assert.deepEqual(offered, all.filter((network) => !gone.includes(network)))
+      assert.deepEqual(
+        offered,
+        all.filter((network) => !gone.includes(network))
+      )
       for (const network of gone) {
         const refused = await createOn(server, network)
-        assert.equal(refused.status_code, 10016, `a new ${network} order is refused like an unknown network`)
+        assert.equal(
+          refused.status_code,
+          10016,
+          `a new ${network} order is refused like an unknown network`
+        )
         assert.include(refused.message, `unknown network "${network}"`)
       }
       const other = offered[0]
@@ -75,23 +93,38 @@ test.group('Plugins: each left out in turn', (group) => {
 
       // Routes: 404 for the left-out plugin, served for the others.
       const compat = await fetch(`${server.url}${COMPAT_PATH}`)
-      assert.equal(compat.status === 404, left === 'compat', `compat route answered ${compat.status}`)
+      assert.equal(
+        compat.status === 404,
+        left === 'compat',
+        `compat route answered ${compat.status}`
+      )
       const notify = await fetch(`${server.url}${NOTIFY_PATH}`, { method: 'POST', body: 'x=1' })
-      assert.equal(notify.status === 404, left === 'provider', `notify route answered ${notify.status}`)
+      assert.equal(
+        notify.status === 404,
+        left === 'provider',
+        `notify route answered ${notify.status}`
+      )
       if (left !== 'provider') assert.equal(await notify.text(), 'fail')
 
       // Config sections of a left-out plugin fall back to their neutral values.
       if (left === 'compat') {
-        assert.deepEqual(config.compat, { default_token: '', default_currency: '', default_network: '' })
+        assert.deepEqual(config.compat, {
+          default_token: '',
+          default_currency: '',
+          default_network: '',
+        })
       } else {
         assert.equal(config.compat.default_currency, 'cny')
       }
-      if (left === 'provider') assert.deepEqual(config.provider, { enabled: false, allow_tokens: [] })
+      if (left === 'provider')
+        assert.deepEqual(config.provider, { enabled: false, allow_tokens: [] })
       else assert.deepEqual(config.provider.allow_tokens, ['USDT', 'TRX'])
     })
   }
 
-  test('settings of a left-out plugin are hidden from settings:get and refused by settings:set', async ({ assert }) => {
+  test('settings of a left-out plugin are hidden from settings:get and refused by settings:set', async ({
+    assert,
+  }) => {
     const listed = (await settings.list()).map((row) => row.key)
     assert.includeMembers(listed, ['provider.shop_id', 'compat.default_token'], 'listed when on')
 
@@ -100,16 +133,22 @@ test.group('Plugins: each left out in turn', (group) => {
     assert.notInclude(withoutProvider.stdout, 'provider.shop_id')
     assert.include(withoutProvider.stdout, 'compat.default_currency')
 
-    const refused = await runAce(['settings:set', 'compat.default_token', 'usdt'], { PLUGINS: '-compat' })
+    const refused = await runAce(['settings:set', 'compat.default_token', 'usdt'], {
+      PLUGINS: '-compat',
+    })
     assert.equal(refused.code, 1)
-    assert.include(refused.stdout + refused.stderr, '"compat.default_token" is a setting of the plugin "compat", which is turned off')
+    assert.include(
+      refused.stdout + refused.stderr,
+      '"compat.default_token" is a setting of the plugin "compat", which is turned off'
+    )
     assert.equal(await settings.read('compat.default_token'), '', 'not stored')
   })
 
   test('plugins:list shows each plugin, on or off, and what it contributes', async ({ assert }) => {
     const result = await runAce(['plugins:list'], { PLUGINS: '-ton,-provider' })
     assert.equal(result.code, 0, result.stderr)
-    const row = (name: string) => result.stdout.split('\n').find((line) => line.includes(` ${name} `)) ?? ''
+    const row = (name: string) =>
+      result.stdout.split('\n').find((line) => line.includes(` ${name} `)) ?? ''
     assert.match(row('ton'), /│\s+no\s+│/)
     assert.match(row('provider'), /│\s+no\s+│/)
     assert.match(row('evm'), /│\s+yes\s+│/)
@@ -140,12 +179,18 @@ test.group('Plugins: orders of a left-out family', (group) => {
   group.each.setup(() => resetDatabase())
   group.each.timeout(90_000)
 
-  test('stay readable at the cashier and are expired normally', async ({ client, assert, cleanup }) => {
+  test('stay readable at the cashier and are expired normally', async ({
+    client,
+    assert,
+    cleanup,
+  }) => {
     await operator.addWallet('tron', TRON_WALLET)
     await operator.setRate('USDT', 'CNY', '7.25')
     const created = await createOrder(client, orderParams({ network: 'tron' }))
     const tradeId = created.body().data.trade_id
-    await Order.query().where('trade_id', tradeId).update({ expiration_time: Date.now() - 1000 })
+    await Order.query()
+      .where('trade_id', tradeId)
+      .update({ expiration_time: Date.now() - 1000 })
 
     const server = await startServerProcess({ PLUGINS: '-tron', RUN_JOBS: 'true' })
     cleanup(() => server.stop())
@@ -178,7 +223,7 @@ test.group('Plugins: compat left out with Compat orders in the database', (group
   })
   group.each.timeout(90_000)
 
-  test('a paid Compat order\'s callback is held (no attempt spent) while compat is off, then delivered', async ({
+  test("a paid Compat order's callback is held (no attempt spent) while compat is off, then delivered", async ({
     client,
     assert,
   }) => {
@@ -187,9 +232,14 @@ test.group('Plugins: compat left out with Compat orders in the database', (group
     await settings.set('callbacks.allow_private_targets', 'true')
     const response = await submitGet(
       client,
-      compatSigned(compatParams({ type: 'usdt.tron', money: '88.5', notify_url: merchant.notifyUrl }))
+      compatSigned(
+        compatParams({ type: 'usdt.tron', money: '88.5', notify_url: merchant.notifyUrl })
+      )
     )
-    const order = await Order.findByOrFail('trade_id', tradeIdFromLocation(response.header('location')))
+    const order = await Order.findByOrFail(
+      'trade_id',
+      tradeIdFromLocation(response.header('location'))
+    )
     await paymentService.markPaid(order.id, { reference: 'tron-hash-held', source: 'scanner' })
 
     const held = await runAce(['callbacks:deliver'], { PLUGINS: '-compat' })
@@ -198,7 +248,11 @@ test.group('Plugins: compat left out with Compat orders in the database', (group
     assert.lengthOf(merchant.requests, 0, 'never sent in another format')
     const waiting = await Callback.findByOrFail('order_id', order.id)
     assert.equal(waiting.status, 'pending')
-    assert.equal(waiting.attempts, 0, 'no attempt spent: retries cannot run out while the plugin is off')
+    assert.equal(
+      waiting.attempts,
+      0,
+      'no attempt spent: retries cannot run out while the plugin is off'
+    )
     assert.include(waiting.lastError, 'the "compat" callback format is not loaded')
     assert.equal(await countRows('callback_attempts', { callback_id: waiting.id }), 0)
 
@@ -212,14 +266,19 @@ test.group('Plugins: compat left out with Compat orders in the database', (group
     assert.equal((await Callback.findByOrFail('order_id', order.id)).status, 'delivered')
   })
 
-  test('a native create asking for payment_type Compat is refused while compat is off', async ({ assert, cleanup }) => {
+  test('a native create asking for payment_type Compat is refused while compat is off', async ({
+    assert,
+    cleanup,
+  }) => {
     await walletEverywhere()
     const server = await startServerProcess({ PLUGINS: '-compat' })
     cleanup(() => server.stop())
     const refused = await fetch(`${server.url}${CREATE_PATH}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'accept': 'application/json' },
-      body: JSON.stringify(signed(orderParams({ network: 'tron', token: 'usdt', payment_type: 'Compat' }))),
+      body: JSON.stringify(
+        signed(orderParams({ network: 'tron', token: 'usdt', payment_type: 'Compat' }))
+      ),
     })
     assert.equal(refused.status, 400)
     const body = (await refused.json()) as any
@@ -236,7 +295,10 @@ test.group('Plugins: a plugin from PLUGIN_MODULES', (group) => {
   group.each.setup(() => resetDatabase())
   group.each.timeout(90_000)
 
-  test('brings its family, route, setting, seed chain and command without other changes', async ({ assert, cleanup }) => {
+  test('brings its family, route, setting, seed chain and command without other changes', async ({
+    assert,
+    cleanup,
+  }) => {
     const server = await startServerProcess({ PLUGIN_MODULES: DEMO_MODULE })
     cleanup(() => server.stop())
 
@@ -248,16 +310,30 @@ test.group('Plugins: a plugin from PLUGIN_MODULES', (group) => {
     const chain = await Chain.findByOrFail('network', 'demonet')
     assert.equal(chain.family, 'demo')
     const now = Date.now()
-    await db.table('wallets').insert({ network: 'demonet', address: 'demo:w1', enabled: true, created_at: now, updated_at: now })
+    await db.table('wallets').insert({
+      network: 'demonet',
+      address: 'demo:w1',
+      enabled: true,
+      created_at: now,
+      updated_at: now,
+    })
     // Written past the server's models: its configuration copy sees it within 2 s (config_cache).
     let offered: string[] = []
-    await waitFor(async () => {
-      offered = (await configOf(server)).supported_assets.map((asset: { network: string }) => asset.network)
-      return offered.includes('demonet')
-    }, 'the demo network offered once it has a wallet', 5_000)
+    await waitFor(
+      async () => {
+        offered = (await configOf(server)).supported_assets.map(
+          (asset: { network: string }) => asset.network
+        )
+        return offered.includes('demonet')
+      },
+      'the demo network offered once it has a wallet',
+      5_000
+    )
     assert.include(offered, 'demonet')
 
-    const set = await runAce(['settings:set', 'demo.greeting', 'hi there'], { PLUGIN_MODULES: DEMO_MODULE })
+    const set = await runAce(['settings:set', 'demo.greeting', 'hi there'], {
+      PLUGIN_MODULES: DEMO_MODULE,
+    })
     assert.equal(set.code, 0, set.stdout + set.stderr)
     const greet = await runAce(['demo:greet'], { PLUGIN_MODULES: DEMO_MODULE })
     assert.include(greet.stdout, 'greeting: hi there')
@@ -269,7 +345,9 @@ test.group('Plugins: a plugin from PLUGIN_MODULES', (group) => {
     const plain = await startServerProcess()
     cleanup(() => plain.stop())
     assert.equal((await fetch(`${plain.url}/payments/demo/v1/hello`)).status, 404)
-    const plainOffered = (await configOf(plain)).supported_assets.map((asset: { network: string }) => asset.network)
+    const plainOffered = (await configOf(plain)).supported_assets.map(
+      (asset: { network: string }) => asset.network
+    )
     assert.notInclude(plainOffered, 'demonet')
   })
 })

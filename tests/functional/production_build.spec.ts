@@ -51,16 +51,23 @@ function databaseEnv(): Record<string, string | undefined> {
 }
 
 function startBuiltServer(extra: Record<string, string | undefined> = {}): Promise<RunningServer> {
-  return startServerProcess({ ...databaseEnv(), ...extra }, { cwd: buildDir, serverArgs: ['bin/server.js'] })
+  return startServerProcess(
+    { ...databaseEnv(), ...extra },
+    { cwd: buildDir, serverArgs: ['bin/server.js'] }
+  )
 }
 
 /** Every file under `dir`, relative to it. */
 function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((file) => statSync(join(dir, file)).isFile())
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((file) =>
+    statSync(join(dir, file)).isFile()
+  )
 }
 
 /** Resolves with how a child ended (listen before signalling it). */
-function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+function exitOf(
+  child: ChildProcess
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   if (child.exitCode !== null || child.signalCode !== null) {
     return Promise.resolve({ code: child.exitCode, signal: child.signalCode })
   }
@@ -79,27 +86,44 @@ test.group('Production build', (group) => {
     assert,
   }) => {
     const { buildMs, installMs, cached } = await builtOnce()
-    const install = cached ? 'npm ci --omit=dev of this lock file, linked from tmp/production-deps' : 'npm ci --omit=dev'
-    console.log(`    build ${(buildMs / 1000).toFixed(1)} s, ${install} ${(installMs / 1000).toFixed(1)} s`)
+    const install = cached
+      ? 'npm ci --omit=dev of this lock file, linked from tmp/production-deps'
+      : 'npm ci --omit=dev'
+    console.log(
+      `    build ${(buildMs / 1000).toFixed(1)} s, ${install} ${(installMs / 1000).toFixed(1)} s`
+    )
 
     const files = new Set(filesUnder(buildDir).filter((file) => !file.startsWith('node_modules/')))
-    for (const entry of ['ace.js', 'bin/server.js', 'bin/console.js', 'adonisrc.js', 'package.json', 'package-lock.json']) {
+    for (const entry of [
+      'ace.js',
+      'bin/server.js',
+      'bin/console.js',
+      'adonisrc.js',
+      'package.json',
+      'package-lock.json',
+    ]) {
       assert.isTrue(files.has(entry), `${entry} is in the build`)
     }
     // Read at run time by path: views, lang files, public assets, migrations.
     for (const dir of ['resources/views', 'resources/lang', 'public', 'database/migrations']) {
-      const sources = filesUnder(join(APP_ROOT, dir)).map((file) => join(dir, file).replace(/\.ts$/, '.js'))
+      const sources = filesUnder(join(APP_ROOT, dir)).map((file) =>
+        join(dir, file).replace(/\.ts$/, '.js')
+      )
       assert.isAbove(sources.length, 0, `${dir} has files`)
       const missing = sources.filter((file) => !files.has(file))
       assert.deepEqual(missing, [], `${dir} is carried whole`)
     }
     // Compiled: no TypeScript left, no tests, no benchmarks, no test runner entry.
     assert.deepEqual(
-      [...files].filter((file) => file.endsWith('.ts') || /^(tests|bench)\//.test(file) || file === 'bin/test.js'),
+      [...files].filter(
+        (file) => file.endsWith('.ts') || /^(tests|bench)\//.test(file) || file === 'bin/test.js'
+      ),
       []
     )
     // Every import alias the app uses points at compiled JavaScript.
-    const pkg = JSON.parse(readFileSync(join(buildDir, 'package.json'), 'utf8')) as { imports: Record<string, string> }
+    const pkg = JSON.parse(readFileSync(join(buildDir, 'package.json'), 'utf8')) as {
+      imports: Record<string, string>
+    }
     for (const [alias, target] of Object.entries(pkg.imports)) {
       assert.match(target, /\.js$/, `${alias} points at .js`)
       const dir = target.replace(/^\.\//, '').replace(/\/\*\.js$/, '')
@@ -128,7 +152,10 @@ test.group('Production build', (group) => {
       [],
       'dev-only packages are not installed'
     )
-    assert.isTrue(existsSync(join(buildDir, 'node_modules/@adonisjs/core')), 'production packages are installed')
+    assert.isTrue(
+      existsSync(join(buildDir, 'node_modules/@adonisjs/core')),
+      'production packages are installed'
+    )
     // Outside the checkout: a package missing from the install cannot be found in ours.
     assert.isTrue(relative(APP_ROOT, buildDir).startsWith('..'))
   }).timeout(BUILD_TIMEOUT)
@@ -147,8 +174,13 @@ test.group('Production build', (group) => {
     try {
       const ready = await fetch(`${server.url}/health/ready`)
       assert.equal(ready.status, 200)
-      assert.containSubset(await ready.json(), { ready: true, checks: { database: 'ok', migrations: 'ok' } })
-      console.log(`    installed database: first answer ${(startMs / 1000).toFixed(1)} s after spawn`)
+      assert.containSubset(await ready.json(), {
+        ready: true,
+        checks: { database: 'ok', migrations: 'ok' },
+      })
+      console.log(
+        `    installed database: first answer ${(startMs / 1000).toFixed(1)} s after spawn`
+      )
 
       const config = await fetch(`${server.url}/payments/native/v1/config`)
       assert.equal(config.status, 200)
@@ -159,18 +191,25 @@ test.group('Production build', (group) => {
         headers: { 'content-type': 'application/json', 'accept': 'application/json' },
         body: JSON.stringify(signed(orderParams({ amount: 100 }))),
       })
-      const body = (await created.json()) as { status_code: number; data: { trade_id: string; payment_url: string } }
+      const body = (await created.json()) as {
+        status_code: number
+        data: { trade_id: string; payment_url: string }
+      }
       assert.equal(created.status, 200, JSON.stringify(body))
       assert.equal(body.status_code, 200, JSON.stringify(body))
       const tradeId = body.data.trade_id
 
       // Edge views and the lang files of the build: the page in Japanese.
-      const page = await fetch(`${server.url}/cashier/${tradeId}`, { headers: { 'accept-language': 'ja' } })
+      const page = await fetch(`${server.url}/cashier/${tradeId}`, {
+        headers: { 'accept-language': 'ja' },
+      })
       assert.equal(page.status, 200)
       const html = await page.text()
       assert.include(html, '<html lang="ja"')
       assert.include(html, TRON_WALLET)
-      const ja = JSON.parse(readFileSync(join(APP_ROOT, 'resources/lang/ja.json'), 'utf8')) as Record<string, string>
+      const ja = JSON.parse(
+        readFileSync(join(APP_ROOT, 'resources/lang/ja.json'), 'utf8')
+      ) as Record<string, string>
       assert.include(html, ja['pay.heading'])
 
       // Public assets, as the page links them.
@@ -178,7 +217,10 @@ test.group('Production build', (group) => {
       assert.isString(stylesheet, 'the page links its stylesheet')
       const css = await fetch(`${server.url}${stylesheet}`)
       assert.equal(css.status, 200)
-      assert.equal(await css.text(), readFileSync(join(APP_ROOT, 'public/assets/cashier.css'), 'utf8'))
+      assert.equal(
+        await css.text(),
+        readFileSync(join(APP_ROOT, 'public/assets/cashier.css'), 'utf8')
+      )
 
       const login = await fetch(`${server.url}/admin/login`)
       assert.equal(login.status, 200)
@@ -186,7 +228,9 @@ test.group('Production build', (group) => {
       assert.match(loginHtml, /<form[^>]+method="post"/i)
       assert.match(loginHtml, /name=['"]_csrf['"]/)
 
-      const missing = await fetch(`${server.url}/payments/native/v1/no-such-path`, { headers: { accept: 'application/json' } })
+      const missing = await fetch(`${server.url}/payments/native/v1/no-such-path`, {
+        headers: { accept: 'application/json' },
+      })
       assert.equal(missing.status, 404)
     } finally {
       await server.stop()
@@ -194,7 +238,9 @@ test.group('Production build', (group) => {
     assert.equal(server.process.exitCode, 0, server.output())
   }).timeout(BUILD_TIMEOUT)
 
-  test('the built worker (node ace.js scheduler:run) starts and stops cleanly on SIGTERM', async ({ assert }) => {
+  test('the built worker (node ace.js scheduler:run) starts and stops cleanly on SIGTERM', async ({
+    assert,
+  }) => {
     await builtOnce()
     let output = ''
     const worker = track(
@@ -211,7 +257,8 @@ test.group('Production build', (group) => {
     const deadline = Date.now() + 60_000
     // The command's own line comes once the jobs are started.
     while (!/scheduler running/.test(output)) {
-      if (worker.exitCode !== null) assert.fail(`the worker exited early (${worker.exitCode}):\n${output}`)
+      if (worker.exitCode !== null)
+        assert.fail(`the worker exited early (${worker.exitCode}):\n${output}`)
       if (Date.now() > deadline) {
         worker.kill('SIGKILL')
         assert.fail(`the worker did not start:\n${output}`)
@@ -227,7 +274,9 @@ test.group('Production build', (group) => {
     assert.deepEqual(end, { code: 0, signal: null }, output)
   }).timeout(BUILD_TIMEOUT)
 
-  test('the built server refuses a bad environment with a message naming the variable', async ({ assert }) => {
+  test('the built server refuses a bad environment with a message naming the variable', async ({
+    assert,
+  }) => {
     await builtOnce()
     // Without the dev dependencies (youch, pino-pretty) the error must still be printed.
     const error = await startBuiltServer({ TRUST_PROXY: 'not-an-address' }).then(

@@ -11,10 +11,16 @@ test.group('Progress of long commands', (group) => {
     await prepareLifecycle()
   })
 
-  test('orders:expire prints its progress on stderr, the result on stdout', async ({ client, assert }) => {
+  test('orders:expire prints its progress on stderr, the result on stdout', async ({
+    client,
+    assert,
+  }) => {
     const ids: number[] = []
     for (let index = 0; index < 3; index++) ids.push((await newPlaceholder(client)).id)
-    await db.from('orders').whereIn('id', ids).update({ expiration_time: Date.now() - 1000 })
+    await db
+      .from('orders')
+      .whereIn('id', ids)
+      .update({ expiration_time: Date.now() - 1000 })
 
     const result = await runAce(['orders:expire'])
     assert.equal(result.code, 0, result.stderr)
@@ -24,16 +30,25 @@ test.group('Progress of long commands', (group) => {
     assert.equal(await countRows('orders', { status: 3 }), 3)
   }).timeout(30_000)
 
-  test('secrets:reencrypt prints how many stored secrets it checked and wrote', async ({ assert }) => {
+  test('secrets:reencrypt prints how many stored secrets it checked and wrote', async ({
+    assert,
+  }) => {
     await settings.set('metrics.token', 'token-to-reencrypt')
     const result = await runAce(['secrets:reencrypt'])
     assert.equal(result.code, 0, result.stdout + result.stderr)
     // Every secret is under the current key already: checked, none written.
-    const lines = [...result.stderr.matchAll(/^secrets:reencrypt: (\d+) checked, (\d+) written · \d+\.\d s · \d+\/s$/gm)]
+    const lines = [
+      ...result.stderr.matchAll(
+        /^secrets:reencrypt: (\d+) checked, (\d+) written · \d+\.\d s · \d+\/s$/gm
+      ),
+    ]
     const line = lines.at(-1) ?? null // the last line has the totals
     assert.isNotNull(line, result.stderr)
     assert.isAtLeast(Number(line![1]), 2) // the API key and the metrics token at least
     assert.equal(Number(line![2]), 0)
-    assert.match(result.stdout, /settings: 0 re-encrypted, 0 encrypted \(were plain\), \d+ already current/)
+    assert.match(
+      result.stdout,
+      /settings: 0 re-encrypted, 0 encrypted \(were plain\), \d+ already current/
+    )
   }).timeout(30_000)
 })

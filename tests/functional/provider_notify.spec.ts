@@ -8,7 +8,11 @@ import { FakeProvider, SHOP_ID, notificationSign, requestSign } from '#tests/hel
 const NOTIFY_PATH = '/payments/provider/v1/notify'
 
 /** The notification the provider sends when `tradeId` was paid. */
-function notification(tradeId: string, providerOrderId: string, overrides: Record<string, string> = {}) {
+function notification(
+  tradeId: string,
+  providerOrderId: string,
+  overrides: Record<string, string> = {}
+) {
   const fields: Record<string, string> = {
     'id': SHOP_ID,
     'status': 'success',
@@ -31,7 +35,11 @@ async function postRaw(body: string, contentType: string) {
     headers: contentType ? { 'content-type': contentType } : {},
     body,
   })
-  return { status: response.status, text: await response.text(), type: response.headers.get('content-type') }
+  return {
+    status: response.status,
+    text: await response.text(),
+    type: response.headers.get('content-type'),
+  }
 }
 
 async function asJson(fields: Record<string, string>) {
@@ -66,7 +74,10 @@ test.group('Provider notifications', (group) => {
     return Object.assign(order, { ref })
   }
 
-  test('a good JSON notification pays the order through the payment path', async ({ client, assert }) => {
+  test('a good JSON notification pays the order through the payment path', async ({
+    client,
+    assert,
+  }) => {
     const order = await providerOrder(client)
     const response = await asJson(notification(order.tradeId, order.ref))
     assert.equal(response.status, 200)
@@ -83,16 +94,34 @@ test.group('Provider notifications', (group) => {
   })
 
   for (const [name, send] of [
-    ['urlencoded form', (fields: Record<string, string>) => postRaw(new URLSearchParams(fields).toString(), 'application/x-www-form-urlencoded')],
-    ['raw query string without content type', (fields: Record<string, string>) => postRaw(new URLSearchParams(fields).toString(), '')],
-    ['raw query string as text/plain', (fields: Record<string, string>) => postRaw(new URLSearchParams(fields).toString(), 'text/plain')],
+    [
+      'urlencoded form',
+      (fields: Record<string, string>) =>
+        postRaw(new URLSearchParams(fields).toString(), 'application/x-www-form-urlencoded'),
+    ],
+    [
+      'raw query string without content type',
+      (fields: Record<string, string>) => postRaw(new URLSearchParams(fields).toString(), ''),
+    ],
+    [
+      'raw query string as text/plain',
+      (fields: Record<string, string>) =>
+        postRaw(new URLSearchParams(fields).toString(), 'text/plain'),
+    ],
     [
       'multipart form',
       async (fields: Record<string, string>) => {
         const form = new FormData()
         for (const [key, value] of Object.entries(fields)) form.append(key, value)
-        const response = await fetch(`${process.env.APP_URL}${NOTIFY_PATH}`, { method: 'POST', body: form })
-        return { status: response.status, text: await response.text(), type: response.headers.get('content-type') }
+        const response = await fetch(`${process.env.APP_URL}${NOTIFY_PATH}`, {
+          method: 'POST',
+          body: form,
+        })
+        return {
+          status: response.status,
+          text: await response.text(),
+          type: response.headers.get('content-type'),
+        }
       },
     ],
   ] as const) {
@@ -113,7 +142,10 @@ test.group('Provider notifications', (group) => {
     assert.equal(response.text, 'success')
   })
 
-  test('a repeated notification answers success and notifies the merchant once', async ({ client, assert }) => {
+  test('a repeated notification answers success and notifies the merchant once', async ({
+    client,
+    assert,
+  }) => {
     const order = await providerOrder(client)
     assert.equal((await asJson(notification(order.tradeId, order.ref))).text, 'success')
     assert.equal((await asJson(notification(order.tradeId, order.ref))).text, 'success')
@@ -125,9 +157,18 @@ test.group('Provider notifications', (group) => {
     ['a wrong amount', (tradeId, ref) => notification(tradeId, ref, { 'data[amount]': '13.79' })],
     ['a wrong coin', (tradeId, ref) => notification(tradeId, ref, { 'data[coin]': 'TRX' })],
     ['another shop id', (tradeId, ref) => notification(tradeId, ref, { id: 'shop-other' })],
-    ['a status other than success', (tradeId, ref) => notification(tradeId, ref, { status: 'error' })],
-    ['a type other than deposit', (tradeId, ref) => notification(tradeId, ref, { 'data[type]': 'withdraw' })],
-    ['an unpaid payment status', (tradeId, ref) => notification(tradeId, ref, { 'data[status]': '0' })],
+    [
+      'a status other than success',
+      (tradeId, ref) => notification(tradeId, ref, { status: 'error' }),
+    ],
+    [
+      'a type other than deposit',
+      (tradeId, ref) => notification(tradeId, ref, { 'data[type]': 'withdraw' }),
+    ],
+    [
+      'an unpaid payment status',
+      (tradeId, ref) => notification(tradeId, ref, { 'data[status]': '0' }),
+    ],
     ['an unknown unique_id', (_tradeId, ref) => notification('NoSuchTradeId', ref)],
     ['another provider order id', (tradeId) => notification(tradeId, 'P-999')],
   ]
@@ -142,12 +183,21 @@ test.group('Provider notifications', (group) => {
     })
   }
 
-  test('an amount written with other trailing zeros is the same amount', async ({ client, assert }) => {
+  test('an amount written with other trailing zeros is the same amount', async ({
+    client,
+    assert,
+  }) => {
     const order = await providerOrder(client)
-    assert.equal((await asJson(notification(order.tradeId, order.ref, { 'data[amount]': '13.8' }))).text, 'success')
+    assert.equal(
+      (await asJson(notification(order.tradeId, order.ref, { 'data[amount]': '13.8' }))).text,
+      'success'
+    )
   })
 
-  test('a provider child pays its parent, whose callback carries the provider order id', async ({ client, assert }) => {
+  test('a provider child pays its parent, whose callback carries the provider order id', async ({
+    client,
+    assert,
+  }) => {
     const parent = await newOrder(client, { amount: 100 })
     const child = (await switchTo(client, parent.tradeId, 'provider', 'usdt')).body().data
     const ref = (await ProviderOrder.findByOrFail('unique_id', child.trade_id)).providerOrderId

@@ -16,7 +16,7 @@ const REFUSED = [
   ' https://pay.example/checkout',
 ]
 
-test.group("Provider pay_url: only an http(s) link is ever given to the payer", (group) => {
+test.group('Provider pay_url: only an http(s) link is ever given to the payer', (group) => {
   const provider = new FakeProvider()
   group.setup(async () => {
     await provider.start()
@@ -31,7 +31,10 @@ test.group("Provider pay_url: only an http(s) link is ever given to the payer", 
     }
   })
 
-  test('a pay_url that is not an absolute http(s) address is refused, the order untouched', async ({ client, assert }) => {
+  test('a pay_url that is not an absolute http(s) address is refused, the order untouched', async ({
+    client,
+    assert,
+  }) => {
     for (const payUrl of REFUSED) {
       provider.payUrl = payUrl
       const order = await newPlaceholder(client)
@@ -54,7 +57,10 @@ test.group("Provider pay_url: only an http(s) link is ever given to the payer", 
   })
 
   test('an http or https pay_url is the payment_url', async ({ client, assert }) => {
-    for (const payUrl of ['https://pay.example/checkout/1', 'http://pay.example:8080/checkout?id=2']) {
+    for (const payUrl of [
+      'https://pay.example/checkout/1',
+      'http://pay.example:8080/checkout?id=2',
+    ]) {
       provider.payUrl = payUrl
       const order = await newPlaceholder(client)
       const response = await switchTo(client, order.tradeId, 'provider')

@@ -33,7 +33,10 @@ test.group('Provider reconciliation', (group) => {
     return Order.findOrFail(order.id)
   }
 
-  test('pays an order whose notification was dropped, asking with backoff until it is paid', async ({ client, assert }) => {
+  test('pays an order whose notification was dropped, asking with backoff until it is paid', async ({
+    client,
+    assert,
+  }) => {
     const order = await providerOrder(client)
     const start = Date.now()
 
@@ -95,7 +98,10 @@ test.group('Provider reconciliation', (group) => {
       readNotification: () => provider.readNotification(),
     }
     providers.register(withoutStatus)
-    assert.deepEqual(await providerReconciliation.runOnce(Date.now() + 10 * RECONCILE_FIRST_DELAY_MS), { asked: 0, paid: 0 })
+    assert.deepEqual(
+      await providerReconciliation.runOnce(Date.now() + 10 * RECONCILE_FIRST_DELAY_MS),
+      { asked: 0, paid: 0 }
+    )
     assert.equal((await Order.findOrFail(order.id)).status, 1)
   })
 
@@ -106,8 +112,14 @@ test.group('Provider reconciliation', (group) => {
     const recent = await providerOrder(client)
     const old = await providerOrder(client)
     const now = Date.now() + RECONCILE_FIRST_DELAY_MS
-    await db.from('orders').where('id', recent.id).update({ status: 3, expiration_time: now - 3_600_000 })
-    await db.from('orders').where('id', old.id).update({ status: 3, expiration_time: now - RECONCILE_AFTER_EXPIRY_MS - 1000 })
+    await db
+      .from('orders')
+      .where('id', recent.id)
+      .update({ status: 3, expiration_time: now - 3_600_000 })
+    await db
+      .from('orders')
+      .where('id', old.id)
+      .update({ status: 3, expiration_time: now - RECONCILE_AFTER_EXPIRY_MS - 1000 })
     provider.pay(recent.tradeId)
     provider.pay(old.tradeId)
     assert.deepEqual(await providerReconciliation.runOnce(now), { asked: 1, paid: 1 })
@@ -137,7 +149,10 @@ test.group('Provider reconciliation | the hosted provider (checkDeposit)', (grou
     return Object.assign(order, { ref: record.providerOrderId })
   }
 
-  test('pays an order whose notification was dropped: the provider says paid when asked', async ({ client, assert }) => {
+  test('pays an order whose notification was dropped: the provider says paid when asked', async ({
+    client,
+    assert,
+  }) => {
     const order = await hostedOrder(client)
     const now = Date.now() + RECONCILE_FIRST_DELAY_MS
 
@@ -151,7 +166,11 @@ test.group('Provider reconciliation | the hosted provider (checkDeposit)', (grou
     const paid = await Order.findOrFail(order.id)
     assert.equal(paid.status, 2)
     assert.equal(paid.blockTransactionId, order.ref)
-    assert.equal(await countRows('callbacks', { order_id: order.id }), 1, 'the merchant is told once')
+    assert.equal(
+      await countRows('callbacks', { order_id: order.id }),
+      1,
+      'the merchant is told once'
+    )
     assert.equal((await ProviderOrder.findByOrFail('unique_id', order.tradeId)).status, 'paid')
 
     // Each question was signed with the shop token (the fake refuses others).
@@ -161,7 +180,10 @@ test.group('Provider reconciliation | the hosted provider (checkDeposit)', (grou
     assert.equal((await providerReconciliation.runOnce(now + 10 * 3_600_000)).asked, 0)
   })
 
-  test('a paid answer with another amount pays nothing and is asked again later', async ({ client, assert }) => {
+  test('a paid answer with another amount pays nothing and is asked again later', async ({
+    client,
+    assert,
+  }) => {
     const order = await hostedOrder(client)
     const now = Date.now() + RECONCILE_FIRST_DELAY_MS
     hosted.pay(order.tradeId, '0.01000000')
@@ -173,7 +195,10 @@ test.group('Provider reconciliation | the hosted provider (checkDeposit)', (grou
     assert.isAbove(Number(row.reconcile_next_at), now)
   })
 
-  test('error answers, HTTP errors and a provider that no longer knows the order pay nothing', async ({ client, assert }) => {
+  test('error answers, HTTP errors and a provider that no longer knows the order pay nothing', async ({
+    client,
+    assert,
+  }) => {
     const order = await hostedOrder(client)
     let now = Date.now() + RECONCILE_FIRST_DELAY_MS
     hosted.pay(order.tradeId)
@@ -189,10 +214,19 @@ test.group('Provider reconciliation | the hosted provider (checkDeposit)', (grou
     assert.equal(Number(row.reconcile_attempts), 2, 'each failure backs off')
   })
 
-  test('a notification that arrives first leaves nothing to reconcile', async ({ client, assert }) => {
+  test('a notification that arrives first leaves nothing to reconcile', async ({
+    client,
+    assert,
+  }) => {
     const order = await hostedOrder(client)
-    await db.from('provider_orders').where('unique_id', order.tradeId).update({ notified_at: Date.now() })
+    await db
+      .from('provider_orders')
+      .where('unique_id', order.tradeId)
+      .update({ notified_at: Date.now() })
     hosted.pay(order.tradeId)
-    assert.deepEqual(await providerReconciliation.runOnce(Date.now() + RECONCILE_FIRST_DELAY_MS), { asked: 0, paid: 0 })
+    assert.deepEqual(await providerReconciliation.runOnce(Date.now() + RECONCILE_FIRST_DELAY_MS), {
+      asked: 0,
+      paid: 0,
+    })
   })
 })

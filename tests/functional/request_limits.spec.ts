@@ -14,7 +14,12 @@ const NOTIFY_PATH = '/payments/provider/v1/notify'
 const UNKNOWN_ORDER = '/pay/check-status/AAAAAAAAAAAAAAAAAAAAAA'
 
 /** A signed create from client IP `ip` (X-Forwarded-For, believed from loopback by default). */
-function createFrom(client: ApiClient, ip: string, params: Record<string, unknown> = {}, secret = TEST_SECRET) {
+function createFrom(
+  client: ApiClient,
+  ip: string,
+  params: Record<string, unknown> = {},
+  secret = TEST_SECRET
+) {
   return client
     .post(CREATE_PATH)
     .header('x-forwarded-for', ip)
@@ -82,7 +87,10 @@ test.group('Request limits: order creation per merchant', (group) => {
     assert.deepEqual(statuses, [200, 302, 429])
   })
 
-  test('failed signatures are counted per client IP, never against the pid', async ({ client, assert }) => {
+  test('failed signatures are counted per client IP, never against the pid', async ({
+    client,
+    assert,
+  }) => {
     const forged = (ip: string) => createFrom(client, ip, {}, 'not-the-secret-of-pid-1000')
     // An outsider who knows pid 1000 exhausts only his own IP's budget...
     const attacker = await statusesOf([
@@ -103,7 +111,9 @@ test.group('Request limits: order creation per merchant', (group) => {
 
   test('a limit of 0 turns the create limit off', async ({ client, assert }) => {
     await settings.set('rate_limit.create_per_minute', '0')
-    const statuses = await statusesOf(Array.from({ length: 4 }, () => () => createFrom(client, '198.51.100.1')))
+    const statuses = await statusesOf(
+      Array.from({ length: 4 }, () => () => createFrom(client, '198.51.100.1'))
+    )
     assert.deepEqual(statuses, [200, 200, 200, 200])
   })
 })
@@ -113,7 +123,8 @@ test.group('Request limits: cashier and provider notify per client IP', (group) 
 
   test('the cashier limit is per client IP', async ({ client, assert }) => {
     await settings.set('rate_limit.cashier_per_minute', '2')
-    const from = (ip: string) => () => client.get(UNKNOWN_ORDER).header('x-forwarded-for', ip).accept('json')
+    const from = (ip: string) => () =>
+      client.get(UNKNOWN_ORDER).header('x-forwarded-for', ip).accept('json')
     const statuses = await statusesOf([
       from('198.51.100.1'),
       from('198.51.100.1'),
@@ -131,13 +142,20 @@ test.group('Request limits: cashier and provider notify per client IP', (group) 
         headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': ip },
         body: 'id=nobody&sign=x',
       })
-      return { status: response.status, text: await response.text(), retryAfter: response.headers.get('retry-after') }
+      return {
+        status: response.status,
+        text: await response.text(),
+        retryAfter: response.headers.get('retry-after'),
+      }
     }
     const first = await post('198.51.100.1')
     const second = await post('198.51.100.1')
     const third = await post('198.51.100.1')
     const otherIp = await post('198.51.100.2')
-    assert.deepEqual([first.status, second.status, third.status, otherIp.status], [400, 400, 429, 400])
+    assert.deepEqual(
+      [first.status, second.status, third.status, otherIp.status],
+      [400, 400, 429, 400]
+    )
     assert.equal(third.text, 'fail')
     assert.isAbove(Number(third.retryAfter), 0)
   })
@@ -161,7 +179,10 @@ test.group('Request limits: shared by every process', (group) => {
   })
 
   for (const store of ['database', 'redis'] as const) {
-    test(`the ${store} store: one pid's budget is shared by two server processes`, async ({ assert, cleanup }) => {
+    test(`the ${store} store: one pid's budget is shared by two server processes`, async ({
+      assert,
+      cleanup,
+    }) => {
       // A pid of its own, so that concurrent runs sharing one Redis never meet.
       const pid = `p${randomBytes(6).toString('hex')}`
       const secret = `secret-${randomBytes(12).toString('hex')}`
@@ -174,7 +195,8 @@ test.group('Request limits: shared by every process', (group) => {
       })
 
       const statuses = []
-      for (const server of [first, second, first, second, first]) statuses.push(await createOn(server, pid, secret))
+      for (const server of [first, second, first, second, first])
+        statuses.push(await createOn(server, pid, secret))
       assert.deepEqual(statuses, [200, 200, 200, 429, 429])
     }).timeout(60_000)
   }
@@ -188,8 +210,12 @@ test.group('Request limits: shared by every process', (group) => {
     const server = await startServerProcess({ REDIS_PORT: String(await freePort()) })
     cleanup(() => server.stop())
     const statuses = []
-    for (let index = 0; index < 3; index++) statuses.push((await fetch(`${server.url}${UNKNOWN_ORDER}`)).status)
+    for (let index = 0; index < 3; index++)
+      statuses.push((await fetch(`${server.url}${UNKNOWN_ORDER}`)).status)
     assert.deepEqual(statuses, [400, 400, 429])
-    assert.include(server.output(), 'rate-limit store \\"redis\\" failed; counting requests in memory')
+    assert.include(
+      server.output(),
+      'rate-limit store \\"redis\\" failed; counting requests in memory'
+    )
   }).timeout(60_000)
 })

@@ -44,14 +44,21 @@ function pool(urls: string[], budget: RpcBudget | null, options: Partial<RpcPool
 function assertPaced(assert: Assert, server: LimitedEndpoint, startedAt: number, slotMs: number) {
   const arrivals = server.log.map((entry) => entry.at).sort((a, b) => a - b)
   arrivals.forEach((at, index) => {
-    assert.isAtLeast(at - startedAt, index * slotMs, `request ${index + 1} of ${arrivals.length} came before its slot`)
+    assert.isAtLeast(
+      at - startedAt,
+      index * slotMs,
+      `request ${index + 1} of ${arrivals.length} came before its slot`
+    )
   })
 }
 
 /** One pooled JSON-RPC request per call, the way the families send them. */
 async function ask(rpc: RpcPool, options: { eligible?: (url: string) => boolean } = {}) {
   return rpc.call(async (url) => {
-    const response = await rpc.fetch(url, { method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"x"}' })
+    const response = await rpc.fetch(url, {
+      method: 'POST',
+      body: '{"jsonrpc":"2.0","id":1,"method":"x"}',
+    })
     return { url, body: (await response.json()) as { result: string } }
   }, options)
 }
@@ -78,7 +85,9 @@ test.group('RPC pool: budgets and limits', (group) => {
     assert.equal(RpcPool.usedToday(server.url), 12)
   })
 
-  test('without a budget the same burst is refused by the endpoint (the fake limits for real)', async ({ assert }) => {
+  test('without a budget the same burst is refused by the endpoint (the fake limits for real)', async ({
+    assert,
+  }) => {
     const limited = await endpoint(20, 4)
     const rpc = pool([limited.url], null, { retries: 0 })
     const outcomes = await Promise.allSettled(Array.from({ length: 12 }, () => ask(rpc)))
@@ -86,7 +95,9 @@ test.group('RPC pool: budgets and limits', (group) => {
     assert.isTrue(outcomes.some((outcome) => outcome.status === 'rejected'))
   })
 
-  test('two pools of one endpoint and key share its pace; another key has its own', async ({ assert }) => {
+  test('two pools of one endpoint and key share its pace; another key has its own', async ({
+    assert,
+  }) => {
     const server = await endpoint()
     const first = pool([server.url], { perSecond: 10, perDay: null }, { apiKey: 'k1' })
     const second = pool([server.url], { perSecond: 10, perDay: null }, { apiKey: 'k1' })
@@ -136,14 +147,22 @@ test.group('RPC pool: budgets and limits', (group) => {
     const backup = await endpoint()
     limited.script = [{ status: 429, retryAfter: '120' }]
     // A pool that waited would wait its whole timeout at least: 10 s, far more than two requests take.
-    const rpc = pool([limited.url, backup.url], { perSecond: 1000, perDay: null }, { timeoutMs: 10_000 })
+    const rpc = pool(
+      [limited.url, backup.url],
+      { perSecond: 1000, perDay: null },
+      { timeoutMs: 10_000 }
+    )
     const startedAt = Date.now()
     assert.equal((await ask(rpc)).url, backup.url)
     assert.isBelow(Date.now() - startedAt, 10_000)
     assert.lengthOf(limited.log, 1)
     // Held for the 120 s it asked for: the next pool (the next run) does not ask it either.
     assert.approximately(rpc.heldUntil(limited.url)! - startedAt, 120_000, 10_000)
-    const next = pool([limited.url, backup.url], { perSecond: 1000, perDay: null }, { timeoutMs: 10_000 })
+    const next = pool(
+      [limited.url, backup.url],
+      { perSecond: 1000, perDay: null },
+      { timeoutMs: 10_000 }
+    )
     assert.equal((await ask(next)).url, backup.url)
     assert.lengthOf(limited.log, 1)
     assert.match(next.holdReason(limited.url), /rate limited: it asked for 120 s \(Retry-After\)/)
@@ -173,7 +192,9 @@ test.group('RPC pool: budgets and limits', (group) => {
     assert.equal(RpcPool.health(flaky.url)!.failures, 0)
   })
 
-  test('a lasting 5xx is retried, then the endpoint cools down and the next one serves', async ({ assert }) => {
+  test('a lasting 5xx is retried, then the endpoint cools down and the next one serves', async ({
+    assert,
+  }) => {
     const down = await endpoint()
     const backup = await endpoint()
     down.script = [{ status: 503 }, { status: 503 }, { status: 503 }, { status: 503 }]
@@ -187,7 +208,9 @@ test.group('RPC pool: budgets and limits', (group) => {
     assert.lengthOf(down.log, 3)
   })
 
-  test('a dropped connection or a timeout is an outage: no retry, cool-down, failover', async ({ assert }) => {
+  test('a dropped connection or a timeout is an outage: no retry, cool-down, failover', async ({
+    assert,
+  }) => {
     const dropping = await endpoint()
     const hanging = await endpoint()
     const backup = await endpoint()
@@ -229,7 +252,9 @@ test.group('RPC pool: budgets and limits', (group) => {
     assert.lengthOf(backup.log, 1)
   })
 
-  test('a budget spent inside a call (several requests) moves on to the next endpoint', async ({ assert }) => {
+  test('a budget spent inside a call (several requests) moves on to the next endpoint', async ({
+    assert,
+  }) => {
     const capped = await endpoint()
     const backup = await endpoint()
     const rpc = new RpcPool([capped.url, backup.url], {
@@ -247,14 +272,19 @@ test.group('RPC pool: budgets and limits', (group) => {
     assert.isTrue(healthy(capped.url))
   })
 
-  test('only eligible endpoints are asked; none eligible is RpcUnavailableError', async ({ assert }) => {
+  test('only eligible endpoints are asked; none eligible is RpcUnavailableError', async ({
+    assert,
+  }) => {
     const full = await endpoint()
     const walletOnly = await endpoint()
     const rpc = pool([walletOnly.url, full.url], null)
     const answer = await ask(rpc, { eligible: (url) => url === full.url })
     assert.equal(answer.url, full.url)
     assert.lengthOf(walletOnly.log, 0)
-    await assert.rejects(() => ask(rpc, { eligible: () => false }), /no configured RPC endpoint can serve/)
+    await assert.rejects(
+      () => ask(rpc, { eligible: () => false }),
+      /no configured RPC endpoint can serve/
+    )
     assert.lengthOf(walletOnly.log, 0)
   })
 

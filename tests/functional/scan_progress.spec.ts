@@ -10,7 +10,13 @@ import Chain from '#models/chain'
 import { RpcPool } from '#chains/rpc_pool'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
-import { FAKE_NETWORK, FAKE_USDT, FAKE_WALLET, fakeFamily, fakeTransfer } from '#tests/helpers/fake_chain'
+import {
+  FAKE_NETWORK,
+  FAKE_USDT,
+  FAKE_WALLET,
+  fakeFamily,
+  fakeTransfer,
+} from '#tests/helpers/fake_chain'
 import type { ObservedTransfer } from '#chains/chain_family'
 
 function transfer(reference: string, amount: string, overrides: Partial<ObservedTransfer> = {}) {
@@ -35,7 +41,10 @@ test.group('Chain scanning: an interrupted run keeps its progress', (group) => {
     RpcPool.reset()
   })
 
-  test('its transfers are paid, its cursor saved, the reason kept as the last error', async ({ client, assert }) => {
+  test('its transfers are paid, its cursor saved, the reason kept as the last error', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     await scanFake()
     fakeFamily.pending = [transfer('tx-1', order.actualAmount)]
@@ -45,7 +54,10 @@ test.group('Chain scanning: an interrupted run keeps its progress', (group) => {
     assert.equal(report.paid, 1)
     assert.isFalse(report.caughtUp)
     assert.match(report.interrupted!, /HTTP 429/)
-    assert.match(report.detail, /^interrupted \(.*HTTP 429.*\), progress kept: 1 transfer\(s\), 1 paid/)
+    assert.match(
+      report.detail,
+      /^interrupted \(.*HTTP 429.*\), progress kept: 1 transfer\(s\), 1 paid/
+    )
     assert.equal((await Order.findOrFail(order.id)).status, 2)
     const row = await cursorRow()
     assert.equal(row.cursor, JSON.stringify({ scans: 2 }))
@@ -68,7 +80,9 @@ test.group('Chain scanning: an interrupted run keeps its progress', (group) => {
     assert.equal((await Order.findOrFail(order.id)).status, 1)
   })
 
-  test('runDue runs an interrupted chain again at its interval, a chain merely behind at once', async ({ assert }) => {
+  test('runDue runs an interrupted chain again at its interval, a chain merely behind at once', async ({
+    assert,
+  }) => {
     fakeFamily.interrupt = 'HTTP 429'
     await chainScanner.runDue()
     await chainScanner.runDue()
@@ -77,7 +91,9 @@ test.group('Chain scanning: an interrupted run keeps its progress', (group) => {
     await chainScanner.runDue()
     assert.lengthOf(fakeFamily.scans, 2)
     // Behind without an error (a bounded run): at once.
-    await db.from('chain_cursors').update({ caught_up: false, last_error: '', last_scan_at: Date.now() })
+    await db
+      .from('chain_cursors')
+      .update({ caught_up: false, last_error: '', last_scan_at: Date.now() })
     await chainScanner.runDue()
     assert.lengthOf(fakeFamily.scans, 3)
   })
@@ -136,7 +152,10 @@ test.group('Chain scanning: dust and unreadable transactions', (group) => {
     )
   })
 
-  test('the bar follows a setting: 100 % is the smallest amount itself', async ({ client, assert }) => {
+  test('the bar follows a setting: 100 % is the smallest amount itself', async ({
+    client,
+    assert,
+  }) => {
     await newOrder(client)
     await settings.set('chains.dust_percent', '100')
     await scanFake()
@@ -149,11 +168,16 @@ test.group('Chain scanning: dust and unreadable transactions', (group) => {
     assert,
   }) => {
     const small = await newOrder(client, { amount: 7.25 }) // 1 USDT
-    await db.from('orders').where('id', small.id).update({ expiration_time: small.createdAt + 50 })
+    await db
+      .from('orders')
+      .where('id', small.id)
+      .update({ expiration_time: small.createdAt + 50 })
     await new Promise((resolve) => setTimeout(resolve, 60))
     await orderExpiry.expireDue()
     await newOrder(client, { amount: 725 }) // 100 USDT, waiting
-    fakeFamily.pending = [transfer('tx-late', small.actualAmount, { timestamp: small.createdAt + 10 })]
+    fakeFamily.pending = [
+      transfer('tx-late', small.actualAmount, { timestamp: small.createdAt + 10 }),
+    ]
     const report = await scanFake()
     assert.equal(report.dust, 0)
     assert.equal(report.paid, 1)
@@ -163,14 +187,20 @@ test.group('Chain scanning: dust and unreadable transactions', (group) => {
   test('with no watched order only amounts below one step are dust; the rest is kept as unmatched', async ({
     assert,
   }) => {
-    fakeFamily.pending = [transfer('tx-zero', '0'), transfer('tx-tiny', '0.009'), transfer('tx-real', '0.01')]
+    fakeFamily.pending = [
+      transfer('tx-zero', '0'),
+      transfer('tx-tiny', '0.009'),
+      transfer('tx-real', '0.01'),
+    ]
     const report = await scanFake()
     assert.equal(report.dust, 2)
     assert.equal(report.unmatched, 1)
     assert.equal(await countRows('unmatched_payments'), 1)
   })
 
-  test('an unreadable transaction is kept as unmatched with its reason, once', async ({ assert }) => {
+  test('an unreadable transaction is kept as unmatched with its reason, once', async ({
+    assert,
+  }) => {
     const unreadable = {
       reference: 'tx-odd',
       to: FAKE_WALLET,

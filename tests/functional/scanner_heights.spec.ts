@@ -37,7 +37,9 @@ test.group('Scanner heights: what the family reports is kept for the console', (
     assert.isAtLeast(stored.at!, before)
   })
 
-  test('a run without heights, and a failed run, leave the stored ones as they were', async ({ assert }) => {
+  test('a run without heights, and a failed run, leave the stored ones as they were', async ({
+    assert,
+  }) => {
     fakeFamily.heights = { head: '1000', scanned: '990' }
     await scanOnce(FAKE_NETWORK)
     const first = await heights(FAKE_NETWORK)
@@ -69,7 +71,10 @@ test.group('Scanner heights: what the family reports is kept for the console', (
   })
 
   test('heights beyond JS numbers are kept exactly', async ({ assert }) => {
-    fakeFamily.heights = { head: '123456789012345678901234567890', scanned: '123456789012345678901234567800' }
+    fakeFamily.heights = {
+      head: '123456789012345678901234567890',
+      scanned: '123456789012345678901234567800',
+    }
     await scanOnce(FAKE_NETWORK)
     assert.deepInclude(await heights(FAKE_NETWORK), {
       head: '123456789012345678901234567890',
@@ -94,12 +99,16 @@ test.group('Scanner heights: EVM (anvil)', (group) => {
 
   const nodeHead = async () => BigInt((await anvil.rpc('eth_blockNumber')) as string)
 
-  test('the node head and the block the cursor reaches; behind, the scanned height trails', async ({ assert }) => {
+  test('the node head and the block the cursor reaches; behind, the scanned height trails', async ({
+    assert,
+  }) => {
     await scanEthereum()
     const head = await nodeHead()
     const first = await heights('ethereum')
     assert.equal(first.head, head.toString())
-    const firstCursor = JSON.parse((await db.from('chain_cursors').where('network', 'ethereum').first()).cursor)
+    const firstCursor = JSON.parse(
+      (await db.from('chain_cursors').where('network', 'ethereum').first()).cursor
+    )
     assert.equal(first.scanned, firstCursor.block)
 
     await anvil.mine(20)
@@ -135,10 +144,18 @@ test.group('Scanner heights: TRON (fake TronGrid)', (group) => {
     const network = await prepareTronNetwork(fake)
     fake.mine(30)
     await scanOnce('tron')
-    assert.deepInclude(await heights('tron'), { head: String(fake.head.number), scanned: String(fake.solidHead.number) })
+    assert.deepInclude(await heights('tron'), {
+      head: String(fake.head.number),
+      scanned: String(fake.solidHead.number),
+    })
 
     for (let index = 1; index <= 40; index++) {
-      fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: 1_000_000n + BigInt(index) })
+      fake.payTrc20({
+        from: network.payer,
+        to: network.wallet,
+        contract: USDT_CONTRACT,
+        amount: 1_000_000n + BigInt(index),
+      })
     }
     fake.mine(19)
     // Pages of 7 rows: one run reads 35 rows of a stream at most.

@@ -13,10 +13,21 @@ import settings from '#settings/settings_service'
 import { rpcFor } from '#chains/chain_rpc'
 import { sealStoredSecrets } from '#services/secrets_reencryption'
 import { AUTH_FAILED_MESSAGE } from '#services/merchant_auth'
-import { SecretPurpose, SecretUnreadableError, looksSealed, revealSecret } from '#support/secret_box'
+import {
+  SecretPurpose,
+  SecretUnreadableError,
+  looksSealed,
+  revealSecret,
+} from '#support/secret_box'
 import { resetDatabase } from '#tests/helpers/database'
 import { makeTronPayable } from '#tests/helpers/setup'
-import { CREATE_PATH, TEST_SECRET, createOrder, merchantSign, orderParams } from '#tests/helpers/merchant'
+import {
+  CREATE_PATH,
+  TEST_SECRET,
+  createOrder,
+  merchantSign,
+  orderParams,
+} from '#tests/helpers/merchant'
 import { SUBMIT_PATH, compatParams, compatSigned } from '#tests/helpers/compat_merchant'
 import { freePort, runAce, startServerProcess } from '#tests/helpers/processes'
 import { runCommand } from '#tests/helpers/ace_command'
@@ -29,7 +40,11 @@ import { providerSettings } from '#plugins/provider/provider_settings'
 const SHOP_TOKEN = 'provider-shop-token-5f1e9c'
 const TRON_API_KEY = 'tron-pro-api-key-77c0d1e2'
 
-async function stored(table: string, column: string, where: Record<string, string>): Promise<string> {
+async function stored(
+  table: string,
+  column: string,
+  where: Record<string, string>
+): Promise<string> {
   const row = await db.from(table).where(where).select(column).firstOrFail()
   return row[column]
 }
@@ -89,18 +104,25 @@ test.group('Secrets at rest', (group) => {
 
     // Decrypted where used: a request signed with the secret is accepted ...
     ;(await createOrder(client, orderParams())).assertStatus(200)
-    ;(await createOrder(client, orderParams({ pid: 'shop2' }), 'shop2-secret-0123456789')).assertStatus(200)
+    ;(
+      await createOrder(client, orderParams({ pid: 'shop2' }), 'shop2-secret-0123456789')
+    ).assertStatus(200)
     // ... the RPC pool gets the key itself ...
     assert.equal((await rpcFor(await Chain.findByOrFail('network', 'tron'))).apiKey, TRON_API_KEY)
     // ... and the settings hand out the token only encrypted.
     assert.notEqual(await providerSettings.get('provider.shop_token'), SHOP_TOKEN)
     assert.equal(
-      revealSecret(await providerSettings.get('provider.shop_token'), SecretPurpose.setting('provider.shop_token')),
+      revealSecret(
+        await providerSettings.get('provider.shop_token'),
+        SecretPurpose.setting('provider.shop_token')
+      ),
       SHOP_TOKEN
     )
   })
 
-  test('a ciphertext copied into another secret column does not decrypt there', async ({ assert }) => {
+  test('a ciphertext copied into another secret column does not decrypt there', async ({
+    assert,
+  }) => {
     const apiSecret = await stored('api_keys', 'secret_key', { pid: '1000' })
     await db.from('chains').where('network', 'tron').update({ api_key: apiSecret })
     const chain = await Chain.findByOrFail('network', 'tron')
@@ -109,9 +131,18 @@ test.group('Secrets at rest', (group) => {
 
   test('a value shaped like ciphertext is refused as a plain secret', async ({ assert }) => {
     const lookalike = `app.v1:${'A'.repeat(40)}.${'B'.repeat(16)}.${'C'.repeat(22)}`
-    await assert.rejects(() => operator.createApiKey({ pid: 'shop3', secret: lookalike }), /shape of an encrypted value/)
-    await assert.rejects(() => operator.setChain('tron', { apiKey: lookalike }), /shape of an encrypted value/)
-    await assert.rejects(() => settings.set('provider.shop_token', lookalike), /shape of an encrypted value/)
+    await assert.rejects(
+      () => operator.createApiKey({ pid: 'shop3', secret: lookalike }),
+      /shape of an encrypted value/
+    )
+    await assert.rejects(
+      () => operator.setChain('tron', { apiKey: lookalike }),
+      /shape of an encrypted value/
+    )
+    await assert.rejects(
+      () => settings.set('provider.shop_token', lookalike),
+      /shape of an encrypted value/
+    )
   })
 
   test('the migration encrypts plain rows left from before, once, and they keep working', async ({
@@ -124,7 +155,9 @@ test.group('Secrets at rest', (group) => {
     // Rows as an older version wrote them: plain text.
     await db.from('api_keys').where('pid', '1000').update({ secret_key: TEST_SECRET })
     await db.from('chains').where('network', 'tron').update({ api_key: TRON_API_KEY })
-    await db.table('settings').insert({ key: 'provider.shop_token', type: 'string', value: SHOP_TOKEN, updated_at: 1 })
+    await db
+      .table('settings')
+      .insert({ key: 'provider.shop_token', type: 'string', value: SHOP_TOKEN, updated_at: 1 })
     settings.invalidate()
 
     // Half-migrated: plain rows are still read as they are.
@@ -137,7 +170,11 @@ test.group('Secrets at rest', (group) => {
     const tronKey = await stored('chains', 'api_key', { network: 'tron' })
     const shopToken = await stored('settings', 'value', { key: 'provider.shop_token' })
     for (const value of [apiSecret, tronKey, shopToken]) assert.isTrue(looksSealed(value), value)
-    assert.equal(await stored('api_keys', 'secret_key', { pid: 'shop2' }), alreadySealed, 'not encrypted twice')
+    assert.equal(
+      await stored('api_keys', 'secret_key', { pid: 'shop2' }),
+      alreadySealed,
+      'not encrypted twice'
+    )
     settings.invalidate()
     assert.equal((await ApiKey.findByOrFail('pid', '1000')).signingSecret(), TEST_SECRET)
     assert.equal((await Chain.findByOrFail('network', 'tron')).rpcApiKey(), TRON_API_KEY)
@@ -156,7 +193,10 @@ test.group('Secrets at rest', (group) => {
     // Rolled back: plain again, and up again.
     await new EncryptSecretsAtRest(db.connection(), 'encrypt_secrets_at_rest', false).execDown()
     assert.equal(await stored('api_keys', 'secret_key', { pid: '1000' }), TEST_SECRET)
-    assert.equal(await stored('api_keys', 'secret_key', { pid: 'shop2' }), 'shop2-secret-0123456789')
+    assert.equal(
+      await stored('api_keys', 'secret_key', { pid: 'shop2' }),
+      'shop2-secret-0123456789'
+    )
     await new EncryptSecretsAtRest(db.connection(), 'encrypt_secrets_at_rest', false).execUp()
     assert.isTrue(looksSealed(await stored('api_keys', 'secret_key', { pid: '1000' })))
   })
@@ -164,7 +204,9 @@ test.group('Secrets at rest', (group) => {
   test('apikey:list, chain:list and settings:get show secrets masked', async ({ assert }) => {
     await operator.setChain('ethereum', {
       apiKey: TRON_API_KEY,
-      rpcUrls: ['https://mainnet.infura.io/v3/9aa3d95b3bc440fa88ea12eaa4456161?api-key=queryKey1234567'],
+      rpcUrls: [
+        'https://mainnet.infura.io/v3/9aa3d95b3bc440fa88ea12eaa4456161?api-key=queryKey1234567',
+      ],
     })
     await settings.set('provider.shop_token', SHOP_TOKEN)
 
@@ -191,7 +233,10 @@ test.group('Secrets at rest', (group) => {
 test.group('Secrets at rest: APP_KEY rotation', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('secrets:reencrypt moves every secret to the new key; requests keep working', async ({ assert, cleanup }) => {
+  test('secrets:reencrypt moves every secret to the new key; requests keep working', async ({
+    assert,
+    cleanup,
+  }) => {
     await makeTronPayable()
     await operator.setChain('tron', { apiKey: TRON_API_KEY })
     await settings.set('provider.shop_token', SHOP_TOKEN)
@@ -200,9 +245,15 @@ test.group('Secrets at rest: APP_KEY rotation', (group) => {
     const newKey = randomBytes(32).toString('base64url')
     const before = await stored('api_keys', 'secret_key', { pid: '1000' })
 
-    const rotated = await runAce(['secrets:reencrypt'], { APP_KEY: newKey, APP_KEY_PREVIOUS: oldKey })
+    const rotated = await runAce(['secrets:reencrypt'], {
+      APP_KEY: newKey,
+      APP_KEY_PREVIOUS: oldKey,
+    })
     assert.equal(rotated.code, 0, rotated.stdout + rotated.stderr)
-    assert.match(rotated.stdout, /api_keys\.secret_key: 1 re-encrypted, 0 encrypted \(were plain\), 0 already current/)
+    assert.match(
+      rotated.stdout,
+      /api_keys\.secret_key: 1 re-encrypted, 0 encrypted \(were plain\), 0 already current/
+    )
     assert.match(rotated.stdout, /chains\.api_key: 1 re-encrypted/)
     assert.match(rotated.stdout, /settings: 1 re-encrypted/)
     assert.match(rotated.stdout, /users\.totp_secret: 1 re-encrypted/)
@@ -210,12 +261,18 @@ test.group('Secrets at rest: APP_KEY rotation', (group) => {
     assert.notEqual(after, before)
     assert.isTrue(looksSealed(after))
     // This process knows only the old key: the new ciphertext is not readable here.
-    assert.throws(() => revealSecret(after, SecretPurpose.apiKeySecret), SecretUnreadableError as any)
+    assert.throws(
+      () => revealSecret(after, SecretPurpose.apiKeySecret),
+      SecretUnreadableError as any
+    )
 
     // Idempotent: a second run changes nothing.
     const again = await runAce(['secrets:reencrypt'], { APP_KEY: newKey, APP_KEY_PREVIOUS: oldKey })
     assert.equal(again.code, 0, again.stdout + again.stderr)
-    assert.match(again.stdout, /api_keys\.secret_key: 0 re-encrypted, 0 encrypted \(were plain\), 1 already current/)
+    assert.match(
+      again.stdout,
+      /api_keys\.secret_key: 0 re-encrypted, 0 encrypted \(were plain\), 1 already current/
+    )
     assert.equal(await stored('api_keys', 'secret_key', { pid: '1000' }), after)
 
     // A process with the new key alone signs and checks with the same secret.
@@ -237,7 +294,10 @@ test.group('Secrets at rest: APP_KEY rotation', (group) => {
       APP_KEY_PREVIOUS: undefined,
     })
     assert.equal(stranger.code, 1)
-    assert.match(stranger.stdout + stranger.stderr, /No known key decrypts: API key pid 1000, RPC API key of tron, two-factor secret of twofa@example\.com, setting provider\.shop_token/)
+    assert.match(
+      stranger.stdout + stranger.stderr,
+      /No known key decrypts: API key pid 1000, RPC API key of tron, two-factor secret of twofa@example\.com, setting provider\.shop_token/
+    )
     assert.equal(await stored('api_keys', 'secret_key', { pid: '1000' }), after)
   }).timeout(90_000)
 })
@@ -252,15 +312,34 @@ test.group('Secrets at rest: refusals and logs', (group) => {
     await makeTronPayable()
     await operator.createApiKey({ pid: 'shop-off', secret: 'shop-off-secret-0123456' })
     await operator.updateApiKey('shop-off', { enabled: false })
-    await operator.createApiKey({ pid: 'shop-ip', secret: 'shop-ip-secret-01234567', ips: ['10.9.9.9'] })
+    await operator.createApiKey({
+      pid: 'shop-ip',
+      secret: 'shop-ip-secret-01234567',
+      ips: ['10.9.9.9'],
+    })
     const server = await startServerProcess({ LOG_LEVEL: 'info' })
     cleanup(() => server.stop())
 
     const cases = [
       { id: 'auth-unknown-pid', pid: '9999', secret: TEST_SECRET, reason: 'unknown_pid' },
-      { id: 'auth-key-disabled', pid: 'shop-off', secret: 'shop-off-secret-0123456', reason: 'key_disabled' },
-      { id: 'auth-ip-refused', pid: 'shop-ip', secret: 'shop-ip-secret-01234567', reason: 'ip_not_allowed' },
-      { id: 'auth-bad-signature', pid: '1000', secret: 'not-the-secret-of-1000', reason: 'bad_signature' },
+      {
+        id: 'auth-key-disabled',
+        pid: 'shop-off',
+        secret: 'shop-off-secret-0123456',
+        reason: 'key_disabled',
+      },
+      {
+        id: 'auth-ip-refused',
+        pid: 'shop-ip',
+        secret: 'shop-ip-secret-01234567',
+        reason: 'ip_not_allowed',
+      },
+      {
+        id: 'auth-bad-signature',
+        pid: '1000',
+        secret: 'not-the-secret-of-1000',
+        reason: 'bad_signature',
+      },
     ]
     const nativeBodies: string[] = []
     const compatBodies: string[] = []
@@ -274,7 +353,9 @@ test.group('Secrets at rest: refusals and logs', (group) => {
       assert.equal(response.status, 401)
       nativeBodies.push((await response.text()).replace(`${entry.id}-native`, 'ID'))
 
-      const query = new URLSearchParams(compatSigned(compatParams({ pid: entry.pid }), entry.secret))
+      const query = new URLSearchParams(
+        compatSigned(compatParams({ pid: entry.pid }), entry.secret)
+      )
       const compat = await fetch(`${server.url}${SUBMIT_PATH}?${query}`, {
         headers: { 'x-request-id': `${entry.id}-compat`, 'accept': 'application/json' },
         redirect: 'manual',
@@ -288,14 +369,34 @@ test.group('Secrets at rest: refusals and logs', (group) => {
     // Each 401 adds how its flavour signs (the same for every reason).
     const nativeFields = Object.keys(orderParams()).filter((name) => name !== 'signature')
     const native = JSON.parse(nativeBodies[0])
-    assert.deepEqual({ ...native, message: undefined }, { status_code: 401, message: undefined, data: null, request_id: 'ID' })
-    assert.isTrue(native.message.startsWith(`${AUTH_FAILED_MESSAGE}: requests are signed with HMAC-SHA256`), native.message)
-    assert.isTrue(native.message.endsWith(`(here: ${nativeFields.sort().join(', ')})`), native.message)
+    assert.deepEqual(
+      { ...native, message: undefined },
+      { status_code: 401, message: undefined, data: null, request_id: 'ID' }
+    )
+    assert.isTrue(
+      native.message.startsWith(`${AUTH_FAILED_MESSAGE}: requests are signed with HMAC-SHA256`),
+      native.message
+    )
+    assert.isTrue(
+      native.message.endsWith(`(here: ${nativeFields.sort().join(', ')})`),
+      native.message
+    )
     const compat = JSON.parse(compatBodies[0])
-    assert.deepEqual({ ...compat, message: undefined }, { status_code: 401, message: undefined, data: null, request_id: 'ID' })
-    assert.isTrue(compat.message.startsWith(`${AUTH_FAILED_MESSAGE}: requests are signed with MD5`), compat.message)
-    const compatFields = Object.keys(compatParams()).filter((name) => name !== 'sign' && name !== 'sign_type')
-    assert.isTrue(compat.message.endsWith(`(here: ${compatFields.sort().join(', ')})`), compat.message)
+    assert.deepEqual(
+      { ...compat, message: undefined },
+      { status_code: 401, message: undefined, data: null, request_id: 'ID' }
+    )
+    assert.isTrue(
+      compat.message.startsWith(`${AUTH_FAILED_MESSAGE}: requests are signed with MD5`),
+      compat.message
+    )
+    const compatFields = Object.keys(compatParams()).filter(
+      (name) => name !== 'sign' && name !== 'sign_type'
+    )
+    assert.isTrue(
+      compat.message.endsWith(`(here: ${compatFields.sort().join(', ')})`),
+      compat.message
+    )
 
     // The control: the same request signed right passes (the refusals were for their reason).
     const good = orderParams()
@@ -312,7 +413,8 @@ test.group('Secrets at rest: refusals and logs', (group) => {
         const line = await eventually(
           () =>
             jsonLines(server.stdout()).find(
-              (record) => record.request_id === `${entry.id}-${flavour}` && record.reason !== undefined
+              (record) =>
+                record.request_id === `${entry.id}-${flavour}` && record.reason !== undefined
             ),
           `the log line of ${entry.id}-${flavour}`
         )
@@ -346,10 +448,13 @@ test.group('Secrets at rest: refusals and logs', (group) => {
     for (const secret of [infuraKey, queryKey]) assert.notInclude(cursor.last_error, secret)
 
     const listed = await runAce(['chain:list'])
-    for (const secret of [infuraKey, queryKey, TRON_API_KEY]) assert.notInclude(listed.stdout, secret)
+    for (const secret of [infuraKey, queryKey, TRON_API_KEY])
+      assert.notInclude(listed.stdout, secret)
   }).timeout(60_000)
 
-  test('an invalid stored setting is logged by key, without the secret value', async ({ assert }) => {
+  test('an invalid stored setting is logged by key, without the secret value', async ({
+    assert,
+  }) => {
     const token = `invalid-token-${'z'.repeat(300)}`
     const rateUrl = 'ftp://operator:ratepass123@rates.example/v1?token=ratetoken456'
     await db.table('settings').insert([
@@ -359,15 +464,19 @@ test.group('Secrets at rest: refusals and logs', (group) => {
 
     const listed = await runAce(['settings:get'], { LOG_LEVEL: 'info' })
     assert.equal(listed.code, 0, listed.stderr)
-    const warnings = jsonLines(listed.stdout.split('\n').filter((line) => line.startsWith('{')).join('\n')).filter(
-      (record) => /stored setting is invalid/.test(record.msg)
-    )
+    const warnings = jsonLines(
+      listed.stdout
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .join('\n')
+    ).filter((record) => /stored setting is invalid/.test(record.msg))
     assert.sameMembers(
       warnings.map((record) => record.key),
       ['provider.shop_token', 'rate.api_url']
     )
     const output = listed.stdout + listed.stderr
-    for (const secret of [token, 'z'.repeat(300), 'ratepass123', 'ratetoken456']) assert.notInclude(output, secret)
+    for (const secret of [token, 'z'.repeat(300), 'ratepass123', 'ratetoken456'])
+      assert.notInclude(output, secret)
   }).timeout(60_000)
 
   test('the first-start secret and password go to the terminal once, never into the JSON log', async ({

@@ -20,7 +20,10 @@ test.group('Installation seeders (node ace db:seed)', (group) => {
     const first = await runAce(['db:seed'], { PLUGINS: '-ton' })
     assert.equal(first.code, 0, first.stderr)
     assert.match(first.stdout, /completed .*index_seeder/)
-    assert.include(first.stdout, 'Created API key PID 1000 with the secret from INITIAL_API_SECRET.')
+    assert.include(
+      first.stdout,
+      'Created API key PID 1000 with the secret from INITIAL_API_SECRET.'
+    )
     assert.equal((await ApiKey.findByOrFail('pid', '1000')).signingSecret(), TEST_SECRET)
     const networks = (await Chain.query().orderBy('sort_order')).map((chain) => chain.network)
     assert.deepEqual(networks, ['tron', 'ethereum', 'bsc', 'polygon', 'plasma', 'solana'])

@@ -35,7 +35,9 @@ test.group('Settings', (group) => {
   })
 
   test('a corrupt stored value falls back to the default', async ({ assert }) => {
-    await db.table('settings').insert({ key: 'order.expiration_minutes', type: 'integer', value: 'x', updated_at: 0 })
+    await db
+      .table('settings')
+      .insert({ key: 'order.expiration_minutes', type: 'integer', value: 'x', updated_at: 0 })
     settings.invalidate()
     assert.strictEqual(await settings.get('order.expiration_minutes'), 10)
   })
@@ -61,7 +63,9 @@ test.group('Settings', (group) => {
     assert.equal(shown.stdout.trim(), '""')
   }).timeout(60_000)
 
-  test('settings:set KEY "" is refused by settings that cannot be empty; no value at all is refused', async ({ assert }) => {
+  test('settings:set KEY "" is refused by settings that cannot be empty; no value at all is refused', async ({
+    assert,
+  }) => {
     const integer = await runAce(['settings:set', 'order.expiration_minutes', ''])
     assert.equal(integer.code, 1)
     assert.match(integer.stderr, /whole number/)
@@ -73,7 +77,9 @@ test.group('Settings', (group) => {
     assert.match(missing.stderr + missing.stdout, /Missing required argument "value"/)
   }).timeout(60_000)
 
-  test('a change written by another process is seen within the refresh window', async ({ assert }) => {
+  test('a change written by another process is seen within the refresh window', async ({
+    assert,
+  }) => {
     assert.strictEqual(await settings.get('order.expiration_minutes'), 10)
     // This process's copy is at most this fresh.
     const loaded = Date.now()
@@ -88,7 +94,11 @@ test.group('Settings', (group) => {
       const value = await settings.get('order.expiration_minutes')
       if (value === 42) break
       assert.strictEqual(value, 10)
-      assert.isBelow(asked - loaded, SETTINGS_REFRESH_MS, 'a read past the refresh window answered the old value')
+      assert.isBelow(
+        asked - loaded,
+        SETTINGS_REFRESH_MS,
+        'a read past the refresh window answered the old value'
+      )
       assert.isBelow(Date.now(), deadline, 'the change was not seen')
       await new Promise((resolve) => setTimeout(resolve, 50))
     }

@@ -14,9 +14,10 @@ import { HttpStub } from '#tests/helpers/http_stub'
 import { startServerProcess, type RunningServer } from '#tests/helpers/processes'
 import { type Answer, sample, send, waitFor } from '#tests/helpers/ops'
 
-
 /** Resolves with how the child ended (listen before signalling it). */
-function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+function exitOf(
+  child: ChildProcess
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   if (child.exitCode !== null || child.signalCode !== null) {
     return Promise.resolve({ code: child.exitCode, signal: child.signalCode })
   }
@@ -32,7 +33,9 @@ async function inFlight(server: RunningServer): Promise<number> {
 /** A signed create; a failure (reset, hang-up) resolves as the Error, so that it is asserted on. */
 function create(server: RunningServer, agent: http.Agent): Promise<Answer | Error> {
   const body = JSON.stringify(signed(orderParams({ amount: 100 })))
-  return send(`${server.url}${CREATE_PATH}`, { method: 'POST', body, agent }).catch((error: Error) => error)
+  return send(`${server.url}${CREATE_PATH}`, { method: 'POST', body, agent }).catch(
+    (error: Error) => error
+  )
 }
 
 function assertAnswered(assert: Assert, answers: (Answer | Error)[]) {
@@ -46,10 +49,11 @@ function assertAnswered(assert: Assert, answers: (Answer | Error)[]) {
 /** Until a new connection is refused: the listener is closed. */
 function listenerClosed(server: RunningServer) {
   return waitFor(
-    () => send(`${server.url}/health/live`).then(
-      () => false,
-      (error) => (error as NodeJS.ErrnoException).code === 'ECONNREFUSED'
-    ),
+    () =>
+      send(`${server.url}/health/live`).then(
+        () => false,
+        (error) => (error as NodeJS.ErrnoException).code === 'ECONNREFUSED'
+      ),
     'the listener to close'
   )
 }
@@ -99,7 +103,11 @@ test.group('Graceful shutdown', (group) => {
     await settings.set('rate.timeout_seconds', '60')
     // An idle keep-alive connection must not keep the process for its 120 s.
     // With the background jobs: they stop too (the job in hand finishes) before the exit.
-    const server = await startServerProcess({ HTTP_KEEP_ALIVE_TIMEOUT: '120', LOG_LEVEL: 'info', RUN_JOBS: 'true' })
+    const server = await startServerProcess({
+      HTTP_KEEP_ALIVE_TIMEOUT: '120',
+      LOG_LEVEL: 'info',
+      RUN_JOBS: 'true',
+    })
     cleanup(() => server.stop())
     const exited = exitOf(server.process)
 
@@ -142,7 +150,10 @@ test.group('Graceful shutdown', (group) => {
     assert.include(server.stdout(), 'background jobs stopped')
   }).timeout(60_000)
 
-  test('a second signal exits at once, with 128 + the signal number', async ({ assert, cleanup }) => {
+  test('a second signal exits at once, with 128 + the signal number', async ({
+    assert,
+    cleanup,
+  }) => {
     const source = await slowRateSource()
     cleanup(() => source.stub.stop())
     await settings.set('rate.api_url', `${source.stub.url}/v1`)
@@ -154,7 +165,10 @@ test.group('Graceful shutdown', (group) => {
     const agent = new http.Agent({ keepAlive: true })
     cleanup(() => agent.destroy())
     const pending = create(server, agent)
-    await waitFor(async () => source.held.length > 0 && (await inFlight(server)) >= 2, 'the create to wait for the rate')
+    await waitFor(
+      async () => source.held.length > 0 && (await inFlight(server)) >= 2,
+      'the create to wait for the rate'
+    )
 
     server.process.kill('SIGTERM')
     await listenerClosed(server)
@@ -167,12 +181,17 @@ test.group('Graceful shutdown', (group) => {
     assert.instanceOf(outcome, Error) // cut: the process is gone
   }).timeout(60_000)
 
-  test('PostgreSQL: requests waiting for a pool connection, and creates queued for a create statement, are answered too', async ({ assert, cleanup }) => {
+  test('PostgreSQL: requests waiting for a pool connection, and creates queued for a create statement, are answered too', async ({
+    assert,
+    cleanup,
+  }) => {
     await operator.setRate('USDT', 'CNY', '7.25')
     const server = await startServerProcess()
     cleanup(() => server.stop())
     const exited = exitOf(server.process)
-    const poolMax = Number((db.getRawConnection(db.primaryConnectionName)?.config as any).pool?.max ?? 10)
+    const poolMax = Number(
+      (db.getRawConnection(db.primaryConnectionName)?.config as any).pool?.max ?? 10
+    )
     const agent = new http.Agent({ keepAlive: true, maxSockets: 100 })
     cleanup(() => agent.destroy())
     const first = assertAnswered(assert, [await create(server, agent)])[0]
@@ -208,7 +227,10 @@ test.group('Graceful shutdown', (group) => {
       )
       return Number(result.rows[0].n)
     }
-    await waitFor(async () => (await inFlight(server)) >= creates.length + reads.length + 1, 'every request to be in flight')
+    await waitFor(
+      async () => (await inFlight(server)) >= creates.length + reads.length + 1,
+      'every request to be in flight'
+    )
     await waitFor(async () => (await waitingInDatabase()) >= poolMax, 'the pool to be saturated')
 
     server.process.kill('SIGTERM')
@@ -220,7 +242,9 @@ test.group('Graceful shutdown', (group) => {
     assertAnswered(assert, await Promise.all(reads))
     assert.deepEqual(await exited, { code: 0, signal: null })
     assert.equal(await countRows('orders'), 1 + creates.length)
-  }).timeout(60_000).skip(!onPostgres, 'PostgreSQL only (the SQLite run has its own case)')
+  })
+    .timeout(60_000)
+    .skip(!onPostgres, 'PostgreSQL only (the SQLite run has its own case)')
 
   test('SIGTERM while a callback is being delivered: the delivery finishes and is recorded, its lease released, then exit 0', async ({
     client,

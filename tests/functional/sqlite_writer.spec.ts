@@ -16,7 +16,11 @@ const ONLY_SQLITE = 'SQLite only (PostgreSQL creates an order in one statement, 
  * row carrying that id. Unique `k` on both, and a deferred foreign key on
  * the child's `other` (checked at COMMIT only).
  */
-function write(parentKey: string, childKey = parentKey, other: number | null = null): [SqliteStep, SqliteFollowUp] {
+function write(
+  parentKey: string,
+  childKey = parentKey,
+  other: number | null = null
+): [SqliteStep, SqliteFollowUp] {
   return [
     { sql: 'INSERT INTO writer_parents (k) VALUES (?) RETURNING id, k', bindings: [parentKey] },
     {
@@ -38,7 +42,9 @@ test.group('SQLite writer thread', (group) => {
     if (onPostgres) return async () => {}
     await db.rawQuery('DROP TABLE IF EXISTS writer_children')
     await db.rawQuery('DROP TABLE IF EXISTS writer_parents')
-    await db.rawQuery('CREATE TABLE writer_parents (id INTEGER PRIMARY KEY AUTOINCREMENT, k TEXT NOT NULL UNIQUE)')
+    await db.rawQuery(
+      'CREATE TABLE writer_parents (id INTEGER PRIMARY KEY AUTOINCREMENT, k TEXT NOT NULL UNIQUE)'
+    )
     await db.rawQuery(
       `CREATE TABLE writer_children (parent_id INTEGER NOT NULL REFERENCES writer_parents(id), k TEXT NOT NULL UNIQUE,
         other TEXT REFERENCES writer_parents(k) DEFERRABLE INITIALLY DEFERRED)`
@@ -56,7 +62,9 @@ test.group('SQLite writer thread', (group) => {
     }
   })
 
-  test('a write alone: BEGIN IMMEDIATE, its two statements, COMMIT; the row read back', async ({ assert }) => {
+  test('a write alone: BEGIN IMMEDIATE, its two statements, COMMIT; the row read back', async ({
+    assert,
+  }) => {
     const row = await writer.write(...write('a'))
     assert.equal(row?.k, 'a')
     assert.deepEqual(await keys('writer_children'), ['a'])
@@ -105,25 +113,33 @@ test.group('SQLite writer thread', (group) => {
     assert.deepEqual(await keys('writer_children'), ['x'])
   }).skip(onPostgres, ONLY_SQLITE)
 
-  test('when COMMIT fails, every write of the batch is answered with the error and none is kept', async ({ assert }) => {
+  test('when COMMIT fails, every write of the batch is answered with the error and none is kept', async ({
+    assert,
+  }) => {
     // The second write's child names a parent that does not exist through a deferred
     // foreign key: its statements succeed, the COMMIT of the batch is refused.
     const release = writer.hold()
-    const handed = Promise.allSettled([writer.write(...write('p')), writer.write(...write('q', 'q', 424242))])
+    const handed = Promise.allSettled([
+      writer.write(...write('p')),
+      writer.write(...write('q', 'q', 424242)),
+    ])
     release()
     const results = await handed
     assert.deepEqual(
       results.map((result) => result.status),
       ['rejected', 'rejected']
     )
-    for (const result of results) assert.equal((result as PromiseRejectedResult).reason.code, 'SQLITE_CONSTRAINT_FOREIGNKEY')
+    for (const result of results)
+      assert.equal((result as PromiseRejectedResult).reason.code, 'SQLITE_CONSTRAINT_FOREIGNKEY')
     assert.deepEqual(await keys('writer_parents'), ['none'])
     assert.deepEqual(await keys('writer_children'), [])
     // The thread goes on: the next write commits.
     assert.equal((await writer.write(...write('r')))?.k, 'r')
   }).skip(onPostgres, ONLY_SQLITE)
 
-  test('writes handed while held wait for the release, then go in one transaction', async ({ assert }) => {
+  test('writes handed while held wait for the release, then go in one transaction', async ({
+    assert,
+  }) => {
     const release = writer.hold()
     const handed = ['h1', 'h2', 'h3'].map((key) => writer.write(...write(key)))
     // Nothing reaches the thread while held: a read through another connection sees no row.
@@ -140,7 +156,9 @@ test.group('SQLite writer thread', (group) => {
     assert.deepEqual(await keys('writer_children'), ['h1', 'h2', 'h3'])
   }).skip(onPostgres, ONLY_SQLITE)
 
-  test('close() answers the writes handed before it, then stops the thread; a later write starts it again', async ({ assert }) => {
+  test('close() answers the writes handed before it, then stops the thread; a later write starts it again', async ({
+    assert,
+  }) => {
     const handed = ['m1', 'm2', 'm3'].map((key) => writer.write(...write(key)))
     assert.equal(writer.pending, 3)
     await writer.close()
@@ -153,12 +171,18 @@ test.group('SQLite writer thread', (group) => {
     assert.deepEqual(await keys('writer_children'), ['m1', 'm2', 'm3', 'm4'])
   }).skip(onPostgres, ONLY_SQLITE)
 
-  test('a script whose only work is a write waits for its answer; an idle thread does not keep a process alive', ({ assert }) => {
+  test('a script whose only work is a write waits for its answer; an idle thread does not keep a process alive', ({
+    assert,
+  }) => {
     const dir = mkdtempSync(join(tmpdir(), 'writer-alone-'))
     try {
       const result = spawnSync(
         process.execPath,
-        ['--import=@poppinss/ts-exec', 'tests/fixtures/sqlite_writer_alone.ts', join(dir, 'alone.sqlite3')],
+        [
+          '--import=@poppinss/ts-exec',
+          'tests/fixtures/sqlite_writer_alone.ts',
+          join(dir, 'alone.sqlite3'),
+        ],
         { cwd: app.makePath(), encoding: 'utf8', timeout: 30_000 }
       )
       // Exit code 0 after printing: the process neither left before the answer (13, an

@@ -12,7 +12,10 @@ import operator from '#services/operator_service'
 import OrdersMarkPaid from '#commands/orders_mark_paid'
 
 function submit(client: any, tradeId: string, reference: unknown) {
-  return client.post(`/pay/submit-tx-hash/${tradeId}`).json({ block_transaction_id: reference }).accept('json')
+  return client
+    .post(`/pay/submit-tx-hash/${tradeId}`)
+    .json({ block_transaction_id: reference })
+    .accept('json')
 }
 
 test.group('Submit transaction hash', (group) => {
@@ -43,13 +46,41 @@ test.group('Submit transaction hash', (group) => {
 
   const refusals: [string, (amount: string) => void, RegExp][] = [
     ['not found', () => {}, /not found/],
-    ['failed on chain', (amount) => fakeTransfer('0xabc123def456', amount, { success: false }), /failed on chain/],
-    ['to another address', (amount) => fakeTransfer('0xabc123def456', amount, { to: 'fake:someone-else' }), /pays fake:someone-else/],
-    ['another token', (amount) => fakeTransfer('0xabc123def456', amount, { contract: 'fake:other-token' }), /does not transfer USDT/],
-    ['a wrong amount', () => fakeTransfer('0xabc123def456', '13.79'), /transfers 13.79 USDT, the order expects 13.8/],
-    ['not yet confirmed', (amount) => fakeTransfer('0xabc123def456', amount, { confirmations: 0 }), /not yet confirmed \(0 of 1/],
-    ['made before the order', (amount) => fakeTransfer('0xabc123def456', amount, { timestamp: 1000 }), /before the order/],
-    ['made after expiry', (amount) => fakeTransfer('0xabc123def456', amount, { timestamp: Date.now() + 3_600_000 }), /after the order expired/],
+    [
+      'failed on chain',
+      (amount) => fakeTransfer('0xabc123def456', amount, { success: false }),
+      /failed on chain/,
+    ],
+    [
+      'to another address',
+      (amount) => fakeTransfer('0xabc123def456', amount, { to: 'fake:someone-else' }),
+      /pays fake:someone-else/,
+    ],
+    [
+      'another token',
+      (amount) => fakeTransfer('0xabc123def456', amount, { contract: 'fake:other-token' }),
+      /does not transfer USDT/,
+    ],
+    [
+      'a wrong amount',
+      () => fakeTransfer('0xabc123def456', '13.79'),
+      /transfers 13.79 USDT, the order expects 13.8/,
+    ],
+    [
+      'not yet confirmed',
+      (amount) => fakeTransfer('0xabc123def456', amount, { confirmations: 0 }),
+      /not yet confirmed \(0 of 1/,
+    ],
+    [
+      'made before the order',
+      (amount) => fakeTransfer('0xabc123def456', amount, { timestamp: 1000 }),
+      /before the order/,
+    ],
+    [
+      'made after expiry',
+      (amount) => fakeTransfer('0xabc123def456', amount, { timestamp: Date.now() + 3_600_000 }),
+      /after the order expired/,
+    ],
   ]
   for (const [name, arrange, message] of refusals) {
     test(`refuses a transfer ${name}`, async ({ client, assert }) => {
@@ -74,7 +105,10 @@ test.group('Submit transaction hash', (group) => {
 
   test('rules 1–4 are checked before any chain lookup', async ({ client, assert }) => {
     const placeholder = await newPlaceholder(client)
-    assert.equal((await submit(client, placeholder.tradeId, '0xabc123def456')).body().status_code, 10013)
+    assert.equal(
+      (await submit(client, placeholder.tradeId, '0xabc123def456')).body().status_code,
+      10013
+    )
 
     const paid = await newOrder(client)
     await paymentService.markPaid(paid.id, { reference: 'tx-paid', source: 'scanner' })
@@ -82,10 +116,16 @@ test.group('Submit transaction hash', (group) => {
 
     const expired = await newOrder(client)
     await db.from('orders').where('id', expired.id).update({ status: 3 })
-    assert.equal((await submit(client, expired.tradeId, '0xabc123def456')).body().status_code, 10013)
+    assert.equal(
+      (await submit(client, expired.tradeId, '0xabc123def456')).body().status_code,
+      10013
+    )
 
     const overdue = await newOrder(client)
-    await db.from('orders').where('id', overdue.id).update({ expiration_time: Date.now() - 1 })
+    await db
+      .from('orders')
+      .where('id', overdue.id)
+      .update({ expiration_time: Date.now() - 1 })
     const late = await submit(client, overdue.tradeId, '0xabc123def456')
     assert.equal(late.body().status_code, 10013)
     assert.match(late.body().message, /expired/)
@@ -100,7 +140,10 @@ test.group('Submit transaction hash', (group) => {
   })
 
   test('unknown order 10008; missing reference 400', async ({ client, assert }) => {
-    assert.equal((await submit(client, 'NoSuchTradeId', '0xabc123def456')).body().status_code, 10008)
+    assert.equal(
+      (await submit(client, 'NoSuchTradeId', '0xabc123def456')).body().status_code,
+      10008
+    )
     const order = await newOrder(client)
     assert.equal((await submit(client, order.tradeId, undefined)).body().status_code, 400)
     assert.equal((await submit(client, order.tradeId, { x: 1 })).body().status_code, 10009)
@@ -129,7 +172,10 @@ test.group('orders:mark-paid', (group) => {
     await prepareLifecycle()
   })
 
-  test('repairs an expired order with a verified transfer made after its expiry', async ({ client, assert }) => {
+  test('repairs an expired order with a verified transfer made after its expiry', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     await db.from('orders').where('id', order.id).update({ status: 3 })
     fakeTransfer('0xrepair000001', order.actualAmount, { timestamp: Date.now() + 3_600_000 })
@@ -144,7 +190,10 @@ test.group('orders:mark-paid', (group) => {
     await paymentService.markPaid(paid.id, { reference: 'tx', source: 'scanner' })
     assert.equal((await runCommand(OrdersMarkPaid, [paid.tradeId, '0xrepair000001'])).exitCode, 1)
     const placeholder = await newPlaceholder(client)
-    assert.equal((await runCommand(OrdersMarkPaid, [placeholder.tradeId, '0xrepair000001'])).exitCode, 1)
+    assert.equal(
+      (await runCommand(OrdersMarkPaid, [placeholder.tradeId, '0xrepair000001'])).exitCode,
+      1
+    )
     const waiting = await newOrder(client)
     const missing = await runCommand(OrdersMarkPaid, [waiting.tradeId, '0xnothing00001'])
     assert.equal(missing.exitCode, 1)

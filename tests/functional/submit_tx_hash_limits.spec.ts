@@ -11,7 +11,10 @@ import { FAKE_NETWORK, fakeFamily, fakeTransfer } from '#tests/helpers/fake_chai
 import { LimitedEndpoint } from '#tests/helpers/limited_endpoint'
 
 function submit(client: any, tradeId: string, reference: string) {
-  return client.post(`/pay/submit-tx-hash/${tradeId}`).json({ block_transaction_id: reference }).accept('json')
+  return client
+    .post(`/pay/submit-tx-hash/${tradeId}`)
+    .json({ block_transaction_id: reference })
+    .accept('json')
 }
 
 test.group('Submit transaction hash: what one trade_id can cost', (group) => {
@@ -23,7 +26,10 @@ test.group('Submit transaction hash: what one trade_id can cost', (group) => {
     RpcPool.reset()
     // A fake RPC endpoint that counts every request; the fake family asks it once per lookup.
     endpoint = await new LimitedEndpoint(10_000, 10_000).start()
-    await db.from('chains').where('network', FAKE_NETWORK).update({ rpc_urls: JSON.stringify([endpoint.url]) })
+    await db
+      .from('chains')
+      .where('network', FAKE_NETWORK)
+      .update({ rpc_urls: JSON.stringify([endpoint.url]) })
     fakeFamily.lookupAsksRpc = true
     await settings.set('chains.verify_requests_per_second', '1000')
     return async () => {
@@ -49,7 +55,13 @@ test.group('Submit transaction hash: what one trade_id can cost', (group) => {
     assert.equal(refused.body().message, 'Too many requests')
     assert.isNotEmpty(refused.header('retry-after'))
     // Refused before any chain lookup.
-    assert.deepEqual(fakeFamily.lookups, ['0xwrong1', '0xwrong2', '0xwrong3', '0xwrong4', '0xwrong5'])
+    assert.deepEqual(fakeFamily.lookups, [
+      '0xwrong1',
+      '0xwrong2',
+      '0xwrong3',
+      '0xwrong4',
+      '0xwrong5',
+    ])
     assert.equal(endpoint.log.length, 5)
 
     fakeTransfer('0xgoodgoodgood', other.actualAmount)
@@ -69,7 +81,10 @@ test.group('Submit transaction hash: what one trade_id can cost', (group) => {
     ;(await submit(client, order.tradeId, '0xdddddddd')).assertStatus(400)
   })
 
-  test("a flood of checks spends the verification budget, never the scanner's", async ({ client, assert }) => {
+  test("a flood of checks spends the verification budget, never the scanner's", async ({
+    client,
+    assert,
+  }) => {
     // The scanner's endpoint budget: one request today. A shared budget would be gone after the first check.
     await db.from('chains').where('network', FAKE_NETWORK).update({ rpc_requests_per_day: 1 })
     await settings.set('chains.verify_requests_per_day', '3')
@@ -78,7 +93,10 @@ test.group('Submit transaction hash: what one trade_id can cost', (group) => {
     for (let attempt = 1; attempt <= 8; attempt++) {
       const response = await submit(client, order.tradeId, `0xflood${attempt}`)
       response.assertStatus(400)
-      assert.match(response.body().message, attempt <= 3 ? /not found/ : /too many transaction checks on fakenet today/)
+      assert.match(
+        response.body().message,
+        attempt <= 3 ? /not found/ : /too many transaction checks on fakenet today/
+      )
     }
     // Three checks reached the node; the rest were refused without a request.
     assert.equal(endpoint.log.length, 3)
@@ -92,23 +110,38 @@ test.group('Submit transaction hash: what one trade_id can cost', (group) => {
     await assert.rejects(() => scanner.permit(endpoint.url), /daily request budget .* is spent/)
   })
 
-  test('the verification pace is never faster than the endpoint allows; an own node is not paced', async ({ assert }) => {
+  test('the verification pace is never faster than the endpoint allows; an own node is not paced', async ({
+    assert,
+  }) => {
     await db.from('chains').where('network', FAKE_NETWORK).update({ rpc_requests_per_second: 3 })
     await settings.set('chains.verify_requests_per_second', '50')
     await settings.set('chains.verify_requests_per_day', '0')
     const chain = await Chain.findByOrFail('network', FAKE_NETWORK)
-    assert.deepEqual((await rpcFor(chain, { purpose: 'verify' })).budget(endpoint.url), { perSecond: 3, perDay: null })
+    assert.deepEqual((await rpcFor(chain, { purpose: 'verify' })).budget(endpoint.url), {
+      perSecond: 3,
+      perDay: null,
+    })
     await settings.set('chains.verify_requests_per_second', '2')
     await settings.set('chains.verify_requests_per_day', '40')
-    assert.deepEqual((await rpcFor(chain, { purpose: 'verify' })).budget(endpoint.url), { perSecond: 2, perDay: 40 })
+    assert.deepEqual((await rpcFor(chain, { purpose: 'verify' })).budget(endpoint.url), {
+      perSecond: 2,
+      perDay: 40,
+    })
     // The operator's own node (127.0.0.1, no budget of its own): unpaced, the daily cap still holds.
     await db.from('chains').where('network', FAKE_NETWORK).update({ rpc_requests_per_second: null })
-    const own = await rpcFor(await Chain.findByOrFail('network', FAKE_NETWORK), { purpose: 'verify' })
-    assert.isNull((await rpcFor(await Chain.findByOrFail('network', FAKE_NETWORK))).budget(endpoint.url))
+    const own = await rpcFor(await Chain.findByOrFail('network', FAKE_NETWORK), {
+      purpose: 'verify',
+    })
+    assert.isNull(
+      (await rpcFor(await Chain.findByOrFail('network', FAKE_NETWORK))).budget(endpoint.url)
+    )
     assert.deepEqual(own.budget(endpoint.url), { perSecond: Number.POSITIVE_INFINITY, perDay: 40 })
   })
 
-  test('a hash that failed is answered again from memory, with no RPC request', async ({ client, assert }) => {
+  test('a hash that failed is answered again from memory, with no RPC request', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     fakeTransfer('0xwrongamount', '1.00')
     const first = await submit(client, order.tradeId, '0xwrongamount')
@@ -135,7 +168,10 @@ test.group('Submit transaction hash: what one trade_id can cost', (group) => {
   }) => {
     const order = await newOrder(client)
     fakeTransfer('0xpending', order.actualAmount, { confirmations: 0 })
-    assert.match((await submit(client, order.tradeId, '0xpending')).body().message, /not yet confirmed/)
+    assert.match(
+      (await submit(client, order.tradeId, '0xpending')).body().message,
+      /not yet confirmed/
+    )
     fakeTransfer('0xpending', order.actualAmount, { confirmations: 3 })
     const paid = await submit(client, order.tradeId, '0xpending')
     paid.assertStatus(200)

@@ -6,7 +6,13 @@ import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import paymentService from '#services/payment_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
-import { CASHIER_FIELDS, newOrder, newPlaceholder, prepareLifecycle, switchTo } from '#tests/helpers/orders'
+import {
+  CASHIER_FIELDS,
+  newOrder,
+  newPlaceholder,
+  prepareLifecycle,
+  switchTo,
+} from '#tests/helpers/orders'
 import { FAKE_NETWORK, FAKE_WALLET } from '#tests/helpers/fake_chain'
 import { FakeProvider, SHOP_ID, requestSign } from '#tests/helpers/fake_provider'
 import { TRON_WALLET } from '#tests/helpers/merchant'
@@ -23,7 +29,10 @@ test.group('Switch network: placeholders', (group) => {
     await provider.configure()
   })
 
-  test('first on-chain selection completes the placeholder in place', async ({ client, assert }) => {
+  test('first on-chain selection completes the placeholder in place', async ({
+    client,
+    assert,
+  }) => {
     const order = await newPlaceholder(client, { amount: 100 })
     const response = await switchTo(client, order.tradeId, FAKE_NETWORK, 'USDT')
     response.assertStatus(200)
@@ -42,7 +51,10 @@ test.group('Switch network: placeholders', (group) => {
     assert.isTrue((await Order.findOrFail(order.id)).wasPlaceholder)
   })
 
-  test('the same selection again marks the completed placeholder selected', async ({ client, assert }) => {
+  test('the same selection again marks the completed placeholder selected', async ({
+    client,
+    assert,
+  }) => {
     const order = await newPlaceholder(client)
     await switchTo(client, order.tradeId, FAKE_NETWORK)
     const again = await switchTo(client, order.tradeId, FAKE_NETWORK)
@@ -53,8 +65,14 @@ test.group('Switch network: placeholders', (group) => {
     assert.equal(await countRows('amount_locks'), 1)
   })
 
-  test('first provider selection converts the placeholder into a provider order', async ({ client, assert }) => {
-    const order = await newPlaceholder(client, { amount: 100, redirect_url: 'https://shop.example/back' })
+  test('first provider selection converts the placeholder into a provider order', async ({
+    client,
+    assert,
+  }) => {
+    const order = await newPlaceholder(client, {
+      amount: 100,
+      redirect_url: 'https://shop.example/back',
+    })
     const response = await switchTo(client, order.tradeId, 'provider', 'usdt')
     response.assertStatus(200)
     const data = response.body().data
@@ -88,10 +106,16 @@ test.group('Switch network: placeholders', (group) => {
     assert.equal(record.providerOrderId, 'P-1')
   })
 
-  test('return_url falls back to provider.return_url, then the cashier', async ({ client, assert }) => {
+  test('return_url falls back to provider.return_url, then the cashier', async ({
+    client,
+    assert,
+  }) => {
     const first = await newPlaceholder(client)
     await switchTo(client, first.tradeId, 'provider')
-    assert.equal(provider.linkRequest(first.tradeId)!.return_url, `${process.env.APP_URL}/pay/checkout-counter/${first.tradeId}`)
+    assert.equal(
+      provider.linkRequest(first.tradeId)!.return_url,
+      `${process.env.APP_URL}/pay/checkout-counter/${first.tradeId}`
+    )
     await settings.set('provider.return_url', 'https://shop.example/thanks')
     const second = await newPlaceholder(client)
     await switchTo(client, second.tradeId, 'provider')
@@ -122,25 +146,40 @@ test.group('Switch network: placeholders', (group) => {
     assert.equal((await Order.findOrFail(order.id)).status, 4)
   }).timeout(10_000)
 
-  test('provider codes: disabled 10017, incomplete 10018, token not allowed 10019', async ({ client, assert }) => {
+  test('provider codes: disabled 10017, incomplete 10018, token not allowed 10019', async ({
+    client,
+    assert,
+  }) => {
     const order = await newPlaceholder(client)
     await settings.set('provider.allow_tokens', 'TRX')
-    assert.equal((await switchTo(client, order.tradeId, 'provider', 'usdt')).body().status_code, 10019)
+    assert.equal(
+      (await switchTo(client, order.tradeId, 'provider', 'usdt')).body().status_code,
+      10019
+    )
     await settings.set('provider.shop_token', '')
     const incomplete = await switchTo(client, order.tradeId, 'provider', 'trx')
     assert.equal(incomplete.body().status_code, 10018)
     assert.match(incomplete.body().message, /provider.shop_token/)
     await settings.set('provider.enabled', 'false')
-    assert.equal((await switchTo(client, order.tradeId, 'provider', 'trx')).body().status_code, 10017)
+    assert.equal(
+      (await switchTo(client, order.tradeId, 'provider', 'trx')).body().status_code,
+      10017
+    )
     assert.equal((await Order.findOrFail(order.id)).status, 4)
   })
 
-  test('on-chain codes: disabled chain 10014, unknown asset 10016, no wallet 10003', async ({ client, assert }) => {
+  test('on-chain codes: disabled chain 10014, unknown asset 10016, no wallet 10003', async ({
+    client,
+    assert,
+  }) => {
     const order = await newPlaceholder(client)
     await operator.setChain('ethereum', { enabled: false })
     assert.equal((await switchTo(client, order.tradeId, 'ethereum')).body().status_code, 10014)
     assert.equal((await switchTo(client, order.tradeId, 'nowhere')).body().status_code, 10016)
-    assert.equal((await switchTo(client, order.tradeId, FAKE_NETWORK, 'doge')).body().status_code, 10016)
+    assert.equal(
+      (await switchTo(client, order.tradeId, FAKE_NETWORK, 'doge')).body().status_code,
+      10016
+    )
     assert.equal((await switchTo(client, order.tradeId, 'bsc')).body().status_code, 10003)
     assert.equal((await Order.findOrFail(order.id)).status, 4)
   })
@@ -185,7 +224,10 @@ test.group('Switch network: waiting parents', (group) => {
     assert.equal(await countRows('orders'), 1)
   })
 
-  test('another target creates one child with the merchant data and its own lock', async ({ client, assert }) => {
+  test('another target creates one child with the merchant data and its own lock', async ({
+    client,
+    assert,
+  }) => {
     const parent = await newOrder(client, { name: 'Book', redirect_url: 'https://shop.example/r' })
     const response = await switchTo(client, parent.tradeId, 'tron')
     response.assertStatus(200)
@@ -209,7 +251,10 @@ test.group('Switch network: waiting parents', (group) => {
     assert.equal(unchanged.status, 1)
   })
 
-  test('the child target again returns the child; a third target is 10011', async ({ client, assert }) => {
+  test('the child target again returns the child; a third target is 10011', async ({
+    client,
+    assert,
+  }) => {
     const parent = await newOrder(client)
     const childId = (await switchTo(client, parent.tradeId, 'tron')).body().data.trade_id
     const again = await switchTo(client, parent.tradeId, 'tron')
@@ -218,7 +263,10 @@ test.group('Switch network: waiting parents', (group) => {
     third.assertStatus(400)
     assert.equal(third.body().status_code, 10011)
     // and the parent's own target still returns the parent
-    assert.equal((await switchTo(client, parent.tradeId, FAKE_NETWORK)).body().data.trade_id, parent.tradeId)
+    assert.equal(
+      (await switchTo(client, parent.tradeId, FAKE_NETWORK)).body().data.trade_id,
+      parent.tradeId
+    )
     assert.equal(await countRows('orders'), 2)
   })
 
@@ -252,7 +300,10 @@ test.group('Switch network: waiting parents', (group) => {
     await db.from('orders').where('id', expired.id).update({ status: 3 })
     assert.equal((await switchTo(client, expired.tradeId, 'tron')).body().status_code, 10013)
     const overdue = await newOrder(client)
-    await db.from('orders').where('id', overdue.id).update({ expiration_time: Date.now() - 1000 })
+    await db
+      .from('orders')
+      .where('id', overdue.id)
+      .update({ expiration_time: Date.now() - 1000 })
     const late = await switchTo(client, overdue.tradeId, 'tron')
     assert.equal(late.body().status_code, 10013)
     assert.match(late.body().message, /expired/)
@@ -261,7 +312,9 @@ test.group('Switch network: waiting parents', (group) => {
   test('concurrent switches of one parent create one child', async ({ client, assert }) => {
     const parent = await newOrder(client)
     const targets = ['tron', 'provider', 'tron', 'provider', 'tron', 'provider']
-    const responses = await Promise.all(targets.map((network) => switchTo(client, parent.tradeId, network)))
+    const responses = await Promise.all(
+      targets.map((network) => switchTo(client, parent.tradeId, network))
+    )
     const codes = responses.map((response) => response.body().status_code)
     for (const code of codes) assert.oneOf(code, [200, 10011])
     assert.equal(await countRows('orders', { parent_id: parent.id }), 1)
@@ -271,7 +324,10 @@ test.group('Switch network: waiting parents', (group) => {
   })
 
   test('unknown order 10008; bad bodies 400', async ({ client, assert }) => {
-    assert.equal((await switchTo(client, 'NoSuchTradeId0000000000', 'tron')).body().status_code, 10008)
+    assert.equal(
+      (await switchTo(client, 'NoSuchTradeId0000000000', 'tron')).body().status_code,
+      10008
+    )
     const missing = await client.post('/pay/switch-network').json({ trade_id: 'x' }).accept('json')
     missing.assertStatus(400)
     assert.equal(missing.body().status_code, 400)

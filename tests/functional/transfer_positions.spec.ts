@@ -22,7 +22,11 @@ import TransferPositions from '#database/migrations/1763700000100_transfer_posit
 
 const HASH = '0x' + 'ab'.repeat(32)
 
-function transfer(amount: string, position: string, overrides: Partial<ObservedTransfer> = {}): ObservedTransfer {
+function transfer(
+  amount: string,
+  position: string,
+  overrides: Partial<ObservedTransfer> = {}
+): ObservedTransfer {
   return { ...fakeTransfer(HASH, amount), position, ...overrides }
 }
 
@@ -43,7 +47,10 @@ async function codeOf(promise: Promise<unknown>): Promise<number | 'ok'> {
 }
 
 function submit(client: any, tradeId: string, reference: string) {
-  return client.post(`/pay/submit-tx-hash/${tradeId}`).json({ block_transaction_id: reference }).accept('json')
+  return client
+    .post(`/pay/submit-tx-hash/${tradeId}`)
+    .json({ block_transaction_id: reference })
+    .accept('json')
 }
 
 test.group('Transfer positions: one transaction, several payments', (group) => {
@@ -52,18 +59,27 @@ test.group('Transfer positions: one transaction, several payments', (group) => {
     await prepareLifecycle()
   })
 
-  test('two transfers of one transaction pay two orders; both keep the hash as block_transaction_id', async ({ client, assert }) => {
+  test('two transfers of one transaction pay two orders; both keep the hash as block_transaction_id', async ({
+    client,
+    assert,
+  }) => {
     const first = await newOrder(client)
     const second = await newOrder(client)
     assert.notEqual(first.actualAmount, second.actualAmount)
-    const report = await scan(transfer(first.actualAmount, 'log:3'), transfer(second.actualAmount, 'log:7'))
+    const report = await scan(
+      transfer(first.actualAmount, 'log:3'),
+      transfer(second.actualAmount, 'log:7')
+    )
     assert.equal(report.paid, 2, report.detail)
     for (const order of [first, second]) {
       await order.refresh()
       assert.equal(order.status, 2)
       assert.equal(order.blockTransactionId, HASH)
     }
-    const rows = await db.from('payment_references').orderBy('position').select('reference', 'position', 'order_id')
+    const rows = await db
+      .from('payment_references')
+      .orderBy('position')
+      .select('reference', 'position', 'order_id')
     assert.deepEqual(
       rows.map((row) => [row.reference, row.position, Number(row.order_id)]),
       [
@@ -73,15 +89,24 @@ test.group('Transfer positions: one transaction, several payments', (group) => {
     )
 
     // Seen again (a rescan): each transfer is already used, nothing more is recorded.
-    const again = await scan(transfer(first.actualAmount, 'log:3'), transfer(second.actualAmount, 'log:7'))
+    const again = await scan(
+      transfer(first.actualAmount, 'log:3'),
+      transfer(second.actualAmount, 'log:7')
+    )
     assert.equal(again.paid, 0)
     assert.equal(again.unmatched, 0)
     assert.equal(await countRows('unmatched_payments'), 0)
   })
 
-  test('a second transfer to an order already paid by the first is kept as unmatched, with its position', async ({ client, assert }) => {
+  test('a second transfer to an order already paid by the first is kept as unmatched, with its position', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
-    const report = await scan(transfer(order.actualAmount, 'log:1'), transfer(order.actualAmount, 'log:2'))
+    const report = await scan(
+      transfer(order.actualAmount, 'log:1'),
+      transfer(order.actualAmount, 'log:2')
+    )
     assert.equal(report.paid, 1)
     assert.equal(report.unmatched, 1)
     const unmatched = await db.from('unmatched_payments').first()
@@ -97,13 +122,48 @@ test.group('Transfer positions: one transaction, several payments', (group) => {
   }) => {
     const first = await newOrder(client)
     const second = await newOrder(client)
-    await paymentService.markPaid(first.id, { reference: HASH, position: 'log:1', source: 'scanner' })
-    assert.equal(await codeOf(paymentService.markPaid(second.id, { reference: HASH, position: 'log:1', source: 'scanner' })), 10007)
+    await paymentService.markPaid(first.id, {
+      reference: HASH,
+      position: 'log:1',
+      source: 'scanner',
+    })
+    assert.equal(
+      await codeOf(
+        paymentService.markPaid(second.id, {
+          reference: HASH,
+          position: 'log:1',
+          source: 'scanner',
+        })
+      ),
+      10007
+    )
     assert.equal((await Order.findOrFail(second.id)).status, 1)
     // The same order and transfer again: a no-op; the same order by another transfer: already paid (10010).
-    assert.isTrue((await paymentService.markPaid(first.id, { reference: HASH, position: 'log:1', source: 'scanner' })).alreadyPaid)
-    assert.equal(await codeOf(paymentService.markPaid(first.id, { reference: HASH, position: 'log:9', source: 'scanner' })), 10010)
-    assert.equal(await codeOf(paymentService.markPaid(second.id, { reference: HASH, position: 'log:2', source: 'scanner' })), 'ok')
+    assert.isTrue(
+      (
+        await paymentService.markPaid(first.id, {
+          reference: HASH,
+          position: 'log:1',
+          source: 'scanner',
+        })
+      ).alreadyPaid
+    )
+    assert.equal(
+      await codeOf(
+        paymentService.markPaid(first.id, { reference: HASH, position: 'log:9', source: 'scanner' })
+      ),
+      10010
+    )
+    assert.equal(
+      await codeOf(
+        paymentService.markPaid(second.id, {
+          reference: HASH,
+          position: 'log:2',
+          source: 'scanner',
+        })
+      ),
+      'ok'
+    )
     assert.equal(await countRows('payment_references'), 2)
     assert.equal(await countRows('callbacks'), 2)
   })
@@ -117,14 +177,26 @@ test.group('Transfer positions: one transaction, several payments', (group) => {
     // What the migration left of a payment recorded before positions existed.
     await paymentService.markPaid(first.id, { reference: HASH, source: 'scanner' })
     assert.equal((await db.from('payment_references').first()).position, '')
-    assert.equal(await codeOf(paymentService.markPaid(second.id, { reference: HASH, position: 'log:4', source: 'scanner' })), 10007)
+    assert.equal(
+      await codeOf(
+        paymentService.markPaid(second.id, {
+          reference: HASH,
+          position: 'log:4',
+          source: 'scanner',
+        })
+      ),
+      10007
+    )
     const report = await scan(transfer(second.actualAmount, 'log:4'))
     assert.equal(report.paid, 0)
     assert.equal(report.unmatched, 0)
     assert.equal((await Order.findOrFail(second.id)).status, 1)
   })
 
-  test('submit-tx-hash: a hash that pays this order among others pays it with its own transfer', async ({ client, assert }) => {
+  test('submit-tx-hash: a hash that pays this order among others pays it with its own transfer', async ({
+    client,
+    assert,
+  }) => {
     const first = await newOrder(client)
     const second = await newOrder(client)
     // One transaction: a transfer elsewhere, one for each order.
@@ -139,7 +211,10 @@ test.group('Transfer positions: one transaction, several payments', (group) => {
     const paidSecond = await submit(client, second.tradeId, HASH)
     paidSecond.assertStatus(200)
     assert.equal(paidSecond.body().data.status, 2)
-    const rows = await db.from('payment_references').orderBy('position').select('position', 'order_id', 'source')
+    const rows = await db
+      .from('payment_references')
+      .orderBy('position')
+      .select('position', 'order_id', 'source')
     assert.deepEqual(
       rows.map((row) => [row.position, Number(row.order_id), row.source]),
       [
@@ -157,7 +232,10 @@ test.group('Transfer positions: one transaction, several payments', (group) => {
     const other = await newOrder(client)
     // log:1 already paid `other` (an operator's repair with the same amount, say).
     await paymentService.markPaid(other.id, { reference: HASH, position: 'log:1', source: 'admin' })
-    fakeFamily.transactions.set(HASH, [transfer(order.actualAmount, 'log:1'), transfer(order.actualAmount, 'log:2')])
+    fakeFamily.transactions.set(HASH, [
+      transfer(order.actualAmount, 'log:1'),
+      transfer(order.actualAmount, 'log:2'),
+    ])
     const response = await submit(client, order.tradeId, HASH)
     response.assertStatus(200)
     const row = await db.from('payment_references').where('order_id', order.id).first()
@@ -181,7 +259,10 @@ test.group('Transfer positions: one transaction, several payments', (group) => {
         source: 'scanner',
         created_at: 1,
       })
-      await db.from('orders').where('id', first.id).update({ status: 2, block_transaction_id: HASH })
+      await db
+        .from('orders')
+        .where('id', first.id)
+        .update({ status: 2, block_transaction_id: HASH })
       assert.notProperty(await db.from('payment_references').first(), 'position')
       await db.table('unmatched_payments').insert({
         network: FAKE_NETWORK,
@@ -203,7 +284,25 @@ test.group('Transfer positions: one transaction, several payments', (group) => {
     assert.equal(unmatched.position, '')
     assert.equal(unmatched.kind, 'transfer')
     // The old row still covers every transfer of its transaction.
-    assert.equal(await codeOf(paymentService.markPaid(second.id, { reference: HASH, position: 'log:2', source: 'scanner' })), 10007)
-    assert.equal(await codeOf(paymentService.markPaid(second.id, { reference: '0x' + 'cd'.repeat(32), position: 'log:2', source: 'scanner' })), 'ok')
+    assert.equal(
+      await codeOf(
+        paymentService.markPaid(second.id, {
+          reference: HASH,
+          position: 'log:2',
+          source: 'scanner',
+        })
+      ),
+      10007
+    )
+    assert.equal(
+      await codeOf(
+        paymentService.markPaid(second.id, {
+          reference: '0x' + 'cd'.repeat(32),
+          position: 'log:2',
+          source: 'scanner',
+        })
+      ),
+      'ok'
+    )
   })
 })

@@ -11,7 +11,12 @@ import { newOrder, newPlaceholder, prepareLifecycle, switchTo } from '#tests/hel
 import { FAKE_NETWORK, fakeTransfer } from '#tests/helpers/fake_chain'
 import { FakeProvider, SHOP_ID, notificationSign } from '#tests/helpers/fake_provider'
 import { TRON_WALLET } from '#tests/helpers/merchant'
-import { compatParams, compatSigned, submitGet, tradeIdFromLocation } from '#tests/helpers/compat_merchant'
+import {
+  compatParams,
+  compatSigned,
+  submitGet,
+  tradeIdFromLocation,
+} from '#tests/helpers/compat_merchant'
 import { runCommand } from '#tests/helpers/ace_command'
 import OrdersMarkPaid from '#commands/orders_mark_paid'
 
@@ -50,24 +55,36 @@ test.group('Order state transitions (spec table)', (group) => {
     return response.text()
   }
 
-  test('(none) → 1: create with token and network; wallet, amount, lock', async ({ client, assert }) => {
+  test('(none) → 1: create with token and network; wallet, amount, lock', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     assert.equal(order.status, 1)
     assert.notEqual(order.receiveAddress, '')
     assert.equal(await countRows('amount_locks', { order_id: order.id }), 1)
   })
 
-  test('(none) → 4: native without token and network; compat with nothing resolved', async ({ client, assert }) => {
+  test('(none) → 4: native without token and network; compat with nothing resolved', async ({
+    client,
+    assert,
+  }) => {
     const native = await newPlaceholder(client)
     assert.equal(native.status, 4)
     assert.equal(native.actualAmount, '0')
     const response = await submitGet(client, compatSigned(compatParams()))
-    const compat = await Order.findByOrFail('trade_id', tradeIdFromLocation(response.header('location')))
+    const compat = await Order.findByOrFail(
+      'trade_id',
+      tradeIdFromLocation(response.header('location'))
+    )
     assert.equal(compat.status, 4)
     assert.equal(await countRows('amount_locks'), 0)
   })
 
-  test('4 → 1: first on-chain selection, in place, lock now, not selected', async ({ client, assert }) => {
+  test('4 → 1: first on-chain selection, in place, lock now, not selected', async ({
+    client,
+    assert,
+  }) => {
     const order = await newPlaceholder(client)
     const data = (await switchTo(client, order.tradeId, FAKE_NETWORK)).body().data
     assert.equal(data.trade_id, order.tradeId)
@@ -80,14 +97,26 @@ test.group('Order state transitions (spec table)', (group) => {
   test('4 → 1: first provider selection converts in place', async ({ client, assert }) => {
     const order = await newPlaceholder(client)
     const data = (await switchTo(client, order.tradeId, 'provider')).body().data
-    assert.deepInclude(data, { trade_id: order.tradeId, status: 1, network: 'provider', receive_address: 'PROVIDER', is_selected: false })
+    assert.deepInclude(data, {
+      trade_id: order.tradeId,
+      status: 1,
+      network: 'provider',
+      receive_address: 'PROVIDER',
+      is_selected: false,
+    })
     assert.notEqual(data.payment_url, '')
     assert.equal(await countRows('amount_locks'), 0)
   })
 
-  test('4 → 3: expiration task or backend closure, nothing to unlock', async ({ client, assert }) => {
+  test('4 → 3: expiration task or backend closure, nothing to unlock', async ({
+    client,
+    assert,
+  }) => {
     const expiring = await newPlaceholder(client)
-    await db.from('orders').where('id', expiring.id).update({ expiration_time: Date.now() - 1 })
+    await db
+      .from('orders')
+      .where('id', expiring.id)
+      .update({ expiration_time: Date.now() - 1 })
     await orderExpiry.expireDue()
     assert.equal((await Order.findOrFail(expiring.id)).status, 3)
     const closing = await newPlaceholder(client)
@@ -95,14 +124,19 @@ test.group('Order state transitions (spec table)', (group) => {
     assert.equal((await Order.findOrFail(closing.id)).status, 3)
   })
 
-  test('1 → 1: same target returns the order; after a completed placeholder it is selected', async ({ client, assert }) => {
+  test('1 → 1: same target returns the order; after a completed placeholder it is selected', async ({
+    client,
+    assert,
+  }) => {
     const direct = await newOrder(client)
     const same = (await switchTo(client, direct.tradeId, FAKE_NETWORK)).body().data
     assert.equal(same.trade_id, direct.tradeId)
     assert.isFalse(same.is_selected)
     const placeholder = await newPlaceholder(client)
     await switchTo(client, placeholder.tradeId, FAKE_NETWORK)
-    assert.isTrue((await switchTo(client, placeholder.tradeId, FAKE_NETWORK)).body().data.is_selected)
+    assert.isTrue(
+      (await switchTo(client, placeholder.tradeId, FAKE_NETWORK)).body().data.is_selected
+    )
   })
 
   test('1 → 1: another target creates one child, parent unchanged', async ({ client, assert }) => {
@@ -113,9 +147,15 @@ test.group('Order state transitions (spec table)', (group) => {
     assert.equal(await countRows('orders', { parent_id: parent.id }), 1)
   })
 
-  test('1 → 3: expiry keeps the amount reserved for the late-payment grace', async ({ client, assert }) => {
+  test('1 → 3: expiry keeps the amount reserved for the late-payment grace', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
-    await db.from('orders').where('id', order.id).update({ expiration_time: Date.now() - 1 })
+    await db
+      .from('orders')
+      .where('id', order.id)
+      .update({ expiration_time: Date.now() - 1 })
     await orderExpiry.expireDue()
     assert.equal((await Order.findOrFail(order.id)).status, 3)
     assert.equal(await countRows('amount_locks', { order_id: order.id }), 1)
@@ -155,7 +195,10 @@ test.group('Order state transitions (spec table)', (group) => {
     }
   })
 
-  test('provider order (1) → 2: notification for a completed placeholder parent', async ({ client, assert }) => {
+  test('provider order (1) → 2: notification for a completed placeholder parent', async ({
+    client,
+    assert,
+  }) => {
     const order = await newPlaceholder(client)
     await switchTo(client, order.tradeId, 'provider')
     assert.equal(await notifyPaid(order), 'success')
@@ -163,9 +206,15 @@ test.group('Order state transitions (spec table)', (group) => {
     assert.equal(await countRows('callbacks', { order_id: order.id }), 1)
   })
 
-  test('provider order (1) → 2: notification for a provider child pays the parent', async ({ client, assert }) => {
+  test('provider order (1) → 2: notification for a provider child pays the parent', async ({
+    client,
+    assert,
+  }) => {
     const parent = await newOrder(client)
-    const child = await Order.findByOrFail('trade_id', (await switchTo(client, parent.tradeId, 'provider')).body().data.trade_id)
+    const child = await Order.findByOrFail(
+      'trade_id',
+      (await switchTo(client, parent.tradeId, 'provider')).body().data.trade_id
+    )
     assert.equal(await notifyPaid(child), 'success')
     assert.equal((await Order.findOrFail(parent.id)).status, 2)
     assert.equal(await countRows('callbacks', { order_id: parent.id }), 1)

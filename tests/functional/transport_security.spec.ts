@@ -6,7 +6,13 @@ import { startServerProcess } from '#tests/helpers/processes'
 const HSTS = 'max-age=15552000'
 
 /** One of each kind of answer: probe, merchant API, cashier error, static file, console page. */
-const PATHS = ['/health/live', '/payments/native/v1/config', '/pay/check-status/unknown-trade-id', '/assets/cashier.css', '/no/such/page']
+const PATHS = [
+  '/health/live',
+  '/payments/native/v1/config',
+  '/pay/check-status/unknown-trade-id',
+  '/assets/cashier.css',
+  '/no/such/page',
+]
 
 async function sessionCookie(base: string, headers: Record<string, string> = {}) {
   const page = await fetch(`${base}${adminUrl('/login')}`, { headers })
@@ -16,7 +22,9 @@ async function sessionCookie(base: string, headers: Record<string, string> = {})
 test.group('HSTS and Secure cookies when served over HTTPS', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('behind a trusted proxy saying https: HSTS on every answer, the session cookie Secure', async ({ assert }) => {
+  test('behind a trusted proxy saying https: HSTS on every answer, the session cookie Secure', async ({
+    assert,
+  }) => {
     const base = process.env.APP_URL!
     const https = { 'x-forwarded-proto': 'https' }
     for (const path of PATHS) {
@@ -29,7 +37,9 @@ test.group('HSTS and Secure cookies when served over HTTPS', (group) => {
     assert.match(await sessionCookie(base, https), /;\s*Secure/i)
   })
 
-  test('over plain http (APP_URL http, no proxy saying https): no HSTS, no Secure flag', async ({ assert }) => {
+  test('over plain http (APP_URL http, no proxy saying https): no HSTS, no Secure flag', async ({
+    assert,
+  }) => {
     const base = process.env.APP_URL!
     for (const path of [...PATHS, adminUrl('/login')]) {
       const response = await fetch(`${base}${path}`, { headers: { 'x-forwarded-proto': 'http' } })
@@ -39,7 +49,9 @@ test.group('HSTS and Secure cookies when served over HTTPS', (group) => {
     assert.notMatch(await sessionCookie(base), /Secure/i)
   })
 
-  test('APP_URL https: HSTS everywhere; an untrusted peer cannot claim https', async ({ assert }) => {
+  test('APP_URL https: HSTS everywhere; an untrusted peer cannot claim https', async ({
+    assert,
+  }) => {
     const secure = await startServerProcess({ APP_URL: 'https://pay.example.com' })
     try {
       for (const path of PATHS) {
@@ -54,10 +66,15 @@ test.group('HSTS and Secure cookies when served over HTTPS', (group) => {
 
     const untrusting = await startServerProcess({ TRUST_PROXY: 'none' })
     try {
-      const response = await fetch(`${untrusting.url}/health/live`, { headers: { 'x-forwarded-proto': 'https' } })
+      const response = await fetch(`${untrusting.url}/health/live`, {
+        headers: { 'x-forwarded-proto': 'https' },
+      })
       await response.arrayBuffer()
       assert.isNull(response.headers.get('strict-transport-security'))
-      assert.notMatch(await sessionCookie(untrusting.url, { 'x-forwarded-proto': 'https' }), /Secure/i)
+      assert.notMatch(
+        await sessionCookie(untrusting.url, { 'x-forwarded-proto': 'https' }),
+        /Secure/i
+      )
     } finally {
       await untrusting.stop()
     }

@@ -10,7 +10,9 @@ import { startServerProcess, type RunningServer } from '#tests/helpers/processes
  */
 async function clientIpSeen(server: RunningServer, forwardedFor: string): Promise<string> {
   const path = `/pay/check-status/${randomBytes(8).toString('hex')}`
-  await (await fetch(`${server.url}${path}`, { headers: { 'x-forwarded-for': forwardedFor } })).arrayBuffer()
+  await (
+    await fetch(`${server.url}${path}`, { headers: { 'x-forwarded-for': forwardedFor } })
+  ).arrayBuffer()
   const deadline = Date.now() + 20_000
   while (Date.now() < deadline) {
     const line = server
@@ -27,7 +29,10 @@ async function clientIpSeen(server: RunningServer, forwardedFor: string): Promis
 test.group('TRUST_PROXY', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('by default X-Forwarded-For is believed from a proxy on loopback only', async ({ client, assert }) => {
+  test('by default X-Forwarded-For is believed from a proxy on loopback only', async ({
+    client,
+    assert,
+  }) => {
     // The test client connects from 127.0.0.1; each client address has a budget of one.
     await settings.set('rate_limit.cashier_per_minute', '1')
     const from = (forwardedFor: string) =>

@@ -23,12 +23,17 @@ async function enrolled() {
 test.group('Two-factor sign-in', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('enrolment: the secret is stored sealed, 2FA is off until a valid code confirms it', async ({ assert }) => {
+  test('enrolment: the secret is stored sealed, 2FA is off until a valid code confirms it', async ({
+    assert,
+  }) => {
     const twoFactor = await app.container.make(TwoFactor)
     const user = await User.findByOrFail('email', EMAIL)
     const { secret, uri } = await twoFactor.begin(user, 'Gateway')
     assert.include(uri, `secret=${secret}`)
-    const [row] = await db.from('users').where('email', EMAIL).select('totp_secret', 'totp_enabled_at')
+    const [row] = await db
+      .from('users')
+      .where('email', EMAIL)
+      .select('totp_secret', 'totp_enabled_at')
     assert.match(row.totp_secret, /^app\.v1:/)
     assert.notInclude(row.totp_secret, secret)
     assert.isNull(row.totp_enabled_at)
@@ -51,7 +56,9 @@ test.group('Two-factor sign-in', (group) => {
     await assert.rejects(() => twoFactor.confirm(user, '123456', NOW), /Start the enrolment first/)
   })
 
-  test('a code works once; an older code after a newer one is refused; a wrong code is refused', async ({ assert }) => {
+  test('a code works once; an older code after a newer one is refused; a wrong code is refused', async ({
+    assert,
+  }) => {
     const { twoFactor, user, key } = await enrolled()
     // The confirming code's step is already used.
     assert.isFalse(await twoFactor.verify(user, hotp(key, STEP), NOW))
@@ -73,25 +80,37 @@ test.group('Two-factor sign-in', (group) => {
     assert.equal(results.filter(Boolean).length, 1)
   })
 
-  test('recovery codes: each works once, in any case and without the dash; a made-up one fails', async ({ assert }) => {
+  test('recovery codes: each works once, in any case and without the dash; a made-up one fails', async ({
+    assert,
+  }) => {
     const { twoFactor, user, codes } = await enrolled()
     assert.isTrue(await twoFactor.useRecoveryCode(user, codes[3].toUpperCase().replace('-', '')))
     assert.isFalse(await twoFactor.useRecoveryCode(user, codes[3]))
     assert.isFalse(await twoFactor.useRecoveryCode(user, 'aaaaa-bbbbb'))
     assert.isFalse(await twoFactor.useRecoveryCode(user, 'not a code'))
-    assert.equal(twoFactor.remainingRecoveryCodes(await User.findByOrFail('email', EMAIL)), RECOVERY_CODE_COUNT - 1)
+    assert.equal(
+      twoFactor.remainingRecoveryCodes(await User.findByOrFail('email', EMAIL)),
+      RECOVERY_CODE_COUNT - 1
+    )
     assert.isTrue(await twoFactor.useRecoveryCode(user, codes[0]))
   })
 
-  test('disable asks the password: wrong one refused, right one clears everything; both audited changes', async ({ assert }) => {
+  test('disable asks the password: wrong one refused, right one clears everything; both audited changes', async ({
+    assert,
+  }) => {
     const { twoFactor, user, key } = await enrolled()
     await assert.rejects(() => twoFactor.disable(user, 'wrong password!'), /Wrong password/)
     assert.isNotNull((await User.findByOrFail('email', EMAIL)).totpEnabledAt)
     await twoFactor.disable(await User.findByOrFail('email', EMAIL), PASSWORD)
     const after = await User.findByOrFail('email', EMAIL)
-    assert.deepEqual([after.totpSecret, after.totpEnabledAt, after.recoveryCodes], [null, null, null])
+    assert.deepEqual(
+      [after.totpSecret, after.totpEnabledAt, after.recoveryCodes],
+      [null, null, null]
+    )
     assert.isFalse(await twoFactor.verify(after, hotp(key, STEP + 1), NOW + 30_000))
-    const actions = (await db.from('audit_log').where('subject_type', 'user').orderBy('id').select('action')).map((row) => row.action)
+    const actions = (
+      await db.from('audit_log').where('subject_type', 'user').orderBy('id').select('action')
+    ).map((row) => row.action)
     assert.deepEqual(actions.slice(-2), ['user.2fa_enable', 'user.2fa_disable'])
     assert.notInclude(JSON.stringify(await db.from('audit_log').select('*')), key.toString('hex'))
   })

@@ -3,7 +3,14 @@ import db from '@adonisjs/lucid/services/db'
 import settings, { SETTINGS_REFRESH_MS } from '#settings/settings_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { makeTronPayable } from '#tests/helpers/setup'
-import { CREATE_PATH, TRON_WALLET, TRON_WALLET_2, createOrder, orderParams, signed } from '#tests/helpers/merchant'
+import {
+  CREATE_PATH,
+  TRON_WALLET,
+  TRON_WALLET_2,
+  createOrder,
+  orderParams,
+  signed,
+} from '#tests/helpers/merchant'
 import { startServerProcess, type RunningServer } from '#tests/helpers/processes'
 
 function pairsOf(rows: { receive_address: string; actual_amount: number }[]) {
@@ -20,12 +27,16 @@ test.group('Unique amounts under concurrency', (group) => {
     await allowBursts()
   })
 
-  test('100 concurrent creates of one amount on one wallet get 100 distinct amounts', async ({ client, assert }) => {
+  test('100 concurrent creates of one amount on one wallet get 100 distinct amounts', async ({
+    client,
+    assert,
+  }) => {
     await makeTronPayable()
     const responses = await Promise.all(
       Array.from({ length: 100 }, () => createOrder(client, orderParams({ amount: 72.5 })))
     )
-    for (const response of responses) assert.equal(response.status(), 200, JSON.stringify(response.body()))
+    for (const response of responses)
+      assert.equal(response.status(), 200, JSON.stringify(response.body()))
     const data = responses.map((response) => response.body().data)
     assert.equal(pairsOf(data).size, 100)
     const amounts = data.map((row) => row.actual_amount).sort((a, b) => a - b)
@@ -34,7 +45,10 @@ test.group('Unique amounts under concurrency', (group) => {
     assert.equal(await countRows('amount_locks'), 100)
   }).timeout(120_000)
 
-  test('100 concurrent creates spread over three wallets before stepping up', async ({ client, assert }) => {
+  test('100 concurrent creates spread over three wallets before stepping up', async ({
+    client,
+    assert,
+  }) => {
     await makeTronPayable([TRON_WALLET, TRON_WALLET_2, 'TEkxiTehnzSmSe2XqrBj4w32RUN966rdz8'])
     const responses = await Promise.all(
       Array.from({ length: 100 }, () => createOrder(client, orderParams({ amount: 72.5 })))
@@ -47,7 +61,10 @@ test.group('Unique amounts under concurrency', (group) => {
     assert.equal(highest, 10.33)
   }).timeout(120_000)
 
-  test('25 concurrent creates over 20 amount steps: 20 orders, 5 refusals with 10005, nothing half-written', async ({ client, assert }) => {
+  test('25 concurrent creates over 20 amount steps: 20 orders, 5 refusals with 10005, nothing half-written', async ({
+    client,
+    assert,
+  }) => {
     await makeTronPayable()
     await settings.set('order.amount_max_steps', '20')
     const responses = await Promise.all(
@@ -73,7 +90,10 @@ test.group('Unique amounts across processes', (group) => {
     await allowBursts()
   })
 
-  test('two server processes creating 100 orders of one amount never share a pair', async ({ client, assert }) => {
+  test('two server processes creating 100 orders of one amount never share a pair', async ({
+    client,
+    assert,
+  }) => {
     await makeTronPayable([TRON_WALLET, TRON_WALLET_2])
     // The other process sees settings changed here within SETTINGS_REFRESH_MS.
     await new Promise((resolve) => setTimeout(resolve, SETTINGS_REFRESH_MS + 200))
@@ -82,7 +102,10 @@ test.group('Unique amounts across processes', (group) => {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'accept': 'application/json' },
         body: JSON.stringify(signed(params)),
-      }).then(async (response) => ({ status: response.status, body: (await response.json()) as any }))
+      }).then(async (response) => ({
+        status: response.status,
+        body: (await response.json()) as any,
+      }))
 
     const results = await Promise.all(
       Array.from({ length: 100 }, (_, index) =>

@@ -24,7 +24,13 @@ const EVM_BAD_CHECKSUM = '0x52908400098527886E0F7030069857D2E4169Ee7'
 const wallets = () => app.container.make(WalletAdmin)
 
 let orderCounter = 0
-async function storedOrder(network: string, address: string, token: string, amount: string, status: OrderStatusValue) {
+async function storedOrder(
+  network: string,
+  address: string,
+  token: string,
+  amount: string,
+  status: OrderStatusValue
+) {
   orderCounter++
   return Order.create({
     tradeId: `T${Date.now()}${orderCounter}`.padEnd(24, '0'),
@@ -50,7 +56,9 @@ async function auditActions(action: string) {
 test.group('Wallets: batch import', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('one report line per entry: added in canonical form, present, or invalid with the reason', async ({ assert }) => {
+  test('one report line per entry: added in canonical form, present, or invalid with the reason', async ({
+    assert,
+  }) => {
     const admin = await wallets()
     await admin.add('tron', TRON_WALLET_2)
     const text = [
@@ -106,16 +114,26 @@ test.group('Wallets: batch import', (group) => {
     // Each added wallet audited on its own (the one added before included).
     assert.deepEqual(
       (await auditActions('wallet.add')).map((row) => row.subject_id),
-      [`tron/${TRON_WALLET_2}`, `ethereum/${EVM_CANONICAL}`, `tron/${TRON_WALLET}`, `bsc/${EVM_CANONICAL}`]
+      [
+        `tron/${TRON_WALLET_2}`,
+        `ethereum/${EVM_CANONICAL}`,
+        `tron/${TRON_WALLET}`,
+        `bsc/${EVM_CANONICAL}`,
+      ]
     )
   })
 
-  test('a bare address without a network to fall back on is invalid; a line naming one still works', async ({ assert }) => {
+  test('a bare address without a network to fall back on is invalid; a line naming one still works', async ({
+    assert,
+  }) => {
     const report = await (await wallets()).importBatch(`${TRON_WALLET}\ntron ${TRON_WALLET}`)
     assert.deepEqual(
       report.lines.map((line) => [line.outcome, line.reason]),
       [
-        ['invalid', 'no network: write "network address", or choose a network for the lines without one'],
+        [
+          'invalid',
+          'no network: write "network address", or choose a network for the lines without one',
+        ],
         ['added', null],
       ]
     )
@@ -123,16 +141,28 @@ test.group('Wallets: batch import', (group) => {
 
   test('refused as a whole, nothing added: empty text, too many entries', async ({ assert }) => {
     const admin = await wallets()
-    await assert.rejects(() => admin.importBatch('\n  \n# only a comment\n', { defaultNetwork: 'tron' }), /Nothing to import/)
-    const many = Array.from({ length: MAX_IMPORT_ENTRIES + 1 }, (_, index) => `fake:${index}`).join('\n')
-    const error = await admin.importBatch(`tron ${TRON_WALLET}\n${many}`, { defaultNetwork: 'tron' }).catch((failure) => failure)
+    await assert.rejects(
+      () => admin.importBatch('\n  \n# only a comment\n', { defaultNetwork: 'tron' }),
+      /Nothing to import/
+    )
+    const many = Array.from({ length: MAX_IMPORT_ENTRIES + 1 }, (_, index) => `fake:${index}`).join(
+      '\n'
+    )
+    const error = await admin
+      .importBatch(`tron ${TRON_WALLET}\n${many}`, { defaultNetwork: 'tron' })
+      .catch((failure) => failure)
     assert.instanceOf(error, OperatorError)
-    assert.equal(error.message, `At most ${MAX_IMPORT_ENTRIES} addresses per import (${MAX_IMPORT_ENTRIES + 2} given)`)
+    assert.equal(
+      error.message,
+      `At most ${MAX_IMPORT_ENTRIES} addresses per import (${MAX_IMPORT_ENTRIES + 2} given)`
+    )
     assert.equal(await countRows('wallets'), 0)
     assert.equal(await countRows('audit_log', { action: 'wallet.add' }), 0)
   })
 
-  test('wallet:import reads a file and prints the report; an invalid line makes it exit 1', async ({ assert }) => {
+  test('wallet:import reads a file and prints the report; an invalid line makes it exit 1', async ({
+    assert,
+  }) => {
     const directory = app.tmpPath('wallet-import')
     await mkdir(directory, { recursive: true })
     const file = `${directory}/wallets-${process.pid}.txt`
@@ -157,7 +187,9 @@ test.group('Wallets: add, enable and disable, remove', (group) => {
     fakeFamily.scans = []
   })
 
-  test('add: canonical form, note; refusals are operator errors and write nothing', async ({ assert }) => {
+  test('add: canonical form, note; refusals are operator errors and write nothing', async ({
+    assert,
+  }) => {
     const admin = await wallets()
     const wallet = await admin.add('ethereum', EVM_LOWER, '  cold storage  ')
     assert.equal(wallet.address, EVM_CANONICAL)
@@ -174,12 +206,18 @@ test.group('Wallets: add, enable and disable, remove', (group) => {
       assert.instanceOf(error, OperatorError, String(error))
       assert.match(error.message, message)
     }
-    await assert.rejects(() => admin.add('tron', TRON_WALLET, 'n'.repeat(256)), /A note is at most 255 characters/)
+    await assert.rejects(
+      () => admin.add('tron', TRON_WALLET, 'n'.repeat(256)),
+      /A note is at most 255 characters/
+    )
     assert.equal(await countRows('audit_log'), before)
     assert.equal(await countRows('wallets', { network: 'tron' }), 0)
   })
 
-  test('disable and enable: audited before → after; an unchanged state writes nothing', async ({ client, assert }) => {
+  test('disable and enable: audited before → after; an unchanged state writes nothing', async ({
+    client,
+    assert,
+  }) => {
     const admin = await wallets()
     const disabled = await admin.update(FAKE_NETWORK, FAKE_WALLET, { enabled: false })
     assert.isFalse(disabled.enabled)
@@ -192,7 +230,9 @@ test.group('Wallets: add, enable and disable, remove', (group) => {
     await admin.update(FAKE_NETWORK, FAKE_WALLET, { enabled: true, note: 'hot' })
     const rows = await auditActions('wallet.update')
     assert.deepEqual(
-      rows.map((row) => [JSON.parse(row.before), JSON.parse(row.after)].map((state) => [state.enabled, state.note])),
+      rows.map((row) =>
+        [JSON.parse(row.before), JSON.parse(row.after)].map((state) => [state.enabled, state.note])
+      ),
       [
         [
           [true, ''],
@@ -204,7 +244,10 @@ test.group('Wallets: add, enable and disable, remove', (group) => {
         ],
       ]
     )
-    await assert.rejects(() => admin.update(FAKE_NETWORK, 'fake:unknown', { enabled: false }), /No wallet fake:unknown on fakenet/)
+    await assert.rejects(
+      () => admin.update(FAKE_NETWORK, 'fake:unknown', { enabled: false }),
+      /No wallet fake:unknown on fakenet/
+    )
   })
 
   test('a disabled wallet is still watched while an order holds a reservation on it, and pays that order', async ({
@@ -255,8 +298,15 @@ test.group('Wallets: add, enable and disable, remove', (group) => {
     assert.equal(await countRows('audit_log', { action: 'wallet.remove' }), 1)
   })
 
-  test('wallet:set enables, disables and notes; nothing to change is refused', async ({ assert }) => {
-    const disabled = await runCommand(WalletSet, [FAKE_NETWORK, FAKE_WALLET, '--disable', '--note=spare'])
+  test('wallet:set enables, disables and notes; nothing to change is refused', async ({
+    assert,
+  }) => {
+    const disabled = await runCommand(WalletSet, [
+      FAKE_NETWORK,
+      FAKE_WALLET,
+      '--disable',
+      '--note=spare',
+    ])
     assert.equal(disabled.exitCode, 0, disabled.output)
     assert.include(disabled.output, `${FAKE_WALLET} on ${FAKE_NETWORK}: disabled, note "spare"`)
     const wallet = await Wallet.findByOrFail('address', FAKE_WALLET)
@@ -273,7 +323,9 @@ test.group('Wallets: add, enable and disable, remove', (group) => {
 test.group('Wallets: listing and usage', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('orders, paid orders, reservations and received volume per token, in two grouped queries', async ({ assert }) => {
+  test('orders, paid orders, reservations and received volume per token, in two grouped queries', async ({
+    assert,
+  }) => {
     const admin = await wallets()
     const ethereum = await admin.add('ethereum', EVM_CANONICAL)
     const bsc = await admin.add('bsc', EVM_CANONICAL)
@@ -284,7 +336,13 @@ test.group('Wallets: listing and usage', (group) => {
     await storedOrder('ethereum', EVM_CANONICAL, 'USDT', '5', OrderStatus.EXPIRED)
     await storedOrder('ethereum', EVM_CANONICAL, 'USDC', '100.123456', OrderStatus.PAID)
     await storedOrder('bsc', EVM_CANONICAL, 'USDT', '7', OrderStatus.PAID)
-    await storedOrder('ethereum', '0x0000000000000000000000000000000000000001', 'USDT', '50', OrderStatus.PAID)
+    await storedOrder(
+      'ethereum',
+      '0x0000000000000000000000000000000000000001',
+      'USDT',
+      '50',
+      OrderStatus.PAID
+    )
     const waiting = await storedOrder('tron', TRON_WALLET, 'USDT', '1.23', OrderStatus.WAITING)
     await db.table('amount_locks').insert({
       network: 'tron',
@@ -323,11 +381,23 @@ test.group('Wallets: listing and usage', (group) => {
       reserved: 0,
       received: [{ token: 'USDT', amount: '7' }],
     })
-    assert.deepEqual(WalletAdmin.usageOf(usage, tron), { orders: 1, paidOrders: 0, reserved: 1, received: [] })
-    assert.deepEqual(WalletAdmin.usageOf(usage, idle), { orders: 0, paidOrders: 0, reserved: 0, received: [] })
+    assert.deepEqual(WalletAdmin.usageOf(usage, tron), {
+      orders: 1,
+      paidOrders: 0,
+      reserved: 1,
+      received: [],
+    })
+    assert.deepEqual(WalletAdmin.usageOf(usage, idle), {
+      orders: 0,
+      paidOrders: 0,
+      reserved: 0,
+      received: [],
+    })
   })
 
-  test('filters: network, state, part of the address or note (case-insensitive, % taken literally)', async ({ assert }) => {
+  test('filters: network, state, part of the address or note (case-insensitive, % taken literally)', async ({
+    assert,
+  }) => {
     const admin = await wallets()
     await admin.add('ethereum', EVM_CANONICAL, 'Cold 100%')
     await admin.add('tron', TRON_WALLET, 'hot')
@@ -343,6 +413,8 @@ test.group('Wallets: listing and usage', (group) => {
     assert.deepEqual(await addresses({ search: '100%' }), [EVM_CANONICAL])
     assert.deepEqual(await addresses({ search: '%' }), [EVM_CANONICAL])
     assert.deepEqual(await addresses({ search: 'zz_' }), [])
-    assert.deepEqual(await addresses({ network: 'tron', enabled: true, search: 'txyz' }), [TRON_WALLET])
+    assert.deepEqual(await addresses({ network: 'tron', enabled: true, search: 'txyz' }), [
+      TRON_WALLET,
+    ])
   })
 })

@@ -19,7 +19,9 @@ let shared: Browser | null = null
 export async function launchBrowser(): Promise<Browser> {
   if (shared?.isConnected()) return shared
   if (!existsSync(CHROMIUM_PATH)) {
-    throw new Error(`Chromium not found at ${CHROMIUM_PATH}: apt-get install -y chromium (bash .ci/run does it)`)
+    throw new Error(
+      `Chromium not found at ${CHROMIUM_PATH}: apt-get install -y chromium (bash .ci/run does it)`
+    )
   }
   shared = await chromium.launch({
     executablePath: CHROMIUM_PATH,
@@ -57,7 +59,11 @@ export async function newPage(
   })
   // Nothing leaves this machine: any other host answers from here.
   await context.route(/^https?:\/\/(?!127\.0\.0\.1)/, (route) =>
-    route.fulfill({ status: 200, contentType: 'text/html', body: '<title>outside</title><p>outside page</p>' })
+    route.fulfill({
+      status: 200,
+      contentType: 'text/html',
+      body: '<title>outside</title><p>outside page</p>',
+    })
   )
   if (options.init) await context.addInitScript(options.init)
   const page = await context.newPage()
@@ -75,12 +81,22 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 
 /** Page width wider than the viewport means a horizontal scroll: a broken layout. */
 export async function horizontalOverflow(page: Page): Promise<number> {
-  return page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth')
+  return page.evaluate(
+    'document.documentElement.scrollWidth - document.documentElement.clientWidth'
+  )
 }
 
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+const axeSource = readFileSync(
+  createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
+  'utf8'
+)
 
-export type AxeViolation = { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }
+export type AxeViolation = {
+  id: string
+  impact: string | null
+  help: string
+  nodes: { target: string[] }[]
+}
 
 /**
  * axe-core run inside the page (evaluated through the DevTools protocol,
@@ -98,7 +114,9 @@ export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> 
       nodes: violation.nodes.map((node) => ({ target: node.target })),
     }))
   })()`)
-  return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+  return violations.filter(
+    (violation) => violation.impact === 'serious' || violation.impact === 'critical'
+  )
 }
 
 /**
@@ -132,7 +150,10 @@ export async function consoleSignIn(
  */
 export async function checkConsolePage(
   page: Page,
-  assert: { fail(message: string): never; deepEqual(actual: unknown, expected: unknown, message?: string): void },
+  assert: {
+    fail(message: string): never
+    deepEqual(actual: unknown, expected: unknown, message?: string): void
+  },
   name: string,
   sizes: readonly (readonly [string, { width: number; height: number }])[] = [
     ['phone', PHONE],

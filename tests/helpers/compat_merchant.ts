@@ -14,7 +14,8 @@ export const API_PATH = `${COMPAT_BASE_PATH}api.php`
  */
 export type EpayValue = string | Buffer
 
-const bytesOf = (value: EpayValue) => (typeof value === 'string' ? Buffer.from(value, 'utf8') : value)
+const bytesOf = (value: EpayValue) =>
+  typeof value === 'string' ? Buffer.from(value, 'utf8') : value
 
 /**
  * The EPay MD5 sign as a shop computes it (written from the protocol, not
@@ -23,10 +24,18 @@ const bytesOf = (value: EpayValue) => (typeof value === 'string' ? Buffer.from(v
  */
 export function epaySign(params: Record<string, EpayValue | undefined>, secret = TEST_SECRET) {
   const names = Object.keys(params)
-    .filter((key) => key !== 'sign' && key !== 'sign_type' && params[key] !== undefined && params[key]!.length > 0)
+    .filter(
+      (key) =>
+        key !== 'sign' &&
+        key !== 'sign_type' &&
+        params[key] !== undefined &&
+        params[key]!.length > 0
+    )
     .sort()
   const parts: Buffer[] = []
-  names.forEach((name, index) => parts.push(Buffer.from(`${index > 0 ? '&' : ''}${name}=`), bytesOf(params[name]!)))
+  names.forEach((name, index) =>
+    parts.push(Buffer.from(`${index > 0 ? '&' : ''}${name}=`), bytesOf(params[name]!))
+  )
   parts.push(Buffer.from(secret))
   return createHash('md5').update(Buffer.concat(parts)).digest('hex')
 }
@@ -37,8 +46,16 @@ export function compatSign(params: Record<string, string>, secret = TEST_SECRET)
 }
 
 /** `sign` and `sign_type` added as the SDK does (without sign_type when asked). */
-export function epaySigned(params: Record<string, EpayValue>, secret = TEST_SECRET, options: { signType?: boolean } = {}) {
-  return { ...params, sign: epaySign(params, secret), ...(options.signType === false ? {} : { sign_type: 'MD5' }) }
+export function epaySigned(
+  params: Record<string, EpayValue>,
+  secret = TEST_SECRET,
+  options: { signType?: boolean } = {}
+) {
+  return {
+    ...params,
+    sign: epaySign(params, secret),
+    ...(options.signType === false ? {} : { sign_type: 'MD5' }),
+  }
 }
 
 /**
@@ -81,8 +98,10 @@ export async function epayRequest(
     method: options.method ?? (options.form === undefined ? 'GET' : 'POST'),
     redirect: 'manual',
     headers: {
-      'accept': '*/*',
-      ...(options.form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+      accept: '*/*',
+      ...(options.form === undefined
+        ? {}
+        : { 'content-type': 'application/x-www-form-urlencoded' }),
       ...options.headers,
     },
     body: options.form,
@@ -106,7 +125,8 @@ export function queryOrder(
 ) {
   const pid = credentials.pid ?? '1000'
   const key = credentials.key ?? TEST_SECRET
-  const which = by.trade_no !== undefined ? `trade_no=${by.trade_no}` : `out_trade_no=${by.out_trade_no}`
+  const which =
+    by.trade_no !== undefined ? `trade_no=${by.trade_no}` : `out_trade_no=${by.out_trade_no}`
   return epayRequest(API_PATH, { query: `act=order&pid=${pid}&key=${key}&${which}`, headers })
 }
 
@@ -120,7 +140,9 @@ export async function mapiOrder(overrides: Record<string, string | undefined> = 
   return answer.body as { trade_no: string; out_trade_no: string; payurl: string; qrcode?: string }
 }
 
-export function compatParams(overrides: Record<string, string | undefined> = {}): Record<string, string> {
+export function compatParams(
+  overrides: Record<string, string | undefined> = {}
+): Record<string, string> {
   const params: Record<string, string | undefined> = {
     pid: '1000',
     money: '100.00',

@@ -34,7 +34,8 @@ export async function createConsoleUser(
     await twoFactor.confirm(user, currentTotp(secret, Date.now() - 30_000), Date.now() - 30_000)
     totpSecret = secret
   }
-  if (user.role === 'admin' && !options.totp) await settings.setIfMissing('console.require_2fa_admins', 'false')
+  if (user.role === 'admin' && !options.totp)
+    await settings.setIfMissing('console.require_2fa_admins', 'false')
   await user.refresh()
   return { user, email, password, totpSecret }
 }
@@ -71,14 +72,18 @@ export class ConsoleAgent {
   /** `base`: another gateway process (default: the test server, APP_URL). */
   constructor(readonly base: string = process.env.APP_URL!) {}
 
-  static async signIn(who: ConsoleUser | { email: string; password: string; totpSecret?: string | null }, base?: string) {
+  static async signIn(
+    who: ConsoleUser | { email: string; password: string; totpSecret?: string | null },
+    base?: string
+  ) {
     const agent = new ConsoleAgent(base)
     const first = await agent.submit('/login', { email: who.email, password: who.password })
     if (first.status !== 302) throw new Error(`sign-in failed: HTTP ${first.status}`)
     if (first.location?.endsWith('/login/2fa')) {
       if (!who.totpSecret) throw new Error('this user has 2FA on: pass its totpSecret')
       const second = await agent.submit('/login/2fa', { code: currentTotp(who.totpSecret) })
-      if (second.status !== 302 || second.location?.endsWith('/login/2fa')) throw new Error('second factor refused')
+      if (second.status !== 302 || second.location?.endsWith('/login/2fa'))
+        throw new Error('second factor refused')
     } else if (first.location?.endsWith('/login')) {
       throw new Error('sign-in refused: wrong e-mail or password')
     }
@@ -99,7 +104,8 @@ export class ConsoleAgent {
     let current = path
     for (let hop = 0; hop < 5; hop++) {
       const response = await this.get(current)
-      if (!response.location || response.status < 300 || response.status >= 400) return { ...response, path: current }
+      if (!response.location || response.status < 300 || response.status >= 400)
+        return { ...response, path: current }
       current = response.location
     }
     throw new Error(`too many redirects from ${path}`)
@@ -110,7 +116,11 @@ export class ConsoleAgent {
    * page (one is fetched first when none was seen). `csrf: null` leaves the
    * token out, a string sends that one instead.
    */
-  async post(path: string, fields: Record<string, string | string[]> = {}, options: { csrf?: string | null } = {}) {
+  async post(
+    path: string,
+    fields: Record<string, string | string[]> = {},
+    options: { csrf?: string | null } = {}
+  ) {
     if (this.csrf === null && options.csrf === undefined) await this.get('/login')
     const token = options.csrf === undefined ? this.csrf : options.csrf
     const body = new URLSearchParams()
@@ -128,13 +138,20 @@ export class ConsoleAgent {
     return this.post(path, fields)
   }
 
-  async #send(method: string, path: string, body?: URLSearchParams, headers: Record<string, string> = {}) {
+  async #send(
+    method: string,
+    path: string,
+    body?: URLSearchParams,
+    headers: Record<string, string> = {}
+  ) {
     const response = await fetch(this.url(path), {
       method,
       redirect: 'manual',
       headers: {
         ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-        ...(this.cookies.size ? { cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ') } : {}),
+        ...(this.cookies.size
+          ? { cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ') }
+          : {}),
         accept: 'text/html',
         ...this.headers,
         ...headers,
@@ -146,14 +163,18 @@ export class ConsoleAgent {
       const index = pair.indexOf('=')
       const name = pair.slice(0, index).trim()
       const value = pair.slice(index + 1).trim()
-      const expired = attributes.some((attribute) => /^\s*max-age=0\s*$/i.test(attribute) || /expires=thu, 01 jan 1970/i.test(attribute))
+      const expired = attributes.some(
+        (attribute) =>
+          /^\s*max-age=0\s*$/i.test(attribute) || /expires=thu, 01 jan 1970/i.test(attribute)
+      )
       if (expired || value === '') this.cookies.delete(name)
       else this.cookies.set(name, value)
     }
     const text = await response.text()
     const token = /name=['"]_csrf['"] value=['"]([^'"]+)['"]/.exec(text)
     if (token) this.csrf = token[1]
-    if (method === 'GET' && response.status === 200) this.lastPage = new URL(this.url(path)).pathname + new URL(this.url(path)).search
+    if (method === 'GET' && response.status === 200)
+      this.lastPage = new URL(this.url(path)).pathname + new URL(this.url(path)).search
     const location = response.headers.get('location')
     return {
       status: response.status,

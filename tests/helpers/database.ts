@@ -62,7 +62,10 @@ export async function resetDatabase() {
 }
 
 /** Number of rows of `table` matching `where`. */
-export async function countRows(table: string, where: Record<string, unknown> = {}): Promise<number> {
+export async function countRows(
+  table: string,
+  where: Record<string, unknown> = {}
+): Promise<number> {
   const [row] = await db.from(table).where(where).count('* as total')
   return Number(row.total)
 }

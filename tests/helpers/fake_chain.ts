@@ -92,11 +92,17 @@ export class FakeFamily implements ChainFamily {
     return `fake:${context.order.receiveAddress}?amount=${context.order.actualAmount}`
   }
 
-  async verifyReference(reference: string, _context: VerificationContext): Promise<ObservedTransfer[]> {
+  async verifyReference(
+    reference: string,
+    _context: VerificationContext
+  ): Promise<ObservedTransfer[]> {
     this.lookups.push(reference)
     if (this.lookupAsksRpc) {
       await _context.rpc.call(async (url) => {
-        const response = await _context.rpc.fetch(url, { method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"tx"}' })
+        const response = await _context.rpc.fetch(url, {
+          method: 'POST',
+          body: '{"jsonrpc":"2.0","id":1,"method":"tx"}',
+        })
         await response.text()
       })
     }
@@ -163,7 +169,11 @@ export async function installFakeChain(confirmations = 1) {
 }
 
 /** A successful USDT transfer to the fake wallet, made now. */
-export function fakeTransfer(reference: string, amount: string, overrides: Partial<ObservedTransfer> = {}) {
+export function fakeTransfer(
+  reference: string,
+  amount: string,
+  overrides: Partial<ObservedTransfer> = {}
+) {
   const transfer: ObservedTransfer = {
     reference,
     position: 'log:0',

@@ -19,7 +19,18 @@ export function requestSign(fields: Record<string, string>, token = SHOP_TOKEN) 
 
 /** The provider's notification sign, written from the protocol text. */
 export function notificationSign(fields: Record<string, string>, token = SHOP_TOKEN) {
-  const order = ['code', 'data[order_id]', 'data[unique_id]', 'data[pay_user_id]', 'data[amount]', 'data[coin]', 'data[status]', 'data[type]', 'id', 'status']
+  const order = [
+    'code',
+    'data[order_id]',
+    'data[unique_id]',
+    'data[pay_user_id]',
+    'data[amount]',
+    'data[coin]',
+    'data[status]',
+    'data[type]',
+    'id',
+    'status',
+  ]
   const text = order
     .filter((key) => fields[key] !== undefined && fields[key] !== '')
     .map((key) => `${key}=${fields[key]}`)
@@ -28,7 +39,13 @@ export function notificationSign(fields: Record<string, string>, token = SHOP_TO
 }
 
 /** A payment link the fake provider made, and whether the payer paid it there. */
-type FakePayment = { orderId: string; amount: string; coin: string; paid: boolean; paidAmount: string }
+type FakePayment = {
+  orderId: string
+  amount: string
+  coin: string
+  paid: boolean
+  paidAmount: string
+}
 
 /**
  * A local stand-in for the hosted provider's shop API: answers POST
@@ -54,7 +71,10 @@ export class FakeProvider extends HttpStub {
         response.end(JSON.stringify(payload))
       }
       const endpoint = request.url ?? ''
-      if (!['/api/payLink', '/api/checkDeposit'].includes(endpoint) || fields.sign !== requestSign(fields)) {
+      if (
+        !['/api/payLink', '/api/checkDeposit'].includes(endpoint) ||
+        fields.sign !== requestSign(fields)
+      ) {
         this.badSigns++
         return json(200, { status: 'error', code: 40001, data: {}, msg: 'bad sign' })
       }
@@ -66,7 +86,8 @@ export class FakeProvider extends HttpStub {
       if (endpoint === '/api/checkDeposit') {
         const payment = this.payments.get(fields.unique_id)
         // The real API answers an unknown order with an error envelope, HTTP 200.
-        if (!payment) return json(200, { status: 'error', code: 40004, data: {}, msg: 'order does not exist' })
+        if (!payment)
+          return json(200, { status: 'error', code: 40004, data: {}, msg: 'order does not exist' })
         return json(200, {
           status: 'success',
           code: 10000,
@@ -80,10 +101,13 @@ export class FakeProvider extends HttpStub {
         })
       }
       this.counter++
-      const data = this.mode === 'empty' ? { order_id: '', pay_url: '' } : {
-        order_id: `P-${this.counter}`,
-        pay_url: this.payUrl ?? `https://pay.example/checkout/P-${this.counter}`,
-      }
+      const data =
+        this.mode === 'empty'
+          ? { order_id: '', pay_url: '' }
+          : {
+              order_id: `P-${this.counter}`,
+              pay_url: this.payUrl ?? `https://pay.example/checkout/P-${this.counter}`,
+            }
       if (this.mode !== 'empty') {
         this.payments.set(fields.unique_id, {
           orderId: data.order_id,

@@ -4,7 +4,8 @@ export type StubHandler = (request: IncomingMessage, response: ServerResponse, b
 
 /** A throw-away HTTP server on 127.0.0.1 that records what it was asked. */
 export class HttpStub {
-  requests: { method: string; url: string; body: string; headers: IncomingMessage['headers'] }[] = []
+  requests: { method: string; url: string; body: string; headers: IncomingMessage['headers'] }[] =
+    []
   handler: StubHandler = (_request, response) => response.end()
   #server: Server | null = null
   url = ''
@@ -14,7 +15,12 @@ export class HttpStub {
       let body = ''
       request.on('data', (chunk) => (body += chunk))
       request.on('end', () => {
-        this.requests.push({ method: request.method ?? '', url: request.url ?? '', body, headers: request.headers })
+        this.requests.push({
+          method: request.method ?? '',
+          url: request.url ?? '',
+          body,
+          headers: request.headers,
+        })
         this.handler(request, response, body)
       })
     })

@@ -50,7 +50,10 @@ export class LimitedEndpoint {
   }
 
   #take(now: number) {
-    this.#tokens = Math.min(this.burst, this.#tokens + ((now - this.#refilledAt) / 1000) * this.perSecond)
+    this.#tokens = Math.min(
+      this.burst,
+      this.#tokens + ((now - this.#refilledAt) / 1000) * this.perSecond
+    )
     this.#refilledAt = now
     if (this.#tokens < 1) return false
     this.#tokens -= 1
@@ -74,7 +77,11 @@ export class LimitedEndpoint {
       const headers: Record<string, string> = { 'content-type': 'application/json' }
       if (fault.retryAfter !== undefined) headers['retry-after'] = fault.retryAfter
       response.writeHead(fault.status, headers)
-      response.end(JSON.stringify({ error: fault.status === 429 ? 'Too Many Requests' : 'upstream unavailable' }))
+      response.end(
+        JSON.stringify({
+          error: fault.status === 429 ? 'Too Many Requests' : 'upstream unavailable',
+        })
+      )
       return
     }
     if (!this.#take(at)) {
@@ -84,7 +91,11 @@ export class LimitedEndpoint {
       if (this.sendRetryAfter) headers['retry-after'] = String(wait)
       response.writeHead(429, headers)
       response.end(
-        JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: 429, message: 'Too many requests for a specific RPC call' } })
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          error: { code: 429, message: 'Too many requests for a specific RPC call' },
+        })
       )
       return
     }

@@ -14,7 +14,13 @@ export const TRON_WALLET_2 = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'
  */
 export function merchantSign(params: Record<string, unknown>, secret = TEST_SECRET): string {
   const message = Object.keys(params)
-    .filter((key) => key !== 'signature' && params[key] !== '' && params[key] !== null && params[key] !== undefined)
+    .filter(
+      (key) =>
+        key !== 'signature' &&
+        params[key] !== '' &&
+        params[key] !== null &&
+        params[key] !== undefined
+    )
     .sort()
     .map((key) => `${key}=${String(params[key])}`)
     .join('&')
@@ -47,12 +53,20 @@ export function signed(params: Record<string, unknown>, secret = TEST_SECRET) {
 }
 
 /** POSTs a signed JSON create request. */
-export function createOrder(client: ApiClient, params: Record<string, unknown>, secret = TEST_SECRET) {
+export function createOrder(
+  client: ApiClient,
+  params: Record<string, unknown>,
+  secret = TEST_SECRET
+) {
   return client.post(CREATE_PATH).json(signed(params, secret)).accept('json')
 }
 
 /** POSTs a signed form-encoded create request (values as strings). */
-export function createOrderForm(client: ApiClient, params: Record<string, unknown>, secret = TEST_SECRET) {
+export function createOrderForm(
+  client: ApiClient,
+  params: Record<string, unknown>,
+  secret = TEST_SECRET
+) {
   const fields: Record<string, string> = {}
   for (const [key, value] of Object.entries(signed(params, secret))) fields[key] = String(value)
   return client.post(CREATE_PATH).form(fields).accept('json')
@@ -65,10 +79,17 @@ export async function rawPost(path: string, body: string, contentType: string) {
     headers: { 'content-type': contentType, 'accept': 'application/json' },
     body,
   })
-  return { status: response.status, body: (await response.json()) as any, headers: response.headers }
+  return {
+    status: response.status,
+    body: (await response.json()) as any,
+    headers: response.headers,
+  }
 }
 
 /** How a merchant checks a native callback: the same HMAC over the fields received. */
-export function merchantVerifiesCallback(body: Record<string, unknown>, secret = TEST_SECRET): boolean {
+export function merchantVerifiesCallback(
+  body: Record<string, unknown>,
+  secret = TEST_SECRET
+): boolean {
   return typeof body.signature === 'string' && merchantSign(body, secret) === body.signature
 }

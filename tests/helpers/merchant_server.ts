@@ -9,7 +9,8 @@ import { HttpStub } from '#tests/helpers/http_stub'
  * reply's `delayMs` still counts from the release.
  */
 export class MerchantServer extends HttpStub {
-  replies: { status: number; body: string; delayMs?: number; headers?: Record<string, string> }[] = [{ status: 200, body: 'success' }]
+  replies: { status: number; body: string; delayMs?: number; headers?: Record<string, string> }[] =
+    [{ status: 200, body: 'success' }]
   #served = 0
   #holding = false
   #held: (() => void)[] = []

@@ -86,7 +86,8 @@ export function resolvePointer(doc: Json, ref: string): Json {
   let node = doc
   for (const part of ref.slice(2).split('/')) {
     const key = part.replaceAll('~1', '/').replaceAll('~0', '~')
-    if (!node || typeof node !== 'object' || !(key in node)) throw new Error(`unresolved reference ${ref}`)
+    if (!node || typeof node !== 'object' || !(key in node))
+      throw new Error(`unresolved reference ${ref}`)
     node = node[key]
   }
   return node
@@ -125,7 +126,9 @@ export class OpenApiContract {
 
   /** Follows a Reference Object (responses, parameters, headers). */
   deref(node: Json): Json {
-    return node && typeof node.$ref === 'string' ? this.deref(resolvePointer(this.doc, node.$ref)) : node
+    return node && typeof node.$ref === 'string'
+      ? this.deref(resolvePointer(this.doc, node.$ref))
+      : node
   }
 
   /** Validates `value` against a Schema Object of the document; returns Ajv's errors as text, or null. */
@@ -142,7 +145,11 @@ export class OpenApiContract {
   compileEverySchema(): string[] {
     const compiled: string[] = []
     for (const [node, pointer] of walk(this.doc)) {
-      if (node.schema && typeof node.schema === 'object' && !pointer.startsWith('/components/schemas')) {
+      if (
+        node.schema &&
+        typeof node.schema === 'object' &&
+        !pointer.startsWith('/components/schemas')
+      ) {
         this.schemaErrors(node.schema, undefined)
         compiled.push(`${pointer}/schema`)
       }
@@ -199,7 +206,10 @@ export class OpenApiContract {
    */
   checkRequest(method: string, template: string, mediaType: string, body: unknown) {
     const errors = this.requestErrors(method, template, mediaType, body)
-    if (errors) throw new Error(`${method} ${template}: an accepted ${mediaType} body is refused by the document: ${errors}\n${JSON.stringify(body)}`)
+    if (errors)
+      throw new Error(
+        `${method} ${template}: an accepted ${mediaType} body is refused by the document: ${errors}\n${JSON.stringify(body)}`
+      )
   }
 
   /** What the operation's request schema for `mediaType` finds wrong with `body`, or null. */
@@ -218,7 +228,10 @@ export class OpenApiContract {
   check(method: string, template: string, answer: Answer) {
     const where = `${method} ${template} → ${answer.status}`
     const documented = this.operation(method, template).responses[String(answer.status)]
-    if (!documented) throw new Error(`${where}: this status is not documented (body: ${answer.text.slice(0, 300)})`)
+    if (!documented)
+      throw new Error(
+        `${where}: this status is not documented (body: ${answer.text.slice(0, 300)})`
+      )
     this.checkResponse(where, documented, answer)
     const key = `${method} ${template} ${answer.status}`
     this.#produced.add(key)
@@ -241,16 +254,28 @@ export class OpenApiContract {
       if (errors) throw new Error(`${where}: header ${name}: ${value}: ${errors}`)
     }
     if (!response.content) {
-      if (answer.text !== '') throw new Error(`${where}: documented without a body, answered ${answer.text.slice(0, 200)}`)
+      if (answer.text !== '')
+        throw new Error(
+          `${where}: documented without a body, answered ${answer.text.slice(0, 200)}`
+        )
       return
     }
     const contentType = (answer.headers.get('content-type') ?? '').split(';')[0].trim()
     const media = response.content[contentType]
-    if (!media) throw new Error(`${where}: content type "${contentType}" is not documented (${Object.keys(response.content)})`)
+    if (!media)
+      throw new Error(
+        `${where}: content type "${contentType}" is not documented (${Object.keys(response.content)})`
+      )
     // A JSON body is checked as parsed; any other (text/plain) as its text.
-    const body = contentType === 'application/json' || contentType.endsWith('+json') ? answer.body : answer.text
+    const body =
+      contentType === 'application/json' || contentType.endsWith('+json')
+        ? answer.body
+        : answer.text
     const errors = this.schemaErrors(media.schema, body)
-    if (errors) throw new Error(`${where}: body does not match the document: ${errors}\n${answer.text.slice(0, 2000)}`)
+    if (errors)
+      throw new Error(
+        `${where}: body does not match the document: ${errors}\n${answer.text.slice(0, 2000)}`
+      )
     if (answer.body && typeof answer.body === 'object' && 'request_id' in answer.body) {
       if (answer.body.request_id !== answer.headers.get('x-request-id')) {
         throw new Error(`${where}: request_id and X-Request-Id differ`)
@@ -265,7 +290,8 @@ export class OpenApiContract {
    */
   async call(method: 'GET' | 'POST', template: string, options: CallOptions = {}): Promise<Answer> {
     let path = template
-    for (const [name, value] of Object.entries(options.params ?? {})) path = path.replace(`{${name}}`, encodeURIComponent(value))
+    for (const [name, value] of Object.entries(options.params ?? {}))
+      path = path.replace(`{${name}}`, encodeURIComponent(value))
     if (/[{}]/.test(path)) throw new Error(`unfilled path parameter in ${path}`)
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers }
     let body: string | undefined
@@ -281,11 +307,22 @@ export class OpenApiContract {
       headers['content-type'] = options.raw.contentType
     }
     if (mediaType) headers['content-type'] = mediaType
-    const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body, redirect: 'manual' })
+    const response = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers,
+      body,
+      redirect: 'manual',
+    })
     const text = await response.text()
     let parsed: Json = null
-    if ((response.headers.get('content-type') ?? '').includes('json') && text !== '') parsed = JSON.parse(text)
-    const answer: Answer = { status: response.status, headers: response.headers, text, body: parsed }
+    if ((response.headers.get('content-type') ?? '').includes('json') && text !== '')
+      parsed = JSON.parse(text)
+    const answer: Answer = {
+      status: response.status,
+      headers: response.headers,
+      text,
+      body: parsed,
+    }
     this.check(method, template, answer)
     if (answer.status === 200 && mediaType) {
       this.checkRequest(method, template, mediaType, options.json ?? options.form)

@@ -6,7 +6,12 @@ export type Answer = { status: number; headers: http.IncomingHttpHeaders; body: 
 /** One HTTP request through `agent` (keep-alive or not); rejects on a reset or a hang-up. */
 export function send(
   url: string,
-  options: { method?: string; body?: string; headers?: Record<string, string>; agent?: http.Agent } = {}
+  options: {
+    method?: string
+    body?: string
+    headers?: Record<string, string>
+    agent?: http.Agent
+  } = {}
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const request = http.request(
@@ -24,7 +29,9 @@ export function send(
         let body = ''
         response.setEncoding('utf8')
         response.on('data', (chunk) => (body += chunk))
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }))
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body })
+        )
         response.on('error', reject)
       }
     )
@@ -34,7 +41,11 @@ export function send(
 }
 
 /** Polls `condition` every 50 ms until it holds (or throws after `timeoutMs`). */
-export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000) {
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 20_000
+) {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (await condition()) return
@@ -64,7 +75,10 @@ export class TcpProxy {
   #sockets = new Set<net.Socket>()
   port = 0
 
-  constructor(readonly targetHost: string, readonly targetPort: number) {}
+  constructor(
+    readonly targetHost: string,
+    readonly targetPort: number
+  ) {}
 
   async up() {
     const server = net.createServer((client) => {

@@ -21,7 +21,10 @@ export type OrderRow = {
  * there, however it got there): `make(i)` gives each one's columns over
  * plain defaults. Returns their ids in insertion order.
  */
-export async function insertOrders(count: number, make: (index: number) => Partial<OrderRow> = () => ({})) {
+export async function insertOrders(
+  count: number,
+  make: (index: number) => Partial<OrderRow> = () => ({})
+) {
   const ids: number[] = []
   const base = 1_700_000_000_000
   for (let start = 0; start < count; start += 200) {
@@ -51,13 +54,23 @@ export async function insertOrders(count: number, make: (index: number) => Parti
       })
     }
     await db.table('orders').multiInsert(rows)
-    const stored = await db.from('orders').whereIn('trade_id', rows.map((entry) => entry.trade_id)).select('id', 'trade_id')
-    const idOf = new Map(stored.map((entry: { id: number | string; trade_id: string }) => [entry.trade_id, Number(entry.id)]))
+    const stored = await db
+      .from('orders')
+      .whereIn(
+        'trade_id',
+        rows.map((entry) => entry.trade_id)
+      )
+      .select('id', 'trade_id')
+    const idOf = new Map(
+      stored.map((entry: { id: number | string; trade_id: string }) => [
+        entry.trade_id,
+        Number(entry.id),
+      ])
+    )
     ids.push(...rows.map((entry) => idOf.get(entry.trade_id)!))
   }
   return ids
 }
-
 
 let sequence = 0
 

@@ -15,9 +15,16 @@ export async function prepareLifecycle() {
 }
 
 /** Creates an order over HTTP and returns its model. */
-export async function newOrder(client: ApiClient, overrides: Record<string, unknown> = {}): Promise<Order> {
-  const response = await createOrder(client, orderParams({ network: FAKE_NETWORK, token: 'usdt', ...overrides }))
-  if (response.status() !== 200) throw new Error(`create failed: ${JSON.stringify(response.body())}`)
+export async function newOrder(
+  client: ApiClient,
+  overrides: Record<string, unknown> = {}
+): Promise<Order> {
+  const response = await createOrder(
+    client,
+    orderParams({ network: FAKE_NETWORK, token: 'usdt', ...overrides })
+  )
+  if (response.status() !== 200)
+    throw new Error(`create failed: ${JSON.stringify(response.body())}`)
   return Order.findByOrFail('trade_id', response.body().data.trade_id)
 }
 
@@ -27,7 +34,10 @@ export function newPlaceholder(client: ApiClient, overrides: Record<string, unkn
 }
 
 export function switchTo(client: ApiClient, tradeId: string, network: string, token = 'usdt') {
-  return client.post('/pay/switch-network').json({ trade_id: tradeId, network, token }).accept('json')
+  return client
+    .post('/pay/switch-network')
+    .json({ trade_id: tradeId, network, token })
+    .accept('json')
 }
 
 /** The fields of the cashier init (and switch) response, sorted. */

@@ -41,7 +41,8 @@ export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS
 const children = new Set<ChildProcess>()
 
 export function killLeftoverProcesses() {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  for (const child of children)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   children.clear()
 }
 process.once('exit', killLeftoverProcesses)

@@ -1,6 +1,14 @@
 import { spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -52,12 +60,21 @@ export function runCommand(
  * `typeCheck: false` adds `noCheck`: the same JavaScript is emitted (tsc
  * --noEmit checks the types in CI anyway) in about half the time.
  */
-export async function buildInto(outDir: string, options: { typeCheck: boolean }): Promise<CommandResult> {
+export async function buildInto(
+  outDir: string,
+  options: { typeCheck: boolean }
+): Promise<CommandResult> {
   const configDir = join(APP_ROOT, 'tmp')
-  const configFile = join(configDir, `tsconfig.build-${process.pid}-${randomBytes(4).toString('hex')}.json`)
+  const configFile = join(
+    configDir,
+    `tsconfig.build-${process.pid}-${randomBytes(4).toString('hex')}.json`
+  )
   const config = {
     extends: '../tsconfig.build.json',
-    compilerOptions: { outDir: relative(configDir, outDir), ...(options.typeCheck ? {} : { noCheck: true }) },
+    compilerOptions: {
+      outDir: relative(configDir, outDir),
+      ...(options.typeCheck ? {} : { noCheck: true }),
+    },
   }
   // tmp/ exists in a checkout only once something wrote to it.
   mkdirSync(dirname(configFile), { recursive: true })
@@ -95,8 +112,17 @@ export async function installProductionDependencies(
   const started = performance.now()
   const cacheRoot = join(APP_ROOT, 'tmp', 'production-deps')
   // What npm ci reads: the lock file, and the dependency lists it checks the lock against (not the scripts).
-  const pkg = JSON.parse(readFileSync(join(buildDir, 'package.json'), 'utf8')) as Record<string, unknown>
-  const dependencyLists = ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies', 'overrides']
+  const pkg = JSON.parse(readFileSync(join(buildDir, 'package.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >
+  const dependencyLists = [
+    'dependencies',
+    'devDependencies',
+    'optionalDependencies',
+    'peerDependencies',
+    'overrides',
+  ]
   const key = createHash('sha256')
     .update(JSON.stringify(dependencyLists.map((list) => pkg[list] ?? null)))
     .update(readFileSync(join(buildDir, 'package-lock.json')))
@@ -106,8 +132,11 @@ export async function installProductionDependencies(
   const cached = join(cacheRoot, key, 'node_modules')
 
   if (options.cache && existsSync(cached)) {
-    const link = await runCommand('cp', ['-al', cached, join(buildDir, 'node_modules')], { cwd: buildDir })
-    if (link.code === 0) return { code: 0, output: link.output, ms: performance.now() - started, cached: true }
+    const link = await runCommand('cp', ['-al', cached, join(buildDir, 'node_modules')], {
+      cwd: buildDir,
+    })
+    if (link.code === 0)
+      return { code: 0, output: link.output, ms: performance.now() - started, cached: true }
     rmSync(join(buildDir, 'node_modules'), { recursive: true, force: true })
   }
 
@@ -115,7 +144,10 @@ export async function installProductionDependencies(
     cwd: buildDir,
     env: { ...process.env, NODE_ENV: 'production' },
   })
-  if (result.code !== 0) throw new Error(`npm ci --omit=dev failed in ${buildDir} (exit ${result.code}):\n${result.output}`)
+  if (result.code !== 0)
+    throw new Error(
+      `npm ci --omit=dev failed in ${buildDir} (exit ${result.code}):\n${result.output}`
+    )
 
   if (options.cache) {
     // Written aside, then renamed: a concurrent or interrupted run never sees half of it.
@@ -123,11 +155,16 @@ export async function installProductionDependencies(
     mkdirSync(partial, { recursive: true })
     // Installs of older lock files go: one is kept.
     for (const entry of readdirSync(cacheRoot)) {
-      if (/^[0-9a-f]{16}$/.test(entry) && entry !== key) rmSync(join(cacheRoot, entry), { recursive: true, force: true })
+      if (/^[0-9a-f]{16}$/.test(entry) && entry !== key)
+        rmSync(join(cacheRoot, entry), { recursive: true, force: true })
     }
-    const save = await runCommand('cp', ['-al', join(buildDir, 'node_modules'), join(partial, 'node_modules')], {
-      cwd: buildDir,
-    })
+    const save = await runCommand(
+      'cp',
+      ['-al', join(buildDir, 'node_modules'), join(partial, 'node_modules')],
+      {
+        cwd: buildDir,
+      }
+    )
     try {
       if (save.code === 0) renameSync(partial, join(cacheRoot, key))
     } catch {

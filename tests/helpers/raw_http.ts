@@ -21,7 +21,13 @@ export type StreamedExchange = {
  */
 export function streamBody(
   baseUrl: string,
-  options: { path: string; contentType: string | null; total: number; chunked?: boolean; fill?: string }
+  options: {
+    path: string
+    contentType: string | null
+    total: number
+    chunked?: boolean
+    fill?: string
+  }
 ): Promise<StreamedExchange> {
   const url = new URL(baseUrl)
   const chunk = Buffer.alloc(64 * 1024, options.fill ?? 'x')
@@ -47,7 +53,11 @@ export function streamBody(
         sent += piece.length
         const flushed = socket.write(
           options.chunked
-            ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')])
+            ? Buffer.concat([
+                Buffer.from(`${piece.length.toString(16)}\r\n`),
+                piece,
+                Buffer.from('\r\n'),
+              ])
             : piece
         )
         if (!flushed) return void socket.once('drain', pump)
@@ -65,7 +75,8 @@ export function streamBody(
       const headers: Record<string, string> = {}
       for (const line of headerLines) {
         const colon = line.indexOf(':')
-        if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim()
+        if (colon > 0)
+          headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim()
       }
       const status = /^HTTP\/1\.1 (\d{3})/.exec(statusLine ?? '')
       resolve({
@@ -117,7 +128,11 @@ export function trickle(
       clearInterval(timer)
       clearTimeout(deadline)
       socket.destroy()
-      resolve({ closedAfterMs: Date.now() - started, answer, sentAll: index >= options.slowly.length })
+      resolve({
+        closedAfterMs: Date.now() - started,
+        answer,
+        sentAll: index >= options.slowly.length,
+      })
     }
     socket.on('data', (data) => (answer += data.toString('utf8')))
     socket.on('close', done)

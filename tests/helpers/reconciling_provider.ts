@@ -14,7 +14,10 @@ import { NotificationRejectedError } from '#payments/payment_provider'
  */
 export class ReconcilingProvider implements PaymentProvider {
   readonly name = 'provider'
-  payments = new Map<string, { providerOrderId: string; coin: string; amount: string; paid: boolean }>()
+  payments = new Map<
+    string,
+    { providerOrderId: string; coin: string; amount: string; paid: boolean }
+  >()
   asked: string[] = []
   failing = false
 
@@ -22,7 +25,12 @@ export class ReconcilingProvider implements PaymentProvider {
 
   async createPayment(request: ProviderPaymentRequest): Promise<ProviderPayment> {
     const providerOrderId = `R-${this.payments.size + 1}`
-    this.payments.set(request.tradeId, { providerOrderId, coin: request.coin, amount: request.amount, paid: false })
+    this.payments.set(request.tradeId, {
+      providerOrderId,
+      coin: request.coin,
+      amount: request.amount,
+      paid: false,
+    })
     return { providerOrderId, payUrl: `https://pay.example/${providerOrderId}`, raw: '{}' }
   }
 
@@ -36,14 +44,22 @@ export class ReconcilingProvider implements PaymentProvider {
     if (amount) payment.amount = amount
   }
 
-  async retrieveStatus(payment: { tradeId: string; providerOrderId: string }): Promise<ProviderStatus> {
+  async retrieveStatus(payment: {
+    tradeId: string
+    providerOrderId: string
+  }): Promise<ProviderStatus> {
     this.asked.push(payment.tradeId)
     if (this.failing) throw new Error('provider unreachable')
     const known = this.payments.get(payment.tradeId)
     if (!known || !known.paid) return { state: 'pending' }
     return {
       state: 'paid',
-      notice: { uniqueId: payment.tradeId, providerOrderId: known.providerOrderId, amount: known.amount, coin: known.coin },
+      notice: {
+        uniqueId: payment.tradeId,
+        providerOrderId: known.providerOrderId,
+        amount: known.amount,
+        coin: known.coin,
+      },
       raw: JSON.stringify(known),
     }
   }

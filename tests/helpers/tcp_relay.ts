@@ -58,7 +58,10 @@ export class TcpRelay {
 }
 
 /** Polls `check` every 50 ms until it returns true; false after `timeoutMs`. */
-export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<boolean> {
+export async function eventually(
+  check: () => Promise<boolean> | boolean,
+  timeoutMs: number
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (await check()) return true

@@ -20,10 +20,19 @@ test.group('Addresses: EVM', () => {
   })
 
   test('refuses a wrong checksum, a wrong length and non-hex', ({ assert }) => {
-    assert.throws(() => evm.normalizeAddress('0x52908400098527886e0F7030069857D2E4169EE7'), /checksum/)
+    assert.throws(
+      () => evm.normalizeAddress('0x52908400098527886e0F7030069857D2E4169EE7'),
+      /checksum/
+    )
     assert.throws(() => evm.normalizeAddress('0x5290840009852788'), /not an EVM address/)
-    assert.throws(() => evm.normalizeAddress('0xZZ908400098527886e0f7030069857d2e4169ee7'), InvalidAddressError)
-    assert.throws(() => evm.normalizeAddress('TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf'), InvalidAddressError)
+    assert.throws(
+      () => evm.normalizeAddress('0xZZ908400098527886e0f7030069857d2e4169ee7'),
+      InvalidAddressError
+    )
+    assert.throws(
+      () => evm.normalizeAddress('TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf'),
+      InvalidAddressError
+    )
   })
 })
 
@@ -31,7 +40,10 @@ test.group('Addresses: TRON', () => {
   const tron = new TronFamily()
 
   test('accepts base58check T addresses', ({ assert }) => {
-    assert.equal(tron.normalizeAddress('TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'), 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t')
+    assert.equal(
+      tron.normalizeAddress('TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'),
+      'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'
+    )
   })
 
   test('refuses a broken checksum, EVM hex and garbage', ({ assert }) => {
@@ -75,7 +87,10 @@ test.group('Addresses: TON', () => {
   })
 
   test('refuses broken addresses', ({ assert }) => {
-    assert.throws(() => ton.normalizeAddress('EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDt'), /TON/)
+    assert.throws(
+      () => ton.normalizeAddress('EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDt'),
+      /TON/
+    )
     assert.throws(() => ton.normalizeAddress('0:xyz'), /TON/)
     assert.throws(() => ton.normalizeAddress('TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'), /TON/)
   })

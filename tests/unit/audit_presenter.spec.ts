@@ -1,6 +1,11 @@
 import { test } from '@japa/runner'
 import type { AuditRow } from '#services/audit/audit_log'
-import { actionFilterOptions, actionLabel, auditDiff, presentAuditRow } from '#services/console/audit_presenter'
+import {
+  actionFilterOptions,
+  actionLabel,
+  auditDiff,
+  presentAuditRow,
+} from '#services/console/audit_presenter'
 
 function row(overrides: Partial<AuditRow>): AuditRow {
   return {
@@ -21,20 +26,43 @@ function row(overrides: Partial<AuditRow>): AuditRow {
 }
 
 test.group('Audit page: changes as lines', () => {
-  test('only the fields that changed, nested options flattened, arrays compared whole', ({ assert }) => {
-    const before = { enabled: true, confirmations: 12, rpcUrls: ['https://a.example'], apiKey: '', options: { blockRange: 1000, chainId: 1 } }
-    const after = { enabled: false, confirmations: 12, rpcUrls: ['https://b.example/***'], apiKey: '…9f3k', options: { blockRange: 500, chainId: 1 } }
+  test('only the fields that changed, nested options flattened, arrays compared whole', ({
+    assert,
+  }) => {
+    const before = {
+      enabled: true,
+      confirmations: 12,
+      rpcUrls: ['https://a.example'],
+      apiKey: '',
+      options: { blockRange: 1000, chainId: 1 },
+    }
+    const after = {
+      enabled: false,
+      confirmations: 12,
+      rpcUrls: ['https://b.example/***'],
+      apiKey: '…9f3k',
+      options: { blockRange: 500, chainId: 1 },
+    }
     assert.deepEqual(auditDiff(before, after), [
       { path: 'enabled', before: 'true', after: 'false', change: 'changed' },
-      { path: 'rpcUrls', before: '["https://a.example"]', after: '["https://b.example/***"]', change: 'changed' },
+      {
+        path: 'rpcUrls',
+        before: '["https://a.example"]',
+        after: '["https://b.example/***"]',
+        change: 'changed',
+      },
       { path: 'apiKey', before: '""', after: '…9f3k', change: 'changed' },
       { path: 'options.blockRange', before: '1000', after: '500', change: 'changed' },
     ])
   })
 
   test('a field that appears or goes away', ({ assert }) => {
-    assert.deepEqual(auditDiff({ a: 1 }, { a: 1, b: null }), [{ path: 'b', before: null, after: 'null', change: 'added' }])
-    assert.deepEqual(auditDiff({ a: 1, gone: 'x' }, { a: 1 }), [{ path: 'gone', before: 'x', after: null, change: 'removed' }])
+    assert.deepEqual(auditDiff({ a: 1 }, { a: 1, b: null }), [
+      { path: 'b', before: null, after: 'null', change: 'added' },
+    ])
+    assert.deepEqual(auditDiff({ a: 1, gone: 'x' }, { a: 1 }), [
+      { path: 'gone', before: 'x', after: null, change: 'removed' },
+    ])
   })
 
   test('created (no before) and removed (no after): every field listed once', ({ assert }) => {
@@ -42,24 +70,43 @@ test.group('Audit page: changes as lines', () => {
       { path: 'email', before: null, after: 'a@b.test', change: 'added' },
       { path: 'role', before: null, after: 'viewer', change: 'added' },
     ])
-    assert.deepEqual(auditDiff({ address: 'T1' }, null), [{ path: 'address', before: 'T1', after: null, change: 'removed' }])
+    assert.deepEqual(auditDiff({ address: 'T1' }, null), [
+      { path: 'address', before: 'T1', after: null, change: 'removed' },
+    ])
   })
 
-  test('times (fields named …At or …_at holding epoch ms) read as UTC dates; other numbers stay numbers', ({ assert }) => {
+  test('times (fields named …At or …_at holding epoch ms) read as UTC dates; other numbers stay numbers', ({
+    assert,
+  }) => {
     const at = Date.UTC(2025, 5, 15, 12, 30, 5)
-    assert.deepEqual(auditDiff({ passwordChangedAt: at - 1000, count: at }, { passwordChangedAt: at, count: at + 1, last_used_at: at }), [
-      { path: 'passwordChangedAt', before: '2025-06-15 12:30:04 UTC', after: '2025-06-15 12:30:05 UTC', change: 'changed' },
-      { path: 'count', before: String(at), after: String(at + 1), change: 'changed' },
-      { path: 'last_used_at', before: null, after: '2025-06-15 12:30:05 UTC', change: 'added' },
-    ])
+    assert.deepEqual(
+      auditDiff(
+        { passwordChangedAt: at - 1000, count: at },
+        { passwordChangedAt: at, count: at + 1, last_used_at: at }
+      ),
+      [
+        {
+          path: 'passwordChangedAt',
+          before: '2025-06-15 12:30:04 UTC',
+          after: '2025-06-15 12:30:05 UTC',
+          change: 'changed',
+        },
+        { path: 'count', before: String(at), after: String(at + 1), change: 'changed' },
+        { path: 'last_used_at', before: null, after: '2025-06-15 12:30:05 UTC', change: 'added' },
+      ]
+    )
     assert.deepEqual(auditDiff({ totpEnabledAt: null }, { totpEnabledAt: 5 }), [
       { path: 'totpEnabledAt', before: 'null', after: '5', change: 'changed' },
     ])
   })
 
   test('plain values (a setting) give one line without a path; equal values none', ({ assert }) => {
-    assert.deepEqual(auditDiff(15, 20), [{ path: '', before: '15', after: '20', change: 'changed' }])
-    assert.deepEqual(auditDiff('', 'Shop'), [{ path: '', before: '""', after: 'Shop', change: 'changed' }])
+    assert.deepEqual(auditDiff(15, 20), [
+      { path: '', before: '15', after: '20', change: 'changed' },
+    ])
+    assert.deepEqual(auditDiff('', 'Shop'), [
+      { path: '', before: '""', after: 'Shop', change: 'changed' },
+    ])
     assert.deepEqual(auditDiff('***', '***'), [])
     assert.deepEqual(auditDiff(null, null), [])
   })
@@ -70,14 +117,26 @@ test.group('Audit page: rows in words', () => {
     assert.deepEqual(actionLabel('auth.login'), { label: 'Signed in', tone: 'success' })
     assert.deepEqual(actionLabel('auth.login_failed'), { label: 'Sign-in failed', tone: 'danger' })
     assert.deepEqual(actionLabel('auth.logout'), { label: 'Signed out', tone: 'neutral' })
-    assert.deepEqual(actionLabel('auth.2fa_failed'), { label: 'Two-factor sign-in: failed', tone: 'danger' })
-    assert.deepEqual(actionLabel('auth.2fa_recovery_used'), { label: 'Two-factor sign-in: recovery used', tone: 'neutral' })
+    assert.deepEqual(actionLabel('auth.2fa_failed'), {
+      label: 'Two-factor sign-in: failed',
+      tone: 'danger',
+    })
+    assert.deepEqual(actionLabel('auth.2fa_recovery_used'), {
+      label: 'Two-factor sign-in: recovery used',
+      tone: 'neutral',
+    })
   })
 
   test('an action it does not know is shown from its name', ({ assert }) => {
     assert.deepEqual(actionLabel('order.refund'), { label: 'Order: refund', tone: 'neutral' })
-    assert.deepEqual(actionLabel('unmatched.split_up'), { label: 'Unmatched: split up', tone: 'neutral' })
-    assert.deepEqual(actionLabel('wallet.import_failed'), { label: 'Wallet: import failed', tone: 'danger' })
+    assert.deepEqual(actionLabel('unmatched.split_up'), {
+      label: 'Unmatched: split up',
+      tone: 'neutral',
+    })
+    assert.deepEqual(actionLabel('wallet.import_failed'), {
+      label: 'Wallet: import failed',
+      tone: 'danger',
+    })
     assert.deepEqual(actionLabel('plain'), { label: 'Plain', tone: 'neutral' })
   })
 
@@ -96,7 +155,11 @@ test.group('Audit page: rows in words', () => {
       })
     )
     assert.deepEqual(view.actor, { label: 'Not signed in', kind: 'visitor', detail: 'visitor' })
-    assert.deepEqual(view.action, { name: 'auth.login_failed', label: 'Sign-in failed', tone: 'danger' })
+    assert.deepEqual(view.action, {
+      name: 'auth.login_failed',
+      label: 'Sign-in failed',
+      tone: 'danger',
+    })
     assert.equal(view.subject.label, 'Sign-in as ops@example.test')
     assert.equal(view.shape, 'created')
     assert.deepEqual(
@@ -111,25 +174,45 @@ test.group('Audit page: rows in words', () => {
 
   test('a sign-in: the user by e-mail and id, the method', ({ assert }) => {
     const view = presentAuditRow(
-      row({ action: 'auth.login', subjectType: 'user', subjectId: '3', after: { email: 'ops@example.test', method: 'totp' } })
+      row({
+        action: 'auth.login',
+        subjectType: 'user',
+        subjectId: '3',
+        after: { email: 'ops@example.test', method: 'totp' },
+      })
     )
     assert.deepEqual(view.actor, { label: 'ops@example.test', kind: 'user', detail: 'console' })
     assert.equal(view.subject.label, 'Admin user ops@example.test (#3)')
-    assert.deepInclude(view.changes, { path: 'method', before: null, after: 'totp', change: 'added' })
+    assert.deepInclude(view.changes, {
+      path: 'method',
+      before: null,
+      after: 'totp',
+      change: 'added',
+    })
   })
 
   test('a shell change and a change without snapshots', ({ assert }) => {
-    const shell = presentAuditRow(row({ actorKind: 'ace', actor: 'ace:deploy', before: { enabled: true }, after: { enabled: false } }))
+    const shell = presentAuditRow(
+      row({
+        actorKind: 'ace',
+        actor: 'ace:deploy',
+        before: { enabled: true },
+        after: { enabled: false },
+      })
+    )
     assert.deepEqual(shell.actor, { label: 'deploy', kind: 'ace', detail: 'shell (node ace)' })
     assert.equal(shell.shape, 'changed')
     assert.equal(shell.subject.label, 'Chain ethereum')
     assert.equal(shell.subject.href, '/admin/chains/ethereum')
-    const bare = presentAuditRow(row({ action: 'auth.logout', subjectType: 'user', subjectId: '3' }))
+    const bare = presentAuditRow(
+      row({ action: 'auth.logout', subjectType: 'user', subjectId: '3' })
+    )
     assert.equal(bare.shape, 'none')
     assert.deepEqual(bare.changes, [])
     assert.equal(bare.subject.label, 'Admin user 3')
     assert.isNull(bare.subject.href)
-    const subject = (subjectType: string, subjectId: string) => presentAuditRow(row({ subjectType, subjectId })).subject.href
+    const subject = (subjectType: string, subjectId: string) =>
+      presentAuditRow(row({ subjectType, subjectId })).subject.href
     assert.equal(subject('order', 'T0123456789abcdef'), '/admin/orders/T0123456789abcdef')
     assert.equal(subject('api_key', '1000'), '/admin/api-keys/1000')
     assert.equal(subject('token', 'tron/USDT'), '/admin/chains/tron/tokens/USDT')
@@ -141,7 +224,9 @@ test.group('Audit page: rows in words', () => {
     assert.isNull(subject('order', ''))
   })
 
-  test('filter options: a group per kind with an "all" entry; an unknown current value is kept', ({ assert }) => {
+  test('filter options: a group per kind with an "all" entry; an unknown current value is kept', ({
+    assert,
+  }) => {
     const groups = actionFilterOptions()
     const signIn = groups.find((group) => group.label === 'Sign-in')!
     assert.deepEqual(signIn.options[0], { value: 'auth.*', label: 'Sign-in: all' })
@@ -149,7 +234,10 @@ test.group('Audit page: rows in words', () => {
     assert.deepInclude(signIn.options, { value: 'auth.2fa_*', label: 'Two-factor sign-in steps' })
     assert.isUndefined(groups.find((group) => group.label === 'Other'))
     const withOther = actionFilterOptions('plugin.thing')
-    assert.deepEqual(withOther.at(-1), { label: 'Other', options: [{ value: 'plugin.thing', label: 'plugin.thing' }] })
+    assert.deepEqual(withOther.at(-1), {
+      label: 'Other',
+      options: [{ value: 'plugin.thing', label: 'plugin.thing' }],
+    })
     assert.isUndefined(actionFilterOptions('auth.*').find((group) => group.label === 'Other'))
   })
 })

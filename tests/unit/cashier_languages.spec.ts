@@ -3,12 +3,18 @@ import { readdirSync } from 'node:fs'
 import app from '@adonisjs/core/services/app'
 import { LANGUAGES, messagesOf, translator } from '#cashier/languages'
 
-const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((match) => match[1]).sort()
+const placeholders = (text: string) =>
+  [...text.matchAll(/\{(\w+)\}/g)].map((match) => match[1]).sort()
 
 test.group('Cashier translations', () => {
   test('one file per language, and no other', ({ assert }) => {
-    const files = readdirSync(app.makePath('resources', 'lang')).filter((name) => name.endsWith('.json'))
-    assert.sameMembers(files, LANGUAGES.map((code) => `${code}.json`))
+    const files = readdirSync(app.makePath('resources', 'lang')).filter((name) =>
+      name.endsWith('.json')
+    )
+    assert.sameMembers(
+      files,
+      LANGUAGES.map((code) => `${code}.json`)
+    )
   })
 
   test('every key of English exists in every language, and no extra key', ({ assert }) => {
@@ -16,7 +22,11 @@ test.group('Cashier translations', () => {
     for (const language of LANGUAGES) {
       const keys = Object.keys(messagesOf(language)).sort()
       assert.deepEqual(
-        { language, missing: english.filter((key) => !keys.includes(key)), extra: keys.filter((key) => !english.includes(key)) },
+        {
+          language,
+          missing: english.filter((key) => !keys.includes(key)),
+          extra: keys.filter((key) => !english.includes(key)),
+        },
         { language, missing: [], extra: [] }
       )
     }
@@ -40,7 +50,9 @@ test.group('Cashier translations', () => {
   })
 
   test('the spec errors a payer can meet have a sentence', ({ assert }) => {
-    for (const code of [10003, 10005, 10006, 10007, 10008, 10011, 10012, 10013, 10014, 10016, 10017, 10018, 10019]) {
+    for (const code of [
+      10003, 10005, 10006, 10007, 10008, 10011, 10012, 10013, 10014, 10016, 10017, 10018, 10019,
+    ]) {
       assert.isString(messagesOf('en')[`error.${code}`], String(code))
     }
   })

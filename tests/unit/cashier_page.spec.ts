@@ -20,22 +20,47 @@ test.group('Cashier page helpers', () => {
   })
 
   test('embedded JSON cannot close its script element', ({ assert }) => {
-    const text = embeddedJson({ url: 'https://x.example/?q=</script><script>alert(1)</script>', line: '\u2028' })
+    const text = embeddedJson({
+      url: 'https://x.example/?q=</script><script>alert(1)</script>',
+      line: '\u2028',
+    })
     assert.notInclude(text, '<')
-    assert.deepEqual(JSON.parse(text), { url: 'https://x.example/?q=</script><script>alert(1)</script>', line: '\u2028' })
+    assert.deepEqual(JSON.parse(text), {
+      url: 'https://x.example/?q=</script><script>alert(1)</script>',
+      line: '\u2028',
+    })
   })
 
   test('site look: only safe URLs and colours get through', ({ assert }) => {
-    const base = { cashier_name: ' Shop ', website_title: '', logo_url: '', support_link: '', background_color: '', background_image_url: '' }
+    const base = {
+      cashier_name: ' Shop ',
+      website_title: '',
+      logo_url: '',
+      support_link: '',
+      background_color: '',
+      background_image_url: '',
+    }
     assert.equal(siteLook(base).cashierName, 'Shop')
     assert.equal(siteLook(base).backgroundCss, '')
     assert.equal(siteLook({ ...base, logo_url: '/brand/logo.svg' }).logoUrl, '/brand/logo.svg')
     assert.equal(siteLook({ ...base, logo_url: '//evil.example/x.png' }).logoUrl, '')
-    assert.equal(siteLook({ ...base, logo_url: 'data:image/svg+xml,<svg onload=alert(1)>' }).logoUrl, '')
-    assert.equal(siteLook({ ...base, support_link: 'mailto:help@shop.example' }).supportLink, 'mailto:help@shop.example')
+    assert.equal(
+      siteLook({ ...base, logo_url: 'data:image/svg+xml,<svg onload=alert(1)>' }).logoUrl,
+      ''
+    )
+    assert.equal(
+      siteLook({ ...base, support_link: 'mailto:help@shop.example' }).supportLink,
+      'mailto:help@shop.example'
+    )
     assert.equal(siteLook({ ...base, support_link: 'javascript:alert(1)' }).supportLink, '')
     assert.equal(siteLook({ ...base, background_color: 'red;}' }).backgroundCss, '')
-    assert.equal(siteLook({ ...base, background_color: '#0a0b0c' }).backgroundCss, ':root{--page-bg:#0a0b0c}')
-    assert.equal(siteLook({ ...base, background_image_url: "https://x.example/a'.png" }).backgroundCss, '')
+    assert.equal(
+      siteLook({ ...base, background_color: '#0a0b0c' }).backgroundCss,
+      ':root{--page-bg:#0a0b0c}'
+    )
+    assert.equal(
+      siteLook({ ...base, background_image_url: "https://x.example/a'.png" }).backgroundCss,
+      ''
+    )
   })
 })

@@ -19,7 +19,10 @@ test.group('CSV cells', () => {
   })
 
   test('a cell a spreadsheet would read as a formula gets a leading quote', ({ assert }) => {
-    assert.equal(csvCell('=HYPERLINK("http://evil.test","x")'), `"'=HYPERLINK(""http://evil.test"",""x"")"`)
+    assert.equal(
+      csvCell('=HYPERLINK("http://evil.test","x")'),
+      `"'=HYPERLINK(""http://evil.test"",""x"")"`
+    )
     assert.equal(csvCell('+1+1'), "'+1+1")
     assert.equal(csvCell('-2+3'), "'-2+3")
     assert.equal(csvCell('@SUM(A1)'), "'@SUM(A1)")

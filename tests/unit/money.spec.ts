@@ -61,10 +61,15 @@ test.group('Money', () => {
     assert.isFalse(isKeptExactly('0.1234567890123456'))
   })
 
-  test('money is written canonical, or refused when it could not be read back exactly', ({ assert }) => {
+  test('money is written canonical, or refused when it could not be read back exactly', ({
+    assert,
+  }) => {
     assert.equal(storableDecimal('13.800000'), '13.8')
     assert.equal(storableDecimal(new Decimal('100.00')), '100')
-    assert.throws(() => storableDecimal('9999999999999900.123456'), /more than 15 significant digits/)
+    assert.throws(
+      () => storableDecimal('9999999999999900.123456'),
+      /more than 15 significant digits/
+    )
     // Why 15: a 16th digit does not survive a double (SQLite REAL, a merchant's JSON parser).
     assert.notEqual(String(Number('9999999999999900.123456')), '9999999999999900.123456')
     assert.equal(String(Number('137931034.482745')), '137931034.482745')

@@ -27,10 +27,15 @@ test.group('Redaction of secrets', () => {
     assert.include(redacted, 'https://mainnet.infura.io/v3/***')
     assert.include(redacted, 'Details: fetch failed')
 
-    assert.equal(redactSecrets('header TRON-PRO-API-KEY=tron-key-42 refused', ['tron-key-42']), 'header TRON-PRO-API-KEY=*** refused')
+    assert.equal(
+      redactSecrets('header TRON-PRO-API-KEY=tron-key-42 refused', ['tron-key-42']),
+      'header TRON-PRO-API-KEY=*** refused'
+    )
   })
 
-  test('a logged error keeps type, message and stack, masked, and drops attached objects', ({ assert }) => {
+  test('a logged error keeps type, message and stack, masked, and drops attached objects', ({
+    assert,
+  }) => {
     const error = Object.assign(new Error(`GET https://rpc.example/v2/${ALCHEMY_KEY} failed`), {
       code: 'ECONNRESET',
       config: { headers: { 'X-API-Key': 'header-secret-value' } },
@@ -53,7 +58,9 @@ test.group('Redaction of secrets', () => {
     const pool = new RpcPool([url], { cooldownMs: 1, timeoutMs: 1000, apiKey: 'header-key-0042' })
     const failure = await pool
       .call(async (target) => {
-        throw new Error(`request to ${target} refused for key header-key-0042`, { cause: new Error(`at ${target}`) })
+        throw new Error(`request to ${target} refused for key header-key-0042`, {
+          cause: new Error(`at ${target}`),
+        })
       })
       .catch((error) => error)
     assert.instanceOf(failure, RpcUnavailableError)
@@ -65,6 +72,7 @@ test.group('Redaction of secrets', () => {
     // As logged, its cause included.
     const logged = JSON.stringify(serializeError(failure, pool.secrets))
     assert.include(logged, 'at https://mainnet.infura.io')
-    for (const secret of [INFURA_KEY, 'queryKey1234567', 'header-key-0042']) assert.notInclude(logged, secret)
+    for (const secret of [INFURA_KEY, 'queryKey1234567', 'header-key-0042'])
+      assert.notInclude(logged, secret)
   })
 })

@@ -10,7 +10,11 @@ test.group('RPC pacer', (group) => {
     const budget = { perSecond: 4, perDay: null }
     const now = 1_000_000
     assert.deepEqual(
-      [reserve('k', budget, 1, now), reserve('k', budget, 1, now), reserve('k', budget, 1, now + 100)],
+      [
+        reserve('k', budget, 1, now),
+        reserve('k', budget, 1, now),
+        reserve('k', budget, 1, now + 100),
+      ],
       [0, 250, 400]
     )
     // Later than the next slot: no wait.
@@ -44,6 +48,9 @@ test.group('RPC pacer', (group) => {
     assert.equal(reserve('other', budget, 1, 0), 0)
     // An unpaced endpoint (no budget) waits out a hold-off too, then goes unpaced again.
     holdOff('free', 800, 0)
-    assert.deepEqual([reserve('free', null, 1, 0), reserve('free', null, 1, 0), reserve('free', null, 1, 900)], [800, 800, 0])
+    assert.deepEqual(
+      [reserve('free', null, 1, 0), reserve('free', null, 1, 0), reserve('free', null, 1, 900)],
+      [800, 800, 0]
+    )
   })
 })

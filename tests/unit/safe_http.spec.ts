@@ -24,7 +24,11 @@ const TRANSLATION_RANGES: { range: string; inside: string[]; justOutside: string
   },
   {
     range: 'Teredo 2001::/32',
-    inside: ['2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001::1', '2001:0:ffff:ffff:ffff:ffff:ffff:ffff'],
+    inside: [
+      '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+      '2001::1',
+      '2001:0:ffff:ffff:ffff:ffff:ffff:ffff',
+    ],
     justOutside: ['2001:1::1'],
   },
   {
@@ -43,13 +47,27 @@ test.group('Callback target address check', () => {
   }
 
   test('public IPv6 and IPv4 addresses stay allowed', ({ assert }) => {
-    for (const address of ['2606:4700:4700::1111', '2a00:1450:4001:81c::200e', '2001:4860:4860::8888', '8.8.8.8', '::ffff:8.8.8.8']) {
+    for (const address of [
+      '2606:4700:4700::1111',
+      '2a00:1450:4001:81c::200e',
+      '2001:4860:4860::8888',
+      '8.8.8.8',
+      '::ffff:8.8.8.8',
+    ]) {
       assert.isFalse(isPrivateAddress(address), address)
     }
   })
 
   test('local ranges are still refused, also IPv4-mapped in hex form', ({ assert }) => {
-    for (const address of ['::', '::1', 'fe80::1', 'fd12::1', 'ff02::1', '::ffff:7f00:1', '::ffff:a9fe:a9fe']) {
+    for (const address of [
+      '::',
+      '::1',
+      'fe80::1',
+      'fd12::1',
+      'ff02::1',
+      '::ffff:7f00:1',
+      '::ffff:a9fe:a9fe',
+    ]) {
       assert.isTrue(isPrivateAddress(address), address)
     }
   })

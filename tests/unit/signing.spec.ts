@@ -1,14 +1,11 @@
 import { test } from '@japa/runner'
 import { compatSignature } from '#plugins/compat/compat_signature'
-import {
-  canonicalString,
-  hexDigestsEqual,
-  nativeSignature,
-  signedNumber,
-} from '#support/signing'
+import { canonicalString, hexDigestsEqual, nativeSignature, signedNumber } from '#support/signing'
 
 test.group('Signatures: canonical string', () => {
-  test('sorts by name in ASCII order, drops empty and null, excludes the signature', ({ assert }) => {
+  test('sorts by name in ASCII order, drops empty and null, excludes the signature', ({
+    assert,
+  }) => {
     const text = canonicalString(
       { pid: '1000', b: '2', a: '1', Z: 'upper', empty: '', nothing: null, signature: 'x' },
       ['signature']

@@ -5,7 +5,13 @@ import { StatementBatcher } from '#support/statement_batcher'
 type Sent = { jobs: string[]; answer: (results: string[]) => void; fail: (error: unknown) => void }
 
 /** A batcher whose `one` and `many` record what they were sent and wait for the test's answer. */
-function harness(options: { maxInFlight?: number; maxBatch?: number; retryAlone?: (error: unknown) => boolean } = {}) {
+function harness(
+  options: {
+    maxInFlight?: number
+    maxBatch?: number
+    retryAlone?: (error: unknown) => boolean
+  } = {}
+) {
   const sent: Sent[] = []
   const record = (jobs: string[]) =>
     new Promise<string[]>((resolve, reject) => sent.push({ jobs, answer: resolve, fail: reject }))
@@ -35,17 +41,25 @@ test.group('StatementBatcher', () => {
   test('a job that finds a free slot is sent at once, alone', async ({ assert }) => {
     const { batcher, sent } = harness()
     const first = batcher.run('a')
-    assert.deepEqual(sent.map((statement) => statement.jobs), [['a']])
+    assert.deepEqual(
+      sent.map((statement) => statement.jobs),
+      [['a']]
+    )
     sent[0].answer(['A'])
     assert.equal(await first, 'A')
     await settle()
     assert.equal(batcher.inFlight, 0)
   })
 
-  test('jobs arriving while every slot is out go together when one frees, answered in order', async ({ assert }) => {
+  test('jobs arriving while every slot is out go together when one frees, answered in order', async ({
+    assert,
+  }) => {
     const { batcher, sent } = harness({ maxInFlight: 2 })
     const results = ['a', 'b', 'c', 'd', 'e'].map((job) => batcher.run(job))
-    assert.deepEqual(sent.map((statement) => statement.jobs), [['a'], ['b']])
+    assert.deepEqual(
+      sent.map((statement) => statement.jobs),
+      [['a'], ['b']]
+    )
     assert.equal(batcher.queued, 3)
     assert.equal(batcher.inFlight, 2)
 
@@ -58,7 +72,9 @@ test.group('StatementBatcher', () => {
     assert.deepEqual(await Promise.all(results), ['A', 'B', 'C', 'D', 'E'])
   })
 
-  test('a batch holds at most maxBatch jobs; the rest wait for the next slot', async ({ assert }) => {
+  test('a batch holds at most maxBatch jobs; the rest wait for the next slot', async ({
+    assert,
+  }) => {
     const { batcher, sent } = harness({ maxInFlight: 1, maxBatch: 3 })
     const results = ['a', 'b', 'c', 'd', 'e', 'f'].map((job) => batcher.run(job))
     sent[0].answer(['A'])
@@ -72,7 +88,9 @@ test.group('StatementBatcher', () => {
     assert.deepEqual(await Promise.all(results), ['A', 'B', 'C', 'D', 'E', 'F'])
   })
 
-  test('a failed batch that retryAlone accepts: each job is sent again alone and gets its own answer or error', async ({ assert }) => {
+  test('a failed batch that retryAlone accepts: each job is sent again alone and gets its own answer or error', async ({
+    assert,
+  }) => {
     const refused = Object.assign(new Error('duplicate key'), { code: '23505' })
     const { batcher, sent } = harness({ maxInFlight: 1, retryAlone: (error) => error === refused })
     const first = batcher.run('a')
@@ -83,7 +101,10 @@ test.group('StatementBatcher', () => {
     sent[1].fail(refused)
     await settle()
     // Alone, in turn: b first; c is sent only once b is answered.
-    assert.deepEqual(sent.slice(2).map((statement) => statement.jobs), [['b']])
+    assert.deepEqual(
+      sent.slice(2).map((statement) => statement.jobs),
+      [['b']]
+    )
     sent[2].answer(['B'])
     await settle()
     assert.deepEqual(sent[3].jobs, ['c'])
@@ -92,12 +113,19 @@ test.group('StatementBatcher', () => {
     assert.deepEqual(sent[4].jobs, ['d'])
     sent[4].answer(['D'])
     await settle()
-    assert.deepEqual(results.map((result) => result.value ?? (result.error as Error).message), ['B', 'duplicate key', 'D'])
+    assert.deepEqual(
+      results.map((result) => result.value ?? (result.error as Error).message),
+      ['B', 'duplicate key', 'D']
+    )
     assert.equal(batcher.inFlight, 0)
   })
 
-  test('a failed batch that retryAlone refuses: every job gets the batch error at once, nothing is sent again', async ({ assert }) => {
-    const unreachable = Object.assign(new Error('Connection terminated unexpectedly'), { code: '57P01' })
+  test('a failed batch that retryAlone refuses: every job gets the batch error at once, nothing is sent again', async ({
+    assert,
+  }) => {
+    const unreachable = Object.assign(new Error('Connection terminated unexpectedly'), {
+      code: '57P01',
+    })
     const { batcher, sent } = harness({ maxInFlight: 1, retryAlone: () => false })
     const first = batcher.run('a')
     const results = ['b', 'c'].map((job) => outcome(batcher.run(job)))

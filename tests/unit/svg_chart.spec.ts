@@ -1,5 +1,11 @@
 import { test } from '@japa/runner'
-import { chartSummary, chartTable, niceMax, renderChart, type ChartInput } from '#services/console/svg_chart'
+import {
+  chartSummary,
+  chartTable,
+  niceMax,
+  renderChart,
+  type ChartInput,
+} from '#services/console/svg_chart'
 
 const week: ChartInput = {
   id: 'orders-chart',
@@ -30,7 +36,9 @@ test.group('SVG chart', () => {
     assert.isTrue(svg.endsWith('</svg>'))
   })
 
-  test('one bar per value and series, each with its own tooltip; colours from classes, no inline style', ({ assert }) => {
+  test('one bar per value and series, each with its own tooltip; colours from classes, no inline style', ({
+    assert,
+  }) => {
     const svg = renderChart(week)
     assert.equal(count(svg, /<rect class="chart-bar"/g), 14)
     assert.include(svg, '<g class="chart-series series-1 chart-created">')
@@ -45,7 +53,9 @@ test.group('SVG chart', () => {
   test('bar heights are proportional to the values on a round axis', ({ assert }) => {
     const svg = renderChart({ ...week, height: 228 })
     // Plot height 228 − 28 − 24 = 176; 12 at most → axis up to 12 (steps of 3).
-    const heights = [...svg.matchAll(/<rect class="chart-bar" [^>]*height="([\d.]+)"/g)].map((match) => Number(match[1]))
+    const heights = [...svg.matchAll(/<rect class="chart-bar" [^>]*height="([\d.]+)"/g)].map(
+      (match) => Number(match[1])
+    )
     assert.equal(heights[3], 176)
     assert.equal(heights[0], 44)
     assert.equal(heights[1], 0)
@@ -73,7 +83,10 @@ test.group('SVG chart', () => {
   })
 
   test('no data: an empty axis and a summary that says so', ({ assert }) => {
-    const empty = { ...week, series: week.series.map((series) => ({ ...series, values: series.values.map(() => 0) })) }
+    const empty = {
+      ...week,
+      series: week.series.map((series) => ({ ...series, values: series.values.map(() => 0) })),
+    }
     assert.equal(chartSummary(empty), '9 Jun to 15 Jun. Created: none. Paid: none.')
     const svg = renderChart(empty)
     assert.include(svg, '>4</text>')
@@ -81,10 +94,16 @@ test.group('SVG chart', () => {
     assert.notInclude(svg, 'Infinity')
   })
 
-  test('bad input is refused with a message: an id, a key, values not matching the labels', ({ assert }) => {
+  test('bad input is refused with a message: an id, a key, values not matching the labels', ({
+    assert,
+  }) => {
     assert.throws(() => renderChart({ ...week, id: '1 bad' }), /chart id "1 bad" is not a valid id/)
     assert.throws(
-      () => renderChart({ ...week, series: [{ name: 'X', key: 'Bad Key', values: week.labels.map(() => 1) }] }),
+      () =>
+        renderChart({
+          ...week,
+          series: [{ name: 'X', key: 'Bad Key', values: week.labels.map(() => 1) }],
+        }),
       /series key "Bad Key"/
     )
     assert.throws(
@@ -97,8 +116,14 @@ test.group('SVG chart', () => {
   test('the data table: caption, a header per series, a row per label', ({ assert }) => {
     const table = chartTable(week)
     assert.match(table, /^<table class="chart-data"><caption>Orders per day<\/caption>/)
-    assert.include(table, '<thead><tr><th scope="col">Day</th><th scope="col" class="num">Created</th><th scope="col" class="num">Paid</th></tr></thead>')
-    assert.include(table, '<tr><th scope="row">12 Jun</th><td class="num">12</td><td class="num">9</td></tr>')
+    assert.include(
+      table,
+      '<thead><tr><th scope="col">Day</th><th scope="col" class="num">Created</th><th scope="col" class="num">Paid</th></tr></thead>'
+    )
+    assert.include(
+      table,
+      '<tr><th scope="row">12 Jun</th><td class="num">12</td><td class="num">9</td></tr>'
+    )
     assert.equal(count(table, /<tr><th scope="row">/g), 7)
   })
 

@@ -1,5 +1,13 @@
 import { test } from '@japa/runner'
-import { base32Decode, base32Encode, hotp, matchTotp, newTotpSecret, otpauthUri, totpCode } from '#support/totp'
+import {
+  base32Decode,
+  base32Encode,
+  hotp,
+  matchTotp,
+  newTotpSecret,
+  otpauthUri,
+  totpCode,
+} from '#support/totp'
 
 const SHA1_KEY = Buffer.from('12345678901234567890')
 const SHA256_KEY = Buffer.from('12345678901234567890123456789012')
@@ -7,8 +15,22 @@ const SHA512_KEY = Buffer.from('123456789012345678901234567890123456789012345678
 
 test.group('TOTP (RFC 6238 / RFC 4226)', () => {
   test('RFC 4226 appendix D: HOTP values of counters 0 to 9', ({ assert }) => {
-    const expected = ['755224', '287082', '359152', '969429', '338314', '254676', '287922', '162583', '399871', '520489']
-    assert.deepEqual(expected.map((_, counter) => hotp(SHA1_KEY, counter)), expected)
+    const expected = [
+      '755224',
+      '287082',
+      '359152',
+      '969429',
+      '338314',
+      '254676',
+      '287922',
+      '162583',
+      '399871',
+      '520489',
+    ]
+    assert.deepEqual(
+      expected.map((_, counter) => hotp(SHA1_KEY, counter)),
+      expected
+    )
   })
 
   test('RFC 6238 appendix B: 8-digit codes for SHA-1, SHA-256 and SHA-512', ({ assert }) => {
@@ -56,7 +78,14 @@ test.group('TOTP (RFC 6238 / RFC 4226)', () => {
   })
 
   test('base32 (RFC 4648 vectors), a new secret of 160 bits, the otpauth URI', ({ assert }) => {
-    const vectors: [string, string][] = [['f', 'MY'], ['fo', 'MZXQ'], ['foo', 'MZXW6'], ['foob', 'MZXW6YQ'], ['fooba', 'MZXW6YTB'], ['foobar', 'MZXW6YTBOI']]
+    const vectors: [string, string][] = [
+      ['f', 'MY'],
+      ['fo', 'MZXQ'],
+      ['foo', 'MZXW6'],
+      ['foob', 'MZXW6YQ'],
+      ['fooba', 'MZXW6YTB'],
+      ['foobar', 'MZXW6YTBOI'],
+    ]
     for (const [plain, encoded] of vectors) {
       assert.equal(base32Encode(Buffer.from(plain)), encoded)
       assert.equal(base32Decode(encoded)!.toString(), plain)

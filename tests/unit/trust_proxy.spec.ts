@@ -18,13 +18,26 @@ test.group('TRUST_PROXY values', () => {
 
   test('a list of addresses, CIDR ranges and named ranges', ({ assert }) => {
     const trust = parseTrustProxy('10.0.0.0/8, 192.168.1.10 fd00::/8,loopback')
-    for (const address of ['10.1.2.3', '192.168.1.10', 'fd12::1', '127.0.0.1']) assert.isTrue(trust(address, 0), address)
-    for (const address of ['11.0.0.1', '192.168.1.11', 'fe80::1', '203.0.113.9']) assert.isFalse(trust(address, 0), address)
+    for (const address of ['10.1.2.3', '192.168.1.10', 'fd12::1', '127.0.0.1'])
+      assert.isTrue(trust(address, 0), address)
+    for (const address of ['11.0.0.1', '192.168.1.11', 'fe80::1', '203.0.113.9'])
+      assert.isFalse(trust(address, 0), address)
   })
 
   test('anything else is refused with a message naming the entry', ({ assert }) => {
-    for (const entry of ['bogus', '10.0.0.0/33', 'fd00::/129', '10.0.0.1/8/9', '300.1.1.1', '10.0.0.0/', 'yes']) {
-      assert.throws(() => parseTrustProxy(`10.0.0.0/8,${entry}`), new RegExp(`TRUST_PROXY: "${entry.replace(/[./]/g, '\\$&')}" is not`))
+    for (const entry of [
+      'bogus',
+      '10.0.0.0/33',
+      'fd00::/129',
+      '10.0.0.1/8/9',
+      '300.1.1.1',
+      '10.0.0.0/',
+      'yes',
+    ]) {
+      assert.throws(
+        () => parseTrustProxy(`10.0.0.0/8,${entry}`),
+        new RegExp(`TRUST_PROXY: "${entry.replace(/[./]/g, '\\$&')}" is not`)
+      )
     }
   })
 })

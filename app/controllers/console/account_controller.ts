@@ -13,10 +13,21 @@ import { mustEnrolTwoFactor } from '#middleware/console_auth_middleware'
 const passwordChange = vine.compile(
   vine.object({
     current_password: vine.string().maxLength(256),
-    new_password: vine.string().minLength(MIN_PASSWORD_LENGTH).maxLength(256).confirmed({ confirmationField: 'new_password_confirmation' }),
+    new_password: vine
+      .string()
+      .minLength(MIN_PASSWORD_LENGTH)
+      .maxLength(256)
+      .confirmed({ confirmationField: 'new_password_confirmation' }),
   })
 )
-const codeForm = vine.compile(vine.object({ code: vine.string().trim().regex(/^\d{6}$/) }))
+const codeForm = vine.compile(
+  vine.object({
+    code: vine
+      .string()
+      .trim()
+      .regex(/^\d{6}$/),
+  })
+)
 const passwordForm = vine.compile(vine.object({ password: vine.string().maxLength(256) }))
 
 /** The signed-in user's own account: password and two-factor sign-in (open to viewers too). */
@@ -45,7 +56,10 @@ export default class AccountController {
     await this.users.changeOwnPassword(user, input.current_password, input.new_password)
     // This session stays signed in; every other one ends (password_changed_at).
     await startConsoleSession(ctx, (await User.find(user.id))!)
-    ctx.session.flash('success', 'Your password was changed. Other sessions of your account were signed out.')
+    ctx.session.flash(
+      'success',
+      'Your password was changed. Other sessions of your account were signed out.'
+    )
     return ctx.response.redirect(adminUrl('/account'))
   }
 

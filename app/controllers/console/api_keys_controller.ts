@@ -4,7 +4,12 @@ import type { HttpContext } from '@adonisjs/core/http'
 import ApiKey from '#models/api_key'
 import { ApiKeyAdmin, type ApiKeyOverview } from '#services/operators/api_key_admin'
 import { IntegrationExamples } from '#services/console/integration_examples'
-import { TEST_HEADER, TEST_PREFIX, TestCallbackSender, type TestCallbackResult } from '#services/console/test_callback'
+import {
+  TEST_HEADER,
+  TEST_PREFIX,
+  TestCallbackSender,
+  type TestCallbackResult,
+} from '#services/console/test_callback'
 import { adminUrl } from '#console/console_paths'
 import { ConsoleNotFound } from '#console/console_errors'
 import {
@@ -87,13 +92,19 @@ export default class ApiKeysController {
 
   async enable({ params, response, session }: HttpContext) {
     await this.apiKeys.update(params.pid, { enabled: true })
-    session.flash('success', `pid ${params.pid} is enabled: its signed requests are accepted again.`)
+    session.flash(
+      'success',
+      `pid ${params.pid} is enabled: its signed requests are accepted again.`
+    )
     return response.redirect(keyUrl(params.pid))
   }
 
   async disable({ params, response, session }: HttpContext) {
     await this.apiKeys.update(params.pid, { enabled: false })
-    session.flash('success', `pid ${params.pid} is disabled: its requests are refused (401) until you enable it.`)
+    session.flash(
+      'success',
+      `pid ${params.pid} is disabled: its requests are refused (401) until you enable it.`
+    )
     return response.redirect(keyUrl(params.pid))
   }
 
@@ -118,7 +129,8 @@ export default class ApiKeysController {
       guide,
       formatOptions: formats.map((name) => ({
         value: name,
-        label: name === 'compat' ? 'Compat (GET, MD5, EPay fields)' : 'Native (POST JSON, HMAC-SHA256)',
+        label:
+          name === 'compat' ? 'Compat (GET, MD5, EPay fields)' : 'Native (POST JSON, HMAC-SHA256)',
       })),
       result: result ?? null,
       testPrefix: TEST_PREFIX,
@@ -136,7 +148,8 @@ export default class ApiKeysController {
   }
 
   async #overview(pid: string): Promise<ApiKeyOverview> {
-    if (!(await ApiKey.findBy('pid', pid))) throw new ConsoleNotFound(`No API key has the pid ${pid}.`)
+    if (!(await ApiKey.findBy('pid', pid)))
+      throw new ConsoleNotFound(`No API key has the pid ${pid}.`)
     return this.apiKeys.overviewOf(pid)
   }
 }

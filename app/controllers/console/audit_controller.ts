@@ -2,7 +2,11 @@ import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import User from '#models/user'
 import { AuditLog } from '#services/audit/audit_log'
-import { actionFilterOptions, presentAuditRow, subjectTypeOptions } from '#services/console/audit_presenter'
+import {
+  actionFilterOptions,
+  presentAuditRow,
+  subjectTypeOptions,
+} from '#services/console/audit_presenter'
 import { utcTime, relativeTime } from '#services/console/console_format'
 import { auditQuery, readAuditFilters } from '#validators/console/audit_filters'
 import { adminUrl } from '#console/console_paths'
@@ -21,7 +25,9 @@ export default class AuditController {
   async index({ request, response, view }: HttpContext) {
     const parsed = readAuditFilters(request.qs())
     const refused = Object.keys(parsed.errors).length > 0
-    const page = refused ? { rows: [], next: null } : await this.audit.list(parsed.filters, { limit: PAGE_SIZE, after: parsed.after })
+    const page = refused
+      ? { rows: [], next: null }
+      : await this.audit.list(parsed.filters, { limit: PAGE_SIZE, after: parsed.after })
     // The form is shown again with its messages and no result.
     if (refused) response.status(422)
 

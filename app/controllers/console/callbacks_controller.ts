@@ -1,7 +1,13 @@
 import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
-import callbackOutboxQuery, { CALLBACK_LIST_STATUSES } from '#services/console/callback_outbox_query'
-import { CallbackAdmin, REDELIVER_BATCH_CAP, batchMessage } from '#services/operators/callback_admin'
+import callbackOutboxQuery, {
+  CALLBACK_LIST_STATUSES,
+} from '#services/console/callback_outbox_query'
+import {
+  CallbackAdmin,
+  REDELIVER_BATCH_CAP,
+  batchMessage,
+} from '#services/operators/callback_admin'
 import { OrderAdmin } from '#services/operators/order_admin'
 import { callbackListQuery, type CallbackListQuery } from '#validators/console_lists'
 import { ConsoleNotFound } from '#console/console_errors'
@@ -58,7 +64,10 @@ export default class CallbacksController {
     const attempts = await callbackOutboxQuery.attempts(callback.id)
     return view.render('console/callbacks/show', {
       utcMinute,
-      utcSecond, callback, attempts })
+      utcSecond,
+      callback,
+      attempts,
+    })
   }
 
   /** One callback: OrderAdmin.resendCallback (`callbacks:redeliver`), which waits for the merchant's answer. */
@@ -66,11 +75,20 @@ export default class CallbacksController {
     const callback = await this.#find(params.id)
     const { report, attempt, order } = await this.orders.resendCallback(callback.tradeId)
     if (attempt?.acknowledged) {
-      session.flash('success', `Sent again: the merchant acknowledged it (HTTP ${attempt.httpStatus} in ${attempt.durationMs} ms).`)
+      session.flash(
+        'success',
+        `Sent again: the merchant acknowledged it (HTTP ${attempt.httpStatus} in ${attempt.durationMs} ms).`
+      )
     } else if (attempt) {
-      session.flash('warning', `Sent again but not acknowledged: ${attempt.error}. It will be retried (status: ${order.callbackStatus}).`)
+      session.flash(
+        'warning',
+        `Sent again but not acknowledged: ${attempt.error}. It will be retried (status: ${order.callbackStatus}).`
+      )
     } else if (report.held > 0) {
-      session.flash('warning', "Queued again, but held: its callback format's plugin is turned off.")
+      session.flash(
+        'warning',
+        "Queued again, but held: its callback format's plugin is turned off."
+      )
     } else {
       session.flash('info', 'Queued again; another worker is sending it now.')
     }
@@ -78,10 +96,14 @@ export default class CallbacksController {
   }
 
   async redeliverBatch({ request, session, response }: HttpContext) {
-    const query = await callbackListQuery(request.only(['status', 'pid', 'network', 'from', 'to', 'q']))
+    const query = await callbackListQuery(
+      request.only(['status', 'pid', 'network', 'from', 'to', 'q'])
+    )
     // A filter that could not be read would widen the batch: refused instead.
     if (query.invalidDays.length > 0) {
-      throw new OperatorError(`No such day: ${query.invalidDays.join(', ')}. Nothing was sent again.`)
+      throw new OperatorError(
+        `No such day: ${query.invalidDays.join(', ')}. Nothing was sent again.`
+      )
     }
     const result = await this.callbacks.redeliverMatching(query.filters)
     session.flash(result.queued > 0 ? 'success' : 'info', `${batchMessage(result)}.`)

@@ -1,7 +1,12 @@
 import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import vine from '@vinejs/vine'
-import { ChainAdmin, budgetInput, optionsInput, type ChainChanges } from '#services/operators/chain_admin'
+import {
+  ChainAdmin,
+  budgetInput,
+  optionsInput,
+  type ChainChanges,
+} from '#services/operators/chain_admin'
 import { ChainOverview, type ChainSummary } from '#services/operators/chain_overview'
 import { OperatorError } from '#support/operator_error'
 import { redactUrl } from '#support/redaction'
@@ -57,7 +62,12 @@ export default class ChainsController {
     const sent = session.flashMessages.get('rpc_urls')
     return view.render('console/chains/show', {
       chain,
-      rpcUrlsText: typeof sent === 'string' ? lines(sent).map((url) => redactUrl(url)).join('\n') : chain.rpcUrls.join('\n'),
+      rpcUrlsText:
+        typeof sent === 'string'
+          ? lines(sent)
+              .map((url) => redactUrl(url))
+              .join('\n')
+          : chain.rpcUrls.join('\n'),
       optionsText: Object.entries(chain.options)
         .map(([key, value]) => `${key}=${value}`)
         .join('\n'),
@@ -87,7 +97,9 @@ export default class ChainsController {
     // The options as listed: a line removed removes that option.
     const options = optionsInput(lines(input.options), 'Options')
     for (const key of Object.keys(chain.options)) if (!(key in options)) options[key] = ''
-    const changed = Object.entries(options).filter(([key, value]) => String(chain.options[key] ?? '') !== value)
+    const changed = Object.entries(options).filter(
+      ([key, value]) => String(chain.options[key] ?? '') !== value
+    )
     if (changed.length > 0) changes.options = Object.fromEntries(changed)
 
     const saved = await this.chains.set(chain.network, changes)
@@ -113,7 +125,11 @@ export default class ChainsController {
     session.flash('connectionTest', result)
     const failed = result.endpoints.filter((endpoint) => !endpoint.ok).length
     if (failed === 0) session.flash('success', `Every RPC endpoint of ${chain.network} answered.`)
-    else session.flash('error', `${failed} of ${result.endpoints.length} RPC endpoint(s) of ${chain.network} did not answer.`)
+    else
+      session.flash(
+        'error',
+        `${failed} of ${result.endpoints.length} RPC endpoint(s) of ${chain.network} did not answer.`
+      )
     return response.redirect(adminUrl(`/chains/${chain.network}`))
   }
 
@@ -126,15 +142,19 @@ export default class ChainsController {
         ? `${chain.displayName} is enabled: offered to payers once it has a wallet and an enabled token.`
         : `${chain.displayName} is disabled: new orders on it are refused (10014) and it is no longer scanned.`
     )
-    return response.redirect(safeConsoleReturn(request.input('_back')) ?? adminUrl(`/chains/${chain.network}`))
+    return response.redirect(
+      safeConsoleReturn(request.input('_back')) ?? adminUrl(`/chains/${chain.network}`)
+    )
   }
 
   async #summary(network: unknown): Promise<ChainSummary> {
-    if (typeof network !== 'string' || !/^[a-z0-9-]{1,32}$/i.test(network)) throw new ConsoleNotFound('No chain has this name.')
+    if (typeof network !== 'string' || !/^[a-z0-9-]{1,32}$/i.test(network))
+      throw new ConsoleNotFound('No chain has this name.')
     try {
       return await this.overview.one(network)
     } catch (error) {
-      if (error instanceof OperatorError) throw new ConsoleNotFound(`No chain is named "${network}".`)
+      if (error instanceof OperatorError)
+        throw new ConsoleNotFound(`No chain is named "${network}".`)
       throw error
     }
   }

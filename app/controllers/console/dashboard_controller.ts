@@ -17,6 +17,9 @@ export default class DashboardController {
       this.stats.read({ timeZone: 'UTC' }),
       isAdmin ? doctor.forDashboard() : Promise.resolve(null),
     ])
-    return view.render('console/dashboard/index', { dash: dashboardView(figures), health: health ? healthCard(health) : null })
+    return view.render('console/dashboard/index', {
+      dash: dashboardView(figures),
+      health: health ? healthCard(health) : null,
+    })
   }
 }

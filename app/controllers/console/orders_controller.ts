@@ -5,7 +5,11 @@ import type { HttpContext } from '@adonisjs/core/http'
 import db from '@adonisjs/lucid/services/db'
 import { errors as vineErrors } from '@vinejs/vine'
 import Order from '#models/order'
-import orderSearch, { ORDER_PAGE_SIZE, ORDER_STATUS_NAMES, type OrderFilters } from '#services/console/order_search'
+import orderSearch, {
+  ORDER_PAGE_SIZE,
+  ORDER_STATUS_NAMES,
+  type OrderFilters,
+} from '#services/console/order_search'
 import orderExport, { EXPORT_ROW_CAP } from '#services/console/order_export'
 import { OrderDetails } from '#services/console/order_detail'
 import { OrderAdmin } from '#services/operators/order_admin'
@@ -15,11 +19,25 @@ import { markPaidValidator, orderFiltersValidator } from '#validators/console_or
 
 const DAY_MS = 86_400_000
 /** The filter form's fields, in the order they are written into links. */
-const FILTER_FIELDS = ['q', 'status', 'network', 'token', 'pid', 'payment_type', 'from', 'to'] as const
+const FILTER_FIELDS = [
+  'q',
+  'status',
+  'network',
+  'token',
+  'pid',
+  'payment_type',
+  'from',
+  'to',
+] as const
 const CURSOR_FIELDS = ['after', 'before'] as const
 
 const STATUS_TONES: Record<number, string> = { 1: 'info', 2: 'success', 3: 'neutral', 4: 'warning' }
-const CALLBACK_TONES: Record<string, string> = { delivered: 'success', pending: 'warning', failed: 'danger', none: 'neutral' }
+const CALLBACK_TONES: Record<string, string> = {
+  delivered: 'success',
+  pending: 'warning',
+  failed: 'danger',
+  none: 'neutral',
+}
 
 /** What the order views use to show values (times in UTC, statuses in words). */
 const labels = {
@@ -81,7 +99,9 @@ export default class OrdersController {
       previousUrl: page.previous ? listUrl(params, { before: page.previous }) : null,
       firstUrl: page.previous ? listUrl(params) : null,
       resetUrl: adminUrl('/orders'),
-      exportUrl: adminUrl('/orders/export.csv') + (Object.keys(params).length ? `?${new URLSearchParams(params)}` : ''),
+      exportUrl:
+        adminUrl('/orders/export.csv') +
+        (Object.keys(params).length ? `?${new URLSearchParams(params)}` : ''),
       exportCap: EXPORT_ROW_CAP,
       choices: await this.#choices(params),
       ...labels,
@@ -111,7 +131,10 @@ export default class OrdersController {
     const told = paid.notified
       ? ` The merchant's callback is queued${paid.notified.tradeId === tradeId ? '' : ` (for the parent order ${paid.notified.tradeId})`}.`
       : ''
-    session.flash('success', `Order ${tradeId} is paid by ${paid.reference}, verified on ${paid.order.network}.${told}`)
+    session.flash(
+      'success',
+      `Order ${tradeId} is paid by ${paid.reference}, verified on ${paid.order.network}.${told}`
+    )
     return response.redirect(detailUrl(tradeId))
   }
 
@@ -129,18 +152,28 @@ export default class OrdersController {
   async resendCallback({ params, session, response }: HttpContext) {
     const tradeId = await this.#existing(params.tradeId)
     const { order, report, attempt } = await this.orders.resendCallback(tradeId)
-    const whose = order.tradeId === tradeId ? `order ${tradeId}` : `the parent order ${order.tradeId}`
+    const whose =
+      order.tradeId === tradeId ? `order ${tradeId}` : `the parent order ${order.tradeId}`
     if (attempt?.acknowledged) {
-      session.flash('success', `The merchant acknowledged the callback of ${whose} (HTTP ${attempt.httpStatus} in ${attempt.durationMs} ms).`)
+      session.flash(
+        'success',
+        `The merchant acknowledged the callback of ${whose} (HTTP ${attempt.httpStatus} in ${attempt.durationMs} ms).`
+      )
     } else if (attempt) {
       session.flash(
         'warning',
         `The callback of ${whose} was sent again but not acknowledged: ${attempt.error}. It will be retried (status: ${order.callbackStatus}).`
       )
     } else if (report.held > 0) {
-      session.flash('warning', `The callback of ${whose} is queued again, but held: its callback format's plugin is turned off.`)
+      session.flash(
+        'warning',
+        `The callback of ${whose} is queued again, but held: its callback format's plugin is turned off.`
+      )
     } else {
-      session.flash('info', `The callback of ${whose} is queued again; another worker is sending it now.`)
+      session.flash(
+        'info',
+        `The callback of ${whose} is queued again; another worker is sending it now.`
+      )
     }
     return response.redirect(detailUrl(tradeId))
   }
@@ -162,7 +195,8 @@ export default class OrdersController {
     try {
       const valid = await orderFiltersValidator.validate(input)
       const params: Record<string, string> = {}
-      for (const field of FILTER_FIELDS) if (input[field] !== undefined) params[field] = input[field]
+      for (const field of FILTER_FIELDS)
+        if (input[field] !== undefined) params[field] = input[field]
       const values: OrderFilters = {
         search: valid.q,
         status: valid.status,
@@ -173,14 +207,23 @@ export default class OrdersController {
         createdFrom: input.from ? utcDay(input.from) : undefined,
         createdUntil: input.to ? utcDay(input.to) + DAY_MS : undefined,
       }
-      return { params, values, cursor: { after: valid.after ?? null, before: valid.before ?? null } }
+      return {
+        params,
+        values,
+        cursor: { after: valid.after ?? null, before: valid.before ?? null },
+      }
     } catch (error) {
       if (!(error instanceof vineErrors.E_VALIDATION_ERROR)) throw error
       const bag: Record<string, string[]> = {}
-      for (const { field, message } of error.messages as { field: string; message: string }[]) (bag[field] ??= []).push(message)
-      for (const field of FILTER_FIELDS) if (input[field] !== undefined) ctx.session.flash(field, input[field])
+      for (const { field, message } of error.messages as { field: string; message: string }[])
+        (bag[field] ??= []).push(message)
+      for (const field of FILTER_FIELDS)
+        if (input[field] !== undefined) ctx.session.flash(field, input[field])
       ctx.session.flash('inputErrorsBag', bag)
-      ctx.session.flash('error', 'Some filters are not valid (see the form); the list shows every order meanwhile.')
+      ctx.session.flash(
+        'error',
+        'Some filters are not valid (see the form); the list shows every order meanwhile.'
+      )
       ctx.response.redirect(adminUrl('/orders'))
       return null
     }
@@ -194,23 +237,43 @@ export default class OrdersController {
       db.from('api_keys').orderBy('pid').select('pid'),
     ])
     const withCurrent = (list: { value: string; label: string }[], current?: string) =>
-      current && !list.some((entry) => entry.value === current) ? [...list, { value: current, label: current }] : list
+      current && !list.some((entry) => entry.value === current)
+        ? [...list, { value: current, label: current }]
+        : list
     return {
-      statuses: [{ value: '', label: 'Any status' }, ...[1, 2, 3, 4].map((status) => ({ value: String(status), label: labels.statusName(status) }))],
+      statuses: [
+        { value: '', label: 'Any status' },
+        ...[1, 2, 3, 4].map((status) => ({
+          value: String(status),
+          label: labels.statusName(status),
+        })),
+      ],
       networks: withCurrent(
         [
           { value: '', label: 'Any network' },
-          ...chains.map((chain: { network: string; display_name: string }) => ({ value: chain.network, label: chain.display_name || chain.network })),
+          ...chains.map((chain: { network: string; display_name: string }) => ({
+            value: chain.network,
+            label: chain.display_name || chain.network,
+          })),
           { value: 'provider', label: 'Hosted provider' },
         ],
         params.network
       ),
       tokens: withCurrent(
-        [{ value: '', label: 'Any token' }, ...tokens.map((token: { symbol: string }) => ({ value: token.symbol, label: token.symbol }))],
+        [
+          { value: '', label: 'Any token' },
+          ...tokens.map((token: { symbol: string }) => ({
+            value: token.symbol,
+            label: token.symbol,
+          })),
+        ],
         params.token
       ),
       pids: withCurrent(
-        [{ value: '', label: 'Any API key' }, ...keys.map((key: { pid: string }) => ({ value: key.pid, label: key.pid }))],
+        [
+          { value: '', label: 'Any API key' },
+          ...keys.map((key: { pid: string }) => ({ value: key.pid, label: key.pid })),
+        ],
         params.pid
       ),
       paymentTypes: [

@@ -102,7 +102,10 @@ export default class SessionController {
         email: pending.email,
         reason: user && method !== null ? 'account disabled' : 'wrong second-factor code',
       })
-      session.flash('error', 'That code is not valid. Codes change every 30 seconds: try the current one.')
+      session.flash(
+        'error',
+        'That code is not valid. Codes change every 30 seconds: try the current one.'
+      )
       return response.redirect(adminUrl('/login/2fa'))
     }
     return this.#signIn(ctx, user, method)
@@ -110,7 +113,14 @@ export default class SessionController {
 
   async logout(ctx: HttpContext) {
     const user = ctx.auth.use('web').user
-    if (user) await this.#audit(ctx, { kind: 'user', userId: user.id, email: user.email }, 'auth.logout', user.id, { email: user.email })
+    if (user)
+      await this.#audit(
+        ctx,
+        { kind: 'user', userId: user.id, email: user.email },
+        'auth.logout',
+        user.id,
+        { email: user.email }
+      )
     await ctx.auth.use('web').logout()
     ctx.session.clear()
     ctx.session.flash('success', 'You are signed out.')
@@ -122,16 +132,28 @@ export default class SessionController {
     await startConsoleSession(ctx, user)
     await loginThrottle.succeeded(ctx.request.ip(), user.email, method === 'password' ? 1 : 2)
     await User.query().where('id', user.id).update({ last_login_at: Date.now() })
-    await this.#audit(ctx, { kind: 'user', userId: user.id, email: user.email }, 'auth.login', user.id, {
-      email: user.email,
-      method,
-    })
+    await this.#audit(
+      ctx,
+      { kind: 'user', userId: user.id, email: user.email },
+      'auth.login',
+      user.id,
+      {
+        email: user.email,
+        method,
+      }
+    )
     ctx.session.forget(SESSION_KEYS.next)
     return ctx.response.redirect(next ?? adminUrl('/'))
   }
 
   /** Answered with the form itself, HTTP 429 and Retry-After: the password (or code) was not even checked. */
-  async #throttled(ctx: HttpContext, email: string, userId: number | null, seconds: number, page: 'login' | 'second_factor' = 'login') {
+  async #throttled(
+    ctx: HttpContext,
+    email: string,
+    userId: number | null,
+    seconds: number,
+    page: 'login' | 'second_factor' = 'login'
+  ) {
     const { view, response } = ctx
     await this.#audit(ctx, { kind: 'visitor' }, 'auth.login_throttled', userId, {
       email: email.trim().toLowerCase(),
@@ -148,11 +170,18 @@ export default class SessionController {
 
   #pending(value: unknown): Pending | null {
     const pending = value as Pending | undefined
-    if (!pending || typeof pending.userId !== 'number' || Date.now() - pending.at > PENDING_2FA_MS) return null
+    if (!pending || typeof pending.userId !== 'number' || Date.now() - pending.at > PENDING_2FA_MS)
+      return null
     return pending
   }
 
-  #audit(ctx: HttpContext, actor: AuditActor, action: string, subjectId: number | null, after: Record<string, unknown>) {
+  #audit(
+    ctx: HttpContext,
+    actor: AuditActor,
+    action: string,
+    subjectId: number | null,
+    after: Record<string, unknown>
+  ) {
     return actingAs({ actor, ip: ctx.request.ip(), requestId: ctx.request.id() ?? null }, () =>
       this.audit.record({ action, subjectType: 'user', subjectId: subjectId ?? '', after })
     )

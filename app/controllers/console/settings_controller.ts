@@ -2,7 +2,11 @@ import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import vine from '@vinejs/vine'
 import { SettingsInputError } from '#settings/settings_service'
-import { SettingsGroups, UnknownSettingsGroupError, type SettingsGroupPage } from '#services/console/settings_groups'
+import {
+  SettingsGroups,
+  UnknownSettingsGroupError,
+  type SettingsGroupPage,
+} from '#services/console/settings_groups'
 import { publicConfig } from '#services/public_config'
 import { siteLook } from '#cashier/site_look'
 import { ConsoleNotFound } from '#console/console_errors'
@@ -75,7 +79,10 @@ export default class SettingsController {
         bag[settingFieldName(key)] = [`${label} ${message}.`]
       }
       session.flash('inputErrorsBag', bag)
-      session.flash('error', 'Nothing was saved: some values need your attention (see the messages below).')
+      session.flash(
+        'error',
+        'Nothing was saved: some values need your attention (see the messages below).'
+      )
     }
     return response.redirect(back)
   }
@@ -91,7 +98,8 @@ export default class SettingsController {
     try {
       return await this.groups.page(group)
     } catch (error) {
-      if (error instanceof UnknownSettingsGroupError) throw new ConsoleNotFound('There is no settings page of that name.')
+      if (error instanceof UnknownSettingsGroupError)
+        throw new ConsoleNotFound('There is no settings page of that name.')
       throw error
     }
   }

@@ -14,7 +14,9 @@ const tokenFields = {
   decimals: vine.number().withoutDecimals(),
   precision: vine.number().withoutDecimals(),
 }
-const newToken = vine.compile(vine.object({ symbol: vine.string().trim().maxLength(16), ...tokenFields }))
+const newToken = vine.compile(
+  vine.object({ symbol: vine.string().trim().maxLength(16), ...tokenFields })
+)
 const tokenForm = vine.compile(vine.object(tokenFields))
 
 /**
@@ -39,7 +41,10 @@ export default class TokensController {
     const chain = await this.#chain(params.network)
     const input = await request.validateUsing(newToken)
     const token = await this.chains.addToken(chain.network, input.symbol, this.#changes(input))
-    session.flash('success', `${token.symbol} was added to ${chain.network} (${token.contract ?? 'native coin'}).`)
+    session.flash(
+      'success',
+      `${token.symbol} was added to ${chain.network} (${token.contract ?? 'native coin'}).`
+    )
     return response.redirect(adminUrl(`/chains/${chain.network}`))
   }
 
@@ -47,7 +52,10 @@ export default class TokensController {
     const token = await this.#token(params.network, params.symbol)
     const input = await request.validateUsing(tokenForm)
     const saved = await this.chains.setToken(token.network, token.symbol, this.#changes(input))
-    session.flash('success', `${saved.symbol} on ${saved.network} was saved (${saved.contract ?? 'native coin'}).`)
+    session.flash(
+      'success',
+      `${saved.symbol} on ${saved.network} was saved (${saved.contract ?? 'native coin'}).`
+    )
     return response.redirect(adminUrl(`/chains/${saved.network}`))
   }
 
@@ -60,10 +68,17 @@ export default class TokensController {
   }
 
   /** The form's contract or "native coin": one of the two, as `token:set` asks. */
-  #changes(input: { contract?: string; native?: boolean; decimals: number; precision: number }): TokenChanges {
+  #changes(input: {
+    contract?: string
+    native?: boolean
+    decimals: number
+    precision: number
+  }): TokenChanges {
     const contract = input.contract ?? ''
-    if (input.native && contract !== '') throw new OperatorError('Give either a contract or "native coin", not both')
-    if (!input.native && contract === '') throw new OperatorError('Give the token contract, or tick "native coin"')
+    if (input.native && contract !== '')
+      throw new OperatorError('Give either a contract or "native coin", not both')
+    if (!input.native && contract === '')
+      throw new OperatorError('Give the token contract, or tick "native coin"')
     return {
       ...(input.native ? { native: true } : { contract }),
       decimals: input.decimals,
@@ -97,7 +112,10 @@ export default class TokensController {
     const chain = await this.#chain(network)
     const token =
       typeof symbol === 'string'
-        ? await Token.query().where('network', chain.network).where('symbol', symbol.toUpperCase()).first()
+        ? await Token.query()
+            .where('network', chain.network)
+            .where('symbol', symbol.toUpperCase())
+            .first()
         : null
     if (!token) throw new ConsoleNotFound(`${chain.network} has no token of this symbol.`)
     return token

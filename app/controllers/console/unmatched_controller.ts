@@ -1,8 +1,18 @@
 import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import vine from '@vinejs/vine'
-import { UNMATCHED_KINDS, UNMATCHED_STATES, UnmatchedPaymentAdmin, assignableKind } from '#services/operators/unmatched_payment_admin'
-import { assignForm, dismissForm, unmatchedListQuery, type UnmatchedListQuery } from '#validators/console_lists'
+import {
+  UNMATCHED_KINDS,
+  UNMATCHED_STATES,
+  UnmatchedPaymentAdmin,
+  assignableKind,
+} from '#services/operators/unmatched_payment_admin'
+import {
+  assignForm,
+  dismissForm,
+  unmatchedListQuery,
+  type UnmatchedListQuery,
+} from '#validators/console_lists'
 import { ConsoleNotFound } from '#console/console_errors'
 import { adminUrl } from '#console/console_paths'
 import { utcMinute, utcSecond } from '#services/console/console_format'
@@ -15,7 +25,8 @@ type ListForm = UnmatchedListQuery['form'] & { kind: string }
 
 function listUrl(form: ListForm, after: string | null = null): string {
   const query = new URLSearchParams()
-  for (const [name, value] of Object.entries(form)) if (value !== '' && !(name === 'state' && value === 'open')) query.set(name, value)
+  for (const [name, value] of Object.entries(form))
+    if (value !== '' && !(name === 'state' && value === 'open')) query.set(name, value)
   if (after) query.set('after', after)
   const text = query.toString()
   return adminUrl('/unmatched') + (text ? `?${text}` : '')
@@ -38,7 +49,9 @@ export default class UnmatchedController {
   async index({ request, view }: HttpContext) {
     const query = await unmatchedListQuery(request.qs())
     const given = request.qs().kind
-    const { kind } = await kindQuery.validate({ kind: typeof given === 'string' && given.trim() !== '' ? given.trim() : undefined })
+    const { kind } = await kindQuery.validate({
+      kind: typeof given === 'string' && given.trim() !== '' ? given.trim() : undefined,
+    })
     const form: ListForm = { ...query.form, kind: kind ?? '' }
     const [page, openCount] = await Promise.all([
       this.unmatched.list({ ...query.filters, kind }, { after: query.after }),
@@ -50,7 +63,8 @@ export default class UnmatchedController {
       rows: page.rows.map(presentUnmatched),
       openCount,
       form,
-      filtered: form.state !== 'open' || form.network !== '' || form.token !== '' || form.kind !== '',
+      filtered:
+        form.state !== 'open' || form.network !== '' || form.token !== '' || form.kind !== '',
       states: [...UNMATCHED_STATES, 'all'],
       kinds: KIND_CHOICES,
       firstUrl: query.after ? listUrl(form) : null,
@@ -72,8 +86,13 @@ export default class UnmatchedController {
     const payment = await this.#find(params.id)
     const { trade_id: tradeId } = await request.validateUsing(assignForm)
     const result = await this.unmatched.assign(payment.id, tradeId)
-    const notified = result.notified ? ` The merchant's callback is queued for ${result.notified.tradeId}.` : ''
-    session.flash('success', `Order ${result.order.tradeId} is paid by ${result.reference}.${notified}`)
+    const notified = result.notified
+      ? ` The merchant's callback is queued for ${result.notified.tradeId}.`
+      : ''
+    session.flash(
+      'success',
+      `Order ${result.order.tradeId} is paid by ${result.reference}.${notified}`
+    )
     return response.redirect(adminUrl(`/unmatched/${payment.id}`))
   }
 
@@ -81,7 +100,10 @@ export default class UnmatchedController {
     const payment = await this.#find(params.id)
     const { note } = await request.validateUsing(dismissForm)
     await this.unmatched.dismiss(payment.id, note)
-    session.flash('success', `Unmatched payment #${payment.id} is ${assignableKind(payment.kind) ? 'dismissed' : 'marked as handled'}.`)
+    session.flash(
+      'success',
+      `Unmatched payment #${payment.id} is ${assignableKind(payment.kind) ? 'dismissed' : 'marked as handled'}.`
+    )
     return response.redirect(adminUrl(`/unmatched/${payment.id}`))
   }
 

@@ -35,7 +35,10 @@ export default class UsersController {
 
   async create({ request, view }: HttpContext) {
     const input = await request.validateUsing(newUser)
-    const { user, generatedPassword } = await this.users.create({ email: input.email, role: input.role })
+    const { user, generatedPassword } = await this.users.create({
+      email: input.email,
+      role: input.role,
+    })
     return view.render('console/users/created', { user, password: generatedPassword })
   }
 
@@ -52,12 +55,16 @@ export default class UsersController {
     const user = await this.#find(params.id)
     const { password } = await request.validateUsing(passwordForm)
     if (!(await hash.use('scrypt').verify(auth.use('web').getUserOrFail().password, password))) {
-      throw new OperatorError(`Wrong password: enter your own password to reset the two-factor sign-in of ${user.email}. Nothing was changed.`)
+      throw new OperatorError(
+        `Wrong password: enter your own password to reset the two-factor sign-in of ${user.email}. Nothing was changed.`
+      )
     }
     const { wasEnabled } = await this.users.reset2fa(user.email)
     session.flash(
       'success',
-      wasEnabled ? `Two-factor sign-in is off for ${user.email}: they sign in with the password and can set it up again.` : `${user.email} had no two-factor sign-in.`
+      wasEnabled
+        ? `Two-factor sign-in is off for ${user.email}: they sign in with the password and can set it up again.`
+        : `${user.email} had no two-factor sign-in.`
     )
     return response.redirect(adminUrl('/users'))
   }
@@ -65,10 +72,14 @@ export default class UsersController {
   /** The signed-in admin cannot disable itself, nor the last enabled admin (the service refuses both). */
   async disable({ params, auth, session, response }: HttpContext) {
     const user = await this.#find(params.id)
-    const { changed } = await this.users.disable(user.email, { actingUserId: auth.use('web').getUserOrFail().id })
+    const { changed } = await this.users.disable(user.email, {
+      actingUserId: auth.use('web').getUserOrFail().id,
+    })
     session.flash(
       'success',
-      changed ? `${user.email} is disabled: they cannot sign in and their sessions have ended.` : `${user.email} was already disabled.`
+      changed
+        ? `${user.email} is disabled: they cannot sign in and their sessions have ended.`
+        : `${user.email} was already disabled.`
     )
     return response.redirect(adminUrl('/users'))
   }
@@ -76,7 +87,12 @@ export default class UsersController {
   async enable({ params, session, response }: HttpContext) {
     const user = await this.#find(params.id)
     const { changed } = await this.users.enable(user.email)
-    session.flash('success', changed ? `${user.email} is enabled: they can sign in again.` : `${user.email} was already enabled.`)
+    session.flash(
+      'success',
+      changed
+        ? `${user.email} is enabled: they can sign in again.`
+        : `${user.email} was already enabled.`
+    )
     return response.redirect(adminUrl('/users'))
   }
 

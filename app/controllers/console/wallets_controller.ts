@@ -41,7 +41,10 @@ export default class WalletsController {
       search: String(request.input('q', '')).trim().slice(0, 128) || undefined,
     }
     const after = request.input('after')
-    const page = await this.wallets.page(filters, { after: typeof after === 'string' ? after : null, limit: PAGE_SIZE })
+    const page = await this.wallets.page(filters, {
+      after: typeof after === 'string' ? after : null,
+      limit: PAGE_SIZE,
+    })
     const usage = await this.wallets.usage(page.rows)
     const query = (extra: Record<string, string>) => {
       const params = new URLSearchParams()
@@ -77,7 +80,9 @@ export default class WalletsController {
   /** The report is the answer to the form (no redirect): it may list a thousand lines. */
   async import({ request, view }: HttpContext) {
     const input = await request.validateUsing(importForm)
-    const report = await this.wallets.importBatch(input.text, { defaultNetwork: input.network || undefined })
+    const report = await this.wallets.importBatch(input.text, {
+      defaultNetwork: input.network || undefined,
+    })
     return view.render('console/wallets/import', {
       networks: await this.#networks(),
       report,

@@ -73,7 +73,10 @@ function readCursor(cursor: string): [number, number] | null {
  */
 export class AuditLog {
   /** Appends one row, inside the caller's transaction when given (the change and its row commit together). */
-  async record(entry: AuditEntry, client: QueryClientContract | TransactionClientContract = db.connection()) {
+  async record(
+    entry: AuditEntry,
+    client: QueryClientContract | TransactionClientContract = db.connection()
+  ) {
     const { actor, ip, requestId } = currentAuditContext()
     await client.table('audit_log').insert({
       created_at: Date.now(),
@@ -107,14 +110,20 @@ export class AuditLog {
   }
 
   /** Newest first, filtered; `limit` at most 200; `after` is the `next` of the previous page. */
-  async list(filters: AuditFilters = {}, page: { limit?: number; after?: string | null } = {}): Promise<AuditPage> {
+  async list(
+    filters: AuditFilters = {},
+    page: { limit?: number; after?: string | null } = {}
+  ): Promise<AuditPage> {
     const limit = Math.min(Math.max(Math.trunc(page.limit ?? 50), 1), MAX_PAGE)
     const query = db.from('audit_log')
     if (filters.actor !== undefined) query.where('actor', filters.actor)
     if (filters.action !== undefined) query.where('action', filters.action)
     if (filters.actionPrefix !== undefined && filters.actionPrefix !== '') {
       // Not LIKE: "_" (as in api_key.) is one of its wildcards, and SQLite's LIKE ignores case.
-      query.whereRaw('substr(action, 1, ?) = ?', [filters.actionPrefix.length, filters.actionPrefix])
+      query.whereRaw('substr(action, 1, ?) = ?', [
+        filters.actionPrefix.length,
+        filters.actionPrefix,
+      ])
     }
     if (filters.subjectType !== undefined) query.where('subject_type', filters.subjectType)
     if (filters.subjectId !== undefined) query.where('subject_id', filters.subjectId)
@@ -126,11 +135,16 @@ export class AuditLog {
       if (cursor) {
         const [createdAt, id] = cursor
         query.where((older) =>
-          older.where('created_at', '<', createdAt).orWhere((same) => same.where('created_at', createdAt).where('id', '<', id))
+          older
+            .where('created_at', '<', createdAt)
+            .orWhere((same) => same.where('created_at', createdAt).where('id', '<', id))
         )
       }
     }
-    const raw = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1)
+    const raw = await query
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
     const rows: AuditRow[] = raw.slice(0, limit).map((row: Record<string, any>) => ({
       id: Number(row.id),
       createdAt: Number(row.created_at),

@@ -55,7 +55,12 @@ export const snapshot = {
     enabled: wallet.enabled,
     note: wallet.note,
   }),
-  rate: (rate: Rate) => ({ token: rate.token, fiat: rate.fiat, rate: rate.rate, source: rate.source }),
+  rate: (rate: Rate) => ({
+    token: rate.token,
+    fiat: rate.fiat,
+    rate: rate.rate,
+    source: rate.source,
+  }),
   /** What an operator's action on an order changes (status, payment, callback); no merchant secrets live here. */
   order: (order: Order) => ({
     tradeId: order.tradeId,

@@ -22,7 +22,8 @@ export function backupKindOf(file: string): DatabaseKind | null {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT') throw new OperatorError(`${file} does not exist`)
-    if (code === 'EACCES' || code === 'EPERM') throw new OperatorError(`${file} cannot be read: permission denied`)
+    if (code === 'EACCES' || code === 'EPERM')
+      throw new OperatorError(`${file} cannot be read: permission denied`)
     if (code === 'EISDIR') throw new OperatorError(`${file} is a directory, not a backup file`)
     throw new OperatorError(`${file} cannot be read: ${(error as Error).message}`)
   }
@@ -35,8 +36,13 @@ export function backupKindOf(file: string): DatabaseKind | null {
   } finally {
     closeSync(fd)
   }
-  if (read >= SQLITE_MAGIC.length && head.subarray(0, SQLITE_MAGIC.length).equals(SQLITE_MAGIC)) return 'sqlite'
-  if (read >= PG_CUSTOM_MAGIC.length && head.subarray(0, PG_CUSTOM_MAGIC.length).equals(PG_CUSTOM_MAGIC)) return 'pg'
+  if (read >= SQLITE_MAGIC.length && head.subarray(0, SQLITE_MAGIC.length).equals(SQLITE_MAGIC))
+    return 'sqlite'
+  if (
+    read >= PG_CUSTOM_MAGIC.length &&
+    head.subarray(0, PG_CUSTOM_MAGIC.length).equals(PG_CUSTOM_MAGIC)
+  )
+    return 'pg'
   return null
 }
 
@@ -46,7 +52,10 @@ export function kindName(kind: DatabaseKind) {
 
 /** `gateway-sqlite-20260101T120000Z.sqlite3` / `gateway-pg-20260101T120000Z.dump`: sorts by time, says what it holds. */
 export function defaultBackupName(kind: DatabaseKind, now = new Date()) {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')
   return `gateway-${kind}-${stamp}.${kind === 'pg' ? 'dump' : 'sqlite3'}`
 }
 

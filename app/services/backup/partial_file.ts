@@ -1,5 +1,15 @@
 import { randomBytes } from 'node:crypto'
-import { chmodSync, closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync, statSync, unlinkSync } from 'node:fs'
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+} from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { userInfo } from 'node:os'
 import { OperatorError } from '#support/operator_error'
@@ -24,7 +34,9 @@ export class PartialFile {
   /** Creates the temporary file beside `target`; refuses a target that exists or a directory that cannot take it. */
   static create(target: string): PartialFile {
     if (existsSync(target)) {
-      throw new OperatorError(`${target} already exists: choose another file name, or remove it first`)
+      throw new OperatorError(
+        `${target} already exists: choose another file name, or remove it first`
+      )
     }
     return PartialFile.beside(target)
   }
@@ -54,13 +66,17 @@ export class PartialFile {
       const code = (error as NodeJS.ErrnoException).code
       if (code === 'EEXIST') {
         this.discard()
-        throw new OperatorError(`${this.target} appeared while the backup was written: the backup was not kept`)
+        throw new OperatorError(
+          `${this.target} appeared while the backup was written: the backup was not kept`
+        )
       }
       // A file system without hard links: rename, having checked just above.
       if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw error
       if (existsSync(this.target)) {
         this.discard()
-        throw new OperatorError(`${this.target} appeared while the backup was written: the backup was not kept`)
+        throw new OperatorError(
+          `${this.target} appeared while the backup was written: the backup was not kept`
+        )
       }
       renameSync(this.path, this.target)
     }
@@ -126,7 +142,10 @@ function currentUser() {
  * `cleanup` (the temporary file goes), then ends the process as the
  * signal would have.
  */
-export async function cleaningUpOnSignal<T>(cleanup: () => void, work: () => Promise<T>): Promise<T> {
+export async function cleaningUpOnSignal<T>(
+  cleanup: () => void,
+  work: () => Promise<T>
+): Promise<T> {
   const onSignal = (signal: NodeJS.Signals) => {
     cleanup()
     process.stderr.write(`${signal}: stopped, nothing was written\n`)

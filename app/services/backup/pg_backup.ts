@@ -4,7 +4,13 @@ import type { PartialFile } from '#services/backup/partial_file'
 import type { BackupContents } from '#services/backup/backup_kind'
 
 /** The PostgreSQL connection of config/database.ts (the PG_* variables). */
-export type PgConnection = { host: string; port: number; user: string; password?: string; database: string }
+export type PgConnection = {
+  host: string
+  port: number
+  user: string
+  password?: string
+  database: string
+}
 
 /** The client tools' environment: they connect where the gateway does, and never prompt for a password. */
 export function pgToolEnv(connection: PgConnection, application: string): NodeJS.ProcessEnv {
@@ -39,8 +45,12 @@ function runTool(tool: string, args: string[], env: NodeJS.ProcessEnv): Promise<
     let stderr = ''
     child.stdout.on('data', (chunk) => (stdout += chunk))
     child.stderr.on('data', (chunk) => (stderr += chunk))
-    child.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'ENOENT' ? missingTool(tool) : error))
-    child.once('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr }))
+    child.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'ENOENT' ? missingTool(tool) : error)
+    )
+    child.once('close', (code, signal) =>
+      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr })
+    )
   })
 }
 
@@ -58,9 +68,16 @@ function toolSaid(stderr: string) {
  * restorable table by table). pg_dump reads one snapshot (a repeatable
  * read transaction): rows written while it runs are consistently in or out.
  */
-export async function backupPg(connection: PgConnection, partial: PartialFile): Promise<BackupContents> {
+export async function backupPg(
+  connection: PgConnection,
+  partial: PartialFile
+): Promise<BackupContents> {
   const env = pgToolEnv(connection, 'gateway db:backup')
-  const result = await runTool('pg_dump', ['--format=custom', '--no-password', `--file=${partial.path}`], env)
+  const result = await runTool(
+    'pg_dump',
+    ['--format=custom', '--no-password', `--file=${partial.path}`],
+    env
+  )
   if (result.code !== 0) {
     throw new OperatorError(`pg_dump failed (exit ${result.code}): ${toolSaid(result.stderr)}`)
   }
@@ -72,10 +89,16 @@ export async function backupPg(connection: PgConnection, partial: PartialFile): 
  * (the tables) and the rows of `adonis_schema` (the migrations). A file
  * pg_restore cannot read is not a backup.
  */
-export async function inspectPgArchive(file: string, shownAs: string, env: NodeJS.ProcessEnv = process.env): Promise<BackupContents> {
+export async function inspectPgArchive(
+  file: string,
+  shownAs: string,
+  env: NodeJS.ProcessEnv = process.env
+): Promise<BackupContents> {
   const list = await runTool('pg_restore', ['--list', file], env)
   if (list.code !== 0) {
-    throw new OperatorError(`${shownAs} is not a backup of this gateway: pg_restore cannot read it (${toolSaid(list.stderr)})`)
+    throw new OperatorError(
+      `${shownAs} is not a backup of this gateway: pg_restore cannot read it (${toolSaid(list.stderr)})`
+    )
   }
   const tables: string[] = []
   for (const line of list.stdout.split('\n')) {
@@ -83,9 +106,15 @@ export async function inspectPgArchive(file: string, shownAs: string, env: NodeJ
     if (match) tables.push(match[1])
   }
   if (!tables.includes('adonis_schema')) return { tables, migrations: [] }
-  const data = await runTool('pg_restore', ['--data-only', '--schema=public', '--table=adonis_schema', '--file=-', file], env)
+  const data = await runTool(
+    'pg_restore',
+    ['--data-only', '--schema=public', '--table=adonis_schema', '--file=-', file],
+    env
+  )
   if (data.code !== 0) {
-    throw new OperatorError(`${shownAs} cannot be read: pg_restore failed (${toolSaid(data.stderr)})`)
+    throw new OperatorError(
+      `${shownAs} cannot be read: pg_restore failed (${toolSaid(data.stderr)})`
+    )
   }
   return { tables, migrations: copiedColumn(data.stdout, 'adonis_schema', 'name') }
 }
@@ -95,7 +124,10 @@ function copiedColumn(script: string, table: string, column: string): string[] {
   const lines = script.split('\n')
   const start = lines.findIndex((line) => line.startsWith(`COPY public.${table} (`))
   if (start === -1) return []
-  const columns = /\(([^)]*)\)/.exec(lines[start])![1].split(',').map((name) => name.trim().replace(/^"|"$/g, ''))
+  const columns = /\(([^)]*)\)/
+    .exec(lines[start])![1]
+    .split(',')
+    .map((name) => name.trim().replace(/^"|"$/g, ''))
   const index = columns.indexOf(column)
   const values: string[] = []
   for (const line of lines.slice(start + 1)) {
@@ -127,10 +159,14 @@ export async function restorePg(connection: PgConnection, file: string): Promise
       restore.kill('SIGKILL')
       reject(error)
     }
-    const psql = spawn('psql', ['--no-psqlrc', '--quiet', '--no-password', '--set=ON_ERROR_STOP=1'], {
-      env,
-      stdio: ['pipe', 'ignore', 'pipe'],
-    })
+    const psql = spawn(
+      'psql',
+      ['--no-psqlrc', '--quiet', '--no-password', '--set=ON_ERROR_STOP=1'],
+      {
+        env,
+        stdio: ['pipe', 'ignore', 'pipe'],
+      }
+    )
     const restore = spawn('pg_restore', ['--no-owner', '--no-privileges', '--file=-', file], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -139,15 +175,25 @@ export async function restorePg(connection: PgConnection, file: string): Promise
     let restoreSaid = ''
     psql.stderr.on('data', (chunk) => (psqlSaid += chunk))
     restore.stderr.on('data', (chunk) => (restoreSaid += chunk))
-    psql.once('error', (error: NodeJS.ErrnoException) => fail(error.code === 'ENOENT' ? missingTool('psql') : error))
-    restore.once('error', (error: NodeJS.ErrnoException) => fail(error.code === 'ENOENT' ? missingTool('pg_restore') : error))
+    psql.once('error', (error: NodeJS.ErrnoException) =>
+      fail(error.code === 'ENOENT' ? missingTool('psql') : error)
+    )
+    restore.once('error', (error: NodeJS.ErrnoException) =>
+      fail(error.code === 'ENOENT' ? missingTool('pg_restore') : error)
+    )
     // psql ending early (a failed statement) breaks the pipe: its exit says why.
     psql.stdin.on('error', () => {})
-    psql.stdin.write('SET client_min_messages = warning;\nBEGIN;\nDROP SCHEMA IF EXISTS public CASCADE;\nCREATE SCHEMA public;\n')
+    psql.stdin.write(
+      'SET client_min_messages = warning;\nBEGIN;\nDROP SCHEMA IF EXISTS public CASCADE;\nCREATE SCHEMA public;\n'
+    )
     restore.stdout.pipe(psql.stdin, { end: false })
     restore.once('close', (code) => {
       if (code !== 0) {
-        fail(new OperatorError(`pg_restore failed (exit ${code}): ${toolSaid(restoreSaid)}; the database was not changed`))
+        fail(
+          new OperatorError(
+            `pg_restore failed (exit ${code}): ${toolSaid(restoreSaid)}; the database was not changed`
+          )
+        )
         return
       }
       psql.stdin.end('COMMIT;\n')
@@ -159,7 +205,11 @@ export async function restorePg(connection: PgConnection, file: string): Promise
         resolve()
         return
       }
-      fail(new OperatorError(`The restore failed (psql exit ${code}): ${toolSaid(psqlSaid)}; the database was not changed`))
+      fail(
+        new OperatorError(
+          `The restore failed (psql exit ${code}): ${toolSaid(psqlSaid)}; the database was not changed`
+        )
+      )
     })
   })
 }

@@ -33,14 +33,17 @@ export async function holdPgForRestore(): Promise<Session> {
   let locked = false
   const release = async () => {
     try {
-      if (locked) await knex.raw('SELECT pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY]).connection(session)
+      if (locked)
+        await knex.raw('SELECT pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY]).connection(session)
     } finally {
       locked = false
       await knex.client.releaseConnection(session)
     }
   }
   try {
-    const result = await knex.raw('SELECT pg_try_advisory_lock(?) AS locked', [MIGRATION_LOCK_KEY]).connection(session)
+    const result = await knex
+      .raw('SELECT pg_try_advisory_lock(?) AS locked', [MIGRATION_LOCK_KEY])
+      .connection(session)
     if (result.rows[0]?.locked !== true) {
       throw new OperatorError(
         'A process is migrating the database (a server or worker is starting): stop every process of the gateway, then run db:restore again'
@@ -78,7 +81,10 @@ export async function holdPgForRestore(): Promise<Session> {
   }
 }
 
-async function currentDatabase(knex: ReturnType<ReturnType<typeof db.connection>['getWriteClient']>, session: unknown) {
+async function currentDatabase(
+  knex: ReturnType<ReturnType<typeof db.connection>['getWriteClient']>,
+  session: unknown
+) {
   const result = await knex.raw('SELECT current_database() AS name').connection(session)
   return String(result.rows[0]?.name)
 }

@@ -64,7 +64,9 @@ export function schemaVersion(recorded: string[], release: string[]): SchemaVers
 
 /** How a version is printed: "1763700000102_rpc_endpoint_memory (23 migrations)". */
 export function describeVersion(version: SchemaVersion) {
-  return version.latest ? `${version.latest} (${version.count} migrations)` : 'none (no migration recorded)'
+  return version.latest
+    ? `${version.latest} (${version.count} migrations)`
+    : 'none (no migration recorded)'
 }
 
 /**
@@ -81,7 +83,9 @@ export function assertRestorable(
   const missing = ['adonis_schema', ...REQUIRED_TABLES].filter((table) => !tables.has(table))
   if (missing.length > 0 || !found.migrations.includes(FIRST_MIGRATION)) {
     const why =
-      missing.length > 0 ? `it has no ${missing.join(', ')} table${missing.length > 1 ? 's' : ''}` : 'its migrations are not this gateway’s'
+      missing.length > 0
+        ? `it has no ${missing.join(', ')} table${missing.length > 1 ? 's' : ''}`
+        : 'its migrations are not this gateway’s'
     throw new OperatorError(`${file} is not a backup of this gateway: ${why}`)
   }
   const version = schemaVersion(found.migrations, release)

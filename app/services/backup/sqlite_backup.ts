@@ -1,5 +1,19 @@
 import { createRequire } from 'node:module'
-import { chmodSync, chownSync, closeSync, statSync, copyFileSync, constants, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  statSync,
+  copyFileSync,
+  constants,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { dirname } from 'node:path'
 import { OperatorError } from '#support/operator_error'
 import type { PartialFile } from '#services/backup/partial_file'
@@ -12,10 +26,16 @@ type Connection = {
   pragma: (source: string, options?: { simple: boolean }) => unknown
   exec: (sql: string) => void
   prepare: (sql: string) => Statement
-  backup: (filename: string, options?: { progress?: (info: { totalPages: number; remainingPages: number }) => number }) => Promise<unknown>
+  backup: (
+    filename: string,
+    options?: { progress?: (info: { totalPages: number; remainingPages: number }) => number }
+  ) => Promise<unknown>
   close: () => void
 }
-type DatabaseClass = new (filename: string, options?: { fileMustExist?: boolean; timeout?: number }) => Connection
+type DatabaseClass = new (
+  filename: string,
+  options?: { fileMustExist?: boolean; timeout?: number }
+) => Connection
 
 const Database = createRequire(import.meta.url)('better-sqlite3') as DatabaseClass
 
@@ -31,7 +51,9 @@ const ALL_PAGES = 0x7fffffff
  */
 export async function backupSqlite(live: string, partial: PartialFile): Promise<BackupContents> {
   if (!existsSync(live)) {
-    throw new OperatorError(`There is no SQLite database at ${live} (SQLITE_PATH): nothing to back up`)
+    throw new OperatorError(
+      `There is no SQLite database at ${live} (SQLITE_PATH): nothing to back up`
+    )
   }
   const source = new Database(live, { fileMustExist: true, timeout: 10_000 })
   try {
@@ -53,25 +75,37 @@ export function inspectSqlite(path: string, shownAs: string): BackupContents {
   try {
     connection = new Database(path, { fileMustExist: true, timeout: 10_000 })
   } catch (error) {
-    throw new OperatorError(`${shownAs} is not a backup of this gateway: ${(error as Error).message}`)
+    throw new OperatorError(
+      `${shownAs} is not a backup of this gateway: ${(error as Error).message}`
+    )
   }
   try {
     connection.pragma('journal_mode = DELETE')
-    const check = connection.prepare('PRAGMA quick_check').all().map((row) => String(Object.values(row)[0]))
+    const check = connection
+      .prepare('PRAGMA quick_check')
+      .all()
+      .map((row) => String(Object.values(row)[0]))
     if (check.length !== 1 || check[0] !== 'ok') {
-      throw new OperatorError(`${shownAs} is damaged (SQLite quick_check: ${check.slice(0, 3).join('; ')})`)
+      throw new OperatorError(
+        `${shownAs} is damaged (SQLite quick_check: ${check.slice(0, 3).join('; ')})`
+      )
     }
     const tables = connection
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
       .all()
       .map((row) => String(row.name))
     const migrations = tables.includes('adonis_schema')
-      ? connection.prepare('SELECT name FROM adonis_schema').all().map((row) => String(row.name))
+      ? connection
+          .prepare('SELECT name FROM adonis_schema')
+          .all()
+          .map((row) => String(row.name))
       : []
     return { tables, migrations }
   } catch (error) {
     if (error instanceof OperatorError) throw error
-    throw new OperatorError(`${shownAs} is not a backup of this gateway: ${(error as Error).message}`)
+    throw new OperatorError(
+      `${shownAs} is not a backup of this gateway: ${(error as Error).message}`
+    )
   } finally {
     connection.close()
   }
@@ -119,7 +153,10 @@ export function lockSqliteExclusively(live: string): Connection {
   } catch (error) {
     connection.close()
     if (error instanceof OperatorError) throw error
-    if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY') || (error as { code?: string }).code === 'SQLITE_LOCKED') {
+    if (
+      (error as { code?: string }).code?.startsWith('SQLITE_BUSY') ||
+      (error as { code?: string }).code === 'SQLITE_LOCKED'
+    ) {
       throw inUse(live)
     }
     throw error

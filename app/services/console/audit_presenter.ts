@@ -14,7 +14,12 @@ import { groupedKeys } from '#services/console/settings_groups'
 export type Tone = 'neutral' | 'success' | 'warning' | 'danger'
 
 /** One changed field. `before` / `after` null: the field did not exist on that side. */
-export type DiffLine = { path: string; before: string | null; after: string | null; change: 'added' | 'removed' | 'changed' }
+export type DiffLine = {
+  path: string
+  before: string | null
+  after: string | null
+  change: 'added' | 'removed' | 'changed'
+}
 
 export type AuditRowView = {
   id: number
@@ -92,17 +97,25 @@ const ACTION_GROUPS: { prefix: string; label: string }[] = [
   { prefix: 'unmatched.', label: 'Unmatched payments' },
 ]
 
-const words = (text: string) => text.replace(/[_.]+/g, ' ').replace(/\b2fa\b/gi, 'two-factor').trim()
+const words = (text: string) =>
+  text
+    .replace(/[_.]+/g, ' ')
+    .replace(/\b2fa\b/gi, 'two-factor')
+    .trim()
 const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
 
 export function actionLabel(action: string): { label: string; tone: Tone } {
   const known = ACTIONS[action]
   if (known) return { label: known.label, tone: known.tone ?? 'neutral' }
   const tone: Tone = /fail|refus|denied|forced|locked|throttl/.test(action) ? 'danger' : 'neutral'
-  if (action.startsWith('auth.2fa_')) return { label: `Two-factor sign-in: ${words(action.slice(9))}`, tone }
+  if (action.startsWith('auth.2fa_'))
+    return { label: `Two-factor sign-in: ${words(action.slice(9))}`, tone }
   const dot = action.indexOf('.')
   if (dot === -1) return { label: capitalised(words(action)), tone }
-  return { label: `${capitalised(words(action.slice(0, dot)))}: ${words(action.slice(dot + 1))}`, tone }
+  return {
+    label: `${capitalised(words(action.slice(0, dot)))}: ${words(action.slice(dot + 1))}`,
+    tone,
+  }
 }
 
 export function subjectTypeLabel(type: string): string {
@@ -123,7 +136,8 @@ export function actionFilterOptions(current?: string) {
   // Two-factor sign-in steps under Sign-in.
   groups[0].options.push({ value: 'auth.2fa_*', label: 'Two-factor sign-in steps' })
   const known = groups.some((group) => group.options.some((option) => option.value === current))
-  if (current && !known) groups.push({ label: 'Other', options: [{ value: current, label: current }] })
+  if (current && !known)
+    groups.push({ label: 'Other', options: [{ value: current, label: current }] })
   return groups
 }
 
@@ -149,7 +163,12 @@ const EPOCH_MS_RANGE = [946_684_800_000, 4_102_444_800_000] // 2000 … 2100
 
 /** A value under its field's name: times as UTC dates, the rest as shownValue. */
 export function fieldValue(path: string, value: unknown): string {
-  if (TIME_FIELD.test(path) && Number.isInteger(value) && (value as number) >= EPOCH_MS_RANGE[0] && (value as number) < EPOCH_MS_RANGE[1]) {
+  if (
+    TIME_FIELD.test(path) &&
+    Number.isInteger(value) &&
+    (value as number) >= EPOCH_MS_RANGE[0] &&
+    (value as number) < EPOCH_MS_RANGE[1]
+  ) {
     return utcSecond(value as number)
   }
   return shownValue(value)
@@ -192,7 +211,8 @@ export function auditDiff(before: unknown, after: unknown): DiffLine[] {
   for (const path of new Set([...old.keys(), ...now.keys()])) {
     const inBefore = old.has(path)
     const inAfter = now.has(path)
-    if (inBefore && inAfter && JSON.stringify(old.get(path)) === JSON.stringify(now.get(path))) continue
+    if (inBefore && inAfter && JSON.stringify(old.get(path)) === JSON.stringify(now.get(path)))
+      continue
     lines.push({
       path,
       before: inBefore ? fieldValue(path, old.get(path)) : null,
@@ -205,10 +225,12 @@ export function auditDiff(before: unknown, after: unknown): DiffLine[] {
 
 function actorView(row: AuditRow) {
   if (row.actorKind === 'user') return { label: row.actor, kind: 'user', detail: 'console' }
-  if (row.actorKind === 'ace') return { label: row.actor.replace(/^ace:/, ''), kind: 'ace', detail: 'shell (node ace)' }
+  if (row.actorKind === 'ace')
+    return { label: row.actor.replace(/^ace:/, ''), kind: 'ace', detail: 'shell (node ace)' }
   if (row.actorKind === 'system') return { label: 'Gateway', kind: 'system', detail: 'system' }
   // A failed sign-in: nobody is signed in yet; the address and the e-mail tried say more.
-  if (row.actorKind === 'visitor') return { label: 'Not signed in', kind: 'visitor', detail: 'visitor' }
+  if (row.actorKind === 'visitor')
+    return { label: 'Not signed in', kind: 'visitor', detail: 'visitor' }
   return { label: row.actor, kind: row.actorKind, detail: row.actorKind }
 }
 
@@ -236,14 +258,22 @@ function subjectView(row: AuditRow) {
   const type = subjectTypeLabel(row.subjectType)
   const href = subjectHref(row.subjectType, row.subjectId)
   if (row.subjectType === 'user') {
-    const email = [row.after, row.before].map((side) => (isPlainObject(side) ? side.email : undefined)).find(Boolean)
+    const email = [row.after, row.before]
+      .map((side) => (isPlainObject(side) ? side.email : undefined))
+      .find(Boolean)
     if (typeof email === 'string') {
       // No id: a sign-in that matched no one (or is not told apart from one, on purpose).
-      const label = row.subjectId === '' ? `Sign-in as ${email}` : `${type} ${email} (#${row.subjectId})`
+      const label =
+        row.subjectId === '' ? `Sign-in as ${email}` : `${type} ${email} (#${row.subjectId})`
       return { type: row.subjectType, id: row.subjectId, label, href }
     }
   }
-  return { type: row.subjectType, id: row.subjectId, label: row.subjectId === '' ? type : `${type} ${row.subjectId}`, href }
+  return {
+    type: row.subjectType,
+    id: row.subjectId,
+    label: row.subjectId === '' ? type : `${type} ${row.subjectId}`,
+    href,
+  }
 }
 
 export function presentAuditRow(row: AuditRow): AuditRowView {
@@ -255,7 +285,8 @@ export function presentAuditRow(row: AuditRow): AuditRowView {
     actor: actorView(row),
     action: { name: row.action, ...actionLabel(row.action) },
     subject: subjectView(row),
-    shape: hasBefore && hasAfter ? 'changed' : hasAfter ? 'created' : hasBefore ? 'removed' : 'none',
+    shape:
+      hasBefore && hasAfter ? 'changed' : hasAfter ? 'created' : hasBefore ? 'removed' : 'none',
     changes: auditDiff(row.before, row.after),
     ip: row.ip,
     requestId: row.requestId,

@@ -9,7 +9,12 @@ import { toDecimalString } from '#support/money'
  * callback_deliverer.ts); it is not stored as such.
  */
 export type CallbackListStatus = 'pending' | 'held' | 'failed' | 'delivered'
-export const CALLBACK_LIST_STATUSES: readonly CallbackListStatus[] = ['pending', 'held', 'failed', 'delivered']
+export const CALLBACK_LIST_STATUSES: readonly CallbackListStatus[] = [
+  'pending',
+  'held',
+  'failed',
+  'delivered',
+]
 
 export type CallbackFilters = {
   status?: CallbackListStatus
@@ -102,7 +107,10 @@ export class CallbackOutboxQuery {
     return query
   }
 
-  async list(filters: CallbackFilters = {}, page: { limit?: number; after?: string | null } = {}): Promise<CallbackPage> {
+  async list(
+    filters: CallbackFilters = {},
+    page: { limit?: number; after?: string | null } = {}
+  ): Promise<CallbackPage> {
     const limit = Math.min(Math.max(Math.trunc(page.limit ?? 50), 1), MAX_PAGE)
     const query = this.#select(this.scope(filters))
     const after = page.after && /^\d{1,18}$/.test(page.after) ? Number(page.after) : null
@@ -114,7 +122,9 @@ export class CallbackOutboxQuery {
   }
 
   async find(id: number): Promise<CallbackRow | null> {
-    const row = await this.#select(db.from('callbacks as c').join('orders as o', 'o.id', 'c.order_id'))
+    const row = await this.#select(
+      db.from('callbacks as c').join('orders as o', 'o.id', 'c.order_id')
+    )
       .where('c.id', id)
       .first()
     return row ? this.#row(row) : null
@@ -122,7 +132,10 @@ export class CallbackOutboxQuery {
 
   /** Every attempt of a callback, oldest first (a redelivery starts its numbering again). */
   async attempts(callbackId: number): Promise<CallbackAttemptRow[]> {
-    const rows = await db.from('callback_attempts').where('callback_id', callbackId).orderBy('id', 'asc')
+    const rows = await db
+      .from('callback_attempts')
+      .where('callback_id', callbackId)
+      .orderBy('id', 'asc')
     return rows.map((row: Record<string, any>) => ({
       id: Number(row.id),
       attempt: Number(row.attempt),
@@ -145,7 +158,12 @@ export class CallbackOutboxQuery {
       .select('status', 'format')
       .count('* as total')
       .groupBy('status', 'format')
-    const counts: Record<CallbackListStatus, number> = { pending: 0, held: 0, failed: 0, delivered: 0 }
+    const counts: Record<CallbackListStatus, number> = {
+      pending: 0,
+      held: 0,
+      failed: 0,
+      delivered: 0,
+    }
     for (const row of rows as { status: string; format: string; total: number | string }[]) {
       const status = this.#status(row.status, row.format, loaded)
       if (status) counts[status] += Number(row.total)

@@ -1,6 +1,18 @@
-import type { DashboardFigures, PeriodName, ScannerState, ScannerStatus } from '#services/console/dashboard_stats'
+import type {
+  DashboardFigures,
+  PeriodName,
+  ScannerState,
+  ScannerStatus,
+} from '#services/console/dashboard_stats'
 import { chartTable, renderChart, type ChartInput } from '#services/console/svg_chart'
-import { duration, groupedCount, groupedDecimal, percent, relativeTime, utcTime } from '#services/console/console_format'
+import {
+  duration,
+  groupedCount,
+  groupedDecimal,
+  percent,
+  relativeTime,
+  utcTime,
+} from '#services/console/console_format'
 import { adminUrl } from '#console/console_paths'
 
 /**
@@ -64,11 +76,15 @@ function scannerHelp(status: ScannerStatus, now: number): string {
     case 'never':
       return 'Waiting for its first scan.'
     case 'idle':
-      return status.wallets === 0 ? 'Add a receiving wallet to watch this chain.' : 'Enable a token to watch this chain.'
+      return status.wallets === 0
+        ? 'Add a receiving wallet to watch this chain.'
+        : 'Enable a token to watch this chain.'
     case 'unavailable':
       return `No loaded plugin scans the ${status.family} family (PLUGINS).`
     case 'behind':
-      return status.caughtUp ? 'Far behind the head.' : 'Catching up: more blocks to scan right away.'
+      return status.caughtUp
+        ? 'Far behind the head.'
+        : 'Catching up: more blocks to scan right away.'
     default:
       return ''
   }
@@ -118,13 +134,20 @@ export function dashboardView(figures: DashboardFigures) {
       label: 'Callbacks to deliver',
       value: groupedCount(figures.outbox.pending),
       hint: `${groupedCount(figures.outbox.retrying)} retrying · ${groupedCount(figures.outbox.failed)} failed`,
-      tone: (figures.outbox.failed > 0 ? 'danger' : figures.outbox.retrying > 0 ? 'warning' : 'neutral') as Tone,
+      tone: (figures.outbox.failed > 0
+        ? 'danger'
+        : figures.outbox.retrying > 0
+          ? 'warning'
+          : 'neutral') as Tone,
       href: adminUrl('/callbacks'),
     },
     {
       label: 'Unmatched payments',
       value: groupedCount(figures.unmatched.waiting),
-      hint: figures.unmatched.waiting === 0 ? 'Nothing to sort out' : `Newest ${relativeTime(figures.unmatched.newestAt, now)}`,
+      hint:
+        figures.unmatched.waiting === 0
+          ? 'Nothing to sort out'
+          : `Newest ${relativeTime(figures.unmatched.newestAt, now)}`,
       tone: (figures.unmatched.waiting > 0 ? 'warning' : 'neutral') as Tone,
       href: adminUrl('/unmatched'),
     },
@@ -133,15 +156,30 @@ export function dashboardView(figures: DashboardFigures) {
   const statusRows = [
     { label: 'Created', values: byPeriod((period) => groupedCount(period.orders.total)) },
     { label: 'Paid', values: byPeriod((period) => groupedCount(period.orders.paid)) },
-    { label: 'Waiting for payment', values: byPeriod((period) => groupedCount(period.orders.waiting)) },
-    { label: 'Choosing a network', values: byPeriod((period) => groupedCount(period.orders.selecting)) },
+    {
+      label: 'Waiting for payment',
+      values: byPeriod((period) => groupedCount(period.orders.waiting)),
+    },
+    {
+      label: 'Choosing a network',
+      values: byPeriod((period) => groupedCount(period.orders.selecting)),
+    },
     { label: 'Expired', values: byPeriod((period) => groupedCount(period.orders.expired)) },
-    { label: 'Conversion (paid ÷ created)', values: byPeriod((period) => percent(period.conversion)) },
+    {
+      label: 'Conversion (paid ÷ created)',
+      values: byPeriod((period) => percent(period.conversion)),
+    },
   ]
 
   const callbackRows = [
-    { label: 'Delivery attempts', values: byPeriod((period) => groupedCount(period.callbacks.attempts)) },
-    { label: 'Acknowledged by the merchant', values: byPeriod((period) => groupedCount(period.callbacks.acknowledged)) },
+    {
+      label: 'Delivery attempts',
+      values: byPeriod((period) => groupedCount(period.callbacks.attempts)),
+    },
+    {
+      label: 'Acknowledged by the merchant',
+      values: byPeriod((period) => groupedCount(period.callbacks.acknowledged)),
+    },
     { label: 'Success rate', values: byPeriod((period) => percent(period.callbacks.successRate)) },
   ]
 
@@ -149,7 +187,9 @@ export function dashboardView(figures: DashboardFigures) {
   const tokens = periods.month.volumeByToken.map((row) => row.token)
   const volumeRows = tokens.map((token) => ({
     token,
-    values: byPeriod((period) => groupedDecimal(period.volumeByToken.find((row) => row.token === token)?.amount ?? '0')),
+    values: byPeriod((period) =>
+      groupedDecimal(period.volumeByToken.find((row) => row.token === token)?.amount ?? '0')
+    ),
   }))
   const networkRows = periods.month.volumeByNetwork.flatMap((network) =>
     network.tokens.map((entry) => ({
@@ -157,15 +197,20 @@ export function dashboardView(figures: DashboardFigures) {
       token: entry.token,
       values: byPeriod((period) =>
         groupedDecimal(
-          period.volumeByNetwork.find((row) => row.network === network.network)?.tokens.find((row) => row.token === entry.token)
-            ?.amount ?? '0'
+          period.volumeByNetwork
+            .find((row) => row.network === network.network)
+            ?.tokens.find((row) => row.token === entry.token)?.amount ?? '0'
         )
       ),
     }))
   )
   const fiatRows = periods.month.fiatByCurrency.map((row) => ({
     currency: row.currency,
-    values: byPeriod((period) => groupedDecimal(period.fiatByCurrency.find((entry) => entry.currency === row.currency)?.amount ?? '0')),
+    values: byPeriod((period) =>
+      groupedDecimal(
+        period.fiatByCurrency.find((entry) => entry.currency === row.currency)?.amount ?? '0'
+      )
+    ),
   }))
 
   const chartInput: ChartInput = {
@@ -194,7 +239,10 @@ export function dashboardView(figures: DashboardFigures) {
         ? '—'
         : `${groupedDecimal(status.lagBlocks)} block${status.lagBlocks === '1' ? '' : 's'}${status.lagMs === null ? '' : ` (≈ ${duration(status.lagMs)})`}`,
     lagLarge: status.lagLarge && status.enabled,
-    lagNote: status.lagBlocks === null ? '' : `waits for ${status.confirmations} confirmation${status.confirmations === 1 ? '' : 's'}`,
+    lagNote:
+      status.lagBlocks === null
+        ? ''
+        : `waits for ${status.confirmations} confirmation${status.confirmations === 1 ? '' : 's'}`,
     heightsAt: status.heightsAt === null ? '' : `as of ${relativeTime(status.heightsAt, now)}`,
     lastScan: relativeTime(status.lastScanAt, now),
     lastScanUtc: status.lastScanAt === null ? '' : utcTime(status.lastScanAt),
@@ -208,7 +256,10 @@ export function dashboardView(figures: DashboardFigures) {
     fiat: `${groupedDecimal(order.amount)} ${order.currency}`,
     crypto: order.token === '' ? '—' : `${groupedDecimal(order.actualAmount)} ${order.token}`,
     network: networkLabel(names, order.network),
-    status: ORDER_STATUS[order.status] ?? { label: `status ${order.status}`, tone: 'neutral' as Tone },
+    status: ORDER_STATUS[order.status] ?? {
+      label: `status ${order.status}`,
+      tone: 'neutral' as Tone,
+    },
     created: utcTime(order.createdAt),
     createdAgo: relativeTime(order.createdAt, now),
     callback: CALLBACK_STATUS[order.callbackStatus] ?? order.callbackStatus,
@@ -226,7 +277,9 @@ export function dashboardView(figures: DashboardFigures) {
     fiatRows,
     chart: { svg: renderChart(chartInput), table: chartTable(chartInput), title: chartInput.title },
     scanners,
-    scannerProblems: figures.scanners.filter((status) => ['error', 'stale', 'behind', 'unavailable'].includes(status.state)).length,
+    scannerProblems: figures.scanners.filter((status) =>
+      ['error', 'stale', 'behind', 'unavailable'].includes(status.state)
+    ).length,
     recentOrders,
   }
 }

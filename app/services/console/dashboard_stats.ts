@@ -17,7 +17,13 @@ export const RECENT_ORDERS = 10
 const MONTH_DAYS = PERIODS.month
 const DAY_MS = 86_400_000
 
-export type StatusCounts = { waiting: number; paid: number; expired: number; selecting: number; total: number }
+export type StatusCounts = {
+  waiting: number
+  paid: number
+  expired: number
+  selecting: number
+  total: number
+}
 export type TokenAmount = { token: string; amount: string }
 
 export type PeriodFigures = {
@@ -40,7 +46,8 @@ export type PeriodFigures = {
 
 export type DayPoint = { date: string; start: number; created: number; paid: number }
 
-export type ScannerState = 'ok' | 'behind' | 'error' | 'stale' | 'never' | 'idle' | 'disabled' | 'unavailable'
+export type ScannerState =
+  'ok' | 'behind' | 'error' | 'stale' | 'never' | 'idle' | 'disabled' | 'unavailable'
 
 export type ScannerStatus = {
   network: string
@@ -122,9 +129,16 @@ const STATUS_NAMES: Record<number, keyof Omit<StatusCounts, 'total'>> = {
   [OrderStatus.SELECTING]: 'selecting',
 }
 
-const emptyCounts = (): StatusCounts => ({ waiting: 0, paid: 0, expired: 0, selecting: 0, total: 0 })
+const emptyCounts = (): StatusCounts => ({
+  waiting: 0,
+  paid: 0,
+  expired: 0,
+  selecting: 0,
+  total: 0,
+})
 const numberOf = (value: unknown) => (value === null || value === undefined ? 0 : Number(value))
-const epochOrNull = (value: unknown) => (value === null || value === undefined || Number(value) === 0 ? null : Number(value))
+const epochOrNull = (value: unknown) =>
+  value === null || value === undefined || Number(value) === 0 ? null : Number(value)
 
 /**
  * The console's home: what happened (orders by status, volume, conversion,
@@ -178,7 +192,9 @@ export class DashboardStats {
         date: DateTime.fromMillis(days[day], { zone: timeZone }).toISODate()!,
         start: days[day],
         created: ofDay.reduce((sum, group) => sum + group.count, 0),
-        paid: ofDay.filter((group) => group.status === OrderStatus.PAID).reduce((sum, group) => sum + group.count, 0),
+        paid: ofDay
+          .filter((group) => group.status === OrderStatus.PAID)
+          .reduce((sum, group) => sum + group.count, 0),
       })
     }
 
@@ -210,7 +226,9 @@ export class DashboardStats {
       bindings = [days[0]]
     } else {
       // A clock change makes a day of 23 or 25 h: compare with each day's start, newest first.
-      const recentFirst = days.map((_, index) => MONTH_DAYS - 1 - index).filter((index) => index > 0)
+      const recentFirst = days
+        .map((_, index) => MONTH_DAYS - 1 - index)
+        .filter((index) => index > 0)
       day = `CASE ${recentFirst.map((index) => `WHEN created_at >= ? THEN ${index}`).join(' ')} ELSE 0 END`
       bindings = recentFirst.map((index) => days[index])
     }
@@ -235,9 +253,13 @@ export class DashboardStats {
   }
 
   /** Delivery attempts of the last 30 days per day (those days only: started_at is indexed). */
-  async #callbackAttempts(days: number[]): Promise<{ day: number; attempts: number; acknowledged: number }[]> {
+  async #callbackAttempts(
+    days: number[]
+  ): Promise<{ day: number; attempts: number; acknowledged: number }[]> {
     // Only the period starts matter here (today, 7 and 30 days back).
-    const starts = (Object.values(PERIODS) as number[]).map((length) => MONTH_DAYS - length).sort((a, b) => b - a)
+    const starts = (Object.values(PERIODS) as number[])
+      .map((length) => MONTH_DAYS - length)
+      .sort((a, b) => b - a)
     const bucket = `CASE ${starts.map((day) => `WHEN started_at >= ? THEN ${day}`).join(' ')} ELSE 0 END`
     const bindings = starts.map((day) => days[day])
     const rows = await db.connection().rawQuery(
@@ -261,7 +283,12 @@ export class DashboardStats {
    */
   async #outbox() {
     const [rows, [retrying]] = await Promise.all([
-      db.from('callbacks').whereIn('status', ['pending', 'failed']).groupBy('status').select('status').count('* as total'),
+      db
+        .from('callbacks')
+        .whereIn('status', ['pending', 'failed'])
+        .groupBy('status')
+        .select('status')
+        .count('* as total'),
       db.from('callbacks').where('status', 'pending').where('attempts', '>', 0).count('* as total'),
     ])
     return {
@@ -303,10 +330,14 @@ export class DashboardStats {
         'chain_cursors.heights_at'
       )
       .select(
-        db.raw('(SELECT COUNT(*) FROM wallets WHERE wallets.network = chains.network AND wallets.enabled = ?) AS wallet_count', [
-          true,
-        ]),
-        db.raw('(SELECT COUNT(*) FROM tokens WHERE tokens.network = chains.network AND tokens.enabled = ?) AS token_count', [true])
+        db.raw(
+          '(SELECT COUNT(*) FROM wallets WHERE wallets.network = chains.network AND wallets.enabled = ?) AS wallet_count',
+          [true]
+        ),
+        db.raw(
+          '(SELECT COUNT(*) FROM tokens WHERE tokens.network = chains.network AND tokens.enabled = ?) AS token_count',
+          [true]
+        )
       )
       .orderBy('chains.sort_order')
       .orderBy('chains.network')
@@ -359,7 +390,9 @@ export function dayStarts(now: number, timeZone: string): number[] {
   const today = DateTime.fromMillis(now, { zone: timeZone })
   if (!today.isValid) throw new OperatorError(`unknown time zone "${timeZone}"`)
   const midnight = today.startOf('day')
-  return Array.from({ length: MONTH_DAYS }, (_, index) => midnight.minus({ days: MONTH_DAYS - 1 - index }).toMillis())
+  return Array.from({ length: MONTH_DAYS }, (_, index) =>
+    midnight.minus({ days: MONTH_DAYS - 1 - index }).toMillis()
+  )
 }
 
 function periodFigures(
@@ -392,9 +425,16 @@ function periodFigures(
     volumeByToken: amounts(byToken).map(([token, amount]) => ({ token, amount })),
     volumeByNetwork: [...byNetwork.entries()]
       .sort(([a], [b]) => a.localeCompare(b))
-      .map(([network, tokens]) => ({ network, tokens: amounts(tokens).map(([token, amount]) => ({ token, amount })) })),
+      .map(([network, tokens]) => ({
+        network,
+        tokens: amounts(tokens).map(([token, amount]) => ({ token, amount })),
+      })),
     fiatByCurrency: amounts(byCurrency).map(([currency, amount]) => ({ currency, amount })),
-    callbacks: { attempts: tried, acknowledged, successRate: tried === 0 ? null : acknowledged / tried },
+    callbacks: {
+      attempts: tried,
+      acknowledged,
+      successRate: tried === 0 ? null : acknowledged / tried,
+    },
   }
 }
 
@@ -403,7 +443,9 @@ function add(totals: Map<string, Decimal>, key: string, amount: string) {
 }
 
 function amounts(totals: Map<string, Decimal>): [string, string][] {
-  return [...totals.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([key, value]) => [key, toDecimalString(value)])
+  return [...totals.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, value]) => [key, toDecimalString(value)])
 }
 
 /** The rows of a raw SELECT on either engine (pg: { rows }, better-sqlite3: the array). */
@@ -435,8 +477,10 @@ function scannerStatus(row: Record<string, any>, now: number): ScannerStatus {
   const lagMs = lagBlocks === null ? null : Number(lagBlocks) * blockTimeMs
   // The scan waits for `confirmations` blocks on purpose; only what is beyond is lag.
   const waitBlocks = BigInt(Math.max(confirmations - 1, 0))
-  const excessMs = lagBlocks === null || lagBlocks <= waitBlocks ? 0 : Number(lagBlocks - waitBlocks) * blockTimeMs
-  const caughtUp = row.caught_up === null || row.caught_up === undefined ? true : Boolean(row.caught_up)
+  const excessMs =
+    lagBlocks === null || lagBlocks <= waitBlocks ? 0 : Number(lagBlocks - waitBlocks) * blockTimeMs
+  const caughtUp =
+    row.caught_up === null || row.caught_up === undefined ? true : Boolean(row.caught_up)
   const lagLarge = !caughtUp || excessMs > Math.max(LARGE_LAG_MS, STALE_INTERVALS * intervalMs)
 
   const status: ScannerStatus = {
@@ -453,7 +497,8 @@ function scannerStatus(row: Record<string, any>, now: number): ScannerStatus {
     lastScanAt,
     lastError: row.last_error ?? '',
     caughtUp,
-    scanning: row.locked_until !== null && row.locked_until !== undefined && Number(row.locked_until) > now,
+    scanning:
+      row.locked_until !== null && row.locked_until !== undefined && Number(row.locked_until) > now,
     headHeight: head,
     scannedHeight: scanned,
     heightsAt: epochOrNull(row.heights_at),
@@ -476,4 +521,3 @@ function scannerState(status: ScannerStatus, now: number, intervalMs: number): S
   if (status.lagLarge) return 'behind'
   return 'ok'
 }
-

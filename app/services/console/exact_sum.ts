@@ -25,7 +25,12 @@ export type ExactSumParts = { sql: string; read: (row: Record<string, unknown>) 
  * decimal string ("0" for no rows). `column` is trusted SQL (a column
  * name of ours), never user input.
  */
-export function exactSum(client: QueryClientContract, column: string, scale: number, alias: string): ExactSumParts {
+export function exactSum(
+  client: QueryClientContract,
+  column: string,
+  scale: number,
+  alias: string
+): ExactSumParts {
   if (client.dialect.name === 'postgres') {
     return {
       sql: `CAST(COALESCE(SUM(${column}), 0) AS TEXT) AS ${alias}_a, '0' AS ${alias}_b`,
@@ -37,7 +42,9 @@ export function exactSum(client: QueryClientContract, column: string, scale: num
   for (let digits = scale; digits >= 0; digits--) {
     // Below 10^(15 - digits) the decimal may have `digits` fraction digits.
     const bound = `1${'0'.repeat(MAX_SIGNIFICANT_DIGITS - digits)}`
-    tiers.push(`WHEN ${column} < ${bound} THEN CAST(ROUND(${fraction} * 1${'0'.repeat(digits)}) AS INTEGER) * 1${'0'.repeat(scale - digits)}`)
+    tiers.push(
+      `WHEN ${column} < ${bound} THEN CAST(ROUND(${fraction} * 1${'0'.repeat(digits)}) AS INTEGER) * 1${'0'.repeat(scale - digits)}`
+    )
   }
   const units = `CASE ${tiers.join(' ')} ELSE 0 END`
   return {
@@ -46,6 +53,10 @@ export function exactSum(client: QueryClientContract, column: string, scale: num
       `CAST(COALESCE(SUM(CAST(${column} AS INTEGER)), 0) AS TEXT) AS ${alias}_a, ` +
       `CAST(COALESCE(SUM(${units}), 0) AS TEXT) AS ${alias}_b`,
     read: (row) =>
-      toDecimalString(new Decimal(String(row[`${alias}_a`])).plus(new Decimal(String(row[`${alias}_b`])).shiftedBy(-scale))),
+      toDecimalString(
+        new Decimal(String(row[`${alias}_a`])).plus(
+          new Decimal(String(row[`${alias}_b`])).shiftedBy(-scale)
+        )
+      ),
   }
 }

@@ -4,7 +4,13 @@ import { relativeTime } from '#services/console/console_format'
 
 /** The dashboard's "Health checks" card: the doctor's warnings and problems, worst first. */
 export type HealthCard = {
-  items: { tone: 'danger' | 'warning'; label: string; title: string; finding: string; fix: string | null }[]
+  items: {
+    tone: 'danger' | 'warning'
+    label: string
+    title: string
+    finding: string
+    fix: string | null
+  }[]
   problems: number
   warnings: number
   /** "Chain endpoints and rates checked 20 s ago", or that they are being checked now. */

@@ -72,9 +72,17 @@ export type MigrationGuide = { createUrl: string; queryUrl: string; steps: Migra
  */
 export function migrationSteps(baseUrl: string, pid: string): MigrationStep[] {
   return [
-    { what: 'Create URL', before: '{epusdt}/api/v1/order/create-transaction', after: `${baseUrl}${NATIVE_CREATE_PATH}` },
+    {
+      what: 'Create URL',
+      before: '{epusdt}/api/v1/order/create-transaction',
+      after: `${baseUrl}${NATIVE_CREATE_PATH}`,
+    },
     { what: 'pid', before: 'not sent', after: `pid=${pid} in every request, signed` },
-    { what: 'currency', before: 'always CNY, not sent', after: 'currency=cny (or usd, eur … any currency with a rate)' },
+    {
+      what: 'currency',
+      before: 'always CNY, not sent',
+      after: 'currency=cny (or usd, eur … any currency with a rate)',
+    },
     {
       what: 'Coin',
       before: 'trade_type usdt.trc20, usdt.erc20, usdt.bep20 … (BEpusdt)',
@@ -83,14 +91,24 @@ export function migrationSteps(baseUrl: string, pid: string): MigrationStep[] {
     {
       what: 'Signature',
       before: 'md5(sorted name=value pairs joined by & + token)',
-      after: 'hash_hmac(sha256, sorted name=value pairs joined by &, secret): 64 lower-case hex in signature',
+      after:
+        'hash_hmac(sha256, sorted name=value pairs joined by &, secret): 64 lower-case hex in signature',
     },
-    { what: 'Receiving address', before: 'data.token', after: 'data.receive_address (data.token is the coin, USDT)' },
-    { what: 'Expiry', before: 'data.expiration_time: a duration', after: 'data.expiration_time: seconds since the epoch' },
+    {
+      what: 'Receiving address',
+      before: 'data.token',
+      after: 'data.receive_address (data.token is the coin, USDT)',
+    },
+    {
+      what: 'Expiry',
+      before: 'data.expiration_time: a duration',
+      after: 'data.expiration_time: seconds since the epoch',
+    },
     {
       what: 'Callback check',
       before: 'MD5 of the POSTed fields with the token',
-      after: 'HMAC-SHA256 of the JSON body\'s fields but signature (an MD5 check refuses every callback); answer ok or success',
+      after:
+        "HMAC-SHA256 of the JSON body's fields but signature (an MD5 check refuses every callback); answer ok or success",
     },
   ]
 }
@@ -118,13 +136,15 @@ export const COMPAT_ENDPOINTS: CompatEndpoint[] = [
     call: 'mapi.php',
     method: 'POST',
     purpose: 'API mode: the shop creates the order and shows the payment itself',
-    answers: 'JSON: code 1, trade_no, payurl (the cashier page) and, once token and network are known, qrcode (the wallet URI to show as a QR code); a refusal: code -1 and msg',
+    answers:
+      'JSON: code 1, trade_no, payurl (the cashier page) and, once token and network are known, qrcode (the wallet URI to show as a QR code); a refusal: code -1 and msg',
   },
   {
     call: 'api.php?act=order',
     method: 'GET or POST',
     purpose: 'Order query by trade_no or out_trade_no, with pid and key (the secret)',
-    answers: 'JSON: code 1, trade_no, out_trade_no, type, pid, name, money, status (1 paid, 0 not), addtime, endtime, api_trade_no (the paying transaction); a refusal: code -1 and msg',
+    answers:
+      'JSON: code 1, trade_no, out_trade_no, type, pid, name, money, status (1 paid, 0 not), addtime, endtime, api_trade_no (the paying transaction); a refusal: code -1 and msg',
   },
   {
     call: 'api.php?act=orders',
@@ -136,7 +156,8 @@ export const COMPAT_ENDPOINTS: CompatEndpoint[] = [
     call: 'api.php?act=refund',
     method: 'POST',
     purpose: 'Refund',
-    answers: 'Always code -1: refunds are not supported (the gateway holds no private keys); refund from your own wallet',
+    answers:
+      'Always code -1: refunds are not supported (the gateway holds no private keys); refund from your own wallet',
   },
 ]
 
@@ -148,7 +169,8 @@ export type GuideOptions = {
 }
 
 /** A field of the example order: a fixed value, or an expression per language (unique order ids). */
-type ExampleField = { name: string; value: string } | { name: string; shell: string; php: string; node: string }
+type ExampleField =
+  { name: string; value: string } | { name: string; shell: string; php: string; node: string }
 
 const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`
 const phpQuote = (text: string) => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
@@ -165,7 +187,12 @@ function exampleFields(pid: string, asset: IntegrationGuide['asset']): ExampleFi
     },
     { name: 'currency', value: 'cny' },
     { name: 'amount', value: '10.00' },
-    ...(asset ? [{ name: 'token', value: asset.token }, { name: 'network', value: asset.network }] : []),
+    ...(asset
+      ? [
+          { name: 'token', value: asset.token },
+          { name: 'network', value: asset.network },
+        ]
+      : []),
     { name: 'notify_url', value: EXAMPLE_NOTIFY_URL },
     { name: 'redirect_url', value: EXAMPLE_REDIRECT_URL },
     { name: 'name', value: 'Example order' },
@@ -178,9 +205,16 @@ function assetComment(asset: IntegrationGuide['asset'], prefix: string): string 
     : `${prefix} No token and network: the payer chooses them in the cashier (the gateway has no payable asset yet).`
 }
 
-function shellExample(baseUrl: string, pid: string, fields: ExampleField[], asset: IntegrationGuide['asset']): string {
+function shellExample(
+  baseUrl: string,
+  pid: string,
+  fields: ExampleField[],
+  asset: IntegrationGuide['asset']
+): string {
   const lines = fields.map((field) =>
-    'value' in field ? `  ${shellQuote(`${field.name}=${field.value}`)}` : `  "${field.name}=${field.shell}"`
+    'value' in field
+      ? `  ${shellQuote(`${field.name}=${field.value}`)}`
+      : `  "${field.name}=${field.shell}"`
   )
   return `#!/usr/bin/env bash
 # Creates an order as pid ${pid} on the native API (HMAC-SHA256 signature).
@@ -211,7 +245,12 @@ case "$RESPONSE" in *'"status_code":200'*) ;; *) exit 1 ;; esac
 `
 }
 
-function phpExample(baseUrl: string, pid: string, fields: ExampleField[], asset: IntegrationGuide['asset']): string {
+function phpExample(
+  baseUrl: string,
+  pid: string,
+  fields: ExampleField[],
+  asset: IntegrationGuide['asset']
+): string {
   const width = Math.max(...fields.map((field) => field.name.length)) + 2
   const lines = fields.map((field) => {
     const key = `'${field.name}'`.padEnd(width)
@@ -261,8 +300,15 @@ echo $response, "\\n";
 `
 }
 
-function nodeExample(baseUrl: string, pid: string, fields: ExampleField[], asset: IntegrationGuide['asset']): string {
-  const lines = fields.map((field) => `  ${field.name}: ${'value' in field ? jsQuote(field.value) : field.node},`)
+function nodeExample(
+  baseUrl: string,
+  pid: string,
+  fields: ExampleField[],
+  asset: IntegrationGuide['asset']
+): string {
+  const lines = fields.map(
+    (field) => `  ${field.name}: ${'value' in field ? jsQuote(field.value) : field.node},`
+  )
   return `// Creates an order as pid ${pid} on the native API (HMAC-SHA256 signature).
 ${assetComment(asset, '//')}
 // Node.js 18 or later, no packages.
@@ -391,7 +437,12 @@ createServer(async (request, response) => {
 }
 
 /** The examples themselves, for a key and a base address (no database). */
-export function renderGuide(input: { pid: string; baseUrl: string; asset: IntegrationGuide['asset']; compatEnabled: boolean }): IntegrationGuide {
+export function renderGuide(input: {
+  pid: string
+  baseUrl: string
+  asset: IntegrationGuide['asset']
+  compatEnabled: boolean
+}): IntegrationGuide {
   const baseUrl = input.baseUrl.replace(/\/+$/, '')
   const { pid, asset } = input
   const fields = exampleFields(pid, asset)
@@ -401,10 +452,30 @@ export function renderGuide(input: { pid: string; baseUrl: string; asset: Integr
     baseUrl,
     secretVariable: SECRET_VARIABLE,
     endpoints: [
-      { name: 'Create an order', method: 'POST', url: `${baseUrl}${NATIVE_CREATE_PATH}`, signed: 'HMAC-SHA256 in the signature field' },
-      { name: 'Query an order', method: 'POST', url: `${baseUrl}${NATIVE_QUERY_PATH}`, signed: 'HMAC-SHA256 in the signature field' },
-      { name: 'Networks and tokens offered', method: 'GET', url: `${baseUrl}${NATIVE_CONFIG_PATH}`, signed: 'none' },
-      { name: 'This API as OpenAPI 3.1 (Postman, Insomnia, code generators)', method: 'GET', url: `${baseUrl}${NATIVE_OPENAPI_PATH}`, signed: 'none' },
+      {
+        name: 'Create an order',
+        method: 'POST',
+        url: `${baseUrl}${NATIVE_CREATE_PATH}`,
+        signed: 'HMAC-SHA256 in the signature field',
+      },
+      {
+        name: 'Query an order',
+        method: 'POST',
+        url: `${baseUrl}${NATIVE_QUERY_PATH}`,
+        signed: 'HMAC-SHA256 in the signature field',
+      },
+      {
+        name: 'Networks and tokens offered',
+        method: 'GET',
+        url: `${baseUrl}${NATIVE_CONFIG_PATH}`,
+        signed: 'none',
+      },
+      {
+        name: 'This API as OpenAPI 3.1 (Postman, Insomnia, code generators)',
+        method: 'GET',
+        url: `${baseUrl}${NATIVE_OPENAPI_PATH}`,
+        signed: 'none',
+      },
       ...(input.compatEnabled
         ? [
             {
@@ -418,13 +489,48 @@ export function renderGuide(input: { pid: string; baseUrl: string; asset: Integr
     ],
     asset,
     createExamples: [
-      { id: 'shell', title: 'curl and a shell HMAC', language: 'bash', filename: 'create_order.sh', run: run('bash create_order.sh'), code: shellExample(baseUrl, pid, fields, asset) },
-      { id: 'php', title: 'PHP', language: 'php', filename: 'create_order.php', run: run('php create_order.php'), code: phpExample(baseUrl, pid, fields, asset) },
-      { id: 'node', title: 'Node.js', language: 'javascript', filename: 'create_order.mjs', run: run('node create_order.mjs'), code: nodeExample(baseUrl, pid, fields, asset) },
+      {
+        id: 'shell',
+        title: 'curl and a shell HMAC',
+        language: 'bash',
+        filename: 'create_order.sh',
+        run: run('bash create_order.sh'),
+        code: shellExample(baseUrl, pid, fields, asset),
+      },
+      {
+        id: 'php',
+        title: 'PHP',
+        language: 'php',
+        filename: 'create_order.php',
+        run: run('php create_order.php'),
+        code: phpExample(baseUrl, pid, fields, asset),
+      },
+      {
+        id: 'node',
+        title: 'Node.js',
+        language: 'javascript',
+        filename: 'create_order.mjs',
+        run: run('node create_order.mjs'),
+        code: nodeExample(baseUrl, pid, fields, asset),
+      },
     ],
     callbackExamples: [
-      { id: 'php', title: 'PHP', language: 'php', filename: 'notify.php', run: run('php -S 0.0.0.0:8080 notify.php'), code: phpCallbackExample(pid) },
-      { id: 'node', title: 'Node.js', language: 'javascript', filename: 'notify.mjs', run: run('PORT=8080 node notify.mjs'), code: nodeCallbackExample(pid) },
+      {
+        id: 'php',
+        title: 'PHP',
+        language: 'php',
+        filename: 'notify.php',
+        run: run('php -S 0.0.0.0:8080 notify.php'),
+        code: phpCallbackExample(pid),
+      },
+      {
+        id: 'node',
+        title: 'Node.js',
+        language: 'javascript',
+        filename: 'notify.mjs',
+        run: run('PORT=8080 node notify.mjs'),
+        code: nodeCallbackExample(pid),
+      },
     ],
     compat: input.compatEnabled
       ? {

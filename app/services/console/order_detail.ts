@@ -120,16 +120,27 @@ function reorgNotice(
   const position = row.position ?? ''
   const audit = flagged
     .map((entry) => ({ subject: entry.subject_id, before: parsedJson(entry.before) }))
-    .find((entry) => entry.subject === tradeId && entry.before.reference === row.reference && (entry.before.position ?? '') === position)
+    .find(
+      (entry) =>
+        entry.subject === tradeId &&
+        entry.before.reference === row.reference &&
+        (entry.before.position ?? '') === position
+    )
   const notice = notices.find(
-    (entry) => Number(entry.order_id) === Number(row.order_id) && entry.reference === row.reference && (entry.position ?? '') === position
+    (entry) =>
+      Number(entry.order_id) === Number(row.order_id) &&
+      entry.reference === row.reference &&
+      (entry.position ?? '') === position
   )
   const current = blockOf(row.block_number, row.block_hash)
   let replaced: Block | null = current
   let foundAgain: Block | null = null
   if (audit) {
     replaced = blockOf(audit.before.block, audit.before.blockHash)
-    const moved = current !== null && replaced !== null && (current.number !== replaced.number || current.hash !== replaced.hash)
+    const moved =
+      current !== null &&
+      replaced !== null &&
+      (current.number !== replaced.number || current.hash !== replaced.hash)
     foundAgain = moved ? current : null
   } else if (notice) {
     replaced = blockInReason(notice.reason, 'credited from')
@@ -145,7 +156,12 @@ function reorgNotice(
     inbox: notice
       ? {
           id: Number(notice.id),
-          state: notice.assigned_at !== null ? 'assigned' : notice.dismissed_at !== null ? 'dismissed' : 'open',
+          state:
+            notice.assigned_at !== null
+              ? 'assigned'
+              : notice.dismissed_at !== null
+                ? 'dismissed'
+                : 'open',
         }
       : null,
   }
@@ -172,7 +188,10 @@ export class OrderDetails {
       AmountLock.findBy('order_id', order.id),
       db
         .from('payment_references')
-        .whereIn('order_id', pair.map((entry) => entry.id))
+        .whereIn(
+          'order_id',
+          pair.map((entry) => entry.id)
+        )
         .orderBy('id'),
       ProviderOrder.findBy('order_id', order.id),
       PaymentSighting.query().where('order_id', order.id).orderBy('id'),
@@ -183,14 +202,18 @@ export class OrderDetails {
     const attempts = callback
       ? await CallbackAttempt.query().where('callback_id', callback.id).orderBy('id', 'asc')
       : []
-    const history = await this.audit.list({ subjectType: 'order', subjectId: order.tradeId }, { limit: HISTORY_ROWS })
+    const history = await this.audit.list(
+      { subjectType: 'order', subjectId: order.tradeId },
+      { limit: HISTORY_ROWS }
+    )
     const chains = new Map<string, Chain | null>([[order.network, chain]])
     const chainOf = async (network: string) => {
       if (!chains.has(network)) chains.set(network, await Chain.findBy('network', network))
       return chains.get(network) ?? null
     }
     const shownReferences: PaymentReference[] = []
-    const tradeIdOf = (row: Record<string, any>) => pair.find((entry) => entry.id === Number(row.order_id))!.tradeId
+    const tradeIdOf = (row: Record<string, any>) =>
+      pair.find((entry) => entry.id === Number(row.order_id))!.tradeId
     for (const row of references) {
       shownReferences.push({
         tradeId: tradeIdOf(row),
@@ -202,10 +225,13 @@ export class OrderDetails {
         position: row.position ?? '',
         positionText: describePosition(row.position ?? ''),
         block: blockOf(row.block_number, row.block_hash),
-        reorgedAt: row.reorged_at === null || row.reorged_at === undefined ? null : Number(row.reorged_at),
+        reorgedAt:
+          row.reorged_at === null || row.reorged_at === undefined ? null : Number(row.reorged_at),
       })
     }
-    const reorged = references.filter((row) => row.reorged_at !== null && row.reorged_at !== undefined)
+    const reorged = references.filter(
+      (row) => row.reorged_at !== null && row.reorged_at !== undefined
+    )
     const [flagged, notices] =
       reorged.length === 0
         ? [[], []]
@@ -213,16 +239,30 @@ export class OrderDetails {
             db
               .from('audit_log')
               .where('subject_type', 'order')
-              .whereIn('subject_id', pair.map((entry) => entry.tradeId))
+              .whereIn(
+                'subject_id',
+                pair.map((entry) => entry.tradeId)
+              )
               .where('action', 'order.reorged')
               .orderBy('id')
               .select('subject_id', 'before'),
             db
               .from('unmatched_payments')
               .where('kind', 'reorged')
-              .whereIn('order_id', pair.map((entry) => entry.id))
+              .whereIn(
+                'order_id',
+                pair.map((entry) => entry.id)
+              )
               .orderBy('id', 'desc')
-              .select('id', 'order_id', 'reference', 'position', 'reason', 'assigned_at', 'dismissed_at'),
+              .select(
+                'id',
+                'order_id',
+                'reference',
+                'position',
+                'reason',
+                'assigned_at',
+                'dismissed_at'
+              ),
           ])
     const reorgs = reorged.map((row) => reorgNotice(row, tradeIdOf(row), flagged, notices))
     return {

@@ -1,7 +1,11 @@
 import db from '@adonisjs/lucid/services/db'
 import type Order from '#models/order'
 import { csvRow } from '#support/csv'
-import orderSearch, { ORDER_STATUS_NAMES, type OrderFilters, type OrderSearch } from '#services/console/order_search'
+import orderSearch, {
+  ORDER_STATUS_NAMES,
+  type OrderFilters,
+  type OrderSearch,
+} from '#services/console/order_search'
 
 /** Most orders one export holds; past it the file ends with a line saying so. */
 export const EXPORT_ROW_CAP = 100_000
@@ -95,10 +99,14 @@ export class OrderExport {
   }
 
   async #parentTradeIds(batch: Order[]): Promise<Map<number, string>> {
-    const ids = [...new Set(batch.map((order) => order.parentId).filter((id): id is number => id !== null))]
+    const ids = [
+      ...new Set(batch.map((order) => order.parentId).filter((id): id is number => id !== null)),
+    ]
     if (ids.length === 0) return new Map()
     const rows = await db.from('orders').whereIn('id', ids).select('id', 'trade_id')
-    return new Map(rows.map((row: { id: number | string; trade_id: string }) => [Number(row.id), row.trade_id]))
+    return new Map(
+      rows.map((row: { id: number | string; trade_id: string }) => [Number(row.id), row.trade_id])
+    )
   }
 }
 

@@ -49,7 +49,10 @@ export type OrderPage = { orders: Order[]; next: string | null; previous: string
 
 type Position = { createdAt: number; id: number }
 type Direction = 'older' | 'newer'
-type Match = { column: 'trade_id' | 'order_id' | 'receive_address' | 'block_transaction_id'; value: string }
+type Match = {
+  column: 'trade_id' | 'order_id' | 'receive_address' | 'block_transaction_id'
+  value: string
+}
 
 /** Column widths: a longer term cannot match (and is not sent). */
 const WIDTH: Record<Match['column'], number> = {
@@ -82,7 +85,10 @@ function newestFirst(a: Order, b: Order) {
  */
 export class OrderSearch {
   async page(filters: OrderFilters, request: OrderPageRequest = {}): Promise<OrderPage> {
-    const limit = Math.min(Math.max(Math.trunc(request.limit ?? ORDER_PAGE_SIZE), 1), MAX_ORDER_PAGE)
+    const limit = Math.min(
+      Math.max(Math.trunc(request.limit ?? ORDER_PAGE_SIZE), 1),
+      MAX_ORDER_PAGE
+    )
     const after = readCursor(request.after)
     const before = after ? null : readCursor(request.before)
 
@@ -94,7 +100,11 @@ export class OrderSearch {
       return { orders, next: cursorOf(orders[orders.length - 1]), previous: cursorOf(orders[0]) }
     }
 
-    const older = await this.#fetch(filters, after ? { from: after, direction: 'older' } : null, limit + 1)
+    const older = await this.#fetch(
+      filters,
+      after ? { from: after, direction: 'older' } : null,
+      limit + 1
+    )
     const orders = older.slice(0, limit)
     return {
       orders,
@@ -138,8 +148,14 @@ export class OrderSearch {
    * The SQL of the first page of `filters` (one statement per way the
    * search term can match), for EXPLAIN in the bench and the tests.
    */
-  statements(filters: OrderFilters, request: OrderPageRequest = {}): { sql: string; bindings: unknown[] }[] {
-    const limit = Math.min(Math.max(Math.trunc(request.limit ?? ORDER_PAGE_SIZE), 1), MAX_ORDER_PAGE)
+  statements(
+    filters: OrderFilters,
+    request: OrderPageRequest = {}
+  ): { sql: string; bindings: unknown[] }[] {
+    const limit = Math.min(
+      Math.max(Math.trunc(request.limit ?? ORDER_PAGE_SIZE), 1),
+      MAX_ORDER_PAGE
+    )
     const after = readCursor(request.after)
     const position = after ? { from: after, direction: 'older' as const } : null
     return this.#queries(filters, position, 'older', limit + 1).map((query) => {
@@ -194,9 +210,13 @@ export class OrderSearch {
       // OR only orders the rows of the cursor's own millisecond.
       const { createdAt, id } = position.from
       if (direction === 'older') {
-        query.where('created_at', '<=', createdAt).where((same) => same.where('created_at', '<', createdAt).orWhere('id', '<', id))
+        query
+          .where('created_at', '<=', createdAt)
+          .where((same) => same.where('created_at', '<', createdAt).orWhere('id', '<', id))
       } else {
-        query.where('created_at', '>=', createdAt).where((same) => same.where('created_at', '>', createdAt).orWhere('id', '>', id))
+        query
+          .where('created_at', '>=', createdAt)
+          .where((same) => same.where('created_at', '>', createdAt).orWhere('id', '>', id))
       }
     }
     const order = direction === 'older' ? 'desc' : 'asc'
@@ -234,7 +254,8 @@ export class OrderSearch {
     for (const address of addresses) matches.push({ column: 'receive_address', value: address })
     const references = new Set([term])
     if (/^(0x)?[0-9a-fA-F]+$/.test(term)) references.add(term.toLowerCase())
-    for (const reference of references) matches.push({ column: 'block_transaction_id', value: reference })
+    for (const reference of references)
+      matches.push({ column: 'block_transaction_id', value: reference })
     return matches.filter((match) => match.value.length <= WIDTH[match.column])
   }
 }

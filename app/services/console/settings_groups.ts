@@ -62,7 +62,8 @@ export const SETTINGS_GROUPS: readonly SettingsGroup[] = [
   {
     id: 'rates',
     title: 'Rates',
-    description: 'A fixed rate wins; a pair without one is asked of the live source, when one is set.',
+    description:
+      'A fixed rate wins; a pair without one is asked of the live source, when one is set.',
     labels: {
       'rate.api_url': 'Live source URL',
       'rate.cache_ttl_seconds': 'Live rate lifetime (seconds)',
@@ -74,8 +75,8 @@ export const SETTINGS_GROUPS: readonly SettingsGroup[] = [
     title: 'Callbacks',
     description: 'How merchants are told that an order is paid, and how often it is tried again.',
     labels: {
-      order_notice_max_retry: 'Retries after a failure',
-      callback_retry_base_seconds: 'Retry base delay (seconds)',
+      'order_notice_max_retry': 'Retries after a failure',
+      'callback_retry_base_seconds': 'Retry base delay (seconds)',
       'callbacks.timeout_seconds': 'Attempt timeout (seconds)',
       'callbacks.allow_private_targets': 'Allow private addresses',
       'callbacks.concurrency': 'Callbacks in flight per worker',
@@ -116,7 +117,8 @@ export const SETTINGS_GROUPS: readonly SettingsGroup[] = [
   {
     id: 'compat',
     title: 'Compat defaults',
-    description: 'What a compat (EPay-style) order gets when its request names no currency, token or network.',
+    description:
+      'What a compat (EPay-style) order gets when its request names no currency, token or network.',
     plugin: 'compat',
     labels: {
       'compat.default_currency': 'Default currency',
@@ -127,7 +129,8 @@ export const SETTINGS_GROUPS: readonly SettingsGroup[] = [
   {
     id: 'provider',
     title: 'Provider account',
-    description: 'The hosted provider channel: the shop account, its shared token and where it calls back.',
+    description:
+      'The hosted provider channel: the shop account, its shared token and where it calls back.',
     plugin: 'provider',
     labels: {
       'provider.enabled': 'Offer the provider channel',
@@ -143,7 +146,8 @@ export const SETTINGS_GROUPS: readonly SettingsGroup[] = [
   {
     id: 'metrics',
     title: 'Monitoring',
-    description: 'Who may read GET /metrics: a bearer token, an IP allow-list, or both (neither: this host only).',
+    description:
+      'Who may read GET /metrics: a bearer token, an IP allow-list, or both (neither: this host only).',
     labels: {
       'metrics.token': 'Metrics token',
       'metrics.allowed_ips': 'Allowed addresses',
@@ -193,10 +197,18 @@ export type SettingsGroupPage = {
   turnedOffPlugin: string | null
 }
 
-export type SettingsGroupSummary = { id: SettingsGroupId; title: string; count: number; turnedOffPlugin: string | null }
+export type SettingsGroupSummary = {
+  id: SettingsGroupId
+  title: string
+  count: number
+  turnedOffPlugin: string | null
+}
 
 /** What a form posts for a group: key → typed text (absent or undefined: unchanged; null: emptied); `clear`: secrets to empty. */
-export type SettingsGroupInput = { values: Record<string, string | null | undefined>; clear?: string[] }
+export type SettingsGroupInput = {
+  values: Record<string, string | null | undefined>
+  clear?: string[]
+}
 
 /** The keys every group names (the fallback `plugins` names none). */
 export function groupedKeys(): Map<string, SettingsGroupId> {
@@ -231,7 +243,9 @@ export function keysByGroup(keys: string[]): Map<SettingsGroupId, string[]> {
 /** The group's plugin when it is turned off (`off`: key → plugin of the settings hidden). */
 export function turnedOffPlugin(group: SettingsGroup, off: Map<string, string>): string | null {
   if (!group.plugin) return null
-  return Object.keys(group.labels).some((key) => off.get(key) === group.plugin) ? group.plugin : null
+  return Object.keys(group.labels).some((key) => off.get(key) === group.plugin)
+    ? group.plugin
+    : null
 }
 
 function inputOf(definition: SettingDefinition<unknown>): SettingInput {
@@ -279,14 +293,14 @@ export class SettingsGroups {
   async summaries(): Promise<SettingsGroupSummary[]> {
     const keys = await this.#keysByGroup()
     const off = settings.turnedOff()
-    return SETTINGS_GROUPS.filter((group) => group.id !== 'plugins' || (keys.get('plugins') ?? []).length > 0).map(
-      (group) => ({
-        id: group.id,
-        title: group.title,
-        count: (keys.get(group.id) ?? []).length,
-        turnedOffPlugin: turnedOffPlugin(group, off),
-      })
-    )
+    return SETTINGS_GROUPS.filter(
+      (group) => group.id !== 'plugins' || (keys.get('plugins') ?? []).length > 0
+    ).map((group) => ({
+      id: group.id,
+      title: group.title,
+      count: (keys.get(group.id) ?? []).length,
+      turnedOffPlugin: turnedOffPlugin(group, off),
+    }))
   }
 
   async page(id: string): Promise<SettingsGroupPage> {
@@ -300,7 +314,9 @@ export class SettingsGroups {
         key,
         label: group.labels[key] ?? key,
         // A sentence: the page adds the default after it.
-        description: /[.!?)]$/.test(definition.description) ? definition.description : `${definition.description}.`,
+        description: /[.!?)]$/.test(definition.description)
+          ? definition.description
+          : `${definition.description}.`,
         input: inputOf(definition),
         value: definition.secret ? '' : definition.serialize(row.value),
         defaultText: definition.secret ? '' : definition.serialize(definition.default),
@@ -311,7 +327,10 @@ export class SettingsGroups {
       }
       if (definition.secret) {
         const stored = typeof row.value === 'string' ? row.value : ''
-        field.secret = { set: stored !== '', masked: stored === '' ? '' : maskedSecret(key, stored) }
+        field.secret = {
+          set: stored !== '',
+          masked: stored === '' ? '' : maskedSecret(key, stored),
+        }
       }
       return field
     })
@@ -329,14 +348,17 @@ export class SettingsGroups {
     const group = this.group(id)
     const off = turnedOffPlugin(group, settings.turnedOff())
     if (off) {
-      throw new OperatorError(`The ${off} plugin is turned off (PLUGINS): its settings cannot be changed until it is back`)
+      throw new OperatorError(
+        `The ${off} plugin is turned off (PLUGINS): its settings cannot be changed until it is back`
+      )
     }
     const keys = (await this.#keysByGroup()).get(group.id) ?? []
     const clear = new Set(input.clear ?? [])
     const raws: Record<string, string> = {}
     const errors: Record<string, string> = {}
     for (const key of clear) {
-      if (!keys.includes(key) || !settings.definition(key).secret) errors[key] = 'is not a secret of this page'
+      if (!keys.includes(key) || !settings.definition(key).secret)
+        errors[key] = 'is not a secret of this page'
     }
     for (const [key, given] of Object.entries(input.values)) {
       if (given === undefined) continue

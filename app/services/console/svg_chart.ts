@@ -72,8 +72,11 @@ export function niceMax(value: number, whole = Number.isInteger(value)): number 
   if (!(value > 0) || !Number.isFinite(value)) return TICKS
   const step = value / TICKS
   const exponent = Math.floor(Math.log10(step))
-  const scaled = (factor: number) => (exponent >= 0 ? factor * 10 ** exponent : factor / 10 ** -exponent)
-  const nice = STEP_FACTORS.map(scaled).find((candidate) => candidate >= step && (!whole || Number.isInteger(candidate)))
+  const scaled = (factor: number) =>
+    exponent >= 0 ? factor * 10 ** exponent : factor / 10 ** -exponent
+  const nice = STEP_FACTORS.map(scaled).find(
+    (candidate) => candidate >= step && (!whole || Number.isInteger(candidate))
+  )
   return (nice ?? Math.ceil(step)) * TICKS
 }
 
@@ -84,16 +87,20 @@ function check(input: ChartInput) {
   if (!ID.test(input.id)) throw new TypeError(`chart id "${input.id}" is not a valid id`)
   if (input.series.length === 0) throw new TypeError('a chart needs at least one series')
   for (const series of input.series) {
-    if (!KEY.test(series.key)) throw new TypeError(`series key "${series.key}" must be lower-case letters, digits or dashes`)
+    if (!KEY.test(series.key))
+      throw new TypeError(`series key "${series.key}" must be lower-case letters, digits or dashes`)
     if (series.values.length !== input.labels.length) {
-      throw new TypeError(`series "${series.name}" has ${series.values.length} values for ${input.labels.length} labels`)
+      throw new TypeError(
+        `series "${series.name}" has ${series.values.length} values for ${input.labels.length} labels`
+      )
     }
   }
 }
 
 /** The stylesheet has four series colours; a fifth series takes the first again. */
 const SERIES_COLOURS = 4
-const seriesClass = (series: ChartSeries, index: number) => `chart-series series-${(index % SERIES_COLOURS) + 1} chart-${series.key}`
+const seriesClass = (series: ChartSeries, index: number) =>
+  `chart-series series-${(index % SERIES_COLOURS) + 1} chart-${series.key}`
 
 const clean = (value: number) => (Number.isFinite(value) && value > 0 ? value : 0)
 
@@ -101,7 +108,8 @@ const clean = (value: number) => (Number.isFinite(value) && value > 0 ? value : 
 export function chartSummary(input: ChartInput): string {
   const format = input.format ?? defaultFormat
   if (input.labels.length === 0) return 'No data.'
-  const range = input.labels.length === 1 ? input.labels[0] : `${input.labels[0]} to ${input.labels.at(-1)}`
+  const range =
+    input.labels.length === 1 ? input.labels[0] : `${input.labels[0]} to ${input.labels.at(-1)}`
   const parts = input.series.map((series) => {
     const values = series.values.map(clean)
     const total = values.reduce((sum, value) => sum + value, 0)
@@ -126,7 +134,10 @@ export function renderChart(input: ChartInput): string {
   }
   const bottom = plot.top + plot.height
   const values = input.series.flatMap((series) => series.values.map(clean))
-  const max = niceMax(Math.max(0, ...values), values.every((value) => Number.isInteger(value)))
+  const max = niceMax(
+    Math.max(0, ...values),
+    values.every((value) => Number.isInteger(value))
+  )
   const y = (value: number) => bottom - (clean(value) / max) * plot.height
   const count = input.labels.length
   const slot = count === 0 ? plot.width : plot.width / count
@@ -159,7 +170,9 @@ export function renderChart(input: ChartInput): string {
   parts.push('<g class="chart-labels" aria-hidden="true">')
   input.labels.forEach((label, index) => {
     if ((count - 1 - index) % every !== 0) return
-    parts.push(`<text x="${at(centre(index))}" y="${height - 6}" text-anchor="middle" fill="currentColor">${escapeMarkup(label)}</text>`)
+    parts.push(
+      `<text x="${at(centre(index))}" y="${height - 6}" text-anchor="middle" fill="currentColor">${escapeMarkup(label)}</text>`
+    )
   })
   parts.push('</g>')
 
@@ -173,7 +186,13 @@ export function renderChart(input: ChartInput): string {
 
 function bars(
   input: ChartInput,
-  geometry: { slot: number; y: (value: number) => number; bottom: number; left: number; format: (value: number) => string }
+  geometry: {
+    slot: number
+    y: (value: number) => number
+    bottom: number
+    left: number
+    format: (value: number) => string
+  }
 ): string[] {
   const { slot, y, bottom, left, format } = geometry
   const groupWidth = slot * 0.8
@@ -197,12 +216,18 @@ function bars(
 
 function lines(
   input: ChartInput,
-  geometry: { y: (value: number) => number; centre: (index: number) => number; format: (value: number) => string }
+  geometry: {
+    y: (value: number) => number
+    centre: (index: number) => number
+    format: (value: number) => string
+  }
 ): string[] {
   const { y, centre, format } = geometry
   const parts: string[] = []
   input.series.forEach((series, seriesIndex) => {
-    const points = series.values.map((value, index) => `${at(centre(index))},${at(y(value))}`).join(' ')
+    const points = series.values
+      .map((value, index) => `${at(centre(index))},${at(y(value))}`)
+      .join(' ')
     parts.push(`<g class="${seriesClass(series, seriesIndex)}">`)
     parts.push(`<polyline class="chart-line" fill="none" stroke-width="2" points="${points}"/>`)
     series.values.forEach((raw, index) => {
@@ -225,9 +250,13 @@ function legend(input: ChartInput, width: number): string[] {
     const series = input.series[index]
     const textWidth = series.name.length * 7
     x -= textWidth
-    parts.push(`<text x="${x}" y="14" dominant-baseline="middle" fill="currentColor">${escapeMarkup(series.name)}</text>`)
+    parts.push(
+      `<text x="${x}" y="14" dominant-baseline="middle" fill="currentColor">${escapeMarkup(series.name)}</text>`
+    )
     x -= 16
-    parts.push(`<rect class="chart-swatch ${seriesClass(series, index)}" x="${x}" y="8" width="12" height="12" rx="2"/>`)
+    parts.push(
+      `<rect class="chart-swatch ${seriesClass(series, index)}" x="${x}" y="8" width="12" height="12" rx="2"/>`
+    )
     x -= 12
   }
   parts.push('</g>')
@@ -239,9 +268,12 @@ export function chartTable(input: ChartInput): string {
   check(input)
   const format = input.format ?? defaultFormat
   const head = [`<th scope="col">${escapeMarkup(input.labelHeading ?? 'Day')}</th>`]
-  for (const series of input.series) head.push(`<th scope="col" class="num">${escapeMarkup(series.name)}</th>`)
+  for (const series of input.series)
+    head.push(`<th scope="col" class="num">${escapeMarkup(series.name)}</th>`)
   const rows = input.labels.map((label, index) => {
-    const cells = input.series.map((series) => `<td class="num">${escapeMarkup(format(clean(series.values[index])))}</td>`)
+    const cells = input.series.map(
+      (series) => `<td class="num">${escapeMarkup(format(clean(series.values[index])))}</td>`
+    )
     return `<tr><th scope="row">${escapeMarkup(label)}</th>${cells.join('')}</tr>`
   })
   return (

@@ -138,12 +138,15 @@ export class TestCallbackSender {
 export function checkCallbackUrl(text: string): string {
   const url = text.trim()
   if (url === '') throw new OperatorError('Give the URL to send the test callback to')
-  if (url.length > MAX_URL_LENGTH) throw new OperatorError(`The URL must be at most ${MAX_URL_LENGTH} characters`)
+  if (url.length > MAX_URL_LENGTH)
+    throw new OperatorError(`The URL must be at most ${MAX_URL_LENGTH} characters`)
   let parsed: URL
   try {
     parsed = new URL(url)
   } catch {
-    throw new OperatorError(`"${url.slice(0, 100)}" is not a URL (example: https://shop.example/payment/notify)`)
+    throw new OperatorError(
+      `"${url.slice(0, 100)}" is not a URL (example: https://shop.example/payment/notify)`
+    )
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new OperatorError('The URL must start with http:// or https://')

@@ -23,7 +23,11 @@ type KindWords = {
 const KINDS: Record<string, KindWords> = {
   transfer: { label: 'Paid nothing', tone: 'info', reasonLabel: 'Why it paid nothing' },
   unreadable: { label: 'Unreadable', tone: 'neutral', reasonLabel: 'Why it could not be read' },
-  unexplained: { label: 'Unexplained incoming amount', tone: 'warning', reasonLabel: 'What was seen' },
+  unexplained: {
+    label: 'Unexplained incoming amount',
+    tone: 'warning',
+    reasonLabel: 'What was seen',
+  },
   reorged: { label: 'Reorganised payment', tone: 'danger', reasonLabel: 'What happened' },
 }
 
@@ -56,7 +60,11 @@ export type UnmatchedView = UnmatchedRow & {
   headline: string
 }
 
-const STATE_TONES: Record<string, Tone> = { open: 'warning', assigned: 'success', dismissed: 'neutral' }
+const STATE_TONES: Record<string, Tone> = {
+  open: 'warning',
+  assigned: 'success',
+  dismissed: 'neutral',
+}
 
 function amountText(amount: string): string {
   return isDecimalLiteral(amount) ? new Decimal(amount).toFixed() : amount
@@ -64,7 +72,8 @@ function amountText(amount: string): string {
 
 function headline(row: UnmatchedRow): string {
   const amount = amountText(row.amount)
-  if (row.kind === 'unexplained') return `${amount} ${row.token} came in on ${row.network} that no transfer seen explains.`
+  if (row.kind === 'unexplained')
+    return `${amount} ${row.token} came in on ${row.network} that no transfer seen explains.`
   if (row.kind === 'reorged') {
     return `The payment of order ${row.orderTradeId ?? '(unknown)'} on ${row.network} came from a block a reorganisation replaced.`
   }
@@ -92,7 +101,12 @@ export function presentUnmatched(row: UnmatchedRow): UnmatchedView {
     assignable,
     positionText: row.position === '' ? '' : describePosition(row.position),
     heights: window ? { from: window[1], to: window[2] } : null,
-    stateLabel: row.state === 'open' ? 'waiting' : row.state === 'dismissed' && !assignable ? 'handled' : row.state,
+    stateLabel:
+      row.state === 'open'
+        ? 'waiting'
+        : row.state === 'dismissed' && !assignable
+          ? 'handled'
+          : row.state,
     stateTone: STATE_TONES[row.state] ?? 'neutral',
     bySystem,
     settled: settled(row, assignable, bySystem),

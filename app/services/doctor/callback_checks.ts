@@ -15,11 +15,24 @@ export async function callbackChecks(now: number): Promise<CheckResult[]> {
     db
       .from('callbacks')
       .where('updated_at', '>=', since)
-      .where((query) => query.where('status', 'failed').orWhere((pending) => pending.where('status', 'pending').where('attempts', '>', 0)))
+      .where((query) =>
+        query
+          .where('status', 'failed')
+          .orWhere((pending) => pending.where('status', 'pending').where('attempts', '>', 0))
+      )
       .groupBy('status')
       .select('status')
       .count('* as total'),
-    db.from('callbacks').where('updated_at', '>=', since).where('status', 'failed').whereNotNull('last_http_status').groupBy('last_http_status').select('last_http_status').count('* as total').orderBy('total', 'desc').limit(1),
+    db
+      .from('callbacks')
+      .where('updated_at', '>=', since)
+      .where('status', 'failed')
+      .whereNotNull('last_http_status')
+      .groupBy('last_http_status')
+      .select('last_http_status')
+      .count('* as total')
+      .orderBy('total', 'desc')
+      .limit(1),
   ])
   const failed = Number(rows.find((row) => row.status === 'failed')?.total ?? 0)
   const retrying = Number(rows.find((row) => row.status === 'pending')?.total ?? 0)
@@ -39,9 +52,19 @@ export async function callbackChecks(now: number): Promise<CheckResult[]> {
   }
   if (retrying > 0) {
     results.push(
-      result('callbacks', TITLE, 'warning', `${plural(retrying, 'callback')} retrying after a failed delivery in the last 24 h`, 'See the last error on the console’s Callbacks page; the merchant’s server must answer HTTP 200 with "ok" or "success"', 'retrying')
+      result(
+        'callbacks',
+        TITLE,
+        'warning',
+        `${plural(retrying, 'callback')} retrying after a failed delivery in the last 24 h`,
+        'See the last error on the console’s Callbacks page; the merchant’s server must answer HTTP 200 with "ok" or "success"',
+        'retrying'
+      )
     )
   }
-  if (results.length === 0) results.push(result('callbacks', TITLE, 'ok', 'No callback failed or is retrying in the last 24 h'))
+  if (results.length === 0)
+    results.push(
+      result('callbacks', TITLE, 'ok', 'No callback failed or is retrying in the last 24 h')
+    )
   return results
 }

@@ -3,7 +3,13 @@ import chainRegistry from '#chains/chain_registry'
 import { BLOCK_TIME_SKEW_MS } from '#chains/chain_family'
 import { testChainConnection, type ConnectionTest } from '#chains/connection_check'
 import { ChainOverview, type ChainSummary } from '#services/operators/chain_overview'
-import { plural, result, seconds, type CheckResult, type DoctorContext } from '#services/doctor/doctor_check'
+import {
+  plural,
+  result,
+  seconds,
+  type CheckResult,
+  type DoctorContext,
+} from '#services/doctor/doctor_check'
 
 const SETUP = 'Chains: wallets and tokens'
 const RPC = 'RPC endpoints'
@@ -13,7 +19,12 @@ const GROUP_FROM = 3
 
 /** The chains payers can pay on: enabled, scannable, with a receiving wallet and a token. */
 function isWatched(chain: ChainSummary): boolean {
-  return chain.enabled && chain.familyLoaded && chain.wallets.enabled > 0 && chain.tokens.some((token) => token.enabled)
+  return (
+    chain.enabled &&
+    chain.familyLoaded &&
+    chain.wallets.enabled > 0 &&
+    chain.tokens.some((token) => token.enabled)
+  )
 }
 
 /**
@@ -29,14 +40,28 @@ export async function chainSetupChecks(): Promise<CheckResult[]> {
     const n = chain.network
     if (!chain.familyLoaded) {
       results.push(
-        result('chain_setup', SETUP, 'warning', `${n} is enabled but no loaded plugin brings its family "${chain.family}"`, `Add the plugin to PLUGINS, or node ace chain:set ${n} --disable`, n)
+        result(
+          'chain_setup',
+          SETUP,
+          'warning',
+          `${n} is enabled but no loaded plugin brings its family "${chain.family}"`,
+          `Add the plugin to PLUGINS, or node ace chain:set ${n} --disable`,
+          n
+        )
       )
       continue
     }
     if (chain.wallets.enabled === 0) withoutWallet.push(n)
     if (!chain.tokens.some((token) => token.enabled)) {
       results.push(
-        result('chain_setup', SETUP, 'warning', `${n} is enabled without an enabled token: nothing can be paid on it`, `node ace token:set ${n} <symbol> --enable, or node ace chain:set ${n} --disable`, n)
+        result(
+          'chain_setup',
+          SETUP,
+          'warning',
+          `${n} is enabled without an enabled token: nothing can be paid on it`,
+          `node ace token:set ${n} <symbol> --enable, or node ace chain:set ${n} --disable`,
+          n
+        )
       )
     }
   }
@@ -54,24 +79,52 @@ export async function chainSetupChecks(): Promise<CheckResult[]> {
   } else {
     for (const n of withoutWallet.reverse()) {
       results.unshift(
-        result('chain_setup', SETUP, 'warning', `${n} is enabled without a receiving wallet: orders on it are refused`, `node ace wallet:add ${n} <address>, or node ace chain:set ${n} --disable`, n)
+        result(
+          'chain_setup',
+          SETUP,
+          'warning',
+          `${n} is enabled without a receiving wallet: orders on it are refused`,
+          `node ace wallet:add ${n} <address>, or node ace chain:set ${n} --disable`,
+          n
+        )
       )
     }
   }
   if (results.length === 0) {
-    results.push(result('chain_setup', SETUP, 'ok', chains.length === 0 ? 'No chain is enabled' : `${plural(chains.length, 'enabled chain')}, each with a wallet and a token`))
+    results.push(
+      result(
+        'chain_setup',
+        SETUP,
+        'ok',
+        chains.length === 0
+          ? 'No chain is enabled'
+          : `${plural(chains.length, 'enabled chain')}, each with a wallet and a token`
+      )
+    )
   }
 
   const rpc: CheckResult[] = []
   for (const chain of chains.filter(isWatched)) {
     const n = chain.network
     if (chain.rpcUrls.length === 0) {
-      rpc.push(result('rpc_endpoints', RPC, 'problem', `${n} takes payments but has no RPC endpoint: nothing is scanned`, `node ace chain:set ${n} --rpc <url>`, n))
+      rpc.push(
+        result(
+          'rpc_endpoints',
+          RPC,
+          'problem',
+          `${n} takes payments but has no RPC endpoint: nothing is scanned`,
+          `node ace chain:set ${n} --rpc <url>`,
+          n
+        )
+      )
       continue
     }
     for (const endpoint of chain.endpoints) {
       if (endpoint.heldUntil === null) continue
-      const why = endpoint.state === 'credits' ? 'its daily credits are spent (HTTP 402)' : 'it asked to wait (rate limited)'
+      const why =
+        endpoint.state === 'credits'
+          ? 'its daily credits are spent (HTTP 402)'
+          : 'it asked to wait (rate limited)'
       const allHeld = chain.endpoints.every((other) => other.heldUntil !== null)
       rpc.push(
         result(
@@ -85,7 +138,16 @@ export async function chainSetupChecks(): Promise<CheckResult[]> {
       )
     }
     if (chain.load?.warning) {
-      rpc.push(result('rpc_endpoints', RPC, 'warning', `${n}: ${chain.load.warning}`, `node ace chain:list shows the budget; raise the scan interval (node ace chain:set ${n} --scan-interval <s>) or add endpoints`, n))
+      rpc.push(
+        result(
+          'rpc_endpoints',
+          RPC,
+          'warning',
+          `${n}: ${chain.load.warning}`,
+          `node ace chain:list shows the budget; raise the scan interval (node ace chain:set ${n} --scan-interval <s>) or add endpoints`,
+          n
+        )
+      )
     }
   }
   return [...results, ...rpc]
@@ -98,19 +160,34 @@ export async function chainSetupChecks(): Promise<CheckResult[]> {
  */
 export async function liveChainChecks(context: DoctorContext): Promise<CheckResult[]> {
   const summaries = await new ChainOverview().all()
-  const watched = new Set(summaries.filter(isWatched).filter((chain) => chain.rpcUrls.length > 0).map((chain) => chain.network))
-  const chains = (await Chain.query().whereIn('network', [...watched]).orderBy('sort_order').orderBy('id')).filter(
-    (chain) => typeof chainRegistry.find(chain.family)?.head === 'function'
+  const watched = new Set(
+    summaries
+      .filter(isWatched)
+      .filter((chain) => chain.rpcUrls.length > 0)
+      .map((chain) => chain.network)
   )
+  const chains = (
+    await Chain.query()
+      .whereIn('network', [...watched])
+      .orderBy('sort_order')
+      .orderBy('id')
+  ).filter((chain) => typeof chainRegistry.find(chain.family)?.head === 'function')
   if (chains.length === 0) {
     return [
       result('rpc_endpoints', RPC, 'ok', 'No chain takes payments yet: no endpoint to ask'),
-      result('clock_skew', CLOCK, 'ok', 'No chain takes payments yet: nothing to compare the clock with'),
+      result(
+        'clock_skew',
+        CLOCK,
+        'ok',
+        'No chain takes payments yet: nothing to compare the clock with'
+      ),
     ]
   }
   const started = Date.now()
   const tests = await Promise.all(
-    chains.map((chain) => testChainConnection(chain, chainRegistry.find(chain.family)!, context.rpcTimeoutMs))
+    chains.map((chain) =>
+      testChainConnection(chain, chainRegistry.find(chain.family)!, context.rpcTimeoutMs)
+    )
   )
   // The context's clock (a test may set it), moved on by the time the answers took.
   const now = context.now + (Date.now() - started)
@@ -123,7 +200,16 @@ function reachability(test: ConnectionTest): CheckResult[] {
   const failed = test.endpoints.filter((endpoint) => !endpoint.ok)
   if (failed.length === 0) {
     const head = test.endpoints[0]?.head
-    return [result('rpc_endpoints', RPC, 'ok', `${n}: ${plural(test.endpoints.length, 'endpoint')} answered${head ? ` (${head.kind} ${head.number})` : ''}`, null, n)]
+    return [
+      result(
+        'rpc_endpoints',
+        RPC,
+        'ok',
+        `${n}: ${plural(test.endpoints.length, 'endpoint')} answered${head ? ` (${head.kind} ${head.number})` : ''}`,
+        null,
+        n
+      ),
+    ]
   }
   const all = failed.length === test.endpoints.length
   return failed.map((endpoint) =>
@@ -144,25 +230,65 @@ function reachability(test: ConnectionTest): CheckResult[] {
  * may be taken for late ones); a head far in the past means the clock is
  * ahead or the endpoint lags (one chain alone cannot tell which).
  */
-function clockSkew(tests: ConnectionTest[], blockTimes: Map<string, number>, now: number): CheckResult[] {
+function clockSkew(
+  tests: ConnectionTest[],
+  blockTimes: Map<string, number>,
+  now: number
+): CheckResult[] {
   const results: CheckResult[] = []
-  const fix = 'Synchronise the clock with NTP (timedatectl set-ntp true, or chrony/ntpd) and check the endpoint is in sync'
+  const fix =
+    'Synchronise the clock with NTP (timedatectl set-ntp true, or chrony/ntpd) and check the endpoint is in sync'
   for (const test of tests) {
-    const times = test.endpoints.map((endpoint) => endpoint.head?.time ?? null).filter((time): time is number => time !== null)
+    const times = test.endpoints
+      .map((endpoint) => endpoint.head?.time ?? null)
+      .filter((time): time is number => time !== null)
     if (times.length === 0) continue
     const chain = test.network
     const newest = Math.max(...times)
     const blockTimeMs = blockTimes.get(chain) ?? 0
     if (newest - now > BLOCK_TIME_SKEW_MS) {
-      results.push(result('clock_skew', CLOCK, 'problem', `${chain}: the newest block is dated ${seconds(newest - now)} after this machine's clock: the clock is behind`, fix, chain))
+      results.push(
+        result(
+          'clock_skew',
+          CLOCK,
+          'problem',
+          `${chain}: the newest block is dated ${seconds(newest - now)} after this machine's clock: the clock is behind`,
+          fix,
+          chain
+        )
+      )
     } else if (now - newest > BLOCK_TIME_SKEW_MS + 3 * blockTimeMs) {
       results.push(
-        result('clock_skew', CLOCK, 'warning', `${chain}: the newest block is ${seconds(now - newest)} older than this machine's clock: the clock is ahead, or the endpoint lags behind the chain`, fix, chain)
+        result(
+          'clock_skew',
+          CLOCK,
+          'warning',
+          `${chain}: the newest block is ${seconds(now - newest)} older than this machine's clock: the clock is ahead, or the endpoint lags behind the chain`,
+          fix,
+          chain
+        )
       )
     } else {
-      results.push(result('clock_skew', CLOCK, 'ok', `${chain}: within ${seconds(Math.abs(now - newest))} of the newest block`, null, chain))
+      results.push(
+        result(
+          'clock_skew',
+          CLOCK,
+          'ok',
+          `${chain}: within ${seconds(Math.abs(now - newest))} of the newest block`,
+          null,
+          chain
+        )
+      )
     }
   }
-  if (results.length === 0) results.push(result('clock_skew', CLOCK, 'ok', 'No endpoint reports block times: nothing to compare the clock with'))
+  if (results.length === 0)
+    results.push(
+      result(
+        'clock_skew',
+        CLOCK,
+        'ok',
+        'No endpoint reports block times: nothing to compare the clock with'
+      )
+    )
   return results
 }

@@ -29,11 +29,16 @@ const NETWORK_FILESYSTEMS = new Set([
 
 /** /proc/mounts escapes spaces and the like as octal (\040). */
 function unescapeMount(text: string): string {
-  return text.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)))
+  return text.replace(/\\([0-7]{3})/g, (_, octal: string) =>
+    String.fromCharCode(Number.parseInt(octal, 8))
+  )
 }
 
 /** The file system type of the mount that holds `path` (the longest mount point above it); null when unknown. */
-export function filesystemOf(path: string, mounts: string): { type: string; mountPoint: string } | null {
+export function filesystemOf(
+  path: string,
+  mounts: string
+): { type: string; mountPoint: string } | null {
   let best: { type: string; mountPoint: string } | null = null
   for (const line of mounts.split('\n')) {
     const [, rawPoint, type] = line.trim().split(/\s+/)
@@ -86,7 +91,14 @@ export async function processesHolding(files: string[]): Promise<number[] | null
  */
 export async function sqliteCheck(context: DoctorContext): Promise<CheckResult[]> {
   if (context.dialect !== 'sqlite') {
-    return [result('sqlite', TITLE, 'ok', `Not used: the database is ${context.dialect === 'postgres' ? 'PostgreSQL' : context.dialect}`)]
+    return [
+      result(
+        'sqlite',
+        TITLE,
+        'ok',
+        `Not used: the database is ${context.dialect === 'postgres' ? 'PostgreSQL' : context.dialect}`
+      ),
+    ]
   }
   if (context.sqlitePath === '' || context.sqlitePath === ':memory:') {
     return [result('sqlite', TITLE, 'ok', 'In-memory database: one process by nature')]
@@ -96,7 +108,16 @@ export async function sqliteCheck(context: DoctorContext): Promise<CheckResult[]
 
   const others = await processesHolding([file, `${file}-wal`, `${file}-shm`])
   if (others === null) {
-    results.push(result('sqlite', TITLE, 'ok', 'Cannot see other processes on this system (no /proc): make sure one process alone runs the gateway', null, 'processes'))
+    results.push(
+      result(
+        'sqlite',
+        TITLE,
+        'ok',
+        'Cannot see other processes on this system (no /proc): make sure one process alone runs the gateway',
+        null,
+        'processes'
+      )
+    )
   } else {
     const count = others.length + (context.selfIsGateway ? 1 : 0)
     if (count > 1) {
@@ -112,13 +133,28 @@ export async function sqliteCheck(context: DoctorContext): Promise<CheckResult[]
         )
       )
     } else {
-      const who = count === 0 ? 'No gateway process has the database open now' : 'One process alone has the database open'
-      results.push(result('sqlite', TITLE, 'ok', `${who} (SQLite has one writer: keep web and jobs in one process)`, null, 'processes'))
+      const who =
+        count === 0
+          ? 'No gateway process has the database open now'
+          : 'One process alone has the database open'
+      results.push(
+        result(
+          'sqlite',
+          TITLE,
+          'ok',
+          `${who} (SQLite has one writer: keep web and jobs in one process)`,
+          null,
+          'processes'
+        )
+      )
     }
   }
 
   if (context.mounts !== null) {
-    const fs = filesystemOf(await realpath(dirname(file)).catch(() => dirname(file)), context.mounts)
+    const fs = filesystemOf(
+      await realpath(dirname(file)).catch(() => dirname(file)),
+      context.mounts
+    )
     if (fs && NETWORK_FILESYSTEMS.has(fs.type)) {
       results.push(
         result(
@@ -131,7 +167,16 @@ export async function sqliteCheck(context: DoctorContext): Promise<CheckResult[]
         )
       )
     } else {
-      results.push(result('sqlite', TITLE, 'ok', `On a local file system${fs ? ` (${fs.type})` : ''}`, null, 'filesystem'))
+      results.push(
+        result(
+          'sqlite',
+          TITLE,
+          'ok',
+          `On a local file system${fs ? ` (${fs.type})` : ''}`,
+          null,
+          'filesystem'
+        )
+      )
     }
   }
   return results

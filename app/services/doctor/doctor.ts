@@ -3,8 +3,20 @@ import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import env from '#start/env'
 import settings from '#settings/settings_service'
-import { STATUS_ORDER, result, worst, type CheckResult, type CheckStatus, type DoctorContext } from '#services/doctor/doctor_check'
-import { adminTwoFactorCheck, appKeyCheck, appUrlCheck, migrationsCheck } from '#services/doctor/installation_checks'
+import {
+  STATUS_ORDER,
+  result,
+  worst,
+  type CheckResult,
+  type CheckStatus,
+  type DoctorContext,
+} from '#services/doctor/doctor_check'
+import {
+  adminTwoFactorCheck,
+  appKeyCheck,
+  appUrlCheck,
+  migrationsCheck,
+} from '#services/doctor/installation_checks'
 import { sqliteCheck } from '#services/doctor/database_checks'
 import { chainSetupChecks, liveChainChecks } from '#services/doctor/chain_checks'
 import { rateChecks } from '#services/doctor/rate_checks'
@@ -23,7 +35,13 @@ const LIVE_TIMEOUT_MS = 5000
 /** The dashboard reuses the live checks' answer this long. */
 export const LIVE_CACHE_MS = 60_000
 
-type Check = { name: string; title: string; run: (context: DoctorContext) => CheckResult | CheckResult[] | Promise<CheckResult | CheckResult[]> }
+type Check = {
+  name: string
+  title: string
+  run: (
+    context: DoctorContext
+  ) => CheckResult | CheckResult[] | Promise<CheckResult | CheckResult[]>
+}
 
 /** Checks that read this process's configuration and the database only. */
 const LOCAL_CHECKS: Check[] = [
@@ -50,7 +68,10 @@ async function runCheck(check: Check, context: DoctorContext): Promise<CheckResu
   } catch (error) {
     // Knex prefixes its errors with the SQL: the reason is after it.
     const text = error instanceof Error ? error.message.split('\n')[0] : String(error)
-    const message = /^(select|insert|update|delete|with)\b/i.test(text) && text.includes(' - ') ? text.slice(text.lastIndexOf(' - ') + 3) : text
+    const message =
+      /^(select|insert|update|delete|with)\b/i.test(text) && text.includes(' - ')
+        ? text.slice(text.lastIndexOf(' - ') + 3)
+        : text
     return [
       result(
         check.name,
@@ -82,7 +103,9 @@ function readOrEmpty(path: string): string | null {
 }
 
 /** The configuration this process runs with. */
-export async function currentContext(overrides: Partial<DoctorContext> = {}): Promise<DoctorContext> {
+export async function currentContext(
+  overrides: Partial<DoctorContext> = {}
+): Promise<DoctorContext> {
   const rpcTimeoutSeconds = await settings.get('chains.rpc_timeout_seconds').catch(() => 10)
   return {
     now: Date.now(),
@@ -123,7 +146,9 @@ export class Doctor {
   /** Every check, live ones asked now. */
   async run(overrides: Partial<DoctorContext> = {}): Promise<DoctorReport> {
     const context = await currentContext(overrides)
-    const results = (await Promise.all([...LOCAL_CHECKS, ...LIVE_CHECKS].map((check) => runCheck(check, context)))).flat()
+    const results = (
+      await Promise.all([...LOCAL_CHECKS, ...LIVE_CHECKS].map((check) => runCheck(check, context)))
+    ).flat()
     return report(results, context.now)
   }
 
@@ -141,13 +166,17 @@ export class Doctor {
       const generation = this.#generation
       this.#liveRun = Promise.all(LIVE_CHECKS.map((check) => runCheck(check, context)))
         .then((lines) => {
-          if (generation === this.#generation) this.#live = { at: Date.now(), results: lines.flat() }
+          if (generation === this.#generation)
+            this.#live = { at: Date.now(), results: lines.flat() }
         })
         .finally(() => {
           if (generation === this.#generation) this.#liveRun = null
         })
     }
-    return { ...report([...local, ...(answer?.results ?? [])], context.now), liveCheckedAt: answer?.at ?? null }
+    return {
+      ...report([...local, ...(answer?.results ?? [])], context.now),
+      liveCheckedAt: answer?.at ?? null,
+    }
   }
 
   /** Resolves once the live checks asked for in the background have answered. */
@@ -165,7 +194,10 @@ export class Doctor {
 
 /** Lines worst first, in check order within a status. */
 export function worstFirst(results: CheckResult[]): CheckResult[] {
-  return results.map((line, index) => ({ line, index })).sort((a, b) => STATUS_ORDER[b.line.status] - STATUS_ORDER[a.line.status] || a.index - b.index).map(({ line }) => line)
+  return results
+    .map((line, index) => ({ line, index }))
+    .sort((a, b) => STATUS_ORDER[b.line.status] - STATUS_ORDER[a.line.status] || a.index - b.index)
+    .map(({ line }) => line)
 }
 
 const doctor = new Doctor()

@@ -50,7 +50,10 @@ export function result(
 
 /** The worst status of a list (ok when empty). */
 export function worst(statuses: CheckStatus[]): CheckStatus {
-  return statuses.reduce<CheckStatus>((acc, status) => (STATUS_ORDER[status] > STATUS_ORDER[acc] ? status : acc), 'ok')
+  return statuses.reduce<CheckStatus>(
+    (acc, status) => (STATUS_ORDER[status] > STATUS_ORDER[acc] ? status : acc),
+    'ok'
+  )
 }
 
 /** "1 callback", "3 callbacks". */

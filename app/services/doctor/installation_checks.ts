@@ -18,7 +18,12 @@ export function appUrlCheck(context: DoctorContext): CheckResult {
   if (url.protocol === 'https:') return result('app_url', title, 'ok', `${url.origin} uses https`)
   const local = LOCAL_HOSTS.has(url.hostname) || url.hostname.endsWith('.localhost')
   if (local && context.nodeEnv !== 'production') {
-    return result('app_url', title, 'ok', `${url.origin} is this machine (fine while developing; use https in production)`)
+    return result(
+      'app_url',
+      title,
+      'ok',
+      `${url.origin} is this machine (fine while developing; use https in production)`
+    )
   }
   return result(
     'app_url',
@@ -53,7 +58,8 @@ const KNOWN_KEYS = new Set(
 )
 
 const MIN_KEY_LENGTH = 32
-const KEY_FIX = 'Set APP_KEY to a new random value (e.g. `openssl rand -base64 32`), list the old one in APP_KEY_PREVIOUS, then run `node ace secrets:reencrypt`'
+const KEY_FIX =
+  'Set APP_KEY to a new random value (e.g. `openssl rand -base64 32`), list the old one in APP_KEY_PREVIOUS, then run `node ace secrets:reencrypt`'
 
 /** APP_KEY encrypts the sessions and the stored secrets (API secrets, RPC keys, 2FA). */
 export function appKeyCheck(context: DoctorContext): CheckResult {
@@ -61,16 +67,42 @@ export function appKeyCheck(context: DoctorContext): CheckResult {
   const key = context.appKey.trim()
   if (key === '') return result('app_key', title, 'problem', 'APP_KEY is empty', KEY_FIX)
   const lower = key.toLowerCase()
-  if (KNOWN_KEYS.has(lower) || /^(.)\1*$/.test(key) || /^(changeme|example|secret|your)/.test(lower)) {
-    return result('app_key', title, 'problem', 'APP_KEY is a placeholder or example value that others know too', KEY_FIX)
+  if (
+    KNOWN_KEYS.has(lower) ||
+    /^(.)\1*$/.test(key) ||
+    /^(changeme|example|secret|your)/.test(lower)
+  ) {
+    return result(
+      'app_key',
+      title,
+      'problem',
+      'APP_KEY is a placeholder or example value that others know too',
+      KEY_FIX
+    )
   }
   if (key.length < MIN_KEY_LENGTH) {
-    return result('app_key', title, 'problem', `APP_KEY has ${key.length} characters: at least ${MIN_KEY_LENGTH} random ones are needed`, KEY_FIX)
+    return result(
+      'app_key',
+      title,
+      'problem',
+      `APP_KEY has ${key.length} characters: at least ${MIN_KEY_LENGTH} random ones are needed`,
+      KEY_FIX
+    )
   }
   if (new Set(key).size < 10) {
-    return result('app_key', title, 'problem', `APP_KEY uses only ${new Set(key).size} distinct characters: it is not random`, KEY_FIX)
+    return result(
+      'app_key',
+      title,
+      'problem',
+      `APP_KEY uses only ${new Set(key).size} distinct characters: it is not random`,
+      KEY_FIX
+    )
   }
-  if (context.generatedAppKey !== '' && key === context.generatedAppKey && context.nodeEnv === 'production') {
+  if (
+    context.generatedAppKey !== '' &&
+    key === context.generatedAppKey &&
+    context.nodeEnv === 'production'
+  ) {
     return result(
       'app_key',
       title,
@@ -79,7 +111,14 @@ export function appKeyCheck(context: DoctorContext): CheckResult {
       'Copy storage/app_key into the environment as APP_KEY and back it up apart from the database'
     )
   }
-  return result('app_key', title, 'ok', context.generatedAppKey === key ? 'generated into storage/app_key (back it up)' : 'set, long and not a known value')
+  return result(
+    'app_key',
+    title,
+    'ok',
+    context.generatedAppKey === key
+      ? 'generated into storage/app_key (back it up)'
+      : 'set, long and not a known value'
+  )
 }
 
 /** The console moves money (mark paid, wallets): at least one admin should need a second factor. */
@@ -88,11 +127,20 @@ export async function adminTwoFactorCheck(): Promise<CheckResult> {
   const rows = await db
     .from('users')
     .where('role', 'admin')
-    .select(db.raw('COUNT(*) AS total'), db.raw('SUM(CASE WHEN totp_enabled_at IS NOT NULL THEN 1 ELSE 0 END) AS enrolled'))
+    .select(
+      db.raw('COUNT(*) AS total'),
+      db.raw('SUM(CASE WHEN totp_enabled_at IS NOT NULL THEN 1 ELSE 0 END) AS enrolled')
+    )
   const total = Number(rows[0]?.total ?? 0)
   const enrolled = Number(rows[0]?.enrolled ?? 0)
   if (total === 0) {
-    return result('admin_2fa', title, 'warning', 'No admin account exists: nobody can sign in to the console', 'node ace admin:create <email>, then enrol 2FA on its Account page')
+    return result(
+      'admin_2fa',
+      title,
+      'warning',
+      'No admin account exists: nobody can sign in to the console',
+      'node ace admin:create <email>, then enrol 2FA on its Account page'
+    )
   }
   if (enrolled === 0) {
     return result(
@@ -103,7 +151,12 @@ export async function adminTwoFactorCheck(): Promise<CheckResult> {
       'Sign in and turn on two-factor authentication on the console’s Account page'
     )
   }
-  return result('admin_2fa', title, 'ok', `${enrolled} of ${plural(total, 'admin account')} with 2FA`)
+  return result(
+    'admin_2fa',
+    title,
+    'ok',
+    `${enrolled} of ${plural(total, 'admin account')} with 2FA`
+  )
 }
 
 /** The schema of this release is applied (the same check as GET /health/ready). */
@@ -112,10 +165,22 @@ export async function migrationsCheck(): Promise<CheckResult> {
   readiness.reset()
   const state = await readiness.check()
   if (state.checks.database === 'unreachable' && (await answers())) {
-    return result('migrations', title, 'problem', 'The database answers but holds no schema: no migration was ever applied', 'node ace migration:run --force (npm start does it on its first start)')
+    return result(
+      'migrations',
+      title,
+      'problem',
+      'The database answers but holds no schema: no migration was ever applied',
+      'node ace migration:run --force (npm start does it on its first start)'
+    )
   }
   if (state.checks.database !== 'ok') {
-    return result('migrations', title, 'problem', `The database is ${state.checks.database === 'timeout' ? 'not answering' : 'unreachable'}`, 'Check DB_CONNECTION and the PG_* / SQLITE_PATH settings, and that the database is running')
+    return result(
+      'migrations',
+      title,
+      'problem',
+      `The database is ${state.checks.database === 'timeout' ? 'not answering' : 'unreachable'}`,
+      'Check DB_CONNECTION and the PG_* / SQLITE_PATH settings, and that the database is running'
+    )
   }
   const pending = state.pending_migrations ?? []
   if (pending.length > 0) {
@@ -128,7 +193,13 @@ export async function migrationsCheck(): Promise<CheckResult> {
     )
   }
   if (state.checks.migrations !== 'ok') {
-    return result('migrations', title, 'warning', 'Could not tell which migrations are applied', 'node ace migration:status')
+    return result(
+      'migrations',
+      title,
+      'warning',
+      'Could not tell which migrations are applied',
+      'node ace migration:status'
+    )
   }
   return result('migrations', title, 'ok', 'Every migration of this release is applied')
 }

@@ -23,18 +23,32 @@ export async function rateChecks(now: number): Promise<CheckResult[]> {
       .join('chains', 'chains.network', 'tokens.network')
       .where('tokens.enabled', true)
       .where('chains.enabled', true)
-      .whereExists((wallets) => wallets.from('wallets').whereColumn('wallets.network', 'tokens.network').where('wallets.enabled', true))
+      .whereExists((wallets) =>
+        wallets
+          .from('wallets')
+          .whereColumn('wallets.network', 'tokens.network')
+          .where('wallets.enabled', true)
+      )
       .distinct('tokens.symbol as symbol'),
     db.from('rates').select('token', 'fiat'),
     db.from('orders').where('created_at', '>=', since).whereNull('parent_id').distinct('currency'),
   ])
   const symbols = [...new Set(tokenRows.map((row) => String(row.symbol).toUpperCase()))].sort()
-  const fixed = new Set(fixedRows.map((row) => `${String(row.token).toUpperCase()}/${String(row.fiat).toUpperCase()}`))
+  const fixed = new Set(
+    fixedRows.map((row) => `${String(row.token).toUpperCase()}/${String(row.fiat).toUpperCase()}`)
+  )
   const currencies = [
-    ...new Set([...fixedRows.map((row) => String(row.fiat)), ...currencyRows.map((row) => String(row.currency))].map((code) => code.toUpperCase())),
+    ...new Set(
+      [
+        ...fixedRows.map((row) => String(row.fiat)),
+        ...currencyRows.map((row) => String(row.currency)),
+      ].map((code) => code.toUpperCase())
+    ),
   ].sort()
-  if (symbols.length === 0) return [result('rates', TITLE, 'ok', 'No chain takes payments yet: no rate is needed')]
-  if (currencies.length === 0) return [result('rates', TITLE, 'ok', 'No fixed rate and no order yet: no currency to check')]
+  if (symbols.length === 0)
+    return [result('rates', TITLE, 'ok', 'No chain takes payments yet: no rate is needed')]
+  if (currencies.length === 0)
+    return [result('rates', TITLE, 'ok', 'No fixed rate and no order yet: no currency to check')]
 
   const url = await settings.get('rate.api_url')
   const ttl = await settings.get('rate.cache_ttl_seconds')
@@ -42,12 +56,30 @@ export async function rateChecks(now: number): Promise<CheckResult[]> {
   for (const currency of currencies) {
     const missing = symbols.filter((symbol) => !fixed.has(`${symbol}/${currency}`))
     if (missing.length === 0) {
-      results.push(result('rates', TITLE, 'ok', `${currency}: fixed rates for ${symbols.join(', ')}`, null, currency))
+      results.push(
+        result(
+          'rates',
+          TITLE,
+          'ok',
+          `${currency}: fixed rates for ${symbols.join(', ')}`,
+          null,
+          currency
+        )
+      )
       continue
     }
     const fixMissing = `node ace rate:set ${missing[0]} ${currency} <rate>${url === '' ? ', or configure a live source (node ace settings:set rate.api_url <url>)' : ''}`
     if (url === '') {
-      results.push(result('rates', TITLE, 'problem', `${currency}: no rate for ${missing.join(', ')}: orders in ${currency} paid with ${missing.length === 1 ? 'it' : 'them'} are refused (10006)`, fixMissing, currency))
+      results.push(
+        result(
+          'rates',
+          TITLE,
+          'problem',
+          `${currency}: no rate for ${missing.join(', ')}: orders in ${currency} paid with ${missing.length === 1 ? 'it' : 'them'} are refused (10006)`,
+          fixMissing,
+          currency
+        )
+      )
       continue
     }
     let live: Map<string, unknown>
@@ -69,9 +101,27 @@ export async function rateChecks(now: number): Promise<CheckResult[]> {
     }
     const absent = missing.filter((symbol) => !live.has(symbol))
     if (absent.length > 0) {
-      results.push(result('rates', TITLE, 'problem', `${currency}: the live source has no rate for ${absent.join(', ')}`, `node ace rate:set ${absent[0]} ${currency} <rate>, or use a source that quotes it`, currency))
+      results.push(
+        result(
+          'rates',
+          TITLE,
+          'problem',
+          `${currency}: the live source has no rate for ${absent.join(', ')}`,
+          `node ace rate:set ${absent[0]} ${currency} <rate>, or use a source that quotes it`,
+          currency
+        )
+      )
     } else {
-      results.push(result('rates', TITLE, 'ok', `${currency}: ${plural(missing.length, 'live rate')} fresh from the source${missing.length < symbols.length ? ', the others fixed' : ''}`, null, currency))
+      results.push(
+        result(
+          'rates',
+          TITLE,
+          'ok',
+          `${currency}: ${plural(missing.length, 'live rate')} fresh from the source${missing.length < symbols.length ? ', the others fixed' : ''}`,
+          null,
+          currency
+        )
+      )
     }
   }
   return results

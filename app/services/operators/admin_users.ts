@@ -73,7 +73,10 @@ export class AdminUsers {
   /** Creates an administrator; refused when the e-mail is taken (in any case). */
   async create(input: NewAdminUser): Promise<CreatedAdminUser> {
     const created = await this.createUnlessPresent(input)
-    if (!created) throw new OperatorError(`An administrator with the e-mail ${input.email.trim()} already exists`)
+    if (!created)
+      throw new OperatorError(
+        `An administrator with the e-mail ${input.email.trim()} already exists`
+      )
     return created
   }
 
@@ -81,7 +84,10 @@ export class AdminUsers {
    * Creates the administrator unless one has that e-mail (null then): the
    * installation seeder runs on every start, possibly twice at once.
    */
-  async createUnlessPresent(input: NewAdminUser, client?: QueryClientContract): Promise<CreatedAdminUser | null> {
+  async createUnlessPresent(
+    input: NewAdminUser,
+    client?: QueryClientContract
+  ): Promise<CreatedAdminUser | null> {
     if (!client) return db.transaction((trx) => this.createUnlessPresent(input, trx))
     const email = normalizeEmail(input.email)
     const role = checkRole(input.role ?? 'admin')
@@ -107,7 +113,12 @@ export class AdminUsers {
         ? await User.query({ client }).where('email', email).firstOrFail()
         : await User.query({ client }).where('id', id).firstOrFail()
     await this.audit.record(
-      { action: 'user.create', subjectType: 'user', subjectId: user.id, after: snapshot.user(user) },
+      {
+        action: 'user.create',
+        subjectType: 'user',
+        subjectId: user.id,
+        after: snapshot.user(user),
+      },
       client
     )
     return { user, generatedPassword: input.password === undefined ? password : null }
@@ -137,7 +148,8 @@ export class AdminUsers {
     if (!(await hash.use('scrypt').verify(user.password, current))) {
       throw new OperatorError('The current password is not right: nothing was changed')
     }
-    if (current === next) throw new OperatorError('The new password must differ from the current one')
+    if (current === next)
+      throw new OperatorError('The new password must differ from the current one')
     return this.setPassword(user.email, next)
   }
 
@@ -160,7 +172,13 @@ export class AdminUsers {
       user.role = wanted
       await user.save()
       await this.audit.record(
-        { action: 'user.role', subjectType: 'user', subjectId: user.id, before, after: snapshot.user(user) },
+        {
+          action: 'user.role',
+          subjectType: 'user',
+          subjectId: user.id,
+          before,
+          after: snapshot.user(user),
+        },
         trx
       )
       return user
@@ -197,7 +215,9 @@ export class AdminUsers {
           throw new OperatorError('You cannot disable your own account: another admin must do it.')
         }
         if (user.role === 'admin' && (await this.#enabledAdmins(trx)) <= 1) {
-          throw new OperatorError(`${user.email} is the last enabled admin: enable or add another admin first`)
+          throw new OperatorError(
+            `${user.email} is the last enabled admin: enable or add another admin first`
+          )
         }
       }
       const before = snapshot.user(user)
@@ -218,7 +238,11 @@ export class AdminUsers {
   }
 
   async #enabledAdmins(trx: QueryClientContract) {
-    const [row] = await trx.from('users').where('role', 'admin').whereNull('disabled_at').count('* as total')
+    const [row] = await trx
+      .from('users')
+      .where('role', 'admin')
+      .whereNull('disabled_at')
+      .count('* as total')
     return Number(row.total)
   }
 
@@ -239,7 +263,13 @@ export class AdminUsers {
         await user.save()
         return user
       },
-      (saved) => ({ action, subjectType: 'user', subjectId: saved.id, before, after: snapshot.user(saved) })
+      (saved) => ({
+        action,
+        subjectType: 'user',
+        subjectId: saved.id,
+        before,
+        after: snapshot.user(saved),
+      })
     )
   }
 
@@ -275,7 +305,11 @@ export class AdminUsers {
   async #rehash(user: User, password: string) {
     const previous = user.password
     const rehashed = await hash.use('scrypt').make(password)
-    await db.from('users').where('id', user.id).where('password', previous).update({ password: rehashed })
+    await db
+      .from('users')
+      .where('id', user.id)
+      .where('password', previous)
+      .update({ password: rehashed })
     user.password = rehashed
   }
 }

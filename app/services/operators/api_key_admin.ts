@@ -61,7 +61,9 @@ export function normalizeIpAllowlist(given: string[]): string {
     }
   }
   if (entries.length > MAX_ALLOWLIST_ENTRIES) {
-    throw new OperatorError(`At most ${MAX_ALLOWLIST_ENTRIES} addresses or ranges can be allowed (${entries.length} given)`)
+    throw new OperatorError(
+      `At most ${MAX_ALLOWLIST_ENTRIES} addresses or ranges can be allowed (${entries.length} given)`
+    )
   }
   return entries.join(',')
 }
@@ -72,14 +74,17 @@ export function normalizeNote(note: string): string {
   if ([...trimmed].length > NOTE_MAX_LENGTH) {
     throw new OperatorError(`The note must be at most ${NOTE_MAX_LENGTH} characters`)
   }
-  if (/[\u0000-\u001f\u007f]/.test(trimmed)) throw new OperatorError('The note must be one line of text')
+  if (/[\u0000-\u001f\u007f]/.test(trimmed))
+    throw new OperatorError('The note must be one line of text')
   return trimmed
 }
 
 /** A pid an operator chooses (generated ones are numeric). */
 export function checkPid(pid: string) {
   if (!PID_PATTERN.test(pid)) {
-    throw new OperatorError('The pid must be 1 to 32 letters, digits, "_" or "-" (numeric for compat shops)')
+    throw new OperatorError(
+      'The pid must be 1 to 32 letters, digits, "_" or "-" (numeric for compat shops)'
+    )
   }
 }
 
@@ -148,7 +153,10 @@ export class ApiKeyAdmin {
       .select(db.raw('SUM(CASE WHEN parent_id IS NULL THEN 1 ELSE 0 END) AS created'))
       .select(db.raw('SUM(CASE WHEN status = ? THEN 1 ELSE 0 END) AS paid', [OrderStatus.PAID]))
     for (const row of rows) {
-      usage.set(Number(row.api_key_id), { ordersCreated: Number(row.created ?? 0), ordersPaid: Number(row.paid ?? 0) })
+      usage.set(Number(row.api_key_id), {
+        ordersCreated: Number(row.created ?? 0),
+        ordersPaid: Number(row.paid ?? 0),
+      })
     }
     return usage
   }
@@ -180,10 +188,16 @@ export class ApiKeyAdmin {
             },
             { client: trx }
           ),
-        (key) => ({ action: 'api_key.create', subjectType: 'api_key', subjectId: key.pid, after: snapshot.apiKey(key) })
+        (key) => ({
+          action: 'api_key.create',
+          subjectType: 'api_key',
+          subjectId: key.pid,
+          after: snapshot.apiKey(key),
+        })
       )
     } catch (error) {
-      if (isUniqueViolation(error)) throw new OperatorError(`An API key with pid ${pid} already exists`)
+      if (isUniqueViolation(error))
+        throw new OperatorError(`An API key with pid ${pid} already exists`)
       throw error
     }
   }
@@ -215,12 +229,22 @@ export class ApiKeyAdmin {
         await apiKey.save()
         return apiKey
       },
-      (saved) => ({ action, subjectType: 'api_key', subjectId: saved.pid, before, after: snapshot.apiKey(saved) })
+      (saved) => ({
+        action,
+        subjectType: 'api_key',
+        subjectId: saved.pid,
+        before,
+        after: snapshot.apiKey(saved),
+      })
     )
   }
 
   async #nextNumericPid() {
-    const numeric = (await ApiKey.all()).map((key) => key.pid).filter((value) => /^\d{1,15}$/.test(value))
-    return String(Math.max(FIRST_NUMERIC_PID, ...numeric.map((value) => Number.parseInt(value, 10))) + 1)
+    const numeric = (await ApiKey.all())
+      .map((key) => key.pid)
+      .filter((value) => /^\d{1,15}$/.test(value))
+    return String(
+      Math.max(FIRST_NUMERIC_PID, ...numeric.map((value) => Number.parseInt(value, 10))) + 1
+    )
   }
 }

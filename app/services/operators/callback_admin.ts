@@ -37,17 +37,28 @@ export class CallbackAdmin {
    * never the whole outbox by accident), newest first, at most `cap`.
    * Held callbacks are left alone and counted.
    */
-  async redeliverMatching(filters: CallbackFilters, cap = REDELIVER_BATCH_CAP): Promise<BatchRedelivery> {
+  async redeliverMatching(
+    filters: CallbackFilters,
+    cap = REDELIVER_BATCH_CAP
+  ): Promise<BatchRedelivery> {
     const given = Object.values(filters).some((value) => value !== undefined && value !== '')
-    if (!given) throw new OperatorError('Choose at least one filter before sending a batch of callbacks again')
+    if (!given)
+      throw new OperatorError(
+        'Choose at least one filter before sending a batch of callbacks again'
+      )
     if (filters.status === 'held') {
-      throw new OperatorError('Held callbacks cannot be sent: their format\'s plugin is turned off; they go out once it is back')
+      throw new OperatorError(
+        "Held callbacks cannot be sent: their format's plugin is turned off; they go out once it is back"
+      )
     }
     const held = filters.status
       ? 0
       : Number(
-          ((await callbackOutboxQuery.scope({ ...filters, status: 'held' }).count('* as total')) as { total: number }[])[0]
-            .total
+          (
+            (await callbackOutboxQuery
+              .scope({ ...filters, status: 'held' })
+              .count('* as total')) as { total: number }[]
+          )[0].total
         )
     const matched = await callbackOutboxQuery
       .scope(filters)
@@ -60,7 +71,12 @@ export class CallbackAdmin {
       await db.transaction(async (trx) => {
         const before = await Order.query({ client: trx }).whereIn('id', chosen)
         await callbackOutbox.requeueMany(trx, chosen)
-        const after = new Map((await Order.query({ client: trx }).whereIn('id', chosen)).map((order) => [order.id, order]))
+        const after = new Map(
+          (await Order.query({ client: trx }).whereIn('id', chosen)).map((order) => [
+            order.id,
+            order,
+          ])
+        )
         for (const order of before) {
           await this.audit.record(
             {
@@ -82,8 +98,12 @@ export class CallbackAdmin {
 /** What the operator reads after a batch: how many were queued, and what was left out. */
 export function batchMessage(result: BatchRedelivery): string {
   const noun = (count: number) => (count === 1 ? '1 callback' : `${count} callbacks`)
-  let text = result.queued === 0 ? 'No callback matches these filters' : `${noun(result.queued)} queued again`
-  if (result.capped) text += ` (the newest ${result.cap}; more match: send the rest in another batch)`
+  let text =
+    result.queued === 0
+      ? 'No callback matches these filters'
+      : `${noun(result.queued)} queued again`
+  if (result.capped)
+    text += ` (the newest ${result.cap}; more match: send the rest in another batch)`
   if (result.held > 0) text += `; ${noun(result.held)} held, not sent (format's plugin turned off)`
   return text
 }

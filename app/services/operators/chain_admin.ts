@@ -48,7 +48,8 @@ export function budgetInput(value: string | undefined, label: string): number | 
   if (value === undefined) return undefined
   const text = value.trim()
   if (text === '') return null
-  if (!/^\d+(\.\d+)?$/.test(text)) throw new OperatorError(`${label} takes a number, not "${value}"`)
+  if (!/^\d+(\.\d+)?$/.test(text))
+    throw new OperatorError(`${label} takes a number, not "${value}"`)
   return Number(text)
 }
 
@@ -95,7 +96,10 @@ export class ChainAdmin {
   /** The chain's family; refused when no enabled plugin brings it. */
   familyOf(chain: Chain): ChainFamily {
     const family = chainRegistry.find(chain.family)
-    if (!family) throw new OperatorError(`No enabled plugin brings the family "${chain.family}" of ${chain.network}`)
+    if (!family)
+      throw new OperatorError(
+        `No enabled plugin brings the family "${chain.family}" of ${chain.network}`
+      )
     return family
   }
 
@@ -105,15 +109,20 @@ export class ChainAdmin {
    * the RPC timeout setting, at most 15 s): the head and the latency, or
    * why it failed. Reads only; the saved configuration is the one tested.
    */
-  async testConnection(network: string, options: { timeoutMs?: number } = {}): Promise<ConnectionTest> {
+  async testConnection(
+    network: string,
+    options: { timeoutMs?: number } = {}
+  ): Promise<ConnectionTest> {
     const chain = await this.find(network)
     const family = this.familyOf(chain)
-    if (!family.head) throw new OperatorError(`The ${chain.family} family cannot report the head of its chain`)
+    if (!family.head)
+      throw new OperatorError(`The ${chain.family} family cannot report the head of its chain`)
     if (chain.rpcUrls.length === 0) {
       throw new OperatorError(`${chain.network} has no RPC endpoint to test: add one first`)
     }
     const timeoutMs =
-      options.timeoutMs ?? Math.min((await settings.get('chains.rpc_timeout_seconds')) * 1000, MAX_TEST_TIMEOUT_MS)
+      options.timeoutMs ??
+      Math.min((await settings.get('chains.rpc_timeout_seconds')) * 1000, MAX_TEST_TIMEOUT_MS)
     return testChainConnection(chain, family, timeoutMs)
   }
 
@@ -129,7 +138,9 @@ export class ChainAdmin {
     for (const entry of urls.map((url) => url.trim()).filter((url) => url !== '')) {
       let url = entry
       if (entry.includes(MASK)) {
-        const original = stored.find((candidate) => candidate !== redactUrl(candidate) && redactUrl(candidate) === entry)
+        const original = stored.find(
+          (candidate) => candidate !== redactUrl(candidate) && redactUrl(candidate) === entry
+        )
         if (!original) {
           throw new OperatorError(
             `"${entry}" has a masked part (${MASK}) that matches no stored URL: type the URL in full`
@@ -137,7 +148,8 @@ export class ChainAdmin {
         }
         url = original
       }
-      if (url.length > MAX_URL_LENGTH) throw new OperatorError(`An RPC URL is at most ${MAX_URL_LENGTH} characters`)
+      if (url.length > MAX_URL_LENGTH)
+        throw new OperatorError(`An RPC URL is at most ${MAX_URL_LENGTH} characters`)
       let parsed: URL
       try {
         parsed = new URL(url)
@@ -150,7 +162,8 @@ export class ChainAdmin {
       if (result.includes(url)) throw new OperatorError(`"${redactUrl(url)}" is listed twice`)
       result.push(url)
     }
-    if (result.length > MAX_RPC_URLS) throw new OperatorError(`A chain takes at most ${MAX_RPC_URLS} RPC URLs`)
+    if (result.length > MAX_RPC_URLS)
+      throw new OperatorError(`A chain takes at most ${MAX_RPC_URLS} RPC URLs`)
     return result
   }
 
@@ -163,17 +176,22 @@ export class ChainAdmin {
     const entry = (input ?? '').trim()
     if (entry === '') return null
     if (!this.familyOf(chain).watchHeads) {
-      throw new OperatorError(`The ${chain.family} family takes no WebSocket endpoint: its chains are polled`)
+      throw new OperatorError(
+        `The ${chain.family} family takes no WebSocket endpoint: its chains are polled`
+      )
     }
     let url = entry
     if (entry.includes(MASK)) {
       const stored = chain.wsUrl ?? ''
       if (!stored || stored === redactUrl(stored) || redactUrl(stored) !== entry) {
-        throw new OperatorError(`"${entry}" has a masked part (${MASK}) that matches no stored URL: type the URL in full`)
+        throw new OperatorError(
+          `"${entry}" has a masked part (${MASK}) that matches no stored URL: type the URL in full`
+        )
       }
       url = stored
     }
-    if (url.length > MAX_URL_LENGTH) throw new OperatorError(`A WebSocket URL is at most ${MAX_URL_LENGTH} characters`)
+    if (url.length > MAX_URL_LENGTH)
+      throw new OperatorError(`A WebSocket URL is at most ${MAX_URL_LENGTH} characters`)
     let parsed: URL
     try {
       parsed = new URL(url)
@@ -181,7 +199,9 @@ export class ChainAdmin {
       throw new OperatorError(`"${redactUrl(url)}" is not a URL`)
     }
     if (!['ws:', 'wss:'].includes(parsed.protocol)) {
-      throw new OperatorError(`"${redactUrl(url)}" must be a ws:// or wss:// URL (the node's WebSocket endpoint)`)
+      throw new OperatorError(
+        `"${redactUrl(url)}" must be a ws:// or wss:// URL (the node's WebSocket endpoint)`
+      )
     }
     return url
   }
@@ -192,7 +212,8 @@ export class ChainAdmin {
    */
   #familyOptions(chain: Chain, changes: Record<string, string>): Record<string, unknown> {
     const family = this.familyOf(chain)
-    if (!family.validateOptions) throw new OperatorError(`The ${chain.family} family takes no options`)
+    if (!family.validateOptions)
+      throw new OperatorError(`The ${chain.family} family takes no options`)
     const merged: Record<string, unknown> = { ...chain.options }
     for (const [key, value] of Object.entries(changes)) {
       if (value === '') delete merged[key]
@@ -223,7 +244,9 @@ export class ChainAdmin {
         throw new OperatorError('A network name is 1 to 32 lower-case letters, digits or "-"')
       }
       if (!chainRegistry.has(changes.family)) {
-        throw new OperatorError(`Unknown chain family "${changes.family}". Families: ${chainRegistry.names().join(', ')}`)
+        throw new OperatorError(
+          `Unknown chain family "${changes.family}". Families: ${chainRegistry.names().join(', ')}`
+        )
       }
       const last = await Chain.query().orderBy('sort_order', 'desc').first()
       chain = new Chain()
@@ -258,7 +281,8 @@ export class ChainAdmin {
       chain.options = this.#familyOptions(chain, changes.options)
     }
     if (changes.apiKey !== undefined) {
-      if (changes.apiKey.trim().length > 500) throw new OperatorError('An API key is at most 500 characters')
+      if (changes.apiKey.trim().length > 500)
+        throw new OperatorError('An API key is at most 500 characters')
       refuseSealedLookalike(changes.apiKey.trim())
       chain.apiKey = changes.apiKey.trim() // encrypted by the model
     }
@@ -271,7 +295,11 @@ export class ChainAdmin {
     if (changes.rpcUrls !== undefined) chain.rpcUrls = this.#rpcUrls(chain, changes.rpcUrls)
     if (changes.wsUrl !== undefined) chain.wsUrl = this.#wsUrl(chain, changes.wsUrl)
     if (changes.confirmations !== undefined) {
-      if (!Number.isInteger(changes.confirmations) || changes.confirmations < 0 || changes.confirmations > 1000) {
+      if (
+        !Number.isInteger(changes.confirmations) ||
+        changes.confirmations < 0 ||
+        changes.confirmations > 1000
+      ) {
         throw new OperatorError('Confirmations must be a whole number from 0 to 1000')
       }
       chain.confirmations = changes.confirmations
@@ -282,21 +310,30 @@ export class ChainAdmin {
         changes.scanIntervalSeconds < 1 ||
         changes.scanIntervalSeconds > 3600
       ) {
-        throw new OperatorError('The scan interval must be a whole number of seconds from 1 to 3600')
+        throw new OperatorError(
+          'The scan interval must be a whole number of seconds from 1 to 3600'
+        )
       }
       chain.scanIntervalSeconds = changes.scanIntervalSeconds
     }
     if (changes.requestsPerSecond !== undefined) {
       const value = changes.requestsPerSecond
       if (value !== null && (!Number.isFinite(value) || value < 0.01 || value > 100_000)) {
-        throw new OperatorError('Requests per second must be a number from 0.01 to 100000 ("" for the default)')
+        throw new OperatorError(
+          'Requests per second must be a number from 0.01 to 100000 ("" for the default)'
+        )
       }
       chain.rpcRequestsPerSecond = value
     }
     if (changes.requestsPerDay !== undefined) {
       const value = changes.requestsPerDay
-      if (value !== null && (!Number.isSafeInteger(value) || value < 0 || value > 1_000_000_000_000)) {
-        throw new OperatorError('Requests per day must be a whole number from 0 (no daily cap) up ("" for the default)')
+      if (
+        value !== null &&
+        (!Number.isSafeInteger(value) || value < 0 || value > 1_000_000_000_000)
+      ) {
+        throw new OperatorError(
+          'Requests per day must be a whole number from 0 (no daily cap) up ("" for the default)'
+        )
       }
       chain.rpcRequestsPerDay = value
     }

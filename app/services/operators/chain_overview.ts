@@ -97,7 +97,13 @@ export type ChainSummary = {
   load: ChainLoad | null
 }
 
-type CursorRow = { network: string; cursor: string | null; last_scan_at: unknown; last_error: string | null; caught_up: unknown }
+type CursorRow = {
+  network: string
+  cursor: string | null
+  last_scan_at: unknown
+  last_error: string | null
+  caught_up: unknown
+}
 
 const CURSOR_EXCERPT = 120
 
@@ -110,7 +116,10 @@ function apiKeyHint(chain: Chain): string {
 }
 
 /** The lead of each hold's reason (rpc_pool.ts), which the state says already. */
-const HOLD_LEADS = [/^its daily credits are spent \(HTTP 402\) until 00:00 UTC:?\s*/, /^rate limited:?\s*/]
+const HOLD_LEADS = [
+  /^its daily credits are spent \(HTTP 402\) until 00:00 UTC:?\s*/,
+  /^rate limited:?\s*/,
+]
 
 function holdDetail(reason: string): string {
   const rest = HOLD_LEADS.reduce((text, lead) => text.replace(lead, ''), reason)
@@ -133,19 +142,27 @@ async function endpointSummaries(chain: Chain, now: number): Promise<EndpointSum
       logRange: null,
     }))
   }
-  const known = chain.rpcUrls.length > 0 ? await rememberedEndpoints(chain.rpcUrls, apiKey) : new Map<string, RememberedEndpoint>()
+  const known =
+    chain.rpcUrls.length > 0
+      ? await rememberedEndpoints(chain.rpcUrls, apiKey)
+      : new Map<string, RememberedEndpoint>()
   return chain.rpcUrls.map((url) => {
     const remembered = known.get(url) ?? null
     const kind = remembered?.holdKind ?? null
     const held = kind !== null && remembered!.holdUntil > now
-    const reason = held ? redactSecrets(remembered!.holdReason, [apiKey, ...urlCredentials(url)]) : ''
+    const reason = held
+      ? redactSecrets(remembered!.holdReason, [apiKey, ...urlCredentials(url)])
+      : ''
     return {
       url: redactUrl(url),
       state: held ? kind : 'fine',
       heldUntil: held ? remembered!.holdUntil : null,
       holdReason: reason,
       holdDetail: holdDetail(reason),
-      lastHold: kind !== null && !held && remembered!.holdUntil > 0 ? { kind, until: remembered!.holdUntil } : null,
+      lastHold:
+        kind !== null && !held && remembered!.holdUntil > 0
+          ? { kind, until: remembered!.holdUntil }
+          : null,
       logRange: remembered?.logRange ?? null,
     }
   })
@@ -209,7 +226,9 @@ export class ChainOverview {
       db
         .from('chain_cursors')
         .whereIn('network', networks)
-        .select('network', 'cursor', 'last_scan_at', 'last_error', 'caught_up') as Promise<CursorRow[]>,
+        .select('network', 'cursor', 'last_scan_at', 'last_error', 'caught_up') as Promise<
+        CursorRow[]
+      >,
     ])
     const now = Date.now()
     const endpoints = await Promise.all(chains.map((chain) => endpointSummaries(chain, now)))
@@ -218,7 +237,9 @@ export class ChainOverview {
       const own = tokens.filter((token) => token.network === chain.network)
       const counts = walletCounts.filter((row) => row.network === chain.network)
       const total = counts.reduce((sum, row) => sum + Number(row.total), 0)
-      const enabled = counts.filter((row) => Boolean(row.enabled)).reduce((sum, row) => sum + Number(row.total), 0)
+      const enabled = counts
+        .filter((row) => Boolean(row.enabled))
+        .reduce((sum, row) => sum + Number(row.total), 0)
       const family = chainRegistry.find(chain.family)
       const enabledTokens = own.filter((token) => token.enabled).length
       summaries.push({

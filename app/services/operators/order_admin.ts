@@ -99,7 +99,9 @@ export class OrderAdmin {
     const given = reference.trim()
     if (given === '') throw new OperatorError('Give the transaction reference that paid the order')
     if (given.length > MAX_REFERENCE_LENGTH) {
-      throw new OperatorError(`A transaction reference has at most ${MAX_REFERENCE_LENGTH} characters`)
+      throw new OperatorError(
+        `A transaction reference has at most ${MAX_REFERENCE_LENGTH} characters`
+      )
     }
     const before = snapshot.order(order)
     try {
@@ -126,7 +128,8 @@ export class OrderAdmin {
       )
       return { order: outcome.order, reference: transfer.reference, notified: outcome.notified }
     } catch (error) {
-      if (error instanceof BusinessError) throw new OperatorError(`${error.message} (${error.businessCode})`)
+      if (error instanceof BusinessError)
+        throw new OperatorError(`${error.message} (${error.businessCode})`)
       throw error
     }
   }
@@ -146,11 +149,19 @@ export class OrderAdmin {
         // Paid or closed since it was read: refused, and nothing is recorded.
         if (!(await orderService.closeIn(trx, order))) {
           const now = await Order.query({ client: trx }).where('id', order.id).firstOrFail()
-          throw new OperatorError(this.closeRefusal(now) ?? `Order ${order.tradeId} could not be closed`)
+          throw new OperatorError(
+            this.closeRefusal(now) ?? `Order ${order.tradeId} could not be closed`
+          )
         }
         return Order.query({ client: trx }).where('id', order.id).firstOrFail()
       },
-      (fresh) => ({ action: 'order.close', subjectType: 'order', subjectId: order.tradeId, before, after: snapshot.order(fresh) })
+      (fresh) => ({
+        action: 'order.close',
+        subjectType: 'order',
+        subjectId: order.tradeId,
+        before,
+        after: snapshot.order(fresh),
+      })
     )
     const child = await Order.findBy('parent_id', closed.id)
     return { order: closed, child }
@@ -197,7 +208,10 @@ export class OrderAdmin {
   async #lastAttemptId(orderId: number): Promise<number> {
     const callback = await Callback.findBy('order_id', orderId)
     if (!callback) return 0
-    const last = await CallbackAttempt.query().where('callback_id', callback.id).orderBy('id', 'desc').first()
+    const last = await CallbackAttempt.query()
+      .where('callback_id', callback.id)
+      .orderBy('id', 'desc')
+      .first()
     return last?.id ?? 0
   }
 }

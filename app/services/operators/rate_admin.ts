@@ -3,7 +3,13 @@ import Rate from '#models/rate'
 import { AuditLog } from '#services/audit/audit_log'
 import { snapshot } from '#services/audit/audit_snapshots'
 import { OperatorError } from '#support/operator_error'
-import { Decimal, fractionDigits, isDecimalLiteral, significantDigits, toDecimalString } from '#support/money'
+import {
+  Decimal,
+  fractionDigits,
+  isDecimalLiteral,
+  significantDigits,
+  toDecimalString,
+} from '#support/money'
 
 /** Fixed exchange rates (1 token = rate fiat) as operators manage them. */
 @inject()
@@ -18,11 +24,15 @@ export class RateAdmin {
   async set(token: string, fiat: string, rate: string) {
     const symbol = token.toUpperCase()
     const currency = fiat.toUpperCase()
-    if (!/^[A-Z0-9]{1,16}$/.test(symbol)) throw new OperatorError('The token must be a symbol such as USDT')
-    if (!/^[A-Z]{3,10}$/.test(currency)) throw new OperatorError('The fiat must be a currency code such as CNY')
+    if (!/^[A-Z0-9]{1,16}$/.test(symbol))
+      throw new OperatorError('The token must be a symbol such as USDT')
+    if (!/^[A-Z]{3,10}$/.test(currency))
+      throw new OperatorError('The fiat must be a currency code such as CNY')
     const text = rate.trim()
     if (!isDecimalLiteral(text) || !new Decimal(text).gt(0)) {
-      throw new OperatorError(`The rate must be a positive decimal number (1 ${symbol} = RATE ${currency})`)
+      throw new OperatorError(
+        `The rate must be a positive decimal number (1 ${symbol} = RATE ${currency})`
+      )
     }
     if (fractionDigits(toDecimalString(text)) > 12 || significantDigits(text) > 15) {
       throw new OperatorError('The rate may have at most 12 decimals and 15 significant digits')
@@ -32,14 +42,24 @@ export class RateAdmin {
     const before = existing ? snapshot.rate(existing) : null
     return this.audit.change(
       async (trx) => {
-        if (!existing) return Rate.create({ token: symbol, fiat: currency, rate: value, source: 'fixed' }, { client: trx })
+        if (!existing)
+          return Rate.create(
+            { token: symbol, fiat: currency, rate: value, source: 'fixed' },
+            { client: trx }
+          )
         existing.useTransaction(trx)
         existing.rate = value
         existing.source = 'fixed'
         await existing.save()
         return existing
       },
-      (saved) => ({ action: 'rate.set', subjectType: 'rate', subjectId: `${symbol}/${currency}`, before, after: snapshot.rate(saved) })
+      (saved) => ({
+        action: 'rate.set',
+        subjectType: 'rate',
+        subjectId: `${symbol}/${currency}`,
+        before,
+        after: snapshot.rate(saved),
+      })
     )
   }
 }

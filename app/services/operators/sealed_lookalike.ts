@@ -6,5 +6,6 @@ import { looksSealed } from '#support/secret_box'
  * operator gives must not have it, or it would be taken for ciphertext.
  */
 export function refuseSealedLookalike(value: string) {
-  if (looksSealed(value)) throw new OperatorError('The value has the shape of an encrypted value; choose another')
+  if (looksSealed(value))
+    throw new OperatorError('The value has the shape of an encrypted value; choose another')
 }

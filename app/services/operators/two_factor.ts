@@ -33,15 +33,30 @@ export class TwoFactor {
 
   /** A new secret for `user`, stored sealed but not enabled until confirm(): a half-done enrolment locks nobody out. */
   async begin(user: User, issuer: string, reauthentication?: { password: string }) {
-    if (user.totpEnabledAt !== null) throw new OperatorError('Two-factor sign-in is already on: turn it off first')
+    if (user.totpEnabledAt !== null)
+      throw new OperatorError('Two-factor sign-in is already on: turn it off first')
     // From the console the password is asked again: a session left open must not bind its own authenticator.
-    if (reauthentication && !(await hash.use('scrypt').verify(user.password, reauthentication.password))) {
+    if (
+      reauthentication &&
+      !(await hash.use('scrypt').verify(user.password, reauthentication.password))
+    ) {
       throw new OperatorError('Wrong password: two-factor set-up was not started')
     }
     const secret = newTotpSecret()
     await this.audit.change(
-      (trx) => User.query({ client: trx }).where('id', user.id).update({ totp_secret: sealSecret(secret, SecretPurpose.totpSecret), totp_last_step: null }),
-      () => ({ action: 'user.2fa_start', subjectType: 'user', subjectId: user.id, after: { email: user.email } })
+      (trx) =>
+        User.query({ client: trx })
+          .where('id', user.id)
+          .update({
+            totp_secret: sealSecret(secret, SecretPurpose.totpSecret),
+            totp_last_step: null,
+          }),
+      () => ({
+        action: 'user.2fa_start',
+        subjectType: 'user',
+        subjectId: user.id,
+        after: { email: user.email },
+      })
     )
     await user.refresh()
     return { secret, uri: otpauthUri(issuer, user.email, secret) }
@@ -57,20 +72,36 @@ export class TwoFactor {
   /** Turns 2FA on when `code` matches the pending secret; the recovery codes are returned once, stored hashed. */
   async confirm(user: User, code: string, nowMs = Date.now()): Promise<string[]> {
     if (user.totpEnabledAt !== null) throw new OperatorError('Two-factor sign-in is already on')
-    if (user.totpSecret === null) throw new OperatorError('Start the enrolment first: no secret is waiting for a code')
+    if (user.totpSecret === null)
+      throw new OperatorError('Start the enrolment first: no secret is waiting for a code')
     const step = matchTotp(this.#key(user), code, nowMs, null)
-    if (step === null) throw new OperatorError('That code is not valid: check the time of the phone and try the next one')
+    if (step === null)
+      throw new OperatorError(
+        'That code is not valid: check the time of the phone and try the next one'
+      )
     const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode)
-    const hashes = await Promise.all(codes.map((recovery) => hash.use('recovery').make(normalizeRecoveryCode(recovery))))
+    const hashes = await Promise.all(
+      codes.map((recovery) => hash.use('recovery').make(normalizeRecoveryCode(recovery)))
+    )
     const before = snapshot.user(user)
     await this.audit.change(
       async (trx) => {
         user.useTransaction(trx)
-        user.merge({ totpEnabledAt: nowMs, totpLastStep: step, recoveryCodes: JSON.stringify(hashes) })
+        user.merge({
+          totpEnabledAt: nowMs,
+          totpLastStep: step,
+          recoveryCodes: JSON.stringify(hashes),
+        })
         await user.save()
         return user
       },
-      (saved) => ({ action: 'user.2fa_enable', subjectType: 'user', subjectId: saved.id, before, after: snapshot.user(saved) })
+      (saved) => ({
+        action: 'user.2fa_enable',
+        subjectType: 'user',
+        subjectId: saved.id,
+        before,
+        after: snapshot.user(saved),
+      })
     )
     return codes
   }
@@ -129,11 +160,22 @@ export class TwoFactor {
     return this.audit.change(
       async (trx) => {
         user.useTransaction(trx)
-        user.merge({ totpSecret: null, totpEnabledAt: null, totpLastStep: null, recoveryCodes: null })
+        user.merge({
+          totpSecret: null,
+          totpEnabledAt: null,
+          totpLastStep: null,
+          recoveryCodes: null,
+        })
         await user.save()
         return user
       },
-      (saved) => ({ action: 'user.2fa_disable', subjectType: 'user', subjectId: saved.id, before, after: snapshot.user(saved) })
+      (saved) => ({
+        action: 'user.2fa_disable',
+        subjectType: 'user',
+        subjectId: saved.id,
+        before,
+        after: snapshot.user(saved),
+      })
     )
   }
 

@@ -14,7 +14,12 @@ export type UnmatchedState = 'open' | 'assigned' | 'dismissed'
 export const UNMATCHED_STATES: readonly UnmatchedState[] = ['open', 'assigned', 'dismissed']
 
 /** What a row records (unmatched_inbox.ts), in the order the console lists them. */
-export const UNMATCHED_KINDS: readonly UnmatchedKind[] = ['transfer', 'unreadable', 'unexplained', 'reorged']
+export const UNMATCHED_KINDS: readonly UnmatchedKind[] = [
+  'transfer',
+  'unreadable',
+  'unexplained',
+  'reorged',
+]
 
 export type UnmatchedFilters = {
   network?: string
@@ -84,7 +89,10 @@ export class UnmatchedPaymentAdmin {
   ) {}
 
   /** Newest first, by id (keyset); `after` is the `next` of the previous page. */
-  async list(filters: UnmatchedFilters = {}, page: { limit?: number; after?: string | null } = {}): Promise<UnmatchedPage> {
+  async list(
+    filters: UnmatchedFilters = {},
+    page: { limit?: number; after?: string | null } = {}
+  ): Promise<UnmatchedPage> {
     const limit = Math.min(Math.max(Math.trunc(page.limit ?? 50), 1), MAX_PAGE)
     const query = this.#select()
     if (filters.network) query.where('u.network', filters.network)
@@ -108,7 +116,11 @@ export class UnmatchedPaymentAdmin {
 
   /** How many wait for an operator (dashboard, navigation). */
   async openCount(): Promise<number> {
-    const [row] = await db.from('unmatched_payments').whereNull('dismissed_at').whereNull('assigned_at').count('* as total')
+    const [row] = await db
+      .from('unmatched_payments')
+      .whereNull('dismissed_at')
+      .whereNull('assigned_at')
+      .count('* as total')
     return Number(row.total)
   }
 
@@ -129,40 +141,57 @@ export class UnmatchedPaymentAdmin {
         `Unmatched payment #${payment.id} is ${payment.kind === 'reorged' ? 'a reorganisation notice' : 'an unexplained balance change'}, not a transfer: it can only be dismissed`
       )
     }
-    if (tradeId.trim() === '') throw new OperatorError('Give the trade_id of the order this payment pays')
+    if (tradeId.trim() === '')
+      throw new OperatorError('Give the trade_id of the order this payment pays')
     const order = await this.orders.find(tradeId)
     const refusal = this.orders.markPaidRefusal(order)
     if (refusal) throw new OperatorError(refusal)
     this.#assertSameTransfer(payment, order)
     // The row names the transfer of its transaction (one transaction may carry several); an unreadable one names none.
     const position = payment.position === '' ? undefined : payment.position
-    return this.orders.markPaid(order.tradeId, payment.reference, async (trx) => {
-      const updated = await trx
-        .knexQuery()
-        .table('unmatched_payments')
-        .where('id', payment.id)
-        .whereNull('assigned_at')
-        .whereNull('dismissed_at')
-        .update({ assigned_order_id: order.id, assigned_at: Date.now(), assigned_by: actorLabel(currentAuditContext().actor) })
-      // Settled meanwhile by another operator: the payment is undone with this throw.
-      if (Number(updated) !== 1) throw new OperatorError(`Unmatched payment #${payment.id} was settled meanwhile`)
-      await this.audit.record(
-        {
-          action: 'unmatched.assign',
-          subjectType: 'unmatched_payment',
-          subjectId: payment.id,
-          before: { state: 'open' },
-          after: { state: 'assigned', tradeId: order.tradeId, reference: payment.reference, position: payment.position },
-        },
-        trx
-      )
-    }, position)
+    return this.orders.markPaid(
+      order.tradeId,
+      payment.reference,
+      async (trx) => {
+        const updated = await trx
+          .knexQuery()
+          .table('unmatched_payments')
+          .where('id', payment.id)
+          .whereNull('assigned_at')
+          .whereNull('dismissed_at')
+          .update({
+            assigned_order_id: order.id,
+            assigned_at: Date.now(),
+            assigned_by: actorLabel(currentAuditContext().actor),
+          })
+        // Settled meanwhile by another operator: the payment is undone with this throw.
+        if (Number(updated) !== 1)
+          throw new OperatorError(`Unmatched payment #${payment.id} was settled meanwhile`)
+        await this.audit.record(
+          {
+            action: 'unmatched.assign',
+            subjectType: 'unmatched_payment',
+            subjectId: payment.id,
+            before: { state: 'open' },
+            after: {
+              state: 'assigned',
+              tradeId: order.tradeId,
+              reference: payment.reference,
+              position: payment.position,
+            },
+          },
+          trx
+        )
+      },
+      position
+    )
   }
 
   /** Sets an open payment aside with a note saying why (refunded, a test ...). */
   async dismiss(id: number, note: string): Promise<void> {
     const text = (note ?? '').trim()
-    if (text === '') throw new OperatorError('Say why the payment is dismissed (a note is required)')
+    if (text === '')
+      throw new OperatorError('Say why the payment is dismissed (a note is required)')
     if (text.length > DISMISS_NOTE_MAX) {
       throw new OperatorError(`The note may be at most ${DISMISS_NOTE_MAX} characters`)
     }
@@ -175,8 +204,13 @@ export class UnmatchedPaymentAdmin {
           .where('id', payment.id)
           .whereNull('assigned_at')
           .whereNull('dismissed_at')
-          .update({ dismissed_at: Date.now(), dismissed_by: actorLabel(currentAuditContext().actor), dismiss_note: text })
-        if (Number(updated) !== 1) throw new OperatorError(`Unmatched payment #${payment.id} was settled meanwhile`)
+          .update({
+            dismissed_at: Date.now(),
+            dismissed_by: actorLabel(currentAuditContext().actor),
+            dismiss_note: text,
+          })
+        if (Number(updated) !== 1)
+          throw new OperatorError(`Unmatched payment #${payment.id} was settled meanwhile`)
       },
       () => ({
         action: 'unmatched.dismiss',
@@ -192,10 +226,17 @@ export class UnmatchedPaymentAdmin {
     const payment = Number.isSafeInteger(id) ? await UnmatchedPayment.find(id) : null
     if (!payment) throw new OperatorError(`No unmatched payment #${id}`)
     if (payment.assignedAt !== null) {
-      const order = await db.from('orders').where('id', payment.assignedOrderId!).select('trade_id').first()
-      throw new OperatorError(`Unmatched payment #${id} is already assigned to order ${order?.trade_id ?? payment.assignedOrderId}`)
+      const order = await db
+        .from('orders')
+        .where('id', payment.assignedOrderId!)
+        .select('trade_id')
+        .first()
+      throw new OperatorError(
+        `Unmatched payment #${id} is already assigned to order ${order?.trade_id ?? payment.assignedOrderId}`
+      )
     }
-    if (payment.dismissedAt !== null) throw new OperatorError(`Unmatched payment #${id} was dismissed`)
+    if (payment.dismissedAt !== null)
+      throw new OperatorError(`Unmatched payment #${id} was dismissed`)
     return payment
   }
 
@@ -206,18 +247,24 @@ export class UnmatchedPaymentAdmin {
    */
   #assertSameTransfer(payment: UnmatchedPayment, order: Order) {
     const refuse = (what: string) =>
-      new OperatorError(`Unmatched payment #${payment.id} cannot pay order ${order.tradeId}: ${what}`)
+      new OperatorError(
+        `Unmatched payment #${payment.id} cannot pay order ${order.tradeId}: ${what}`
+      )
     if (payment.network !== order.network) {
       throw refuse(`it was received on ${payment.network}, the order waits on ${order.network}`)
     }
     if (payment.toAddress !== order.receiveAddress) {
-      throw refuse(`it was sent to ${payment.toAddress}, the order waits on ${order.receiveAddress}`)
+      throw refuse(
+        `it was sent to ${payment.toAddress}, the order waits on ${order.receiveAddress}`
+      )
     }
     if (payment.token !== '?' && payment.token !== order.token) {
       throw refuse(`it transfers ${payment.token}, the order waits for ${order.token}`)
     }
     if (isDecimalLiteral(payment.amount) && !new Decimal(payment.amount).eq(order.actualAmount)) {
-      throw refuse(`it transfers ${payment.amount} ${payment.token}, the order waits for ${order.actualAmount} ${order.token}`)
+      throw refuse(
+        `it transfers ${payment.amount} ${payment.token}, the order waits for ${order.actualAmount} ${order.token}`
+      )
     }
   }
 

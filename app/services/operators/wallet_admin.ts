@@ -129,13 +129,18 @@ export class WalletAdmin {
    * first), continuing after the cursor `after` (the `next` of the page
    * before; an unreadable one starts over).
    */
-  async page(filters: WalletFilters = {}, page: { after?: string | null; limit?: number } = {}): Promise<WalletPage> {
+  async page(
+    filters: WalletFilters = {},
+    page: { after?: string | null; limit?: number } = {}
+  ): Promise<WalletPage> {
     const limit = Math.min(Math.max(Math.trunc(page.limit ?? 50), 1), 200)
     const query = this.filtered(filters)
     const cursor = page.after ? readWalletCursor(page.after) : null
     if (cursor) {
       query.where((later) =>
-        later.where('network', '>', cursor.network).orWhere((same) => same.where('network', cursor.network).where('id', '>', cursor.id))
+        later
+          .where('network', '>', cursor.network)
+          .orWhere((same) => same.where('network', cursor.network).where('id', '>', cursor.id))
       )
     }
     const rows = await query.limit(limit + 1)
@@ -168,7 +173,8 @@ export class WalletAdmin {
 
   #note(note: string) {
     const value = note.trim()
-    if (value.length > MAX_NOTE_LENGTH) throw new OperatorError(`A note is at most ${MAX_NOTE_LENGTH} characters`)
+    if (value.length > MAX_NOTE_LENGTH)
+      throw new OperatorError(`A note is at most ${MAX_NOTE_LENGTH} characters`)
     return value
   }
 
@@ -176,7 +182,8 @@ export class WalletAdmin {
   async #insert(chain: Chain, address: string, note: string): Promise<Wallet | null> {
     try {
       return await this.audit.change(
-        (trx) => Wallet.create({ network: chain.network, address, enabled: true, note }, { client: trx }),
+        (trx) =>
+          Wallet.create({ network: chain.network, address, enabled: true, note }, { client: trx }),
         (wallet) => ({
           action: 'wallet.add',
           subjectType: 'wallet',
@@ -194,7 +201,10 @@ export class WalletAdmin {
     const chain = await this.chains.find(network)
     const normalized = this.canonicalAddress(chain, address)
     const wallet = await this.#insert(chain, normalized, this.#note(note))
-    if (!wallet) throw new OperatorError(`Wallet address already exists (10001): ${normalized} on ${chain.network}`)
+    if (!wallet)
+      throw new OperatorError(
+        `Wallet address already exists (10001): ${normalized} on ${chain.network}`
+      )
     return wallet
   }
 
@@ -207,7 +217,10 @@ export class WalletAdmin {
     } catch {
       // a malformed address cannot be stored either: reported as not found
     }
-    const wallet = await Wallet.query().where('network', chain.network).where('address', normalized).first()
+    const wallet = await Wallet.query()
+      .where('network', chain.network)
+      .where('address', normalized)
+      .first()
     if (!wallet) throw new OperatorError(`No wallet ${address} on ${chain.network}`)
     return wallet
   }
@@ -286,17 +299,25 @@ export class WalletAdmin {
    * itself, and each added wallet is audited on its own. More than
    * MAX_IMPORT_ENTRIES entries are refused as a whole, before any is added.
    */
-  async importBatch(text: string, options: { defaultNetwork?: string } = {}): Promise<ImportReport> {
+  async importBatch(
+    text: string,
+    options: { defaultNetwork?: string } = {}
+  ): Promise<ImportReport> {
     if (text.length > MAX_IMPORT_CHARACTERS) {
-      throw new OperatorError(`The pasted text is longer than ${MAX_IMPORT_CHARACTERS.toLocaleString('en-US')} characters`)
+      throw new OperatorError(
+        `The pasted text is longer than ${MAX_IMPORT_CHARACTERS.toLocaleString('en-US')} characters`
+      )
     }
     const entries = text
       .split(/\r\n|\r|\n/)
       .map((raw, index) => ({ line: index + 1, text: raw.trim() }))
       .filter((entry) => entry.text !== '' && !entry.text.startsWith('#'))
-    if (entries.length === 0) throw new OperatorError('Nothing to import: paste one address per line')
+    if (entries.length === 0)
+      throw new OperatorError('Nothing to import: paste one address per line')
     if (entries.length > MAX_IMPORT_ENTRIES) {
-      throw new OperatorError(`At most ${MAX_IMPORT_ENTRIES} addresses per import (${entries.length} given)`)
+      throw new OperatorError(
+        `At most ${MAX_IMPORT_ENTRIES} addresses per import (${entries.length} given)`
+      )
     }
     const defaultNetwork = options.defaultNetwork?.trim().toLowerCase() || null
 
@@ -308,7 +329,14 @@ export class WalletAdmin {
     const seen = new Map<string, number>()
     const lines: ImportLine[] = []
     for (const entry of entries) {
-      const result: ImportLine = { ...entry, network: null, given: null, address: null, outcome: 'invalid', reason: null }
+      const result: ImportLine = {
+        ...entry,
+        network: null,
+        given: null,
+        address: null,
+        outcome: 'invalid',
+        reason: null,
+      }
       lines.push(result)
       const parts = entry.text.split(/[\s,;]+/).filter((part) => part !== '')
       if (parts.length > 2) {
@@ -319,7 +347,8 @@ export class WalletAdmin {
       const address = parts.length === 2 ? parts[1] : parts[0]
       result.given = address
       if (!network) {
-        result.reason = 'no network: write "network address", or choose a network for the lines without one'
+        result.reason =
+          'no network: write "network address", or choose a network for the lines without one'
         continue
       }
       result.network = network
@@ -343,7 +372,8 @@ export class WalletAdmin {
         result.reason = error.message
       }
     }
-    const count = (outcome: ImportLine['outcome']) => lines.filter((line) => line.outcome === outcome).length
+    const count = (outcome: ImportLine['outcome']) =>
+      lines.filter((line) => line.outcome === outcome).length
     return { lines, added: count('added'), present: count('present'), invalid: count('invalid') }
   }
 
@@ -377,7 +407,9 @@ export class WalletAdmin {
           .count('* as orders')
           .select(
             db.raw('sum(case when status = ? then 1 else 0 end) as paid', [OrderStatus.PAID]),
-            db.raw('sum(case when status = ? then actual_amount else 0 end) as received', [OrderStatus.PAID])
+            db.raw('sum(case when status = ? then actual_amount else 0 end) as received', [
+              OrderStatus.PAID,
+            ])
           ),
         db
           .from('amount_locks')
@@ -404,12 +436,16 @@ export class WalletAdmin {
         if (wanted.has(key)) entry(key).reserved += Number(row.total)
       }
     }
-    for (const found of usage.values()) found.received.sort((a, b) => a.token.localeCompare(b.token))
+    for (const found of usage.values())
+      found.received.sort((a, b) => a.token.localeCompare(b.token))
     return usage
   }
 
   /** The usage of one wallet (zeros when it was never used). */
-  static usageOf(usage: Map<string, WalletUsage>, wallet: Pick<Wallet, 'network' | 'address'>): WalletUsage {
+  static usageOf(
+    usage: Map<string, WalletUsage>,
+    wallet: Pick<Wallet, 'network' | 'address'>
+  ): WalletUsage {
     return usage.get(walletKey(wallet.network, wallet.address)) ?? { ...NO_USAGE, received: [] }
   }
 }

@@ -9,18 +9,25 @@ import { checkCallbackUrl } from '#services/console/test_callback'
  * the service applies (so the ace commands and the console refuse the same
  * values), here only to show the refusal next to its field.
  */
-const serviceCheck = vine.createRule((value: unknown, check: (text: string) => unknown, field: FieldContext) => {
-  if (typeof value !== 'string') return
-  try {
-    check(value)
-  } catch (error) {
-    if (!(error instanceof OperatorError)) throw error
-    field.report(error.message, 'service', field)
+const serviceCheck = vine.createRule(
+  (value: unknown, check: (text: string) => unknown, field: FieldContext) => {
+    if (typeof value !== 'string') return
+    try {
+      check(value)
+    } catch (error) {
+      if (!(error instanceof OperatorError)) throw error
+      field.report(error.message, 'service', field)
+    }
   }
-})
+)
 
 const note = () => vine.string().maxLength(2000).use(serviceCheck(normalizeNote)).optional()
-const ips = () => vine.string().maxLength(20_000).use(serviceCheck((text) => normalizeIpAllowlist([text]))).optional()
+const ips = () =>
+  vine
+    .string()
+    .maxLength(20_000)
+    .use(serviceCheck((text) => normalizeIpAllowlist([text])))
+    .optional()
 
 export const createApiKeyValidator = vine.create({
   // Empty: the next free numeric pid.

@@ -6,7 +6,15 @@ import type { AuditFilters } from '#services/audit/audit_log'
  * never as an error page). Every field is optional; an empty one filters
  * nothing.
  */
-export const AUDIT_FILTER_FIELDS = ['actor', 'action', 'subject_type', 'subject_id', 'ip', 'from', 'to'] as const
+export const AUDIT_FILTER_FIELDS = [
+  'actor',
+  'action',
+  'subject_type',
+  'subject_id',
+  'ip',
+  'from',
+  'to',
+] as const
 export type AuditFilterField = (typeof AUDIT_FILTER_FIELDS)[number]
 export type AuditFilterValues = Record<AuditFilterField, string>
 
@@ -42,7 +50,11 @@ function dayStart(text: string): number | null {
   const [year, month, day] = match.slice(1).map(Number)
   const time = Date.UTC(year, month - 1, day)
   const back = new Date(time)
-  return back.getUTCFullYear() === year && back.getUTCMonth() === month - 1 && back.getUTCDate() === day ? time : null
+  return back.getUTCFullYear() === year &&
+    back.getUTCMonth() === month - 1 &&
+    back.getUTCDate() === day
+    ? time
+    : null
 }
 
 function text(value: unknown): string {
@@ -51,15 +63,19 @@ function text(value: unknown): string {
 }
 
 export function readAuditFilters(query: Record<string, unknown>): AuditFilterResult {
-  const values = Object.fromEntries(AUDIT_FILTER_FIELDS.map((field) => [field, text(query[field])])) as AuditFilterValues
+  const values = Object.fromEntries(
+    AUDIT_FILTER_FIELDS.map((field) => [field, text(query[field])])
+  ) as AuditFilterValues
   const errors: AuditFilterResult['errors'] = {}
   for (const field of AUDIT_FILTER_FIELDS) {
-    if (values[field].length > MAX_LENGTH[field]) errors[field] = `At most ${MAX_LENGTH[field]} characters.`
+    if (values[field].length > MAX_LENGTH[field])
+      errors[field] = `At most ${MAX_LENGTH[field]} characters.`
   }
 
   const filters: AuditFilters = {}
   // E-mails are stored lower-case (sign-in is case-insensitive); shell users keep their case.
-  if (values.actor) filters.actor = values.actor.includes('@') ? values.actor.toLowerCase() : values.actor
+  if (values.actor)
+    filters.actor = values.actor.includes('@') ? values.actor.toLowerCase() : values.actor
   if (values.action.endsWith('*')) {
     if (values.action.length > 1) filters.actionPrefix = values.action.slice(0, -1)
   } else if (values.action) {
@@ -79,7 +95,11 @@ export function readAuditFilters(query: Record<string, unknown>): AuditFilterRes
     if (field === 'from') filters.since = start
     else filters.until = start + DAY_MS
   }
-  if (filters.since !== undefined && filters.until !== undefined && filters.until <= filters.since) {
+  if (
+    filters.since !== undefined &&
+    filters.until !== undefined &&
+    filters.until <= filters.since
+  ) {
     errors.to = 'The end date is before the start date.'
   }
 

@@ -3,7 +3,9 @@ import { Ignitor, prettyPrintError } from '@adonisjs/core'
 
 const APP_ROOT = new URL('../', import.meta.url)
 const IMPORTER = (filePath: string) =>
-  filePath.startsWith('./') || filePath.startsWith('../') ? import(new URL(filePath, APP_ROOT).href) : import(filePath)
+  filePath.startsWith('./') || filePath.startsWith('../')
+    ? import(new URL(filePath, APP_ROOT).href)
+    : import(filePath)
 
 process.env.NODE_ENV ??= 'production'
 

@@ -5,5 +5,10 @@ export default defineConfig({
   json: { limit: '64kb', strict: true, types: ['application/json'] },
   form: { limit: '64kb', types: ['application/x-www-form-urlencoded'] },
   raw: { limit: '64kb', types: ['text/*'] },
-  multipart: { autoProcess: false, processManually: [], limit: '1mb', types: ['multipart/form-data'] },
+  multipart: {
+    autoProcess: false,
+    processManually: [],
+    limit: '1mb',
+    types: ['multipart/form-data'],
+  },
 })

@@ -8,7 +8,11 @@ const loggerConfig = defineConfig({
       enabled: true,
       name: 'bare',
       level: env.get('LOG_LEVEL', 'info'),
-      transport: { targets: targets().push(targets.file({ destination: 1 })).toArray() },
+      transport: {
+        targets: targets()
+          .push(targets.file({ destination: 1 }))
+          .toArray(),
+      },
     },
   },
 })

@@ -33,5 +33,9 @@ router.get('/pay/check-status/:trade_id', ({ params }) => ({
 router.post('/payments/native/v1/order/create-transaction', async ({ request }) => {
   const fields = await request.validateUsing(createValidator)
   created++
-  return { status_code: 200, message: 'success', data: { trade_id: `T${created}`, order_id: fields.order_id } }
+  return {
+    status_code: 200,
+    message: 'success',
+    data: { trade_id: `T${created}`, order_id: fields.order_id },
+  }
 })

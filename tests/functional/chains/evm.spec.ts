@@ -11,7 +11,7 @@ import { createOrder, merchantVerifiesCallback, orderParams } from '#tests/helpe
 import { MerchantServer } from '#tests/helpers/merchant_server'
 import { runAce } from '#tests/helpers/processes'
 import { Anvil, EMPTY_PAYER_KEY } from '#tests/helpers/evm/anvil'
-import { RpcProxy } from '#tests/helpers/evm/rpc_proxy'
+import { type RpcProxy } from '#tests/helpers/evm/rpc_proxy'
 import {
   configureEthereum,
   createEthOrder,
@@ -76,7 +76,11 @@ test.group('EVM chain: scanning a real node (anvil)', (group) => {
   }).timeout(60_000)
 
   test('ETH: a native transfer pays an ETH order', async ({ client, assert }) => {
-    const order = await createEthOrder(client, { token: 'eth', amount: 100, notify_url: merchant.notifyUrl })
+    const order = await createEthOrder(client, {
+      token: 'eth',
+      amount: 100,
+      notify_url: merchant.notifyUrl,
+    })
     assert.equal(order.actualAmount, '0.005')
     await scanEthereum()
     const hash = await anvil.payNative(fixture.wallet, '0.005')
@@ -90,10 +94,14 @@ test.group('EVM chain: scanning a real node (anvil)', (group) => {
     assert.isTrue(merchantVerifiesCallback(JSON.parse(merchant.requests[0].body)))
   })
 
-  test('a payment made while nothing scanned is found from the persisted cursor', async ({ client, assert }) => {
+  test('a payment made while nothing scanned is found from the persisted cursor', async ({
+    client,
+    assert,
+  }) => {
     const order = await createEthOrder(client)
     await scanEthereum()
-    const cursorBefore = (await db.from('chain_cursors').where('network', 'ethereum').first()).cursor
+    const cursorBefore = (await db.from('chain_cursors').where('network', 'ethereum').first())
+      .cursor
     // "down": blocks go by, the payment lands among them
     await anvil.mine(5)
     await anvil.payToken(fixture.usdt, 6, fixture.wallet, order.actualAmount)
@@ -101,10 +109,16 @@ test.group('EVM chain: scanning a real node (anvil)', (group) => {
     const result = await runAce(['chains:scan', '--network', 'ethereum'])
     assert.equal(result.code, 0, result.stderr)
     assert.equal((await Order.findOrFail(order.id)).status, 2)
-    assert.notEqual((await db.from('chain_cursors').where('network', 'ethereum').first()).cursor, cursorBefore)
+    assert.notEqual(
+      (await db.from('chain_cursors').where('network', 'ethereum').first()).cursor,
+      cursorBefore
+    )
   }).timeout(60_000)
 
-  test('the first scan starts from the oldest open order, not from the head', async ({ client, assert }) => {
+  test('the first scan starts from the oldest open order, not from the head', async ({
+    client,
+    assert,
+  }) => {
     const order = await createEthOrder(client)
     await anvil.payToken(fixture.usdt, 6, fixture.wallet, order.actualAmount)
     await anvil.mine(20)
@@ -125,7 +139,10 @@ test.group('EVM chain: scanning a real node (anvil)', (group) => {
     assert.equal(row.toAddress, fixture.wallet)
   })
 
-  test('one transfer never pays twice, even when blocks are scanned again', async ({ client, assert }) => {
+  test('one transfer never pays twice, even when blocks are scanned again', async ({
+    client,
+    assert,
+  }) => {
     const first = await createEthOrder(client)
     await scanEthereum()
     await anvil.payToken(fixture.usdt, 6, fixture.wallet, first.actualAmount)
@@ -139,7 +156,10 @@ test.group('EVM chain: scanning a real node (anvil)', (group) => {
     assert.equal(await countRows('callbacks'), 1)
   })
 
-  test('transfers to other addresses and of other tokens are not taken', async ({ client, assert }) => {
+  test('transfers to other addresses and of other tokens are not taken', async ({
+    client,
+    assert,
+  }) => {
     const order = await createEthOrder(client)
     await scanEthereum()
     await anvil.payToken(fixture.usdt, 6, randomAddress(), order.actualAmount)
@@ -151,7 +171,10 @@ test.group('EVM chain: scanning a real node (anvil)', (group) => {
     assert.equal((await Order.findOrFail(order.id)).status, 1)
   })
 
-  test('a payment reorganised out before it was deep enough never pays', async ({ client, assert }) => {
+  test('a payment reorganised out before it was deep enough never pays', async ({
+    client,
+    assert,
+  }) => {
     const order = await createEthOrder(client)
     await scanEthereum()
     const snapshot = await anvil.snapshot()
@@ -165,7 +188,10 @@ test.group('EVM chain: scanning a real node (anvil)', (group) => {
     assert.equal(await countRows('unmatched_payments'), 0)
   })
 
-  test('a reorganisation below the cursor is noticed and the new blocks are scanned', async ({ client, assert }) => {
+  test('a reorganisation below the cursor is noticed and the new blocks are scanned', async ({
+    client,
+    assert,
+  }) => {
     await operator.setChain('ethereum', { confirmations: 1 })
     const order = await createEthOrder(client)
     const snapshot = await anvil.snapshot()
@@ -195,7 +221,10 @@ test.group('EVM chain: submit-tx-hash and verification', (group) => {
   })
 
   const submit = (client: any, tradeId: string, reference: string) =>
-    client.post(`/pay/submit-tx-hash/${tradeId}`).json({ block_transaction_id: reference }).accept('json')
+    client
+      .post(`/pay/submit-tx-hash/${tradeId}`)
+      .json({ block_transaction_id: reference })
+      .accept('json')
 
   test('a confirmed token transfer pays the order', async ({ client, assert }) => {
     const order = await createEthOrder(client)
@@ -203,7 +232,11 @@ test.group('EVM chain: submit-tx-hash and verification', (group) => {
     await anvil.mine(2)
     const response = await submit(client, order.tradeId, hash.toUpperCase().replace('0X', '0x'))
     response.assertStatus(200)
-    assert.deepEqual(response.body().data, { trade_id: order.tradeId, block_transaction_id: hash.toLowerCase(), status: 2 })
+    assert.deepEqual(response.body().data, {
+      trade_id: order.tradeId,
+      block_transaction_id: hash.toLowerCase(),
+      status: 2,
+    })
   })
 
   test('a native transfer verifies too', async ({ client, assert }) => {
@@ -283,7 +316,10 @@ test.group('EVM chain: submit-tx-hash and verification', (group) => {
   test('payment URIs are EIP-681', async ({ client, assert }) => {
     const usdtOrder = await createEthOrder(client, { amount: 100 })
     const usdtUri = (await client.get(`/pay/payment-uri/${usdtOrder.tradeId}`)).body().data.uri
-    assert.equal(usdtUri, `ethereum:${fixture.usdt}@1/transfer?address=${fixture.wallet}&uint256=13800000`)
+    assert.equal(
+      usdtUri,
+      `ethereum:${fixture.usdt}@1/transfer?address=${fixture.wallet}&uint256=13800000`
+    )
     const ethOrder = await createEthOrder(client, { token: 'eth', amount: 100 })
     const ethUri = (await client.get(`/pay/payment-uri/${ethOrder.tradeId}`)).body().data.uri
     assert.equal(ethUri, `ethereum:${fixture.wallet}@1?value=5000000000000000`)
@@ -318,7 +354,10 @@ test.group('EVM chain: RPC behaviour', (group) => {
     }
     await db.from('settings').where('key', 'order.amount_max_steps').delete()
     for (let index = 0; index < orders; index++) {
-      await createOrder(client, orderParams({ network: 'ethereum', token: 'usdt', amount: 100 + (index % 50) }))
+      await createOrder(
+        client,
+        orderParams({ network: 'ethereum', token: 'usdt', amount: 100 + (index % 50) })
+      )
     }
     await scanEthereum() // sets the cursor
     await anvil.mine(40)
@@ -367,7 +406,10 @@ test.group('EVM chain: RPC behaviour', (group) => {
     assert.equal((await Order.findOrFail(order.id)).status, 2)
   })
 
-  test('every endpoint down: the scan fails, keeps its cursor and says why', async ({ client, assert }) => {
+  test('every endpoint down: the scan fails, keeps its cursor and says why', async ({
+    client,
+    assert,
+  }) => {
     await configureEthereum(tokens, [proxy.url], 1)
     await createEthOrder(client)
     await scanEthereum()

@@ -7,11 +7,18 @@ import operator from '#services/operator_service'
 import { resetDatabase } from '#tests/helpers/database'
 import { createOrder, orderParams } from '#tests/helpers/merchant'
 import { Anvil } from '#tests/helpers/evm/anvil'
-import { RpcProxy } from '#tests/helpers/evm/rpc_proxy'
-import { configureEthereum, startNodeBehindProxy, type EvmFixture } from '#tests/helpers/evm/evm_setup'
+import { type RpcProxy } from '#tests/helpers/evm/rpc_proxy'
+import {
+  configureEthereum,
+  startNodeBehindProxy,
+  type EvmFixture,
+} from '#tests/helpers/evm/evm_setup'
 
 async function createEthOrder(client: any, overrides: Record<string, unknown> = {}) {
-  const response = await createOrder(client, orderParams({ network: 'ethereum', token: 'usdt', ...overrides }))
+  const response = await createOrder(
+    client,
+    orderParams({ network: 'ethereum', token: 'usdt', ...overrides })
+  )
   if (response.status() !== 200) throw new Error(JSON.stringify(response.body()))
   return Order.findByOrFail('trade_id', response.body().data.trade_id)
 }
@@ -62,7 +69,10 @@ test.group('EVM chain: request budgets (anvil behind a limiting proxy)', (group)
     assert.equal(RpcPool.usedToday(proxy.url), proxy.total())
   }).timeout(60_000)
 
-  test('paced to the provider limit, a scan over many blocks draws no 429', async ({ client, assert }) => {
+  test('paced to the provider limit, a scan over many blocks draws no 429', async ({
+    client,
+    assert,
+  }) => {
     proxy.limit(40, 40)
     await budget(40, null)
     const order = await createEthOrder(client)
@@ -166,7 +176,10 @@ test.group('EVM chain: request budgets (anvil behind a limiting proxy)', (group)
     proxy.failLogsFrom = start + 21n // the second segment on
     const [interrupted] = await chainScanner.scan({ network: 'ethereum' })
     assert.isTrue(interrupted.scanned, interrupted.detail)
-    assert.match(interrupted.detail, /^interrupted \(stopped after block \d+: every RPC endpoint failed; last: HTTP 503/)
+    assert.match(
+      interrupted.detail,
+      /^interrupted \(stopped after block \d+: every RPC endpoint failed; last: HTTP 503/
+    )
     assert.equal((await Order.findOrFail(order.id)).status, 2)
     const row = await db.from('chain_cursors').first()
     assert.equal(JSON.parse(row.cursor).block, String(start + 20n))
@@ -179,6 +192,9 @@ test.group('EVM chain: request budgets (anvil behind a limiting proxy)', (group)
     assert.isTrue(resumed.caughtUp)
     assert.equal((await db.from('chain_cursors').first()).last_error, '')
     // Resumed after the kept segment: nothing before it is read again.
-    assert.equal(proxy.logsFrom.reduce((least, block) => (block < least ? block : least)), start + 21n)
+    assert.equal(
+      proxy.logsFrom.reduce((least, block) => (block < least ? block : least)),
+      start + 21n
+    )
   }).timeout(60_000)
 })

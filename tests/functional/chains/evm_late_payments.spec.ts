@@ -51,14 +51,18 @@ test.group('EVM chain (anvil): late payments', (group) => {
       if (result.code !== 0) throw new Error(result.stderr + result.stdout)
       if (after !== undefined) {
         const closed = await Order.findOrFail(order.id)
-        if (closed.expirationTime < after) throw new Error('the chain clock runs ahead: cannot replay this timeline')
+        if (closed.expirationTime < after)
+          throw new Error('the chain clock runs ahead: cannot replay this timeline')
       }
     } else {
       await db
         .from('orders')
         .where('id', order.id)
-        .update({ expiration_time: Math.min(Date.now() - 1, Math.max(after ?? 0, order.createdAt) + 1) })
-      if (after !== undefined && after >= Date.now() - 1) throw new Error('the chain clock runs ahead: cannot replay this timeline')
+        .update({
+          expiration_time: Math.min(Date.now() - 1, Math.max(after ?? 0, order.createdAt) + 1),
+        })
+      if (after !== undefined && after >= Date.now() - 1)
+        throw new Error('the chain clock runs ahead: cannot replay this timeline')
       await orderExpiry.expireDue()
     }
     const ended = await Order.findOrFail(order.id)
@@ -121,7 +125,8 @@ test.group('EVM chain (anvil): late payments', (group) => {
       const b = await createEthOrder(client, { amount: 100 })
       assert.notEqual(b.actualAmount, a.actualAmount)
       // block times have second precision: the late payer's block comes a whole second after the end
-      while (Date.now() < ended.expirationTime + 1000) await new Promise((resolve) => setTimeout(resolve, 50))
+      while (Date.now() < ended.expirationTime + 1000)
+        await new Promise((resolve) => setTimeout(resolve, 50))
       await waitForChainClock()
       const hashB = await anvil.payToken(fixture.usdt, 6, fixture.wallet, b.actualAmount)
       const lateA = await anvil.payToken(fixture.usdt, 6, fixture.wallet, a.actualAmount)

@@ -7,7 +7,12 @@ import operator from '#services/operator_service'
 import { resetDatabase } from '#tests/helpers/database'
 import { Anvil } from '#tests/helpers/evm/anvil'
 import { RpcProxy } from '#tests/helpers/evm/rpc_proxy'
-import { configureEthereum, createEthOrder, deployTokens, type EvmFixture } from '#tests/helpers/evm/evm_setup'
+import {
+  configureEthereum,
+  createEthOrder,
+  deployTokens,
+  type EvmFixture,
+} from '#tests/helpers/evm/evm_setup'
 import { resetTraceSupport } from '#plugins/evm/evm_traces'
 
 /**
@@ -19,7 +24,10 @@ import { resetTraceSupport } from '#plugins/evm/evm_traces'
  */
 
 const submit = (client: any, tradeId: string, reference: string) =>
-  client.post(`/pay/submit-tx-hash/${tradeId}`).json({ block_transaction_id: reference }).accept('json')
+  client
+    .post(`/pay/submit-tx-hash/${tradeId}`)
+    .json({ block_transaction_id: reference })
+    .accept('json')
 
 async function scan() {
   const [report] = await chainScanner.scan({ network: 'ethereum' })
@@ -58,16 +66,26 @@ test.group('EVM chain: several payments in one transaction, value sent by contra
     await scan()
   })
 
-  test('a disperse contract pays two USDT orders in one transaction: both paid, each by its own log', async ({ client, assert }) => {
+  test('a disperse contract pays two USDT orders in one transaction: both paid, each by its own log', async ({
+    client,
+    assert,
+  }) => {
     const first = await createEthOrder(client)
     const second = await createEthOrder(client)
     const values = [parseUnits(first.actualAmount, 6), parseUnits(second.actualAmount, 6)]
     await anvil.callPayer('TestToken', fixture.usdt, 'approve', [disperse, values[0] + values[1]])
-    const hash = await anvil.callPayer('Disperse', disperse, 'disperseToken', [fixture.usdt, [fixture.wallet, fixture.wallet], values])
+    const hash = await anvil.callPayer('Disperse', disperse, 'disperseToken', [
+      fixture.usdt,
+      [fixture.wallet, fixture.wallet],
+      values,
+    ])
     await anvil.mine(1)
     const report = await scan()
     assert.equal(report.paid, 2, report.detail)
-    const rows = await db.from('payment_references').orderBy('position').select('reference', 'position', 'order_id')
+    const rows = await db
+      .from('payment_references')
+      .orderBy('position')
+      .select('reference', 'position', 'order_id')
     assert.deepEqual(
       rows.map((row) => [row.reference, row.position, Number(row.order_id)]),
       [
@@ -75,7 +93,8 @@ test.group('EVM chain: several payments in one transaction, value sent by contra
         [hash.toLowerCase(), 'log:1', second.id],
       ]
     )
-    for (const order of [first, second]) assert.equal((await Order.findOrFail(order.id)).blockTransactionId, hash.toLowerCase())
+    for (const order of [first, second])
+      assert.equal((await Order.findOrFail(order.id)).blockTransactionId, hash.toLowerCase())
   }).timeout(60_000)
 
   test('submit-tx-hash of a disperse transaction pays each order with its own transfer; a third order of another amount is refused', async ({
@@ -88,7 +107,11 @@ test.group('EVM chain: several payments in one transaction, value sent by contra
     const third = await createEthOrder(client)
     const values = [parseUnits(first.actualAmount, 6), parseUnits(second.actualAmount, 6)]
     await anvil.callPayer('TestToken', fixture.usdt, 'approve', [disperse, values[0] + values[1]])
-    const hash = await anvil.callPayer('Disperse', disperse, 'disperseToken', [fixture.usdt, [fixture.wallet, fixture.wallet], values])
+    const hash = await anvil.callPayer('Disperse', disperse, 'disperseToken', [
+      fixture.usdt,
+      [fixture.wallet, fixture.wallet],
+      values,
+    ])
     ;(await submit(client, first.tradeId, hash)).assertStatus(200)
     ;(await submit(client, second.tradeId, hash)).assertStatus(200)
     const refused = await submit(client, third.tradeId, hash)
@@ -102,15 +125,27 @@ test.group('EVM chain: several payments in one transaction, value sent by contra
     assert.equal(report.unmatched, 0)
   }).timeout(60_000)
 
-  test('a disperse contract pays two ETH orders by internal calls: read from the traces, both paid', async ({ client, assert }) => {
+  test('a disperse contract pays two ETH orders by internal calls: read from the traces, both paid', async ({
+    client,
+    assert,
+  }) => {
     const first = await createEthOrder(client, { token: 'eth' })
     const second = await createEthOrder(client, { token: 'eth' })
     const values = [parseUnits(first.actualAmount, 18), parseUnits(second.actualAmount, 18)]
-    const hash = await anvil.callPayer('Disperse', disperse, 'disperseEther', [[fixture.wallet, fixture.wallet], values], values[0] + values[1])
+    const hash = await anvil.callPayer(
+      'Disperse',
+      disperse,
+      'disperseEther',
+      [[fixture.wallet, fixture.wallet], values],
+      values[0] + values[1]
+    )
     await anvil.mine(1)
     const report = await scan()
     assert.equal(report.paid, 2, report.detail)
-    const rows = await db.from('payment_references').orderBy('position').select('reference', 'position')
+    const rows = await db
+      .from('payment_references')
+      .orderBy('position')
+      .select('reference', 'position')
     assert.deepEqual(
       rows.map((row) => [row.reference, row.position]),
       [
@@ -121,15 +156,27 @@ test.group('EVM chain: several payments in one transaction, value sent by contra
     assert.isAbove(proxy.calls.get('debug_traceBlockByHash') ?? 0, 0)
   }).timeout(60_000)
 
-  test('submit-tx-hash of a disperse ETH transaction pays each order with its internal transfer', async ({ client, assert }) => {
+  test('submit-tx-hash of a disperse ETH transaction pays each order with its internal transfer', async ({
+    client,
+    assert,
+  }) => {
     await operator.setChain('ethereum', { confirmations: 1 })
     const first = await createEthOrder(client, { token: 'eth' })
     const second = await createEthOrder(client, { token: 'eth' })
     const values = [parseUnits(first.actualAmount, 18), parseUnits(second.actualAmount, 18)]
-    const hash = await anvil.callPayer('Disperse', disperse, 'disperseEther', [[fixture.wallet, fixture.wallet], values], values[0] + values[1])
+    const hash = await anvil.callPayer(
+      'Disperse',
+      disperse,
+      'disperseEther',
+      [[fixture.wallet, fixture.wallet], values],
+      values[0] + values[1]
+    )
     ;(await submit(client, second.tradeId, hash)).assertStatus(200)
     ;(await submit(client, first.tradeId, hash)).assertStatus(200)
-    const rows = await db.from('payment_references').orderBy('position').select('position', 'order_id', 'source')
+    const rows = await db
+      .from('payment_references')
+      .orderBy('position')
+      .select('position', 'order_id', 'source')
     assert.deepEqual(
       rows.map((row) => [row.position, Number(row.order_id), row.source]),
       [
@@ -144,18 +191,41 @@ test.group('EVM chain: several payments in one transaction, value sent by contra
     assert.equal(report.unmatched, 0)
   }).timeout(60_000)
 
-  test('ETH forwarded by a contract pays the order (traces); one forwarded then reverted pays nothing', async ({ client, assert }) => {
+  test('ETH forwarded by a contract pays the order (traces); one forwarded then reverted pays nothing', async ({
+    client,
+    assert,
+  }) => {
     const paid = await createEthOrder(client, { token: 'eth' })
     const reverted = await createEthOrder(client, { token: 'eth' })
-    await anvil.callPayer('Forwarder', forwarder, 'forward', [fixture.wallet], parseUnits(paid.actualAmount, 18))
-    await anvil.callPayer('Forwarder', forwarder, 'forwardAndFail', [fixture.wallet], parseUnits(reverted.actualAmount, 18), 200_000n)
+    await anvil.callPayer(
+      'Forwarder',
+      forwarder,
+      'forward',
+      [fixture.wallet],
+      parseUnits(paid.actualAmount, 18)
+    )
+    await anvil.callPayer(
+      'Forwarder',
+      forwarder,
+      'forwardAndFail',
+      [fixture.wallet],
+      parseUnits(reverted.actualAmount, 18),
+      200_000n
+    )
     await anvil.mine(1)
     const report = await scan()
     assert.equal(await status(paid), OrderStatus.PAID, report.detail)
     assert.equal(await status(reverted), OrderStatus.WAITING)
     const row = await db.from('payment_references').where('order_id', paid.id).first()
     assert.equal(row.position, 'trace:0')
-    assert.equal(await db.from('unmatched_payments').count('* as total').first().then((r: any) => Number(r.total)), 0)
+    assert.equal(
+      await db
+        .from('unmatched_payments')
+        .count('* as total')
+        .first()
+        .then((r: any) => Number(r.total)),
+      0
+    )
   }).timeout(60_000)
 
   test('a node with no traces: the forwarded ETH is not paid, and the balance watch records it as unexplained', async ({
@@ -171,7 +241,13 @@ test.group('EVM chain: several payments in one transaction, value sent by contra
     await scan() // the first balance reading
     assert.isNotNull(await db.from('balance_readings').where('contract', '').first())
 
-    await anvil.callPayer('Forwarder', forwarder, 'forward', [fixture.wallet], parseUnits(order.actualAmount, 18))
+    await anvil.callPayer(
+      'Forwarder',
+      forwarder,
+      'forward',
+      [fixture.wallet],
+      parseUnits(order.actualAmount, 18)
+    )
     await anvil.mine(1)
     await db.from('balance_readings').update({ read_at: 0 }) // the next reading is due
     await scan()
@@ -185,13 +261,22 @@ test.group('EVM chain: several payments in one transaction, value sent by contra
     assert.equal(proxy.calls.get('trace_block'), 1)
   }).timeout(60_000)
 
-  test('traces=off: nothing is asked; the same forwarded ETH is recorded as unexplained', async ({ client, assert }) => {
+  test('traces=off: nothing is asked; the same forwarded ETH is recorded as unexplained', async ({
+    client,
+    assert,
+  }) => {
     await operator.setChain('ethereum', { options: { traces: 'off' } })
     proxy.reset()
     const order = await createEthOrder(client, { token: 'eth' })
     await anvil.mine(1)
     await scan()
-    await anvil.callPayer('Forwarder', forwarder, 'forward', [fixture.wallet], parseUnits(order.actualAmount, 18))
+    await anvil.callPayer(
+      'Forwarder',
+      forwarder,
+      'forward',
+      [fixture.wallet],
+      parseUnits(order.actualAmount, 18)
+    )
     await anvil.mine(1)
     await db.from('balance_readings').update({ read_at: 0 })
     await scan()

@@ -6,7 +6,12 @@ import { registry } from '#support/metrics'
 import { resetDatabase } from '#tests/helpers/database'
 import { Anvil } from '#tests/helpers/evm/anvil'
 import { LoadBalancer } from '#tests/helpers/evm/rpc_proxy'
-import { configureEthereum, createEthOrder, deployTokens, type EvmFixture } from '#tests/helpers/evm/evm_setup'
+import {
+  configureEthereum,
+  createEthOrder,
+  deployTokens,
+  type EvmFixture,
+} from '#tests/helpers/evm/evm_setup'
 
 /**
  * Reorganisations on a real node (anvil: evm_snapshot / evm_revert, then a
@@ -17,7 +22,9 @@ import { configureEthereum, createEthOrder, deployTokens, type EvmFixture } from
 
 async function reorgCount(): Promise<number> {
   const metric = await registry.getSingleMetric('gateway_reorged_payments_total')!.get()
-  return metric.values.filter((value) => value.labels.network === 'ethereum').reduce((sum, value) => sum + value.value, 0)
+  return metric.values
+    .filter((value) => value.labels.network === 'ethereum')
+    .reduce((sum, value) => sum + value.value, 0)
 }
 
 async function scan() {
@@ -61,7 +68,8 @@ test.group('EVM chain: reorganisations deeper than 128 blocks', (group) => {
     const oldBlock = await blockOf(anvil, oldHash)
     await anvil.mine(150)
     await scan()
-    for (const order of [before, replaced]) assert.equal((await Order.findOrFail(order.id)).status, OrderStatus.PAID)
+    for (const order of [before, replaced])
+      assert.equal((await Order.findOrFail(order.id)).status, OrderStatus.PAID)
     const flaggedBefore = await reorgCount()
 
     // The other chain: from the snapshot, without that payment, with another one, and longer.
@@ -69,8 +77,16 @@ test.group('EVM chain: reorganisations deeper than 128 blocks', (group) => {
     await anvil.payToken(fixture.usdt, 6, fixture.wallet, after.actualAmount)
     await anvil.mine(200)
     const report = await scan()
-    assert.deepEqual(report.reorg, { ancestor: String(fork), replacedUpTo: report.reorg!.replacedUpTo, flagged: 1 })
-    assert.isAtLeast(Number(report.reorg!.replacedUpTo) - Number(fork), 129, 'deeper than the old fixed rewind')
+    assert.deepEqual(report.reorg, {
+      ancestor: String(fork),
+      replacedUpTo: report.reorg!.replacedUpTo,
+      flagged: 1,
+    })
+    assert.isAtLeast(
+      Number(report.reorg!.replacedUpTo) - Number(fork),
+      129,
+      'deeper than the old fixed rewind'
+    )
 
     // Paid on the new chain; the replaced chain's payment is still paid (the merchant was told), and flagged.
     assert.equal((await Order.findOrFail(after.id)).status, OrderStatus.PAID)
@@ -80,11 +96,17 @@ test.group('EVM chain: reorganisations deeper than 128 blocks', (group) => {
     assert.lengthOf(flags, 1, 'only the payment above the common ancestor')
     assert.equal(Number(flags[0].order_id), replaced.id)
     assert.equal(flags[0].reference, oldHash.toLowerCase())
-    assert.match(flags[0].reason, new RegExp(`credited from block ${oldBlock} .*not found again in the new chain yet`))
+    assert.match(
+      flags[0].reason,
+      new RegExp(`credited from block ${oldBlock} .*not found again in the new chain yet`)
+    )
     const reference = await db.from('payment_references').where('order_id', replaced.id).first()
     assert.isNotNull(reference.reorged_at)
     assert.equal(String(reference.block_number), String(oldBlock))
-    const audit = await db.from('audit_log').where('action', 'order.reorged').where('subject_id', replaced.tradeId)
+    const audit = await db
+      .from('audit_log')
+      .where('action', 'order.reorged')
+      .where('subject_id', replaced.tradeId)
     assert.lengthOf(audit, 1)
     assert.equal(audit[0].actor_kind, 'system')
     assert.equal(await reorgCount(), flaggedBefore + 1)
@@ -123,8 +145,15 @@ test.group('EVM chain: reorganisations deeper than 128 blocks', (group) => {
     const reference = await db.from('payment_references').where('order_id', order.id).first()
     assert.equal(String(reference.block_number), String(newBlock))
     const [flag] = await db.from('unmatched_payments').where('kind', 'reorged')
-    assert.match(flag.reason, new RegExp(`from block ${oldBlock} .*in the new chain at block ${newBlock}`))
-    const found = await db.from('audit_log').where('action', 'order.reorg_found_again').where('subject_id', order.tradeId).first()
+    assert.match(
+      flag.reason,
+      new RegExp(`from block ${oldBlock} .*in the new chain at block ${newBlock}`)
+    )
+    const found = await db
+      .from('audit_log')
+      .where('action', 'order.reorg_found_again')
+      .where('subject_id', order.tradeId)
+      .first()
     const after = JSON.parse(found.after)
     assert.equal(after.block, String(newBlock))
   }).timeout(120_000)
@@ -164,11 +193,19 @@ test.group('EVM chain: a load balancer with one node on another fork', (group) =
 
     balancer = await new LoadBalancer([anvil.url, forked.url], 'random', 7).start()
     await configureEthereum(tokens, [balancer.url], 3)
-    for (let run = 0; run < 8 && (await Order.findOrFail(order.id)).status !== OrderStatus.PAID; run++) {
+    for (
+      let run = 0;
+      run < 8 && (await Order.findOrFail(order.id)).status !== OrderStatus.PAID;
+      run++
+    ) {
       await chainScanner.scan({ network: 'ethereum' })
       const cursor = JSON.parse((await db.from('chain_cursors').first()).cursor)
       const main = await anvil.client.getBlock({ blockNumber: BigInt(cursor.block) })
-      assert.equal(cursor.hash, main.hash, `the cursor stands on the main chain's block ${cursor.block}`)
+      assert.equal(
+        cursor.hash,
+        main.hash,
+        `the cursor stands on the main chain's block ${cursor.block}`
+      )
       if ((await Order.findOrFail(order.id)).status !== OrderStatus.PAID) {
         assert.isTrue(BigInt(cursor.block) < paidIn, 'never past the uncredited payment')
       }

@@ -3,7 +3,7 @@ import Order from '#models/order'
 import operator from '#services/operator_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { Anvil } from '#tests/helpers/evm/anvil'
-import { RpcProxy } from '#tests/helpers/evm/rpc_proxy'
+import { type RpcProxy } from '#tests/helpers/evm/rpc_proxy'
 import {
   configureEthereum,
   createEthOrder,
@@ -43,9 +43,16 @@ test.group('EVM chain: payment seen, confirming (anvil)', (group) => {
     const order = await createEthOrder(client)
     await scanEthereum()
     const before = await progressOf(client, order.tradeId)
-    assert.deepEqual(before.data, { trade_id: order.tradeId, status: 1, sighting: null, payment: null })
+    assert.deepEqual(before.data, {
+      trade_id: order.tradeId,
+      status: 1,
+      sighting: null,
+      payment: null,
+    })
 
-    const hash = (await anvil.payToken(fixture.usdt, 6, fixture.wallet, order.actualAmount)).toLowerCase()
+    const hash = (
+      await anvil.payToken(fixture.usdt, 6, fixture.wallet, order.actualAmount)
+    ).toLowerCase()
     const scannedAt = Date.now()
     const report = await scanEthereum()
     assert.equal(report.transfers, 0)
@@ -168,7 +175,10 @@ test.group('EVM chain: payment seen, confirming (anvil)', (group) => {
     assert.equal((await progressOf(client, order.tradeId)).data.status, 2)
   })
 
-  test('extra RPC cost: the native window is read once, then only the new head', async ({ client, assert }) => {
+  test('extra RPC cost: the native window is read once, then only the new head', async ({
+    client,
+    assert,
+  }) => {
     await operator.setChain('ethereum', { confirmations: 12 })
     await createEthOrder(client, { token: 'eth' })
     await anvil.mine(20)

@@ -31,7 +31,10 @@ import { scanOnce } from '#tests/helpers/scanning'
 const scanSolana = () => scanOnce(SOLANA)
 
 function submit(client: any, tradeId: string, reference: string) {
-  return client.post(`/pay/submit-tx-hash/${tradeId}`).json({ block_transaction_id: reference }).accept('json')
+  return client
+    .post(`/pay/submit-tx-hash/${tradeId}`)
+    .json({ block_transaction_id: reference })
+    .accept('json')
 }
 
 async function statusOf(order: Order) {
@@ -61,11 +64,19 @@ test.group('Solana: payments end to end', (group) => {
     merchant.reset()
   })
 
-  test('USDT (transferChecked) pays the order and the merchant gets a signed callback', async ({ client, assert }) => {
+  test('USDT (transferChecked) pays the order and the merchant gets a signed callback', async ({
+    client,
+    assert,
+  }) => {
     const fixture = await prepareSolana(server)
     const order = await solanaOrder(client, 'usdt', { notify_url: merchant.notifyUrl })
     assert.equal(order.actualAmount, '13.8')
-    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('13.8'))
+    const payment = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('13.8')
+    )
 
     const report = await scanSolana()
     assert.equal(report.paid, 1)
@@ -87,11 +98,18 @@ test.group('Solana: payments end to end', (group) => {
     })
   })
 
-  test('SOL (system transfer) pays the order, scanned by `chains:scan` in another process', async ({ client, assert }) => {
+  test('SOL (system transfer) pays the order, scanned by `chains:scan` in another process', async ({
+    client,
+    assert,
+  }) => {
     const fixture = await prepareSolana(server)
     const order = await solanaOrder(client, 'sol', { notify_url: merchant.notifyUrl })
     assert.equal(order.actualAmount, '0.1')
-    const payment = await fixture.chain.paySol(fixture.customer, fixture.wallet.address, lamportsOf('0.1'))
+    const payment = await fixture.chain.paySol(
+      fixture.customer,
+      fixture.wallet.address,
+      lamportsOf('0.1')
+    )
 
     const result = await runAce(['chains:scan', '--network', SOLANA])
     assert.equal(result.code, 0, result.stderr + result.stdout)
@@ -104,15 +122,29 @@ test.group('Solana: payments end to end', (group) => {
     assert.lengthOf(merchant.requests, 1)
     const body = JSON.parse(merchant.requests[0].body)
     assert.isTrue(merchantVerifiesCallback(body))
-    assert.deepInclude(body, { token: 'SOL', actual_amount: 0.1, block_transaction_id: payment.signature, status: 2 })
+    assert.deepInclude(body, {
+      token: 'SOL',
+      actual_amount: 0.1,
+      block_transaction_id: payment.signature,
+      status: 2,
+    })
   })
 
-  test('a plain `transfer` (no mint in the instruction) is resolved through the token balances', async ({ client, assert }) => {
+  test('a plain `transfer` (no mint in the instruction) is resolved through the token balances', async ({
+    client,
+    assert,
+  }) => {
     const fixture = await prepareSolana(server)
     const order = await solanaOrder(client, 'usdt')
-    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('13.8'), {
-      checked: false,
-    })
+    const payment = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('13.8'),
+      {
+        checked: false,
+      }
+    )
     const served = jsonParsedTransaction(payment).transaction.message.instructions[0] as any
     assert.equal(served.parsed.type, 'transfer')
     assert.notProperty(served.parsed.info, 'mint')
@@ -124,7 +156,12 @@ test.group('Solana: payments end to end', (group) => {
   test('a failed transaction pays nothing and is not recorded', async ({ client, assert }) => {
     const fixture = await prepareSolana(server)
     const order = await solanaOrder(client, 'usdt')
-    const failed = await fixture.chain.payToken(await poorCustomer(fixture), fixture.wallet.address, fixture.usdt, usdtUnits('13.8'))
+    const failed = await fixture.chain.payToken(
+      await poorCustomer(fixture),
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('13.8')
+    )
     assert.isNotNull(failed.err)
 
     const report = await scanSolana()
@@ -133,7 +170,10 @@ test.group('Solana: payments end to end', (group) => {
     assert.equal(await countRows('unmatched_payments'), 0)
   })
 
-  test('a transfer made by a program (inner transferChecked of RecoverNested) is found', async ({ client, assert }) => {
+  test('a transfer made by a program (inner transferChecked of RecoverNested) is found', async ({
+    client,
+    assert,
+  }) => {
     const fixture = await prepareSolana(server)
     const order = await solanaOrder(client, 'usdt')
     const otherMint = await fixture.chain.createMint(0)
@@ -159,7 +199,10 @@ test.group('Solana: payments end to end', (group) => {
     assert.equal(paid.blockTransactionId, recovery.signature)
   })
 
-  test('payment URI: Solana Pay with spl-token for USDT, plain for SOL', async ({ client, assert }) => {
+  test('payment URI: Solana Pay with spl-token for USDT, plain for SOL', async ({
+    client,
+    assert,
+  }) => {
     const fixture = await prepareSolana(server)
     const usdtOrder = await solanaOrder(client, 'usdt')
     const solOrder = await solanaOrder(client, 'sol')
@@ -178,11 +221,19 @@ test.group('Solana: commitment', (group) => {
   })
   group.each.setup(() => resetDatabase())
 
-  test('confirmations 32: a confirmed but not finalized transfer waits for finality', async ({ client, assert }) => {
+  test('confirmations 32: a confirmed but not finalized transfer waits for finality', async ({
+    client,
+    assert,
+  }) => {
     const fixture = await prepareSolana(server, { confirmations: 32 })
     const order = await solanaOrder(client, 'usdt')
     fixture.chain.holdFinality()
-    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('13.8'))
+    const payment = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('13.8')
+    )
 
     assert.equal((await scanSolana()).transfers, 0)
     assert.equal(await statusOf(order), 1)
@@ -202,11 +253,19 @@ test.group('Solana: commitment', (group) => {
     assert.equal(transfers[0].confirmations, 32)
   })
 
-  test('confirmations 1: a confirmed transfer is credited at once, with 1 confirmation', async ({ client, assert }) => {
+  test('confirmations 1: a confirmed transfer is credited at once, with 1 confirmation', async ({
+    client,
+    assert,
+  }) => {
     const fixture = await prepareSolana(server, { confirmations: 1 })
     const order = await solanaOrder(client, 'usdt')
     fixture.chain.holdFinality()
-    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('13.8'))
+    const payment = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('13.8')
+    )
 
     const chain = await Chain.findByOrFail('network', SOLANA)
     const tokens = await Token.query().where('network', SOLANA)
@@ -217,20 +276,37 @@ test.group('Solana: commitment', (group) => {
       rpc: await rpcFor(chain),
     })
     assert.deepEqual(
-      transfers.map((transfer) => [transfer.to, transfer.contract, transfer.amount, transfer.confirmations, transfer.success]),
+      transfers.map((transfer) => [
+        transfer.to,
+        transfer.contract,
+        transfer.amount,
+        transfer.confirmations,
+        transfer.success,
+      ]),
       [[fixture.wallet.address, fixture.usdt, '13.8', 1, true]]
     )
     assert.equal((await scanSolana()).paid, 1)
     assert.equal(await statusOf(order), 2)
   })
 
-  test('a transaction only processed (not confirmed) is neither found nor credited', async ({ client, assert }) => {
+  test('a transaction only processed (not confirmed) is neither found nor credited', async ({
+    client,
+    assert,
+  }) => {
     const fixture = await prepareSolana(server, { confirmations: 1 })
     const order = await solanaOrder(client, 'usdt')
     fixture.chain.holdConfirmation()
-    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('13.8'))
+    const payment = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('13.8')
+    )
 
-    assert.match((await submit(client, order.tradeId, payment.signature)).body().message, /not found/)
+    assert.match(
+      (await submit(client, order.tradeId, payment.signature)).body().message,
+      /not found/
+    )
     assert.equal((await scanSolana()).transfers, 0)
     fixture.chain.finalize()
     assert.equal((await scanSolana()).paid, 1)
@@ -248,53 +324,83 @@ test.group('Solana: submit-tx-hash', (group) => {
   test('a verified signature pays the order', async ({ client, assert }) => {
     const fixture = await prepareSolana(server)
     const order = await solanaOrder(client, 'usdt')
-    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('13.8'))
+    const payment = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('13.8')
+    )
     const response = await submit(client, order.tradeId, ` ${payment.signature} `)
     response.assertStatus(200)
-    assert.deepEqual(response.body().data, { trade_id: order.tradeId, block_transaction_id: payment.signature, status: 2 })
+    assert.deepEqual(response.body().data, {
+      trade_id: order.tradeId,
+      block_transaction_id: payment.signature,
+      status: 2,
+    })
     assert.equal(await countRows('callbacks'), 1)
   })
 
   test('a verified SOL signature pays a SOL order', async ({ client, assert }) => {
     const fixture = await prepareSolana(server)
     const order = await solanaOrder(client, 'sol')
-    const payment = await fixture.chain.paySol(fixture.customer, fixture.wallet.address, lamportsOf('0.1'))
+    const payment = await fixture.chain.paySol(
+      fixture.customer,
+      fixture.wallet.address,
+      lamportsOf('0.1')
+    )
     const response = await submit(client, order.tradeId, payment.signature)
     assert.equal(response.body().data?.status, 2, JSON.stringify(response.body()))
   })
 
-  const refusals: [string, (fixture: SolanaFixture) => Promise<string>, (fixture: SolanaFixture) => RegExp][] = [
-    ['an unknown signature', async () => getBase58Decoder().decode(randomBytes(64)), () => /not found/],
+  const refusals: [
+    string,
+    (fixture: SolanaFixture) => Promise<string>,
+    (fixture: SolanaFixture) => RegExp,
+  ][] = [
+    [
+      'an unknown signature',
+      async () => getBase58Decoder().decode(randomBytes(64)),
+      () => /not found/,
+    ],
     ['a malformed reference', async () => '0xabc123', () => /not a Solana transaction signature/],
     [
       'a failed transaction',
-      async (f) => (await f.chain.payToken(await poorCustomer(f), f.wallet.address, f.usdt, usdtUnits('13.8'))).signature,
+      async (f) =>
+        (await f.chain.payToken(await poorCustomer(f), f.wallet.address, f.usdt, usdtUnits('13.8')))
+          .signature,
       () => /failed on chain/,
     ],
     [
       'a payment to another wallet',
       async (f) => {
         const stranger = await f.chain.newWallet()
-        return (await f.chain.payToken(f.customer, stranger.address, f.usdt, usdtUnits('13.8'), { createRecipientAccount: true }))
-          .signature
+        return (
+          await f.chain.payToken(f.customer, stranger.address, f.usdt, usdtUnits('13.8'), {
+            createRecipientAccount: true,
+          })
+        ).signature
       },
       (f) => new RegExp(`not ${f.wallet.address}`),
     ],
     [
       'another token (SOL for a USDT order)',
-      async (f) => (await f.chain.paySol(f.customer, f.wallet.address, lamportsOf('13.8'))).signature,
+      async (f) =>
+        (await f.chain.paySol(f.customer, f.wallet.address, lamportsOf('13.8'))).signature,
       () => /does not transfer USDT/,
     ],
     [
       'a wrong amount',
-      async (f) => (await f.chain.payToken(f.customer, f.wallet.address, f.usdt, usdtUnits('13.79'))).signature,
+      async (f) =>
+        (await f.chain.payToken(f.customer, f.wallet.address, f.usdt, usdtUnits('13.79')))
+          .signature,
       () => /transfers 13.79 USDT, the order expects 13.8/,
     ],
     [
       'a transfer not yet finalized',
       async (f) => {
         f.chain.holdFinality()
-        return (await f.chain.payToken(f.customer, f.wallet.address, f.usdt, usdtUnits('13.8'))).signature
+        return (await f.chain.payToken(f.customer, f.wallet.address, f.usdt, usdtUnits('13.8')))
+          .signature
       },
       () => /not yet confirmed \(1 of 32/,
     ],
@@ -333,15 +439,25 @@ test.group('Solana: scanning', (group) => {
     const order = await solanaOrder(client, 'usdt')
     await scanSolana()
     const before = await db.from('chain_cursors').where('network', SOLANA).first()
-    const walletAccount = await fixture.chain.associatedTokenAccount(fixture.wallet.address, fixture.usdt)
+    const walletAccount = await fixture.chain.associatedTokenAccount(
+      fixture.wallet.address,
+      fixture.usdt
+    )
     const stored = JSON.parse(before.cursor) as SolanaCursor
     assert.property(stored.accounts, walletAccount)
 
-    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('13.8'))
+    const payment = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('13.8')
+    )
     const result = await runAce(['chains:scan', '--network', SOLANA])
     assert.equal(result.code, 0, result.stderr + result.stdout)
     assert.equal(await statusOf(order), 2)
-    const after = JSON.parse((await db.from('chain_cursors').where('network', SOLANA).first()).cursor) as SolanaCursor
+    const after = JSON.parse(
+      (await db.from('chain_cursors').where('network', SOLANA).first()).cursor
+    ) as SolanaCursor
     assert.equal(after.accounts[walletAccount].until, payment.signature)
   })
 
@@ -349,7 +465,12 @@ test.group('Solana: scanning', (group) => {
     const fixture = await prepareSolana(server)
     await solanaOrder(client, 'usdt')
     // short of the 13.8 asked (an exchange kept a fee), well above dust
-    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('12.5'))
+    const payment = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('12.5')
+    )
     const report = await scanSolana()
     assert.equal(report.unmatched, 1)
     const rows = await UnmatchedPayment.all()
@@ -362,7 +483,12 @@ test.group('Solana: scanning', (group) => {
   test('one transfer pays once, even when windows overlap', async ({ client, assert }) => {
     const fixture = await prepareSolana(server)
     const first = await solanaOrder(client, 'usdt')
-    await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits(first.actualAmount))
+    await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits(first.actualAmount)
+    )
     await scanSolana()
     await scanSolana()
     assert.equal(await statusOf(first), 2)
@@ -386,7 +512,8 @@ test.group('Solana: scanning', (group) => {
     const signatureQueries = (commitment: string) =>
       server.calls.filter(
         (call) =>
-          call.method === 'getSignaturesForAddress' && ((call.params[1] as any)?.commitment ?? 'finalized') === commitment
+          call.method === 'getSignaturesForAddress' &&
+          ((call.params[1] as any)?.commitment ?? 'finalized') === commitment
       ).length
     const fixture = await prepareSolana(server)
     const orders: Order[] = []
@@ -394,7 +521,12 @@ test.group('Solana: scanning', (group) => {
     await scanSolana()
 
     server.calls = []
-    await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits(orders[3].actualAmount))
+    await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits(orders[3].actualAmount)
+    )
     assert.equal((await scanSolana()).paid, 1)
     // watched: the wallet (SOL), its USDT account, its USDC account; each
     // also asked once for newer `confirmed` signatures (payment sightings)
@@ -409,14 +541,27 @@ test.group('Solana: scanning', (group) => {
     assert.equal(server.count('getTransaction'), 0)
   })
 
-  test('first scan walks back to the start time only; bounded runs resume from the cursor', async ({ assert }) => {
+  test('first scan walks back to the start time only; bounded runs resume from the cursor', async ({
+    assert,
+  }) => {
     const fixture = await prepareSolana(server)
     const startTime = Date.now()
-    await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('9'), {
-      blockTime: Math.floor(startTime / 1000) - 3600,
-    })
+    await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('9'),
+      {
+        blockTime: Math.floor(startTime / 1000) - 3600,
+      }
+    )
     for (let amount = 1; amount <= 5; amount++) {
-      await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits(String(amount)))
+      await fixture.chain.payToken(
+        fixture.customer,
+        fixture.wallet.address,
+        fixture.usdt,
+        usdtUnits(String(amount))
+      )
     }
 
     const family = new SolanaFamily({ pageSize: 2, maxSignaturesPerAccount: 3 })
@@ -433,7 +578,10 @@ test.group('Solana: scanning', (group) => {
     let cursor: unknown = null
     for (let run = 0; run < 3; run++) {
       const result = await family.scan({ ...context, cursor })
-      runs.push({ amounts: result.transfers.map((transfer) => transfer.amount), caughtUp: result.caughtUp })
+      runs.push({
+        amounts: result.transfers.map((transfer) => transfer.amount),
+        caughtUp: result.caughtUp,
+      })
       cursor = JSON.parse(JSON.stringify(result.cursor))
     }
     assert.deepEqual(runs, [
@@ -442,14 +590,27 @@ test.group('Solana: scanning', (group) => {
       { amounts: [], caughtUp: true },
     ])
 
-    const later = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('6'))
+    const later = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('6')
+    )
     const result = await family.scan({ ...context, cursor, startTime: Date.now() })
     assert.deepEqual(
-      result.transfers.map((transfer) => [transfer.reference, transfer.amount, transfer.to, transfer.contract]),
+      result.transfers.map((transfer) => [
+        transfer.reference,
+        transfer.amount,
+        transfer.to,
+        transfer.contract,
+      ]),
       [[later.signature, '6', fixture.wallet.address, fixture.usdt]]
     )
     const account = await fixture.chain.associatedTokenAccount(fixture.wallet.address, fixture.usdt)
-    assert.equal(((result.cursor as SolanaCursor).accounts[account] as AccountCursor).until, later.signature)
+    assert.equal(
+      ((result.cursor as SolanaCursor).accounts[account] as AccountCursor).until,
+      later.signature
+    )
   })
 
   test('a transaction the node serves only in a newer version pays nothing; later payments still count', async ({
@@ -458,24 +619,45 @@ test.group('Solana: scanning', (group) => {
   }) => {
     const fixture = await prepareSolana(server)
     const order = await solanaOrder(client, 'usdt')
-    const unreadable = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('1'))
+    const unreadable = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('1')
+    )
     server.newerVersion.add(unreadable.signature)
-    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('13.8'))
+    const payment = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('13.8')
+    )
 
     const report = await scanSolana()
     assert.equal(report.paid, 1)
     assert.equal((await Order.findOrFail(order.id)).blockTransactionId, payment.signature)
     const other = await solanaOrder(client, 'usdt', { amount: 7.25 })
-    assert.match((await submit(client, other.tradeId, unreadable.signature)).body().message, /version this gateway cannot read/)
+    assert.match(
+      (await submit(client, other.tradeId, unreadable.signature)).body().message,
+      /version this gateway cannot read/
+    )
   })
 
-  test('RPC failover: a dead endpoint and a failing one are skipped for the next', async ({ client, assert }) => {
+  test('RPC failover: a dead endpoint and a failing one are skipped for the next', async ({
+    client,
+    assert,
+  }) => {
     const dead = `http://127.0.0.1:${await freePort()}`
     downServer.down = true
     downServer.requests = []
     const fixture = await prepareSolana(server, { rpcUrls: [dead, downServer.url, server.url] })
     const order = await solanaOrder(client, 'usdt')
-    await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('13.8'))
+    await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('13.8')
+    )
 
     assert.equal((await scanSolana()).paid, 1)
     assert.equal(await statusOf(order), 2)
@@ -485,7 +667,11 @@ test.group('Solana: scanning', (group) => {
 
     RpcPool.reset()
     const other = await solanaOrder(client, 'sol')
-    const payment = await fixture.chain.paySol(fixture.customer, fixture.wallet.address, lamportsOf(other.actualAmount))
+    const payment = await fixture.chain.paySol(
+      fixture.customer,
+      fixture.wallet.address,
+      lamportsOf(other.actualAmount)
+    )
     assert.equal((await submit(client, other.tradeId, payment.signature)).body().data?.status, 2)
   })
 })

@@ -10,12 +10,22 @@ import { Decimal, fromBaseUnits } from '#support/money'
 import { resetDatabase } from '#tests/helpers/database'
 import { scanOnce } from '#tests/helpers/scanning'
 import { SolanaRpcServer } from '#tests/helpers/solana/solana_rpc_server'
-import { SOLANA, lamportsOf, prepareSolana, solanaOrder, usdtUnits, type SolanaFixture } from '#tests/helpers/solana/solana_setup'
+import {
+  SOLANA,
+  lamportsOf,
+  prepareSolana,
+  solanaOrder,
+  usdtUnits,
+  type SolanaFixture,
+} from '#tests/helpers/solana/solana_setup'
 
 const scanSolana = () => scanOnce(SOLANA)
 
 /** The family's scan as the core calls it, the balance watch due unless told otherwise. */
-async function familyContext(fixture: SolanaFixture, overrides: Partial<ScanContext> = {}): Promise<ScanContext> {
+async function familyContext(
+  fixture: SolanaFixture,
+  overrides: Partial<ScanContext> = {}
+): Promise<ScanContext> {
   const chain = await Chain.findByOrFail('network', SOLANA)
   return {
     chain,
@@ -65,25 +75,57 @@ test.group('Solana: balance watch (seen amounts and balance readings)', (group) 
   }) => {
     const fixture = await prepareSolana(server)
     const other = await fixture.chain.createOtherTokenAccount(fixture.wallet.address, fixture.usdt)
-    const toAssociated = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('13.8'))
-    const toOther = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('2.5'), {
-      toAccount: other,
-    })
-    const sol = await fixture.chain.paySol(fixture.customer, fixture.wallet.address, lamportsOf('0.1'))
-    const dust = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, 1n)
+    const toAssociated = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('13.8')
+    )
+    const toOther = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('2.5'),
+      {
+        toAccount: other,
+      }
+    )
+    const sol = await fixture.chain.paySol(
+      fixture.customer,
+      fixture.wallet.address,
+      lamportsOf('0.1')
+    )
+    const dust = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      1n
+    )
     const both = await fixture.chain.paySols(fixture.customer, [
       { to: fixture.wallet.address, amount: lamportsOf('0.01') },
       { to: fixture.wallet.address, amount: lamportsOf('0.02') },
     ])
-    const failed = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('999999999'))
+    const failed = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('999999999')
+    )
     assert.isNotNull(failed.err)
 
     server.calls = []
-    const context = await familyContext(fixture, { isDust: (_contract, amount) => new Decimal(amount).lt('0.01') })
+    const context = await familyContext(fixture, {
+      isDust: (_contract, amount) => new Decimal(amount).lt('0.01'),
+    })
     const result = await new SolanaFamily().scan(context)
     assert.equal(result.dust, 1)
     assert.lengthOf(result.transfers, 5)
-    const entry = (record: { signature: string; slot: number }, position: string, contract: string | null, amount: string) => ({
+    const entry = (
+      record: { signature: string; slot: number },
+      position: string,
+      contract: string | null,
+      amount: string
+    ) => ({
       reference: record.signature,
       position,
       to: fixture.wallet.address,
@@ -111,32 +153,54 @@ test.group('Solana: balance watch (seen amounts and balance readings)', (group) 
     assert.equal(server.count('getBalance'), 1)
     assert.equal(server.count('getTokenAccountsByOwner'), 1)
     // @solana/kit leaves out `finalized`, the node's default
-    const commitment = (server.calls.find((call) => call.method === 'getBalance')!.params[1] as any)?.commitment ?? 'finalized'
+    const commitment =
+      (server.calls.find((call) => call.method === 'getBalance')!.params[1] as any)?.commitment ??
+      'finalized'
     assert.equal(commitment, 'finalized', 'read at the commitment the scan pays at')
     // every listing of the run had to reach the reading's slot
     const listings = server.calls.filter(
-      (call) => call.method === 'getSignaturesForAddress' && ((call.params[1] as any)?.commitment ?? 'finalized') === 'finalized'
+      (call) =>
+        call.method === 'getSignaturesForAddress' &&
+        ((call.params[1] as any)?.commitment ?? 'finalized') === 'finalized'
     )
     assert.isAbove(listings.length, 0)
-    assert.isTrue(listings.every((call) => (call.params[1] as any).minContextSlot === fixture.chain.finalizedSlot))
+    assert.isTrue(
+      listings.every(
+        (call) => (call.params[1] as any).minContextSlot === fixture.chain.finalizedSlot
+      )
+    )
 
     // not asked: nothing read, the amounts seen still reported
     server.calls = []
-    const later = await fixture.chain.paySol(fixture.customer, fixture.wallet.address, lamportsOf('0.3'))
-    const next = await new SolanaFamily().scan({ ...context, cursor: result.cursor, readBalances: false })
+    const later = await fixture.chain.paySol(
+      fixture.customer,
+      fixture.wallet.address,
+      lamportsOf('0.3')
+    )
+    const next = await new SolanaFamily().scan({
+      ...context,
+      cursor: result.cursor,
+      readBalances: false,
+    })
     assert.isUndefined(next.balances)
     assert.deepEqual(next.seen, [entry(later, 'ix:0', null, '0.3')])
     assert.equal(server.count('getBalance'), 0)
     assert.equal(server.count('getTokenAccountsByOwner'), 0)
   })
 
-  test('at finality: a transfer only confirmed is neither seen nor in the balance; once finalized it is both', async ({ assert }) => {
+  test('at finality: a transfer only confirmed is neither seen nor in the balance; once finalized it is both', async ({
+    assert,
+  }) => {
     const fixture = await prepareSolana(server, { confirmations: 32 })
     const context = await familyContext(fixture)
     const first = await new SolanaFamily().scan(context)
     fixture.chain.holdFinality()
     const before = lamportsNow(fixture)
-    const payment = await fixture.chain.paySol(fixture.customer, fixture.wallet.address, lamportsOf('0.1'))
+    const payment = await fixture.chain.paySol(
+      fixture.customer,
+      fixture.wallet.address,
+      lamportsOf('0.1')
+    )
 
     const held = await new SolanaFamily().scan({ ...context, cursor: first.cursor })
     assert.deepEqual(held.seen, [])
@@ -159,7 +223,12 @@ test.group('Solana: balance watch (seen amounts and balance readings)', (group) 
   }) => {
     const fixture = await prepareSolana(server)
     for (let amount = 1; amount <= 3; amount++) {
-      await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits(String(amount)))
+      await fixture.chain.payToken(
+        fixture.customer,
+        fixture.wallet.address,
+        fixture.usdt,
+        usdtUnits(String(amount))
+      )
     }
     // the USDT account lists four signatures (its creation, three payments): three a run
     const family = new SolanaFamily({ pageSize: 2, maxSignaturesPerAccount: 3 })
@@ -174,13 +243,24 @@ test.group('Solana: balance watch (seen amounts and balance readings)', (group) 
     )
 
     server.calls = []
-    const resumed = await family.scan({ ...context, cursor: JSON.parse(JSON.stringify(bounded.cursor)) })
+    const resumed = await family.scan({
+      ...context,
+      cursor: JSON.parse(JSON.stringify(bounded.cursor)),
+    })
     assert.isTrue(resumed.caughtUp)
     assert.isUndefined(resumed.balances, 'what is newer than the window was not listed this run')
     assert.equal(server.count('getBalance'), 0, 'so nothing is read')
-    const late = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('4'))
+    const late = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('4')
+    )
 
-    const caughtUp = await family.scan({ ...context, cursor: JSON.parse(JSON.stringify(resumed.cursor)) })
+    const caughtUp = await family.scan({
+      ...context,
+      cursor: JSON.parse(JSON.stringify(resumed.cursor)),
+    })
     assert.deepEqual(
       caughtUp.seen!.map((entry) => [entry.reference, entry.amount]),
       [[late.signature, '4']]
@@ -194,8 +274,16 @@ test.group('Solana: balance watch (seen amounts and balance readings)', (group) 
     const fixture = await prepareSolana(server)
     const context = await familyContext(fixture)
     const first = await new SolanaFamily().scan(context)
-    const older = await fixture.chain.paySol(fixture.customer, fixture.wallet.address, lamportsOf('0.1'))
-    const newer = await fixture.chain.paySol(fixture.customer, fixture.wallet.address, lamportsOf('0.2'))
+    const older = await fixture.chain.paySol(
+      fixture.customer,
+      fixture.wallet.address,
+      lamportsOf('0.1')
+    )
+    const newer = await fixture.chain.paySol(
+      fixture.customer,
+      fixture.wallet.address,
+      lamportsOf('0.2')
+    )
     // the listings come from a node one slot behind the one answering balances
     server.listingLag = 1
 
@@ -228,7 +316,11 @@ test.group('Solana: balance watch (seen amounts and balance readings)', (group) 
   }) => {
     const fixture = await prepareSolana(server)
     const context = await familyContext(fixture)
-    const payment = await fixture.chain.paySol(fixture.customer, fixture.wallet.address, lamportsOf('0.1'))
+    const payment = await fixture.chain.paySol(
+      fixture.customer,
+      fixture.wallet.address,
+      lamportsOf('0.1')
+    )
     const first = await new SolanaFamily().scan({ ...context, readBalances: false })
     assert.lengthOf(first.transfers, 1)
 
@@ -237,7 +329,10 @@ test.group('Solana: balance watch (seen amounts and balance readings)', (group) 
     server.calls = []
     const behind = await new SolanaFamily().scan({ ...context, cursor: first.cursor })
     assert.isUndefined(behind.balances)
-    assert.equal((server.calls.find((call) => call.method === 'getBalance')!.params[1] as any).minContextSlot, payment.slot)
+    assert.equal(
+      (server.calls.find((call) => call.method === 'getBalance')!.params[1] as any).minContextSlot,
+      payment.slot
+    )
 
     server.balanceLag = 0
     const caughtUp = await new SolanaFamily().scan({ ...context, cursor: behind.cursor })
@@ -251,7 +346,11 @@ test.group('Solana: balance watch (seen amounts and balance readings)', (group) 
     const fixture = await prepareSolana(server, { rpcUrls: [lagging.url, server.url] })
     lagging.serve(fixture.chain)
     lagging.listingLag = 1
-    const payment = await fixture.chain.paySol(fixture.customer, fixture.wallet.address, lamportsOf('0.1'))
+    const payment = await fixture.chain.paySol(
+      fixture.customer,
+      fixture.wallet.address,
+      lamportsOf('0.1')
+    )
 
     const result = await new SolanaFamily().scan(await familyContext(fixture))
     assert.deepEqual(
@@ -276,14 +375,22 @@ test.group('Solana: balance watch (seen amounts and balance readings)', (group) 
     // after the SOL balance is read, before the USDT accounts are: the payment lands in between
     server.beforeAnswer = async (method) => {
       if (method !== 'getTokenAccountsByOwner' || payment) return
-      payment = await fixture.chain.paySol(fixture.customer, fixture.wallet.address, lamportsOf(order.actualAmount))
+      payment = await fixture.chain.paySol(
+        fixture.customer,
+        fixture.wallet.address,
+        lamportsOf(order.actualAmount)
+      )
     }
     const report = await scanSolana()
     assert.equal(report.paid, 1)
     assert.isNotNull(payment)
     const stored = await db.from('balance_readings').where('contract', '').first()
     assert.equal(stored.height, String(payment!.slot))
-    assert.equal(stored.amount, lamportsNow(fixture), 'the SOL read before the payment, plus the payment')
+    assert.equal(
+      stored.amount,
+      lamportsNow(fixture),
+      'the SOL read before the payment, plus the payment'
+    )
 
     server.beforeAnswer = null
     await makeDue()
@@ -301,17 +408,35 @@ test.group('Solana: balance watch (seen amounts and balance readings)', (group) 
 
     // seen: a payment, dust, a transfer that pays nothing
     const order = await solanaOrder(client, 'sol')
-    await fixture.chain.paySol(fixture.customer, fixture.wallet.address, lamportsOf(order.actualAmount))
+    await fixture.chain.paySol(
+      fixture.customer,
+      fixture.wallet.address,
+      lamportsOf(order.actualAmount)
+    )
     await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, 1n)
-    await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('3'))
+    await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('3')
+    )
     await makeDue()
     assert.equal((await scanSolana()).paid, 1)
     assert.equal((await Order.findOrFail(order.id)).status, 2)
     assert.lengthOf(await unexplained(), 0)
 
     // unseen: an index that skipped two transactions
-    const hiddenSol = await fixture.chain.paySol(fixture.customer, fixture.wallet.address, lamportsOf('0.5'))
-    const hiddenUsdt = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('7'))
+    const hiddenSol = await fixture.chain.paySol(
+      fixture.customer,
+      fixture.wallet.address,
+      lamportsOf('0.5')
+    )
+    const hiddenUsdt = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('7')
+    )
     server.unlisted.add(hiddenSol.signature)
     server.unlisted.add(hiddenUsdt.signature)
     await scanSolana()

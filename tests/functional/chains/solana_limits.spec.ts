@@ -7,11 +7,21 @@ import { rpcFor } from '#chains/chain_rpc'
 import { RpcPool } from '#chains/rpc_pool'
 import { SolanaFamily } from '#plugins/solana/solana_family'
 import { SolanaRpc } from '#plugins/solana/solana_rpc'
-import { PUBLIC_ENDPOINT_BUDGET, solanaRequestsPerDay, solanaRpcBudget } from '#plugins/solana/solana_budget'
+import {
+  PUBLIC_ENDPOINT_BUDGET,
+  solanaRequestsPerDay,
+  solanaRpcBudget,
+} from '#plugins/solana/solana_budget'
 import type { SolanaCursor } from '#plugins/solana/solana_scan'
 import { resetDatabase } from '#tests/helpers/database'
 import { PUBLIC_RATE_LIMITS, SolanaRpcServer } from '#tests/helpers/solana/solana_rpc_server'
-import { SOLANA, prepareSolana, solanaOrder, usdtUnits, type SolanaFixture } from '#tests/helpers/solana/solana_setup'
+import {
+  SOLANA,
+  prepareSolana,
+  solanaOrder,
+  usdtUnits,
+  type SolanaFixture,
+} from '#tests/helpers/solana/solana_setup'
 import operator from '#services/operator_service'
 import chainScanner from '#services/chain_scanner'
 import { scanOnce } from '#tests/helpers/scanning'
@@ -20,7 +30,9 @@ const scanSolana = () => scanOnce(SOLANA)
 
 /** Signatures whose transaction a server served (getTransaction answered), in order. */
 function fetched(server: SolanaRpcServer): string[] {
-  return server.calls.filter((call) => call.method === 'getTransaction').map((call) => String(call.params[0]))
+  return server.calls
+    .filter((call) => call.method === 'getTransaction')
+    .map((call) => String(call.params[0]))
 }
 
 /** One scan run; its detail when it did not scan (e.g. every endpoint held). */
@@ -31,7 +43,11 @@ async function scanOnceOrDetail(): Promise<string> {
 
 /** Time passes over the endpoints' holds: the remembered ones (written once the run that learned them settles) and this process's. */
 async function passHolds() {
-  for (let waited = 0; Number((await db.from('rpc_endpoints').count('* as total').first()).total) === 0; waited += 20) {
+  for (
+    let waited = 0;
+    Number((await db.from('rpc_endpoints').count('* as total').first()).total) === 0;
+    waited += 20
+  ) {
     if (waited > 10_000) throw new Error('the hold was never remembered')
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
@@ -47,7 +63,14 @@ async function setBudget(perSecond: number) {
 async function payments(fixture: SolanaFixture, count: number) {
   const made = []
   for (let amount = 1; amount <= count; amount++) {
-    made.push(await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits(String(amount))))
+    made.push(
+      await fixture.chain.payToken(
+        fixture.customer,
+        fixture.wallet.address,
+        fixture.usdt,
+        usdtUnits(String(amount))
+      )
+    )
   }
   return made
 }
@@ -67,11 +90,25 @@ test.group('Solana: rate limits and partial progress', (group) => {
     const fixture = await prepareSolana(server)
     const order = await solanaOrder(client, 'usdt')
     // oldest of the window: the scan reads newest first, so it comes last
-    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('13.8'))
+    const payment = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('13.8')
+    )
     const window = [payment.signature]
     for (let index = 1; index <= 59; index++) {
       // poisoning dust
-      window.push((await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, BigInt(index))).signature)
+      window.push(
+        (
+          await fixture.chain.payToken(
+            fixture.customer,
+            fixture.wallet.address,
+            fixture.usdt,
+            BigInt(index)
+          )
+        ).signature
+      )
     }
     server.limit(PUBLIC_RATE_LIMITS)
     await setBudget(PUBLIC_ENDPOINT_BUDGET.perSecond)
@@ -104,8 +141,16 @@ test.group('Solana: rate limits and partial progress', (group) => {
   }) => {
     const fixture = await prepareSolana(server)
     const order = await solanaOrder(client, 'usdt')
-    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('13.8'))
-    const window = [payment.signature, ...(await payments(fixture, 44)).map((made) => made.signature)]
+    const payment = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('13.8')
+    )
+    const window = [
+      payment.signature,
+      ...(await payments(fixture, 44)).map((made) => made.signature),
+    ]
     // a stricter provider: 25 getTransaction, then a wait far longer than the request timeout
     server.limit({ perMethod: 25, overall: 1000, windowMs: 3_600_000 })
     await setBudget(1000)
@@ -121,7 +166,11 @@ test.group('Solana: rate limits and partial progress', (group) => {
     assert.include(server.limited, 'getTransaction')
     const account = await fixture.chain.associatedTokenAccount(fixture.wallet.address, fixture.usdt)
     const kept = (JSON.parse(cursorRow.cursor) as SolanaCursor).accounts[account]
-    assert.equal(kept.before, firstFetched[firstFetched.length - 1], 'the cursor is just past the last processed signature')
+    assert.equal(
+      kept.before,
+      firstFetched[firstFetched.length - 1],
+      'the cursor is just past the last processed signature'
+    )
     assert.isNull(kept.until)
     assert.equal((await Order.findOrFail(order.id)).status, 1)
 
@@ -144,13 +193,17 @@ test.group('Solana: rate limits and partial progress', (group) => {
       'the rest of the window, once'
     )
     assert.deepEqual(
-      secondFetched.filter((signature) => window.includes(signature) && firstFetched.includes(signature)),
+      secondFetched.filter(
+        (signature) => window.includes(signature) && firstFetched.includes(signature)
+      ),
       [],
       'nothing of the window fetched twice'
     )
   }).timeout(60_000)
 
-  test('a 429 from the node is a limit: waited out (Retry-After) on the same endpoint, never an outage', async ({ assert }) => {
+  test('a 429 from the node is a limit: waited out (Retry-After) on the same endpoint, never an outage', async ({
+    assert,
+  }) => {
     const fixture = await prepareSolana(server)
     await payments(fixture, 2)
     server.limit({ perMethod: 1, overall: 100, windowMs: 1000 })
@@ -162,13 +215,18 @@ test.group('Solana: rate limits and partial progress', (group) => {
       await rpc.signaturesForAddress(account, { limit: 10, commitment: 'finalized' }),
       await rpc.signaturesForAddress(account, { limit: 10, commitment: 'finalized' }),
     ]
-    assert.deepEqual(pages.map((page) => page.length), [3, 3])
+    assert.deepEqual(
+      pages.map((page) => page.length),
+      [3, 3]
+    )
     assert.deepEqual(server.limited, ['getSignaturesForAddress'])
     assert.isAtLeast(Date.now() - started, 900, 'waited the Retry-After of 1 s')
     assert.equal(RpcPool.health(server.url)?.failures ?? 0, 0)
   })
 
-  test('the 429 body is the public endpoint’s JSON-RPC error, with Retry-After', async ({ assert }) => {
+  test('the 429 body is the public endpoint’s JSON-RPC error, with Retry-After', async ({
+    assert,
+  }) => {
     await prepareSolana(server)
     server.limit({ perMethod: 1, overall: 100, windowMs: 10_000 })
     const ask = () =>
@@ -183,7 +241,11 @@ test.group('Solana: rate limits and partial progress', (group) => {
     assert.equal(refused.headers.get('retry-after'), '10')
     assert.deepEqual(await refused.json(), {
       jsonrpc: '2.0',
-      error: { code: 429, message: 'Too many requests for a specific RPC call, contact your app developer or support@rpcpool.com.' },
+      error: {
+        code: 429,
+        message:
+          'Too many requests for a specific RPC call, contact your app developer or support@rpcpool.com.',
+      },
       id: 7,
     })
   })
@@ -191,8 +253,14 @@ test.group('Solana: rate limits and partial progress', (group) => {
   test('budget and cost: 4 requests/s on the public endpoints, the core’s elsewhere; requests per day per wallet', async ({
     assert,
   }) => {
-    assert.deepEqual(solanaRpcBudget('https://api.mainnet-beta.solana.com'), { perSecond: 4, perDay: null })
-    assert.deepEqual(solanaRpcBudget('https://api.devnet.solana.com/'), { perSecond: 4, perDay: null })
+    assert.deepEqual(solanaRpcBudget('https://api.mainnet-beta.solana.com'), {
+      perSecond: 4,
+      perDay: null,
+    })
+    assert.deepEqual(solanaRpcBudget('https://api.devnet.solana.com/'), {
+      perSecond: 4,
+      perDay: null,
+    })
     assert.isNull(solanaRpcBudget('https://mainnet.helius-rpc.com/?api-key=x'))
     assert.isNull(solanaRpcBudget('not a url'))
 
@@ -202,7 +270,10 @@ test.group('Solana: rate limits and partial progress', (group) => {
     // and a balance reading every 10 minutes (144 a day, one read per token)
     assert.equal(solanaRequestsPerDay(chain, 1, 3), 103_680 + 864 + 432)
     assert.equal(solanaRequestsPerDay(chain, 2, 3), 207_360 + 1_728 + 864)
-    assert.equal(solanaRequestsPerDay({ confirmations: 1, scanIntervalSeconds: 10 } as Chain, 1, 3), 25_920 + 864 + 432)
+    assert.equal(
+      solanaRequestsPerDay({ confirmations: 1, scanIntervalSeconds: 10 } as Chain, 1, 3),
+      25_920 + 864 + 432
+    )
   })
 })
 
@@ -238,14 +309,20 @@ test.group('Solana: paging through endpoints that do not know a signature', (gro
       maxBlocksPerScan: 1000,
     }
     const first = await family.scan({ ...context, rpc: await rpcFor(chain), cursor: null })
-    if (first.caughtUp) throw new Error('setup: the first run should have stopped after four signatures')
+    if (first.caughtUp)
+      throw new Error('setup: the first run should have stopped after four signatures')
     const account = await fixture.chain.associatedTokenAccount(fixture.wallet.address, fixture.usdt)
     const before = (first.cursor as SolanaCursor).accounts[account].before!
     lagging.forgotten.add(before)
     return { fixture, family, context, first, before }
   }
 
-  type Run = { transfers: { amount: string }[]; caughtUp: boolean; cursor: unknown; interrupted?: string }
+  type Run = {
+    transfers: { amount: string }[]
+    caughtUp: boolean
+    cursor: unknown
+    interrupted?: string
+  }
 
   async function scanUntilCaughtUp(run: () => Promise<Run>) {
     const amounts: string[] = []
@@ -273,14 +350,21 @@ test.group('Solana: paging through endpoints that do not know a signature', (gro
         cursor = JSON.parse(JSON.stringify(result.cursor))
         return result
       })
-      const all = [...first.transfers.map((transfer) => transfer.amount), ...later].sort((a, b) => Number(a) - Number(b))
+      const all = [...first.transfers.map((transfer) => transfer.amount), ...later].sort(
+        (a, b) => Number(a) - Number(b)
+      )
       check.deepEqual(all, ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10'])
       check.isTrue(
-        lagging.calls.some((call) => call.method === 'getSignaturesForAddress' && (call.params[1] as any)?.before === before)
+        lagging.calls.some(
+          (call) =>
+            call.method === 'getSignaturesForAddress' && (call.params[1] as any)?.before === before
+        )
       )
       // the re-read skipped what the first run had processed
       check.deepEqual(
-        fetched(lagging).filter((signature) => first.transfers.some((transfer) => transfer.reference === signature)),
+        fetched(lagging).filter((signature) =>
+          first.transfers.some((transfer) => transfer.reference === signature)
+        ),
         []
       )
     })
@@ -297,10 +381,15 @@ test.group('Solana: paging through endpoints that do not know a signature', (gro
       full.calls = []
       const result = await family.scan({ ...context, chain, rpc: await rpcFor(chain), cursor })
       cursor = result.cursor
-      const all = [...first.transfers, ...result.transfers].map((transfer) => transfer.amount).sort((a, b) => Number(a) - Number(b))
+      const all = [...first.transfers, ...result.transfers]
+        .map((transfer) => transfer.amount)
+        .sort((a, b) => Number(a) - Number(b))
       check.deepEqual(all, ['3', '4', '5', '6', '7', '8', '9', '10'])
       check.isTrue(
-        full.calls.some((call) => call.method === 'getSignaturesForAddress' && (call.params[1] as any)?.before === before),
+        full.calls.some(
+          (call) =>
+            call.method === 'getSignaturesForAddress' && (call.params[1] as any)?.before === before
+        ),
         'the backup continued from the same signature'
       )
       check.deepEqual(fetched(lagging), [])
@@ -313,7 +402,12 @@ test.group('Solana: paging through endpoints that do not know a signature', (gro
   }) => {
     const { fixture, family, context, first } = await halfRead() // 10..7 read on the full node
     for (let amount = 11; amount <= 15; amount++) {
-      await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits(String(amount)))
+      await fixture.chain.payToken(
+        fixture.customer,
+        fixture.wallet.address,
+        fixture.usdt,
+        usdtUnits(String(amount))
+      )
     }
     await operator.setChain(SOLANA, { rpcUrls: [lagging.url] })
     const chain = await Chain.findByOrFail('network', SOLANA)
@@ -327,7 +421,9 @@ test.group('Solana: paging through endpoints that do not know a signature', (gro
     }
     await scan() // re-read from the new top: 15..12
     check.sameMembers(runs[1], ['12', '13', '14', '15'])
-    const account = Object.keys((cursor as SolanaCursor).accounts).find((key) => (cursor as SolanaCursor).accounts[key].before)!
+    const account = Object.keys((cursor as SolanaCursor).accounts).find(
+      (key) => (cursor as SolanaCursor).accounts[key].before
+    )!
     lagging.forgotten.add((cursor as SolanaCursor).accounts[account].before!) // 12: unknown now too
     for (let run = 0; run < 5; run++) {
       const result = await scan()
@@ -357,11 +453,21 @@ test.group('Solana: paging through endpoints that do not know a signature', (gro
     check.lengthOf(first.transfers, 3)
     lagging.forgotten.add(older[2].signature) // the newest processed: the account's `until`
     lagging.unknownSignature = 'error'
-    const newer = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('4'))
+    const newer = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('4')
+    )
 
     await operator.setChain(SOLANA, { rpcUrls: [lagging.url] })
     const onLagging = await Chain.findByOrFail('network', SOLANA)
-    const result = await family.scan({ ...context, chain: onLagging, rpc: await rpcFor(onLagging), cursor: first.cursor })
+    const result = await family.scan({
+      ...context,
+      chain: onLagging,
+      rpc: await rpcFor(onLagging),
+      cursor: first.cursor,
+    })
     check.isUndefined(result.interrupted)
     check.deepEqual(
       result.transfers.map((transfer) => [transfer.reference, transfer.amount]),

@@ -27,7 +27,13 @@ async function newAddress(): Promise<Address> {
 }
 
 function balance(accountIndex: number, mint: string, owner: string, amount: string) {
-  return { accountIndex, mint, owner, programId: TOKEN_PROGRAM_ADDRESS, uiTokenAmount: { amount, decimals: 6 } }
+  return {
+    accountIndex,
+    mint,
+    owner,
+    programId: TOKEN_PROGRAM_ADDRESS,
+    uiTokenAmount: { amount, decimals: 6 },
+  }
 }
 
 /**
@@ -43,16 +49,42 @@ async function fixture() {
   const mint = await newAddress()
   const other = await newAddress() // a token account of the wallet's, not its associated one
   const program = await newAddress()
-  const [walletAccount] = await findAssociatedTokenPda({ owner: wallet, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS })
-  const [payerAccount] = await findAssociatedTokenPda({ owner: payer, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS })
-  const keys = [payer, wallet, walletAccount, other, payerAccount, mint, SYSTEM, TOKEN_PROGRAM_ADDRESS, program]
+  const [walletAccount] = await findAssociatedTokenPda({
+    owner: wallet,
+    mint,
+    tokenProgram: TOKEN_PROGRAM_ADDRESS,
+  })
+  const [payerAccount] = await findAssociatedTokenPda({
+    owner: payer,
+    mint,
+    tokenProgram: TOKEN_PROGRAM_ADDRESS,
+  })
+  const keys = [
+    payer,
+    wallet,
+    walletAccount,
+    other,
+    payerAccount,
+    mint,
+    SYSTEM,
+    TOKEN_PROGRAM_ADDRESS,
+    program,
+  ]
   const transaction: JsonParsedTransaction = {
     slot: 1000n,
     blockTime: 1_700_000_000n,
     meta: {
       err: null,
-      preTokenBalances: [balance(2, mint, wallet, '0'), balance(3, mint, wallet, '0'), balance(4, mint, payer, '99000000')],
-      postTokenBalances: [balance(2, mint, wallet, '13800250'), balance(3, mint, wallet, '5000000'), balance(4, mint, payer, '80199750')],
+      preTokenBalances: [
+        balance(2, mint, wallet, '0'),
+        balance(3, mint, wallet, '0'),
+        balance(4, mint, payer, '99000000'),
+      ],
+      postTokenBalances: [
+        balance(2, mint, wallet, '13800250'),
+        balance(3, mint, wallet, '5000000'),
+        balance(4, mint, payer, '80199750'),
+      ],
       innerInstructions: [
         {
           index: 3n,
@@ -60,12 +92,23 @@ async function fixture() {
             {
               program: 'system',
               programId: SYSTEM,
-              parsed: { type: 'transfer', info: { source: program, destination: wallet, lamports: 1n } },
+              parsed: {
+                type: 'transfer',
+                info: { source: program, destination: wallet, lamports: 1n },
+              },
             },
             {
               program: 'spl-token',
               programId: TOKEN_PROGRAM_ADDRESS,
-              parsed: { type: 'transfer', info: { source: payerAccount, destination: walletAccount, authority: payer, amount: '250' } },
+              parsed: {
+                type: 'transfer',
+                info: {
+                  source: payerAccount,
+                  destination: walletAccount,
+                  authority: payer,
+                  amount: '250',
+                },
+              },
             },
           ],
         },
@@ -79,7 +122,10 @@ async function fixture() {
           {
             program: 'system',
             programId: SYSTEM,
-            parsed: { type: 'transfer', info: { source: payer, destination: wallet, lamports: 1_500_000_000n } },
+            parsed: {
+              type: 'transfer',
+              info: { source: payer, destination: wallet, lamports: 1_500_000_000n },
+            },
           },
           {
             program: 'spl-token',
@@ -98,13 +144,24 @@ async function fixture() {
           {
             program: 'spl-token',
             programId: TOKEN_PROGRAM_ADDRESS,
-            parsed: { type: 'transfer', info: { source: payerAccount, destination: other, authority: payer, amount: '5000000' } },
+            parsed: {
+              type: 'transfer',
+              info: {
+                source: payerAccount,
+                destination: other,
+                authority: payer,
+                amount: '5000000',
+              },
+            },
           },
           { programId: program, parsed: undefined },
           {
             program: 'system',
             programId: SYSTEM,
-            parsed: { type: 'createAccount', info: { source: payer, newAccount: other, lamports: 2_039_280n, space: 165n } },
+            parsed: {
+              type: 'createAccount',
+              info: { source: payer, newAccount: other, lamports: 2_039_280n, space: 165n },
+            },
           },
         ],
       },
@@ -119,7 +176,10 @@ test.group('Solana parsing', () => {
     assert.equal(fromBaseUnits(1n, 9), '0.000000001')
     assert.equal(fromBaseUnits(100_000_000n, 9), '0.1')
     assert.equal(fromBaseUnits('0', 6), '0')
-    assert.equal(fromBaseUnits('123456789012345678901234567890', 6), '123456789012345678901234.56789')
+    assert.equal(
+      fromBaseUnits('123456789012345678901234567890', 6),
+      '123456789012345678901234.56789'
+    )
     assert.throws(() => fromBaseUnits('1.5', 6), /not a base-unit integer/)
     assert.throws(() => fromBaseUnits('-1', 6), /not a base-unit integer/)
   })
@@ -152,7 +212,9 @@ test.group('Solana parsing', () => {
       { to: walletAccount, contract: mint, amount: '13.8', position: 'ix:1' }, // owner unknown: the token account itself
       { to: wallet, contract: null, amount: '0.000000001', position: 'ix:3.0' },
     ])
-    const watched = new Map([[walletAccount as string, { wallet: wallet as string, mint: mint as string }]])
+    const watched = new Map([
+      [walletAccount as string, { wallet: wallet as string, mint: mint as string }],
+    ])
     assert.deepEqual(readTransfers(transaction, tokenAccountOwners(transaction, watched))[1], {
       to: wallet,
       contract: mint,
@@ -172,7 +234,12 @@ test.group('Solana parsing', () => {
     )
     const owners = tokenAccountOwners(transaction)
     assert.deepEqual(owners.get(other), { wallet: stranger, mint })
-    assert.deepEqual(readTransfers(transaction, owners)[2], { to: stranger, contract: mint, amount: '5', position: 'ix:2' })
+    assert.deepEqual(readTransfers(transaction, owners)[2], {
+      to: stranger,
+      contract: mint,
+      amount: '5',
+      position: 'ix:2',
+    })
 
     // the wallet moving tokens from its associated account to another of its accounts, and SOL to itself
     const own = await fixture()
@@ -193,8 +260,16 @@ test.group('Solana parsing', () => {
     const payer = await newAddress()
     const wallet = await newAddress()
     const mint = await newAddress()
-    const [walletAccount] = await findAssociatedTokenPda({ owner: wallet, mint, tokenProgram: TOKEN_2022_PROGRAM_ADDRESS })
-    const [payerAccount] = await findAssociatedTokenPda({ owner: payer, mint, tokenProgram: TOKEN_2022_PROGRAM_ADDRESS })
+    const [walletAccount] = await findAssociatedTokenPda({
+      owner: wallet,
+      mint,
+      tokenProgram: TOKEN_2022_PROGRAM_ADDRESS,
+    })
+    const [payerAccount] = await findAssociatedTokenPda({
+      owner: payer,
+      mint,
+      tokenProgram: TOKEN_2022_PROGRAM_ADDRESS,
+    })
     const held = (accountIndex: number, owner: string, amount: string) => ({
       ...balance(accountIndex, mint, owner, amount),
       programId: TOKEN_2022_PROGRAM_ADDRESS,
@@ -211,7 +286,9 @@ test.group('Solana parsing', () => {
       transaction: {
         signatures: ['sig'],
         message: {
-          accountKeys: [payer, walletAccount, payerAccount, mint, TOKEN_2022_PROGRAM_ADDRESS].map((pubkey) => ({ pubkey })),
+          accountKeys: [payer, walletAccount, payerAccount, mint, TOKEN_2022_PROGRAM_ADDRESS].map(
+            (pubkey) => ({ pubkey })
+          ),
           instructions: [
             {
               program: 'spl-token-2022',
@@ -232,20 +309,35 @@ test.group('Solana parsing', () => {
         },
       },
     })
-    const withFee = transfer('transferCheckedWithFee', { feeAmount: { amount: '10000', decimals: 6 } })
-    assert.deepEqual(readTransfers(withFee, tokenAccountOwners(withFee)), [{ to: wallet, contract: mint, amount: '0.99', position: 'ix:0' }])
+    const withFee = transfer('transferCheckedWithFee', {
+      feeAmount: { amount: '10000', decimals: 6 },
+    })
+    assert.deepEqual(readTransfers(withFee, tokenAccountOwners(withFee)), [
+      { to: wallet, contract: mint, amount: '0.99', position: 'ix:0' },
+    ])
     const plain = transfer('transferChecked', {})
     const owners = tokenAccountOwners(plain)
-    assert.throws(() => readTransfers(plain, owners), UnreadableTransactionError, /received 990000 base units, its transfers say 1000000/)
+    assert.throws(
+      () => readTransfers(plain, owners),
+      UnreadableTransactionError,
+      /received 990000 base units, its transfers say 1000000/
+    )
   })
 
   test('a failed transaction or one without meta did not succeed', async ({ assert }) => {
     const { transaction } = await fixture()
-    assert.isFalse(succeeded({ ...transaction, meta: { ...transaction.meta!, err: { InstructionError: [0n, { Custom: 1n }] } } }))
+    assert.isFalse(
+      succeeded({
+        ...transaction,
+        meta: { ...transaction.meta!, err: { InstructionError: [0n, { Custom: 1n }] } },
+      })
+    )
     assert.isFalse(succeeded({ ...transaction, meta: null }))
   })
 
-  test('commitment rule: 32+ is finalized, less is confirmed; confirmations follow the level', ({ assert }) => {
+  test('commitment rule: 32+ is finalized, less is confirmed; confirmations follow the level', ({
+    assert,
+  }) => {
     assert.equal(commitmentFor(32), 'finalized')
     assert.equal(commitmentFor(64), 'finalized')
     assert.equal(commitmentFor(31), 'confirmed')
@@ -260,7 +352,9 @@ test.group('Solana parsing', () => {
     assert.equal(confirmationsAt('confirmed', 10), 10)
   })
 
-  test('references: a base58 signature of 64 bytes, checked before any RPC call', async ({ assert }) => {
+  test('references: a base58 signature of 64 bytes, checked before any RPC call', async ({
+    assert,
+  }) => {
     const family = new SolanaFamily()
     const context = {
       chain: { network: 'solana', confirmations: 32 } as Chain,
@@ -269,17 +363,29 @@ test.group('Solana parsing', () => {
       rpc: new RpcPool([], { cooldownMs: 1, timeoutMs: 1000 }), // any RPC call fails with RpcUnavailableError
     }
     const base58 = getBase58Decoder()
-    for (const bad of ['0xabc', '', 'not base58 0OIl', base58.decode(randomBytes(32)), base58.decode(randomBytes(65))]) {
+    for (const bad of [
+      '0xabc',
+      '',
+      'not base58 0OIl',
+      base58.decode(randomBytes(32)),
+      base58.decode(randomBytes(65)),
+    ]) {
       await assert.rejects(() => family.verifyReference(bad, context), TransferLookupError)
     }
-    await assert.rejects(() => family.verifyReference(base58.decode(randomBytes(64)), context), RpcUnavailableError)
+    await assert.rejects(
+      () => family.verifyReference(base58.decode(randomBytes(64)), context),
+      RpcUnavailableError
+    )
   })
 
   test('addresses: base58 public keys only, kept as written', async ({ assert }) => {
     const family = new SolanaFamily()
     const wallet = await newAddress()
     assert.equal(family.normalizeAddress(` ${wallet} `), wallet)
-    assert.throws(() => family.normalizeAddress('0x0000000000000000000000000000000000000000'), InvalidAddressError)
+    assert.throws(
+      () => family.normalizeAddress('0x0000000000000000000000000000000000000000'),
+      InvalidAddressError
+    )
     assert.throws(() => family.normalizeContract(wallet.slice(0, -2)), InvalidAddressError)
   })
 
@@ -290,9 +396,16 @@ test.group('Solana parsing', () => {
     const chain = {} as Chain
     const usdt = { contract: mint } as unknown as Token
     const sol = { contract: null } as unknown as Token
-    assert.equal(solanaPayUri({ chain, order, token: usdt }), `solana:${wallet}?amount=13.8&spl-token=${mint}`)
     assert.equal(
-      solanaPayUri({ chain, order: { ...order, actualAmount: '0.000001' } as unknown as Order, token: sol }),
+      solanaPayUri({ chain, order, token: usdt }),
+      `solana:${wallet}?amount=13.8&spl-token=${mint}`
+    )
+    assert.equal(
+      solanaPayUri({
+        chain,
+        order: { ...order, actualAmount: '0.000001' } as unknown as Order,
+        token: sol,
+      }),
       `solana:${wallet}?amount=0.000001`
     )
   })

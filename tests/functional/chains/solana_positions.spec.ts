@@ -5,14 +5,23 @@ import { resetDatabase } from '#tests/helpers/database'
 import { scanOnce } from '#tests/helpers/scanning'
 import { jsonParsedTransaction } from '#tests/helpers/solana/json_parsed_view'
 import { SolanaRpcServer } from '#tests/helpers/solana/solana_rpc_server'
-import { SOLANA, lamportsOf, prepareSolana, solanaOrder, usdtUnits } from '#tests/helpers/solana/solana_setup'
+import {
+  SOLANA,
+  lamportsOf,
+  prepareSolana,
+  solanaOrder,
+  usdtUnits,
+} from '#tests/helpers/solana/solana_setup'
 import { getTransferSolInstruction } from '@solana-program/system'
 import { getTransferCheckedInstruction } from '@solana-program/token'
 
 const scanSolana = () => scanOnce(SOLANA)
 
 function submit(client: any, tradeId: string, reference: string) {
-  return client.post(`/pay/submit-tx-hash/${tradeId}`).json({ block_transaction_id: reference }).accept('json')
+  return client
+    .post(`/pay/submit-tx-hash/${tradeId}`)
+    .json({ block_transaction_id: reference })
+    .accept('json')
 }
 
 async function references(signature: string) {
@@ -33,7 +42,10 @@ test.group('Solana: one transaction paying several orders', (group) => {
   })
   group.each.setup(() => resetDatabase())
 
-  test('two transferChecked in one transaction pay two orders by scan (ix:0 and ix:1)', async ({ client, assert }) => {
+  test('two transferChecked in one transaction pay two orders by scan (ix:0 and ix:1)', async ({
+    client,
+    assert,
+  }) => {
     const fixture = await prepareSolana(server)
     const first = await solanaOrder(client, 'usdt')
     const second = await solanaOrder(client, 'usdt')
@@ -61,7 +73,14 @@ test.group('Solana: one transaction paying several orders', (group) => {
     // read again (a rescan from the start): each transfer still pays once
     await db.from('chain_cursors').where('network', SOLANA).update({ cursor: '' })
     assert.equal((await scanSolana()).paid, 0)
-    assert.equal(await db.from('callbacks').count('* as total').first().then((row) => Number(row.total)), 2)
+    assert.equal(
+      await db
+        .from('callbacks')
+        .count('* as total')
+        .first()
+        .then((row) => Number(row.total)),
+      2
+    )
   })
 
   test('a SOL and a USDT transfer in one transaction pay a SOL and a USDT order (listed by both watched accounts, read once)', async ({
@@ -71,11 +90,21 @@ test.group('Solana: one transaction paying several orders', (group) => {
     const fixture = await prepareSolana(server)
     const solOrder = await solanaOrder(client, 'sol')
     const usdtOrder = await solanaOrder(client, 'usdt')
-    const source = await fixture.chain.associatedTokenAccount(fixture.customer.address, fixture.usdt)
-    const destination = await fixture.chain.associatedTokenAccount(fixture.wallet.address, fixture.usdt)
+    const source = await fixture.chain.associatedTokenAccount(
+      fixture.customer.address,
+      fixture.usdt
+    )
+    const destination = await fixture.chain.associatedTokenAccount(
+      fixture.wallet.address,
+      fixture.usdt
+    )
     const payment = await fixture.chain.send(
       [
-        getTransferSolInstruction({ source: fixture.customer, destination: fixture.wallet.address, amount: lamportsOf(solOrder.actualAmount) }),
+        getTransferSolInstruction({
+          source: fixture.customer,
+          destination: fixture.wallet.address,
+          amount: lamportsOf(solOrder.actualAmount),
+        }),
         getTransferCheckedInstruction({
           source,
           mint: fixture.usdt,
@@ -92,7 +121,9 @@ test.group('Solana: one transaction paying several orders', (group) => {
     server.calls = []
     assert.equal((await scanSolana()).paid, 2)
     assert.equal(
-      server.calls.filter((call) => call.method === 'getTransaction' && call.params[0] === payment.signature).length,
+      server.calls.filter(
+        (call) => call.method === 'getTransaction' && call.params[0] === payment.signature
+      ).length,
       1,
       'fetched once although the wallet and its USDT account both list it'
     )
@@ -101,7 +132,10 @@ test.group('Solana: one transaction paying several orders', (group) => {
     assert.deepEqual(await references(payment.signature), ['ix:0', 'ix:1'])
   })
 
-  test('submit-tx-hash of that one signature pays each of the two orders, each with its own transfer', async ({ client, assert }) => {
+  test('submit-tx-hash of that one signature pays each of the two orders, each with its own transfer', async ({
+    client,
+    assert,
+  }) => {
     const fixture = await prepareSolana(server)
     const first = await solanaOrder(client, 'usdt')
     const second = await solanaOrder(client, 'usdt')

@@ -2,7 +2,13 @@ import { test } from '@japa/runner'
 import Order from '#models/order'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { SolanaRpcServer } from '#tests/helpers/solana/solana_rpc_server'
-import { SOLANA, lamportsOf, prepareSolana, solanaOrder, usdtUnits } from '#tests/helpers/solana/solana_setup'
+import {
+  SOLANA,
+  lamportsOf,
+  prepareSolana,
+  solanaOrder,
+  usdtUnits,
+} from '#tests/helpers/solana/solana_setup'
 import { scanOnce } from '#tests/helpers/scanning'
 
 const scanSolana = () => scanOnce(SOLANA)
@@ -23,7 +29,9 @@ test.group('Solana: payment seen, confirming (litesvm)', (group) => {
 
   const transactionFetches = (commitment: string) =>
     server.calls.filter(
-      (call) => call.method === 'getTransaction' && ((call.params[1] as any)?.commitment ?? 'finalized') === commitment
+      (call) =>
+        call.method === 'getTransaction' &&
+        ((call.params[1] as any)?.commitment ?? 'finalized') === commitment
     ).length
 
   test('confirmations 32: a confirmed transfer is sighted with its depth, paid once finalized', async ({
@@ -34,7 +42,12 @@ test.group('Solana: payment seen, confirming (litesvm)', (group) => {
     const order = await solanaOrder(client, 'usdt')
     await scanSolana()
     fixture.chain.holdFinality()
-    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits(order.actualAmount))
+    const payment = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits(order.actualAmount)
+    )
 
     const report = await scanSolana()
     assert.equal(report.transfers, 0)
@@ -52,7 +65,8 @@ test.group('Solana: payment seen, confirming (litesvm)', (group) => {
 
     // Three more blocks on top: deeper; the transaction is not fetched again.
     const stranger = await fixture.chain.newWallet()
-    for (let index = 0; index < 3; index++) await fixture.chain.paySol(fixture.customer, stranger.address, 1_000_000n)
+    for (let index = 0; index < 3; index++)
+      await fixture.chain.paySol(fixture.customer, stranger.address, 1_000_000n)
     server.calls = []
     await scanSolana()
     assert.equal((await progressOf(client, order.tradeId)).sighting.confirmations, 3)
@@ -79,7 +93,11 @@ test.group('Solana: payment seen, confirming (litesvm)', (group) => {
     const order = await solanaOrder(client, 'sol')
     await scanSolana()
     fixture.chain.holdFinality()
-    const payment = await fixture.chain.paySol(fixture.customer, fixture.wallet.address, lamportsOf(order.actualAmount))
+    const payment = await fixture.chain.paySol(
+      fixture.customer,
+      fixture.wallet.address,
+      lamportsOf(order.actualAmount)
+    )
     await fixture.chain.paySol(fixture.customer, fixture.wallet.address, lamportsOf('0.09'))
     const report = await scanSolana()
     assert.equal(report.unconfirmed, 2)
@@ -93,12 +111,20 @@ test.group('Solana: payment seen, confirming (litesvm)', (group) => {
     assert.equal((await Order.findOrFail(order.id)).status, 1)
   })
 
-  test('confirmations below 32: confirmed pays at once, nothing waits, no extra query', async ({ client, assert }) => {
+  test('confirmations below 32: confirmed pays at once, nothing waits, no extra query', async ({
+    client,
+    assert,
+  }) => {
     const fixture = await prepareSolana(server, { confirmations: 1 })
     const order = await solanaOrder(client, 'usdt')
     await scanSolana()
     fixture.chain.holdFinality()
-    await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits(order.actualAmount))
+    await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits(order.actualAmount)
+    )
     server.calls = []
     const report = await scanSolana()
     assert.equal(report.paid, 1)

@@ -7,7 +7,10 @@ import operator from '#services/operator_service'
 import { rpcFor } from '#chains/chain_rpc'
 import { SolanaRpc } from '#plugins/solana/solana_rpc'
 import { TOKEN_2022_PROGRAM_ADDRESS } from '#plugins/solana/solana_programs'
-import { MAX_OTHER_TOKEN_ACCOUNTS, TOKEN_ACCOUNTS_REFRESH_MS } from '#plugins/solana/solana_token_accounts'
+import {
+  MAX_OTHER_TOKEN_ACCOUNTS,
+  TOKEN_ACCOUNTS_REFRESH_MS,
+} from '#plugins/solana/solana_token_accounts'
 import type { SolanaCursor } from '#plugins/solana/solana_scan'
 import { resetDatabase } from '#tests/helpers/database'
 import { persistedCursor, scanOnce } from '#tests/helpers/scanning'
@@ -17,7 +20,10 @@ import { SOLANA, prepareSolana, solanaOrder, usdtUnits } from '#tests/helpers/so
 const scanSolana = () => scanOnce(SOLANA)
 
 function submit(client: any, tradeId: string, reference: string) {
-  return client.post(`/pay/submit-tx-hash/${tradeId}`).json({ block_transaction_id: reference }).accept('json')
+  return client
+    .post(`/pay/submit-tx-hash/${tradeId}`)
+    .json({ block_transaction_id: reference })
+    .accept('json')
 }
 
 /** Sets the stored cursor's token account listings back as if made `ms` earlier (time passing, without waiting). */
@@ -29,7 +35,10 @@ async function ageListings(ms: number) {
       if (entry.listedAt !== null) entry.listedAt -= ms
     }
   }
-  await db.from('chain_cursors').where('network', SOLANA).update({ cursor: JSON.stringify(cursor) })
+  await db
+    .from('chain_cursors')
+    .where('network', SOLANA)
+    .update({ cursor: JSON.stringify(cursor) })
 }
 
 async function rpcCall(server: SolanaRpcServer, method: string, params: unknown[]) {
@@ -54,8 +63,17 @@ test.group('Solana: token accounts of the wallet other than its associated one',
   }) => {
     const fixture = await prepareSolana(server)
     const other = await fixture.chain.createOtherTokenAccount(fixture.wallet.address, fixture.usdt)
-    await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('2.5'), { toAccount: other })
-    const associated = await fixture.chain.associatedTokenAccount(fixture.wallet.address, fixture.usdt)
+    await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('2.5'),
+      { toAccount: other }
+    )
+    const associated = await fixture.chain.associatedTokenAccount(
+      fixture.wallet.address,
+      fixture.usdt
+    )
 
     const answer = await rpcCall(server, 'getTokenAccountsByOwner', [
       fixture.wallet.address,
@@ -63,7 +81,9 @@ test.group('Solana: token accounts of the wallet other than its associated one',
       { encoding: 'jsonParsed', commitment: 'finalized' },
     ])
     assert.equal(answer.result.context.slot, fixture.chain.finalizedSlot)
-    const byAccount = new Map(answer.result.value.map((entry: any) => [entry.pubkey, entry.account]))
+    const byAccount = new Map(
+      answer.result.value.map((entry: any) => [entry.pubkey, entry.account])
+    )
     assert.sameMembers([...byAccount.keys()], [associated, other])
     assert.deepEqual(byAccount.get(other), {
       data: {
@@ -96,7 +116,9 @@ test.group('Solana: token accounts of the wallet other than its associated one',
     ])
     assert.lengthOf(token2022.result.value, 1)
     assert.equal(token2022.result.value[0].account.data.program, 'spl-token-2022')
-    assert.deepEqual(token2022.result.value[0].account.data.parsed.info.extensions, [{ extension: 'immutableOwner' }])
+    assert.deepEqual(token2022.result.value[0].account.data.parsed.info.extensions, [
+      { extension: 'immutableOwner' },
+    ])
     assert.equal(token2022.result.value[0].account.space, 170)
 
     const unknownMint = await rpcCall(server, 'getTokenAccountsByOwner', [
@@ -104,13 +126,19 @@ test.group('Solana: token accounts of the wallet other than its associated one',
       { mint: fixture.customer.address },
       { encoding: 'jsonParsed' },
     ])
-    assert.deepEqual(unknownMint.error, { code: -32602, message: 'Invalid param: not a Token mint' })
+    assert.deepEqual(unknownMint.error, {
+      code: -32602,
+      message: 'Invalid param: not a Token mint',
+    })
     const missingMint = await rpcCall(server, 'getTokenAccountsByOwner', [
       fixture.wallet.address,
       { mint: (await fixture.chain.newWallet(0n)).address },
       { encoding: 'jsonParsed' },
     ])
-    assert.deepEqual(missingMint.error, { code: -32602, message: 'Invalid param: could not find mint' })
+    assert.deepEqual(missingMint.error, {
+      code: -32602,
+      message: 'Invalid param: could not find mint',
+    })
     const ahead = await rpcCall(server, 'getTokenAccountsByOwner', [
       fixture.wallet.address,
       { mint: fixture.usdt },
@@ -124,11 +152,19 @@ test.group('Solana: token accounts of the wallet other than its associated one',
 
     // the real client (@solana/kit: integers upcast to bigint) through the plugin
     const rpc = new SolanaRpc(await rpcFor(await Chain.findByOrFail('network', SOLANA)))
-    const read = await rpc.tokenAccountsByOwner(address(fixture.wallet.address), fixture.usdt, { commitment: 'finalized' })
+    const read = await rpc.tokenAccountsByOwner(address(fixture.wallet.address), fixture.usdt, {
+      commitment: 'finalized',
+    })
     assert.equal(read.slot, BigInt(fixture.chain.finalizedSlot))
     assert.deepEqual(
       read.value.find((entry) => entry.pubkey === other),
-      { pubkey: other, mint: fixture.usdt, owner: fixture.wallet.address, amount: 2_500_000n, decimals: 6 }
+      {
+        pubkey: other,
+        mint: fixture.usdt,
+        owner: fixture.wallet.address,
+        amount: 2_500_000n,
+        decimals: 6,
+      }
     )
   })
 
@@ -139,9 +175,15 @@ test.group('Solana: token accounts of the wallet other than its associated one',
     const fixture = await prepareSolana(server)
     const other = await fixture.chain.createOtherTokenAccount(fixture.wallet.address, fixture.usdt)
     const order = await solanaOrder(client, 'usdt')
-    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('13.8'), {
-      toAccount: other,
-    })
+    const payment = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('13.8'),
+      {
+        toAccount: other,
+      }
+    )
     // the wallet and its associated account are not in the transaction: only the other account is
     assert.notInclude(
       payment.accountKeys.map((key) => key.pubkey),
@@ -157,10 +199,15 @@ test.group('Solana: token accounts of the wallet other than its associated one',
     const paid = await Order.findOrFail(order.id)
     assert.equal(paid.status, 2)
     assert.equal(paid.blockTransactionId, payment.signature)
-    const reference = await db.from('payment_references').where('reference', payment.signature).first()
+    const reference = await db
+      .from('payment_references')
+      .where('reference', payment.signature)
+      .first()
     assert.equal(reference.position, 'ix:0')
     assert.isTrue(
-      server.calls.some((call) => call.method === 'getSignaturesForAddress' && call.params[0] === other),
+      server.calls.some(
+        (call) => call.method === 'getSignaturesForAddress' && call.params[0] === other
+      ),
       'the other account is listed'
     )
   })
@@ -174,9 +221,15 @@ test.group('Solana: token accounts of the wallet other than its associated one',
     const order = await solanaOrder(client, 'usdt')
     await scanSolana()
     fixture.chain.holdFinality()
-    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('13.8'), {
-      toAccount: other,
-    })
+    const payment = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('13.8'),
+      {
+        toAccount: other,
+      }
+    )
     const report = await scanSolana()
     assert.equal(report.transfers, 0)
     assert.equal(report.unconfirmed, 1)
@@ -187,7 +240,10 @@ test.group('Solana: token accounts of the wallet other than its associated one',
     assert.equal((await scanSolana()).paid, 1)
   })
 
-  test('a Token-2022 account of the wallet that is not its associated one is watched too', async ({ client, assert }) => {
+  test('a Token-2022 account of the wallet that is not its associated one is watched too', async ({
+    client,
+    assert,
+  }) => {
     const fixture = await prepareSolana(server)
     const mint = await fixture.chain.createMint(6, { tokenProgram: TOKEN_2022_PROGRAM_ADDRESS })
     await fixture.chain.mintTo(fixture.customer.address, mint, 1_000_000_000n)
@@ -195,7 +251,13 @@ test.group('Solana: token accounts of the wallet other than its associated one',
     await operator.setRate('USDC', 'CNY', '7.25')
     const other = await fixture.chain.createOtherTokenAccount(fixture.wallet.address, mint)
     const order = await solanaOrder(client, 'usdc')
-    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, mint, usdtUnits('13.8'), { toAccount: other })
+    const payment = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      mint,
+      usdtUnits('13.8'),
+      { toAccount: other }
+    )
     assert.equal((await scanSolana()).paid, 1)
     assert.equal((await Order.findOrFail(order.id)).blockTransactionId, payment.signature)
   })
@@ -210,16 +272,29 @@ test.group('Solana: token accounts of the wallet other than its associated one',
     // Time passes: the listing was made five minutes ago, the order ten, and the
     // account was made and paid four minutes ago (scans ran since, unaware of it).
     await ageListings(TOKEN_ACCOUNTS_REFRESH_MS)
-    await db.from('orders').where('id', order.id).update({ created_at: Date.now() - 10 * 60_000 })
+    await db
+      .from('orders')
+      .where('id', order.id)
+      .update({ created_at: Date.now() - 10 * 60_000 })
     const other = await fixture.chain.createOtherTokenAccount(fixture.wallet.address, fixture.usdt)
-    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('13.8'), {
-      toAccount: other,
-      blockTime: Math.floor(Date.now() / 1000) - 240,
-    })
+    const payment = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('13.8'),
+      {
+        toAccount: other,
+        blockTime: Math.floor(Date.now() / 1000) - 240,
+      }
+    )
 
     server.calls = []
     assert.equal((await scanSolana()).paid, 1)
-    assert.equal(server.count('getTokenAccountsByOwner'), 1, 'one wallet, one existing mint (USDC does not exist on this chain)')
+    assert.equal(
+      server.count('getTokenAccountsByOwner'),
+      1,
+      'one wallet, one existing mint (USDC does not exist on this chain)'
+    )
     assert.equal((await Order.findOrFail(order.id)).blockTransactionId, payment.signature)
     const cursor = (await persistedCursor(SOLANA)) as SolanaCursor
     assert.deepEqual(cursor.tokenAccounts![fixture.wallet.address][fixture.usdt].others, [other])
@@ -237,20 +312,35 @@ test.group('Solana: token accounts of the wallet other than its associated one',
     const fixture = await prepareSolana(server)
     const other = await fixture.chain.createOtherTokenAccount(fixture.wallet.address, fixture.usdt)
     const order = await solanaOrder(client, 'usdt')
-    const payment = await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('13.8'), {
-      toAccount: other,
-    })
+    const payment = await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('13.8'),
+      {
+        toAccount: other,
+      }
+    )
     const response = await submit(client, order.tradeId, payment.signature)
     assert.equal(response.body().data?.status, 2, JSON.stringify(response.body()))
     assert.equal((await Order.findOrFail(order.id)).blockTransactionId, payment.signature)
   })
 
-  test('a token account of someone else is no payment, by scan or by submit-tx-hash', async ({ client, assert }) => {
+  test('a token account of someone else is no payment, by scan or by submit-tx-hash', async ({
+    client,
+    assert,
+  }) => {
     const fixture = await prepareSolana(server)
     const stranger = await fixture.chain.newWallet()
     const theirs = await fixture.chain.createOtherTokenAccount(stranger.address, fixture.usdt)
     const order = await solanaOrder(client, 'usdt')
-    const payment = await fixture.chain.payToken(fixture.customer, stranger.address, fixture.usdt, usdtUnits('13.8'), { toAccount: theirs })
+    const payment = await fixture.chain.payToken(
+      fixture.customer,
+      stranger.address,
+      fixture.usdt,
+      usdtUnits('13.8'),
+      { toAccount: theirs }
+    )
     assert.equal((await scanSolana()).transfers, 0)
     const response = await submit(client, order.tradeId, payment.signature)
     response.assertStatus(400)
@@ -263,15 +353,26 @@ test.group('Solana: token accounts of the wallet other than its associated one',
     const fixture = await prepareSolana(server)
     const accounts: Address[] = []
     for (let index = 0; index <= MAX_OTHER_TOKEN_ACCOUNTS; index++) {
-      const account = await fixture.chain.createOtherTokenAccount(fixture.wallet.address, fixture.usdt)
+      const account = await fixture.chain.createOtherTokenAccount(
+        fixture.wallet.address,
+        fixture.usdt
+      )
       // balances 1 .. n+1 base units: the first one is the smallest
-      await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, BigInt(index + 1), { toAccount: account })
+      await fixture.chain.payToken(
+        fixture.customer,
+        fixture.wallet.address,
+        fixture.usdt,
+        BigInt(index + 1),
+        { toAccount: account }
+      )
       accounts.push(account)
     }
     server.calls = []
     await scanSolana()
     const listed = (account: string) =>
-      server.calls.some((call) => call.method === 'getSignaturesForAddress' && call.params[0] === account)
+      server.calls.some(
+        (call) => call.method === 'getSignaturesForAddress' && call.params[0] === account
+      )
     assert.deepEqual(
       accounts.map(listed),
       [false, ...Array(MAX_OTHER_TOKEN_ACCOUNTS).fill(true)],
@@ -279,10 +380,19 @@ test.group('Solana: token accounts of the wallet other than its associated one',
     )
 
     // the smallest grows past the others: the watched ones keep their place (their cursors carry on)
-    await fixture.chain.payToken(fixture.customer, fixture.wallet.address, fixture.usdt, usdtUnits('100'), { toAccount: accounts[0] })
+    await fixture.chain.payToken(
+      fixture.customer,
+      fixture.wallet.address,
+      fixture.usdt,
+      usdtUnits('100'),
+      { toAccount: accounts[0] }
+    )
     await ageListings(TOKEN_ACCOUNTS_REFRESH_MS)
     await scanSolana()
     const cursor = (await persistedCursor(SOLANA)) as SolanaCursor
-    assert.sameMembers(cursor.tokenAccounts![fixture.wallet.address][fixture.usdt].others, accounts.slice(1))
+    assert.sameMembers(
+      cursor.tokenAccounts![fixture.wallet.address][fixture.usdt].others,
+      accounts.slice(1)
+    )
   })
 })

@@ -10,11 +10,20 @@ import { createOrder, merchantVerifiesCallback, orderParams } from '#tests/helpe
 import { MerchantServer } from '#tests/helpers/merchant_server'
 import { runAce } from '#tests/helpers/processes'
 import { tonReference } from '#tests/helpers/ton/ton_test_chain'
-import { baseUnits, configureTon, startTonFixture, storedWallet, type TonFixture } from '#tests/helpers/ton/ton_setup'
+import {
+  baseUnits,
+  configureTon,
+  startTonFixture,
+  storedWallet,
+  type TonFixture,
+} from '#tests/helpers/ton/ton_setup'
 import { scanOnce } from '#tests/helpers/scanning'
 
 async function createTonOrder(client: any, overrides: Record<string, unknown> = {}) {
-  const response = await createOrder(client, orderParams({ network: 'ton', token: 'usdt', amount: 100, ...overrides }))
+  const response = await createOrder(
+    client,
+    orderParams({ network: 'ton', token: 'usdt', amount: 100, ...overrides })
+  )
   if (response.status() !== 200) throw new Error(JSON.stringify(response.body()))
   return Order.findByOrFail('trade_id', response.body().data.trade_id)
 }
@@ -60,7 +69,12 @@ test.group('TON: scanning the sandbox through TonClient and a fake toncenter', (
     assert.equal(order.actualAmount, '13.8')
     await scanTon() // the cursor exists before the payment
 
-    const { transaction } = await fixture.chain.payJetton(fixture.payer, fixture.usdt, shop, 13_800_000n)
+    const { transaction } = await fixture.chain.payJetton(
+      fixture.payer,
+      fixture.usdt,
+      shop,
+      13_800_000n
+    )
     assert.isDefined(transaction, 'the notification reached the shop')
     const result = await runAce(['chains:scan', '--network', 'ton'])
     assert.equal(result.code, 0, result.stderr + result.stdout)
@@ -84,7 +98,9 @@ test.group('TON: scanning the sandbox through TonClient and a fake toncenter', (
     const order = await createTonOrder(client, { token: 'ton', notify_url: merchant.notifyUrl })
     assert.equal(order.actualAmount, '5')
     await scanTon()
-    const { transaction } = await fixture.chain.payTon(fixture.payer, shop, toNano('5'), { body: comment('order') })
+    const { transaction } = await fixture.chain.payTon(fixture.payer, shop, toNano('5'), {
+      body: comment('order'),
+    })
     const report = await scanTon()
     assert.equal(report.paid, 1)
     const paid = await Order.findOrFail(order.id)
@@ -111,17 +127,27 @@ test.group('TON: scanning the sandbox through TonClient and a fake toncenter', (
 
     const jetton = await fixture.chain.payJetton(fixture.payer, fixture.usdt, fresh, 13_800_000n)
     const description = jetton.transaction!.description
-    assert.equal(description.type === 'generic' && description.aborted, true, 'the owner transaction is aborted')
+    assert.equal(
+      description.type === 'generic' && description.aborted,
+      true,
+      'the owner transaction is aborted'
+    )
     assert.equal(await fixture.chain.jettonBalance(fixture.usdt, fresh), 13_800_000n)
     const native = await fixture.chain.payTon(fixture.payer, fresh, toNano('5'), { bounce: false })
 
     const report = await scanTon()
     assert.equal(report.paid, 2)
-    assert.equal((await Order.findOrFail(usdtOrder.id)).blockTransactionId, tonReference(jetton.transaction!, fresh))
-    assert.equal((await Order.findOrFail(tonOrder.id)).blockTransactionId, tonReference(native.transaction, fresh))
+    assert.equal(
+      (await Order.findOrFail(usdtOrder.id)).blockTransactionId,
+      tonReference(jetton.transaction!, fresh)
+    )
+    assert.equal(
+      (await Order.findOrFail(tonOrder.id)).blockTransactionId,
+      tonReference(native.transaction, fresh)
+    )
   })
 
-  test('a forged transfer_notification and another jetton\'s notification are not credited', async ({
+  test("a forged transfer_notification and another jetton's notification are not credited", async ({
     client,
     assert,
   }) => {
@@ -148,9 +174,15 @@ test.group('TON: scanning the sandbox through TonClient and a fake toncenter', (
     await configureTon(fixture, [fresh])
     const order = await createTonOrder(client, { token: 'ton' })
     await scanTon()
-    const { transaction } = await fixture.chain.payTon(fixture.payer, fresh, toNano('5'), { bounce: true })
+    const { transaction } = await fixture.chain.payTon(fixture.payer, fresh, toNano('5'), {
+      bounce: true,
+    })
     const description = transaction.description
-    assert.equal(description.type === 'generic' && description.bouncePhase?.type, 'ok', 'the message bounced')
+    assert.equal(
+      description.type === 'generic' && description.bouncePhase?.type,
+      'ok',
+      'the message bounced'
+    )
 
     await scanTon()
     assert.equal((await Order.findOrFail(order.id)).status, 1)
@@ -174,7 +206,10 @@ test.group('TON: scanning the sandbox through TonClient and a fake toncenter', (
     await scanTon()
     assert.equal((await Order.findOrFail(order.id)).status, 1)
     // (its deployment, 1 TON, is a real incoming transfer: unmatched)
-    assert.equal(await countRows('unmatched_payments', { reference: tonReference(transaction, rejecting) }), 0)
+    assert.equal(
+      await countRows('unmatched_payments', { reference: tonReference(transaction, rejecting) }),
+      0
+    )
   })
 
   test('a payment made while the scanner was stopped is found by a fresh process from the stored cursor', async ({
@@ -192,7 +227,10 @@ test.group('TON: scanning the sandbox through TonClient and a fake toncenter', (
     assert.equal((await Order.findOrFail(order.id)).status, 2)
     const after = (await db.from('chain_cursors').where('network', 'ton').first()).cursor
     assert.notEqual(after, before)
-    assert.equal(JSON.parse(after).wallets[storedWallet(shop)].done.lt, fixture.chain.transactionsOf(shop)[0].lt.toString())
+    assert.equal(
+      JSON.parse(after).wallets[storedWallet(shop)].done.lt,
+      fixture.chain.transactionsOf(shop)[0].lt.toString()
+    )
 
     const again = await runAce(['chains:scan', '--network', 'ton'])
     assert.match(again.stdout, /ton: 0 transfer\(s\)/)
@@ -209,7 +247,12 @@ test.group('TON: scanning the sandbox through TonClient and a fake toncenter', (
   test('a transfer that matches no order is recorded as unmatched', async ({ client, assert }) => {
     await createTonOrder(client)
     await scanTon()
-    const { transaction } = await fixture.chain.payJetton(fixture.payer, fixture.usdt, shop, 13_790_000n)
+    const { transaction } = await fixture.chain.payJetton(
+      fixture.payer,
+      fixture.usdt,
+      shop,
+      13_790_000n
+    )
     const report = await scanTon()
     assert.equal(report.unmatched, 1)
     const row = await UnmatchedPayment.firstOrFail()
@@ -219,7 +262,10 @@ test.group('TON: scanning the sandbox through TonClient and a fake toncenter', (
     assert.equal(row.toAddress, storedWallet(shop))
   })
 
-  test('one transfer never pays twice, even when scanned again from the start', async ({ client, assert }) => {
+  test('one transfer never pays twice, even when scanned again from the start', async ({
+    client,
+    assert,
+  }) => {
     const first = await createTonOrder(client)
     await scanTon()
     await fixture.chain.payJetton(fixture.payer, fixture.usdt, shop, 13_800_000n)
@@ -273,7 +319,12 @@ test.group('TON: scanning the sandbox through TonClient and a fake toncenter', (
     fixture.toncenter.reset()
     await scanTon()
     // each wallet (TON, notified jettons) and its USDT jetton wallet (transfers without notification)
-    assert.deepEqual(fixture.toncenter.calls, ['getTransactions', 'getTransactions', 'getTransactions', 'getTransactions'])
+    assert.deepEqual(fixture.toncenter.calls, [
+      'getTransactions',
+      'getTransactions',
+      'getTransactions',
+      'getTransactions',
+    ])
 
     // notified jetton transfers cost nothing more: the jetton wallet addresses are known for the process
     // (amounts above the dust bar: half the smallest watched order, 6.9)
@@ -298,7 +349,10 @@ test.group('TON: scanning the sandbox through TonClient and a fake toncenter', (
     assert.equal(fixture.toncenter.calls.filter((method) => method === 'runGetMethod').length, 1)
   })
 
-  test('the API key is sent, and a dead endpoint fails over to the next', async ({ client, assert }) => {
+  test('the API key is sent, and a dead endpoint fails over to the next', async ({
+    client,
+    assert,
+  }) => {
     const rpcUrls = ['http://127.0.0.1:9/jsonRPC', fixture.toncenter.rpcUrl]
     await configureTon(fixture, [], { rpcUrls, apiKey: 'ton-key-1' })
     fixture.toncenter.requiredApiKey = 'ton-key-1'
@@ -325,7 +379,10 @@ test.group('TON: scanning the sandbox through TonClient and a fake toncenter', (
 })
 
 function submit(client: any, tradeId: string, reference: string) {
-  return client.post(`/pay/submit-tx-hash/${tradeId}`).json({ block_transaction_id: reference }).accept('json')
+  return client
+    .post(`/pay/submit-tx-hash/${tradeId}`)
+    .json({ block_transaction_id: reference })
+    .accept('json')
 }
 
 test.group('TON: submit-tx-hash and mark-paid', (group) => {
@@ -344,17 +401,33 @@ test.group('TON: submit-tx-hash and mark-paid', (group) => {
 
   test('the canonical reference pays the order', async ({ client, assert }) => {
     const order = await createTonOrder(client)
-    const { transaction } = await fixture.chain.payJetton(fixture.payer, fixture.usdt, shop, 13_800_000n)
+    const { transaction } = await fixture.chain.payJetton(
+      fixture.payer,
+      fixture.usdt,
+      shop,
+      13_800_000n
+    )
     const reference = tonReference(transaction!, shop)
     const response = await submit(client, order.tradeId, reference)
     response.assertStatus(200)
-    assert.deepEqual(response.body().data, { trade_id: order.tradeId, block_transaction_id: reference, status: 2 })
+    assert.deepEqual(response.body().data, {
+      trade_id: order.tradeId,
+      block_transaction_id: reference,
+      status: 2,
+    })
   })
 
-  test('<lt>:<hash> of the order address pays it, stored in canonical form', async ({ client, assert }) => {
+  test('<lt>:<hash> of the order address pays it, stored in canonical form', async ({
+    client,
+    assert,
+  }) => {
     const order = await createTonOrder(client, { token: 'ton' })
     const { transaction } = await fixture.chain.payTon(fixture.payer, shop, toNano('5'))
-    const response = await submit(client, order.tradeId, `${transaction.lt}:${transaction.hash().toString('hex')}`)
+    const response = await submit(
+      client,
+      order.tradeId,
+      `${transaction.lt}:${transaction.hash().toString('hex')}`
+    )
     response.assertStatus(200)
     assert.equal(response.body().data.block_transaction_id, tonReference(transaction, shop))
   })
@@ -369,7 +442,11 @@ test.group('TON: submit-tx-hash and mark-paid', (group) => {
     const native = await fixture.chain.payTon(fixture.payer, shop, toNano('5'))
     await fixture.chain.payTon(fixture.payer, shop, toNano('0.2')) // newer traffic
 
-    const byHash = await submit(client, first.tradeId, jetton.transaction!.hash().toString('hex').toUpperCase())
+    const byHash = await submit(
+      client,
+      first.tradeId,
+      jetton.transaction!.hash().toString('hex').toUpperCase()
+    )
     byHash.assertStatus(200)
     assert.equal(byHash.body().data.block_transaction_id, tonReference(jetton.transaction!, shop))
 
@@ -383,7 +460,12 @@ test.group('TON: submit-tx-hash and mark-paid', (group) => {
 
   test('orders:mark-paid accepts the TON reference forms', async ({ client, assert }) => {
     const order = await createTonOrder(client)
-    const { transaction } = await fixture.chain.payJetton(fixture.payer, fixture.usdt, shop, 13_800_000n)
+    const { transaction } = await fixture.chain.payJetton(
+      fixture.payer,
+      fixture.usdt,
+      shop,
+      13_800_000n
+    )
     const reference = `${transaction!.lt}:${transaction!.hash().toString('hex')}`
     const result = await runAce(['orders:mark-paid', order.tradeId, reference])
     assert.equal(result.code, 0, result.stderr + result.stdout)
@@ -394,9 +476,18 @@ test.group('TON: submit-tx-hash and mark-paid', (group) => {
 
   test('refuses a reference that is not found', async ({ client, assert }) => {
     const order = await createTonOrder(client)
-    const { transaction } = await fixture.chain.payJetton(fixture.payer, fixture.usdt, shop, 13_800_000n)
+    const { transaction } = await fixture.chain.payJetton(
+      fixture.payer,
+      fixture.usdt,
+      shop,
+      13_800_000n
+    )
     const wrongHash = 'ab'.repeat(32)
-    for (const reference of [`${transaction!.lt}:${wrongHash}`, wrongHash, `ton:${shop.toRawString()}:1:${wrongHash}`]) {
+    for (const reference of [
+      `${transaction!.lt}:${wrongHash}`,
+      wrongHash,
+      `ton:${shop.toRawString()}:1:${wrongHash}`,
+    ]) {
       const response = await submit(client, order.tradeId, reference)
       response.assertStatus(400)
       assert.match(response.body().message, /not found/)
@@ -411,16 +502,31 @@ test.group('TON: submit-tx-hash and mark-paid', (group) => {
     const rejecting = await fixture.chain.deployRejectingReceiver(fixture.payer)
     await configureTon(fixture, [rejecting])
     const failedOrder = await createTonOrder(client, { token: 'ton' })
-    const failed = await fixture.chain.payTon(fixture.payer, rejecting, toNano('5'), { body: comment('x') })
-    const response = await submit(client, failedOrder.tradeId, tonReference(failed.transaction, rejecting))
+    const failed = await fixture.chain.payTon(fixture.payer, rejecting, toNano('5'), {
+      body: comment('x'),
+    })
+    const response = await submit(
+      client,
+      failedOrder.tradeId,
+      tonReference(failed.transaction, rejecting)
+    )
     assert.match(response.body().message, /failed on chain/)
 
     await db.from('wallets').delete()
     const fresh = fixture.chain.undeployedAddress()
     await configureTon(fixture, [fresh])
     const bouncedOrder = await createTonOrder(client, { token: 'ton' })
-    const bounced = await fixture.chain.payTon(fixture.payer, fresh, toNano(bouncedOrder.actualAmount), { bounce: true })
-    const refused = await submit(client, bouncedOrder.tradeId, tonReference(bounced.transaction, fresh))
+    const bounced = await fixture.chain.payTon(
+      fixture.payer,
+      fresh,
+      toNano(bouncedOrder.actualAmount),
+      { bounce: true }
+    )
+    const refused = await submit(
+      client,
+      bouncedOrder.tradeId,
+      tonReference(bounced.transaction, fresh)
+    )
     assert.match(refused.body().message, /failed on chain/)
     assert.equal(await countRows('orders', { status: 2 }), 0)
   })
@@ -428,18 +534,31 @@ test.group('TON: submit-tx-hash and mark-paid', (group) => {
   test('refuses a transfer to another address', async ({ client, assert }) => {
     const order = await createTonOrder(client)
     const other = await freshShop(fixture)
-    const { transaction } = await fixture.chain.payJetton(fixture.payer, fixture.usdt, other.address, 13_800_000n)
+    const { transaction } = await fixture.chain.payJetton(
+      fixture.payer,
+      fixture.usdt,
+      other.address,
+      13_800_000n
+    )
     const response = await submit(client, order.tradeId, tonReference(transaction!, other.address))
-    assert.match(response.body().message, new RegExp(`pays ${storedWallet(other.address)}, not ${order.receiveAddress}`))
+    assert.match(
+      response.body().message,
+      new RegExp(`pays ${storedWallet(other.address)}, not ${order.receiveAddress}`)
+    )
   })
 
-  test('refuses another token: TON or a fake USDT sent to a USDT order', async ({ client, assert }) => {
+  test('refuses another token: TON or a fake USDT sent to a USDT order', async ({
+    client,
+    assert,
+  }) => {
     const order = await createTonOrder(client)
     const native = await fixture.chain.payTon(fixture.payer, shop, toNano('13.8'))
     const response = await submit(client, order.tradeId, tonReference(native.transaction, shop))
     assert.match(response.body().message, /does not transfer USDT/)
 
-    const fake = await fixture.chain.payJetton(fixture.payer, fixture.fakeUsdt, shop, 13_800_000n, { forwardTonAmount: 1n })
+    const fake = await fixture.chain.payJetton(fixture.payer, fixture.fakeUsdt, shop, 13_800_000n, {
+      forwardTonAmount: 1n,
+    })
     const refused = await submit(client, order.tradeId, tonReference(fake.transaction!, shop))
     assert.match(refused.body().message, /does not transfer USDT|transfers nothing/)
     assert.equal((await Order.findOrFail(order.id)).status, 1)
@@ -447,7 +566,12 @@ test.group('TON: submit-tx-hash and mark-paid', (group) => {
 
   test('refuses a wrong amount', async ({ client, assert }) => {
     const order = await createTonOrder(client)
-    const { transaction } = await fixture.chain.payJetton(fixture.payer, fixture.usdt, shop, 13_790_000n)
+    const { transaction } = await fixture.chain.payJetton(
+      fixture.payer,
+      fixture.usdt,
+      shop,
+      13_790_000n
+    )
     const response = await submit(client, order.tradeId, tonReference(transaction!, shop))
     assert.match(response.body().message, /transfers 13.79 USDT, the order expects 13.8/)
   })
@@ -455,7 +579,11 @@ test.group('TON: submit-tx-hash and mark-paid', (group) => {
   test('amounts are exact in base units', async ({ client, assert }) => {
     const order = await createTonOrder(client, { token: 'ton', amount: 100.02 })
     assert.equal(order.actualAmount, '5.001')
-    const { transaction } = await fixture.chain.payTon(fixture.payer, shop, baseUnits(order.actualAmount, 9) - 1n)
+    const { transaction } = await fixture.chain.payTon(
+      fixture.payer,
+      shop,
+      baseUnits(order.actualAmount, 9) - 1n
+    )
     const response = await submit(client, order.tradeId, tonReference(transaction, shop))
     assert.match(response.body().message, /transfers 5.000999999 TON/)
   })

@@ -7,12 +7,27 @@ import Token from '#models/token'
 import { rpcFor } from '#chains/chain_rpc'
 import type { ScanResult, SeenAmount } from '#chains/chain_family'
 import { TonFamily } from '#plugins/ton/ton_family'
-import { BALANCE_GRACE_RUNS, placeHeights, settleReading, type AccountBalanceRun } from '#plugins/ton/ton_balances'
+import {
+  BALANCE_GRACE_RUNS,
+  placeHeights,
+  settleReading,
+  type AccountBalanceRun,
+} from '#plugins/ton/ton_balances'
 import { fromBaseUnits } from '#support/money'
 import { resetDatabase } from '#tests/helpers/database'
 import { tonReference } from '#tests/helpers/ton/ton_test_chain'
-import { configureTon, startTonFixture, storedWallet, type TonFixture } from '#tests/helpers/ton/ton_setup'
-import { createTonOrder, freshPayer, freshTreasury, scanTonNetwork } from '#tests/helpers/ton/ton_orders'
+import {
+  configureTon,
+  startTonFixture,
+  storedWallet,
+  type TonFixture,
+} from '#tests/helpers/ton/ton_setup'
+import {
+  createTonOrder,
+  freshPayer,
+  freshTreasury,
+  scanTonNetwork,
+} from '#tests/helpers/ton/ton_orders'
 
 /**
  * The balance watch on TON: each watched wallet's TON and its jetton
@@ -22,7 +37,11 @@ import { createTonOrder, freshPayer, freshTreasury, scanTonNetwork } from '#test
  */
 
 /** One scan by the family itself with the core's context; `readBalances` as the core would set it. */
-async function familyScan(wallet: Address, cursor: unknown, readBalances: boolean): Promise<ScanResult> {
+async function familyScan(
+  wallet: Address,
+  cursor: unknown,
+  readBalances: boolean
+): Promise<ScanResult> {
   const chain = await Chain.findByOrFail('network', 'ton')
   const tokens = await Token.query().where('network', 'ton').where('enabled', true)
   return new TonFamily().scan({
@@ -47,7 +66,8 @@ function callsOf(fixture: TonFixture, method: string, from: number) {
 }
 
 async function usdtContract() {
-  return (await Token.query().where('network', 'ton').where('symbol', 'USDT').firstOrFail()).contract!
+  return (await Token.query().where('network', 'ton').where('symbol', 'USDT').firstOrFail())
+    .contract!
 }
 
 /** TON on `account` in token units, and its last transaction lt, as the sandbox holds them. */
@@ -74,7 +94,14 @@ async function makeDue() {
 }
 
 test.group('TON balance watch: heights', () => {
-  const amount = (reference: string, lt: bigint) => ({ reference, position: 'in', to: 'A', contract: null, amount: '1', lt })
+  const amount = (reference: string, lt: bigint) => ({
+    reference,
+    position: 'in',
+    to: 'A',
+    contract: null,
+    amount: '1',
+    lt,
+  })
   const run = (address: string, overrides: Partial<AccountBalanceRun>): AccountBalanceRun => ({
     address,
     contract: null,
@@ -95,9 +122,15 @@ test.group('TON balance watch: heights', () => {
           seen: [amount('a55', 55n), amount('a70', 70n)],
         }),
         // read at 200: the run's height
-        run('B', { before: { reported: { lt: '90', height: '100' } }, report: { amount: '7', lt: 200n } }),
+        run('B', {
+          before: { reported: { lt: '90', height: '100' } },
+          report: { amount: '7', lt: 200n },
+        }),
         // not read this run: 85 is after its last reading (at 80, height 100); 75 came before it, late
-        run('C', { before: { reported: { lt: '80', height: '100' } }, seen: [amount('c85', 85n), amount('c75', 75n)] }),
+        run('C', {
+          before: { reported: { lt: '80', height: '100' } },
+          seen: [amount('c85', 85n), amount('c75', 75n)],
+        }),
         // never read: its lt
         run('D', { seen: [amount('d10', 10n)] }),
       ],
@@ -121,14 +154,31 @@ test.group('TON balance watch: heights', () => {
     const fresh = { amount: '5', lt: 60n }
     const base = { fresh, held: undefined, doneBefore: 50n, doneAfter: 60n, finished: true }
     assert.deepEqual(settleReading(base), { report: fresh })
-    assert.deepEqual(settleReading({ ...base, doneAfter: 70n }), { report: fresh }, 'the walk went past it')
-    assert.deepEqual(settleReading({ ...base, doneBefore: 65n, doneAfter: 70n }), {}, 'a stale state')
+    assert.deepEqual(
+      settleReading({ ...base, doneAfter: 70n }),
+      { report: fresh },
+      'the walk went past it'
+    )
+    assert.deepEqual(
+      settleReading({ ...base, doneBefore: 65n, doneAfter: 70n }),
+      {},
+      'a stale state'
+    )
     assert.deepEqual(settleReading({ ...base, finished: false }), {}, 'an unfinished walk')
-    assert.deepEqual(settleReading({ ...base, doneAfter: 50n }), { held: { amount: '5', lt: '60', runs: 0 } })
+    assert.deepEqual(settleReading({ ...base, doneAfter: 50n }), {
+      held: { amount: '5', lt: '60', runs: 0 },
+    })
     const held = { amount: '5', lt: '60', runs: 0 }
-    assert.deepEqual(settleReading({ ...base, fresh: null, held, doneAfter: 50n }), { held: { ...held, runs: 1 } })
-    assert.deepEqual(settleReading({ ...base, fresh: null, held: { ...held, runs: 1 }, doneAfter: 50n }), { report: fresh })
-    assert.deepEqual(settleReading({ ...base, fresh: null, held, doneAfter: 60n }), { report: fresh })
+    assert.deepEqual(settleReading({ ...base, fresh: null, held, doneAfter: 50n }), {
+      held: { ...held, runs: 1 },
+    })
+    assert.deepEqual(
+      settleReading({ ...base, fresh: null, held: { ...held, runs: 1 }, doneAfter: 50n }),
+      { report: fresh }
+    )
+    assert.deepEqual(settleReading({ ...base, fresh: null, held, doneAfter: 60n }), {
+      report: fresh,
+    })
     assert.deepEqual(settleReading({ ...base, fresh: null, held, finished: false }), {})
   })
 })
@@ -147,7 +197,7 @@ test.group('TON balance watch: readings and amounts seen, in the family', (group
     await configureTon(fixture, [shop])
   })
 
-  test('a due scan reads TON and each jetton once, as of each account\'s last transaction; every incoming amount is seen below the run\'s height', async ({
+  test("a due scan reads TON and each jetton once, as of each account's last transaction; every incoming amount is seen below the run's height", async ({
     assert,
   }) => {
     const payer = await freshPayer(fixture)
@@ -157,7 +207,9 @@ test.group('TON balance watch: readings and amounts seen, in the family', (group
 
     const ton = await fixture.chain.payTon(payer, shop, toNano('2'))
     const notified = await fixture.chain.payJetton(payer, fixture.usdt, shop, 5_000_000n)
-    const silent = await fixture.chain.payJetton(payer, fixture.usdt, shop, 7_000_000n, { forwardTonAmount: 0n })
+    const silent = await fixture.chain.payJetton(payer, fixture.usdt, shop, 7_000_000n, {
+      forwardTonAmount: 0n,
+    })
 
     const from = fixture.toncenter.requests.length
     const result = await familyScan(shop, first.cursor, true)
@@ -173,8 +225,16 @@ test.group('TON balance watch: readings and amounts seen, in the family', (group
     const wallet = await tonState(fixture, shop)
     const jettonWallet = notified.jettonWallet
     const jettonLt = (await fixture.chain.blockchain.getContract(jettonWallet)).lastTransactionLt
-    assert.deepEqual(readingOf(result, null), { address: storedWallet(shop), contract: null, amount: wallet.amount })
-    assert.deepEqual(readingOf(result, usdt), { address: storedWallet(shop), contract: usdt, amount: '12' })
+    assert.deepEqual(readingOf(result, null), {
+      address: storedWallet(shop),
+      contract: null,
+      amount: wallet.amount,
+    })
+    assert.deepEqual(readingOf(result, usdt), {
+      address: storedWallet(shop),
+      contract: usdt,
+      amount: '12',
+    })
     // the first run that reports: its height is the newest of the lts read
     const height = wallet.lt > jettonLt ? wallet.lt : jettonLt
     assert.equal(result.balances!.height, height.toString())
@@ -216,7 +276,9 @@ test.group('TON balance watch: readings and amounts seen, in the family', (group
     assert.deepEqual(readingOf(again, null)?.amount, wallet.amount)
   })
 
-  test('an account never deployed reads 0: toncenter\'s `balance: 0` and get_wallet_data\'s exit code -13', async ({ assert }) => {
+  test("an account never deployed reads 0: toncenter's `balance: 0` and get_wallet_data's exit code -13", async ({
+    assert,
+  }) => {
     const fresh = fixture.chain.undeployedAddress()
     await db.from('wallets').delete()
     await configureTon(fixture, [fresh])
@@ -226,8 +288,12 @@ test.group('TON balance watch: readings and amounts seen, in the family', (group
     assert.deepEqual(readingOf(result, usdt)?.amount, '0')
 
     // TON sent non-bounceable stays on the undeployed account; its jetton wallet is deployed by the transfer
-    const native = await fixture.chain.payTon(fixture.payer, fresh, toNano('1.5'), { bounce: false })
-    await fixture.chain.payJetton(fixture.payer, fixture.usdt, fresh, 3_000_000n, { forwardTonAmount: 0n })
+    const native = await fixture.chain.payTon(fixture.payer, fresh, toNano('1.5'), {
+      bounce: false,
+    })
+    await fixture.chain.payJetton(fixture.payer, fixture.usdt, fresh, 3_000_000n, {
+      forwardTonAmount: 0n,
+    })
     const next = await familyScan(fresh, result.cursor, true)
     const state = await tonState(fixture, fresh)
     assert.equal(readingOf(next, null)?.amount, state.amount)
@@ -244,7 +310,7 @@ test.group('TON balance watch: readings and amounts seen, in the family', (group
     await db.from('wallets').delete()
     await configureTon(fixture, [shopTreasury.address])
     const own = shopTreasury.address
-    const cursor = (await familyScan(own, null, false)).cursor
+    const { cursor } = await familyScan(own, null, false)
     const received = await fixture.chain.payTon(payer, own, toNano('3'))
     const sent = await fixture.chain.payTon(shopTreasury, payer.address, toNano('1'))
     const rejecting = await fixture.chain.deployRejectingReceiver(payer)
@@ -260,15 +326,20 @@ test.group('TON balance watch: readings and amounts seen, in the family', (group
       (transaction) => transaction.inMessage?.info.type === 'external-in'
     )
     assert.isAtLeast(outgoing.length, 2)
-    for (const transaction of outgoing) assert.isUndefined(seenOf(result, tonReference(transaction, own)))
+    for (const transaction of outgoing)
+      assert.isUndefined(seenOf(result, tonReference(transaction, own)))
     // the bounce of our own 0.5 TON came back to us: incoming value, seen
     const back = bounced.result.transactions.find(
-      (transaction) => transaction.inMessage?.info.type === 'internal' && transaction.inMessage.info.bounced
+      (transaction) =>
+        transaction.inMessage?.info.type === 'internal' && transaction.inMessage.info.bounced
     )!
-    assert.equal(seenOf(result, tonReference(back, own))?.amount, fromBaseUnits((back.inMessage!.info as any).value.coins, 9))
+    assert.equal(
+      seenOf(result, tonReference(back, own))?.amount,
+      fromBaseUnits((back.inMessage!.info as any).value.coins, 9)
+    )
   })
 
-  test('a transaction after the read but before the walk is seen above the run\'s height; a stale state is not reported', async ({
+  test("a transaction after the read but before the walk is seen above the run's height; a stale state is not reported", async ({
     assert,
   }) => {
     const baseline = await familyScan(shop, null, true)
@@ -281,7 +352,11 @@ test.group('TON balance watch: readings and amounts seen, in the family', (group
     const run = await familyScan(shop, baseline.cursor, true)
     assert.equal(readingOf(run, null)?.amount, before.amount, 'as of its own last transaction')
     const seen = seenOf(run, tonReference(late.transaction, shop))!
-    assert.isAbove(Number(BigInt(seen.height) - BigInt(run.balances!.height)), 0, 'after the reading that does not hold it')
+    assert.isAbove(
+      Number(BigInt(seen.height) - BigInt(run.balances!.height)),
+      0,
+      'after the reading that does not hold it'
+    )
 
     // read again while the state still lags behind what the listing already showed: dropped
     const stale = await familyScan(shop, run.cursor, true)
@@ -303,14 +378,25 @@ test.group('TON balance watch: readings and amounts seen, in the family', (group
     fixture.toncenter.hidden.add(lagging.transaction.hash().toString('hex'))
     const held = await familyScan(shop, baseline.cursor, true)
     assert.isUndefined(readingOf(held, null), 'not reported while the listing is behind')
-    assert.isDefined(readingOf(held, await usdtContract()), 'the jetton wallet had nothing new: reported')
+    assert.isDefined(
+      readingOf(held, await usdtContract()),
+      'the jetton wallet had nothing new: reported'
+    )
     const from = fixture.toncenter.requests.length
     fixture.toncenter.hidden.clear()
     const shown = await familyScan(shop, held.cursor, true)
-    assert.lengthOf(callsOf(fixture, 'getAddressInformation', from), 0, 'a held reading is not read again')
+    assert.lengthOf(
+      callsOf(fixture, 'getAddressInformation', from),
+      0,
+      'a held reading is not read again'
+    )
     assert.equal(readingOf(shown, null)?.amount, (await tonState(fixture, shop)).amount)
     const seen = seenOf(shown, tonReference(lagging.transaction, shop))!
-    assert.isAtMost(Number(BigInt(seen.height) - BigInt(shown.balances!.height)), 0, 'held by the reading')
+    assert.isAtMost(
+      Number(BigInt(seen.height) - BigInt(shown.balances!.height)),
+      0,
+      'held by the reading'
+    )
 
     // a transaction the listing never shows: the reading is reported after two more finished runs
     const hidden = await fixture.chain.payTon(fixture.payer, shop, toNano('2'))
@@ -326,7 +412,9 @@ test.group('TON balance watch: readings and amounts seen, in the family', (group
       results.map((result) => readingOf(result, null)?.amount ?? null),
       [null, null, (await tonState(fixture, shop)).amount]
     )
-    assert.isUndefined(results.flatMap((result) => result.seen ?? []).find((entry) => entry.amount === '2'))
+    assert.isUndefined(
+      results.flatMap((result) => result.seen ?? []).find((entry) => entry.amount === '2')
+    )
   })
   test('an endpoint that fails or cannot place a balance: the run stops or that reading is left out, never a wrong one', async ({
     assert,
@@ -380,7 +468,11 @@ test.group('TON balance watch: unexplained incoming amounts, through the scanner
     const order = await createTonOrder(client, { token: 'ton' })
     const baseline = await scanTonNetwork()
     assert.equal(baseline.detail.startsWith('scan failed'), false, baseline.detail)
-    assert.lengthOf(await db.from('balance_readings').where('network', 'ton'), 2, 'TON and USDT read')
+    assert.lengthOf(
+      await db.from('balance_readings').where('network', 'ton'),
+      2,
+      'TON and USDT read'
+    )
 
     const hidden = await fixture.chain.payTon(fixture.payer, shop, toNano('3'))
     fixture.toncenter.hidden.add(hidden.transaction.hash().toString('hex'))
@@ -401,7 +493,7 @@ test.group('TON balance watch: unexplained incoming amounts, through the scanner
     assert.match(row.reason, /unexplained incoming amount: the balance rose by .* TON .*explain 5/)
   }).timeout(60_000)
 
-  test('a hidden transaction that is the wallet\'s last: unexplained once the reading has waited for the listing', async ({
+  test("a hidden transaction that is the wallet's last: unexplained once the reading has waited for the listing", async ({
     assert,
   }) => {
     await scanTonNetwork()
@@ -410,7 +502,8 @@ test.group('TON balance watch: unexplained incoming amounts, through the scanner
     await makeDue()
     await scanTonNetwork()
     assert.lengthOf(await unexplained(), 0, 'held back: the listing may only lag')
-    for (let run = 0; run < BALANCE_GRACE_RUNS && (await unexplained()).length === 0; run++) await scanTonNetwork()
+    for (let run = 0; run < BALANCE_GRACE_RUNS && (await unexplained()).length === 0; run++)
+      await scanTonNetwork()
     const [row] = await unexplained()
     assert.equal(row?.token, 'TON')
     assert.isAbove(Number(row.amount), 0.69)
@@ -424,7 +517,9 @@ test.group('TON balance watch: unexplained incoming amounts, through the scanner
     const order = await createTonOrder(client)
     await scanTonNetwork()
     const payer = await freshPayer(fixture)
-    const hidden = await fixture.chain.payJetton(payer, fixture.usdt, shop, 4_200_000n, { forwardTonAmount: 0n })
+    const hidden = await fixture.chain.payJetton(payer, fixture.usdt, shop, 4_200_000n, {
+      forwardTonAmount: 0n,
+    })
     fixture.toncenter.hidden.add(hidden.jettonTransaction.hash().toString('hex'))
     await fixture.chain.payJetton(payer, fixture.usdt, shop, 13_800_000n, { forwardTonAmount: 0n })
     await makeDue()
@@ -449,7 +544,10 @@ test.group('TON balance watch: unexplained incoming amounts, through the scanner
     await scanTonNetwork()
     assert.equal((await Order.findOrFail(order.id)).status, 2)
     assert.lengthOf(await unexplained(), 0)
-    const reading = await db.from('balance_readings').where({ network: 'ton', contract: '' }).firstOrFail()
+    const reading = await db
+      .from('balance_readings')
+      .where({ network: 'ton', contract: '' })
+      .firstOrFail()
     assert.equal(reading.amount, (await tonState(fixture, shop)).amount, 'read as of the payment')
   }).timeout(60_000)
 
@@ -482,7 +580,10 @@ test.group('TON balance watch: unexplained incoming amounts, through the scanner
     assert.lengthOf(await unexplained(), 0)
     const readings = await db.from('balance_readings').where('network', 'ton').orderBy('contract')
     assert.deepEqual(
-      readings.map((reading: { contract: string; amount: string }) => [reading.contract, reading.amount]),
+      readings.map((reading: { contract: string; amount: string }) => [
+        reading.contract,
+        reading.amount,
+      ]),
       [
         ['', (await tonState(fixture, shop)).amount],
         [await usdtContract(), '16.8'],

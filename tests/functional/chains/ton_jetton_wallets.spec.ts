@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { Address, beginCell, toNano } from '@ton/core'
+import { type Address, beginCell, toNano } from '@ton/core'
 import Order from '#models/order'
 import callbackDeliverer from '#callbacks/callback_deliverer'
 import { countRows, resetDatabase } from '#tests/helpers/database'
@@ -7,8 +7,18 @@ import { merchantVerifiesCallback } from '#tests/helpers/merchant'
 import { MerchantServer } from '#tests/helpers/merchant_server'
 import { runAce } from '#tests/helpers/processes'
 import { tonReference } from '#tests/helpers/ton/ton_test_chain'
-import { configureTon, startTonFixture, storedWallet, type TonFixture } from '#tests/helpers/ton/ton_setup'
-import { createTonOrder, freshPayer, freshTreasury, scanTonNetwork } from '#tests/helpers/ton/ton_orders'
+import {
+  configureTon,
+  startTonFixture,
+  storedWallet,
+  type TonFixture,
+} from '#tests/helpers/ton/ton_setup'
+import {
+  createTonOrder,
+  freshPayer,
+  freshTreasury,
+  scanTonNetwork,
+} from '#tests/helpers/ton/ton_orders'
 import db from '@adonisjs/lucid/services/db'
 import Token from '#models/token'
 import { readJettonWalletTransaction } from '#plugins/ton/ton_jetton_wallet'
@@ -16,7 +26,10 @@ import { readJettonWalletTransaction } from '#plugins/ton/ton_jetton_wallet'
 const OP_INTERNAL_TRANSFER = 0x178d4519
 
 function submit(client: any, tradeId: string, reference: string) {
-  return client.post(`/pay/submit-tx-hash/${tradeId}`).json({ block_transaction_id: reference }).accept('json')
+  return client
+    .post(`/pay/submit-tx-hash/${tradeId}`)
+    .json({ block_transaction_id: reference })
+    .accept('json')
 }
 
 /** An internal_transfer body as a forger writes it: a plain wallet cannot make a jetton wallet credit it. */
@@ -59,7 +72,9 @@ test.group('TON: jetton transfers without notification (forward_ton_amount = 0)'
     const order = await createTonOrder(client, { notify_url: merchant.notifyUrl })
     await scanTonNetwork()
     const payer = await freshPayer(fixture)
-    const payment = await fixture.chain.payJetton(payer, fixture.usdt, shop, 13_800_000n, { forwardTonAmount: 0n })
+    const payment = await fixture.chain.payJetton(payer, fixture.usdt, shop, 13_800_000n, {
+      forwardTonAmount: 0n,
+    })
     assert.isUndefined(payment.transaction, 'the owner wallet got no transfer_notification')
     assert.equal(await fixture.chain.jettonBalance(fixture.usdt, shop), 13_800_000n)
 
@@ -97,7 +112,10 @@ test.group('TON: jetton transfers without notification (forward_ton_amount = 0)'
     const report = await scanTonNetwork()
     assert.equal(report.transfers, 1, report.detail)
     assert.equal(report.paid, 1)
-    assert.equal((await Order.findOrFail(order.id)).blockTransactionId, tonReference(payment.transaction!, shop))
+    assert.equal(
+      (await Order.findOrFail(order.id)).blockTransactionId,
+      tonReference(payment.transaction!, shop)
+    )
     // had the jetton wallet's transaction counted too, it would be an unmatched payment (order already paid)
     assert.equal(await countRows('unmatched_payments'), 0)
 
@@ -107,7 +125,10 @@ test.group('TON: jetton transfers without notification (forward_ton_amount = 0)'
     assert.equal(await countRows('unmatched_payments'), 0)
   })
 
-  test('a forged internal_transfer to the jetton wallet is not credited', async ({ client, assert }) => {
+  test('a forged internal_transfer to the jetton wallet is not credited', async ({
+    client,
+    assert,
+  }) => {
     const order = await createTonOrder(client)
     await scanTonNetwork()
     const jettonWallet = await fixture.chain.jettonWalletOf(fixture.usdt, shop)
@@ -116,13 +137,19 @@ test.group('TON: jetton transfers without notification (forward_ton_amount = 0)'
       bounce: true,
       body: forgedInternalTransfer(13_800_000n, fixture.payer.address),
     })
-    await fixture.chain.payJetton(fixture.payer, fixture.usdt, shop, 13_790_000n, { forwardTonAmount: 0n })
+    await fixture.chain.payJetton(fixture.payer, fixture.usdt, shop, 13_790_000n, {
+      forwardTonAmount: 0n,
+    })
     const forged = await fixture.chain.payTon(fixture.payer, jettonWallet, toNano('0.1'), {
       bounce: true,
       body: forgedInternalTransfer(13_800_000n, fixture.payer.address),
     })
     const description = forged.transaction.description
-    assert.isTrue(description.type === 'generic' && description.computePhase.type === 'vm' && !description.computePhase.success)
+    assert.isTrue(
+      description.type === 'generic' &&
+        description.computePhase.type === 'vm' &&
+        !description.computePhase.success
+    )
 
     await scanTonNetwork()
     assert.equal((await Order.findOrFail(order.id)).status, 1)
@@ -141,7 +168,8 @@ test.group('TON: jetton transfers without notification (forward_ton_amount = 0)'
     const first = await createTonOrder(client)
     const second = await createTonOrder(client, { amount: 101 })
     const third = await createTonOrder(client, { amount: 102 })
-    const pay = (units: bigint) => fixture.chain.payJetton(payer, fixture.usdt, shop, units, { forwardTonAmount: 0n })
+    const pay = (units: bigint) =>
+      fixture.chain.payJetton(payer, fixture.usdt, shop, units, { forwardTonAmount: 0n })
     const one = await pay(13_800_000n)
     const two = await pay(BigInt(Number(second.actualAmount) * 1e6))
     const three = await pay(BigInt(Number(third.actualAmount) * 1e6))
@@ -154,11 +182,21 @@ test.group('TON: jetton transfers without notification (forward_ton_amount = 0)'
     const ltHash = `${two.jettonTransaction.lt}:${two.jettonTransaction.hash().toString('hex')}`
     const byLtHash = await submit(client, second.tradeId, ltHash)
     byLtHash.assertStatus(200)
-    assert.equal(byLtHash.body().data.block_transaction_id, tonReference(two.jettonTransaction, two.jettonWallet))
+    assert.equal(
+      byLtHash.body().data.block_transaction_id,
+      tonReference(two.jettonTransaction, two.jettonWallet)
+    )
 
-    const byHash = await submit(client, third.tradeId, three.jettonTransaction.hash().toString('hex'))
+    const byHash = await submit(
+      client,
+      third.tradeId,
+      three.jettonTransaction.hash().toString('hex')
+    )
     byHash.assertStatus(200)
-    assert.equal(byHash.body().data.block_transaction_id, tonReference(three.jettonTransaction, three.jettonWallet))
+    assert.equal(
+      byHash.body().data.block_transaction_id,
+      tonReference(three.jettonTransaction, three.jettonWallet)
+    )
 
     // the scanner then finds them all already paid: nothing twice, nothing unmatched
     const report = await scanTonNetwork()
@@ -172,7 +210,11 @@ test.group('TON: jetton transfers without notification (forward_ton_amount = 0)'
   }) => {
     const order = await createTonOrder(client)
     const payment = await fixture.chain.payJetton(fixture.payer, fixture.usdt, shop, 13_800_000n)
-    const response = await submit(client, order.tradeId, tonReference(payment.jettonTransaction, payment.jettonWallet))
+    const response = await submit(
+      client,
+      order.tradeId,
+      tonReference(payment.jettonTransaction, payment.jettonWallet)
+    )
     response.assertStatus(200)
     const notification = tonReference(payment.transaction!, shop)
     assert.equal(response.body().data.block_transaction_id, notification)
@@ -192,7 +234,9 @@ test.group('TON: jetton transfers without notification (forward_ton_amount = 0)'
     const order = await createTonOrder(client)
     await scanTonNetwork()
     const payer = await freshPayer(fixture)
-    const payment = await fixture.chain.payJetton(payer, fixture.usdt, shop, 13_800_000n, { forwardTonAmount: 0n })
+    const payment = await fixture.chain.payJetton(payer, fixture.usdt, shop, 13_800_000n, {
+      forwardTonAmount: 0n,
+    })
     await scanTonNetwork()
     assert.equal((await Order.findOrFail(order.id)).status, 2)
 
@@ -201,15 +245,23 @@ test.group('TON: jetton transfers without notification (forward_ton_amount = 0)'
     const refused = await submit(client, other.tradeId, reference)
     assert.equal(refused.body().status_code, 10007)
 
-    const short = await fixture.chain.payJetton(payer, fixture.usdt, shop, 13_790_000n, { forwardTonAmount: 0n })
-    const wrong = await submit(client, other.tradeId, tonReference(short.jettonTransaction, short.jettonWallet))
+    const short = await fixture.chain.payJetton(payer, fixture.usdt, shop, 13_790_000n, {
+      forwardTonAmount: 0n,
+    })
+    const wrong = await submit(
+      client,
+      other.tradeId,
+      tonReference(short.jettonTransaction, short.jettonWallet)
+    )
     assert.match(wrong.body().message, /transfers 13.79 USDT, the order expects 13.8/)
   })
 
   test('orders:mark-paid takes a jetton wallet reference', async ({ client, assert }) => {
     const order = await createTonOrder(client)
     const payer = await freshPayer(fixture)
-    const payment = await fixture.chain.payJetton(payer, fixture.usdt, shop, 13_800_000n, { forwardTonAmount: 0n })
+    const payment = await fixture.chain.payJetton(payer, fixture.usdt, shop, 13_800_000n, {
+      forwardTonAmount: 0n,
+    })
     const reference = tonReference(payment.jettonTransaction, payment.jettonWallet)
     const result = await runAce(['orders:mark-paid', order.tradeId, reference])
     assert.equal(result.code, 0, result.stderr + result.stdout)
@@ -220,7 +272,9 @@ test.group('TON: jetton transfers without notification (forward_ton_amount = 0)'
     assert,
   }) => {
     const payer = await freshPayer(fixture)
-    const payment = await fixture.chain.payJetton(payer, fixture.usdt, shop, 2_000_000n, { forwardTonAmount: 0n })
+    const payment = await fixture.chain.payJetton(payer, fixture.usdt, shop, 2_000_000n, {
+      forwardTonAmount: 0n,
+    })
     const token = await Token.query().where('network', 'ton').where('symbol', 'USDT').firstOrFail()
     const owner = { address: shop, stored: storedWallet(shop) }
     const wallet = { address: payment.jettonWallet, owner, token, master: fixture.usdt }

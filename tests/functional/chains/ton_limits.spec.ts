@@ -11,8 +11,18 @@ import type { ScanContext, ScanResult } from '#chains/chain_family'
 import { TonFamily } from '#plugins/ton/ton_family'
 import { resetDatabase } from '#tests/helpers/database'
 import { tonReference } from '#tests/helpers/ton/ton_test_chain'
-import { configureTon, startTonFixture, storedWallet, type TonFixture } from '#tests/helpers/ton/ton_setup'
-import { createTonOrder, freshPayer, freshTreasury, scanTonNetwork } from '#tests/helpers/ton/ton_orders'
+import {
+  configureTon,
+  startTonFixture,
+  storedWallet,
+  type TonFixture,
+} from '#tests/helpers/ton/ton_setup'
+import {
+  createTonOrder,
+  freshPayer,
+  freshTreasury,
+  scanTonNetwork,
+} from '#tests/helpers/ton/ton_orders'
 
 /** The methods and addresses of the getTransactions calls the fake served since `from`. */
 function getTransactionsParams(fixture: TonFixture, from = 0) {
@@ -24,7 +34,11 @@ function getTransactionsParams(fixture: TonFixture, from = 0) {
 }
 
 /** One scan by the family itself, with the core's context (dust rule given by the test). */
-async function familyScan(wallet: Address, cursor: unknown, isDust?: ScanContext['isDust']): Promise<ScanResult> {
+async function familyScan(
+  wallet: Address,
+  cursor: unknown,
+  isDust?: ScanContext['isDust']
+): Promise<ScanResult> {
   const chain = await Chain.findByOrFail('network', 'ton')
   const tokens = await Token.query().where('network', 'ton').where('enabled', true)
   return new TonFamily().scan({
@@ -65,7 +79,8 @@ test.group('TON: rate limits, interrupted runs, dust and unreadable transactions
     await fixture.chain.payJetton(payer, fixture.usdt, receiver, 13_800_000n)
 
     const runs = []
-    for (let run = 0; run < 3 && (await Order.findOrFail(order.id)).status !== 2; run++) runs.push(await scanTonNetwork())
+    for (let run = 0; run < 3 && (await Order.findOrFail(order.id)).status !== 2; run++)
+      runs.push(await scanTonNetwork())
     assert.equal((await Order.findOrFail(order.id)).status, 2, JSON.stringify(runs))
     assert.isAtMost(runs.length, 2)
     // paced under the limit: every request answered, at most a stray 429 from timer jitter
@@ -89,7 +104,11 @@ test.group('TON: rate limits, interrupted runs, dust and unreadable transactions
     // the jetton wallet lookup for the notification keeps answering 429
     fixture.toncenter.failing.set('runGetMethod', 429)
     await scanTonNetwork()
-    assert.equal((await Order.findOrFail(tonOrder.id)).status, 2, 'the newer TON payment was handled')
+    assert.equal(
+      (await Order.findOrFail(tonOrder.id)).status,
+      2,
+      'the newer TON payment was handled'
+    )
     assert.equal((await Order.findOrFail(usdtOrder.id)).status, 1)
     const row = await db.from('chain_cursors').where('network', 'ton').first()
     assert.match(row.last_error, /^interrupted: .*toncenter answered HTTP 429: Ratelimit exceed/)
@@ -104,18 +123,26 @@ test.group('TON: rate limits, interrupted runs, dust and unreadable transactions
     assert.equal((await Order.findOrFail(usdtOrder.id)).status, 2)
     const first = getTransactionsParams(fixture, from)[0]
     assert.isTrue(Address.parse(first.address).equals(shop))
-    assert.equal(first.lt, native.transaction.lt.toString(), 'resumed below the handled transaction, not from the top')
+    assert.equal(
+      first.lt,
+      native.transaction.lt.toString(),
+      'resumed below the handled transaction, not from the top'
+    )
   }).timeout(60_000)
 
-  test('transfers below every watched order are dropped before any further request, and counted', async ({ assert }) => {
+  test('transfers below every watched order are dropped before any further request, and counted', async ({
+    assert,
+  }) => {
     await configureTon(fixture, [shop])
-    let cursor = (await familyScan(shop, null)).cursor
+    let { cursor } = await familyScan(shop, null)
     const dustPayer = await freshPayer(fixture)
     const realPayer = await freshPayer(fixture)
     await fixture.chain.payJetton(dustPayer, fixture.usdt, shop, 500_000n, { forwardTonAmount: 0n })
     await fixture.chain.payJetton(fixture.payer, fixture.usdt, shop, 200_000n)
     await fixture.chain.payTon(fixture.payer, shop, toNano('0.01'))
-    await fixture.chain.payJetton(realPayer, fixture.usdt, shop, 2_000_000n, { forwardTonAmount: 0n })
+    await fixture.chain.payJetton(realPayer, fixture.usdt, shop, 2_000_000n, {
+      forwardTonAmount: 0n,
+    })
 
     fixture.toncenter.reset()
     const isDust = (_contract: string | null, amount: string) => Number(amount) < 1
@@ -131,9 +158,11 @@ test.group('TON: rate limits, interrupted runs, dust and unreadable transactions
     assert.equal((await familyScan(shop, cursor, isDust)).dust, undefined, 'dust is not read twice')
   })
 
-  test('a transaction that cannot be parsed is reported with the reason, never skipped silently', async ({ assert }) => {
+  test('a transaction that cannot be parsed is reported with the reason, never skipped silently', async ({
+    assert,
+  }) => {
     await configureTon(fixture, [shop])
-    const cursor = (await familyScan(shop, null)).cursor
+    const { cursor } = await familyScan(shop, null)
     const broken = await fixture.chain.payTon(fixture.payer, shop, toNano('0.3'))
     const fine = await fixture.chain.payTon(fixture.payer, shop, toNano('0.4'))
     fixture.toncenter.corrupt.add(broken.transaction.hash().toString('hex'))
@@ -166,7 +195,9 @@ test.group('TON: rate limits, interrupted runs, dust and unreadable transactions
     const dustPayer = await freshPayer(fixture)
     await fixture.chain.payJetton(dustPayer, fixture.usdt, shop, 10_000n, { forwardTonAmount: 0n })
     const realPayer = await freshPayer(fixture)
-    await fixture.chain.payJetton(realPayer, fixture.usdt, shop, 13_800_000n, { forwardTonAmount: 0n })
+    await fixture.chain.payJetton(realPayer, fixture.usdt, shop, 13_800_000n, {
+      forwardTonAmount: 0n,
+    })
 
     fixture.toncenter.reset()
     fixture.toncenter.corrupt.add(broken.transaction.hash().toString('hex'))
@@ -175,7 +206,10 @@ test.group('TON: rate limits, interrupted runs, dust and unreadable transactions
     assert.equal(report.dust, 1)
     assert.equal(report.unreadable, 1)
     assert.equal((await Order.findOrFail(order.id)).status, 2)
-    const row = await db.from('unmatched_payments').where('reference', tonReference(broken.transaction, shop)).firstOrFail()
+    const row = await db
+      .from('unmatched_payments')
+      .where('reference', tonReference(broken.transaction, shop))
+      .firstOrFail()
     assert.match(row.reason, /unreadable transaction: transaction data unreadable/)
     // the dust sender's jetton wallet was never looked up; the payer's was (its transfer pays)
     assert.equal(fixture.toncenter.calls.filter((method) => method === 'runGetMethod').length, 1)
@@ -192,8 +226,15 @@ test.group('TON: rate limits, interrupted runs, dust and unreadable transactions
     await fixture.chain.payTon(fixture.payer, shop, toNano(tonOrder.actualAmount))
 
     const report = await scanTonNetwork()
-    assert.match(report.interrupted ?? '', /answered get_wallet_address with exit code \d+: is it a jetton master\?/)
-    assert.equal((await Order.findOrFail(tonOrder.id)).status, 2, 'the wallet itself was read first')
+    assert.match(
+      report.interrupted ?? '',
+      /answered get_wallet_address with exit code \d+: is it a jetton master\?/
+    )
+    assert.equal(
+      (await Order.findOrFail(tonOrder.id)).status,
+      2,
+      'the wallet itself was read first'
+    )
     assert.isNull(RpcPool.health(fixture.toncenter.rpcUrl)?.coolUntil || null)
   })
 })

@@ -1,7 +1,11 @@
 import { test } from '@japa/runner'
 import { Address } from '@ton/core'
 import { TransferLookupError } from '#chains/chain_family'
-import { canonicalTonReference, parseTonReference, transactionHashHex } from '#plugins/ton/ton_references'
+import {
+  canonicalTonReference,
+  parseTonReference,
+  transactionHashHex,
+} from '#plugins/ton/ton_references'
 import { pickByHash } from '#plugins/ton/ton_verify'
 import { fromBaseUnits, toBaseUnits } from '#support/money'
 import { tonPaymentUri } from '#plugins/ton/ton_payment_uri'
@@ -46,7 +50,10 @@ test.group('TON references: parsing', () => {
       `1:2:${HASH}`,
     ]) {
       assert.throws(() => parseTonReference(bad), TransferLookupError as any)
-      assert.throws(() => parseTonReference(bad), /expected ton:<address>:<lt>:<hash>, <lt>:<hash> or a 64-hex/)
+      assert.throws(
+        () => parseTonReference(bad),
+        /expected ton:<address>:<lt>:<hash>, <lt>:<hash> or a 64-hex/
+      )
     }
   })
 
@@ -71,7 +78,10 @@ test.group('TON references: bare hash search', () => {
   })
 
   test('absent or ambiguous: a lookup error that says so', ({ assert }) => {
-    assert.throws(() => pickByHash(candidates, 'd'.repeat(64), 'W'), /not found among the recent transactions of W/)
+    assert.throws(
+      () => pickByHash(candidates, 'd'.repeat(64), 'W'),
+      /not found among the recent transactions of W/
+    )
     const twice = [...candidates, { id: 'd', hash: 'd'.repeat(64), inMessageHash: 'a'.repeat(64) }]
     assert.throws(
       () => pickByHash(twice, 'a'.repeat(64), 'W'),
@@ -85,7 +95,10 @@ test.group('TON amounts and payment URIs', () => {
   test('base units ⇄ token units, exact', ({ assert }) => {
     assert.equal(fromBaseUnits(13_800_000n, 6), '13.8')
     assert.equal(fromBaseUnits(1n, 9), '0.000000001')
-    assert.equal(fromBaseUnits(123456789012345678901234567890n, 9), '123456789012345678901.23456789')
+    assert.equal(
+      fromBaseUnits(123456789012345678901234567890n, 9),
+      '123456789012345678901.23456789'
+    )
     assert.equal(toBaseUnits('5.0001', 9), 5000100000n)
     assert.equal(toBaseUnits('13.8', 6), 13800000n)
     assert.throws(() => toBaseUnits('0.0000001', 6), /cannot be expressed/)
@@ -111,14 +124,22 @@ test.group('TON amounts and payment URIs', () => {
 })
 
 test.group('TON request budget and cost', () => {
-  test('toncenter: 1 request/s without a key, 10/s with one (paced a little under), no daily cap', ({ assert }) => {
+  test('toncenter: 1 request/s without a key, 10/s with one (paced a little under), no daily cap', ({
+    assert,
+  }) => {
     const family = new TonFamily()
     const url = 'https://toncenter.com/api/v2/jsonRPC'
-    assert.deepEqual(family.rpcBudget(url, ''), { perSecond: 1 * TONCENTER_PACING_MARGIN, perDay: null })
-    assert.deepEqual(family.rpcBudget(url, 'key'), { perSecond: 10 * TONCENTER_PACING_MARGIN, perDay: null })
+    assert.deepEqual(family.rpcBudget(url, ''), {
+      perSecond: 1 * TONCENTER_PACING_MARGIN,
+      perDay: null,
+    })
+    assert.deepEqual(family.rpcBudget(url, 'key'), {
+      perSecond: 10 * TONCENTER_PACING_MARGIN,
+      perDay: null,
+    })
   })
 
-  test('requests per day: one getTransactions per wallet and token per run (TON shares the wallet\'s), one balance read per wallet and token per reading', ({
+  test("requests per day: one getTransactions per wallet and token per run (TON shares the wallet's), one balance read per wallet and token per reading", ({
     assert,
   }) => {
     const family = new TonFamily()

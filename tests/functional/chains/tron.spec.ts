@@ -44,7 +44,10 @@ test.group('TRON: payments found by the scanner, end to end', (group) => {
     merchant.reset()
   })
 
-  test('USDT (TRC-20): paid once solidified, and the merchant gets a signed callback', async ({ client, assert }) => {
+  test('USDT (TRC-20): paid once solidified, and the merchant gets a signed callback', async ({
+    client,
+    assert,
+  }) => {
     const order = await newTronOrder(client, { token: 'usdt', notify_url: merchant.notifyUrl })
     assert.equal(order.receiveAddress, network.wallet)
     const paid = fake.payTrc20({
@@ -61,7 +64,11 @@ test.group('TRON: payments found by the scanner, end to end', (group) => {
     fake.mine(19)
     const report = await scanTron()
     assert.equal(report.paid, 1)
-    assert.equal(report.transfers, 1, 'the TRC-20 call also listed by the account index is not taken for TRX')
+    assert.equal(
+      report.transfers,
+      1,
+      'the TRC-20 call also listed by the account index is not taken for TRX'
+    )
     const settled = await Order.findOrFail(order.id)
     assert.equal(settled.status, 2)
     assert.equal(settled.blockTransactionId, paid.txid)
@@ -82,10 +89,17 @@ test.group('TRON: payments found by the scanner, end to end', (group) => {
     assert.isFalse(merchantVerifiesCallback({ ...body, block_transaction_id: 'forged' }))
   })
 
-  test('TRX (native) through the chains:scan command in a child process', async ({ client, assert }) => {
+  test('TRX (native) through the chains:scan command in a child process', async ({
+    client,
+    assert,
+  }) => {
     const order = await newTronOrder(client, { token: 'trx', notify_url: merchant.notifyUrl })
     assert.equal(order.token, 'TRX')
-    const paid = fake.payTrx({ from: network.payer, to: network.wallet, sun: baseUnits(order.actualAmount) })
+    const paid = fake.payTrx({
+      from: network.payer,
+      to: network.wallet,
+      sun: baseUnits(order.actualAmount),
+    })
     fake.mine(19)
 
     const result = await runAce(['chains:scan', '--network', 'tron'])
@@ -98,27 +112,45 @@ test.group('TRON: payments found by the scanner, end to end', (group) => {
     await callbackDeliverer.runOnce()
     assert.lengthOf(merchant.requests, 1)
     const body = JSON.parse(merchant.requests[0].body)
-    assert.deepInclude(body, { trade_id: order.tradeId, token: 'TRX', block_transaction_id: paid.txid, status: 2 })
+    assert.deepInclude(body, {
+      trade_id: order.tradeId,
+      token: 'TRX',
+      block_transaction_id: paid.txid,
+      status: 2,
+    })
     assert.isTrue(merchantVerifiesCallback(body))
   })
 
   test('a failed TRX transfer is not credited', async ({ client, assert }) => {
     const order = await newTronOrder(client, { token: 'trx' })
-    fake.payTrx({ from: network.payer, to: network.wallet, sun: baseUnits(order.actualAmount), fail: true })
+    fake.payTrx({
+      from: network.payer,
+      to: network.wallet,
+      sun: baseUnits(order.actualAmount),
+      fail: true,
+    })
     fake.mine(19)
     const report = await scanTron()
     assert.equal(report.transfers, 0)
     assert.equal((await Order.findOrFail(order.id)).status, 1)
   })
 
-  test('a payment made while the scanner was stopped is found from the persisted cursor', async ({ client, assert }) => {
+  test('a payment made while the scanner was stopped is found from the persisted cursor', async ({
+    client,
+    assert,
+  }) => {
     const order = await newTronOrder(client)
     await scanTron()
     const cursor = await savedCursor()
     assert.isNumber(cursor.since)
 
     // The scanner is "stopped": the payment is made and solidified meanwhile.
-    const paid = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
+    const paid = fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(order.actualAmount),
+    })
     fake.mine(19)
     fake.requests = []
 
@@ -128,7 +160,8 @@ test.group('TRON: payments found by the scanner, end to end', (group) => {
     // The fresh process listed from where the previous run stopped.
     const listings = fake.requestsTo('trc20')
     assert.isAbove(listings.length, 0)
-    for (const listing of listings) assert.equal(listing.query.get('min_timestamp'), String(cursor.since))
+    for (const listing of listings)
+      assert.equal(listing.query.get('min_timestamp'), String(cursor.since))
   })
 
   test('a transfer that pays no order is recorded as unmatched', async ({ client, assert }) => {
@@ -153,7 +186,12 @@ test.group('TRON: payments found by the scanner, end to end', (group) => {
 
   test('scanning again and overlapping windows never pay twice', async ({ client, assert }) => {
     const order = await newTronOrder(client, { notify_url: merchant.notifyUrl })
-    fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
+    fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(order.actualAmount),
+    })
     fake.mine(19)
     assert.equal((await scanTron()).paid, 1)
 
@@ -173,7 +211,10 @@ test.group('TRON: payments found by the scanner, end to end', (group) => {
     assert.equal(await countRows('unmatched_payments'), 0)
   })
 
-  test('the payment URI names the token contract for TRC-20 and only the amount for TRX', async ({ client, assert }) => {
+  test('the payment URI names the token contract for TRC-20 and only the amount for TRX', async ({
+    client,
+    assert,
+  }) => {
     const usdt = await newTronOrder(client, { token: 'usdt' })
     const trx = await newTronOrder(client, { token: 'trx' })
     const usdtUri = (await client.get(`/pay/payment-uri/${usdt.tradeId}`)).body().data.uri
@@ -196,12 +237,20 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
     network = await prepareTronNetwork(fake)
   })
 
-  test('more confirmations than solidification: credited at that depth, even long after', async ({ client, assert }) => {
+  test('more confirmations than solidification: credited at that depth, even long after', async ({
+    client,
+    assert,
+  }) => {
     await operator.setChain('tron', { options: { lookbackMinutes: '10' } })
     await db.from('chains').where('network', 'tron').update({ confirmations: 40 })
     const order = await newTronOrder(client)
     await scanTron()
-    fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
+    fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(order.actualAmount),
+    })
     // Solidified, depth 36 of 40, and the solid head's time is 16 minutes
     // past the payment: beyond the 10-minute look-back.
     fake.mine(35, 60_000)
@@ -219,7 +268,10 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
     assert.deepEqual((await savedCursor()).lagging, {})
   })
 
-  test('a transfer TronGrid indexes late (within the default look-back) is still found', async ({ client, assert }) => {
+  test('a transfer TronGrid indexes late (within the default look-back) is still found', async ({
+    client,
+    assert,
+  }) => {
     const order = await newTronOrder(client)
     await scanTron()
     const first = await savedCursor()
@@ -250,9 +302,19 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
     const order = await newTronOrder(client)
     // 205 confirmed dust transfers (address poisoning) before the payment: two pages of 200.
     for (let index = 0; index < 205; index++) {
-      fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: BigInt(index + 1) })
+      fake.payTrc20({
+        from: network.payer,
+        to: network.wallet,
+        contract: USDT_CONTRACT,
+        amount: BigInt(index + 1),
+      })
     }
-    const paid = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
+    const paid = fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(order.actualAmount),
+    })
     fake.mine(19)
     fake.requests = []
     const report = await scanTron()
@@ -261,11 +323,15 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
     assert.equal(report.unmatched, 0)
     assert.equal(report.transfers, 1)
     assert.equal((await Order.findOrFail(order.id)).blockTransactionId, paid.txid)
-    const receipts = fake.requestsTo('gettransactioninfobyid').map((request) => JSON.parse(request.body).value)
+    const receipts = fake
+      .requestsTo('gettransactioninfobyid')
+      .map((request) => JSON.parse(request.body).value)
     assert.deepEqual(receipts, [paid.txid], 'one receipt: the payment; none for the dust')
     assert.equal(await countRows('unmatched_payments'), 0)
 
-    const usdt = fake.requestsTo('trc20').filter((request) => request.query.get('contract_address') === USDT_CONTRACT)
+    const usdt = fake
+      .requestsTo('trc20')
+      .filter((request) => request.query.get('contract_address') === USDT_CONTRACT)
     assert.lengthOf(usdt, 2)
     assert.isNull(usdt[0].query.get('fingerprint'))
     assert.isNotNull(usdt[1].query.get('fingerprint'))
@@ -291,7 +357,8 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
     fake.requests = []
     await scanTron()
     assert.isAbove(fake.requests.length, 0)
-    for (const request of fake.requests) assert.equal(request.headers['tron-pro-api-key'], 'test-trongrid-key')
+    for (const request of fake.requests)
+      assert.equal(request.headers['tron-pro-api-key'], 'test-trongrid-key')
   })
 
   test('RPC failover: the first URL down, the second answers', async ({ client, assert }) => {
@@ -306,7 +373,12 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
         .update({ rpc_urls: JSON.stringify([dead, down.url, fake.url]) })
       RpcPool.reset()
       const order = await newTronOrder(client)
-      fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
+      fake.payTrc20({
+        from: network.payer,
+        to: network.wallet,
+        contract: USDT_CONTRACT,
+        amount: baseUnits(order.actualAmount),
+      })
       fake.mine(19)
       const report = await scanTron()
       assert.equal(report.paid, 1)
@@ -346,7 +418,10 @@ test.group('TRON: watched addresses', (group) => {
     // The balance watch is due at the first run: one balance read per
     // address × token, between two solid head reads (header only).
     await scanTron()
-    const balanceReads = [...fake.requestsTo('getaccount'), ...fake.requestsTo('triggerconstantcontract')]
+    const balanceReads = [
+      ...fake.requestsTo('getaccount'),
+      ...fake.requestsTo('triggerconstantcontract'),
+    ]
     assert.lengthOf(balanceReads, 3)
     assert.equal(fake.requests.length, 2 + 3 + 2 + 3)
 
@@ -356,7 +431,9 @@ test.group('TRON: watched addresses', (group) => {
     assert.equal(fake.requests.length, 2 + 3, 'two head lookups, three listings for one address')
     // The heads are read header-only (getblock, detail false), never as full blocks (getnowblock).
     assert.deepEqual(
-      fake.requests.filter((request) => request.method === 'POST').map((request) => [request.path, JSON.parse(request.body)]),
+      fake.requests
+        .filter((request) => request.method === 'POST')
+        .map((request) => [request.path, JSON.parse(request.body)]),
       [
         ['/wallet/getblock', { detail: false }],
         ['/walletsolidity/getblock', { detail: false }],

@@ -40,7 +40,12 @@ class FamilyRunner {
 
   constructor(private readonly wallet: () => string) {}
 
-  async scan(options: { readBalances?: boolean; isDust?: (contract: string | null, amount: string) => boolean } = {}) {
+  async scan(
+    options: {
+      readBalances?: boolean
+      isDust?: (contract: string | null, amount: string) => boolean
+    } = {}
+  ) {
     const chain = await Chain.findByOrFail('network', 'tron')
     const tokens = await Token.query().where('network', 'tron').where('enabled', true)
     const result: ScanResult = await new TronFamily().scan({
@@ -59,7 +64,10 @@ class FamilyRunner {
   }
 
   get held(): { height: number; span: [number, number] } | null {
-    return (this.cursor as { balances?: { height: number; span: [number, number] } | null })?.balances ?? null
+    return (
+      (this.cursor as { balances?: { height: number; span: [number, number] } | null })?.balances ??
+      null
+    )
   }
 }
 
@@ -88,26 +96,81 @@ test.group('TRON balance watch: what the family reports', (group) => {
   }) => {
     await db.from('chains').where('network', 'tron').update({ confirmations: 40 })
     await runner.scan()
-    const usdt = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: 13_800_000n })
+    const usdt = fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: 13_800_000n,
+    })
     const trx = fake.payTrx({ from: network.payer, to: network.wallet, sun: 50_000_000n })
-    const internal = fake.callContract({ from: network.payer, contract, internals: [{ to: network.wallet, sun: 3_500_000n }] })
-    const dust = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: 1n })
-    fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: 9_000_000n, fail: true })
+    const internal = fake.callContract({
+      from: network.payer,
+      contract,
+      internals: [{ to: network.wallet, sun: 3_500_000n }],
+    })
+    const dust = fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: 1n,
+    })
+    fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: 9_000_000n,
+      fail: true,
+    })
     fake.payTrx({ from: network.payer, to: network.wallet, sun: 9_000_000n, fail: true })
     fake.mine(SOLID, BLOCK_MS)
     // Solidified above, not below: in a block the solid head has not reached.
-    fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: 2_000_000n })
+    fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: 2_000_000n,
+    })
 
-    const result = await runner.scan({ isDust: (_contract, amount) => new Decimal(amount).lt('0.01') })
+    const result = await runner.scan({
+      isDust: (_contract, amount) => new Decimal(amount).lt('0.01'),
+    })
     assert.lengthOf(result.transfers, 0, 'solidified, not 40 blocks deep: not paid yet')
     assert.equal(result.dust, 1)
     const at = (entry: LedgerEntry) => String(entry.timestamp)
     assert.sameDeepMembers(result.seen!, [
-      { reference: usdt.txid, position: 'log:0', to: network.wallet, contract: USDT_CONTRACT, amount: '13.8', height: at(usdt) },
-      { reference: trx.txid, position: 'value', to: network.wallet, contract: null, amount: '50', height: at(trx) },
-      { reference: internal.txid, position: 'internal:0', to: network.wallet, contract: null, amount: '3.5', height: at(internal) },
+      {
+        reference: usdt.txid,
+        position: 'log:0',
+        to: network.wallet,
+        contract: USDT_CONTRACT,
+        amount: '13.8',
+        height: at(usdt),
+      },
+      {
+        reference: trx.txid,
+        position: 'value',
+        to: network.wallet,
+        contract: null,
+        amount: '50',
+        height: at(trx),
+      },
+      {
+        reference: internal.txid,
+        position: 'internal:0',
+        to: network.wallet,
+        contract: null,
+        amount: '3.5',
+        height: at(internal),
+      },
       // Dust gets no receipt: named by its place among the transaction's rows.
-      { reference: dust.txid, position: 'trc20:1#0', to: network.wallet, contract: USDT_CONTRACT, amount: '0.000001', height: at(dust) },
+      {
+        reference: dust.txid,
+        position: 'trc20:1#0',
+        to: network.wallet,
+        contract: USDT_CONTRACT,
+        amount: '0.000001',
+        height: at(dust),
+      },
     ])
   })
 
@@ -115,7 +178,12 @@ test.group('TRON balance watch: what the family reports', (group) => {
     assert,
   }) => {
     fake.fund(network.wallet, null, 5_000_000n)
-    fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: 13_800_000n })
+    fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: 13_800_000n,
+    })
     // Solidified, and more than three blocks below the solid head: clear of the reading's span.
     fake.mine(SOLID + 4, BLOCK_MS)
     await runner.scan()
@@ -128,17 +196,29 @@ test.group('TRON balance watch: what the family reports', (group) => {
     const reads = balanceReads(fake)
     assert.lengthOf(reads, 3, 'one read per address and token')
     for (const request of reads) assert.match(request.path, /^\/walletsolidity\//)
-    const constantCalls = fake.requestsTo('triggerconstantcontract').map((request) => JSON.parse(request.body))
+    const constantCalls = fake
+      .requestsTo('triggerconstantcontract')
+      .map((request) => JSON.parse(request.body))
     assert.sameMembers(
       constantCalls.map((body) => body.contract_address),
       [hexOf(USDT_CONTRACT), hexOf(USDC_CONTRACT)]
     )
-    for (const body of constantCalls) assert.equal(body.owner_address, body.contract_address, 'called as the contract itself')
-    assert.equal(fake.requestsTo('getblock').filter((request) => request.path.startsWith('/walletsolidity')).length, 3)
+    for (const body of constantCalls)
+      assert.equal(body.owner_address, body.contract_address, 'called as the contract itself')
+    assert.equal(
+      fake.requestsTo('getblock').filter((request) => request.path.startsWith('/walletsolidity'))
+        .length,
+      3
+    )
 
     // More arrives after the reading: not in it. Then the solid head moves
     // to 1 ms short of 30 minutes past the reading (599 blocks of 3 s and the payment's, 1 ms after).
-    fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: 1_000_000n })
+    fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: 1_000_000n,
+    })
     fake.mine(599, BLOCK_MS)
     fake.requests = []
     const early = await runner.scan({ readBalances: true })
@@ -162,7 +242,12 @@ test.group('TRON balance watch: what the family reports', (group) => {
     // TronGrid's balancer: balance answers from a node two blocks behind the solid head the block read gave.
     fake.staleBalanceBlocks = 2
     await runner.scan()
-    fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: 13_800_000n })
+    fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: 13_800_000n,
+    })
     fake.mine(SOLID, BLOCK_MS)
     fake.requests = []
     await runner.scan({ readBalances: true })
@@ -180,7 +265,10 @@ test.group('TRON balance watch: what the family reports', (group) => {
     assert.equal(runner.held?.height, fake.solidHead.timestamp)
     fake.mine(LOOKBACK_BLOCKS, BLOCK_MS)
     const given = await runner.scan({ readBalances: true })
-    assert.equal(given.balances?.readings.find((entry) => entry.contract === USDT_CONTRACT)?.amount, '13.8')
+    assert.equal(
+      given.balances?.readings.find((entry) => entry.contract === USDT_CONTRACT)?.amount,
+      '13.8'
+    )
   })
 
   test('a transfer solidified while the balances were read, listed afterwards, voids the held reading; the next due run reads again', async ({
@@ -190,7 +278,12 @@ test.group('TRON balance watch: what the family reports', (group) => {
     let landed: LedgerEntry | null = null
     fake.onBalanceRead = () => {
       fake.onBalanceRead = null
-      landed = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: 13_800_000n })
+      landed = fake.payTrc20({
+        from: network.payer,
+        to: network.wallet,
+        contract: USDT_CONTRACT,
+        amount: 13_800_000n,
+      })
       fake.mine(SOLID, BLOCK_MS)
     }
     await runner.scan({ readBalances: true })
@@ -210,7 +303,6 @@ test.group('TRON balance watch: what the family reports', (group) => {
     assert.lengthOf(balanceReads(fake), 3)
     assert.isNotNull(runner.held)
   })
-
 })
 
 test.group('TRON balance watch: end to end with the core', (group) => {
@@ -243,7 +335,10 @@ test.group('TRON balance watch: end to end with the core', (group) => {
     return db.from('unmatched_payments').where('kind', 'unexplained').orderBy('token')
   }
 
-  test('payments the index lists explain the rise: nothing is recorded', async ({ client, assert }) => {
+  test('payments the index lists explain the rise: nothing is recorded', async ({
+    client,
+    assert,
+  }) => {
     // The baseline is read before the payments (and the chain's clock runs ahead of the orders' lives only after).
     await takeReading()
     const usdt = await newTronOrder(client)
@@ -256,7 +351,11 @@ test.group('TRON balance watch: end to end with the core', (group) => {
         { to: network.wallet, amount: 1n },
       ],
     })
-    fake.callContract({ from: network.payer, contract, internals: [{ to: network.wallet, sun: baseUnits(trx.actualAmount) }] })
+    fake.callContract({
+      from: network.payer,
+      contract,
+      internals: [{ to: network.wallet, sun: baseUnits(trx.actualAmount) }],
+    })
     fake.mine(SOLID + 4, BLOCK_MS)
     assert.equal((await scanOnce('tron')).paid, 2)
     assert.equal((await Order.findOrFail(usdt.id)).status, 2)
@@ -269,7 +368,8 @@ test.group('TRON balance watch: end to end with the core', (group) => {
     await takeReading()
     await giveReading()
     const readings = await db.from('balance_readings').where('address', network.wallet)
-    const amountOf = (contractKey: string) => new Decimal(readings.find((row) => row.contract === contractKey)?.amount).toFixed()
+    const amountOf = (contractKey: string) =>
+      new Decimal(readings.find((row) => row.contract === contractKey)?.amount).toFixed()
     assert.equal(amountOf(USDT_CONTRACT), new Decimal(usdt.actualAmount).plus('0.000001').toFixed())
     assert.equal(amountOf(''), new Decimal(trx.actualAmount).toFixed())
     assert.lengthOf(await unexplained(), 0)
@@ -281,10 +381,26 @@ test.group('TRON balance watch: end to end with the core', (group) => {
   }) => {
     await takeReading()
     const order = await newTronOrder(client)
-    fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
+    fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(order.actualAmount),
+    })
     // TronGrid's index leaves these out, for good.
-    fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: 7_000_000n, indexed: false })
-    fake.callContract({ from: network.payer, contract, internals: [{ to: network.wallet, sun: 3_500_000n }], indexed: false })
+    fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: 7_000_000n,
+      indexed: false,
+    })
+    fake.callContract({
+      from: network.payer,
+      contract,
+      internals: [{ to: network.wallet, sun: 3_500_000n }],
+      indexed: false,
+    })
     fake.mine(SOLID + 4, BLOCK_MS)
     assert.equal((await scanOnce('tron')).paid, 1)
     await giveReading()
@@ -301,6 +417,9 @@ test.group('TRON balance watch: end to end with the core', (group) => {
       ]
     )
     assert.match(rows[1].reason, /the transfers seen explain 13\.8/)
-    assert.equal(fromBaseUnits(fake.balanceAt(network.wallet, USDT_CONTRACT, fake.solidHead.number), 6), '20.8')
+    assert.equal(
+      fromBaseUnits(fake.balanceAt(network.wallet, USDT_CONTRACT, fake.solidHead.number), 6),
+      '20.8'
+    )
   })
 })

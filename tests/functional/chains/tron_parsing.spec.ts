@@ -4,7 +4,11 @@ import Chain from '#models/chain'
 import Token from '#models/token'
 import { TransferLookupError } from '#chains/chain_family'
 import { parseTransactionId } from '#plugins/tron/tron_reference'
-import { tronAddressFromHex, tronAddressFromWord, tronAddressToHex } from '#plugins/tron/tron_addresses'
+import {
+  tronAddressFromHex,
+  tronAddressFromWord,
+  tronAddressToHex,
+} from '#plugins/tron/tron_addresses'
 import { TRANSFER_TOPIC, transfersOf } from '#plugins/tron/tron_transfers'
 import { fromBaseUnits } from '#support/money'
 import { MAX_REPORTED, pruneReported, readCursor } from '#plugins/tron/tron_scan_cursor'
@@ -16,7 +20,14 @@ const USDT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'
 
 function token(contract: string | null, decimals: number) {
   const entry = new Token()
-  entry.merge({ network: 'tron', symbol: contract ? 'USDT' : 'TRX', contract, decimals, amountPrecision: 2, enabled: true })
+  entry.merge({
+    network: 'tron',
+    symbol: contract ? 'USDT' : 'TRX',
+    contract,
+    decimals,
+    amountPrecision: 2,
+    enabled: true,
+  })
   return entry
 }
 
@@ -32,7 +43,14 @@ test.group('TRON parsing: references', () => {
   })
 
   test('anything else is a lookup error naming the expected form', ({ assert }) => {
-    for (const bad of ['', 'abc', 'a'.repeat(63), 'a'.repeat(65), 'g'.repeat(64), `tron:${'a'.repeat(64)}`]) {
+    for (const bad of [
+      '',
+      'abc',
+      'a'.repeat(63),
+      'a'.repeat(65),
+      'g'.repeat(64),
+      `tron:${'a'.repeat(64)}`,
+    ]) {
       assert.throws(() => parseTransactionId(bad), TransferLookupError)
     }
     assert.throws(() => parseTransactionId('xyz'), /64 hex characters/)
@@ -40,7 +58,9 @@ test.group('TRON parsing: references', () => {
 })
 
 test.group('TRON parsing: addresses', () => {
-  test('hex forms (41-prefixed, 0x, bare 20 bytes, ABI word) map to the same T-address', ({ assert }) => {
+  test('hex forms (41-prefixed, 0x, bare 20 bytes, ABI word) map to the same T-address', ({
+    assert,
+  }) => {
     for (let index = 0; index < 5; index++) {
       const account = newTronAccount()
       const body = account.hex.slice(2)
@@ -67,7 +87,10 @@ test.group('TRON parsing: amounts and transfers', () => {
     assert.equal(fromBaseUnits('13800000', 6), '13.8')
     assert.equal(fromBaseUnits('1', 6), '0.000001')
     assert.equal(fromBaseUnits('0', 6), '0')
-    assert.equal(fromBaseUnits(123456789012345678901234567890n, 18), '123456789012.34567890123456789')
+    assert.equal(
+      fromBaseUnits(123456789012345678901234567890n, 18),
+      '123456789012.34567890123456789'
+    )
     assert.equal(fromBaseUnits('9007199254740993', 6), '9007199254.740993')
   })
 
@@ -81,7 +104,12 @@ test.group('TRON parsing: amounts and transfers', () => {
           {
             type: 'TriggerSmartContract',
             // The call data says 1 USDT, the log 2: the log (what happened) wins.
-            parameter: { value: { data: transferCallData(to.address, 1_000_000n), contract_address: tronAddressToHex(USDT) } },
+            parameter: {
+              value: {
+                data: transferCallData(to.address, 1_000_000n),
+                contract_address: tronAddressToHex(USDT),
+              },
+            },
           },
         ],
       },
@@ -92,7 +120,11 @@ test.group('TRON parsing: amounts and transfers', () => {
       blockTimeStamp: facts.timestamp,
       receipt: { result: 'SUCCESS' },
       log: [
-        { address: tronAddressToHex(USDT).slice(2), topics: [TRANSFER_TOPIC, '0'.repeat(64), to.hex.slice(2).padStart(64, '0')], data: (2_000_000n).toString(16).padStart(64, '0') },
+        {
+          address: tronAddressToHex(USDT).slice(2),
+          topics: [TRANSFER_TOPIC, '0'.repeat(64), to.hex.slice(2).padStart(64, '0')],
+          data: 2_000_000n.toString(16).padStart(64, '0'),
+        },
         { address: tronAddressToHex(USDT).slice(2), topics: ['1'.repeat(64)], data: '' },
       ],
     }
@@ -107,13 +139,41 @@ test.group('TRON parsing: amounts and transfers', () => {
     const call = (data: string): TronTransaction => ({
       txID: facts.reference,
       ret: [{ contractRet: 'REVERT' }],
-      raw_data: { contract: [{ type: 'TriggerSmartContract', parameter: { value: { data, contract_address: tronAddressToHex(USDT) } } }] },
+      raw_data: {
+        contract: [
+          {
+            type: 'TriggerSmartContract',
+            parameter: { value: { data, contract_address: tronAddressToHex(USDT) } },
+          },
+        ],
+      },
     })
-    const info = { id: facts.reference, blockNumber: 10, blockTimeStamp: facts.timestamp, result: 'FAILED', receipt: { result: 'REVERT' } }
-    const expected = [{ ...facts, position: 'call', to: to.address, contract: USDT, amount: '13.8', success: false }]
-    assert.deepEqual(transfersOf(call(transferCallData(to.address, 13_800_000n)), info, [token(USDT, 6)], facts), expected)
+    const info = {
+      id: facts.reference,
+      blockNumber: 10,
+      blockTimeStamp: facts.timestamp,
+      result: 'FAILED',
+      receipt: { result: 'REVERT' },
+    }
+    const expected = [
+      {
+        ...facts,
+        position: 'call',
+        to: to.address,
+        contract: USDT,
+        amount: '13.8',
+        success: false,
+      },
+    ]
+    assert.deepEqual(
+      transfersOf(call(transferCallData(to.address, 13_800_000n)), info, [token(USDT, 6)], facts),
+      expected
+    )
     const transferFrom =
-      '23b872dd' + from.hex.slice(2).padStart(64, '0') + to.hex.slice(2).padStart(64, '0') + (13_800_000n).toString(16).padStart(64, '0')
+      '23b872dd' +
+      from.hex.slice(2).padStart(64, '0') +
+      to.hex.slice(2).padStart(64, '0') +
+      13_800_000n.toString(16).padStart(64, '0')
     assert.deepEqual(transfersOf(call(transferFrom), info, [token(USDT, 6)], facts), expected)
     assert.deepEqual(transfersOf(call('095ea7b3'), info, [token(USDT, 6)], facts), [])
   })
@@ -123,11 +183,25 @@ test.group('TRON parsing: amounts and transfers', () => {
     const transaction: TronTransaction = {
       txID: facts.reference,
       ret: [{ contractRet: 'SUCCESS' }],
-      raw_data: { contract: [{ type: 'TransferContract', parameter: { value: { amount: 50_000_001, to_address: to.hex } } }] },
+      raw_data: {
+        contract: [
+          {
+            type: 'TransferContract',
+            parameter: { value: { amount: 50_000_001, to_address: to.hex } },
+          },
+        ],
+      },
     }
     const info = { id: facts.reference, blockNumber: 10, blockTimeStamp: facts.timestamp }
     assert.deepEqual(transfersOf(transaction, info, [token(null, 6)], facts), [
-      { ...facts, position: 'value', to: to.address, contract: null, amount: '50.000001', success: true },
+      {
+        ...facts,
+        position: 'value',
+        to: to.address,
+        contract: null,
+        amount: '50.000001',
+        success: true,
+      },
     ])
   })
 })
@@ -147,11 +221,14 @@ test.group('TRON parsing: cursor and payment URI', () => {
       balances: null,
     })
     const deep = { startedAt: 20, until: 8, from: { a: 3, b: 'x' } }
-    assert.deepEqual(readCursor({ since: 9, lagging: {}, reported: {}, deepDoneAt: 4, deep }, 5).deep, {
-      startedAt: 20,
-      until: 8,
-      from: { a: 3 },
-    })
+    assert.deepEqual(
+      readCursor({ since: 9, lagging: {}, reported: {}, deepDoneAt: 4, deep }, 5).deep,
+      {
+        startedAt: 20,
+        until: 8,
+        from: { a: 3 },
+      }
+    )
     assert.isNull(readCursor({ since: 9, deep: { until: 8, from: {} } }, 5).deep)
   })
 
@@ -167,7 +244,10 @@ test.group('TRON parsing: cursor and payment URI', () => {
 
   test('paymentUri: tron:<address>?token=<contract>&amount= / ?amount=', ({ assert }) => {
     const family = new TronFamily()
-    const order = { receiveAddress: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', actualAmount: '13.80' } as any
+    const order = {
+      receiveAddress: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf',
+      actualAmount: '13.80',
+    } as any
     assert.equal(
       family.paymentUri({ chain: {} as any, token: token(USDT, 6), order }),
       `tron:TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf?token=${USDT}&amount=13.8`
@@ -187,32 +267,57 @@ test.group('TRON budgets and cost', () => {
     return entry
   }
 
-  test('TronGrid with a key: 100,000 a day at 15/s; without: 2/s; other endpoints left to the core', ({ assert }) => {
-    assert.deepEqual(family.rpcBudget('https://api.trongrid.io', 'key'), { perSecond: 15, perDay: 100_000 })
-    assert.deepEqual(family.rpcBudget('https://nile.trongrid.io/', 'key'), { perSecond: 15, perDay: 100_000 })
-    assert.deepEqual(family.rpcBudget('https://api.trongrid.io', ''), { perSecond: 2, perDay: null })
+  test('TronGrid with a key: 100,000 a day at 15/s; without: 2/s; other endpoints left to the core', ({
+    assert,
+  }) => {
+    assert.deepEqual(family.rpcBudget('https://api.trongrid.io', 'key'), {
+      perSecond: 15,
+      perDay: 100_000,
+    })
+    assert.deepEqual(family.rpcBudget('https://nile.trongrid.io/', 'key'), {
+      perSecond: 15,
+      perDay: 100_000,
+    })
+    assert.deepEqual(family.rpcBudget('https://api.trongrid.io', ''), {
+      perSecond: 2,
+      perDay: null,
+    })
     assert.isNull(family.rpcBudget('http://127.0.0.1:8090', ''))
     assert.isNull(family.rpcBudget('https://trongrid.io.evil.example', 'key'))
     assert.isNull(family.rpcBudget('not a url', 'key'))
   })
 
-  test('requests per day: runs × (2 heads + listings) + hourly deep listings + balance readings (2 heads + reads)', ({ assert }) => {
+  test('requests per day: runs × (2 heads + listings) + hourly deep listings + balance readings (2 heads + reads)', ({
+    assert,
+  }) => {
     // One wallet, USDT, USDC and TRX at the default 5 s: 17,280 runs × 5 + 24 × 3,
     // and a balance reading every 10 minutes (the default): 144 × (2 + 3).
     assert.equal(family.requestsPerDay(chain(5), 1, 3), 86_472 + 720)
     assert.equal(family.requestsPerDay(chain(30), 10, 3), 2880 * 32 + 24 * 30 + 144 * 32)
     assert.equal(family.requestsPerDay(chain(5, { deepScanHours: 0 }), 1, 3), 86_400 + 720)
-    assert.equal(family.requestsPerDay(chain(60, { deepScanEveryMinutes: 120 }), 2, 1), 1440 * 4 + 12 * 2 + 144 * 4)
+    assert.equal(
+      family.requestsPerDay(chain(60, { deepScanEveryMinutes: 120 }), 2, 1),
+      1440 * 4 + 12 * 2 + 144 * 4
+    )
     assert.equal(family.requestsPerDay(chain(5), 1, 3, 0), 86_472, 'the balance watch off')
     assert.equal(family.requestsPerDay(chain(5), 1, 3, 60), 86_472 + 24 * 5)
     assert.equal(family.requestsPerDay(chain(5), 0, 3), 0, 'no wallet: no scan')
   })
 
   test('options: defaults, bounds and unknown names', ({ assert }) => {
-    assert.deepEqual(family.validateOptions({ lookbackMinutes: ' 45 ', deepScanHours: '0' }), { lookbackMinutes: 45, deepScanHours: 0 })
-    assert.throws(() => family.validateOptions({ lookbackMinutes: '9' }), /lookbackMinutes must be a whole number from 10 to 1440/)
+    assert.deepEqual(family.validateOptions({ lookbackMinutes: ' 45 ', deepScanHours: '0' }), {
+      lookbackMinutes: 45,
+      deepScanHours: 0,
+    })
+    assert.throws(
+      () => family.validateOptions({ lookbackMinutes: '9' }),
+      /lookbackMinutes must be a whole number from 10 to 1440/
+    )
     assert.throws(() => family.validateOptions({ deepScanEveryMinutes: '5' }), /from 10 to 1440/)
-    assert.throws(() => family.validateOptions({ deepScanHours: '1.5' }), /deepScanHours must be a whole number/)
+    assert.throws(
+      () => family.validateOptions({ deepScanHours: '1.5' }),
+      /deepScanHours must be a whole number/
+    )
     assert.throws(() => family.validateOptions({ overlap: '10' }), /Unknown TRON option "overlap"/)
   })
 })

@@ -27,12 +27,17 @@ const scanTron = () => scanOnce('tron')
 const savedCursor = () => persistedCursor('tron')
 
 function submit(client: any, tradeId: string, reference: string) {
-  return client.post(`/pay/submit-tx-hash/${tradeId}`).json({ block_transaction_id: reference }).accept('json')
+  return client
+    .post(`/pay/submit-tx-hash/${tradeId}`)
+    .json({ block_transaction_id: reference })
+    .accept('json')
 }
 
 /** Transaction ids whose receipts were asked for, in order. */
 function receiptLookups(fake: FakeTronGrid) {
-  return fake.requestsTo('gettransactioninfobyid').map((request) => JSON.parse(request.body).value as string)
+  return fake
+    .requestsTo('gettransactioninfobyid')
+    .map((request) => JSON.parse(request.body).value as string)
 }
 
 test.group('TRON providers: a lagging index', (group) => {
@@ -48,7 +53,10 @@ test.group('TRON providers: a lagging index', (group) => {
     network = await prepareTronNetwork(fake)
   })
 
-  test('a transfer the index shows 15 minutes after its block is paid (default look-back)', async ({ client, assert }) => {
+  test('a transfer the index shows 15 minutes after its block is paid (default look-back)', async ({
+    client,
+    assert,
+  }) => {
     const order = await newTronOrder(client)
     await scanTron()
     const paid = fake.payTrc20({
@@ -76,7 +84,12 @@ test.group('TRON providers: a lagging index', (group) => {
     const order = await newTronOrder(client)
     const early = await newTronOrder(client)
     await scanTron()
-    const onTime = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(early.actualAmount) })
+    const onTime = fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(early.actualAmount),
+    })
     const late = fake.payTrc20({
       from: network.payer,
       to: network.wallet,
@@ -97,10 +110,18 @@ test.group('TRON providers: a lagging index', (group) => {
     const report = await scanTron()
     assert.equal(report.paid, 1)
     assert.equal((await Order.findOrFail(order.id)).blockTransactionId, late.txid)
-    assert.deepEqual(receiptLookups(fake), [late.txid], 'the transfer reported earlier is not looked up again')
+    assert.deepEqual(
+      receiptLookups(fake),
+      [late.txid],
+      'the transfer reported earlier is not looked up again'
+    )
     const deep = fake
       .requestsTo('trc20')
-      .filter((request) => request.query.get('contract_address') === USDT_CONTRACT && request.query.get('max_timestamp'))
+      .filter(
+        (request) =>
+          request.query.get('contract_address') === USDT_CONTRACT &&
+          request.query.get('max_timestamp')
+      )
     assert.lengthOf(deep, 1, 'one deep listing of the stream')
     assert.isAtMost(Number(deep[0].query.get('min_timestamp')), onTime.timestamp)
     const cursor = await savedCursor()
@@ -110,11 +131,17 @@ test.group('TRON providers: a lagging index', (group) => {
     fake.mine(60, 30_000)
     fake.requests = []
     await scanTron()
-    assert.lengthOf(fake.requestsTo('trc20').filter((request) => request.query.get('max_timestamp')), 0)
+    assert.lengthOf(
+      fake.requestsTo('trc20').filter((request) => request.query.get('max_timestamp')),
+      0
+    )
     fake.mine(80, 30_000)
     fake.requests = []
     const again = await scanTron()
-    assert.isAbove(fake.requestsTo('trc20').filter((request) => request.query.get('max_timestamp')).length, 0)
+    assert.isAbove(
+      fake.requestsTo('trc20').filter((request) => request.query.get('max_timestamp')).length,
+      0
+    )
     assert.equal(again.transfers, 0)
     assert.deepEqual(receiptLookups(fake), [])
     assert.equal(await countRows('orders', { status: 2 }), 2)
@@ -124,12 +151,22 @@ test.group('TRON providers: a lagging index', (group) => {
   test('the look-back and the deep re-scan are chain options, validated', async ({ assert }) => {
     const refused = await runAce(['chain:set', 'tron', '--option', 'lookbackMinutes=5'])
     assert.notEqual(refused.code, 0)
-    assert.match(refused.stdout + refused.stderr, /lookbackMinutes must be a whole number from 10 to 1440/)
+    assert.match(
+      refused.stdout + refused.stderr,
+      /lookbackMinutes must be a whole number from 10 to 1440/
+    )
     const unknown = await runAce(['chain:set', 'tron', '--option', 'overlap=5'])
     assert.notEqual(unknown.code, 0)
     assert.match(unknown.stdout + unknown.stderr, /Unknown TRON option "overlap"/)
 
-    const accepted = await runAce(['chain:set', 'tron', '--option', 'lookbackMinutes=60', '--option', 'deepScanHours=0'])
+    const accepted = await runAce([
+      'chain:set',
+      'tron',
+      '--option',
+      'lookbackMinutes=60',
+      '--option',
+      'deepScanHours=0',
+    ])
     assert.equal(accepted.code, 0, accepted.stdout + accepted.stderr)
     const row = await db.from('chains').where('network', 'tron').first()
     const options = typeof row.options === 'string' ? JSON.parse(row.options) : row.options
@@ -141,7 +178,10 @@ test.group('TRON providers: a lagging index', (group) => {
     fake.mine(300, 30_000)
     fake.requests = []
     await scanTron()
-    assert.lengthOf(fake.requestsTo('trc20').filter((request) => request.query.get('max_timestamp')), 0)
+    assert.lengthOf(
+      fake.requestsTo('trc20').filter((request) => request.query.get('max_timestamp')),
+      0
+    )
     // The next listings start 60 minutes before the solid head.
     assert.equal((await savedCursor()).since, fake.solidHead.timestamp - 60 * 60_000)
   })
@@ -160,16 +200,26 @@ test.group('TRON providers: limits and odd answers', (group) => {
     network = await prepareTronNetwork(fake)
   })
 
-  test('a run stopped by the rate limit keeps its progress; the next resumes where it stopped', async ({ client, assert }) => {
+  test('a run stopped by the rate limit keeps its progress; the next resumes where it stopped', async ({
+    client,
+    assert,
+  }) => {
     const order = await newTronOrder(client)
     await scanTron()
     // Twelve transfers nobody ordered (above the dust bar), then the payment.
     const stray = []
     for (let index = 1; index <= 12; index++) {
       const amount = baseUnits(order.actualAmount) + BigInt(index) * 10_000n
-      stray.push(fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount }))
+      stray.push(
+        fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount })
+      )
     }
-    const paid = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
+    const paid = fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(order.actualAmount),
+    })
     fake.mine(19)
 
     // Eight requests, then TronGrid's 403 and its penalty of 30 s: two
@@ -184,9 +234,16 @@ test.group('TRON providers: limits and odd answers', (group) => {
     assert.isBelow(done, 12)
     assert.equal(first.unmatched, done)
     // The last one asked is the request the limit refused.
-    assert.deepEqual(receiptLookups(fake), stray.slice(0, done + 1).map((entry) => entry.txid))
+    assert.deepEqual(
+      receiptLookups(fake),
+      stray.slice(0, done + 1).map((entry) => entry.txid)
+    )
     const cursor = await savedCursor()
-    assert.equal(cursor.lagging[`${network.wallet}|${USDT_CONTRACT}`], stray[done].timestamp, 'resumes at the first row not handled')
+    assert.equal(
+      cursor.lagging[`${network.wallet}|${USDT_CONTRACT}`],
+      stray[done].timestamp,
+      'resumes at the first row not handled'
+    )
     const chainRow = await db.from('chain_cursors').where('network', 'tron').first()
     assert.match(chainRow.last_error, /^interrupted: /)
 
@@ -209,17 +266,31 @@ test.group('TRON providers: limits and odd answers', (group) => {
     assert.equal(second.paid, 1)
     assert.equal(second.unmatched, 12 - done)
     const secondReceipts = receiptLookups(fake)
-    assert.deepEqual(secondReceipts, [...stray.slice(done).map((entry) => entry.txid), paid.txid], 'nothing answered before is asked again')
-    const usdt = fake.requestsTo('trc20').filter((request) => request.query.get('contract_address') === USDT_CONTRACT)
+    assert.deepEqual(
+      secondReceipts,
+      [...stray.slice(done).map((entry) => entry.txid), paid.txid],
+      'nothing answered before is asked again'
+    )
+    const usdt = fake
+      .requestsTo('trc20')
+      .filter((request) => request.query.get('contract_address') === USDT_CONTRACT)
     assert.equal(Number(usdt[0].query.get('min_timestamp')), stray[done].timestamp)
     assert.equal(await countRows('unmatched_payments'), 12)
     assert.equal((await Order.findOrFail(order.id)).blockTransactionId, paid.txid)
     assert.equal((await db.from('chain_cursors').where('network', 'tron').first()).last_error, '')
   })
 
-  test('a 429 burst limit is waited out inside the run, not an interruption', async ({ client, assert }) => {
+  test('a 429 burst limit is waited out inside the run, not an interruption', async ({
+    client,
+    assert,
+  }) => {
     const order = await newTronOrder(client)
-    fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
+    fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(order.actualAmount),
+    })
     fake.mine(19)
     // The first request is refused for certain; the bucket (2 at once, 4/s) may refuse more on a fast machine.
     fake.rateLimit({ capacity: 2, perSecond: 4, status: 429, penaltyMs: 0, refuseNext: 1 })
@@ -229,32 +300,52 @@ test.group('TRON providers: limits and odd answers', (group) => {
     assert.equal(report.paid, 1)
   })
 
-  test('pages that end early (fewer rows than the limit) are followed by their fingerprint', async ({ client, assert }) => {
+  test('pages that end early (fewer rows than the limit) are followed by their fingerprint', async ({
+    client,
+    assert,
+  }) => {
     const order = await newTronOrder(client)
     for (let index = 1; index <= 15; index++) {
       const amount = baseUnits(order.actualAmount) + BigInt(index) * 10_000n
       fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount })
     }
-    const paid = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
+    const paid = fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(order.actualAmount),
+    })
     fake.mine(19)
     fake.shortPageRows = 7
     fake.requests = []
     const report = await scanTron()
     assert.equal(report.paid, 1)
     assert.equal((await Order.findOrFail(order.id)).blockTransactionId, paid.txid)
-    const usdt = fake.requestsTo('trc20').filter((request) => request.query.get('contract_address') === USDT_CONTRACT)
+    const usdt = fake
+      .requestsTo('trc20')
+      .filter((request) => request.query.get('contract_address') === USDT_CONTRACT)
     assert.lengthOf(usdt, 3, 'pages of 7, 7 and 2 rows asked with limit 200')
   })
 
-  test('a busy address cut at the page bound resumes where it stopped, not at the window start', async ({ client, assert }) => {
+  test('a busy address cut at the page bound resumes where it stopped, not at the window start', async ({
+    client,
+    assert,
+  }) => {
     const order = await newTronOrder(client)
     await scanTron()
     const stray = []
     for (let index = 1; index <= 40; index++) {
       const amount = baseUnits(order.actualAmount) + BigInt(index) * 10_000n
-      stray.push(fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount }))
+      stray.push(
+        fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount })
+      )
     }
-    const paid = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
+    const paid = fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(order.actualAmount),
+    })
     fake.mine(19)
     // Pages of 7 rows: a run reads 5 pages (35 rows) of a stream at most.
     fake.shortPageRows = 7
@@ -268,10 +359,15 @@ test.group('TRON providers: limits and odd answers', (group) => {
     const second = await scanTron()
     assert.equal(second.paid, 1)
     assert.equal((await Order.findOrFail(order.id)).blockTransactionId, paid.txid)
-    const usdt = fake.requestsTo('trc20').filter((request) => request.query.get('contract_address') === USDT_CONTRACT)
+    const usdt = fake
+      .requestsTo('trc20')
+      .filter((request) => request.query.get('contract_address') === USDT_CONTRACT)
     assert.equal(Number(usdt[0].query.get('min_timestamp')), stray[34].timestamp)
     assert.lengthOf(usdt, 1, 'the rows left fit one page')
-    assert.isTrue(receiptLookups(fake).every((txid) => !asked.has(txid)), 'no receipt asked twice')
+    assert.isTrue(
+      receiptLookups(fake).every((txid) => !asked.has(txid)),
+      'no receipt asked twice'
+    )
     assert.equal(await countRows('unmatched_payments'), 40)
   })
 
@@ -280,9 +376,19 @@ test.group('TRON providers: limits and odd answers', (group) => {
     assert,
   }) => {
     const order = await newTronOrder(client)
-    const broken = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: 5_000_000n })
+    const broken = fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: 5_000_000n,
+    })
     fake.corruptListing(broken.txid, { value: '5e6' })
-    const paid = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
+    const paid = fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(order.actualAmount),
+    })
     fake.mine(19)
     const report = await scanTron()
     assert.equal(report.paid, 1)
@@ -316,9 +422,17 @@ test.group('TRON providers: a backup node without the v1 index', (group) => {
     network = await prepareTronNetwork(fake, { rpcUrls: [fake.backupUrl, fake.url] })
   })
 
-  test('listed first, it serves the heads but never the listings; TronGrid lists', async ({ client, assert }) => {
+  test('listed first, it serves the heads but never the listings; TronGrid lists', async ({
+    client,
+    assert,
+  }) => {
     const order = await newTronOrder(client)
-    const paid = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
+    const paid = fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(order.actualAmount),
+    })
     fake.mine(19)
     const report = await scanTron()
     assert.equal(report.paid, 1)
@@ -334,7 +448,10 @@ test.group('TRON providers: a backup node without the v1 index', (group) => {
     assert.lengthOf(listings('backup'), 0, 'known to lack the index: never asked again')
     assert.lengthOf(listings('main'), 6)
     const heads = fake.requests.filter((request) => request.path.endsWith('/getblock'))
-    assert.isTrue(heads.every((request) => request.via === 'backup'), 'the preferred URL still serves the heads')
+    assert.isTrue(
+      heads.every((request) => request.via === 'backup'),
+      'the preferred URL still serves the heads'
+    )
   })
 
   test('TronGrid down: verification works through the backup, the scan stops without listing there', async ({
@@ -343,8 +460,18 @@ test.group('TRON providers: a backup node without the v1 index', (group) => {
   }) => {
     const submitted = await newTronOrder(client)
     const marked = await newTronOrder(client)
-    const first = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(submitted.actualAmount) })
-    const second = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(marked.actualAmount) })
+    const first = fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(submitted.actualAmount),
+    })
+    const second = fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(marked.actualAmount),
+    })
     fake.mine(19)
     const dead = `http://127.0.0.1:${await freePort()}`
     await db

@@ -39,7 +39,12 @@ test.group('TRON: payment seen, confirming (fake TronGrid)', (group) => {
   }) => {
     const order = await newTronOrder(client)
     await scanTron()
-    const paid = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
+    const paid = fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(order.actualAmount),
+    })
     fake.mine(2) // depth 3 of 19, far from solidified
     fake.requests = []
     const report = await scanTron()
@@ -64,14 +69,21 @@ test.group('TRON: payment seen, confirming (fake TronGrid)', (group) => {
     await scanTron()
     const waiting = await progressOf(client, order.tradeId)
     assert.equal(waiting.status, 1)
-    assert.equal(waiting.sighting.confirmations, 18, 'never shown as deep as required while not paid')
+    assert.equal(
+      waiting.sighting.confirmations,
+      18,
+      'never shown as deep as required while not paid'
+    )
 
     fake.mine(1) // solidified
     assert.equal((await scanTron()).paid, 1)
     const done = await progressOf(client, order.tradeId)
     assert.equal(done.status, 2)
     assert.isNull(done.sighting)
-    assert.deepEqual(done.payment, { reference: paid.txid, explorer_url: `https://tronscan.org/#/transaction/${paid.txid}` })
+    assert.deepEqual(done.payment, {
+      reference: paid.txid,
+      explorer_url: `https://tronscan.org/#/transaction/${paid.txid}`,
+    })
     assert.equal(await countRows('payment_sightings'), 0)
   })
 
@@ -82,7 +94,11 @@ test.group('TRON: payment seen, confirming (fake TronGrid)', (group) => {
     await operator.setChain('tron', { confirmations: 1 })
     const order = await newTronOrder(client, { token: 'trx' })
     await scanTron()
-    const paid = fake.payTrx({ from: network.payer, to: network.wallet, sun: baseUnits(order.actualAmount) })
+    const paid = fake.payTrx({
+      from: network.payer,
+      to: network.wallet,
+      sun: baseUnits(order.actualAmount),
+    })
     fake.mine(3)
     fake.requests = []
     const report = await scanTron()
@@ -105,8 +121,18 @@ test.group('TRON: payment seen, confirming (fake TronGrid)', (group) => {
   }) => {
     const order = await newTronOrder(client)
     await scanTron()
-    const dropped = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
-    fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) - 10_000n })
+    const dropped = fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(order.actualAmount),
+    })
+    fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(order.actualAmount) - 10_000n,
+    })
     await scanTron()
     assert.equal((await progressOf(client, order.tradeId)).sighting.reference, dropped.txid)
     assert.equal(await countRows('payment_sightings'), 1)

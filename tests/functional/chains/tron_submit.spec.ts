@@ -15,7 +15,10 @@ import {
 } from '#tests/helpers/tron/tron_network'
 
 function submit(client: any, tradeId: string, reference: string) {
-  return client.post(`/pay/submit-tx-hash/${tradeId}`).json({ block_transaction_id: reference }).accept('json')
+  return client
+    .post(`/pay/submit-tx-hash/${tradeId}`)
+    .json({ block_transaction_id: reference })
+    .accept('json')
 }
 
 test.group('TRON: submit-tx-hash', (group) => {
@@ -31,20 +34,36 @@ test.group('TRON: submit-tx-hash', (group) => {
     network = await prepareTronNetwork(fake)
   })
 
-  test('a solidified USDT transfer pays the order; 0x and upper case are accepted', async ({ client, assert }) => {
+  test('a solidified USDT transfer pays the order; 0x and upper case are accepted', async ({
+    client,
+    assert,
+  }) => {
     const order = await newTronOrder(client)
-    const paid = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
+    const paid = fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(order.actualAmount),
+    })
     fake.mine(19)
     const response = await submit(client, order.tradeId, `0x${paid.txid.toUpperCase()}`)
     response.assertStatus(200)
-    assert.deepEqual(response.body().data, { trade_id: order.tradeId, block_transaction_id: paid.txid, status: 2 })
+    assert.deepEqual(response.body().data, {
+      trade_id: order.tradeId,
+      block_transaction_id: paid.txid,
+      status: 2,
+    })
     assert.equal((await Order.findOrFail(order.id)).blockTransactionId, paid.txid)
     assert.equal(await countRows('callbacks'), 1)
   })
 
   test('a solidified TRX transfer pays the order', async ({ client, assert }) => {
     const order = await newTronOrder(client, { token: 'trx' })
-    const paid = fake.payTrx({ from: network.payer, to: network.wallet, sun: baseUnits(order.actualAmount) })
+    const paid = fake.payTrx({
+      from: network.payer,
+      to: network.wallet,
+      sun: baseUnits(order.actualAmount),
+    })
     fake.mine(19)
     const response = await submit(client, order.tradeId, paid.txid)
     assert.equal(response.body().status_code, 200, JSON.stringify(response.body()))
@@ -53,7 +72,12 @@ test.group('TRON: submit-tx-hash', (group) => {
 
   test('orders:mark-paid verifies the reference on chain too', async ({ client, assert }) => {
     const order = await newTronOrder(client)
-    const paid = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
+    const paid = fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(order.actualAmount),
+    })
     fake.mine(19)
     const result = await runAce(['orders:mark-paid', order.tradeId, paid.txid])
     assert.equal(result.code, 0, result.stdout + result.stderr)
@@ -67,7 +91,13 @@ test.group('TRON: submit-tx-hash', (group) => {
     [
       'a failed (reverted) transfer',
       ({ order, network, fake }) => {
-        const entry = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount), fail: true })
+        const entry = fake.payTrc20({
+          from: network.payer,
+          to: network.wallet,
+          contract: USDT_CONTRACT,
+          amount: baseUnits(order.actualAmount),
+          fail: true,
+        })
         fake.mine(19)
         return entry.txid
       },
@@ -76,7 +106,12 @@ test.group('TRON: submit-tx-hash', (group) => {
     [
       'to another address',
       ({ order, network, fake }) => {
-        const entry = fake.payTrc20({ from: network.payer, to: network.payer.address, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
+        const entry = fake.payTrc20({
+          from: network.payer,
+          to: network.payer.address,
+          contract: USDT_CONTRACT,
+          amount: baseUnits(order.actualAmount),
+        })
         fake.mine(19)
         return entry.txid
       },
@@ -85,7 +120,12 @@ test.group('TRON: submit-tx-hash', (group) => {
     [
       'of another token',
       ({ order, network, fake }) => {
-        const entry = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDC_CONTRACT, amount: baseUnits(order.actualAmount) })
+        const entry = fake.payTrc20({
+          from: network.payer,
+          to: network.wallet,
+          contract: USDC_CONTRACT,
+          amount: baseUnits(order.actualAmount),
+        })
         fake.mine(19)
         return entry.txid
       },
@@ -94,7 +134,11 @@ test.group('TRON: submit-tx-hash', (group) => {
     [
       'of TRX for a USDT order',
       ({ order, network, fake }) => {
-        const entry = fake.payTrx({ from: network.payer, to: network.wallet, sun: baseUnits(order.actualAmount) })
+        const entry = fake.payTrx({
+          from: network.payer,
+          to: network.wallet,
+          sun: baseUnits(order.actualAmount),
+        })
         fake.mine(19)
         return entry.txid
       },
@@ -103,7 +147,12 @@ test.group('TRON: submit-tx-hash', (group) => {
     [
       'of a wrong amount',
       ({ order, network, fake }) => {
-        const entry = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) - 10_000n })
+        const entry = fake.payTrc20({
+          from: network.payer,
+          to: network.wallet,
+          contract: USDT_CONTRACT,
+          amount: baseUnits(order.actualAmount) - 10_000n,
+        })
         fake.mine(19)
         return entry.txid
       },
@@ -112,7 +161,12 @@ test.group('TRON: submit-tx-hash', (group) => {
     [
       'in a block not solidified yet',
       ({ order, network, fake }) => {
-        const entry = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
+        const entry = fake.payTrc20({
+          from: network.payer,
+          to: network.wallet,
+          contract: USDT_CONTRACT,
+          amount: baseUnits(order.actualAmount),
+        })
         fake.mine(18)
         return entry.txid
       },
@@ -130,10 +184,18 @@ test.group('TRON: submit-tx-hash', (group) => {
     })
   }
 
-  test('refuses a solidified transfer shallower than the chain asks, then accepts it deeper', async ({ client, assert }) => {
+  test('refuses a solidified transfer shallower than the chain asks, then accepts it deeper', async ({
+    client,
+    assert,
+  }) => {
     await db.from('chains').where('network', 'tron').update({ confirmations: 25 })
     const order = await newTronOrder(client)
-    const paid = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: baseUnits(order.actualAmount) })
+    const paid = fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: baseUnits(order.actualAmount),
+    })
     fake.mine(19)
     const early = await submit(client, order.tradeId, paid.txid)
     assert.match(early.body().message, /not yet confirmed \(20 of 25 confirmations\)/)
@@ -142,7 +204,10 @@ test.group('TRON: submit-tx-hash', (group) => {
     assert.equal(late.body().status_code, 200, JSON.stringify(late.body()))
   })
 
-  test('an unknown id is looked up in both the solidified and the recent view', async ({ client, assert }) => {
+  test('an unknown id is looked up in both the solidified and the recent view', async ({
+    client,
+    assert,
+  }) => {
     const order = await newTronOrder(client)
     const response = await submit(client, order.tradeId, randomBytes(32).toString('hex'))
     assert.match(response.body().message, /not found on TRON/)

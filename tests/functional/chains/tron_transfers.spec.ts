@@ -25,18 +25,26 @@ import { scanOnce } from '#tests/helpers/scanning'
 const scanTron = () => scanOnce('tron')
 
 function submit(client: any, tradeId: string, reference: string) {
-  return client.post(`/pay/submit-tx-hash/${tradeId}`).json({ block_transaction_id: reference }).accept('json')
+  return client
+    .post(`/pay/submit-tx-hash/${tradeId}`)
+    .json({ block_transaction_id: reference })
+    .accept('json')
 }
 
 /** Which order each position of a transaction paid. */
 async function paidPositions(reference: string): Promise<Record<string, number>> {
-  const rows = await db.from('payment_references').where('reference', reference).select('position', 'order_id')
+  const rows = await db
+    .from('payment_references')
+    .where('reference', reference)
+    .select('position', 'order_id')
   return Object.fromEntries(rows.map((row) => [row.position, Number(row.order_id)]))
 }
 
 /** Transaction ids whose receipts were asked for. */
 function receiptLookups(fake: FakeTronGrid) {
-  return fake.requestsTo('gettransactioninfobyid').map((request) => JSON.parse(request.body).value as string)
+  return fake
+    .requestsTo('gettransactioninfobyid')
+    .map((request) => JSON.parse(request.body).value as string)
 }
 
 test.group('TRON: several TRC-20 transfers in one transaction', (group) => {
@@ -77,7 +85,11 @@ test.group('TRON: several TRC-20 transfers in one transaction', (group) => {
     assert.equal((await Order.findOrFail(second.id)).blockTransactionId, batch.txid)
     // Log 0 is the batch's Approval; the transfers are logs 1 and 2.
     assert.deepEqual(await paidPositions(batch.txid), { 'log:1': first.id, 'log:2': second.id })
-    assert.deepEqual(receiptLookups(fake), [batch.txid], 'one receipt for the transaction, not one per row')
+    assert.deepEqual(
+      receiptLookups(fake),
+      [batch.txid],
+      'one receipt for the transaction, not one per row'
+    )
 
     fake.requests = []
     const again = await scanTron()
@@ -116,7 +128,10 @@ test.group('TRON: several TRC-20 transfers in one transaction', (group) => {
     assert.equal(await countRows('unmatched_payments'), 1)
   })
 
-  test('transfers to two watched addresses in one transaction pay the order on each', async ({ client, assert }) => {
+  test('transfers to two watched addresses in one transaction pay the order on each', async ({
+    client,
+    assert,
+  }) => {
     const onFirst = await newTronOrder(client)
     assert.equal(onFirst.receiveAddress, network.wallet)
     // A second wallet takes the next order; the first is still watched for its reservation.
@@ -142,10 +157,18 @@ test.group('TRON: several TRC-20 transfers in one transaction', (group) => {
     assert.deepEqual(await paidPositions(batch.txid), { 'log:2': onSecond.id, 'log:3': onFirst.id })
   })
 
-  test('a listed transfer the successful receipt does not hold is kept as unreadable, never paid', async ({ client, assert }) => {
+  test('a listed transfer the successful receipt does not hold is kept as unreadable, never paid', async ({
+    client,
+    assert,
+  }) => {
     const order = await newTronOrder(client)
     // The index says the transaction paid the order's amount; its receipt says 1 USDT.
-    const entry = fake.payTrc20({ from: network.payer, to: network.wallet, contract: USDT_CONTRACT, amount: 1_000_000n })
+    const entry = fake.payTrc20({
+      from: network.payer,
+      to: network.wallet,
+      contract: USDT_CONTRACT,
+      amount: 1_000_000n,
+    })
     fake.corruptListing(entry.txid, { value: baseUnits(order.actualAmount).toString() })
     fake.mine(19)
     const report = await scanTron()
@@ -157,7 +180,10 @@ test.group('TRON: several TRC-20 transfers in one transaction', (group) => {
     assert.match(row.reason, /has no Transfer log .* although TronGrid lists one/)
   })
 
-  test('submit-tx-hash of a batch pays each order with its own transfer, and refuses a third', async ({ client, assert }) => {
+  test('submit-tx-hash of a batch pays each order with its own transfer, and refuses a third', async ({
+    client,
+    assert,
+  }) => {
     const first = await newTronOrder(client)
     const second = await newTronOrder(client)
     const third = await newTronOrder(client)
@@ -215,11 +241,17 @@ test.group('TRON: TRX sent by a contract (internal transactions)', (group) => {
     fake.mine(19)
 
     // TronGrid lists both the call and its internal transaction to the address.
-    const listing = await fetch(`${fake.url}/v1/accounts/${network.wallet}/transactions?only_to=true&search_internal=true`)
+    const listing = await fetch(
+      `${fake.url}/v1/accounts/${network.wallet}/transactions?only_to=true&search_internal=true`
+    )
     const rows = ((await listing.json()) as { data: any[] }).data
     assert.lengthOf(rows, 2)
     assert.equal(rows[0].raw_data.contract[0].type, 'TriggerSmartContract')
-    assert.deepEqual(rows[1].data, { note: 'call', rejected: false, call_value: { _: Number(sun) } })
+    assert.deepEqual(rows[1].data, {
+      note: 'call',
+      rejected: false,
+      call_value: { _: Number(sun) },
+    })
 
     const report = await scanTron()
     assert.equal(report.transfers, 1)
@@ -230,12 +262,28 @@ test.group('TRON: TRX sent by a contract (internal transactions)', (group) => {
     for (const request of listings) assert.equal(request.query.get('search_internal'), 'true')
   })
 
-  test('a rejected internal transfer, a failed call and a TRC-10 asset pay no TRX order', async ({ client, assert }) => {
+  test('a rejected internal transfer, a failed call and a TRC-10 asset pay no TRX order', async ({
+    client,
+    assert,
+  }) => {
     const order = await newTronOrder(client, { token: 'trx' })
     const sun = baseUnits(order.actualAmount)
-    const rejected = fake.callContract({ from: network.payer, contract, internals: [{ to: network.wallet, sun, rejected: true }] })
-    const failed = fake.callContract({ from: network.payer, contract, internals: [{ to: network.wallet, sun }], fail: true })
-    const trc10 = fake.callContract({ from: network.payer, contract, internals: [{ to: network.wallet, sun, tokenId: '1002000' }] })
+    const rejected = fake.callContract({
+      from: network.payer,
+      contract,
+      internals: [{ to: network.wallet, sun, rejected: true }],
+    })
+    const failed = fake.callContract({
+      from: network.payer,
+      contract,
+      internals: [{ to: network.wallet, sun }],
+      fail: true,
+    })
+    const trc10 = fake.callContract({
+      from: network.payer,
+      contract,
+      internals: [{ to: network.wallet, sun, tokenId: '1002000' }],
+    })
     fake.mine(19)
 
     const report = await scanTron()
@@ -244,7 +292,9 @@ test.group('TRON: TRX sent by a contract (internal transactions)', (group) => {
     assert.equal((await Order.findOrFail(order.id)).status, 1)
     assert.equal(await countRows('unmatched_payments'), 0)
 
-    const answers = await Promise.all([rejected, failed, trc10].map((entry) => submit(client, order.tradeId, entry.txid)))
+    const answers = await Promise.all(
+      [rejected, failed, trc10].map((entry) => submit(client, order.tradeId, entry.txid))
+    )
     assert.match(answers[0].body().message, /failed on chain/)
     assert.match(answers[1].body().message, /failed on chain/)
     // TRC-10 is another asset: nothing the gateway knows moved.
@@ -252,7 +302,10 @@ test.group('TRON: TRX sent by a contract (internal transactions)', (group) => {
     assert.equal((await Order.findOrFail(order.id)).status, 1)
   })
 
-  test('submit-tx-hash of a contract call that sent the TRX pays the order', async ({ client, assert }) => {
+  test('submit-tx-hash of a contract call that sent the TRX pays the order', async ({
+    client,
+    assert,
+  }) => {
     const order = await newTronOrder(client, { token: 'trx' })
     const call = fake.callContract({
       from: network.payer,
@@ -267,7 +320,10 @@ test.group('TRON: TRX sent by a contract (internal transactions)', (group) => {
     assert.deepEqual(await paidPositions(call.txid), { 'internal:0': order.id })
   })
 
-  test('two internal transfers of one amount to one address are two transfers', async ({ client, assert }) => {
+  test('two internal transfers of one amount to one address are two transfers', async ({
+    client,
+    assert,
+  }) => {
     const order = await newTronOrder(client, { token: 'trx' })
     const sun = baseUnits(order.actualAmount)
     const call = fake.callContract({

@@ -18,7 +18,11 @@ async function admin() {
 async function auditRows(action?: string) {
   const query = db.from('audit_log').orderBy('id')
   if (action) query.where('action', action)
-  return (await query).map((row) => ({ ...row, before: JSON.parse(row.before ?? 'null'), after: JSON.parse(row.after ?? 'null') }))
+  return (await query).map((row) => ({
+    ...row,
+    before: JSON.parse(row.before ?? 'null'),
+    after: JSON.parse(row.after ?? 'null'),
+  }))
 }
 
 let orderNumber = 0
@@ -61,9 +65,13 @@ test.group('API keys for the console: allow-list, note, use', (group) => {
     await emptyAuditLog()
   })
 
-  test('an allow-list is read from a pasted text, duplicates dropped, stored comma-separated and audited', async ({ assert }) => {
+  test('an allow-list is read from a pasted text, duplicates dropped, stored comma-separated and audited', async ({
+    assert,
+  }) => {
     const keys = await admin()
-    const key = await keys.update('1000', { ips: [' 203.0.113.7, 198.51.100.0/24\n2001:db8::/32\r\n203.0.113.7 '] })
+    const key = await keys.update('1000', {
+      ips: [' 203.0.113.7, 198.51.100.0/24\n2001:db8::/32\r\n203.0.113.7 '],
+    })
     assert.equal(key.ipAllowlist, '203.0.113.7,198.51.100.0/24,2001:db8::/32')
     assert.deepEqual(key.allowedIps, ['203.0.113.7', '198.51.100.0/24', '2001:db8::/32'])
     const [row] = await auditRows('api_key.update')
@@ -76,31 +84,65 @@ test.group('API keys for the console: allow-list, note, use', (group) => {
 
   test('a bad allow-list entry is refused by name, nothing written', async ({ assert }) => {
     const keys = await admin()
-    for (const entry of ['999.1.1.1', '10.0.0.0/33', '2001:db8::/129', 'fe80::1%eth0', 'shop.example']) {
+    for (const entry of [
+      '999.1.1.1',
+      '10.0.0.0/33',
+      '2001:db8::/129',
+      'fe80::1%eth0',
+      'shop.example',
+    ]) {
       await refused(
         assert,
         () => keys.update('1000', { ips: [`203.0.113.7\n${entry}`], note: 'not saved either' }),
         `"${entry}" is not an IP address or CIDR range (examples: 203.0.113.7, 203.0.113.0/24, 2001:db8::/32)`
       )
     }
-    const many = Array.from({ length: 101 }, (_, index) => `10.0.${Math.floor(index / 250)}.${index % 250}`)
-    await refused(assert, () => keys.update('1000', { ips: [many.join(',')] }), 'At most 100 addresses or ranges can be allowed (101 given)')
-    await refused(assert, () => keys.create({ ips: ['10.0.0.1', 'nope'] }), /"nope" is not an IP address/)
+    const many = Array.from(
+      { length: 101 },
+      (_, index) => `10.0.${Math.floor(index / 250)}.${index % 250}`
+    )
+    await refused(
+      assert,
+      () => keys.update('1000', { ips: [many.join(',')] }),
+      'At most 100 addresses or ranges can be allowed (101 given)'
+    )
+    await refused(
+      assert,
+      () => keys.create({ ips: ['10.0.0.1', 'nope'] }),
+      /"nope" is not an IP address/
+    )
     assert.equal(await countRows('api_keys'), 1)
   })
 
-  test('the note: set trimmed, cleared, audited; too long or several lines refused', async ({ assert }) => {
+  test('the note: set trimmed, cleared, audited; too long or several lines refused', async ({
+    assert,
+  }) => {
     const keys = await admin()
-    assert.equal((await keys.update('1000', { note: '  Main shop (WooCommerce)  ' })).note, 'Main shop (WooCommerce)')
+    assert.equal(
+      (await keys.update('1000', { note: '  Main shop (WooCommerce)  ' })).note,
+      'Main shop (WooCommerce)'
+    )
     const [row] = await auditRows('api_key.update')
     assert.deepEqual([row.before.note, row.after.note], ['', 'Main shop (WooCommerce)'])
 
-    await refused(assert, () => keys.update('1000', { note: 'x'.repeat(256) }), 'The note must be at most 255 characters')
-    await refused(assert, () => keys.update('1000', { note: 'line one\nline two' }), 'The note must be one line of text')
+    await refused(
+      assert,
+      () => keys.update('1000', { note: 'x'.repeat(256) }),
+      'The note must be at most 255 characters'
+    )
+    await refused(
+      assert,
+      () => keys.update('1000', { note: 'line one\nline two' }),
+      'The note must be one line of text'
+    )
     // Counted in characters, as the column is: 255 of them fit, whatever their bytes.
     assert.equal((await keys.update('1000', { note: 'é'.repeat(255) })).note, 'é'.repeat(255))
     assert.equal((await ApiKey.findByOrFail('pid', '1000')).note, 'é'.repeat(255))
-    await refused(assert, () => keys.create({ note: 'y'.repeat(300) }), 'The note must be at most 255 characters')
+    await refused(
+      assert,
+      () => keys.create({ note: 'y'.repeat(300) }),
+      'The note must be at most 255 characters'
+    )
     assert.equal((await keys.update('1000', { note: '' })).note, '')
   })
 
@@ -112,7 +154,9 @@ test.group('API keys for the console: allow-list, note, use', (group) => {
     assert.equal(await countRows('audit_log'), 1)
   })
 
-  test('overview: every key with its use and a secret hint, never the secret', async ({ assert }) => {
+  test('overview: every key with its use and a secret hint, never the secret', async ({
+    assert,
+  }) => {
     const keys = await admin()
     const shop = await keys.create({ pid: 'shop-7', note: 'second shop', ips: ['203.0.113.7'] })
     const main = await ApiKey.findByOrFail('pid', '1000')
@@ -153,7 +197,9 @@ test.group('API keys for the console: allow-list, note, use', (group) => {
     assert.notInclude(JSON.stringify(overview), shop.signingSecret())
   })
 
-  test('apikey:set --note and apikey:list with the order counts: the same service', async ({ assert }) => {
+  test('apikey:set --note and apikey:list with the order counts: the same service', async ({
+    assert,
+  }) => {
     const set = await runCommand(ApiKeySet, ['1000', '--note=Main shop'])
     assert.equal(set.exitCode, 0, set.output)
     assert.include(set.output, 'note: Main shop')

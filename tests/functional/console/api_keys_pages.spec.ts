@@ -29,7 +29,9 @@ async function apiStatus(pid: string, secret: string) {
   const response = await fetch(`${process.env.APP_URL}${CREATE_PATH}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'accept': 'application/json' },
-    body: JSON.stringify(signed(orderParams({ pid, token: undefined, network: undefined }), secret)),
+    body: JSON.stringify(
+      signed(orderParams({ pid, token: undefined, network: undefined }), secret)
+    ),
   })
   return response.status
 }
@@ -60,9 +62,15 @@ test.group('Console API keys: list, create, secret shown once', (group) => {
     viewer = await createConsoleUser({ role: 'viewer' })
   })
 
-  test('the list: pid, note, status, allowed IPs, secret hint, last used and order counts', async ({ assert }) => {
+  test('the list: pid, note, status, allowed IPs, secret hint, last used and order counts', async ({
+    assert,
+  }) => {
     const agent = await asAdmin()
-    await agent.submit('/api-keys', { pid: 'shop-7', note: 'Second shop', ips: '203.0.113.7, 198.51.100.0/24' }, '/api-keys/new')
+    await agent.submit(
+      '/api-keys',
+      { pid: 'shop-7', note: 'Second shop', ips: '203.0.113.7, 198.51.100.0/24' },
+      '/api-keys/new'
+    )
     ;(await agent.post('/api-keys/shop-7/disable')).status
     assert.equal(await apiStatus('1000', TEST_SECRET), 200)
 
@@ -77,13 +85,19 @@ test.group('Console API keys: list, create, secret shown once', (group) => {
     assert.notInclude(page.text, TEST_SECRET)
   })
 
-  test('create: the secret is on the answer page only, never on a later page nor in the audit log', async ({ assert }) => {
+  test('create: the secret is on the answer page only, never on a later page nor in the audit log', async ({
+    assert,
+  }) => {
     const agent = await asAdmin()
     const form = await agent.get('/api-keys/new')
     assert.equal(form.status, 200)
     assert.include(pageText(form.text), 'Create an API key')
 
-    const created = await agent.post('/api-keys', { pid: '', note: 'Main shop', ips: '203.0.113.7\n198.51.100.0/24' })
+    const created = await agent.post('/api-keys', {
+      pid: '',
+      note: 'Main shop',
+      ips: '203.0.113.7\n198.51.100.0/24',
+    })
     assert.equal(created.status, 200)
     assert.equal(created.headers.get('cache-control'), 'no-store')
     const key = await ApiKey.findByOrFail('pid', '1001')
@@ -93,9 +107,18 @@ test.group('Console API keys: list, create, secret shown once', (group) => {
     assert.equal(elementText(created.text, 'key-pid'), '1001')
     assert.include(created.text, 'data-copy="key-secret"')
     assert.include(pageText(created.text), 'it is shown only on this page')
-    assert.deepEqual([key.note, key.ipAllowlist, key.status], ['Main shop', '203.0.113.7,198.51.100.0/24', 'active'])
+    assert.deepEqual(
+      [key.note, key.ipAllowlist, key.status],
+      ['Main shop', '203.0.113.7,198.51.100.0/24', 'active']
+    )
 
-    for (const path of ['/api-keys', '/api-keys/1001', '/api-keys/1001/integration', '/audit', '/']) {
+    for (const path of [
+      '/api-keys',
+      '/api-keys/1001',
+      '/api-keys/1001/integration',
+      '/audit',
+      '/',
+    ]) {
       const later = await agent.get(path)
       assert.notInclude(later.text, secret, path)
     }
@@ -113,16 +136,34 @@ test.group('Console API keys: list, create, secret shown once', (group) => {
     assert.equal(await apiStatus('1001', secret), 200)
   })
 
-  test('create refusals: each shown at its field, the fields kept, nothing written', async ({ assert }) => {
+  test('create refusals: each shown at its field, the fields kept, nothing written', async ({
+    assert,
+  }) => {
     const agent = await asAdmin()
     const before = await keysTable()
     const cases: [Record<string, string>, string, string][] = [
-      [{ pid: '', note: 'A', ips: '203.0.113.7\n10.0.0.0/33' }, 'ips', '"10.0.0.0/33" is not an IP address or CIDR range'],
-      [{ pid: 'a b', note: 'A', ips: '' }, 'pid', 'The pid must be 1 to 32 letters, digits, "_" or "-"'],
-      [{ pid: '', note: 'x'.repeat(256), ips: '' }, 'note', 'The note must be at most 255 characters'],
+      [
+        { pid: '', note: 'A', ips: '203.0.113.7\n10.0.0.0/33' },
+        'ips',
+        '"10.0.0.0/33" is not an IP address or CIDR range',
+      ],
+      [
+        { pid: 'a b', note: 'A', ips: '' },
+        'pid',
+        'The pid must be 1 to 32 letters, digits, "_" or "-"',
+      ],
+      [
+        { pid: '', note: 'x'.repeat(256), ips: '' },
+        'note',
+        'The note must be at most 255 characters',
+      ],
     ]
     for (const [fields, field, message] of cases) {
-      const refused = await agent.submit('/api-keys', { ...fields, _back: '/admin/api-keys/new' }, '/api-keys/new')
+      const refused = await agent.submit(
+        '/api-keys',
+        { ...fields, _back: '/admin/api-keys/new' },
+        '/api-keys/new'
+      )
       assert.equal(refused.status, 302)
       assert.equal(refused.location, '/admin/api-keys/new')
       const page = await agent.get(refused.location!)
@@ -133,14 +174,23 @@ test.group('Console API keys: list, create, secret shown once', (group) => {
       if (field === 'ips') assert.include(page.text, '10.0.0.0/33</textarea>')
     }
     // A pid taken: the service's refusal, flashed.
-    const taken = await agent.submit('/api-keys', { pid: '1000', note: '', ips: '', _back: '/admin/api-keys/new' }, '/api-keys/new')
+    const taken = await agent.submit(
+      '/api-keys',
+      { pid: '1000', note: '', ips: '', _back: '/admin/api-keys/new' },
+      '/api-keys/new'
+    )
     assert.equal(taken.location, '/admin/api-keys/new')
-    assert.include(pageText((await agent.get('/api-keys/new')).text), 'An API key with pid 1000 already exists')
+    assert.include(
+      pageText((await agent.get('/api-keys/new')).text),
+      'An API key with pid 1000 already exists'
+    )
     assert.equal(await keysTable(), before)
     assert.equal(await countRows('audit_log', { action: 'api_key.create' }), 0)
   })
 
-  test('a viewer sees the list and the key without any action, and every write is refused with 403', async ({ assert }) => {
+  test('a viewer sees the list and the key without any action, and every write is refused with 403', async ({
+    assert,
+  }) => {
     const agent = await ConsoleAgent.signIn(viewer)
     const list = await agent.get('/api-keys')
     assert.equal(list.status, 200)
@@ -182,7 +232,11 @@ test.group('Console API keys: list, create, secret shown once', (group) => {
   test('a form without its CSRF token is refused and writes nothing', async ({ assert }) => {
     const agent = await asAdmin()
     await agent.get('/api-keys/new')
-    const refused = await agent.post('/api-keys', { pid: 'shop-9', note: '', ips: '' }, { csrf: null })
+    const refused = await agent.post(
+      '/api-keys',
+      { pid: 'shop-9', note: '', ips: '' },
+      { csrf: null }
+    )
     assert.equal(refused.status, 403)
     assert.include(pageText(refused.text), 'This form has expired')
     assert.isNull(await ApiKey.findBy('pid', 'shop-9'))
@@ -195,7 +249,9 @@ test.group('Console API keys: one key', (group) => {
     admin = await createConsoleUser({ role: 'admin' })
   })
 
-  test('the key page: status, counts, allowed IPs, the secret hint only; an unknown pid is 404', async ({ assert }) => {
+  test('the key page: status, counts, allowed IPs, the secret hint only; an unknown pid is 404', async ({
+    assert,
+  }) => {
     const agent = await asAdmin()
     const page = await agent.get('/api-keys/1000')
     assert.equal(page.status, 200)
@@ -214,7 +270,10 @@ test.group('Console API keys: one key', (group) => {
 
   test('note and allowed IPs: saved, audited, applied to merchant requests', async ({ assert }) => {
     const agent = await asAdmin()
-    const saved = await agent.submit('/api-keys/1000', { note: '  Main shop ', ips: '10.0.0.0/8\n192.0.2.1' })
+    const saved = await agent.submit('/api-keys/1000', {
+      note: '  Main shop ',
+      ips: '10.0.0.0/8\n192.0.2.1',
+    })
     assert.equal(saved.location, '/admin/api-keys/1000')
     const page = await agent.get(saved.location!)
     assert.include(pageText(page.text), 'Saved the note and allowed IPs of pid 1000.')
@@ -234,7 +293,11 @@ test.group('Console API keys: one key', (group) => {
   test('a bad allow-list is shown at its field and changes nothing', async ({ assert }) => {
     const agent = await asAdmin()
     const before = await keysTable()
-    const refused = await agent.submit('/api-keys/1000', { note: 'kept?', ips: '203.0.113.7, 300.1.1.1', _back: '/admin/api-keys/1000' })
+    const refused = await agent.submit('/api-keys/1000', {
+      note: 'kept?',
+      ips: '203.0.113.7, 300.1.1.1',
+      _back: '/admin/api-keys/1000',
+    })
     assert.equal(refused.location, '/admin/api-keys/1000')
     const page = await agent.get('/api-keys/1000')
     assert.include(pageText(page.text), '"300.1.1.1" is not an IP address or CIDR range')
@@ -253,18 +316,23 @@ test.group('Console API keys: one key', (group) => {
     assert.include(pageText((await agent.get('/api-keys/1000')).text), 'pid 1000 is disabled')
     assert.equal((await ApiKey.findByOrFail('pid', '1000')).status, 'disabled')
     assert.equal(await apiStatus('1000', TEST_SECRET), 401)
-    assert.include(pageText((await agent.get('/api-keys/1000/integration')).text), 'This key is disabled')
+    assert.include(
+      pageText((await agent.get('/api-keys/1000/integration')).text),
+      'This key is disabled'
+    )
 
     await agent.post('/api-keys/1000/enable')
     assert.equal((await ApiKey.findByOrFail('pid', '1000')).status, 'active')
     assert.equal(await apiStatus('1000', TEST_SECRET), 200)
-    const actions = (await db.from('audit_log').where('action', 'api_key.update').orderBy('id')).map(
-      (row) => JSON.parse(row.after).status
-    )
+    const actions = (
+      await db.from('audit_log').where('action', 'api_key.update').orderBy('id')
+    ).map((row) => JSON.parse(row.after).status)
     assert.deepEqual(actions, ['disabled', 'active'])
   })
 
-  test('rotate: the new secret once, the old one refused at once, never shown again', async ({ assert }) => {
+  test('rotate: the new secret once, the old one refused at once, never shown again', async ({
+    assert,
+  }) => {
     const agent = await asAdmin()
     await agent.get('/api-keys/1000')
     const rotated = await agent.post('/api-keys/1000/rotate')
@@ -284,7 +352,9 @@ test.group('Console API keys: one key', (group) => {
     assert.equal(await countRows('audit_log', { action: 'api_key.rotate' }), 1)
   })
 
-  test('posting to an unknown pid is refused with a message, nothing written', async ({ assert }) => {
+  test('posting to an unknown pid is refused with a message, nothing written', async ({
+    assert,
+  }) => {
     const agent = await asAdmin()
     await agent.get('/api-keys')
     const refused = await agent.post('/api-keys/4242/rotate', { _back: '/admin/api-keys' })
@@ -306,17 +376,31 @@ test.group('Console API keys: the integration page', (group) => {
     admin = await createConsoleUser({ role: 'admin' })
   })
 
-  test('endpoints, the pid, the examples and the compat submit URL; the secret nowhere', async ({ assert }) => {
+  test('endpoints, the pid, the examples and the compat submit URL; the secret nowhere', async ({
+    assert,
+  }) => {
     const agent = await asAdmin()
     const page = await agent.get('/api-keys/1000/integration')
     assert.equal(page.status, 200)
     const text = pageText(page.text)
     assert.include(text, `${process.env.APP_URL}/payments/native/v1/order/create-transaction`)
     assert.include(text, `${process.env.APP_URL}/payments/native/v1/config`)
-    assert.include(text, `${process.env.APP_URL}/payments/compat/v1/order/create-transaction/submit.php`)
+    assert.include(
+      text,
+      `${process.env.APP_URL}/payments/compat/v1/order/create-transaction/submit.php`
+    )
     // the EPay base URL to copy, as an SDK wants it, and the endpoints under it with their answers
-    assert.equal(elementText(page.text, 'compat-url'), `${process.env.APP_URL}/payments/compat/v1/order/create-transaction/`)
-    for (const call of ['submit.php', 'mapi.php', 'api.php?act=order', 'api.php?act=orders', 'api.php?act=refund']) {
+    assert.equal(
+      elementText(page.text, 'compat-url'),
+      `${process.env.APP_URL}/payments/compat/v1/order/create-transaction/`
+    )
+    for (const call of [
+      'submit.php',
+      'mapi.php',
+      'api.php?act=order',
+      'api.php?act=orders',
+      'api.php?act=refund',
+    ]) {
       assert.include(text, call)
     }
     assert.include(text, 'refunds are not supported')
@@ -324,19 +408,33 @@ test.group('Console API keys: the integration page', (group) => {
     assert.include(text, `${process.env.APP_URL}/payments/native/v1/order/query`)
     assert.include(text, `${process.env.APP_URL}/payments/native/v1/openapi.json`)
     assert.include(text, 'Moving a shop from epusdt or BEpusdt')
-    assert.include(text, `epusdt / BEpusdt: {epusdt}/api/v1/order/create-transaction Here: ${process.env.APP_URL}/payments/native/v1/order/create-transaction`)
+    assert.include(
+      text,
+      `epusdt / BEpusdt: {epusdt}/api/v1/order/create-transaction Here: ${process.env.APP_URL}/payments/native/v1/order/create-transaction`
+    )
     assert.include(text, 'pid=1000 in every request, signed')
     assert.include(text, 'A shop with an EPay plugin needs no change: use the EPay base URL below.')
-    for (const id of ['create-shell', 'create-php', 'create-node', 'callback-php', 'callback-node']) {
+    for (const id of [
+      'create-shell',
+      'create-php',
+      'create-node',
+      'callback-php',
+      'callback-node',
+    ]) {
       assert.include(page.text, `<pre class="copy-value" id="${id}"`, id)
       assert.include(page.text, `data-copy="${id}"`, id)
     }
     assert.include(elementText(page.text, 'create-shell'), 'openssl dgst -sha256 -hmac "$SECRET"')
-    assert.include(elementText(page.text, 'create-shell-run'), `${SECRET_VARIABLE}='<secret of pid 1000>' bash create_order.sh`)
+    assert.include(
+      elementText(page.text, 'create-shell-run'),
+      `${SECRET_VARIABLE}='<secret of pid 1000>' bash create_order.sh`
+    )
     assert.notInclude(page.text, TEST_SECRET)
   })
 
-  test('the shell example as the page shows it (copied text) creates an order', async ({ assert }) => {
+  test('the shell example as the page shows it (copied text) creates an order', async ({
+    assert,
+  }) => {
     await makeTronPayable()
     await settings.set('rate_limit.create_per_minute', '0')
     const agent = await asAdmin()
@@ -345,7 +443,12 @@ test.group('Console API keys: the integration page', (group) => {
     const scratch = await scratchDirectory()
     try {
       const file = await scratch.write('create_order.sh', code)
-      const run = await runProgram('bash', [file], { [SECRET_VARIABLE]: TEST_SECRET }, { cwd: scratch.path })
+      const run = await runProgram(
+        'bash',
+        [file],
+        { [SECRET_VARIABLE]: TEST_SECRET },
+        { cwd: scratch.path }
+      )
       assert.equal(run.code, 0, run.stdout + run.stderr)
       const tradeId = JSON.parse(run.stdout.trim().split('\n').at(-1)!).data.trade_id
       const order = await Order.findByOrFail('trade_id', tradeId)
@@ -358,7 +461,11 @@ test.group('Console API keys: the integration page', (group) => {
   test('send test callback: the shop answer is shown on the page', async ({ assert }) => {
     await settings.set('callbacks.allow_private_targets', 'true')
     const agent = await asAdmin()
-    const sent = await agent.submit('/api-keys/1000/test-callback', { url: merchant.notifyUrl, format: 'native' }, '/api-keys/1000/integration')
+    const sent = await agent.submit(
+      '/api-keys/1000/test-callback',
+      { url: merchant.notifyUrl, format: 'native' },
+      '/api-keys/1000/integration'
+    )
     assert.equal(sent.location, '/admin/api-keys/1000/integration#test-callback')
     const page = await agent.get('/api-keys/1000/integration')
     const text = pageText(page.text)
@@ -371,21 +478,34 @@ test.group('Console API keys: the integration page', (group) => {
     assert.lengthOf(merchant.requests, 1)
     assert.match(JSON.parse(merchant.requests[0].body).trade_id, /^TEST-/)
     // Shown once: a reload no longer has it.
-    assert.notInclude(pageText((await agent.get('/api-keys/1000/integration')).text), "The shop's answer")
+    assert.notInclude(
+      pageText((await agent.get('/api-keys/1000/integration')).text),
+      "The shop's answer"
+    )
   })
 
-  test('send test callback: an error answer, a refused address and a bad URL are shown', async ({ assert }) => {
+  test('send test callback: an error answer, a refused address and a bad URL are shown', async ({
+    assert,
+  }) => {
     const agent = await asAdmin()
     await settings.set('callbacks.allow_private_targets', 'true')
     merchant.reset([{ status: 503, body: 'maintenance' }])
-    await agent.submit('/api-keys/1000/test-callback', { url: merchant.notifyUrl, format: 'native' }, '/api-keys/1000/integration')
+    await agent.submit(
+      '/api-keys/1000/test-callback',
+      { url: merchant.notifyUrl, format: 'native' },
+      '/api-keys/1000/integration'
+    )
     let text = pageText((await agent.get('/api-keys/1000/integration')).text)
     assert.include(text, 'Not acknowledged A real callback would be retried.')
     assert.include(text, 'HTTP status 503')
     assert.include(text, 'Response maintenance')
 
     await settings.set('callbacks.allow_private_targets', 'false')
-    await agent.submit('/api-keys/1000/test-callback', { url: merchant.notifyUrl, format: 'native' }, '/api-keys/1000/integration')
+    await agent.submit(
+      '/api-keys/1000/test-callback',
+      { url: merchant.notifyUrl, format: 'native' },
+      '/api-keys/1000/integration'
+    )
     text = pageText((await agent.get('/api-keys/1000/integration')).text)
     assert.include(text, 'Not sent The address is not allowed.')
     assert.include(text, '127.0.0.1 is a private or loopback address')
@@ -403,7 +523,9 @@ test.group('Console API keys: the integration page', (group) => {
     assert.lengthOf(merchant.requests, 1)
   })
 
-  test('a pid that is not numeric: no compat format to pick, and a warning on the compat card', async ({ assert }) => {
+  test('a pid that is not numeric: no compat format to pick, and a warning on the compat card', async ({
+    assert,
+  }) => {
     const agent = await asAdmin()
     await agent.submit('/api-keys', { pid: 'shop-7', note: '', ips: '' }, '/api-keys/new')
     const page = await agent.get('/api-keys/shop-7/integration')

@@ -33,7 +33,9 @@ async function insertRows(rows: Record<string, unknown>[]) {
 test.group('Console audit log page', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('a viewer reads it: sign-ins and changes, with who, before → after, IP and request id', async ({ assert }) => {
+  test('a viewer reads it: sign-ins and changes, with who, before → after, IP and request id', async ({
+    assert,
+  }) => {
     const viewer = await createConsoleUser({ role: 'viewer' })
     const rates = await app.container.make(RateAdmin)
     await actingAs({ actor: { kind: 'ace', osUser: 'deploy' } }, async () => {
@@ -42,16 +44,33 @@ test.group('Console audit log page', (group) => {
     })
     // A failed sign-in, then the viewer's own.
     const stranger = new ConsoleAgent()
-    await stranger.submit('/login', { email: 'Nobody@Example.com', password: 'wrong password here' })
+    await stranger.submit('/login', {
+      email: 'Nobody@Example.com',
+      password: 'wrong password here',
+    })
     const agent = await ConsoleAgent.signIn(viewer)
 
     const page = await agent.get('/audit')
     assert.equal(page.status, 200)
     const rows = tableRows(page.text)
-    assert.match(rows[0], new RegExp(`UTC just now ${viewer.email} console Signed in auth\\.login Admin user ${viewer.email} \\(#\\d+\\) email ${viewer.email} method password 127\\.0\\.0\\.1 \\S+`))
-    assert.match(rows[1], /Not signed in visitor Sign-in failed auth\.login_failed Sign-in as nobody@example\.com email nobody@example\.com reason wrong e-mail or password 127\.0\.0\.1/)
-    assert.include(rows[2], 'deploy shell (node ace) Rate set rate.set Rate USDT/CNY rate from 7.25 → to 7.5 — —')
-    assert.include(rows[3], 'Rate set rate.set Rate USDT/CNY token USDT fiat CNY rate 7.25 source fixed')
+    assert.match(
+      rows[0],
+      new RegExp(
+        `UTC just now ${viewer.email} console Signed in auth\\.login Admin user ${viewer.email} \\(#\\d+\\) email ${viewer.email} method password 127\\.0\\.0\\.1 \\S+`
+      )
+    )
+    assert.match(
+      rows[1],
+      /Not signed in visitor Sign-in failed auth\.login_failed Sign-in as nobody@example\.com email nobody@example\.com reason wrong e-mail or password 127\.0\.0\.1/
+    )
+    assert.include(
+      rows[2],
+      'deploy shell (node ace) Rate set rate.set Rate USDT/CNY rate from 7.25 → to 7.5 — —'
+    )
+    assert.include(
+      rows[3],
+      'Rate set rate.set Rate USDT/CNY token USDT fiat CNY rate 7.25 source fixed'
+    )
     assert.include(page.text, '<del>7.25</del>')
     assert.include(page.text, '<ins>7.5</ins>')
     // The sign-in row carries the request's id, the same the response was given.
@@ -59,14 +78,29 @@ test.group('Console audit log page', (group) => {
     assert.include(rows[0], login.request_id)
   })
 
-  test('filters: action group, one action, who (any case), subject, IP and days; the form keeps them', async ({ assert }) => {
+  test('filters: action group, one action, who (any case), subject, IP and days; the form keeps them', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser({ email: 'ops@example.com' })
     const agent = await ConsoleAgent.signIn(admin)
     const now = Date.now()
     await insertRows([
       { created_at: now - 40 * DAY, subject_id: 'OLD/CNY', ip: '198.51.100.7' },
-      { created_at: now - 10 * DAY, action: 'wallet.add', subject_type: 'wallet', subject_id: 'tron/TAbc', ip: '198.51.100.7' },
-      { created_at: now - 2 * DAY, action: 'api_key.rotate', subject_type: 'api_key', subject_id: '1000', actor_kind: 'user', actor: 'ops@example.com' },
+      {
+        created_at: now - 10 * DAY,
+        action: 'wallet.add',
+        subject_type: 'wallet',
+        subject_id: 'tron/TAbc',
+        ip: '198.51.100.7',
+      },
+      {
+        created_at: now - 2 * DAY,
+        action: 'api_key.rotate',
+        subject_type: 'api_key',
+        subject_id: '1000',
+        actor_kind: 'user',
+        actor: 'ops@example.com',
+      },
     ])
 
     const signIns = tableRows((await agent.get('/audit?action=auth.*')).text)
@@ -74,14 +108,21 @@ test.group('Console audit log page', (group) => {
     assert.isTrue(signIns.every((row) => row.includes('auth.login')))
 
     const rotations = await agent.get('/audit?action=api_key.rotate')
-    assert.deepEqual(tableRows(rotations.text).map((row) => row.includes('API key 1000')), [true])
+    assert.deepEqual(
+      tableRows(rotations.text).map((row) => row.includes('API key 1000')),
+      [true]
+    )
     assert.match(rotations.text, /<option value="api_key\.rotate" selected>/)
 
-    const byActor = tableRows((await agent.get('/audit?actor=OPS@Example.com&subject_type=api_key')).text)
+    const byActor = tableRows(
+      (await agent.get('/audit?actor=OPS@Example.com&subject_type=api_key')).text
+    )
     assert.lengthOf(byActor, 1)
     assert.include(byActor[0], 'API key secret rotated')
 
-    const bySubject = tableRows((await agent.get('/audit?subject_type=wallet&subject_id=tron/TAbc')).text)
+    const bySubject = tableRows(
+      (await agent.get('/audit?subject_type=wallet&subject_id=tron/TAbc')).text
+    )
     assert.lengthOf(bySubject, 1)
     const byIp = tableRows((await agent.get('/audit?ip=198.51.100.7')).text)
     assert.lengthOf(byIp, 2)
@@ -113,7 +154,9 @@ test.group('Console audit log page', (group) => {
     assert.include(text, 'Every change made in this console or with node ace')
   })
 
-  test('bad filters: the form says what is wrong (422), nothing is listed, no error page', async ({ assert }) => {
+  test('bad filters: the form says what is wrong (422), nothing is listed, no error page', async ({
+    assert,
+  }) => {
     const agent = await ConsoleAgent.signIn(await createConsoleUser())
     const impossible = await agent.get('/audit?from=2025-02-30')
     assert.equal(impossible.status, 422)
@@ -135,16 +178,25 @@ test.group('Console audit log page', (group) => {
     assert.isNotEmpty(tableRows(garbage.text))
   })
 
-  test('pages: 50 newest first, then the rest, without a row twice or missed; filters kept across pages', async ({ assert }) => {
+  test('pages: 50 newest first, then the rest, without a row twice or missed; filters kept across pages', async ({
+    assert,
+  }) => {
     const agent = await ConsoleAgent.signIn(await createConsoleUser())
     const now = Date.now() - 60_000
     // Same millisecond for several: the cursor orders by id too.
-    await insertRows(Array.from({ length: 62 }, (_, index) => ({ created_at: now - Math.floor(index / 3), subject_id: `S${index}` })))
+    await insertRows(
+      Array.from({ length: 62 }, (_, index) => ({
+        created_at: now - Math.floor(index / 3),
+        subject_id: `S${index}`,
+      }))
+    )
 
     const first = await agent.get('/audit?action=rate.set')
     const firstRows = tableRows(first.text)
     assert.lengthOf(firstRows, 50)
-    const next = /<a class="btn btn-secondary btn-small" href="([^"]+)" rel="next">/.exec(first.text)![1].replace(/&amp;/g, '&')
+    const next = /<a class="btn btn-secondary btn-small" href="([^"]+)" rel="next">/
+      .exec(first.text)![1]
+      .replace(/&amp;/g, '&')
     assert.match(next, /^\/admin\/audit\?action=rate\.set&after=/)
     assert.notInclude(first.text, 'First page')
 
@@ -155,7 +207,11 @@ test.group('Console audit log page', (group) => {
     assert.include(second.text, 'href="/admin/audit?action=rate.set">« First page</a>')
 
     // Newest first; within a millisecond, the later row (higher id) first.
-    const expected = Array.from({ length: 21 }, (_, group) => [3 * group + 2, 3 * group + 1, 3 * group])
+    const expected = Array.from({ length: 21 }, (_, group) => [
+      3 * group + 2,
+      3 * group + 1,
+      3 * group,
+    ])
       .flat()
       .filter((index) => index < 62)
       .map((index) => `S${index}`)
@@ -168,17 +224,31 @@ test.group('Console audit log page', (group) => {
     await agent.get('/audit')
     const before = await countRows('audit_log')
     const [row] = await db.from('audit_log').select('id').limit(1)
-    for (const path of ['/audit', `/audit/${row.id}`, `/audit/${row.id}/delete`, `/audit/${row.id}/edit`]) {
+    for (const path of [
+      '/audit',
+      `/audit/${row.id}`,
+      `/audit/${row.id}/delete`,
+      `/audit/${row.id}/edit`,
+    ]) {
       const response = await agent.post(path, { action: 'forged' })
       assert.equal(response.status, 404, path)
     }
     assert.equal(await countRows('audit_log'), before)
-    assert.equal((await db.from('audit_log').where('action', 'forged').count('* as total'))[0].total, 0)
+    assert.equal(
+      (await db.from('audit_log').where('action', 'forged').count('* as total'))[0].total,
+      0
+    )
   })
 
   test('escaped: a subject id with markup is shown as text', async ({ assert }) => {
     const agent = await ConsoleAgent.signIn(await createConsoleUser({ password: CONSOLE_PASSWORD }))
-    await insertRows([{ created_at: Date.now(), subject_id: '<img src=x onerror=alert(1)>', after: JSON.stringify({ note: '<b>bold</b>' }) }])
+    await insertRows([
+      {
+        created_at: Date.now(),
+        subject_id: '<img src=x onerror=alert(1)>',
+        after: JSON.stringify({ note: '<b>bold</b>' }),
+      },
+    ])
     const page = await agent.get('/audit?action=rate.set')
     assert.notInclude(page.text, '<img src=x')
     assert.notInclude(page.text, '<b>bold</b>')

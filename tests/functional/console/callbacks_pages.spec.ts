@@ -11,7 +11,11 @@ import { MerchantServer } from '#tests/helpers/merchant_server'
 import { TEST_SECRET } from '#tests/helpers/merchant'
 import { ConsoleAgent, createConsoleUser, pageText } from '#tests/helpers/console'
 
-async function paidOrder(client: any, merchant: MerchantServer, overrides: Record<string, unknown> = {}) {
+async function paidOrder(
+  client: any,
+  merchant: MerchantServer,
+  overrides: Record<string, unknown> = {}
+) {
   const order = await newOrder(client, { notify_url: merchant.notifyUrl, ...overrides })
   await paymentService.markPaid(order.id, { reference: `tx-${order.tradeId}`, source: 'scanner' })
   return Order.findOrFail(order.id)
@@ -39,7 +43,10 @@ test.group('Console callbacks pages', (group) => {
     await emptyAuditLog()
   })
 
-  test('the list: status tabs with counts, filters, every state designed', async ({ client, assert }) => {
+  test('the list: status tabs with counts, filters, every state designed', async ({
+    client,
+    assert,
+  }) => {
     const { agent } = await signedIn()
     const empty = await agent.get('/callbacks')
     assert.equal(empty.status, 200)
@@ -87,14 +94,18 @@ test.group('Console callbacks pages', (group) => {
     const made: Order[] = []
     for (let index = 0; index < 52; index++) {
       const order = await newOrder(client, { notify_url: merchant.notifyUrl })
-      await paymentService.markPaid(order.id, { reference: `tx-${order.tradeId}`, source: 'scanner' })
+      await paymentService.markPaid(order.id, {
+        reference: `tx-${order.tradeId}`,
+        source: 'scanner',
+      })
       made.push(order)
     }
     const { agent } = await signedIn()
     const first = await agent.get('/callbacks')
     const next = /href="(\/admin\/callbacks\?after=\d+)" rel="next"/.exec(first.text)![1]
     const second = await agent.get(next)
-    const ids = (html: string) => [...html.matchAll(/href="\/admin\/callbacks\/(\d+)"/g)].map((match) => match[1])
+    const ids = (html: string) =>
+      [...html.matchAll(/href="\/admin\/callbacks\/(\d+)"/g)].map((match) => match[1])
     assert.lengthOf(ids(first.text), 50)
     assert.lengthOf(ids(second.text), 2)
     assert.lengthOf(new Set([...ids(first.text), ...ids(second.text)]), 52)
@@ -103,8 +114,14 @@ test.group('Console callbacks pages', (group) => {
     assert.notMatch(second.text, /rel="next"/)
   })
 
-  test('the detail: every attempt with HTTP status, duration and excerpt', async ({ client, assert }) => {
-    merchant.reset([{ status: 503, body: 'busy, later' }, { status: 200, body: 'ok' }])
+  test('the detail: every attempt with HTTP status, duration and excerpt', async ({
+    client,
+    assert,
+  }) => {
+    merchant.reset([
+      { status: 503, body: 'busy, later' },
+      { status: 200, body: 'ok' },
+    ])
     const order = await paidOrder(client, merchant, { order_id: 'shop-detail' })
     await callbackDeliverer.runOnce()
     await db.from('callbacks').where('order_id', order.id).update({ next_attempt_at: 0 })
@@ -125,22 +142,35 @@ test.group('Console callbacks pages', (group) => {
     assert.equal((await agent.get('/callbacks/abc')).status, 404)
   })
 
-  test('send one again: through OrderAdmin (as callbacks:redeliver), the merchant\'s answer said, audited', async ({ client, assert }) => {
+  test("send one again: through OrderAdmin (as callbacks:redeliver), the merchant's answer said, audited", async ({
+    client,
+    assert,
+  }) => {
     const order = await paidOrder(client, merchant)
     await callbackDeliverer.runOnce()
     const callback = await callbackOf(order)
     const { agent, user } = await signedIn()
-    const sent = await agent.submit(`/callbacks/${callback.id}/redeliver`, {}, `/callbacks/${callback.id}`)
+    const sent = await agent.submit(
+      `/callbacks/${callback.id}/redeliver`,
+      {},
+      `/callbacks/${callback.id}`
+    )
     assert.equal(sent.status, 302)
     assert.equal(sent.location, `/admin/callbacks/${callback.id}`)
-    assert.match(pageText((await agent.get(`/callbacks/${callback.id}`)).text), /Sent again: the merchant acknowledged it \(HTTP 200 in \d+ ms\)/)
+    assert.match(
+      pageText((await agent.get(`/callbacks/${callback.id}`)).text),
+      /Sent again: the merchant acknowledged it \(HTTP 200 in \d+ ms\)/
+    )
     assert.lengthOf(merchant.requests, 2)
     const [row] = await db.from('audit_log').where('action', 'order.callback_resend')
     assert.include(row, { subject_id: order.tradeId, actor: user.email })
 
     merchant.reset([{ status: 500, body: 'down' }])
     await agent.post(`/callbacks/${callback.id}/redeliver`, {})
-    assert.include(pageText((await agent.get(`/callbacks/${callback.id}`)).text), 'Sent again but not acknowledged: not acknowledged: HTTP 500')
+    assert.include(
+      pageText((await agent.get(`/callbacks/${callback.id}`)).text),
+      'Sent again but not acknowledged: not acknowledged: HTTP 500'
+    )
     assert.equal((await callbackOf(order)).status, 'pending')
 
     // A held callback offers no button: nothing can go out while its plugin is off.
@@ -151,43 +181,82 @@ test.group('Console callbacks pages', (group) => {
     assert.include(pageText(heldPage.text), 'format is not loaded')
     assert.notInclude(heldPage.text, `/callbacks/${heldCallback.id}/redeliver`)
     await agent.post(`/callbacks/${heldCallback.id}/redeliver`, {})
-    assert.include(pageText((await agent.get(`/callbacks/${heldCallback.id}`)).text), 'Queued again, but held')
+    assert.include(
+      pageText((await agent.get(`/callbacks/${heldCallback.id}`)).text),
+      'Queued again, but held'
+    )
     assert.equal((await callbackOf(held)).attempts, 0)
 
     const unpaid = await newOrder(client)
     await db.table('callbacks').insert({
-      order_id: unpaid.id, format: 'native', status: 'failed', attempts: 1, next_attempt_at: 0, last_error: '', created_at: Date.now(), updated_at: Date.now(),
+      order_id: unpaid.id,
+      format: 'native',
+      status: 'failed',
+      attempts: 1,
+      next_attempt_at: 0,
+      last_error: '',
+      created_at: Date.now(),
+      updated_at: Date.now(),
     })
     const orphan = await callbackOf(unpaid)
     await agent.post(`/callbacks/${orphan.id}/redeliver`, {})
-    assert.include(pageText((await agent.get(`/callbacks/${orphan.id}`)).text), 'is not paid (status 1); there is nothing to tell')
+    assert.include(
+      pageText((await agent.get(`/callbacks/${orphan.id}`)).text),
+      'is not paid (status 1); there is nothing to tell'
+    )
   })
 
-  test('send a filtered batch again: the count is said; no filter or an unreadable day is refused', async ({ client, assert }) => {
+  test('send a filtered batch again: the count is said; no filter or an unreadable day is refused', async ({
+    client,
+    assert,
+  }) => {
     merchant.reset([{ status: 500, body: 'no' }])
     const failed: Order[] = []
     for (let index = 0; index < 3; index++) failed.push(await paidOrder(client, merchant))
-    for (const order of failed) await db.from('callbacks').where('order_id', order.id).update({ status: 'failed', attempts: 7 })
+    for (const order of failed)
+      await db
+        .from('callbacks')
+        .where('order_id', order.id)
+        .update({ status: 'failed', attempts: 7 })
     const untouched = await paidOrder(client, merchant)
 
     const { agent } = await signedIn()
     await agent.get('/callbacks?status=failed')
-    const sent = await agent.post('/callbacks/redeliver', { status: 'failed', pid: '', network: '', from: '', to: '', q: '' })
+    const sent = await agent.post('/callbacks/redeliver', {
+      status: 'failed',
+      pid: '',
+      network: '',
+      from: '',
+      to: '',
+      q: '',
+    })
     assert.equal(sent.location, '/admin/callbacks?status=failed')
-    assert.include(pageText((await agent.get('/callbacks?status=failed')).text), '3 callbacks queued again.')
+    assert.include(
+      pageText((await agent.get('/callbacks?status=failed')).text),
+      '3 callbacks queued again.'
+    )
     for (const order of failed) assert.equal((await callbackOf(order)).status, 'pending')
     assert.equal((await callbackOf(untouched)).attempts, 0)
     assert.equal(await countRows('audit_log', { action: 'order.callback_resend' }), 3)
 
     const noFilter = await agent.post('/callbacks/redeliver', { status: '', pid: '' })
     assert.equal(noFilter.status, 302)
-    assert.include(pageText((await agent.get('/callbacks')).text), 'Choose at least one filter before sending a batch')
+    assert.include(
+      pageText((await agent.get('/callbacks')).text),
+      'Choose at least one filter before sending a batch'
+    )
     await agent.post('/callbacks/redeliver', { status: 'failed', from: '2024-02-30' })
-    assert.include(pageText((await agent.get('/callbacks')).text), 'No such day: 2024-02-30. Nothing was sent again.')
+    assert.include(
+      pageText((await agent.get('/callbacks')).text),
+      'No such day: 2024-02-30. Nothing was sent again.'
+    )
     assert.equal(await countRows('audit_log', { action: 'order.callback_resend' }), 3)
   })
 
-  test('a viewer reads the pages; both POSTs are 403 and change nothing', async ({ client, assert }) => {
+  test('a viewer reads the pages; both POSTs are 403 and change nothing', async ({
+    client,
+    assert,
+  }) => {
     const order = await paidOrder(client, merchant)
     await callbackDeliverer.runOnce()
     const callback = await callbackOf(order)

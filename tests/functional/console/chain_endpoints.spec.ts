@@ -44,7 +44,9 @@ test.group('Console chains: the state of each RPC endpoint', (group) => {
   test('HTTP 402 and a long Retry-After hold their endpoints; the page says until when, the third serves; the log range learned is shown', async ({
     assert,
   }) => {
-    const [credits, limited, fine] = await Promise.all([0, 1, 2].map(() => new LimitedEndpoint(100, 100).start()))
+    const [credits, limited, fine] = await Promise.all(
+      [0, 1, 2].map(() => new LimitedEndpoint(100, 100).start())
+    )
     endpoints.push(credits, limited, fine)
     credits.script = [{ status: 402 }]
     limited.script = [{ status: 429, retryAfter: '3600' }]
@@ -53,9 +55,17 @@ test.group('Console chains: the state of each RPC endpoint', (group) => {
 
     // A run of the scanner, as rpcFor() makes its pool: the database remembers what the endpoints asked for.
     const memory = await DatabaseEndpointMemory.load('ethereum', urls, API_KEY)
-    const pool = new RpcPool(urls, { timeoutMs: 5_000, cooldownMs: 30_000, apiKey: API_KEY, network: 'ethereum', memory })
+    const pool = new RpcPool(urls, {
+      timeoutMs: 5_000,
+      cooldownMs: 30_000,
+      apiKey: API_KEY,
+      network: 'ethereum',
+      memory,
+    })
     const before = Date.now()
-    const answer = await pool.call((url) => pool.fetch(url, { method: 'POST', body: '{}' }).then((response) => response.json()))
+    const answer = await pool.call((url) =>
+      pool.fetch(url, { method: 'POST', body: '{}' }).then((response) => response.json())
+    )
     assert.deepEqual(answer, { jsonrpc: '2.0', id: 1, result: 'ok' })
     pool.rememberLogRange(fine.url, 2_000)
     await memory.settled()
@@ -67,16 +77,27 @@ test.group('Console chains: the state of each RPC endpoint', (group) => {
     assert.equal(limitedRow.hold_kind, 'rate_limited')
     assert.isAtLeast(Number(limitedRow.hold_until), before + 3_600_000)
 
-    const [chain] = (await new ChainOverview().all()).filter((entry) => entry.network === 'ethereum')
+    const [chain] = (await new ChainOverview().all()).filter(
+      (entry) => entry.network === 'ethereum'
+    )
     assert.deepEqual(
-      chain.endpoints.map((endpoint) => [endpoint.url, endpoint.state, endpoint.heldUntil, endpoint.logRange, endpoint.lastHold]),
+      chain.endpoints.map((endpoint) => [
+        endpoint.url,
+        endpoint.state,
+        endpoint.heldUntil,
+        endpoint.logRange,
+        endpoint.lastHold,
+      ]),
       [
         [credits.url, 'credits', Number(creditsRow.hold_until), null, null],
         [limited.url, 'rate_limited', Number(limitedRow.hold_until), null, null],
         [fine.url, 'fine', null, 2_000, null],
       ]
     )
-    assert.match(chain.endpoints[0].holdReason, /daily credits are spent \(HTTP 402\) until 00:00 UTC/)
+    assert.match(
+      chain.endpoints[0].holdReason,
+      /daily credits are spent \(HTTP 402\) until 00:00 UTC/
+    )
     assert.match(chain.endpoints[1].holdReason, /rate limited: it asked for 3600 s \(Retry-After\)/)
     // What the state does not say already.
     assert.equal(chain.endpoints[1].holdDetail, 'It asked for 3600 s (Retry-After)')
@@ -93,7 +114,10 @@ test.group('Console chains: the state of each RPC endpoint', (group) => {
       page,
       `${limited.url} Rate limited Held until ${utcSecond(Number(limitedRow.hold_until))}: it asked to wait longer than a request may.`
     )
-    assert.include(page, `${fine.url} Available Log queries: up to 2,000 blocks (it refused a wider range)`)
+    assert.include(
+      page,
+      `${fine.url} Available Log queries: up to 2,000 blocks (it refused a wider range)`
+    )
     assert.notInclude(page, 'Every RPC endpoint is held')
 
     // The list points at the held ones.
@@ -133,7 +157,12 @@ test.group('Console chains: the state of each RPC endpoint', (group) => {
       holdReason: `its daily credits are spent (HTTP 402) until 00:00 UTC: HTTP 402 from ${INFURA_URL} key ${API_KEY}`,
       logRange: null,
     })
-    memory.remember(second, { holdUntil: soon, holdKind: 'rate_limited', holdReason: 'rate limited: it asked for 1200 s (Retry-After)', logRange: null })
+    memory.remember(second, {
+      holdUntil: soon,
+      holdKind: 'rate_limited',
+      holdReason: 'rate limited: it asked for 1200 s (Retry-After)',
+      logRange: null,
+    })
     await memory.settled()
 
     for (const role of ['admin', 'viewer'] as const) {
@@ -141,7 +170,10 @@ test.group('Console chains: the state of each RPC endpoint', (group) => {
       const page = pageText(response.text)
       assert.include(page, `${MASKED_INFURA} Daily credits spent`)
       assert.include(page, `HTTP 402 from ${MASKED_INFURA} key ***`)
-      assert.include(page, `Every RPC endpoint is held: Ethereum is not scanned before ${utcMinute(Math.min(midnight, soon))}.`)
+      assert.include(
+        page,
+        `Every RPC endpoint is held: Ethereum is not scanned before ${utcMinute(Math.min(midnight, soon))}.`
+      )
       assert.notInclude(response.text, INFURA_KEY)
       assert.notInclude(response.text, API_KEY)
       assert.include(page, `Its answer: HTTP 402 from ${MASKED_INFURA} key ***`)
@@ -153,37 +185,68 @@ test.group('Console chains: the state of each RPC endpoint', (group) => {
     const listed = await runAce(['chain:list'])
     assert.equal(listed.code, 0, listed.stderr)
     const output = listed.stdout + listed.stderr
-    assert.include(output, `ethereum: ${MASKED_INFURA} is not asked until ${new Date(midnight).toISOString()}: its daily credits are spent (HTTP 402)`)
-    assert.include(output, `ethereum: ${second} is not asked until ${new Date(soon).toISOString()}: it asked to wait (Retry-After)`)
+    assert.include(
+      output,
+      `ethereum: ${MASKED_INFURA} is not asked until ${new Date(midnight).toISOString()}: its daily credits are spent (HTTP 402)`
+    )
+    assert.include(
+      output,
+      `ethereum: ${second} is not asked until ${new Date(soon).toISOString()}: it asked to wait (Retry-After)`
+    )
     assert.notInclude(output, INFURA_KEY)
   }).timeout(60_000)
 
-  test('a hold that is over shows the endpoint available, with the hold it had; another API key is another endpoint', async ({ assert }) => {
+  test('a hold that is over shows the endpoint available, with the hold it had; another API key is another endpoint', async ({
+    assert,
+  }) => {
     const url = 'https://eth-mainnet.example.net/rpc'
     await operator.setChain('ethereum', { rpcUrls: [url], apiKey: API_KEY })
     const ended = Date.now() - 60_000
     const memory = await DatabaseEndpointMemory.load('ethereum', [url], API_KEY)
-    memory.remember(url, { holdUntil: ended, holdKind: 'credits', holdReason: 'its daily credits are spent (HTTP 402) until 00:00 UTC', logRange: 500 })
+    memory.remember(url, {
+      holdUntil: ended,
+      holdKind: 'credits',
+      holdReason: 'its daily credits are spent (HTTP 402) until 00:00 UTC',
+      logRange: 500,
+    })
     // The same URL under another key (before a key change): not this endpoint.
     const other = await DatabaseEndpointMemory.load('ethereum', [url], 'another-key-0000')
-    other.remember(url, { holdUntil: Date.now() + 3_600_000, holdKind: 'rate_limited', holdReason: 'rate limited', logRange: null })
+    other.remember(url, {
+      holdUntil: Date.now() + 3_600_000,
+      holdKind: 'rate_limited',
+      holdReason: 'rate limited',
+      logRange: null,
+    })
     await Promise.all([memory.settled(), other.settled()])
 
     const page = pageText((await (await signedIn()).get('/chains/ethereum')).text)
-    assert.include(page, `${url} Available Was held until ${utcMinute(ended)} (daily credits spent). Log queries: up to 500 blocks`)
+    assert.include(
+      page,
+      `${url} Available Was held until ${utcMinute(ended)} (daily credits spent). Log queries: up to 500 blocks`
+    )
     assert.include(page, 'RPC endpoints 1 endpoint')
     assert.notInclude(page, 'Every RPC endpoint is held')
     assert.notInclude(page, 'Rate limited')
   })
 
-  test('no endpoint: said plainly; an API key the APP_KEY cannot read: the state is unknown, not "available"', async ({ assert }) => {
+  test('no endpoint: said plainly; an API key the APP_KEY cannot read: the state is unknown, not "available"', async ({
+    assert,
+  }) => {
     await operator.setChain('ethereum', { rpcUrls: [] })
     const agent = await signedIn()
-    assert.include(pageText((await agent.get('/chains/ethereum')).text), 'No RPC endpoint is set: Ethereum cannot be scanned. Add one under Settings.')
+    assert.include(
+      pageText((await agent.get('/chains/ethereum')).text),
+      'No RPC endpoint is set: Ethereum cannot be scanned. Add one under Settings.'
+    )
 
     await operator.setChain('ethereum', { rpcUrls: ['https://eth-mainnet.example.net/rpc'] })
-    await db.from('chains').where('network', 'ethereum').update({ api_key: sealSecret('sealed-for-something-else', SecretPurpose.setting('x')) })
-    const [chain] = (await new ChainOverview().all()).filter((entry) => entry.network === 'ethereum')
+    await db
+      .from('chains')
+      .where('network', 'ethereum')
+      .update({ api_key: sealSecret('sealed-for-something-else', SecretPurpose.setting('x')) })
+    const [chain] = (await new ChainOverview().all()).filter(
+      (entry) => entry.network === 'ethereum'
+    )
     assert.equal(chain.endpoints[0].state, 'unknown')
     const page = pageText((await agent.get('/chains/ethereum')).text)
     assert.include(page, 'Unknown The API key cannot be read (APP_KEY changed?)')

@@ -29,7 +29,8 @@ async function chainForm(network: string, changes: Record<string, string> = {}) 
     confirmations: String(chain.confirmations),
     scan_interval: String(chain.scanIntervalSeconds),
     block_time: String(chain.blockTimeMs / 1000),
-    requests_per_second: chain.rpcRequestsPerSecond === null ? '' : String(chain.rpcRequestsPerSecond),
+    requests_per_second:
+      chain.rpcRequestsPerSecond === null ? '' : String(chain.rpcRequestsPerSecond),
     requests_per_day: chain.rpcRequestsPerDay === null ? '' : String(chain.rpcRequestsPerDay),
     explorer_tx_url: chain.explorerTxUrl,
     options: Object.entries(chain.options)
@@ -51,7 +52,9 @@ async function snapshotOfChains() {
 test.group('Console chains: list and chain page', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('the list shows every chain with its state, tokens, wallets and scanner status, secrets masked', async ({ assert }) => {
+  test('the list shows every chain with its state, tokens, wallets and scanner status, secrets masked', async ({
+    assert,
+  }) => {
     await operator.setChain('ethereum', { rpcUrls: [KEYED_URL] })
     await operator.setChain('tron', { apiKey: API_KEY })
     await operator.setToken('tron', 'TRX', { enabled: false })
@@ -81,8 +84,13 @@ test.group('Console chains: list and chain page', (group) => {
     assert.notInclude(page.text, API_KEY)
   })
 
-  test('the chain page fills the form in; the API key is never rendered, only its last characters', async ({ assert }) => {
-    await operator.setChain('tron', { apiKey: API_KEY, rpcUrls: [KEYED_URL, 'https://api.trongrid.io'] })
+  test('the chain page fills the form in; the API key is never rendered, only its last characters', async ({
+    assert,
+  }) => {
+    await operator.setChain('tron', {
+      apiKey: API_KEY,
+      rpcUrls: [KEYED_URL, 'https://api.trongrid.io'],
+    })
     const agent = await signedIn()
     const page = await agent.get('/chains/tron')
     assert.equal(page.status, 200)
@@ -95,10 +103,16 @@ test.group('Console chains: list and chain page', (group) => {
     assert.include((await agent.get('/chains/ethereum')).text, 'blockRange=1000\nchainId=1')
 
     // A WebSocket is offered only where the family can watch heads (chain:set refuses it elsewhere).
-    assert.include(pageText(page.text), 'Polled every scan interval: the tron family is not told of new blocks over a WebSocket.')
+    assert.include(
+      pageText(page.text),
+      'Polled every scan interval: the tron family is not told of new blocks over a WebSocket.'
+    )
     assert.notInclude(page.text, 'chain:set tron --ws URL')
     const ethereum = pageText((await agent.get('/chains/ethereum')).text)
-    assert.include(ethereum, 'WebSocket (a scan on every new head): none, polled · set with chain:set ethereum --ws URL')
+    assert.include(
+      ethereum,
+      'WebSocket (a scan on every new head): none, polled · set with chain:set ethereum --ws URL'
+    )
     assert.notInclude(ethereum, 'Polled every scan interval')
 
     assert.equal((await agent.get('/chains/nowhere')).status, 404)
@@ -123,7 +137,9 @@ test.group('Console chains: list and chain page', (group) => {
 test.group('Console chains: changes', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('saving the form changes the chain through the service, audited as the signed-in user', async ({ assert }) => {
+  test('saving the form changes the chain through the service, audited as the signed-in user', async ({
+    assert,
+  }) => {
     await operator.setChain('ethereum', { rpcUrls: [KEYED_URL], apiKey: API_KEY })
     const admin = await createConsoleUser()
     const agent = await ConsoleAgent.signIn(admin)
@@ -154,20 +170,40 @@ test.group('Console chains: changes', (group) => {
     assert.equal(chain.rpcRequestsPerSecond, 2.5)
     assert.equal(chain.rpcRequestsPerDay, 0)
     assert.equal(chain.explorerTxUrl, 'https://eth.blockscout.com/tx/{tx}')
-    assert.deepEqual(chain.options, { chainId: 1 }, 'the removed blockRange line removed the option')
+    assert.deepEqual(
+      chain.options,
+      { chainId: 1 },
+      'the removed blockRange line removed the option'
+    )
 
     const page = await agent.follow(response.location!)
     assert.include(pageText(page.text), 'Ethereum mainnet (ethereum) was saved.')
-    const row = await db.from('audit_log').where('action', 'chain.update').orderBy('id', 'desc').firstOrFail()
+    const row = await db
+      .from('audit_log')
+      .where('action', 'chain.update')
+      .orderBy('id', 'desc')
+      .firstOrFail()
     assert.equal(row.actor_user_id, admin.user.id)
     assert.notInclude(JSON.stringify(row), API_KEY)
     assert.notInclude(JSON.stringify(row), INFURA_KEY)
 
     // A new key replaces it; "remove" clears it; both at once is refused.
-    await agent.post('/chains/ethereum', await chainForm('ethereum', { api_key: 'a-new-key-0000000000000000' }))
-    assert.equal((await Chain.findByOrFail('network', 'ethereum')).rpcApiKey(), 'a-new-key-0000000000000000')
-    const both = await agent.post('/chains/ethereum', await chainForm('ethereum', { api_key: 'x-key', clear_api_key: '1' }))
-    assert.include(pageText((await agent.follow(both.location!)).text), 'Either type a new API key or tick "Remove the API key", not both')
+    await agent.post(
+      '/chains/ethereum',
+      await chainForm('ethereum', { api_key: 'a-new-key-0000000000000000' })
+    )
+    assert.equal(
+      (await Chain.findByOrFail('network', 'ethereum')).rpcApiKey(),
+      'a-new-key-0000000000000000'
+    )
+    const both = await agent.post(
+      '/chains/ethereum',
+      await chainForm('ethereum', { api_key: 'x-key', clear_api_key: '1' })
+    )
+    assert.include(
+      pageText((await agent.follow(both.location!)).text),
+      'Either type a new API key or tick "Remove the API key", not both'
+    )
     await agent.post('/chains/ethereum', await chainForm('ethereum', { clear_api_key: '1' }))
     assert.equal((await Chain.findByOrFail('network', 'ethereum')).rpcApiKey(), '')
   })
@@ -182,7 +218,10 @@ test.group('Console chains: changes', (group) => {
       [{ rpc_urls: 'ftp://example.com/rpc' }, 'must be an http(s) or ws(s) URL'],
       [{ rpc_urls: 'https://other.example/v3/***' }, 'matches no stored URL: type the URL in full'],
       [{ confirmations: '5000' }, 'Confirmations must be a whole number from 0 to 1000'],
-      [{ scan_interval: '0' }, 'The scan interval must be a whole number of seconds from 1 to 3600'],
+      [
+        { scan_interval: '0' },
+        'The scan interval must be a whole number of seconds from 1 to 3600',
+      ],
       [{ requests_per_second: 'fast' }, 'Requests per second takes a number, not "fast"'],
       [{ explorer_tx_url: 'https://etherscan.io/tx/' }, 'must contain {tx}'],
       [{ options: 'chainId=zero' }, 'chainId'],
@@ -196,17 +235,26 @@ test.group('Console chains: changes', (group) => {
       assert.equal(response.location, '/admin/chains/ethereum')
       const page = await agent.follow(response.location!)
       assert.include(pageText(page.text), message, JSON.stringify(changes))
-      assert.equal(await snapshotOfChains(), before, `nothing written for ${JSON.stringify(changes)}`)
+      assert.equal(
+        await snapshotOfChains(),
+        before,
+        `nothing written for ${JSON.stringify(changes)}`
+      )
     }
   })
 
-  test('after a refusal the URLs sent are shown again with their keys masked', async ({ assert }) => {
+  test('after a refusal the URLs sent are shown again with their keys masked', async ({
+    assert,
+  }) => {
     const agent = await signedIn()
     await agent.get('/chains/ethereum')
     const otherKey = 'fedcba9876543210fedcba9876543210'
     const response = await agent.post(
       '/chains/ethereum',
-      await chainForm('ethereum', { rpc_urls: `https://eth.example/v2/${otherKey}`, confirmations: '5000' })
+      await chainForm('ethereum', {
+        rpc_urls: `https://eth.example/v2/${otherKey}`,
+        confirmations: '5000',
+      })
     )
     const page = await agent.follow(response.location!)
     assert.include(pageText(page.text), 'Confirmations must be a whole number from 0 to 1000')
@@ -220,7 +268,10 @@ test.group('Console chains: changes', (group) => {
     const off = await agent.post('/chains/bsc/disable')
     assert.equal(off.location, '/admin/chains')
     assert.isFalse((await Chain.findByOrFail('network', 'bsc')).enabled)
-    assert.include(pageText((await agent.follow(off.location!)).text), 'BNB Smart Chain is disabled')
+    assert.include(
+      pageText((await agent.follow(off.location!)).text),
+      'BNB Smart Chain is disabled'
+    )
     await agent.get('/chains/bsc')
     const on = await agent.post('/chains/bsc/enable')
     assert.equal(on.location, '/admin/chains/bsc')
@@ -229,7 +280,9 @@ test.group('Console chains: changes', (group) => {
     assert.equal((await agent.post('/chains/nowhere/enable')).status, 404)
   })
 
-  test('tokens: add, refuse a bad contract or a taken symbol, edit, enable and disable', async ({ assert }) => {
+  test('tokens: add, refuse a bad contract or a taken symbol, edit, enable and disable', async ({
+    assert,
+  }) => {
     const agent = await signedIn()
     await agent.get('/chains/ethereum')
     const added = await agent.post('/chains/ethereum/tokens', {
@@ -239,17 +292,41 @@ test.group('Console chains: changes', (group) => {
       precision: '2',
     })
     assert.equal(added.location, '/admin/chains/ethereum')
-    assert.include(pageText((await agent.follow(added.location!)).text), `DAI was added to ethereum (${DAI}).`)
-    const dai = await Token.query().where('network', 'ethereum').where('symbol', 'DAI').firstOrFail()
+    assert.include(
+      pageText((await agent.follow(added.location!)).text),
+      `DAI was added to ethereum (${DAI}).`
+    )
+    const dai = await Token.query()
+      .where('network', 'ethereum')
+      .where('symbol', 'DAI')
+      .firstOrFail()
     assert.equal(dai.contract, DAI, 'stored in its checksummed form')
 
     for (const [fields, message] of [
-      [{ symbol: 'BAD', contract: '0x1234', decimals: '18', precision: '2' }, 'is not an EVM address'],
-      [{ symbol: 'DAI', contract: DAI, decimals: '18', precision: '2' }, 'DAI is already a token of ethereum'],
-      [{ symbol: 'WEI', native: '1', contract: DAI, decimals: '18', precision: '2' }, 'Give either a contract or "native coin", not both'],
-      [{ symbol: 'NONE', decimals: '18', precision: '2' }, 'Give the token contract, or tick "native coin"'],
-      [{ symbol: 'ODD', native: '1', decimals: '1', precision: '2' }, 'cannot exceed the token\'s decimals'],
-      [{ symbol: 'BIG', native: '1', decimals: '18', precision: '9' }, 'The amount precision must be a whole number from 2 to 6'],
+      [
+        { symbol: 'BAD', contract: '0x1234', decimals: '18', precision: '2' },
+        'is not an EVM address',
+      ],
+      [
+        { symbol: 'DAI', contract: DAI, decimals: '18', precision: '2' },
+        'DAI is already a token of ethereum',
+      ],
+      [
+        { symbol: 'WEI', native: '1', contract: DAI, decimals: '18', precision: '2' },
+        'Give either a contract or "native coin", not both',
+      ],
+      [
+        { symbol: 'NONE', decimals: '18', precision: '2' },
+        'Give the token contract, or tick "native coin"',
+      ],
+      [
+        { symbol: 'ODD', native: '1', decimals: '1', precision: '2' },
+        "cannot exceed the token's decimals",
+      ],
+      [
+        { symbol: 'BIG', native: '1', decimals: '18', precision: '9' },
+        'The amount precision must be a whole number from 2 to 6',
+      ],
     ] as const) {
       const before = await snapshotOfChains()
       const refused = await agent.post('/chains/ethereum/tokens', fields)
@@ -260,7 +337,11 @@ test.group('Console chains: changes', (group) => {
     const page = await agent.get('/chains/ethereum/tokens/DAI')
     assert.equal(page.status, 200)
     assert.include(page.text, DAI)
-    await agent.post('/chains/ethereum/tokens/DAI', { contract: DAI, decimals: '18', precision: '4' })
+    await agent.post('/chains/ethereum/tokens/DAI', {
+      contract: DAI,
+      decimals: '18',
+      precision: '4',
+    })
     assert.equal((await dai.refresh()).amountPrecision, 4)
 
     await agent.get('/chains/ethereum')
@@ -269,17 +350,22 @@ test.group('Console chains: changes', (group) => {
     await agent.post('/chains/ethereum/tokens/dai/enable')
     assert.isTrue((await dai.refresh()).enabled)
     assert.deepEqual(
-      (await db.from('audit_log').where('subject_id', 'ethereum/DAI').orderBy('id')).map((row) => row.action),
+      (await db.from('audit_log').where('subject_id', 'ethereum/DAI').orderBy('id')).map(
+        (row) => row.action
+      ),
       ['token.create', 'token.update', 'token.update', 'token.update']
     )
   })
 
-  test('the plugins page: every plugin, on, with its families, networks and routes', async ({ assert }) => {
+  test('the plugins page: every plugin, on, with its families, networks and routes', async ({
+    assert,
+  }) => {
     const agent = await signedIn()
     const page = await agent.get('/plugins')
     assert.equal(page.status, 200)
     const text = pageText(page.text)
-    for (const name of ['tron', 'evm', 'solana', 'ton', 'provider', 'compat']) assert.include(page.text, `id="plugin-${name}"`)
+    for (const name of ['tron', 'evm', 'solana', 'ton', 'provider', 'compat'])
+      assert.include(page.text, `id="plugin-${name}"`)
     assert.include(text, 'Networks: ethereum bsc polygon plasma')
     assert.include(page.text, 'href="/admin/chains/plasma"')
     assert.include(text, 'POST /payments/provider/v1/notify')
@@ -312,7 +398,10 @@ test.group('Console chains: test connection', (group) => {
     assert.equal(response.location, '/admin/chains/ethereum')
     const text = pageText((await agent.follow(response.location!)).text)
     assert.include(text, `${anvil.url} Answered block ${head}`)
-    assert.include(text, `${closed} Failed connection refused (is the node running, is the port right?)`)
+    assert.include(
+      text,
+      `${closed} Failed connection refused (is the node running, is the port right?)`
+    )
     assert.include(text, '1 of 2 RPC endpoint(s) of ethereum did not answer.')
     // Shown once: a reload does not ask the nodes again.
     assert.notInclude(pageText((await agent.get('/chains/ethereum')).text), 'Connection test')
@@ -323,7 +412,10 @@ test.group('Console chains: test connection', (group) => {
     const agent = await signedIn()
     await agent.get('/chains/ethereum')
     const response = await agent.post('/chains/ethereum/test')
-    assert.include(pageText((await agent.follow(response.location!)).text), 'ethereum has no RPC endpoint to test: add one first')
+    assert.include(
+      pageText((await agent.follow(response.location!)).text),
+      'ethereum has no RPC endpoint to test: add one first'
+    )
   })
 })
 
@@ -340,7 +432,10 @@ test.group('Console chains: viewers and forged forms', (group) => {
       ['/chains/ethereum/disable', {}],
       ['/chains/ethereum/test', {}],
       ['/chains/ethereum/tokens', { symbol: 'DAI', contract: DAI, decimals: '18', precision: '2' }],
-      ['/chains/ethereum/tokens/USDT', { contract: '0xdAC17F958D2ee523a2206206994597C13D831ec7', decimals: '6', precision: '4' }],
+      [
+        '/chains/ethereum/tokens/USDT',
+        { contract: '0xdAC17F958D2ee523a2206206994597C13D831ec7', decimals: '6', precision: '4' },
+      ],
       ['/chains/ethereum/tokens/USDT/enable', {}],
       ['/chains/ethereum/tokens/USDT/disable', {}],
     ] as const) {

@@ -27,7 +27,9 @@ test.group('Console dashboard', (group) => {
     assert.equal(response.location, '/admin/login')
   })
 
-  test('a new installation: a viewer sees the first steps, zeros, the scanners, and no recent order', async ({ assert }) => {
+  test('a new installation: a viewer sees the first steps, zeros, the scanners, and no recent order', async ({
+    assert,
+  }) => {
     const viewer = await createConsoleUser({ role: 'viewer' })
     const agent = await ConsoleAgent.signIn(viewer)
     const page = await agent.get('/')
@@ -42,7 +44,10 @@ test.group('Console dashboard', (group) => {
     assert.include(text, 'Nothing paid in the last 30 days')
     assert.include(text, 'Orders appear here as soon as a shop creates them')
     // The seeded chains have no wallet yet: each says what it needs.
-    assert.include(tableText(page.text, 'Scanner status per chain'), 'Nothing to watch Add a receiving wallet to watch this chain.')
+    assert.include(
+      tableText(page.text, 'Scanner status per chain'),
+      'Nothing to watch Add a receiving wallet to watch this chain.'
+    )
     assert.match(page.text, /<svg [^>]*role="img"[^>]*aria-labelledby="orders-per-day-title"/)
     assert.include(page.text, 'Created: none. Paid: none.')
   })
@@ -52,7 +57,13 @@ test.group('Console dashboard', (group) => {
   }) => {
     const now = Date.now()
     await seedOrderRow({ status: 2, createdAt: now - 2000, actualAmount: '10.5', amount: '76.13' })
-    await seedOrderRow({ status: 2, createdAt: now - 1000, network: 'ethereum', actualAmount: '0.29', amount: '2.1' })
+    await seedOrderRow({
+      status: 2,
+      createdAt: now - 1000,
+      network: 'ethereum',
+      actualAmount: '0.29',
+      amount: '2.1',
+    })
     await seedOrderRow({ status: 1, createdAt: now - 500 })
     await seedOrderRow({ status: 2, createdAt: now - 3 * DAY, actualAmount: '1.1' })
     await seedOrderRow({ status: 2, createdAt: now - 3 * DAY, actualAmount: '2.2' })
@@ -81,7 +92,10 @@ test.group('Console dashboard', (group) => {
     assert.include(page.text, 'href="/admin/unmatched"')
 
     assert.include(tableText(page.text, 'Orders by status, today, 7 and 30 days'), 'Created 3 6 7')
-    assert.include(tableText(page.text, 'Orders by status, today, 7 and 30 days'), 'Conversion (paid ÷ created) 66.7 % 66.7 % 71.4 %')
+    assert.include(
+      tableText(page.text, 'Orders by status, today, 7 and 30 days'),
+      'Conversion (paid ÷ created) 66.7 % 66.7 % 71.4 %'
+    )
     // 10.5 + 0.29 today; + 1.1 + 2.2 (not 3.3000000000000003) in 7 days; + 1,000,000.123 in 30.
     assert.include(tableText(page.text, 'Paid volume per token'), 'USDT 10.79 14.09 1,000,014.213')
     const perNetwork = tableText(page.text, 'Paid volume per network')
@@ -91,17 +105,33 @@ test.group('Console dashboard', (group) => {
     const recent = tableText(page.text, 'Ten newest orders')
     assert.include(recent, `${seededTradeId(3)} 1000 · O3 100 CNY 13.8 USDT TRON Waiting`)
     assert.include(page.text, `href="/admin/orders/${seededTradeId(3)}"`)
-    assert.isBelow(recent.indexOf(seededTradeId(3)), recent.indexOf(seededTradeId(1)), 'newest first')
+    assert.isBelow(
+      recent.indexOf(seededTradeId(3)),
+      recent.indexOf(seededTradeId(1)),
+      'newest first'
+    )
     assert.include(page.text, 'Created: 7 in total')
   })
 
-  test('scanner status: a failing chain shows its error, a chain far behind its lag highlighted', async ({ assert }) => {
+  test('scanner status: a failing chain shows its error, a chain far behind its lag highlighted', async ({
+    assert,
+  }) => {
     const now = Date.now()
     for (const network of ['ethereum', 'bsc']) {
-      await db.table('wallets').insert({ network, address: `${network}-wallet`, enabled: true, note: '', created_at: now, updated_at: now })
+      await db.table('wallets').insert({
+        network,
+        address: `${network}-wallet`,
+        enabled: true,
+        note: '',
+        created_at: now,
+        updated_at: now,
+      })
       await db.from('chains').where('network', network).update({ enabled: true })
     }
-    await db.from('chains').where('network', 'bsc').update({ confirmations: 15, block_time_ms: 3000 })
+    await db
+      .from('chains')
+      .where('network', 'bsc')
+      .update({ confirmations: 15, block_time_ms: 3000 })
     await db.table('chain_cursors').multiInsert([
       {
         network: 'ethereum',
@@ -149,10 +179,14 @@ test.group('Console dashboard: health checks', (group) => {
   function healthText(html: string) {
     const start = html.indexOf('id="health-checks"')
     if (start === -1) return ''
-    return pageText(html.slice(html.lastIndexOf('<section', start), html.indexOf('</section>', start)))
+    return pageText(
+      html.slice(html.lastIndexOf('<section', start), html.indexOf('</section>', start))
+    )
   }
 
-  test('an admin sees the warnings and problems with their fixes; a viewer does not see the card', async ({ assert }) => {
+  test('an admin sees the warnings and problems with their fixes; a viewer does not see the card', async ({
+    assert,
+  }) => {
     const viewer = await createConsoleUser({ role: 'viewer' })
     const viewerPage = await (await ConsoleAgent.signIn(viewer)).get('/')
     assert.equal(viewerPage.status, 200)
@@ -176,15 +210,26 @@ test.group('Console dashboard: health checks', (group) => {
     assert.include(text, 'Health checks')
     assert.match(text, /1 problem, \d+ warnings\./)
     // Worst first, each with its fix.
-    assert.match(text, /^Health checks .*? Problem Merchant callbacks 1 callback given up in the last 24 h/)
-    assert.include(text, 'Fix: Fix the merchant’s notify URL or server, then node ace callbacks:redeliver')
-    assert.match(text, /Warning Chains: wallets and tokens \d+ chains are enabled without a receiving wallet \(.*tron/)
+    assert.match(
+      text,
+      /^Health checks .*? Problem Merchant callbacks 1 callback given up in the last 24 h/
+    )
+    assert.include(
+      text,
+      'Fix: Fix the merchant’s notify URL or server, then node ace callbacks:redeliver'
+    )
+    assert.match(
+      text,
+      /Warning Chains: wallets and tokens \d+ chains are enabled without a receiving wallet \(.*tron/
+    )
     assert.include(text, 'Fix: node ace wallet:add <network> <address>')
     assert.notInclude(text, 'Nothing to fix')
     assert.notInclude(text, 'Every migration of this release is applied', 'ok lines are not listed')
   })
 
-  test('all well: "Nothing to fix"; the live checks answer from the next load on, cached for a minute', async ({ assert }) => {
+  test('all well: "Nothing to fix"; the live checks answer from the next load on, cached for a minute', async ({
+    assert,
+  }) => {
     await db.from('chains').update({ enabled: false })
     await db.from('users').delete()
     const admin = await createConsoleUser({ totp: true })
@@ -205,13 +250,26 @@ test.group('Console dashboard: health checks', (group) => {
     const port = await freePort()
     const now = Date.now()
     await db.from('chains').whereNot('network', 'tron').update({ enabled: false })
-    await db.table('wallets').insert({ network: 'tron', address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', enabled: true, note: '', created_at: now, updated_at: now })
-    await db.from('chains').where('network', 'tron').update({ rpc_urls: JSON.stringify([`http://127.0.0.1:${port}`]) })
+    await db.table('wallets').insert({
+      network: 'tron',
+      address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf',
+      enabled: true,
+      note: '',
+      created_at: now,
+      updated_at: now,
+    })
+    await db
+      .from('chains')
+      .where('network', 'tron')
+      .update({ rpc_urls: JSON.stringify([`http://127.0.0.1:${port}`]) })
     const agent = await ConsoleAgent.signIn(await createConsoleUser())
     assert.notInclude(healthText((await agent.get('/')).text), 'did not answer')
     await doctor.liveSettled()
     const text = healthText((await agent.get('/')).text)
-    assert.include(text, `Problem RPC endpoints tron: http://127.0.0.1:${port} did not answer: connection refused`)
+    assert.include(
+      text,
+      `Problem RPC endpoints tron: http://127.0.0.1:${port} did not answer: connection refused`
+    )
     assert.include(text, 'Fix: Check the node or provider')
   })
 })

@@ -22,7 +22,9 @@ test.group('Dashboard figures: orders, volume, conversion', (group) => {
     resetOrderRows()
   })
 
-  test('an installation without orders: zeros everywhere, no conversion, an empty chart, flagged empty', async ({ assert }) => {
+  test('an installation without orders: zeros everywhere, no conversion, an empty chart, flagged empty', async ({
+    assert,
+  }) => {
     const figures = await read()
     assert.isTrue(figures.empty)
     for (const period of Object.values(figures.periods)) {
@@ -43,26 +45,60 @@ test.group('Dashboard figures: orders, volume, conversion', (group) => {
     assert,
   }) => {
     // Today (UTC): 3 paid, 1 waiting, 1 placeholder.
-    const paidToday = await seedOrder({ status: 2, createdAt: NOW - HOUR, actualAmount: '10.5', amount: '76.13' })
-    await seedOrder({ status: 2, createdAt: NOW - 2 * HOUR, network: 'ethereum', actualAmount: '0.29', amount: '2.1' })
-    await seedOrder({ status: 2, createdAt: NOW - 3 * HOUR, token: 'TRX', actualAmount: '100.12345678', amount: '200.2469' })
+    const paidToday = await seedOrder({
+      status: 2,
+      createdAt: NOW - HOUR,
+      actualAmount: '10.5',
+      amount: '76.13',
+    })
+    await seedOrder({
+      status: 2,
+      createdAt: NOW - 2 * HOUR,
+      network: 'ethereum',
+      actualAmount: '0.29',
+      amount: '2.1',
+    })
+    await seedOrder({
+      status: 2,
+      createdAt: NOW - 3 * HOUR,
+      token: 'TRX',
+      actualAmount: '100.12345678',
+      amount: '200.2469',
+    })
     await seedOrder({ status: 1, createdAt: NOW - 10 * 60_000 })
     await seedOrder({ status: 4, createdAt: NOW - 5 * 60_000 })
     // A child paid today: its parent is the merchant's order, counted once.
     await seedOrder({ status: 2, createdAt: NOW - HOUR, parentId: paidToday, actualAmount: '10.5' })
     // 3 days ago: 1.1 + 2.2 is 3.3000000000000003 in floating point.
     await seedOrder({ status: 2, createdAt: NOW - 3 * DAY, actualAmount: '1.1', amount: '7.98' })
-    await seedOrder({ status: 2, createdAt: NOW - 3 * DAY, actualAmount: '2.2', amount: '15.95', currency: 'USD' })
+    await seedOrder({
+      status: 2,
+      createdAt: NOW - 3 * DAY,
+      actualAmount: '2.2',
+      amount: '15.95',
+      currency: 'USD',
+    })
     await seedOrder({ status: 3, createdAt: NOW - 3 * DAY })
     // 10 days ago.
-    await seedOrder({ status: 2, createdAt: NOW - 10 * DAY, actualAmount: '1000000.123', amount: '7250000.89' })
+    await seedOrder({
+      status: 2,
+      createdAt: NOW - 10 * DAY,
+      actualAmount: '1000000.123',
+      amount: '7250000.89',
+    })
     await seedOrder({ status: 3, createdAt: NOW - 10 * DAY })
     // Outside 30 days: not counted anywhere.
     await seedOrder({ status: 2, createdAt: NOW - 31 * DAY, actualAmount: '999' })
 
     const { periods } = await read()
 
-    assert.deepEqual(periods.today.orders, { waiting: 1, paid: 3, expired: 0, selecting: 1, total: 5 })
+    assert.deepEqual(periods.today.orders, {
+      waiting: 1,
+      paid: 3,
+      expired: 0,
+      selecting: 1,
+      total: 5,
+    })
     assert.equal(periods.today.conversion, 3 / 5)
     assert.deepEqual(periods.today.volumeByToken, [
       { token: 'TRX', amount: '100.12345678' },
@@ -80,7 +116,13 @@ test.group('Dashboard figures: orders, volume, conversion', (group) => {
     ])
     assert.deepEqual(periods.today.fiatByCurrency, [{ currency: 'CNY', amount: '278.4769' }])
 
-    assert.deepEqual(periods.week.orders, { waiting: 1, paid: 5, expired: 1, selecting: 1, total: 8 })
+    assert.deepEqual(periods.week.orders, {
+      waiting: 1,
+      paid: 5,
+      expired: 1,
+      selecting: 1,
+      total: 8,
+    })
     assert.equal(periods.week.conversion, 5 / 8)
     assert.deepInclude(periods.week.volumeByToken, { token: 'USDT', amount: '14.09' })
     assert.deepEqual(periods.week.fiatByCurrency, [
@@ -88,7 +130,13 @@ test.group('Dashboard figures: orders, volume, conversion', (group) => {
       { currency: 'USD', amount: '15.95' },
     ])
 
-    assert.deepEqual(periods.month.orders, { waiting: 1, paid: 6, expired: 2, selecting: 1, total: 10 })
+    assert.deepEqual(periods.month.orders, {
+      waiting: 1,
+      paid: 6,
+      expired: 2,
+      selecting: 1,
+      total: 10,
+    })
     assert.equal(periods.month.conversion, 6 / 10)
     assert.deepEqual(periods.month.volumeByToken, [
       { token: 'TRX', amount: '100.12345678' },
@@ -103,11 +151,31 @@ test.group('Dashboard figures: orders, volume, conversion', (group) => {
   test('sums stay exact at the 15 significant digits an amount may have', async ({ assert }) => {
     // Ten times 0.1 (0.9999999999999999 in floating point), amounts with 15
     // significant digits at every magnitude, and one with 8 decimals.
-    for (let index = 0; index < 10; index++) await seedOrder({ status: 2, createdAt: NOW - HOUR, token: 'A', actualAmount: '0.1' })
-    const big = ['12345678.1234567', '123456789.123456', '99999999999999.9', '1234567.12345678', '0.00000001']
-    for (const amount of big) await seedOrder({ status: 2, createdAt: NOW - HOUR, token: 'B', actualAmount: amount })
-    await seedOrder({ status: 2, createdAt: NOW - HOUR, token: 'C', actualAmount: '0.29', amount: '9999999999999.99' })
-    await seedOrder({ status: 2, createdAt: NOW - HOUR, token: 'C', actualAmount: '0.58', amount: '0.01' })
+    for (let index = 0; index < 10; index++)
+      await seedOrder({ status: 2, createdAt: NOW - HOUR, token: 'A', actualAmount: '0.1' })
+    const big = [
+      '12345678.1234567',
+      '123456789.123456',
+      '99999999999999.9',
+      '1234567.12345678',
+      '0.00000001',
+    ]
+    for (const amount of big)
+      await seedOrder({ status: 2, createdAt: NOW - HOUR, token: 'B', actualAmount: amount })
+    await seedOrder({
+      status: 2,
+      createdAt: NOW - HOUR,
+      token: 'C',
+      actualAmount: '0.29',
+      amount: '9999999999999.99',
+    })
+    await seedOrder({
+      status: 2,
+      createdAt: NOW - HOUR,
+      token: 'C',
+      actualAmount: '0.58',
+      amount: '0.01',
+    })
 
     const { periods } = await read()
     assert.deepEqual(periods.today.volumeByToken, [
@@ -143,7 +211,9 @@ test.group('Dashboard figures: orders, volume, conversion', (group) => {
     assert.equal(periods.month.orders.total, 7)
   })
 
-  test('days follow the time zone asked for: an order of 19:00 UTC is tomorrow in Kolkata', async ({ assert }) => {
+  test('days follow the time zone asked for: an order of 19:00 UTC is tomorrow in Kolkata', async ({
+    assert,
+  }) => {
     // 2025-06-14 19:00 UTC = 2025-06-15 00:30 in Asia/Kolkata (UTC+05:30).
     await seedOrder({ status: 2, createdAt: Date.UTC(2025, 5, 14, 19, 0) })
     const utc = await read()
@@ -155,7 +225,9 @@ test.group('Dashboard figures: orders, volume, conversion', (group) => {
     assert.deepInclude(kolkata.series[13], { date: '2025-06-15', created: 1 })
   })
 
-  test('across a clock change (Paris, 30 March 2025: a 23 h day) each order falls on its local day', async ({ assert }) => {
+  test('across a clock change (Paris, 30 March 2025: a 23 h day) each order falls on its local day', async ({
+    assert,
+  }) => {
     const now = Date.UTC(2025, 3, 10, 12, 0)
     // 2025-03-29 23:30 UTC = 30 March 00:30 in Paris (UTC+1, before the change);
     // 2025-03-30 22:30 UTC = 31 March 00:30 in Paris (UTC+2, after it).
@@ -164,8 +236,16 @@ test.group('Dashboard figures: orders, volume, conversion', (group) => {
     await seedOrder({ status: 2, createdAt: Date.UTC(2025, 2, 30, 22, 30) })
     const paris = await read({ now, timeZone: 'Europe/Paris' })
     const day = (date: string) => paris.series.find((point) => point.date === date)!
-    assert.deepInclude(day('2025-03-30'), { created: 1, paid: 1, start: Date.UTC(2025, 2, 29, 23, 0) })
-    assert.deepInclude(day('2025-03-31'), { created: 2, paid: 1, start: Date.UTC(2025, 2, 30, 22, 0) })
+    assert.deepInclude(day('2025-03-30'), {
+      created: 1,
+      paid: 1,
+      start: Date.UTC(2025, 2, 29, 23, 0),
+    })
+    assert.deepInclude(day('2025-03-31'), {
+      created: 2,
+      paid: 1,
+      start: Date.UTC(2025, 2, 30, 22, 0),
+    })
     assert.deepInclude(day('2025-03-29'), { created: 0 })
     const utc = await read({ now })
     const utcDay = (date: string) => utc.series.find((point) => point.date === date)!
@@ -173,7 +253,9 @@ test.group('Dashboard figures: orders, volume, conversion', (group) => {
     assert.deepInclude(utcDay('2025-03-30'), { created: 2 })
   })
 
-  test('an order dated after now (a clock set back) counts as today, not beyond', async ({ assert }) => {
+  test('an order dated after now (a clock set back) counts as today, not beyond', async ({
+    assert,
+  }) => {
     await seedOrder({ status: 2, createdAt: NOW + 2 * DAY })
     const figures = await read()
     assert.equal(figures.periods.today.orders.total, 1)
@@ -182,12 +264,18 @@ test.group('Dashboard figures: orders, volume, conversion', (group) => {
 
   test('an unknown time zone is refused with a clear message', async ({ assert }) => {
     await assert.rejects(() => read({ timeZone: 'Mars/Olympus' }), OperatorError)
-    await assert.rejects(() => read({ timeZone: 'Mars/Olympus' }), /unknown time zone "Mars\/Olympus"/)
+    await assert.rejects(
+      () => read({ timeZone: 'Mars/Olympus' }),
+      /unknown time zone "Mars\/Olympus"/
+    )
   })
 
-  test('recent orders: the ten newest merchant orders, newest first, children left out', async ({ assert }) => {
+  test('recent orders: the ten newest merchant orders, newest first, children left out', async ({
+    assert,
+  }) => {
     const ids: number[] = []
-    for (let index = 0; index < 12; index++) ids.push(await seedOrder({ status: 1, createdAt: NOW - (12 - index) * 60_000 }))
+    for (let index = 0; index < 12; index++)
+      ids.push(await seedOrder({ status: 1, createdAt: NOW - (12 - index) * 60_000 }))
     await seedOrder({ status: 2, createdAt: NOW, parentId: ids[11] })
     const { recentOrders, empty } = await read()
     assert.isFalse(empty)
@@ -261,13 +349,25 @@ test.group('Dashboard figures: callbacks and unmatched payments', (group) => {
     await seedAttempt(delivered, NOW - 40 * DAY, false)
 
     const figures = await read()
-    assert.deepEqual(figures.periods.today.callbacks, { attempts: 3, acknowledged: 2, successRate: 2 / 3 })
-    assert.deepEqual(figures.periods.week.callbacks, { attempts: 4, acknowledged: 2, successRate: 0.5 })
-    assert.deepEqual(figures.periods.month.callbacks, { attempts: 6, acknowledged: 4, successRate: 4 / 6 })
+    assert.deepEqual(figures.periods.today.callbacks, {
+      attempts: 3,
+      acknowledged: 2,
+      successRate: 2 / 3,
+    })
+    assert.deepEqual(figures.periods.week.callbacks, {
+      attempts: 4,
+      acknowledged: 2,
+      successRate: 0.5,
+    })
+    assert.deepEqual(figures.periods.month.callbacks, {
+      attempts: 6,
+      acknowledged: 4,
+      successRate: 4 / 6,
+    })
     assert.deepEqual(figures.outbox, { pending: 2, retrying: 1, failed: 1 })
   })
 
-  test('unmatched payments waiting, with the newest one\'s time', async ({ assert }) => {
+  test("unmatched payments waiting, with the newest one's time", async ({ assert }) => {
     for (const [index, detectedAt] of [NOW - DAY, NOW - HOUR].entries()) {
       await db.table('unmatched_payments').insert({
         network: 'tron',
@@ -282,7 +382,10 @@ test.group('Dashboard figures: callbacks and unmatched payments', (group) => {
     }
     assert.deepEqual((await read()).unmatched, { waiting: 2, newestAt: NOW - HOUR })
     // Settled ones wait no more: dismissed with a note, or assigned to their order.
-    await db.from('unmatched_payments').where('reference', 'ref-1').update({ dismissed_at: NOW, dismissed_by: 'a', dismiss_note: 'refunded' })
+    await db
+      .from('unmatched_payments')
+      .where('reference', 'ref-1')
+      .update({ dismissed_at: NOW, dismissed_by: 'a', dismiss_note: 'refunded' })
     assert.deepEqual((await read()).unmatched, { waiting: 1, newestAt: NOW - DAY })
   })
 })
@@ -293,7 +396,14 @@ test.group('Dashboard figures: scanner status per chain', (group) => {
   })
 
   async function watch(network: string) {
-    await db.table('wallets').insert({ network, address: `${network}-wallet`, enabled: true, note: '', created_at: NOW, updated_at: NOW })
+    await db.table('wallets').insert({
+      network,
+      address: `${network}-wallet`,
+      enabled: true,
+      note: '',
+      created_at: NOW,
+      updated_at: NOW,
+    })
   }
 
   async function cursor(network: string, values: Record<string, unknown>) {
@@ -308,21 +418,43 @@ test.group('Dashboard figures: scanner status per chain', (group) => {
     })
   }
 
-  test('cursor, lag behind the head beyond the confirmations, last scan, last error, and each state', async ({ assert }) => {
+  test('cursor, lag behind the head beyond the confirmations, last scan, last error, and each state', async ({
+    assert,
+  }) => {
     await installFakeChain()
     for (const network of ['ethereum', 'bsc', 'polygon', 'tron', 'solana']) await watch(network)
     await db.from('chains').where('network', 'ton').update({ enabled: false })
     await db.from('chains').where('network', 'plasma').update({ enabled: true })
     await db.from('chains').where('network', FAKE_NETWORK).update({ family: 'nosuch' })
     // ethereum: 12 confirmations, 12 s blocks; 11 blocks behind is the confirmations' wait.
-    await db.from('chains').where('network', 'ethereum').update({ confirmations: 12, block_time_ms: 12_000, enabled: true })
-    await cursor('ethereum', { head_height: '20000000', scanned_height: '19999989', heights_at: NOW - 5_000 })
+    await db
+      .from('chains')
+      .where('network', 'ethereum')
+      .update({ confirmations: 12, block_time_ms: 12_000, enabled: true })
+    await cursor('ethereum', {
+      head_height: '20000000',
+      scanned_height: '19999989',
+      heights_at: NOW - 5_000,
+    })
     // bsc: 15 confirmations, 3 s blocks, 100 behind: 86 blocks (258 s) more than it waits for.
-    await db.from('chains').where('network', 'bsc').update({ confirmations: 15, block_time_ms: 3_000, enabled: true })
-    await cursor('bsc', { head_height: '50000100', scanned_height: '50000000', heights_at: NOW - 5_000 })
+    await db
+      .from('chains')
+      .where('network', 'bsc')
+      .update({ confirmations: 15, block_time_ms: 3_000, enabled: true })
+    await cursor('bsc', {
+      head_height: '50000100',
+      scanned_height: '50000000',
+      heights_at: NOW - 5_000,
+    })
     await db.from('chains').where('network', 'polygon').update({ enabled: true })
-    await cursor('polygon', { last_error: 'every RPC endpoint failed; last: HTTP 503', caught_up: true })
-    await db.from('chains').where('network', 'tron').update({ enabled: true, scan_interval_seconds: 5 })
+    await cursor('polygon', {
+      last_error: 'every RPC endpoint failed; last: HTTP 503',
+      caught_up: true,
+    })
+    await db
+      .from('chains')
+      .where('network', 'tron')
+      .update({ enabled: true, scan_interval_seconds: 5 })
     await cursor('tron', { last_scan_at: NOW - 10 * 60_000, locked_until: NOW + 60_000 })
     await db.from('chains').where('network', 'solana').update({ enabled: true })
 
@@ -341,8 +473,17 @@ test.group('Dashboard figures: scanner status per chain', (group) => {
       scanning: false,
     })
     assert.isAbove(scanners.get('ethereum')!.tokens, 0)
-    assert.deepInclude(scanners.get('bsc')!, { state: 'behind', lagBlocks: '100', lagMs: 300_000, lagLarge: true })
-    assert.deepInclude(scanners.get('polygon')!, { state: 'error', lastError: 'every RPC endpoint failed; last: HTTP 503', lagBlocks: null })
+    assert.deepInclude(scanners.get('bsc')!, {
+      state: 'behind',
+      lagBlocks: '100',
+      lagMs: 300_000,
+      lagLarge: true,
+    })
+    assert.deepInclude(scanners.get('polygon')!, {
+      state: 'error',
+      lastError: 'every RPC endpoint failed; last: HTTP 503',
+      lagBlocks: null,
+    })
     assert.deepInclude(scanners.get('tron')!, { state: 'stale', scanning: true })
     assert.deepInclude(scanners.get('solana')!, { state: 'never', lastScanAt: null })
     assert.deepInclude(scanners.get('ton')!, { state: 'disabled', enabled: false })
@@ -350,7 +491,9 @@ test.group('Dashboard figures: scanner status per chain', (group) => {
     assert.deepInclude(scanners.get(FAKE_NETWORK)!, { state: 'unavailable', scannable: false })
   })
 
-  test('a scan that is behind (not caught up) is large lag whatever the heights say', async ({ assert }) => {
+  test('a scan that is behind (not caught up) is large lag whatever the heights say', async ({
+    assert,
+  }) => {
     await watch('ethereum')
     await db.from('chains').where('network', 'ethereum').update({ enabled: true })
     await cursor('ethereum', { caught_up: false, head_height: '100', scanned_height: '99' })

@@ -3,7 +3,13 @@ import db from '@adonisjs/lucid/services/db'
 import User from '#models/user'
 import { resetDatabase } from '#tests/helpers/database'
 import { runCommand } from '#tests/helpers/ace_command'
-import { CONSOLE_PASSWORD, ConsoleAgent, createConsoleUser, currentTotp, pageText } from '#tests/helpers/console'
+import {
+  CONSOLE_PASSWORD,
+  ConsoleAgent,
+  createConsoleUser,
+  currentTotp,
+  pageText,
+} from '#tests/helpers/console'
 import AdminCreate from '#commands/admin_create'
 import AdminDisable from '#commands/admin_disable'
 import AdminEnable from '#commands/admin_enable'
@@ -15,7 +21,11 @@ const INSTALLED = 'admin@example.test'
 const WRONG_PASSWORD = 'That e-mail and password do not match an administrator.'
 
 function auditRows(like: string) {
-  return db.from('audit_log').where('action', 'like', like).orderBy('id').select('action', 'actor', 'actor_kind', 'subject_id', 'before', 'after')
+  return db
+    .from('audit_log')
+    .where('action', 'like', like)
+    .orderBy('id')
+    .select('action', 'actor', 'actor_kind', 'subject_id', 'before', 'after')
 }
 
 async function disabledAt(email: string) {
@@ -33,7 +43,9 @@ async function trySignIn(email: string, password: string) {
 test.group('Disabled accounts: the users page', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('an admin disables another admin: badge shown, sign-in refused like a wrong password, audited with the reason', async ({ assert }) => {
+  test('an admin disables another admin: badge shown, sign-in refused like a wrong password, audited with the reason', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     const other = await createConsoleUser()
     const agent = await ConsoleAgent.signIn(admin)
@@ -76,7 +88,10 @@ test.group('Disabled accounts: the users page', (group) => {
     )
     assert.equal(failures[0].subject_id, String(other.user.id))
     // Only the acting admin ever signed in.
-    assert.deepEqual((await auditRows('auth.login')).map((login) => login.actor), [admin.email])
+    assert.deepEqual(
+      (await auditRows('auth.login')).map((login) => login.actor),
+      [admin.email]
+    )
   })
 
   test('enabling restores sign-in; audited as user.enabled', async ({ assert }) => {
@@ -101,7 +116,9 @@ test.group('Disabled accounts: the users page', (group) => {
     )
   })
 
-  test('a signed-in session of a user who gets disabled ends on its next request', async ({ assert }) => {
+  test('a signed-in session of a user who gets disabled ends on its next request', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     const other = await createConsoleUser()
     const victim = await ConsoleAgent.signIn(other)
@@ -124,7 +141,9 @@ test.group('Disabled accounts: the users page', (group) => {
     assert.isNull(await disabledAt(admin2.email))
   })
 
-  test('a user disabled between the password and the second factor is refused at the second step', async ({ assert }) => {
+  test('a user disabled between the password and the second factor is refused at the second step', async ({
+    assert,
+  }) => {
     const other = await createConsoleUser({ totp: true })
     const agent = new ConsoleAgent()
     const first = await agent.submit('/login', { email: other.email, password: CONSOLE_PASSWORD })
@@ -138,13 +157,18 @@ test.group('Disabled accounts: the users page', (group) => {
     assert.lengthOf(await auditRows('auth.login'), 0)
   })
 
-  test('refusals: disabling oneself, a viewer disabling, an unknown id; nothing changed', async ({ assert }) => {
+  test('refusals: disabling oneself, a viewer disabling, an unknown id; nothing changed', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     const other = await createConsoleUser()
     const agent = await ConsoleAgent.signIn(admin)
     const self = await agent.submit(`/users/${admin.user.id}/disable`, {}, '/users')
     assert.equal(self.location, '/admin/users')
-    assert.include(pageText((await agent.get('/users')).text), 'You cannot disable your own account')
+    assert.include(
+      pageText((await agent.get('/users')).text),
+      'You cannot disable your own account'
+    )
     assert.isNull(await disabledAt(admin.email))
 
     const viewer = await createConsoleUser({ role: 'viewer' })
@@ -167,14 +191,19 @@ test.group('Disabled accounts: the users page', (group) => {
 test.group('Disabled accounts: admin:disable and admin:enable', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('the last enabled admin cannot be disabled nor demoted; others can, audited as the operator', async ({ assert }) => {
+  test('the last enabled admin cannot be disabled nor demoted; others can, audited as the operator', async ({
+    assert,
+  }) => {
     const last = await runCommand(AdminDisable, [INSTALLED])
     assert.equal(last.exitCode, 1)
     assert.match(last.output, /last enabled admin/)
     assert.isNull(await disabledAt(INSTALLED))
 
     // A viewer does not count as an admin left.
-    assert.equal((await runCommand(AdminCreate, ['viewer@example.test', '--role=viewer'])).exitCode, 0)
+    assert.equal(
+      (await runCommand(AdminCreate, ['viewer@example.test', '--role=viewer'])).exitCode,
+      0
+    )
     assert.equal((await runCommand(AdminDisable, [INSTALLED])).exitCode, 1)
 
     assert.equal((await runCommand(AdminCreate, ['second@example.test'])).exitCode, 0)
@@ -196,14 +225,19 @@ test.group('Disabled accounts: admin:disable and admin:enable', (group) => {
     assert.equal((await runCommand(AdminDisable, ['viewer@example.test'])).exitCode, 0)
 
     const rows = await auditRows('user.%abled')
-    assert.deepEqual(rows.map((row) => row.action), ['user.disabled', 'user.disabled'])
+    assert.deepEqual(
+      rows.map((row) => row.action),
+      ['user.disabled', 'user.disabled']
+    )
     for (const row of rows) {
       assert.equal(row.actor_kind, 'ace')
       assert.match(row.actor, /^ace:/)
     }
   })
 
-  test('admin:enable restores sign-in; repeated commands change nothing; unknown e-mails refused', async ({ assert }) => {
+  test('admin:enable restores sign-in; repeated commands change nothing; unknown e-mails refused', async ({
+    assert,
+  }) => {
     await runCommand(AdminCreate, ['second@example.test'])
     const user = await createConsoleUser()
     assert.equal((await runCommand(AdminDisable, [user.email])).exitCode, 0)

@@ -52,7 +52,12 @@ async function runCreateExample(example: IntegrationExample, secret: string) {
   const scratch = await scratchDirectory()
   try {
     const file = await scratch.write(example.filename, example.code)
-    return await runProgram(interpreter(example.id), [file], { [SECRET_VARIABLE]: secret }, { cwd: scratch.path })
+    return await runProgram(
+      interpreter(example.id),
+      [file],
+      { [SECRET_VARIABLE]: secret },
+      { cwd: scratch.path }
+    )
   } finally {
     await scratch.cleanup()
   }
@@ -71,7 +76,9 @@ test.group('Integration examples: creating an order', (group) => {
   })
 
   for (const id of ['shell', 'php', 'node'] as const) {
-    test(`the ${id} example creates an order for the key, on the first payable asset`, async ({ assert }) => {
+    test(`the ${id} example creates an order for the key, on the first payable asset`, async ({
+      assert,
+    }) => {
       await makeTronPayable()
       const { apiKey, secret } = await newKey()
       const guide = await guideFor(apiKey.pid)
@@ -88,25 +95,38 @@ test.group('Integration examples: creating an order', (group) => {
       assert.equal(order.apiKeyId, apiKey.id)
       assert.equal(order.pid, apiKey.pid)
       assert.equal(order.status, OrderStatus.WAITING)
-      assert.deepEqual([order.token, order.network, order.currency, order.amount], ['USDT', 'tron', 'CNY', '10'])
+      assert.deepEqual(
+        [order.token, order.network, order.currency, order.amount],
+        ['USDT', 'tron', 'CNY', '10']
+      )
       assert.equal(order.name, 'Example order')
       assert.equal(order.notifyUrl, EXAMPLE_NOTIFY_URL)
       assert.match(order.orderId, /^order-\d+-\d+$/)
-      assert.equal(response.data.payment_url, `${process.env.APP_URL}/pay/checkout-counter/${order.tradeId}`)
+      assert.equal(
+        response.data.payment_url,
+        `${process.env.APP_URL}/pay/checkout-counter/${order.tradeId}`
+      )
     })
 
-    test(`the ${id} example creates a placeholder order when nothing is payable yet`, async ({ assert }) => {
+    test(`the ${id} example creates a placeholder order when nothing is payable yet`, async ({
+      assert,
+    }) => {
       const { apiKey, secret } = await newKey()
       const guide = await guideFor(apiKey.pid)
       assert.isNull(guide.asset)
-      const run = await runCreateExample(guide.createExamples.find((candidate) => candidate.id === id)!, secret)
+      const run = await runCreateExample(
+        guide.createExamples.find((candidate) => candidate.id === id)!,
+        secret
+      )
       assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`)
       const order = await Order.findByOrFail('trade_id', printedResponse(run.stdout).data.trade_id)
       assert.equal(order.status, OrderStatus.SELECTING)
       assert.equal(order.apiKeyId, apiKey.id)
     })
 
-    test(`the ${id} example with a wrong secret is refused (401), exits non-zero and creates nothing`, async ({ assert }) => {
+    test(`the ${id} example with a wrong secret is refused (401), exits non-zero and creates nothing`, async ({
+      assert,
+    }) => {
       const { apiKey } = await newKey()
       const guide = await guideFor(apiKey.pid)
       const run = await runCreateExample(
@@ -119,7 +139,9 @@ test.group('Integration examples: creating an order', (group) => {
     })
   }
 
-  test('without the secret variable an example stops before sending anything', async ({ assert }) => {
+  test('without the secret variable an example stops before sending anything', async ({
+    assert,
+  }) => {
     const { apiKey } = await newKey()
     const guide = await guideFor(apiKey.pid)
     for (const example of guide.createExamples) {
@@ -139,7 +161,9 @@ test.group('Integration examples: creating an order', (group) => {
 
   test("the key's IP allow-list applies to the examples' requests", async ({ assert }) => {
     const { apiKey, secret } = await newKey({ ips: ['10.0.0.0/8'] })
-    const example = (await guideFor(apiKey.pid)).createExamples.find((candidate) => candidate.id === 'node')!
+    const example = (await guideFor(apiKey.pid)).createExamples.find(
+      (candidate) => candidate.id === 'node'
+    )!
     const refused = await runCreateExample(example, secret)
     assert.notEqual(refused.code, 0)
     assert.include(refused.stderr, '"status_code":401')
@@ -155,8 +179,15 @@ test.group('Integration examples: creating an order', (group) => {
 test.group('Integration examples: what the page shows', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('endpoints of the key, the compat EPay base URL only when its plugin is on', async ({ assert }) => {
-    const guide = renderGuide({ pid: '1001', baseUrl: 'https://pay.example/', asset: null, compatEnabled: true })
+  test('endpoints of the key, the compat EPay base URL only when its plugin is on', async ({
+    assert,
+  }) => {
+    const guide = renderGuide({
+      pid: '1001',
+      baseUrl: 'https://pay.example/',
+      asset: null,
+      compatEnabled: true,
+    })
     assert.equal(guide.baseUrl, 'https://pay.example')
     assert.deepEqual(
       guide.endpoints.map((endpoint) => endpoint.url),
@@ -179,21 +210,49 @@ test.group('Integration examples: what the page shows', (group) => {
     )
     assert.match(compat.endpoints[1].answers, /code 1, trade_no, payurl .* qrcode/)
     assert.match(compat.endpoints[4].answers, /^Always code -1: refunds are not supported/)
-    const off = renderGuide({ pid: 'shop-7', baseUrl: 'https://pay.example', asset: null, compatEnabled: false })
+    const off = renderGuide({
+      pid: 'shop-7',
+      baseUrl: 'https://pay.example',
+      asset: null,
+      compatEnabled: false,
+    })
     assert.isNull(off.compat)
     assert.lengthOf(off.endpoints, 4)
-    assert.isFalse(renderGuide({ pid: 'shop-7', baseUrl: 'https://pay.example', asset: null, compatEnabled: true }).compat!.pidIsNumeric)
+    assert.isFalse(
+      renderGuide({
+        pid: 'shop-7',
+        baseUrl: 'https://pay.example',
+        asset: null,
+        compatEnabled: true,
+      }).compat!.pidIsNumeric
+    )
   })
 
-  test('moving from epusdt or BEpusdt: each change with this installation\'s URLs and the key\'s pid', async ({ assert }) => {
-    const guide = renderGuide({ pid: '2001', baseUrl: 'https://pay.example/', asset: null, compatEnabled: false })
-    assert.equal(guide.migration.createUrl, 'https://pay.example/payments/native/v1/order/create-transaction')
+  test("moving from epusdt or BEpusdt: each change with this installation's URLs and the key's pid", async ({
+    assert,
+  }) => {
+    const guide = renderGuide({
+      pid: '2001',
+      baseUrl: 'https://pay.example/',
+      asset: null,
+      compatEnabled: false,
+    })
+    assert.equal(
+      guide.migration.createUrl,
+      'https://pay.example/payments/native/v1/order/create-transaction'
+    )
     assert.equal(guide.migration.queryUrl, 'https://pay.example/payments/native/v1/order/query')
     const steps = Object.fromEntries(guide.migration.steps.map((step) => [step.what, step]))
-    assert.deepEqual(
-      Object.keys(steps),
-      ['Create URL', 'pid', 'currency', 'Coin', 'Signature', 'Receiving address', 'Expiry', 'Callback check']
-    )
+    assert.deepEqual(Object.keys(steps), [
+      'Create URL',
+      'pid',
+      'currency',
+      'Coin',
+      'Signature',
+      'Receiving address',
+      'Expiry',
+      'Callback check',
+    ])
     assert.equal(steps['Create URL'].after, guide.migration.createUrl)
     assert.equal(steps['Create URL'].before, '{epusdt}/api/v1/order/create-transaction')
     assert.include(steps.pid.after, 'pid=2001')
@@ -202,8 +261,15 @@ test.group('Integration examples: what the page shows', (group) => {
   })
 
   test('a base URL with a quote stays one literal in every language', async ({ assert }) => {
-    const guide = renderGuide({ pid: '1001', baseUrl: "https://pay.example/it's", asset: null, compatEnabled: false })
-    const code = Object.fromEntries(guide.createExamples.map((example) => [example.id, example.code]))
+    const guide = renderGuide({
+      pid: '1001',
+      baseUrl: "https://pay.example/it's",
+      asset: null,
+      compatEnabled: false,
+    })
+    const code = Object.fromEntries(
+      guide.createExamples.map((example) => [example.id, example.code])
+    )
     assert.include(code.shell, `GATEWAY_URL='https://pay.example/it'\\''s'`)
     assert.include(code.php, `$gatewayUrl = 'https://pay.example/it\\'s';`)
     assert.include(code.node, `const gatewayUrl = "https://pay.example/it's"`)
@@ -222,10 +288,14 @@ test.group('Integration examples: receiving the callback', (group) => {
   })
 
   for (const id of ['php', 'node'] as const) {
-    test(`the ${id} receiver acknowledges a test callback signed by the gateway and refuses a forged one`, async ({ assert }) => {
+    test(`the ${id} receiver acknowledges a test callback signed by the gateway and refuses a forged one`, async ({
+      assert,
+    }) => {
       requirePhp({ id })
       const { apiKey, secret } = await newKey()
-      const example = (await guideFor(apiKey.pid)).callbackExamples.find((candidate) => candidate.id === id)!
+      const example = (await guideFor(apiKey.pid)).callbackExamples.find(
+        (candidate) => candidate.id === id
+      )!
       const scratch = await scratchDirectory()
       const file = await scratch.write(example.filename, example.code)
       const receiver = await startListeningProgram(
@@ -237,7 +307,11 @@ test.group('Integration examples: receiving the callback', (group) => {
       try {
         const sender = await app.container.make(TestCallbackSender)
         const result = await sender.send(apiKey.pid, `${receiver.url}/payment/notify`)
-        assert.equal(result.outcome, 'acknowledged', `${result.error} ${result.excerpt} ${receiver.output()}`)
+        assert.equal(
+          result.outcome,
+          'acknowledged',
+          `${result.error} ${result.excerpt} ${receiver.output()}`
+        )
         assert.equal(result.httpStatus, 200)
         assert.equal(result.excerpt.trim(), 'success')
 

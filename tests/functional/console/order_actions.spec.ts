@@ -19,7 +19,11 @@ import { runCommand } from '#tests/helpers/ace_command'
 import OrdersMarkPaid from '#commands/orders_mark_paid'
 import OrdersClose from '#commands/orders_close'
 
-const OPERATOR = { actor: { kind: 'user' as const, userId: 7, email: 'ops@example.test' }, ip: '203.0.113.9', requestId: 'req-42' }
+const OPERATOR = {
+  actor: { kind: 'user' as const, userId: 7, email: 'ops@example.test' },
+  ip: '203.0.113.9',
+  requestId: 'req-42',
+}
 
 /** As the console runs it: a signed-in user is the author of the change. */
 function asOperator<T>(work: () => Promise<T>) {
@@ -81,17 +85,25 @@ test.group('Order actions: mark paid', (group) => {
     await emptyAuditLog()
   })
 
-  test('a transfer the chain confirms pays the order; the audit row names the operator', async ({ client, assert }) => {
+  test('a transfer the chain confirms pays the order; the audit row names the operator', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     fakeTransfer('0xconsole0001', order.actualAmount)
-    const paid = await asOperator(async () => (await orderAdmin()).markPaid(` ${order.tradeId}`, ' 0xconsole0001 '))
+    const paid = await asOperator(async () =>
+      (await orderAdmin()).markPaid(` ${order.tradeId}`, ' 0xconsole0001 ')
+    )
     assert.equal(paid.reference, '0xconsole0001')
     assert.equal(paid.notified?.tradeId, order.tradeId)
     const fresh = await Order.findOrFail(order.id)
     assert.equal(fresh.status, 2)
     assert.equal(fresh.blockTransactionId, '0xconsole0001')
     assert.equal(await countRows('callbacks', { order_id: order.id }), 1)
-    assert.equal(await countRows('payment_references', { reference: '0xconsole0001', source: 'admin' }), 1)
+    assert.equal(
+      await countRows('payment_references', { reference: '0xconsole0001', source: 'admin' }),
+      1
+    )
     const [row] = await auditRows()
     assert.deepInclude(row, {
       actor: 'ops@example.test',
@@ -104,7 +116,11 @@ test.group('Order actions: mark paid', (group) => {
     })
     assert.equal(Number(row.actor_user_id), 7)
     assert.deepInclude(row.before, { status: 1, blockTransactionId: '' })
-    assert.deepInclude(row.after, { status: 2, blockTransactionId: '0xconsole0001', notified: order.tradeId })
+    assert.deepInclude(row.after, {
+      status: 2,
+      blockTransactionId: '0xconsole0001',
+      notified: order.tradeId,
+    })
   })
 
   test('repairs an expired order too (status 3)', async ({ client, assert }) => {
@@ -121,39 +137,84 @@ test.group('Order actions: mark paid', (group) => {
   }) => {
     const order = await newOrder(client)
     const admin = await orderAdmin()
-    await assertRefused(assert, () => admin.markPaid(order.tradeId, '0xnothing0001'), /transaction 0xnothing0001 not found/)
+    await assertRefused(
+      assert,
+      () => admin.markPaid(order.tradeId, '0xnothing0001'),
+      /transaction 0xnothing0001 not found/
+    )
     fakeTransfer('0xwrongamount', '0.01')
-    await assertRefused(assert, () => admin.markPaid(order.tradeId, '0xwrongamount'), /transfers 0.01 USDT, the order expects/)
+    await assertRefused(
+      assert,
+      () => admin.markPaid(order.tradeId, '0xwrongamount'),
+      /transfers 0.01 USDT, the order expects/
+    )
     fakeTransfer('0xshallow0001', order.actualAmount, { confirmations: 0 })
-    await assertRefused(assert, () => admin.markPaid(order.tradeId, '0xshallow0001'), /not yet confirmed/)
+    await assertRefused(
+      assert,
+      () => admin.markPaid(order.tradeId, '0xshallow0001'),
+      /not yet confirmed/
+    )
     assert.equal((await Order.findOrFail(order.id)).status, 1)
     assert.equal(await countRows('payment_references'), 0)
     assert.equal(await countRows('callbacks'), 0)
   })
 
-  test('refuses paid orders, placeholders, unknown orders, a blank or overlong reference', async ({ client, assert }) => {
+  test('refuses paid orders, placeholders, unknown orders, a blank or overlong reference', async ({
+    client,
+    assert,
+  }) => {
     const admin = await orderAdmin()
     const paid = await newOrder(client)
     await paymentService.markPaid(paid.id, { reference: '0xscanner0001', source: 'scanner' })
-    await assertRefused(assert, () => admin.markPaid(paid.tradeId, '0xany'), /has status 2; only 1 or 3 can be repaired/)
+    await assertRefused(
+      assert,
+      () => admin.markPaid(paid.tradeId, '0xany'),
+      /has status 2; only 1 or 3 can be repaired/
+    )
     const placeholder = await newPlaceholder(client)
-    await assertRefused(assert, () => admin.markPaid(placeholder.tradeId, '0xany'), /is not an on-chain order/)
-    await assertRefused(assert, () => admin.markPaid('NoSuchOrder', '0xany'), /No order with trade_id NoSuchOrder/)
+    await assertRefused(
+      assert,
+      () => admin.markPaid(placeholder.tradeId, '0xany'),
+      /is not an on-chain order/
+    )
+    await assertRefused(
+      assert,
+      () => admin.markPaid('NoSuchOrder', '0xany'),
+      /No order with trade_id NoSuchOrder/
+    )
     const waiting = await newOrder(client)
-    await assertRefused(assert, () => admin.markPaid(waiting.tradeId, '   '), /Give the transaction reference/)
-    await assertRefused(assert, () => admin.markPaid(waiting.tradeId, `0x${'a'.repeat(300)}`), /at most 255 characters/)
+    await assertRefused(
+      assert,
+      () => admin.markPaid(waiting.tradeId, '   '),
+      /Give the transaction reference/
+    )
+    await assertRefused(
+      assert,
+      () => admin.markPaid(waiting.tradeId, `0x${'a'.repeat(300)}`),
+      /at most 255 characters/
+    )
   })
 
-  test('a reference that already paid another order is refused (10007)', async ({ client, assert }) => {
+  test('a reference that already paid another order is refused (10007)', async ({
+    client,
+    assert,
+  }) => {
     const first = await newOrder(client)
     await paymentService.markPaid(first.id, { reference: '0xshared0001', source: 'scanner' })
     const second = await newOrder(client)
     fakeTransfer('0xshared0001', second.actualAmount)
-    await assertRefused(assert, async () => (await orderAdmin()).markPaid(second.tradeId, '0xshared0001'), /already paid another order \(10007\)/)
+    await assertRefused(
+      assert,
+      async () => (await orderAdmin()).markPaid(second.tradeId, '0xshared0001'),
+      /already paid another order \(10007\)/
+    )
     assert.equal((await Order.findOrFail(second.id)).status, 1)
   })
 
-  test('the payment and its audit row commit together: no audit row, no payment', async ({ client, assert }) => {
+  test('the payment and its audit row commit together: no audit row, no payment', async ({
+    client,
+    assert,
+  }) => {
     class BrokenAudit extends AuditLog {
       async record(_entry: AuditEntry): Promise<void> {
         throw new Error('audit storage is down')
@@ -161,7 +222,10 @@ test.group('Order actions: mark paid', (group) => {
     }
     const order = await newOrder(client)
     fakeTransfer('0xconsole0003', order.actualAmount)
-    await assert.rejects(() => new OrderAdmin(new BrokenAudit()).markPaid(order.tradeId, '0xconsole0003'), /audit storage is down/)
+    await assert.rejects(
+      () => new OrderAdmin(new BrokenAudit()).markPaid(order.tradeId, '0xconsole0003'),
+      /audit storage is down/
+    )
     const fresh = await Order.findOrFail(order.id)
     assert.equal(fresh.status, 1)
     assert.equal(fresh.blockTransactionId, '')
@@ -170,14 +234,24 @@ test.group('Order actions: mark paid', (group) => {
     assert.equal(await countRows('amount_locks', { order_id: order.id }), 1)
   })
 
-  test('orders:mark-paid goes through the same service (audited as the shell user)', async ({ client, assert }) => {
+  test('orders:mark-paid goes through the same service (audited as the shell user)', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     fakeTransfer('0xconsole0004', order.actualAmount)
     const result = await runCommand(OrdersMarkPaid, [order.tradeId, '0xconsole0004'])
     assert.equal(result.exitCode, 0, result.output)
-    assert.include(result.output, `Order ${order.tradeId} is paid by 0xconsole0004; callback queued for ${order.tradeId}`)
+    assert.include(
+      result.output,
+      `Order ${order.tradeId} is paid by 0xconsole0004; callback queued for ${order.tradeId}`
+    )
     const [row] = await auditRows()
-    assert.deepInclude(row, { actor: `ace:${userInfo().username}`, action: 'order.mark_paid', subject_id: order.tradeId })
+    assert.deepInclude(row, {
+      actor: `ace:${userInfo().username}`,
+      action: 'order.mark_paid',
+      subject_id: order.tradeId,
+    })
   })
 })
 
@@ -188,16 +262,25 @@ test.group('Order actions: close', (group) => {
     await emptyAuditLog()
   })
 
-  test('closes a waiting order now; its amount stays reserved; audited', async ({ client, assert }) => {
+  test('closes a waiting order now; its amount stays reserved; audited', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     const before = Date.now()
-    const { order: closed } = await asOperator(async () => (await orderAdmin()).close(order.tradeId))
+    const { order: closed } = await asOperator(async () =>
+      (await orderAdmin()).close(order.tradeId)
+    )
     assert.equal(closed.status, 3)
     assert.isAtMost(closed.expirationTime, Date.now())
     assert.isAtLeast(closed.expirationTime, before)
     assert.equal(await countRows('amount_locks', { order_id: order.id }), 1)
     const [row] = await auditRows()
-    assert.deepInclude(row, { actor: 'ops@example.test', action: 'order.close', subject_id: order.tradeId })
+    assert.deepInclude(row, {
+      actor: 'ops@example.test',
+      action: 'order.close',
+      subject_id: order.tradeId,
+    })
     assert.deepEqual([row.before.status, row.after.status], [1, 3])
   })
 
@@ -209,12 +292,19 @@ test.group('Order actions: close', (group) => {
     assert.equal(result.child?.status, 3)
   })
 
-  test('closing a paid or already closed order is refused; nothing is written', async ({ client, assert }) => {
+  test('closing a paid or already closed order is refused; nothing is written', async ({
+    client,
+    assert,
+  }) => {
     const admin = await orderAdmin()
     const paid = await newOrder(client)
     await paymentService.markPaid(paid.id, { reference: '0xscanner0002', source: 'scanner' })
-    const updatedAt = (await Order.findOrFail(paid.id)).updatedAt
-    await assertRefused(assert, () => admin.close(paid.tradeId), /is not open \(status 2\); nothing to close/)
+    const { updatedAt } = await Order.findOrFail(paid.id)
+    await assertRefused(
+      assert,
+      () => admin.close(paid.tradeId),
+      /is not open \(status 2\); nothing to close/
+    )
     const still = await Order.findOrFail(paid.id)
     assert.equal(still.status, 2)
     assert.equal(still.updatedAt, updatedAt)
@@ -224,7 +314,10 @@ test.group('Order actions: close', (group) => {
     await assertRefused(assert, () => admin.close('NoSuchOrder'), /No order with trade_id/)
   })
 
-  test('paid between the page and the click: refused inside the transaction, no audit row', async ({ client, assert }) => {
+  test('paid between the page and the click: refused inside the transaction, no audit row', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     // The rule saw it open; it is paid before the close's transaction runs.
     class PaysFirst extends OrderAdmin {
@@ -234,11 +327,16 @@ test.group('Order actions: close', (group) => {
       }
       async find(tradeId: string) {
         const found = await super.find(tradeId)
-        if (found.status === 1) await paymentService.markPaid(found.id, { reference: '0xrace0001', source: 'scanner' })
+        if (found.status === 1)
+          await paymentService.markPaid(found.id, { reference: '0xrace0001', source: 'scanner' })
         return found
       }
     }
-    await assertRefused(assert, () => new PaysFirst(new AuditLog()).close(order.tradeId), /is not open \(status 2\)/)
+    await assertRefused(
+      assert,
+      () => new PaysFirst(new AuditLog()).close(order.tradeId),
+      /is not open \(status 2\)/
+    )
     assert.equal((await Order.findOrFail(order.id)).status, 2)
   })
 
@@ -270,7 +368,10 @@ test.group('Order actions: resend callback', (group) => {
     return Order.findOrFail(order.id)
   }
 
-  test("sends it again and returns the merchant's answer: status, duration, excerpt", async ({ client, assert }) => {
+  test("sends it again and returns the merchant's answer: status, duration, excerpt", async ({
+    client,
+    assert,
+  }) => {
     const order = await paidOrder(client)
     await callbackDeliverer.runOnce()
     merchant.reset([{ status: 200, body: 'success', delayMs: 30 }])
@@ -282,8 +383,15 @@ test.group('Order actions: resend callback', (group) => {
     assert.isAtLeast(result.attempt!.durationMs, 25)
     assert.equal(result.attempt?.attempt, 1)
     const [row] = await auditRows()
-    assert.deepInclude(row, { actor: 'ops@example.test', action: 'order.callback_resend', subject_id: order.tradeId })
-    assert.deepEqual([row.before.callbackStatus, row.after.callbackStatus], ['delivered', 'pending'])
+    assert.deepInclude(row, {
+      actor: 'ops@example.test',
+      action: 'order.callback_resend',
+      subject_id: order.tradeId,
+    })
+    assert.deepEqual(
+      [row.before.callbackStatus, row.after.callbackStatus],
+      ['delivered', 'pending']
+    )
   })
 
   test("a refused delivery is kept with the merchant's status and the first 200 characters of its answer", async ({
@@ -310,7 +418,10 @@ test.group('Order actions: resend callback', (group) => {
     assert.include(merchant.requests[0].body, parent.tradeId)
   })
 
-  test("only that order's callback is sent, not others that are due", async ({ client, assert }) => {
+  test("only that order's callback is sent, not others that are due", async ({
+    client,
+    assert,
+  }) => {
     const other = await paidOrder(client)
     const order = await paidOrder(client)
     await (await orderAdmin()).resendCallback(order.tradeId)
@@ -324,7 +435,11 @@ test.group('Order actions: resend callback', (group) => {
   test('an unpaid or unknown order is refused; nothing is queued', async ({ client, assert }) => {
     const admin = await orderAdmin()
     const waiting = await newOrder(client)
-    await assertRefused(assert, () => admin.resendCallback(waiting.tradeId), /is not paid \(status 1\); there is nothing to tell/)
+    await assertRefused(
+      assert,
+      () => admin.resendCallback(waiting.tradeId),
+      /is not paid \(status 1\); there is nothing to tell/
+    )
     await assertRefused(assert, () => admin.resendCallback('NoSuchOrder'), /No order with trade_id/)
     assert.equal(await countRows('callbacks'), 0)
     assert.lengthOf(merchant.requests, 0)
@@ -340,7 +455,10 @@ test.group('Order detail', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
     await prepareLifecycle()
-    await db.from('chains').where('network', FAKE_NETWORK).update({ explorer_tx_url: 'https://explorer.test/tx/{tx}' })
+    await db
+      .from('chains')
+      .where('network', FAKE_NETWORK)
+      .update({ explorer_tx_url: 'https://explorer.test/tx/{tx}' })
     merchant.reset()
   })
 
@@ -352,7 +470,10 @@ test.group('Order detail', (group) => {
     assert.isNull(await (await details()).find('NoSuchOrder'))
   })
 
-  test('a waiting order: its amount reservation, no payment yet, the actions it allows', async ({ client, assert }) => {
+  test('a waiting order: its amount reservation, no payment yet, the actions it allows', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     const detail = (await (await details()).find(order.tradeId))!
     assert.equal(detail.order.id, order.id)
@@ -415,7 +536,12 @@ test.group('Order detail', (group) => {
     )
     assert.deepEqual(shown.reorgs, [])
     assert.deepEqual(
-      shown.attempts.map((attempt) => [attempt.attempt, attempt.httpStatus, attempt.responseExcerpt, attempt.acknowledged]),
+      shown.attempts.map((attempt) => [
+        attempt.attempt,
+        attempt.httpStatus,
+        attempt.responseExcerpt,
+        attempt.acknowledged,
+      ]),
       [
         [1, 500, 'oops', false],
         [2, 200, 'success', true],
@@ -427,7 +553,10 @@ test.group('Order detail', (group) => {
       assert.equal(attempt.url, merchant.notifyUrl)
     }
     assert.equal(shown.callback?.status, 'delivered')
-    assert.deepEqual(shown.history.map((row) => [row.action, row.actor]), [['order.callback_resend', 'ops@example.test']])
+    assert.deepEqual(
+      shown.history.map((row) => [row.action, row.actor]),
+      [['order.callback_resend', 'ops@example.test']]
+    )
     assert.deepEqual(shown.refusals, {
       markPaid: `Order ${parent.tradeId} has status 2; only 1 or 3 can be repaired`,
       close: `Order ${parent.tradeId} is not open (status 2); nothing to close`,

@@ -25,14 +25,25 @@ async function seed() {
 test.group('Console order export (CSV)', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('a header, then one CRLF line per order, newest first, with every column', async ({ assert }) => {
+  test('a header, then one CRLF line per order, newest first, with every column', async ({
+    assert,
+  }) => {
     await seed()
     const lines = await collect(new OrderExport().lines({}))
     assert.equal(lines[0], `${EXPORT_COLUMNS.join(',')}\r\n`)
     assert.lengthOf(lines, 9)
     assert.deepEqual(
       lines.slice(1).map((line) => line.split(',')[1]),
-      ['T00000007', 'T00000006', 'T00000005', 'T00000004', 'T00000003', 'T00000002', 'T00000001', 'T00000000']
+      [
+        'T00000007',
+        'T00000006',
+        'T00000005',
+        'T00000004',
+        'T00000003',
+        'T00000002',
+        'T00000001',
+        'T00000000',
+      ]
     )
     const first = lines[1].replace(/\r\n$/, '').split(',')
     const cell = (name: (typeof EXPORT_COLUMNS)[number]) => first[EXPORT_COLUMNS.indexOf(name)]
@@ -57,7 +68,9 @@ test.group('Console order export (CSV)', (group) => {
     assert.include(searched[1], 'T00000003')
   })
 
-  test("merchant text is escaped and can't become a formula; a child names its parent", async ({ assert }) => {
+  test("merchant text is escaped and can't become a formula; a child names its parent", async ({
+    assert,
+  }) => {
     const [parentId] = await insertOrders(1, () => ({ trade_id: 'PARENT01', order_id: 'shop-1' }))
     await insertOrders(1, () => ({
       trade_id: 'CHILD001',
@@ -94,7 +107,9 @@ test.group('Console order export (CSV)', (group) => {
     assert.notMatch(filtered.at(-1)!, /capped/)
   })
 
-  test('reads one batch at a time, and the next only once the reader took the previous', async ({ assert }) => {
+  test('reads one batch at a time, and the next only once the reader took the previous', async ({
+    assert,
+  }) => {
     await seed()
     let fetched = 0
     const counting = {
@@ -124,7 +139,14 @@ test.group('Console order export (CSV)', (group) => {
     const tradeIds = lines.slice(1).map((line) => line.split(',')[1])
     assert.lengthOf(tradeIds, 25)
     assert.equal(new Set(tradeIds).size, 25)
-    const stored = await db.from('orders').orderBy('created_at', 'desc').orderBy('id', 'desc').select('trade_id')
-    assert.deepEqual(tradeIds, stored.map((row) => row.trade_id))
+    const stored = await db
+      .from('orders')
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .select('trade_id')
+    assert.deepEqual(
+      tradeIds,
+      stored.map((row) => row.trade_id)
+    )
   })
 })

@@ -1,6 +1,10 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
-import orderSearch, { cursorOf, type OrderFilters, type OrderPage } from '#services/console/order_search'
+import orderSearch, {
+  cursorOf,
+  type OrderFilters,
+  type OrderPage,
+} from '#services/console/order_search'
 import { resetDatabase } from '#tests/helpers/database'
 import { insertOrders, type OrderRow } from '#tests/helpers/order_rows'
 
@@ -69,20 +73,33 @@ test.group('Console order search: keyset pages', (group) => {
     fixture = await seed()
   })
 
-  test('the first page is the newest orders, ties in one millisecond ordered by id', async ({ assert }) => {
+  test('the first page is the newest orders, ties in one millisecond ordered by id', async ({
+    assert,
+  }) => {
     const page = await orderSearch.page({}, { limit: 5 })
     assert.deepEqual(tradeIds(page), expected(fixture, () => true).slice(0, 5))
-    assert.deepEqual(tradeIds(page), ['T00000059', 'T00000058', 'T00000057', 'T00000056', 'T00000055'])
+    assert.deepEqual(tradeIds(page), [
+      'T00000059',
+      'T00000058',
+      'T00000057',
+      'T00000056',
+      'T00000055',
+    ])
     assert.isNull(page.previous)
     assert.isString(page.next)
   })
 
-  test('walking Next covers every order once, in order, across same-millisecond ties', async ({ assert }) => {
+  test('walking Next covers every order once, in order, across same-millisecond ties', async ({
+    assert,
+  }) => {
     // 7 per page cuts through the groups of three orders sharing a millisecond.
     const pages = await allPages({}, 7)
     assert.lengthOf(pages, 9)
     const walked = pages.flatMap(tradeIds)
-    assert.deepEqual(walked, expected(fixture, () => true))
+    assert.deepEqual(
+      walked,
+      expected(fixture, () => true)
+    )
     assert.equal(new Set(walked).size, 60)
     assert.isNull(pages.at(-1)!.next)
     assert.lengthOf(pages.at(-1)!.orders, 4)
@@ -101,10 +118,17 @@ test.group('Console order search: keyset pages', (group) => {
     assert.isNull(page.previous)
   })
 
-  test('Previous back to the newest orders is a full first page, newer arrivals included', async ({ assert }) => {
+  test('Previous back to the newest orders is a full first page, newer arrivals included', async ({
+    assert,
+  }) => {
     const first = await orderSearch.page({}, { limit: 10 })
     const second = await orderSearch.page({}, { after: first.next, limit: 10 })
-    await insertOrders(3, (index) => ({ ...row(0), trade_id: `NEW${index}`, order_id: `NEW-${index}`, created_at: BASE + 100_000 + index }))
+    await insertOrders(3, (index) => ({
+      ...row(0),
+      trade_id: `NEW${index}`,
+      order_id: `NEW-${index}`,
+      created_at: BASE + 100_000 + index,
+    }))
     // The ten just before page 2 (what was page 1); three newer ones exist now.
     const back = await orderSearch.page({}, { before: second.previous, limit: 10 })
     assert.deepEqual(tradeIds(back), tradeIds(first))
@@ -118,7 +142,11 @@ test.group('Console order search: keyset pages', (group) => {
   test('a cursor is opaque and a forged one is ignored (first page)', async ({ assert }) => {
     const page = await orderSearch.page({}, { limit: 3 })
     assert.notInclude(page.next!, String(BASE))
-    for (const forged of ['garbage', Buffer.from('1;drop table orders').toString('base64url'), '']) {
+    for (const forged of [
+      'garbage',
+      Buffer.from('1;drop table orders').toString('base64url'),
+      '',
+    ]) {
       const again = await orderSearch.page({}, { after: forged, limit: 3 })
       assert.deepEqual(tradeIds(again), tradeIds(page))
     }
@@ -151,7 +179,11 @@ test.group('Console order search: filters', (group) => {
     [
       'several at once',
       { status: 2, network: 'ethereum', token: 'USDC', createdFrom: BASE + 3000 },
-      (order) => order.status === 2 && order.network === 'ethereum' && order.token === 'USDC' && order.created_at >= BASE + 3000,
+      (order) =>
+        order.status === 2 &&
+        order.network === 'ethereum' &&
+        order.token === 'USDC' &&
+        order.created_at >= BASE + 3000,
     ],
   ]
   for (const [name, filters, keep] of cases) {
@@ -185,35 +217,66 @@ test.group('Console order search: search (exact match)', (group) => {
 
   test("by the merchant's order number, across pids", async ({ assert }) => {
     const found = tradeIds(await orderSearch.page({ search: 'ORD-5' }))
-    assert.deepEqual(found, expected(fixture, (order) => order.order_id === 'ORD-5'))
+    assert.deepEqual(
+      found,
+      expected(fixture, (order) => order.order_id === 'ORD-5')
+    )
     assert.lengthOf(found, 3)
-    assert.deepEqual(tradeIds(await orderSearch.page({ search: 'ORD-5', pid: 'shop-b' })), ['T00000045', 'T00000005'])
+    assert.deepEqual(tradeIds(await orderSearch.page({ search: 'ORD-5', pid: 'shop-b' })), [
+      'T00000045',
+      'T00000005',
+    ])
   })
 
-  test('by receiving address: many orders, paged without duplicates or gaps', async ({ assert }) => {
+  test('by receiving address: many orders, paged without duplicates or gaps', async ({
+    assert,
+  }) => {
     const walked = (await allPages({ search: 'TAddrOdd' }, 4)).flatMap(tradeIds)
-    assert.deepEqual(walked, expected(fixture, (order) => order.receive_address === 'TAddrOdd'))
+    assert.deepEqual(
+      walked,
+      expected(fixture, (order) => order.receive_address === 'TAddrOdd')
+    )
     assert.lengthOf(walked, 29)
   })
 
-  test("by address in another form: a lower-case EVM address finds the checksummed one", async ({ assert }) => {
-    assert.deepEqual(tradeIds(await orderSearch.page({ search: EVM_CANONICAL.toLowerCase() })), ['T00000059'])
+  test('by address in another form: a lower-case EVM address finds the checksummed one', async ({
+    assert,
+  }) => {
+    assert.deepEqual(tradeIds(await orderSearch.page({ search: EVM_CANONICAL.toLowerCase() })), [
+      'T00000059',
+    ])
   })
 
   test('by transaction reference, also given in upper-case hex', async ({ assert }) => {
     const reference = fixture[21].block_transaction_id
     assert.deepEqual(tradeIds(await orderSearch.page({ search: reference })), ['T00000021'])
-    assert.deepEqual(tradeIds(await orderSearch.page({ search: reference.toUpperCase().replace('0X', '0x') })), ['T00000021'])
+    assert.deepEqual(
+      tradeIds(await orderSearch.page({ search: reference.toUpperCase().replace('0X', '0x') })),
+      ['T00000021']
+    )
   })
 
-  test('search and filters together; a term matching several columns lists each order once', async ({ assert }) => {
+  test('search and filters together; a term matching several columns lists each order once', async ({
+    assert,
+  }) => {
     // T00000003's trade_id is also another order's order number and its own transaction reference.
     await db.from('orders').where('trade_id', 'T00000010').update({ order_id: 'T00000003' })
-    await db.from('orders').where('trade_id', 'T00000003').update({ block_transaction_id: 'T00000003' })
-    assert.deepEqual(tradeIds(await orderSearch.page({ search: 'T00000003' })), ['T00000010', 'T00000003'])
-    assert.deepEqual(tradeIds(await orderSearch.page({ search: 'T00000003', status: 3 })), ['T00000010'])
+    await db
+      .from('orders')
+      .where('trade_id', 'T00000003')
+      .update({ block_transaction_id: 'T00000003' })
+    assert.deepEqual(tradeIds(await orderSearch.page({ search: 'T00000003' })), [
+      'T00000010',
+      'T00000003',
+    ])
+    assert.deepEqual(tradeIds(await orderSearch.page({ search: 'T00000003', status: 3 })), [
+      'T00000010',
+    ])
     const walked = (await allPages({ search: 'TAddrEven', status: 1 }, 2)).flatMap(tradeIds)
-    assert.deepEqual(walked, expected(fixture, (order) => order.receive_address === 'TAddrEven' && order.status === 1))
+    assert.deepEqual(
+      walked,
+      expected(fixture, (order) => order.receive_address === 'TAddrEven' && order.status === 1)
+    )
   })
 
   test('a term nothing has, or longer than any column, finds nothing', async ({ assert }) => {
@@ -233,7 +296,11 @@ test.group('Console order search: query plans', (group) => {
   })
 
   /** The plan of each statement of a page, as text. */
-  async function plans(filters: OrderFilters, after?: string, options: { listOrder: boolean } = { listOrder: true }) {
+  async function plans(
+    filters: OrderFilters,
+    after?: string,
+    options: { listOrder: boolean } = { listOrder: true }
+  ) {
     const postgres = db.connection().dialect.name === 'postgres'
     const texts: string[] = []
     for (const { sql, bindings } of orderSearch.statements(filters, { after })) {
@@ -268,7 +335,9 @@ test.group('Console order search: query plans', (group) => {
     [{ paymentType: 'Compat' }, 'orders_payment_type_created_at_index'],
   ]
   for (const [filters, index] of cases) {
-    test(`${JSON.stringify(filters)} reads ${index} in list order (no sort step)`, async ({ assert }) => {
+    test(`${JSON.stringify(filters)} reads ${index} in list order (no sort step)`, async ({
+      assert,
+    }) => {
       const cursor = cursorOf({ createdAt: BASE + 10_000, id: 1_000_000 })
       for (const after of [undefined, cursor]) {
         const [plan] = await plans(filters, after)

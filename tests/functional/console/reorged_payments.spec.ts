@@ -23,10 +23,14 @@ let references = 0
 /** Pays `order` by the scanner with a transfer read from block 120 (OLD_HASH), at `position`. */
 async function paidFromBlock(order: Order, position = 'log:3') {
   const reference = `0xreorg${String(++references).padStart(8, '0')}`
-  const transfer = fakeTransfer(reference, order.actualAmount, { position, block: { number: '120', hash: OLD_HASH } })
+  const transfer = fakeTransfer(reference, order.actualAmount, {
+    position,
+    block: { number: '120', hash: OLD_HASH },
+  })
   fakeFamily.pending = [transfer]
   await chainScanner.scan({ network: FAKE_NETWORK })
-  if ((await Order.findOrFail(order.id)).status !== 2) throw new Error('the scanner did not pay the order')
+  if ((await Order.findOrFail(order.id)).status !== 2)
+    throw new Error('the scanner did not pay the order')
   return transfer
 }
 
@@ -47,7 +51,10 @@ test.group('Console order page: a payment whose block a reorganisation replaced'
     await prepareLifecycle()
   })
 
-  test('each payment reference shows its position in words and its block', async ({ client, assert }) => {
+  test('each payment reference shows its position in words and its block', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     const transfer = await paidFromBlock(order, 'log:3')
     const detail = await details(order.tradeId)
@@ -120,17 +127,28 @@ test.group('Console order page: a payment whose block a reorganisation replaced'
     const text = pageText(moved.text)
     assert.include(text, 'This order’s payment was moved by a reorganisation')
     assert.include(text, `came from block 120 (${OLD_HASH})`)
-    assert.include(text, `Found again in block 125 (${NEW_HASH}) of the new chain: the payment stands, and nothing was paid twice.`)
+    assert.include(
+      text,
+      `Found again in block 125 (${NEW_HASH}) of the new chain: the payment stands, and nothing was paid twice.`
+    )
     assert.include(moved.text, 'class="alert alert-warning"')
     assert.notInclude(text, 'Not found again')
 
     // Handled in the inbox: the order page says so.
     await agent.get(`/unmatched/${flag.id}`)
-    await agent.post(`/unmatched/${flag.id}/dismiss`, { note: 'Found again in block 125, nothing to do' })
-    assert.include(pageText((await agent.get(`/orders/${order.tradeId}`)).text), `Unmatched payment #${flag.id} was marked as handled.`)
+    await agent.post(`/unmatched/${flag.id}/dismiss`, {
+      note: 'Found again in block 125, nothing to do',
+    })
+    assert.include(
+      pageText((await agent.get(`/orders/${order.tradeId}`)).text),
+      `Unmatched payment #${flag.id} was marked as handled.`
+    )
   })
 
-  test('a parent paid through its child shows the notice on both pages, naming the child', async ({ client, assert }) => {
+  test('a parent paid through its child shows the notice on both pages, naming the child', async ({
+    client,
+    assert,
+  }) => {
     await operator.addWallet('tron', TRON_WALLET)
     const parent = await newOrder(client)
     const switched = await switchTo(client, parent.tradeId, 'tron')
@@ -138,8 +156,19 @@ test.group('Console order page: a payment whose block a reorganisation replaced'
     assert.equal(child.parentId, parent.id)
     // Paid through the one payment path, as the TRON scanner would, from block 120.
     const reference = 'c0ffee'.padEnd(64, '0')
-    await paymentService.markPaid(child.id, { reference, position: 'value', block: { number: '120', hash: OLD_HASH }, source: 'scanner' })
-    assert.equal(await reorgFlags.flag(await Chain.findByOrFail('network', 'tron'), { ancestor: '100', replacedUpTo: '130' }), 1)
+    await paymentService.markPaid(child.id, {
+      reference,
+      position: 'value',
+      block: { number: '120', hash: OLD_HASH },
+      source: 'scanner',
+    })
+    assert.equal(
+      await reorgFlags.flag(await Chain.findByOrFail('network', 'tron'), {
+        ancestor: '100',
+        replacedUpTo: '130',
+      }),
+      1
+    )
 
     const agent = await ConsoleAgent.signIn(await createConsoleUser())
     const parentPage = pageText((await agent.get(`/orders/${parent.tradeId}`)).text)
@@ -151,7 +180,10 @@ test.group('Console order page: a payment whose block a reorganisation replaced'
     assert.include(childPage, `The payment ${reference} (transaction value) came from block 120`)
   })
 
-  test('without the audit row, the inbox notice says which block it came from and where it is now', async ({ client, assert }) => {
+  test('without the audit row, the inbox notice says which block it came from and where it is now', async ({
+    client,
+    assert,
+  }) => {
     const order = await newOrder(client)
     const transfer = await paidFromBlock(order, 'log:0')
     await reorganise()

@@ -12,7 +12,10 @@ async function ageSignIn(ms: number) {
     if (data.message?.[SESSION_KEYS.loginAt]) {
       data.message[SESSION_KEYS.loginAt] -= ms
       data.message[SESSION_KEYS.seenAt] = Date.now()
-      await db.from('sessions').where('id', row.id).update({ data: JSON.stringify(data) })
+      await db
+        .from('sessions')
+        .where('id', row.id)
+        .update({ data: JSON.stringify(data) })
       moved += 1
     }
   }
@@ -25,7 +28,10 @@ test.group('Console session lifetime', (group) => {
   test('a session in use all along still ends 12 hours after its sign-in', async ({ assert }) => {
     const admin = await createConsoleUser()
     // The password was set long before (a sign-in older than it would end for that reason).
-    await db.from('users').where('id', admin.user.id).update({ password_changed_at: Date.now() - 48 * 3600_000 })
+    await db
+      .from('users')
+      .where('id', admin.user.id)
+      .update({ password_changed_at: Date.now() - 48 * 3600_000 })
     const agent = await ConsoleAgent.signIn(admin)
     await ageSignIn(11 * 3600_000 + 55 * 60_000)
     // Active and younger than 12 hours: still in.

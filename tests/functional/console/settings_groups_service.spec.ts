@@ -4,7 +4,13 @@ import db from '@adonisjs/lucid/services/db'
 import settings, { SettingsInputError } from '#settings/settings_service'
 import { SETTINGS } from '#settings/definitions'
 import pluginsConfig from '#config/plugins'
-import { SETTINGS_GROUPS, SettingsGroups, groupedKeys, keysByGroup, turnedOffPlugin } from '#services/console/settings_groups'
+import {
+  SETTINGS_GROUPS,
+  SettingsGroups,
+  groupedKeys,
+  keysByGroup,
+  turnedOffPlugin,
+} from '#services/console/settings_groups'
 import { actingAs } from '#services/audit/audit_context'
 import { SecretPurpose, looksSealed, revealSecret } from '#support/secret_box'
 import { OperatorError } from '#support/operator_error'
@@ -19,7 +25,11 @@ async function storedValue(key: string): Promise<string | undefined> {
 
 async function auditRows(action = 'setting.set') {
   const rows = await db.from('audit_log').where('action', action).orderBy('id')
-  return rows.map((row) => ({ ...row, before: JSON.parse(row.before ?? 'null'), after: JSON.parse(row.after ?? 'null') }))
+  return rows.map((row) => ({
+    ...row,
+    before: JSON.parse(row.before ?? 'null'),
+    after: JSON.parse(row.after ?? 'null'),
+  }))
 }
 
 async function groups() {
@@ -27,7 +37,9 @@ async function groups() {
 }
 
 test.group('Settings groups: every definition has a page', () => {
-  test('each setting of the core and of every bundled plugin is in exactly one group', async ({ assert }) => {
+  test('each setting of the core and of every bundled plugin is in exactly one group', async ({
+    assert,
+  }) => {
     const definitions = new Set(Object.keys(SETTINGS))
     for (const load of Object.values(pluginsConfig)) {
       const plugin = (await load()).default
@@ -35,7 +47,8 @@ test.group('Settings groups: every definition has a page', () => {
     }
     const seen = new Map<string, string[]>()
     for (const group of SETTINGS_GROUPS) {
-      for (const key of Object.keys(group.labels)) seen.set(key, [...(seen.get(key) ?? []), group.id])
+      for (const key of Object.keys(group.labels))
+        seen.set(key, [...(seen.get(key) ?? []), group.id])
     }
     const missing = [...definitions].filter((key) => !seen.has(key))
     assert.deepEqual(missing, [], 'settings with no group')
@@ -46,7 +59,9 @@ test.group('Settings groups: every definition has a page', () => {
     assert.equal(groupedKeys().size, definitions.size)
   })
 
-  test('a setting no group names (a plugin from elsewhere) is shown in "Other plugins"', async ({ assert }) => {
+  test('a setting no group names (a plugin from elsewhere) is shown in "Other plugins"', async ({
+    assert,
+  }) => {
     const byGroup = keysByGroup(['acme.greeting', 'site.logo_url', 'site.cashier_name'])
     assert.deepEqual(byGroup.get('plugins'), ['acme.greeting'])
     // In the order of the page's labels, not of the definitions.
@@ -55,16 +70,39 @@ test.group('Settings groups: every definition has a page', () => {
 
   test('a group whose plugin is turned off is named so', async ({ assert }) => {
     const provider = SETTINGS_GROUPS.find((entry) => entry.id === 'provider')!
-    assert.equal(turnedOffPlugin(provider, new Map([['provider.shop_token', 'provider']])), 'provider')
+    assert.equal(
+      turnedOffPlugin(provider, new Map([['provider.shop_token', 'provider']])),
+      'provider'
+    )
     assert.isNull(turnedOffPlugin(provider, new Map()))
-    assert.isNull(turnedOffPlugin(SETTINGS_GROUPS.find((entry) => entry.id === 'site')!, new Map([['x', 'provider']])))
+    assert.isNull(
+      turnedOffPlugin(
+        SETTINGS_GROUPS.find((entry) => entry.id === 'site')!,
+        new Map([['x', 'provider']])
+      )
+    )
   })
 
-  test('the summaries list every page but the empty fallback, with the count of each', async ({ assert }) => {
-    const summaries = (await (await groups()).summaries()).filter((summary) => summary.id !== 'plugins')
+  test('the summaries list every page but the empty fallback, with the count of each', async ({
+    assert,
+  }) => {
+    const summaries = (await (await groups()).summaries()).filter(
+      (summary) => summary.id !== 'plugins'
+    )
     assert.deepEqual(
       summaries.map((summary) => summary.id),
-      ['site', 'orders', 'rates', 'callbacks', 'rate_limits', 'chains', 'compat', 'provider', 'metrics', 'console']
+      [
+        'site',
+        'orders',
+        'rates',
+        'callbacks',
+        'rate_limits',
+        'chains',
+        'compat',
+        'provider',
+        'metrics',
+        'console',
+      ]
     )
     assert.equal(summaries.find((summary) => summary.id === 'site')!.count, 6)
     assert.isTrue(summaries.every((summary) => summary.turnedOffPlugin === null))
@@ -74,7 +112,9 @@ test.group('Settings groups: every definition has a page', () => {
 test.group('Settings groups: pages and saving', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('a page shows each value as text, its default, its input and its bounds', async ({ assert }) => {
+  test('a page shows each value as text, its default, its input and its bounds', async ({
+    assert,
+  }) => {
     await settings.set('order.expiration_minutes', '25')
     const page = await (await groups()).page('orders')
     assert.deepEqual(
@@ -82,7 +122,13 @@ test.group('Settings groups: pages and saving', (group) => {
       ['order.expiration_minutes', 'order.late_payment_margin_seconds', 'order.amount_max_steps']
     )
     const lifetime = page.fields[0]
-    assert.include(lifetime, { label: 'Order lifetime (minutes)', input: 'number', value: '25', defaultText: '10', stored: true })
+    assert.include(lifetime, {
+      label: 'Order lifetime (minutes)',
+      input: 'number',
+      value: '25',
+      defaultText: '10',
+      stored: true,
+    })
     assert.deepEqual(lifetime.bounds, { min: 1, max: 1440 })
     assert.isFalse(page.fields[1].stored)
 
@@ -91,15 +137,27 @@ test.group('Settings groups: pages and saving', (group) => {
     assert.equal(store.input, 'select')
     assert.deepEqual(store.options, ['memory', 'database', 'redis'])
     const provider = await (await groups()).page('provider')
-    assert.equal(provider.fields.find((field) => field.key === 'provider.allow_tokens')!.value, 'USDT,TRX')
-    assert.equal(provider.fields.find((field) => field.key === 'provider.enabled')!.input, 'boolean')
+    assert.equal(
+      provider.fields.find((field) => field.key === 'provider.allow_tokens')!.value,
+      'USDT,TRX'
+    )
+    assert.equal(
+      provider.fields.find((field) => field.key === 'provider.enabled')!.input,
+      'boolean'
+    )
   })
 
-  test('saving a group stores the changed values, one audit row each, by the acting admin', async ({ assert }) => {
+  test('saving a group stores the changed values, one audit row each, by the acting admin', async ({
+    assert,
+  }) => {
     await emptyAuditLog()
     const changed = await actingAs(ADMIN, async () =>
       (await groups()).save('orders', {
-        values: { 'order.expiration_minutes': '30', 'order.late_payment_margin_seconds': '900', 'order.amount_max_steps': '50' },
+        values: {
+          'order.expiration_minutes': '30',
+          'order.late_payment_margin_seconds': '900',
+          'order.amount_max_steps': '50',
+        },
       })
     )
     // 900 is the default already: not written, not audited.
@@ -122,7 +180,11 @@ test.group('Settings groups: pages and saving', (group) => {
     const service = await groups()
     const error = await service
       .save('orders', {
-        values: { 'order.expiration_minutes': '45', 'order.late_payment_margin_seconds': 'soon', 'order.amount_max_steps': '0' },
+        values: {
+          'order.expiration_minutes': '45',
+          'order.late_payment_margin_seconds': 'soon',
+          'order.amount_max_steps': '0',
+        },
       })
       .catch((caught) => caught)
     assert.instanceOf(error, SettingsInputError)
@@ -146,7 +208,9 @@ test.group('Settings groups: pages and saving', (group) => {
     await assert.rejects(() => service.save('nope', { values: {} }), /No settings group "nope"/)
   })
 
-  test('an emptied text is stored as "" and shown as ""; a null from a form counts as emptied', async ({ assert }) => {
+  test('an emptied text is stored as "" and shown as ""; a null from a form counts as emptied', async ({
+    assert,
+  }) => {
     const service = await groups()
     await service.save('site', { values: { 'site.cashier_name': '', 'site.website_title': null } })
     assert.strictEqual(await storedValue('site.cashier_name'), '')
@@ -179,7 +243,9 @@ test.group('Settings groups: pages and saving', (group) => {
     assert.equal(await settings.get('rate_limit.store'), 'database')
     await service.save('provider', { values: { 'provider.allow_tokens': 'usdt, trx ,eth' } })
     assert.deepEqual(await settings.read('provider.allow_tokens'), ['USDT', 'TRX', 'ETH'])
-    const bad = await service.save('rate_limits', { values: { 'rate_limit.store': 'disk' } }).catch((caught) => caught)
+    const bad = await service
+      .save('rate_limits', { values: { 'rate_limit.store': 'disk' } })
+      .catch((caught) => caught)
     assert.match(bad.errors['rate_limit.store'], /one of memory, database, redis/)
   })
 })
@@ -189,15 +255,21 @@ test.group('Settings groups: the provider token is a secret', (group) => {
 
   const TOKEN = 'shop-token-0123456789-abcd'
 
-  test('stored encrypted, shown masked, never sent back; the audit says only that it was set', async ({ assert }) => {
+  test('stored encrypted, shown masked, never sent back; the audit says only that it was set', async ({
+    assert,
+  }) => {
     const service = await groups()
     await emptyAuditLog()
-    await service.save('provider', { values: { 'provider.shop_token': TOKEN, 'provider.shop_id': 'shop-1' } })
+    await service.save('provider', {
+      values: { 'provider.shop_token': TOKEN, 'provider.shop_id': 'shop-1' },
+    })
     const stored = (await storedValue('provider.shop_token'))!
     assert.isTrue(looksSealed(stored))
     assert.equal(revealSecret(stored, SecretPurpose.setting('provider.shop_token')), TOKEN)
 
-    const field = (await service.page('provider')).fields.find((entry) => entry.key === 'provider.shop_token')!
+    const field = (await service.page('provider')).fields.find(
+      (entry) => entry.key === 'provider.shop_token'
+    )!
     assert.equal(field.input, 'secret')
     assert.equal(field.value, '')
     assert.deepEqual(field.secret, { set: true, masked: '…abcd' })
@@ -207,28 +279,42 @@ test.group('Settings groups: the provider token is a secret', (group) => {
     assert.notInclude(audit, 'abcd')
   })
 
-  test('a blank secret keeps the stored one; "clear" empties it; both at once is refused', async ({ assert }) => {
+  test('a blank secret keeps the stored one; "clear" empties it; both at once is refused', async ({
+    assert,
+  }) => {
     const service = await groups()
     await service.save('provider', { values: { 'provider.shop_token': TOKEN } })
     const sealed = await storedValue('provider.shop_token')
 
-    const changed = await service.save('provider', { values: { 'provider.shop_token': '', 'provider.shop_id': 'shop-2' } })
+    const changed = await service.save('provider', {
+      values: { 'provider.shop_token': '', 'provider.shop_id': 'shop-2' },
+    })
     assert.deepEqual(changed, ['provider.shop_id'])
     assert.equal(await storedValue('provider.shop_token'), sealed)
 
     const both = await service
-      .save('provider', { values: { 'provider.shop_token': 'other-token' }, clear: ['provider.shop_token'] })
+      .save('provider', {
+        values: { 'provider.shop_token': 'other-token' },
+        clear: ['provider.shop_token'],
+      })
       .catch((caught) => caught)
     assert.instanceOf(both, SettingsInputError)
     assert.match(both.errors['provider.shop_token'], /not both/)
     assert.equal(await storedValue('provider.shop_token'), sealed)
 
-    const notSecret = await service.save('provider', { values: {}, clear: ['provider.shop_id'] }).catch((caught) => caught)
+    const notSecret = await service
+      .save('provider', { values: {}, clear: ['provider.shop_id'] })
+      .catch((caught) => caught)
     assert.match(notSecret.errors['provider.shop_id'], /not a secret/)
 
-    await service.save('provider', { values: { 'provider.shop_token': '' }, clear: ['provider.shop_token'] })
+    await service.save('provider', {
+      values: { 'provider.shop_token': '' },
+      clear: ['provider.shop_token'],
+    })
     assert.strictEqual(await storedValue('provider.shop_token'), '')
-    const field = (await service.page('provider')).fields.find((entry) => entry.key === 'provider.shop_token')!
+    const field = (await service.page('provider')).fields.find(
+      (entry) => entry.key === 'provider.shop_token'
+    )!
     assert.deepEqual(field.secret, { set: false, masked: '' })
   })
 })

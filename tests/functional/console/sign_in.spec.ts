@@ -1,7 +1,13 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import { resetDatabase } from '#tests/helpers/database'
-import { CONSOLE_PASSWORD, ConsoleAgent, createConsoleUser, currentTotp, pageText } from '#tests/helpers/console'
+import {
+  CONSOLE_PASSWORD,
+  ConsoleAgent,
+  createConsoleUser,
+  currentTotp,
+  pageText,
+} from '#tests/helpers/console'
 import { startServerProcess } from '#tests/helpers/processes'
 import { LOGIN_LIMITS } from '#console/login_throttle'
 import { SESSION_KEYS } from '#console/console_session'
@@ -13,7 +19,9 @@ function sessionCookie(agent: ConsoleAgent) {
 async function auditActions() {
   const rows = await db
     .from('audit_log')
-    .where((query) => query.where('action', 'like', 'auth.%').orWhere('action', 'like', 'user.2fa%'))
+    .where((query) =>
+      query.where('action', 'like', 'auth.%').orWhere('action', 'like', 'user.2fa%')
+    )
     .orderBy('id')
     .select('action', 'actor', 'ip', 'request_id', 'after')
   return rows
@@ -22,7 +30,9 @@ async function auditActions() {
 test.group('Console sign-in', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('the sign-in page carries the security headers and a HttpOnly SameSite=Lax session cookie on ADMIN_PATH', async ({ assert }) => {
+  test('the sign-in page carries the security headers and a HttpOnly SameSite=Lax session cookie on ADMIN_PATH', async ({
+    assert,
+  }) => {
     const agent = new ConsoleAgent()
     const page = await agent.get('/login')
     assert.equal(page.status, 200)
@@ -44,12 +54,17 @@ test.group('Console sign-in', (group) => {
     assert.lengthOf(api.headers.getSetCookie(), 0)
   })
 
-  test('signs in with the e-mail in any case, renews the session id and audits the sign-in', async ({ assert }) => {
+  test('signs in with the e-mail in any case, renews the session id and audits the sign-in', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser({ email: 'Owner@Example.com' })
     const agent = new ConsoleAgent()
     await agent.get('/login')
     const before = sessionCookie(agent)
-    const response = await agent.post('/login', { email: 'OWNER@example.COM', password: CONSOLE_PASSWORD })
+    const response = await agent.post('/login', {
+      email: 'OWNER@example.COM',
+      password: CONSOLE_PASSWORD,
+    })
     assert.equal(response.status, 302)
     assert.equal(response.location, '/admin')
     assert.notEqual(sessionCookie(agent), before)
@@ -65,10 +80,15 @@ test.group('Console sign-in', (group) => {
     assert.isNotNull(user.last_login_at)
   })
 
-  test('a wrong password is refused with a message and audited as a failure', async ({ assert }) => {
+  test('a wrong password is refused with a message and audited as a failure', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     const agent = new ConsoleAgent()
-    const response = await agent.submit('/login', { email: admin.email, password: 'not the password at all' })
+    const response = await agent.submit('/login', {
+      email: admin.email,
+      password: 'not the password at all',
+    })
     assert.equal(response.location, '/admin/login')
     const page = await agent.get('/login')
     assert.include(pageText(page.text), 'That e-mail and password do not match an administrator.')
@@ -77,24 +97,41 @@ test.group('Console sign-in', (group) => {
     assert.notInclude(page.text, 'not the password at all')
     assert.equal((await agent.get('/')).location, '/admin/login')
     const rows = await auditActions()
-    assert.deepEqual(rows.map((row) => row.action), ['auth.login_failed'])
+    assert.deepEqual(
+      rows.map((row) => row.action),
+      ['auth.login_failed']
+    )
     assert.equal(rows[0].actor, 'anonymous')
     assert.include(rows[0].after, admin.email)
   })
 
-  test('a form without or with a forged CSRF token is refused with 403 and changes nothing', async ({ assert }) => {
+  test('a form without or with a forged CSRF token is refused with 403 and changes nothing', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     const agent = new ConsoleAgent()
     await agent.get('/login')
-    const missing = await agent.post('/login', { email: admin.email, password: CONSOLE_PASSWORD }, { csrf: null })
+    const missing = await agent.post(
+      '/login',
+      { email: admin.email, password: CONSOLE_PASSWORD },
+      { csrf: null }
+    )
     assert.equal(missing.status, 403)
     assert.include(pageText(missing.text), 'This form has expired')
-    const forged = await agent.post('/login', { email: admin.email, password: CONSOLE_PASSWORD }, { csrf: 'forged-token' })
+    const forged = await agent.post(
+      '/login',
+      { email: admin.email, password: CONSOLE_PASSWORD },
+      { csrf: 'forged-token' }
+    )
     assert.equal(forged.status, 403)
     // A token of another session is no better.
     const other = new ConsoleAgent()
     await other.get('/login')
-    const stolen = await agent.post('/login', { email: admin.email, password: CONSOLE_PASSWORD }, { csrf: other.csrf })
+    const stolen = await agent.post(
+      '/login',
+      { email: admin.email, password: CONSOLE_PASSWORD },
+      { csrf: other.csrf }
+    )
     assert.equal(stolen.status, 403)
     assert.equal((await agent.get('/')).location, '/admin/login')
     assert.lengthOf(await auditActions(), 0)
@@ -107,14 +144,22 @@ test.group('Console sign-in', (group) => {
     assert.isNull(user.totp_secret)
   })
 
-  test('after too many failures an account must wait, told how long, even with the right password', async ({ assert }) => {
+  test('after too many failures an account must wait, told how long, even with the right password', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     const agent = new ConsoleAgent()
     for (let attempt = 0; attempt < LOGIN_LIMITS.accountIp.requests; attempt++) {
-      const response = await agent.submit('/login', { email: admin.email, password: `wrong-${attempt}-password` })
+      const response = await agent.submit('/login', {
+        email: admin.email,
+        password: `wrong-${attempt}-password`,
+      })
       assert.equal(response.status, 302)
     }
-    const blocked = await agent.submit('/login', { email: admin.email.toUpperCase(), password: CONSOLE_PASSWORD })
+    const blocked = await agent.submit('/login', {
+      email: admin.email.toUpperCase(),
+      password: CONSOLE_PASSWORD,
+    })
     assert.equal(blocked.status, 429)
     const seconds = Number(blocked.headers.get('retry-after'))
     assert.isAbove(seconds, 60)
@@ -129,21 +174,28 @@ test.group('Console sign-in', (group) => {
     const admin = await createConsoleUser()
     const agent = new ConsoleAgent()
     for (let attempt = 0; attempt < LOGIN_LIMITS.ip.requests; attempt++) {
-      await agent.submit('/login', { email: `nobody${attempt}@example.com`, password: 'wrong password here' })
+      await agent.submit('/login', {
+        email: `nobody${attempt}@example.com`,
+        password: 'wrong password here',
+      })
     }
     const blocked = await agent.submit('/login', { email: admin.email, password: CONSOLE_PASSWORD })
     assert.equal(blocked.status, 429)
     assert.match(pageText(blocked.text), /Try again in \d+ s\./)
   })
 
-  test('two-factor: the password alone is not enough; a wrong code is refused; a recovery code works once', async ({ assert }) => {
+  test('two-factor: the password alone is not enough; a wrong code is refused; a recovery code works once', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser({ totp: true })
     const agent = new ConsoleAgent()
     const first = await agent.submit('/login', { email: admin.email, password: CONSOLE_PASSWORD })
     assert.equal(first.location, '/admin/login/2fa')
     assert.equal((await agent.get('/')).location, '/admin/login')
 
-    const wrong = await agent.submit('/login/2fa', { code: '000000' === currentTotp(admin.totpSecret!) ? '111111' : '000000' })
+    const wrong = await agent.submit('/login/2fa', {
+      code: '000000' === currentTotp(admin.totpSecret!) ? '111111' : '000000',
+    })
     assert.equal(wrong.location, '/admin/login/2fa')
     assert.include(pageText((await agent.get('/login/2fa')).text), 'That code is not valid')
     const actions = (await auditActions()).map((row) => row.action)
@@ -157,17 +209,28 @@ test.group('Console sign-in', (group) => {
     assert.include(login.after, 'totp')
   })
 
-  test('two-factor enrolment from the account page: QR and key, wrong code refused, ten recovery codes once, then disable with the password', async ({ assert }) => {
+  test('two-factor enrolment from the account page: QR and key, wrong code refused, ten recovery codes once, then disable with the password', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     const agent = await ConsoleAgent.signIn(admin)
-    const start = await agent.submit('/account/2fa/start', { password: CONSOLE_PASSWORD }, '/account')
+    const start = await agent.submit(
+      '/account/2fa/start',
+      { password: CONSOLE_PASSWORD },
+      '/account'
+    )
     assert.equal(start.location, '/admin/account/2fa')
     const enrol = await agent.get('/account/2fa')
-    assert.include(enrol.text, '<svg role="img" aria-label="QR code to scan with an authenticator app"')
+    assert.include(
+      enrol.text,
+      '<svg role="img" aria-label="QR code to scan with an authenticator app"'
+    )
     const key = /id="totp-secret">([A-Z2-7 ]+)</.exec(enrol.text)![1].replace(/ /g, '')
     assert.lengthOf(key, 32)
 
-    const wrong = await agent.post('/account/2fa/confirm', { code: currentTotp(key, Date.now() - 5 * 60_000) })
+    const wrong = await agent.post('/account/2fa/confirm', {
+      code: currentTotp(key, Date.now() - 5 * 60_000),
+    })
     assert.equal(wrong.location, '/admin/account/2fa')
     assert.include(pageText((await agent.get('/account/2fa')).text), 'That code is not valid')
     const notDigits = await agent.post('/account/2fa/confirm', { code: 'abc' })
@@ -189,12 +252,26 @@ test.group('Console sign-in', (group) => {
     assert.equal((await other.submit('/login/2fa', { code: recovery[0] })).location, '/admin')
     const again = new ConsoleAgent()
     await again.submit('/login', { email: admin.email, password: CONSOLE_PASSWORD })
-    assert.equal((await again.submit('/login/2fa', { code: recovery[0] })).location, '/admin/login/2fa')
+    assert.equal(
+      (await again.submit('/login/2fa', { code: recovery[0] })).location,
+      '/admin/login/2fa'
+    )
 
-    const badPassword = await agent.submit('/account/2fa/disable', { password: 'not my password!!' }, '/account')
+    const badPassword = await agent.submit(
+      '/account/2fa/disable',
+      { password: 'not my password!!' },
+      '/account'
+    )
     assert.equal(badPassword.location, '/admin/account')
-    assert.include(pageText((await agent.get('/account')).text), 'Wrong password: two-factor sign-in stays on')
-    const disabled = await agent.submit('/account/2fa/disable', { password: CONSOLE_PASSWORD }, '/account')
+    assert.include(
+      pageText((await agent.get('/account')).text),
+      'Wrong password: two-factor sign-in stays on'
+    )
+    const disabled = await agent.submit(
+      '/account/2fa/disable',
+      { password: CONSOLE_PASSWORD },
+      '/account'
+    )
     assert.equal(disabled.location, '/admin/account')
     const user = await db.from('users').where('id', admin.user.id).first()
     assert.isNull(user.totp_enabled_at)
@@ -202,21 +279,31 @@ test.group('Console sign-in', (group) => {
     assert.includeMembers(actions, ['user.2fa_enable', 'user.2fa_disable'])
   })
 
-  test('changing the password keeps this session, ends the others, and needs the current password', async ({ assert }) => {
+  test('changing the password keeps this session, ends the others, and needs the current password', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     const mine = await ConsoleAgent.signIn(admin)
     const elsewhere = await ConsoleAgent.signIn(admin)
 
     const wrong = await mine.submit(
       '/account/password',
-      { current_password: 'not the current one', new_password: 'a brand new passphrase', new_password_confirmation: 'a brand new passphrase' },
+      {
+        current_password: 'not the current one',
+        new_password: 'a brand new passphrase',
+        new_password_confirmation: 'a brand new passphrase',
+      },
       '/account'
     )
     assert.equal(wrong.location, '/admin/account')
     assert.include(pageText((await mine.get('/account')).text), 'The current password is not right')
     const short = await mine.submit(
       '/account/password',
-      { current_password: CONSOLE_PASSWORD, new_password: 'short', new_password_confirmation: 'short' },
+      {
+        current_password: CONSOLE_PASSWORD,
+        new_password: 'short',
+        new_password_confirmation: 'short',
+      },
       '/account'
     )
     assert.equal(short.location, '/admin/account')
@@ -224,7 +311,11 @@ test.group('Console sign-in', (group) => {
 
     const changed = await mine.submit(
       '/account/password',
-      { current_password: CONSOLE_PASSWORD, new_password: 'a brand new passphrase', new_password_confirmation: 'a brand new passphrase' },
+      {
+        current_password: CONSOLE_PASSWORD,
+        new_password: 'a brand new passphrase',
+        new_password_confirmation: 'a brand new passphrase',
+      },
       '/account'
     )
     assert.equal(changed.location, '/admin/account')
@@ -235,7 +326,9 @@ test.group('Console sign-in', (group) => {
     await ConsoleAgent.signIn({ email: admin.email, password: 'a brand new passphrase' })
   })
 
-  test('an idle session is signed out; signing out ends the session on the server', async ({ assert }) => {
+  test('an idle session is signed out; signing out ends the session on the server', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     const agent = await ConsoleAgent.signIn(admin)
     assert.equal((await agent.get('/')).status, 200)
@@ -244,11 +337,17 @@ test.group('Console sign-in', (group) => {
       const data = JSON.parse(row.data)
       if (data.message?.[SESSION_KEYS.seenAt]) {
         data.message[SESSION_KEYS.seenAt] -= 31 * 60_000
-        await db.from('sessions').where('id', row.id).update({ data: JSON.stringify(data) })
+        await db
+          .from('sessions')
+          .where('id', row.id)
+          .update({ data: JSON.stringify(data) })
       }
     }
     assert.equal((await agent.get('/')).location, '/admin/login')
-    assert.include(pageText((await agent.get('/login')).text), 'signed out after a period without activity')
+    assert.include(
+      pageText((await agent.get('/login')).text),
+      'signed out after a period without activity'
+    )
 
     const fresh = await ConsoleAgent.signIn(admin)
     const copied = new ConsoleAgent()
@@ -257,10 +356,15 @@ test.group('Console sign-in', (group) => {
     assert.equal(out.location, '/admin/login')
     // The cookie copied before signing out is worth nothing now.
     assert.equal((await copied.get('/')).location, '/admin/login')
-    assert.include((await auditActions()).map((row) => row.action), 'auth.logout')
+    assert.include(
+      (await auditActions()).map((row) => row.action),
+      'auth.logout'
+    )
   })
 
-  test('an unknown console page is a 404 page of the console, not the API envelope', async ({ assert }) => {
+  test('an unknown console page is a 404 page of the console, not the API envelope', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     const agent = await ConsoleAgent.signIn(admin)
     const page = await agent.get('/no-such-page')
@@ -270,7 +374,9 @@ test.group('Console sign-in', (group) => {
     assert.include(page.headers.get('content-security-policy')!, "frame-ancestors 'none'")
   })
 
-  test('a viewer reads but every write outside the own account is refused with 403', async ({ assert }) => {
+  test('a viewer reads but every write outside the own account is refused with 403', async ({
+    assert,
+  }) => {
     const viewer = await createConsoleUser({ role: 'viewer' })
     const agent = await ConsoleAgent.signIn(viewer)
     const home = await agent.get('/')
@@ -286,7 +392,11 @@ test.group('Console sign-in', (group) => {
     assert.equal(demote.status, 403)
     assert.equal((await db.from('users').where('id', viewer.user.id).first()).role, 'viewer')
     // Their own account is theirs.
-    const start = await agent.submit('/account/2fa/start', { password: CONSOLE_PASSWORD }, '/account')
+    const start = await agent.submit(
+      '/account/2fa/start',
+      { password: CONSOLE_PASSWORD },
+      '/account'
+    )
     assert.equal(start.location, '/admin/account/2fa')
   })
 })
@@ -294,10 +404,15 @@ test.group('Console sign-in', (group) => {
 test.group('Console users page', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('an admin adds a user (password shown once), changes a role, resets 2FA; the last admin cannot be demoted', async ({ assert }) => {
+  test('an admin adds a user (password shown once), changes a role, resets 2FA; the last admin cannot be demoted', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     const agent = await ConsoleAgent.signIn(admin)
-    const created = await agent.submit('/users', { email: 'New.Viewer@Example.com', role: 'viewer' })
+    const created = await agent.submit('/users', {
+      email: 'New.Viewer@Example.com',
+      role: 'viewer',
+    })
     assert.equal(created.status, 200)
     const password = /id="new-password">([^<]+)</.exec(created.text)![1]
     assert.isAtLeast(password.length, 12)
@@ -314,15 +429,28 @@ test.group('Console users page', (group) => {
     assert.equal(badRole.location, '/admin/users')
     assert.isNull(await db.from('users').where('email', 'x@example.com').first())
 
-    const others = await db.from('users').where('role', 'admin').whereNot('id', admin.user.id).select('id')
-    for (const other of others) await agent.submit(`/users/${other.id}/role`, { role: 'viewer' }, '/users')
-    const lastAdmin = await agent.submit(`/users/${admin.user.id}/role`, { role: 'viewer' }, '/users')
+    const others = await db
+      .from('users')
+      .where('role', 'admin')
+      .whereNot('id', admin.user.id)
+      .select('id')
+    for (const other of others)
+      await agent.submit(`/users/${other.id}/role`, { role: 'viewer' }, '/users')
+    const lastAdmin = await agent.submit(
+      `/users/${admin.user.id}/role`,
+      { role: 'viewer' },
+      '/users'
+    )
     assert.equal(lastAdmin.location, '/admin/users')
     assert.include(pageText((await agent.get('/users')).text), 'is the last admin')
     assert.equal((await db.from('users').where('id', admin.user.id).first()).role, 'admin')
 
     const withTotp = await createConsoleUser({ totp: true })
-    const reset = await agent.submit(`/users/${withTotp.user.id}/2fa-reset`, { password: CONSOLE_PASSWORD }, '/users')
+    const reset = await agent.submit(
+      `/users/${withTotp.user.id}/2fa-reset`,
+      { password: CONSOLE_PASSWORD },
+      '/users'
+    )
     assert.equal(reset.location, '/admin/users')
     assert.isNull((await db.from('users').where('id', withTotp.user.id).first()).totp_enabled_at)
     const audited = await db.from('audit_log').where('action', 'user.2fa_reset').first()
@@ -332,12 +460,19 @@ test.group('Console users page', (group) => {
 })
 
 test.group('Console under another path', () => {
-  test('ADMIN_PATH moves the console; https APP_URL makes the cookie Secure; a bad ADMIN_PATH stops the start', async ({ assert }) => {
-    const server = await startServerProcess({ ADMIN_PATH: '/ops/console/', APP_URL: 'https://pay.example.com' })
+  test('ADMIN_PATH moves the console; https APP_URL makes the cookie Secure; a bad ADMIN_PATH stops the start', async ({
+    assert,
+  }) => {
+    const server = await startServerProcess({
+      ADMIN_PATH: '/ops/console/',
+      APP_URL: 'https://pay.example.com',
+    })
     try {
       const moved = await fetch(`${server.url}/ops/console/login`)
       assert.equal(moved.status, 200)
-      const cookie = moved.headers.getSetCookie().find((line) => line.startsWith('gateway_console='))!
+      const cookie = moved.headers
+        .getSetCookie()
+        .find((line) => line.startsWith('gateway_console='))!
       assert.match(cookie, /Path=\/ops\/console/)
       assert.match(cookie, /Secure/)
       assert.include(await moved.text(), 'action="/ops/console/login"')
@@ -345,6 +480,9 @@ test.group('Console under another path', () => {
     } finally {
       await server.stop()
     }
-    await assert.rejects(() => startServerProcess({ ADMIN_PATH: '/payments/admin' }), /ADMIN_PATH cannot be under \/payments/)
+    await assert.rejects(
+      () => startServerProcess({ ADMIN_PATH: '/payments/admin' }),
+      /ADMIN_PATH cannot be under \/payments/
+    )
   })
 })

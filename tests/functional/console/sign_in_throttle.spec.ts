@@ -1,7 +1,13 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import { resetDatabase } from '#tests/helpers/database'
-import { CONSOLE_PASSWORD, ConsoleAgent, createConsoleUser, currentTotp, pageText } from '#tests/helpers/console'
+import {
+  CONSOLE_PASSWORD,
+  ConsoleAgent,
+  createConsoleUser,
+  currentTotp,
+  pageText,
+} from '#tests/helpers/console'
 import { LOGIN_LIMITS, loginThrottle } from '#console/login_throttle'
 import { AdminUsers } from '#services/operators/admin_users'
 import { TwoFactor } from '#services/operators/two_factor'
@@ -27,28 +33,46 @@ function from(ip: string) {
 }
 
 async function actions(name: string) {
-  return db.from('audit_log').where('action', name).orderBy('id').select('actor', 'subject_id', 'after', 'ip')
+  return db
+    .from('audit_log')
+    .where('action', name)
+    .orderBy('id')
+    .select('actor', 'subject_id', 'after', 'ip')
 }
 
 test.group('Console sign-in throttle', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('20 parallel wrong passwords: only the limit is checked, the rest refused unchecked; then the right one is refused too', async ({ assert, cleanup }) => {
+  test('20 parallel wrong passwords: only the limit is checked, the rest refused unchecked; then the right one is refused too', async ({
+    assert,
+    cleanup,
+  }) => {
     const admin = await createConsoleUser()
     const agents = Array.from({ length: 20 }, () => new ConsoleAgent())
     for (const agent of agents) await agent.get('/login')
     const verify = countCalls(AdminUsers.prototype, 'verifyCredentials')
     cleanup(() => verify.restore())
 
-    const answers = await Promise.all(agents.map((agent, n) => agent.post('/login', { email: admin.email, password: `wrong password ${n}` })))
+    const answers = await Promise.all(
+      agents.map((agent, n) =>
+        agent.post('/login', { email: admin.email, password: `wrong password ${n}` })
+      )
+    )
     verify.restore()
     assert.equal(verify.calls, LOGIN_LIMITS.accountIp.requests)
-    assert.equal(answers.filter((answer) => answer.status === 302).length, LOGIN_LIMITS.accountIp.requests)
+    assert.equal(
+      answers.filter((answer) => answer.status === 302).length,
+      LOGIN_LIMITS.accountIp.requests
+    )
     const refused = answers.filter((answer) => answer.status === 429)
     assert.lengthOf(refused, 20 - LOGIN_LIMITS.accountIp.requests)
-    for (const answer of refused) assert.match(pageText(answer.text), /Too many failed attempts\. Try again in \d+ s\./)
+    for (const answer of refused)
+      assert.match(pageText(answer.text), /Too many failed attempts\. Try again in \d+ s\./)
 
-    const right = await new ConsoleAgent().submit('/login', { email: admin.email, password: CONSOLE_PASSWORD })
+    const right = await new ConsoleAgent().submit('/login', {
+      email: admin.email,
+      password: CONSOLE_PASSWORD,
+    })
     assert.equal(right.status, 429)
     assert.isAbove(Number(right.headers.get('retry-after')), 60)
 
@@ -63,7 +87,10 @@ test.group('Console sign-in throttle', (group) => {
     assert.lengthOf(await actions('auth.login'), 0)
   })
 
-  test('20 parallel wrong second-factor codes: only what is left of the limit is checked; then the right code is refused', async ({ assert, cleanup }) => {
+  test('20 parallel wrong second-factor codes: only what is left of the limit is checked; then the right code is refused', async ({
+    assert,
+    cleanup,
+  }) => {
     const admin = await createConsoleUser({ totp: true })
     const agent = new ConsoleAgent()
     const first = await agent.submit('/login', { email: admin.email, password: CONSOLE_PASSWORD })
@@ -73,7 +100,9 @@ test.group('Console sign-in throttle', (group) => {
     const verify = countCalls(TwoFactor.prototype, 'verify')
     cleanup(() => verify.restore())
 
-    const answers = await Promise.all(Array.from({ length: 20 }, () => agent.post('/login/2fa', { code: wrong })))
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => agent.post('/login/2fa', { code: wrong }))
+    )
     verify.restore()
     // The password step used one attempt of this client's five.
     const allowed = LOGIN_LIMITS.accountIp.requests - 1
@@ -90,30 +119,58 @@ test.group('Console sign-in throttle', (group) => {
     assert.include(throttled[0].after, 'second factor')
   })
 
-  test('a client locked out of an account does not lock it for others: the account still signs in from another IP', async ({ assert }) => {
+  test('a client locked out of an account does not lock it for others: the account still signs in from another IP', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     const attacker = from('198.51.100.7')
     for (let attempt = 0; attempt < LOGIN_LIMITS.accountIp.requests; attempt++) {
-      assert.equal((await attacker.submit('/login', { email: admin.email, password: `guess number ${attempt}` })).status, 302)
+      assert.equal(
+        (
+          await attacker.submit('/login', {
+            email: admin.email,
+            password: `guess number ${attempt}`,
+          })
+        ).status,
+        302
+      )
     }
-    assert.equal((await attacker.submit('/login', { email: admin.email, password: CONSOLE_PASSWORD })).status, 429)
+    assert.equal(
+      (await attacker.submit('/login', { email: admin.email, password: CONSOLE_PASSWORD })).status,
+      429
+    )
     // Hammering on while locked does not count towards the account-wide ceiling.
     for (let attempt = 0; attempt < 10; attempt++) {
-      assert.equal((await attacker.submit('/login', { email: admin.email, password: 'still guessing' })).status, 429)
+      assert.equal(
+        (await attacker.submit('/login', { email: admin.email, password: 'still guessing' }))
+          .status,
+        429
+      )
     }
 
     const owner = from('203.0.113.9')
-    const signedIn = await owner.submit('/login', { email: admin.email, password: CONSOLE_PASSWORD })
+    const signedIn = await owner.submit('/login', {
+      email: admin.email,
+      password: CONSOLE_PASSWORD,
+    })
     assert.equal(signedIn.location, '/admin')
     assert.equal((await owner.get('/')).status, 200)
-    assert.equal((await attacker.submit('/login', { email: admin.email, password: CONSOLE_PASSWORD })).status, 429)
+    assert.equal(
+      (await attacker.submit('/login', { email: admin.email, password: CONSOLE_PASSWORD })).status,
+      429
+    )
   })
 
-  test('guessing spread over many IPs meets the account-wide ceiling; the window passes and the owner gets in', async ({ assert }) => {
+  test('guessing spread over many IPs meets the account-wide ceiling; the window passes and the owner gets in', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     const perIp = LOGIN_LIMITS.accountIp.requests
     for (let n = 0; n < LOGIN_LIMITS.account.requests; n++) {
-      assert.equal(await loginThrottle.attempt(`192.0.2.${Math.floor(n / perIp) + 1}`, admin.email), 0)
+      assert.equal(
+        await loginThrottle.attempt(`192.0.2.${Math.floor(n / perIp) + 1}`, admin.email),
+        0
+      )
     }
     const owner = from('203.0.113.9')
     const refused = await owner.submit('/login', { email: admin.email, password: CONSOLE_PASSWORD })
@@ -123,24 +180,59 @@ test.group('Console sign-in throttle', (group) => {
     assert.isAtMost(seconds, 3600)
     // Other accounts are not concerned.
     const other = await createConsoleUser()
-    assert.equal((await from('203.0.113.9').submit('/login', { email: other.email, password: CONSOLE_PASSWORD })).location, '/admin')
+    assert.equal(
+      (
+        await from('203.0.113.9').submit('/login', {
+          email: other.email,
+          password: CONSOLE_PASSWORD,
+        })
+      ).location,
+      '/admin'
+    )
 
     // When the hour is over, the ceiling is gone.
-    await db.from('rate_limits').where('key', 'like', '%console_login_account:%').update({ expire: Date.now() - 1 })
-    assert.equal((await from('203.0.113.9').submit('/login', { email: admin.email, password: CONSOLE_PASSWORD })).location, '/admin')
+    await db
+      .from('rate_limits')
+      .where('key', 'like', '%console_login_account:%')
+      .update({ expire: Date.now() - 1 })
+    assert.equal(
+      (
+        await from('203.0.113.9').submit('/login', {
+          email: admin.email,
+          password: CONSOLE_PASSWORD,
+        })
+      ).location,
+      '/admin'
+    )
   })
 
-  test('a successful sign-in clears the client count: four mistakes, in, four more mistakes, in again', async ({ assert }) => {
+  test('a successful sign-in clears the client count: four mistakes, in, four more mistakes, in again', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     const agent = new ConsoleAgent()
     for (let round = 0; round < 2; round++) {
       for (let attempt = 0; attempt < LOGIN_LIMITS.accountIp.requests - 1; attempt++) {
-        assert.equal((await agent.submit('/login', { email: admin.email, password: `typo ${round}-${attempt}` })).location, '/admin/login')
+        assert.equal(
+          (
+            await agent.submit('/login', {
+              email: admin.email,
+              password: `typo ${round}-${attempt}`,
+            })
+          ).location,
+          '/admin/login'
+        )
       }
-      assert.equal((await agent.submit('/login', { email: admin.email, password: CONSOLE_PASSWORD })).location, '/admin')
+      assert.equal(
+        (await agent.submit('/login', { email: admin.email, password: CONSOLE_PASSWORD })).location,
+        '/admin'
+      )
       await agent.submit('/logout', {}, '/')
     }
-    const rows = await db.from('rate_limits').where('key', 'like', '%console_login_account:%').select('points')
+    const rows = await db
+      .from('rate_limits')
+      .where('key', 'like', '%console_login_account:%')
+      .select('points')
     assert.equal(Number(rows[0].points), 2 * (LOGIN_LIMITS.accountIp.requests - 1))
   })
 })
@@ -148,11 +240,17 @@ test.group('Console sign-in throttle', (group) => {
 test.group('Console sign-in audit', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('starting a two-factor enrolment is in the audit log, under the user who started it', async ({ assert }) => {
+  test('starting a two-factor enrolment is in the audit log, under the user who started it', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     const agent = await ConsoleAgent.signIn(admin)
     assert.lengthOf(await actions('user.2fa_start'), 0)
-    const start = await agent.submit('/account/2fa/start', { password: CONSOLE_PASSWORD }, '/account')
+    const start = await agent.submit(
+      '/account/2fa/start',
+      { password: CONSOLE_PASSWORD },
+      '/account'
+    )
     assert.equal(start.location, '/admin/account/2fa')
     const [row] = await actions('user.2fa_start')
     assert.equal(row.actor, admin.email)

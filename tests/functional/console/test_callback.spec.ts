@@ -45,10 +45,13 @@ test.group('Send test callback', (group) => {
     await settings.set('callbacks.allow_private_targets', 'true')
   })
 
-  test('native: a signed POST marked as a test, the merchant answer shown, nothing stored but the audit row', async ({ assert }) => {
+  test('native: a signed POST marked as a test, the merchant answer shown, nothing stored but the audit row', async ({
+    assert,
+  }) => {
     const { apiKey, secret } = await newKey()
-    const result = await actingAs({ actor: { kind: 'user', userId: 1, email: 'admin@example.test' }, ip: '203.0.113.9' }, async () =>
-      (await sender()).send(apiKey.pid, `${merchant.notifyUrl}?shop=7`)
+    const result = await actingAs(
+      { actor: { kind: 'user', userId: 1, email: 'admin@example.test' }, ip: '203.0.113.9' },
+      async () => (await sender()).send(apiKey.pid, `${merchant.notifyUrl}?shop=7`)
     )
 
     assert.lengthOf(merchant.requests, 1)
@@ -83,7 +86,11 @@ test.group('Send test callback', (group) => {
     assert.equal(await countRows('callbacks'), 0)
     const rows = await db.from('audit_log').where('action', 'api_key.test_callback')
     assert.lengthOf(rows, 1)
-    assert.deepInclude(rows[0], { actor: 'admin@example.test', subject_id: apiKey.pid, ip: '203.0.113.9' })
+    assert.deepInclude(rows[0], {
+      actor: 'admin@example.test',
+      subject_id: apiKey.pid,
+      ip: '203.0.113.9',
+    })
     assert.deepEqual(JSON.parse(rows[0].after), {
       url: `${merchant.notifyUrl}?shop=7`,
       format: 'native',
@@ -110,17 +117,27 @@ test.group('Send test callback', (group) => {
     assert.equal(query.sign, compatSign(query, secret))
   })
 
-  test('compat is refused for a pid that is not numeric, an unknown format too; nothing is sent', async ({ assert }) => {
+  test('compat is refused for a pid that is not numeric, an unknown format too; nothing is sent', async ({
+    assert,
+  }) => {
     const { apiKey } = await newKey('shop-7')
     const callbacks = await sender()
     assert.deepEqual(callbacks.formatsFor(apiKey), ['native'])
-    await assert.rejects(() => callbacks.send('shop-7', merchant.notifyUrl, 'compat'), /numeric pid/)
-    await assert.rejects(() => callbacks.send('shop-7', merchant.notifyUrl, 'xml'), 'Unknown callback format "xml"')
+    await assert.rejects(
+      () => callbacks.send('shop-7', merchant.notifyUrl, 'compat'),
+      /numeric pid/
+    )
+    await assert.rejects(
+      () => callbacks.send('shop-7', merchant.notifyUrl, 'xml'),
+      'Unknown callback format "xml"'
+    )
     assert.deepEqual(callbacks.formatsFor({ pid: '1001' }), ['native', 'compat'])
     assert.lengthOf(merchant.requests, 0)
   })
 
-  test('a private address is refused when callbacks.allow_private_targets is off, and not contacted', async ({ assert }) => {
+  test('a private address is refused when callbacks.allow_private_targets is off, and not contacted', async ({
+    assert,
+  }) => {
     await settings.set('callbacks.allow_private_targets', 'false')
     const { apiKey } = await newKey()
     const result = await (await sender()).send(apiKey.pid, merchant.notifyUrl)
@@ -131,12 +148,16 @@ test.group('Send test callback', (group) => {
     assert.lengthOf(merchant.requests, 0)
 
     // A host name that resolves to loopback is refused after resolution.
-    const byName = await (await sender()).send(apiKey.pid, merchant.notifyUrl.replace('127.0.0.1', 'localhost'))
+    const byName = await (
+      await sender()
+    ).send(apiKey.pid, merchant.notifyUrl.replace('127.0.0.1', 'localhost'))
     assert.equal(byName.outcome, 'refused')
     assert.lengthOf(merchant.requests, 0)
   })
 
-  test('a merchant slower than callbacks.timeout_seconds: failed, after about that long', async ({ assert }) => {
+  test('a merchant slower than callbacks.timeout_seconds: failed, after about that long', async ({
+    assert,
+  }) => {
     await settings.set('callbacks.timeout_seconds', '1')
     const { apiKey } = await newKey()
     // The merchant answers only after the send is over: only the timeout can have ended it.
@@ -152,17 +173,27 @@ test.group('Send test callback', (group) => {
     assert.isBelow(result.durationMs, 5000)
   })
 
-  test('an answer other than 200 + ok/success is shown with its status and the start of its body', async ({ assert }) => {
+  test('an answer other than 200 + ok/success is shown with its status and the start of its body', async ({
+    assert,
+  }) => {
     const { apiKey } = await newKey()
     const callbacks = await sender()
     merchant.reset([{ status: 500, body: 'Internal error: order lookup failed' }])
     const failed = await callbacks.send(apiKey.pid, merchant.notifyUrl)
-    assert.deepInclude(failed, { outcome: 'not_acknowledged', httpStatus: 500, excerpt: 'Internal error: order lookup failed' })
+    assert.deepInclude(failed, {
+      outcome: 'not_acknowledged',
+      httpStatus: 500,
+      excerpt: 'Internal error: order lookup failed',
+    })
     assert.include(failed.error, 'HTTP 500')
 
     merchant.reset([{ status: 200, body: 'received' }])
     const unexpected = await callbacks.send(apiKey.pid, merchant.notifyUrl)
-    assert.deepInclude(unexpected, { outcome: 'not_acknowledged', httpStatus: 200, excerpt: 'received' })
+    assert.deepInclude(unexpected, {
+      outcome: 'not_acknowledged',
+      httpStatus: 200,
+      excerpt: 'received',
+    })
 
     merchant.reset([{ status: 200, body: 'x'.repeat(10_000) }])
     const long = await callbacks.send(apiKey.pid, merchant.notifyUrl)
@@ -177,14 +208,28 @@ test.group('Send test callback', (group) => {
     assert.include(result.error, 'ECONNREFUSED')
   })
 
-  test('refused before sending: no URL, not a URL, not http(s), an unknown pid', async ({ assert }) => {
+  test('refused before sending: no URL, not a URL, not http(s), an unknown pid', async ({
+    assert,
+  }) => {
     const { apiKey } = await newKey()
     const callbacks = await sender()
-    await assert.rejects(() => callbacks.send(apiKey.pid, '  '), 'Give the URL to send the test callback to')
+    await assert.rejects(
+      () => callbacks.send(apiKey.pid, '  '),
+      'Give the URL to send the test callback to'
+    )
     await assert.rejects(() => callbacks.send(apiKey.pid, 'shop.example/notify'), /is not a URL/)
-    await assert.rejects(() => callbacks.send(apiKey.pid, 'ftp://shop.example/notify'), 'The URL must start with http:// or https://')
-    await assert.rejects(() => callbacks.send(apiKey.pid, `https://shop.example/${'a'.repeat(2100)}`), /at most 2048/)
-    await assert.rejects(() => callbacks.send('4242', merchant.notifyUrl), 'No API key with pid 4242')
+    await assert.rejects(
+      () => callbacks.send(apiKey.pid, 'ftp://shop.example/notify'),
+      'The URL must start with http:// or https://'
+    )
+    await assert.rejects(
+      () => callbacks.send(apiKey.pid, `https://shop.example/${'a'.repeat(2100)}`),
+      /at most 2048/
+    )
+    await assert.rejects(
+      () => callbacks.send('4242', merchant.notifyUrl),
+      'No API key with pid 4242'
+    )
     assert.lengthOf(merchant.requests, 0)
     assert.equal(await countRows('audit_log', { action: 'api_key.test_callback' }), 0)
   })

@@ -2,7 +2,13 @@ import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import settings from '#settings/settings_service'
 import { resetDatabase } from '#tests/helpers/database'
-import { CONSOLE_PASSWORD, ConsoleAgent, createConsoleUser, currentTotp, pageText } from '#tests/helpers/console'
+import {
+  CONSOLE_PASSWORD,
+  ConsoleAgent,
+  createConsoleUser,
+  currentTotp,
+  pageText,
+} from '#tests/helpers/console'
 
 /** Sets the requirement as an operator would (settings:set), after the helper's default. */
 async function requireTwoFactor(on: boolean) {
@@ -16,7 +22,9 @@ test.group('Console: two-factor required for admins', (group) => {
     assert.isTrue(await settings.get('console.require_2fa_admins'))
   })
 
-  test('an admin without 2FA reaches only the set-up and sign-out until enrolled; then everything', async ({ assert }) => {
+  test('an admin without 2FA reaches only the set-up and sign-out until enrolled; then everything', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     await requireTwoFactor(true)
     const agent = await ConsoleAgent.signIn(admin)
@@ -35,7 +43,10 @@ test.group('Console: two-factor required for admins', (group) => {
     // A write elsewhere is refused, and writes nothing.
     const refused = await agent.post('/users', { email: 'someone@example.com', role: 'viewer' })
     assert.equal(refused.status, 403)
-    assert.include(pageText(refused.text), 'Administrators must use two-factor sign-in: set it up on your account page')
+    assert.include(
+      pageText(refused.text),
+      'Administrators must use two-factor sign-in: set it up on your account page'
+    )
     assert.isNull(await db.from('users').where('email', 'someone@example.com').first())
     const password = await agent.post('/account/password', {
       current_password: CONSOLE_PASSWORD,
@@ -46,7 +57,10 @@ test.group('Console: two-factor required for admins', (group) => {
 
     // The enrolment itself works.
     await agent.get('/account')
-    assert.equal((await agent.post('/account/2fa/start', { password: CONSOLE_PASSWORD })).location, '/admin/account/2fa')
+    assert.equal(
+      (await agent.post('/account/2fa/start', { password: CONSOLE_PASSWORD })).location,
+      '/admin/account/2fa'
+    )
     const enrol = await agent.get('/account/2fa')
     assert.equal(enrol.status, 200)
     const key = /id="totp-secret">([A-Z2-7 ]+)</.exec(enrol.text)![1].replace(/ /g, '')
@@ -83,7 +97,11 @@ test.group('Console: two-factor required for admins', (group) => {
     const agent = await ConsoleAgent.signIn(other)
     assert.equal((await agent.get('/orders')).status, 200)
     const acting = await ConsoleAgent.signIn(admin)
-    const reset = await acting.submit(`/users/${other.user.id}/2fa-reset`, { password: CONSOLE_PASSWORD }, '/users')
+    const reset = await acting.submit(
+      `/users/${other.user.id}/2fa-reset`,
+      { password: CONSOLE_PASSWORD },
+      '/users'
+    )
     assert.equal(reset.location, '/admin/users')
     assert.equal((await agent.get('/orders')).location, '/admin/account')
   })
@@ -92,22 +110,35 @@ test.group('Console: two-factor required for admins', (group) => {
 test.group('Console: re-authentication for two-factor changes', (group) => {
   group.each.setup(() => resetDatabase())
 
-  test('starting the 2FA set-up asks the current password: a wrong or missing one starts nothing', async ({ assert }) => {
+  test('starting the 2FA set-up asks the current password: a wrong or missing one starts nothing', async ({
+    assert,
+  }) => {
     const admin = await createConsoleUser()
     const agent = await ConsoleAgent.signIn(admin)
     const page = await agent.get('/account')
     assert.include(page.text, 'id="start-2fa-password"')
 
-    const wrong = await agent.submit('/account/2fa/start', { password: 'not my password at all' }, '/account')
+    const wrong = await agent.submit(
+      '/account/2fa/start',
+      { password: 'not my password at all' },
+      '/account'
+    )
     assert.equal(wrong.location, '/admin/account')
-    assert.include(pageText((await agent.get('/account')).text), 'Wrong password: two-factor set-up was not started')
+    assert.include(
+      pageText((await agent.get('/account')).text),
+      'Wrong password: two-factor set-up was not started'
+    )
     const missing = await agent.submit('/account/2fa/start', {}, '/account')
     assert.equal(missing.location, '/admin/account')
     const user = await db.from('users').where('id', admin.user.id).first()
     assert.isNull(user.totp_secret)
     assert.lengthOf(await db.from('audit_log').where('action', 'user.2fa_start'), 0)
 
-    const right = await agent.submit('/account/2fa/start', { password: CONSOLE_PASSWORD }, '/account')
+    const right = await agent.submit(
+      '/account/2fa/start',
+      { password: CONSOLE_PASSWORD },
+      '/account'
+    )
     assert.equal(right.location, '/admin/account/2fa')
   })
 
@@ -119,15 +150,26 @@ test.group('Console: re-authentication for two-factor changes', (group) => {
     assert.include(list.text, `id="reset-2fa-password-${other.user.id}"`)
 
     // The other admin's password is not the one asked.
-    const wrong = await agent.submit(`/users/${other.user.id}/2fa-reset`, { password: CONSOLE_PASSWORD }, '/users')
+    const wrong = await agent.submit(
+      `/users/${other.user.id}/2fa-reset`,
+      { password: CONSOLE_PASSWORD },
+      '/users'
+    )
     assert.equal(wrong.location, '/admin/users')
-    assert.include(pageText((await agent.get('/users')).text), `Wrong password: enter your own password to reset the two-factor sign-in of ${other.email}`)
+    assert.include(
+      pageText((await agent.get('/users')).text),
+      `Wrong password: enter your own password to reset the two-factor sign-in of ${other.email}`
+    )
     const missing = await agent.submit(`/users/${other.user.id}/2fa-reset`, {}, '/users')
     assert.equal(missing.location, '/admin/users')
     assert.isNotNull((await db.from('users').where('id', other.user.id).first()).totp_enabled_at)
     assert.lengthOf(await db.from('audit_log').where('action', 'user.2fa_reset'), 0)
 
-    const reset = await agent.submit(`/users/${other.user.id}/2fa-reset`, { password: 'the acting admin passphrase' }, '/users')
+    const reset = await agent.submit(
+      `/users/${other.user.id}/2fa-reset`,
+      { password: 'the acting admin passphrase' },
+      '/users'
+    )
     assert.equal(reset.location, '/admin/users')
     assert.isNull((await db.from('users').where('id', other.user.id).first()).totp_enabled_at)
     assert.lengthOf(await db.from('audit_log').where('action', 'user.2fa_reset'), 1)

@@ -11,7 +11,13 @@ import type { UnmatchedRow } from '#services/operators/unmatched_payment_admin'
 import type { SeenAmount } from '#chains/chain_family'
 import { emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
-import { FAKE_NETWORK, FAKE_USDT, FAKE_WALLET, fakeFamily, fakeTransfer } from '#tests/helpers/fake_chain'
+import {
+  FAKE_NETWORK,
+  FAKE_USDT,
+  FAKE_WALLET,
+  fakeFamily,
+  fakeTransfer,
+} from '#tests/helpers/fake_chain'
 import { ConsoleAgent, createConsoleUser, pageText } from '#tests/helpers/console'
 
 /**
@@ -27,7 +33,10 @@ const nextReference = (prefix: string) => `${prefix}${String(++references).padSt
 /** A transfer after its order's life ended: kind `transfer`, position log:0. */
 async function latePayment(client: any) {
   const order = await newOrder(client)
-  await db.from('orders').where('id', order.id).update({ expiration_time: Date.now() - 1000 })
+  await db
+    .from('orders')
+    .where('id', order.id)
+    .update({ expiration_time: Date.now() - 1000 })
   await orderExpiry.expireDue()
   const reference = nextReference('0xlate')
   fakeFamily.pending = [fakeTransfer(reference, order.actualAmount)]
@@ -38,7 +47,15 @@ async function latePayment(client: any) {
 /** A transaction the family could not read: kind `unreadable`, no position. */
 async function unreadable() {
   const reference = nextReference('0xunread')
-  fakeFamily.unreadable = [{ reference, to: FAKE_WALLET, contract: FAKE_USDT, timestamp: Date.now(), reason: 'the node returned no receipt' }]
+  fakeFamily.unreadable = [
+    {
+      reference,
+      to: FAKE_WALLET,
+      contract: FAKE_USDT,
+      timestamp: Date.now(),
+      reason: 'the node returned no receipt',
+    },
+  ]
   await chainScanner.scan({ network: FAKE_NETWORK })
   return db.from('unmatched_payments').where('reference', reference).first()
 }
@@ -52,7 +69,10 @@ async function readAt(height: string, amount: string, amounts: SeenAmount[] = []
   // Made due: the last reading an hour old.
   await db.from('balance_readings').update({ read_at: Date.now() - 3_600_000 })
   fakeFamily.seen = amounts
-  fakeFamily.balances = { height, readings: [{ address: FAKE_WALLET, contract: FAKE_USDT, amount }] }
+  fakeFamily.balances = {
+    height,
+    readings: [{ address: FAKE_WALLET, contract: FAKE_USDT, amount }],
+  }
   await chainScanner.scan({ network: FAKE_NETWORK })
 }
 
@@ -67,10 +87,22 @@ async function unexplained() {
 async function reorged(client: any) {
   const order = await newOrder(client)
   const reference = nextReference('0xreorged')
-  fakeFamily.pending = [fakeTransfer(reference, order.actualAmount, { position: 'log:3', block: { number: '120', hash: `0x${'c3'.repeat(32)}` } })]
+  fakeFamily.pending = [
+    fakeTransfer(reference, order.actualAmount, {
+      position: 'log:3',
+      block: { number: '120', hash: `0x${'c3'.repeat(32)}` },
+    }),
+  ]
   await chainScanner.scan({ network: FAKE_NETWORK })
-  await reorgFlags.flag(await Chain.findByOrFail('network', FAKE_NETWORK), { ancestor: '100', replacedUpTo: '130' })
-  const row = await db.from('unmatched_payments').where('reference', reference).where('kind', 'reorged').first()
+  await reorgFlags.flag(await Chain.findByOrFail('network', FAKE_NETWORK), {
+    ancestor: '100',
+    replacedUpTo: '130',
+  })
+  const row = await db
+    .from('unmatched_payments')
+    .where('reference', reference)
+    .where('kind', 'reorged')
+    .first()
   return { order: await Order.findOrFail(order.id), row }
 }
 
@@ -100,8 +132,12 @@ function rowOf(overrides: Partial<UnmatchedRow>): UnmatchedRow {
 }
 
 test.group('Unmatched inbox presenter', () => {
-  test('each kind in words with its tone; only transfers and unreadable ones are assignable', ({ assert }) => {
-    const shown = ['transfer', 'unreadable', 'unexplained', 'reorged'].map((kind) => presentUnmatched(rowOf({ kind })))
+  test('each kind in words with its tone; only transfers and unreadable ones are assignable', ({
+    assert,
+  }) => {
+    const shown = ['transfer', 'unreadable', 'unexplained', 'reorged'].map((kind) =>
+      presentUnmatched(rowOf({ kind }))
+    )
     assert.deepEqual(
       shown.map((view) => [view.kindLabel, view.kindTone, view.assignable]),
       [
@@ -115,32 +151,80 @@ test.group('Unmatched inbox presenter', () => {
 
   test('position in words, the heights of an unexplained window, headlines', ({ assert }) => {
     assert.equal(presentUnmatched(rowOf({ position: 'ix:2.1' })).positionText, 'instruction 2.1')
-    assert.equal(presentUnmatched(rowOf({ position: 'trace:0.1' })).positionText, 'internal transfer 0.1')
+    assert.equal(
+      presentUnmatched(rowOf({ position: 'trace:0.1' })).positionText,
+      'internal transfer 0.1'
+    )
     assert.equal(presentUnmatched(rowOf({ position: '' })).positionText, '')
-    const window = presentUnmatched(rowOf({ kind: 'unexplained', reference: 'balance:100-110', amount: '10' }))
+    const window = presentUnmatched(
+      rowOf({ kind: 'unexplained', reference: 'balance:100-110', amount: '10' })
+    )
     assert.deepEqual(window.heights, { from: '100', to: '110' })
     assert.equal(window.headline, '10 USDT came in on ethereum that no transfer seen explains.')
-    assert.isNull(presentUnmatched(rowOf({ reference: 'balance:100-110' })).heights, 'only an unexplained row has a window')
+    assert.isNull(
+      presentUnmatched(rowOf({ reference: 'balance:100-110' })).heights,
+      'only an unexplained row has a window'
+    )
     assert.equal(
       presentUnmatched(rowOf({ kind: 'reorged', orderTradeId: 'T'.repeat(22) })).headline,
       `The payment of order ${'T'.repeat(22)} on ethereum came from a block a reorganisation replaced.`
     )
-    assert.equal(presentUnmatched(rowOf({ kind: 'unreadable', amount: '' })).headline, 'An unreadable transfer received on ethereum.')
+    assert.equal(
+      presentUnmatched(rowOf({ kind: 'unreadable', amount: '' })).headline,
+      'An unreadable transfer received on ethereum.'
+    )
     // PostgreSQL's NUMERIC keeps the column's scale: shown as written everywhere else.
     assert.equal(presentUnmatched(rowOf({ amount: '13.80000000' })).amountText, '13.8')
-    assert.equal(presentUnmatched(rowOf({ amount: '13.80000000' })).headline, '13.8 USDT received on ethereum.')
+    assert.equal(
+      presentUnmatched(rowOf({ amount: '13.80000000' })).headline,
+      '13.8 USDT received on ethereum.'
+    )
     assert.equal(presentUnmatched(rowOf({ amount: '' })).amountText, '')
   })
 
-  test('states: waiting, dismissed (a transfer), handled (a notice), set aside by the gateway itself', ({ assert }) => {
+  test('states: waiting, dismissed (a transfer), handled (a notice), set aside by the gateway itself', ({
+    assert,
+  }) => {
     const at = Date.UTC(2026, 10, 26, 9, 30)
     assert.equal(presentUnmatched(rowOf({})).stateLabel, 'waiting')
-    const dismissed = presentUnmatched(rowOf({ state: 'dismissed', dismissedAt: at, dismissedBy: 'ops@example.com', dismissNote: 'refunded' }))
-    assert.deepEqual([dismissed.stateLabel, dismissed.settled], ['dismissed', 'Dismissed by ops@example.com at 2026-11-26 09:30 UTC.'])
-    const handled = presentUnmatched(rowOf({ kind: 'reorged', state: 'dismissed', dismissedAt: at, dismissedBy: 'ops@example.com', dismissNote: 'ok' }))
-    assert.deepEqual([handled.stateLabel, handled.settled, handled.bySystem], ['handled', 'Marked as handled by ops@example.com at 2026-11-26 09:30 UTC.', false])
-    const system = presentUnmatched(rowOf({ kind: 'unexplained', state: 'dismissed', dismissedAt: at, dismissedBy: 'system', dismissNote: 'explained' }))
-    assert.deepEqual([system.stateLabel, system.settled, system.bySystem], ['handled', 'Set aside by the gateway itself at 2026-11-26 09:30 UTC.', true])
+    const dismissed = presentUnmatched(
+      rowOf({
+        state: 'dismissed',
+        dismissedAt: at,
+        dismissedBy: 'ops@example.com',
+        dismissNote: 'refunded',
+      })
+    )
+    assert.deepEqual(
+      [dismissed.stateLabel, dismissed.settled],
+      ['dismissed', 'Dismissed by ops@example.com at 2026-11-26 09:30 UTC.']
+    )
+    const handled = presentUnmatched(
+      rowOf({
+        kind: 'reorged',
+        state: 'dismissed',
+        dismissedAt: at,
+        dismissedBy: 'ops@example.com',
+        dismissNote: 'ok',
+      })
+    )
+    assert.deepEqual(
+      [handled.stateLabel, handled.settled, handled.bySystem],
+      ['handled', 'Marked as handled by ops@example.com at 2026-11-26 09:30 UTC.', false]
+    )
+    const system = presentUnmatched(
+      rowOf({
+        kind: 'unexplained',
+        state: 'dismissed',
+        dismissedAt: at,
+        dismissedBy: 'system',
+        dismissNote: 'explained',
+      })
+    )
+    assert.deepEqual(
+      [system.stateLabel, system.settled, system.bySystem],
+      ['handled', 'Set aside by the gateway itself at 2026-11-26 09:30 UTC.', true]
+    )
   })
 })
 
@@ -168,15 +252,27 @@ test.group('Console unmatched inbox: kinds', (group) => {
     assert.match(text, new RegExp(`#${transfer.id} [^#]*Paid nothing log 0 fakenet`))
     assert.match(text, new RegExp(`#${unread.id} [^#]*Unreadable fakenet \\? USDT`))
     assert.match(text, new RegExp(`#${excess.id} [^#]*Unexplained incoming amount fakenet 10 USDT`))
-    assert.match(text, new RegExp(`#${flag.id} [^#]*Reorganised payment log 3 fakenet ${order.actualAmount} USDT ${FAKE_WALLET} Order ${order.tradeId} order ${order.tradeId} was credited from block 120`))
+    assert.match(
+      text,
+      new RegExp(
+        `#${flag.id} [^#]*Reorganised payment log 3 fakenet ${order.actualAmount} USDT ${FAKE_WALLET} Order ${order.tradeId} order ${order.tradeId} was credited from block 120`
+      )
+    )
     assert.include(list.text, `href="/admin/orders/${order.tradeId}"`)
-    for (const kind of ['Any kind', 'Paid nothing', 'Unreadable', 'Unexplained incoming amount', 'Reorganised payment']) {
+    for (const kind of [
+      'Any kind',
+      'Paid nothing',
+      'Unreadable',
+      'Unexplained incoming amount',
+      'Reorganised payment',
+    ]) {
       assert.include(list.text, `>${kind}</option>`)
     }
 
     const onlyReorged = await agent.get('/unmatched?kind=reorged')
     assert.include(onlyReorged.text, `href="/admin/unmatched/${flag.id}"`)
-    for (const other of [transfer, unread, excess]) assert.notInclude(onlyReorged.text, `href="/admin/unmatched/${other.id}"`)
+    for (const other of [transfer, unread, excess])
+      assert.notInclude(onlyReorged.text, `href="/admin/unmatched/${other.id}"`)
     assert.match(onlyReorged.text, /<option value="reorged" selected/)
     assert.include(onlyReorged.text, 'Reset')
 
@@ -187,7 +283,10 @@ test.group('Console unmatched inbox: kinds', (group) => {
     assert.include(none.text, 'Show what waits for you')
     assert.equal((await agent.get('/unmatched?kind=lost')).status, 400)
     // Blank: any kind.
-    assert.include((await agent.get('/unmatched?kind=')).text, `href="/admin/unmatched/${transfer.id}"`)
+    assert.include(
+      (await agent.get('/unmatched?kind=')).text,
+      `href="/admin/unmatched/${transfer.id}"`
+    )
   })
 
   test('the next page keeps the kind filter', async ({ assert }) => {
@@ -211,7 +310,9 @@ test.group('Console unmatched inbox: kinds', (group) => {
     assert.include(pageText((await agent.get(next!)).text), '1 shown')
   })
 
-  test('an unexplained amount: its window, no assign form; marked as handled with a note, said so', async ({ assert }) => {
+  test('an unexplained amount: its window, no assign form; marked as handled with a note, said so', async ({
+    assert,
+  }) => {
     const excess = await unexplained()
     const user = await createConsoleUser()
     const agent = await ConsoleAgent.signIn(user)
@@ -230,9 +331,14 @@ test.group('Console unmatched inbox: kinds', (group) => {
     // Assigning anyway (a forged form) is refused by the service, with its words.
     const forged = await agent.post(`/unmatched/${excess.id}/assign`, { trade_id: 'x'.repeat(22) })
     assert.equal(forged.location, `/admin/unmatched/${excess.id}`)
-    assert.include(pageText((await agent.get(`/unmatched/${excess.id}`)).text), 'not a transfer: it can only be dismissed')
+    assert.include(
+      pageText((await agent.get(`/unmatched/${excess.id}`)).text),
+      'not a transfer: it can only be dismissed'
+    )
 
-    const handled = await agent.post(`/unmatched/${excess.id}/dismiss`, { note: 'A top-up from our exchange account, ticket 88' })
+    const handled = await agent.post(`/unmatched/${excess.id}/dismiss`, {
+      note: 'A top-up from our exchange account, ticket 88',
+    })
     assert.equal(handled.location, `/admin/unmatched/${excess.id}`)
     const after = pageText((await agent.get(`/unmatched/${excess.id}`)).text)
     assert.include(after, `Unmatched payment #${excess.id} is marked as handled.`)
@@ -243,7 +349,9 @@ test.group('Console unmatched inbox: kinds', (group) => {
     assert.equal(audit.actor, user.email)
   })
 
-  test('set aside by the gateway itself (the transfer seen late): the note says why, in the list and the detail', async ({ assert }) => {
+  test('set aside by the gateway itself (the transfer seen late): the note says why, in the list and the detail', async ({
+    assert,
+  }) => {
     const excess = await unexplained()
     // The scanner lists the 10 late, at height 105: the notice is explained and set aside by the gateway.
     fakeFamily.seen = [seen('0xseenlate', '10', '105')]
@@ -254,11 +362,17 @@ test.group('Console unmatched inbox: kinds', (group) => {
     const agent = await ConsoleAgent.signIn(await createConsoleUser())
     const detail = pageText((await agent.get(`/unmatched/${excess.id}`)).text)
     assert.include(detail, 'Set aside by the gateway itself at')
-    assert.include(detail, 'Why it was set aside explained: the scanner saw the transfer late (0xseenlate)')
+    assert.include(
+      detail,
+      'Why it was set aside explained: the scanner saw the transfer late (0xseenlate)'
+    )
     assert.notInclude(detail, 'Mark as handled')
     assert.notInclude(pageText((await agent.get('/unmatched')).text), `#${excess.id}`)
     const dismissed = pageText((await agent.get('/unmatched?state=dismissed')).text)
-    assert.include(dismissed, 'Set aside by the gateway: explained: the scanner saw the transfer late (0xseenlate)')
+    assert.include(
+      dismissed,
+      'Set aside by the gateway: explained: the scanner saw the transfer late (0xseenlate)'
+    )
     assert.include(dismissed, 'handled')
   })
 
@@ -271,14 +385,23 @@ test.group('Console unmatched inbox: kinds', (group) => {
     const agent = await ConsoleAgent.signIn(await createConsoleUser())
     const page = await agent.get(`/unmatched/${flag.id}`)
     const text = pageText(page.text)
-    assert.include(text, `The payment of order ${order.tradeId} on fakenet came from a block a reorganisation replaced.`)
+    assert.include(
+      text,
+      `The payment of order ${order.tradeId} on fakenet came from a block a reorganisation replaced.`
+    )
     assert.include(text, `What happened order ${order.tradeId} was credited from block 120`)
-    assert.include(text, `Order ${order.tradeId} (paid; its page says whether the transfer was found again)`)
+    assert.include(
+      text,
+      `Order ${order.tradeId} (paid; its page says whether the transfer was found again)`
+    )
     assert.include(page.text, `href="/admin/orders/${order.tradeId}"`)
     assert.include(text, 'Position log 3 (log:3)')
     assert.include(text, `Amount paid ${order.actualAmount} USDT`)
     assert.notInclude(page.text, `/unmatched/${flag.id}/assign`)
-    assert.include(text, 'Check the order: once the transfer is found again in the new chain, or you have settled it with the merchant')
+    assert.include(
+      text,
+      'Check the order: once the transfer is found again in the new chain, or you have settled it with the merchant'
+    )
 
     const other = pageText((await agent.get(`/unmatched/${transfer.id}`)).text)
     assert.include(other, 'Paid nothing waiting for you')
@@ -288,7 +411,10 @@ test.group('Console unmatched inbox: kinds', (group) => {
     assert.notInclude(other, 'Mark as handled')
 
     await agent.post(`/unmatched/${flag.id}/dismiss`, { note: 'Found again in block 125' })
-    assert.include(pageText((await agent.get(`/unmatched/${flag.id}`)).text), `Unmatched payment #${flag.id} is marked as handled.`)
+    assert.include(
+      pageText((await agent.get(`/unmatched/${flag.id}`)).text),
+      `Unmatched payment #${flag.id} is marked as handled.`
+    )
   })
 
   test('a viewer reads a notice without any form', async ({ client, assert }) => {
@@ -296,7 +422,10 @@ test.group('Console unmatched inbox: kinds', (group) => {
     const agent = await ConsoleAgent.signIn(await createConsoleUser({ role: 'viewer' }))
     const page = await agent.get(`/unmatched/${flag.id}`)
     assert.equal(page.status, 200)
-    assert.include(pageText(page.text), 'Your account can view unmatched payments but not settle them (role: viewer).')
+    assert.include(
+      pageText(page.text),
+      'Your account can view unmatched payments but not settle them (role: viewer).'
+    )
     assert.notInclude(page.text, '/dismiss')
     assert.equal((await agent.post(`/unmatched/${flag.id}/dismiss`, { note: 'no' })).status, 403)
   })

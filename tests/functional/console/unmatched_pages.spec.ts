@@ -28,7 +28,10 @@ async function signedIn(role: 'admin' | 'viewer' = 'admin') {
 /** An order whose life ended, then a transfer of its amount: kept as unmatched by the scanner. */
 async function latePayment(client: any) {
   const order = await newOrder(client)
-  await db.from('orders').where('id', order.id).update({ expiration_time: Date.now() - 1000 })
+  await db
+    .from('orders')
+    .where('id', order.id)
+    .update({ expiration_time: Date.now() - 1000 })
   await orderExpiry.expireDue()
   const reference = `0xconsole${String(++references).padStart(6, '0')}`
   fakeFamily.pending = [fakeTransfer(reference, order.actualAmount)]
@@ -44,7 +47,10 @@ test.group('Console unmatched payments pages', (group) => {
     await emptyAuditLog()
   })
 
-  test('the list: waiting ones by default with the reason; filters; the empty state', async ({ client, assert }) => {
+  test('the list: waiting ones by default with the reason; filters; the empty state', async ({
+    client,
+    assert,
+  }) => {
     const { agent } = await signedIn()
     const empty = await agent.get('/unmatched')
     assert.equal(empty.status, 200)
@@ -52,7 +58,10 @@ test.group('Console unmatched payments pages', (group) => {
 
     const { order, payment } = await latePayment(client)
     const { payment: other } = await latePayment(client)
-    await db.from('unmatched_payments').where('id', other.id).update({ dismissed_at: Date.now(), dismiss_note: 'test' })
+    await db
+      .from('unmatched_payments')
+      .where('id', other.id)
+      .update({ dismissed_at: Date.now(), dismiss_note: 'test' })
 
     const page = await agent.get('/unmatched')
     const text = pageText(page.text)
@@ -73,7 +82,10 @@ test.group('Console unmatched payments pages', (group) => {
     assert.equal((await agent.get('/unmatched?state=lost')).status, 400)
   })
 
-  test('the detail suggests the order its reason names; assigning pays it, audited, said', async ({ client, assert }) => {
+  test('the detail suggests the order its reason names; assigning pays it, audited, said', async ({
+    client,
+    assert,
+  }) => {
     const { order, payment } = await latePayment(client)
     const { agent, user } = await signedIn()
     const page = await agent.get(`/unmatched/${payment.id}`)
@@ -81,7 +93,9 @@ test.group('Console unmatched payments pages', (group) => {
     assert.include(pageText(page.text), payment.reference)
     assert.match(page.text, new RegExp(`name="trade_id"[^>]*value="${order.tradeId}"`))
 
-    const assigned = await agent.post(`/unmatched/${payment.id}/assign`, { trade_id: order.tradeId })
+    const assigned = await agent.post(`/unmatched/${payment.id}/assign`, {
+      trade_id: order.tradeId,
+    })
     assert.equal(assigned.location, `/admin/unmatched/${payment.id}`)
     const after = await agent.get(`/unmatched/${payment.id}`)
     const text = pageText(after.text)
@@ -90,7 +104,14 @@ test.group('Console unmatched payments pages', (group) => {
     assert.match(text, new RegExp(`Paid order ${order.tradeId} ?, by ${user.email}`))
     assert.notInclude(after.text, `/unmatched/${payment.id}/assign`)
     assert.equal((await Order.findOrFail(order.id)).status, 2)
-    const actions = (await db.from('audit_log').whereNot('action', 'like', 'auth.%').whereNot('action', 'like', 'user.%').orderBy('id').select('action', 'actor')).map((row) => [row.action, row.actor])
+    const actions = (
+      await db
+        .from('audit_log')
+        .whereNot('action', 'like', 'auth.%')
+        .whereNot('action', 'like', 'user.%')
+        .orderBy('id')
+        .select('action', 'actor')
+    ).map((row) => [row.action, row.actor])
     assert.deepEqual(actions, [
       ['unmatched.assign', user.email],
       ['order.mark_paid', user.email],
@@ -99,11 +120,17 @@ test.group('Console unmatched payments pages', (group) => {
     // Twice: refused with the reason, nothing more written.
     const again = await agent.post(`/unmatched/${payment.id}/assign`, { trade_id: order.tradeId })
     assert.equal(again.location, `/admin/unmatched/${payment.id}`)
-    assert.include(pageText((await agent.get(`/unmatched/${payment.id}`)).text), `already assigned to order ${order.tradeId}`)
+    assert.include(
+      pageText((await agent.get(`/unmatched/${payment.id}`)).text),
+      `already assigned to order ${order.tradeId}`
+    )
     assert.equal(await changes(), 2)
   })
 
-  test('assigning to an order of another amount is refused with the reason; the typed trade_id is kept', async ({ client, assert }) => {
+  test('assigning to an order of another amount is refused with the reason; the typed trade_id is kept', async ({
+    client,
+    assert,
+  }) => {
     const { payment } = await latePayment(client)
     const other = await newOrder(client)
     const { agent } = await signedIn()
@@ -111,25 +138,39 @@ test.group('Console unmatched payments pages', (group) => {
     const refused = await agent.post(`/unmatched/${payment.id}/assign`, { trade_id: other.tradeId })
     assert.equal(refused.location, `/admin/unmatched/${payment.id}`)
     const page = await agent.get(`/unmatched/${payment.id}`)
-    assert.include(pageText(page.text), `cannot pay order ${other.tradeId}: it transfers ${payment.amount} USDT, the order waits for ${other.actualAmount} USDT`)
+    assert.include(
+      pageText(page.text),
+      `cannot pay order ${other.tradeId}: it transfers ${payment.amount} USDT, the order waits for ${other.actualAmount} USDT`
+    )
     assert.match(page.text, new RegExp(`name="trade_id"[^>]*value="${other.tradeId}"`))
     const blank = await agent.post(`/unmatched/${payment.id}/assign`, { trade_id: '  ' })
     assert.equal(blank.status, 302)
-    assert.include(pageText((await agent.get(`/unmatched/${payment.id}`)).text), 'Give the trade_id of the order this payment pays')
+    assert.include(
+      pageText((await agent.get(`/unmatched/${payment.id}`)).text),
+      'Give the trade_id of the order this payment pays'
+    )
     assert.equal((await Order.findOrFail(other.id)).status, 1)
     assert.equal(await changes(), 0)
   })
 
-  test('dismiss with a note: stored and shown; without a note refused', async ({ client, assert }) => {
+  test('dismiss with a note: stored and shown; without a note refused', async ({
+    client,
+    assert,
+  }) => {
     const { payment } = await latePayment(client)
     const { agent, user } = await signedIn()
     await agent.get(`/unmatched/${payment.id}`)
     const blank = await agent.post(`/unmatched/${payment.id}/dismiss`, { note: '   ' })
     assert.equal(blank.location, `/admin/unmatched/${payment.id}`)
-    assert.include(pageText((await agent.get(`/unmatched/${payment.id}`)).text), 'a note is required')
+    assert.include(
+      pageText((await agent.get(`/unmatched/${payment.id}`)).text),
+      'a note is required'
+    )
     assert.equal(await changes(), 0)
 
-    const dismissed = await agent.post(`/unmatched/${payment.id}/dismiss`, { note: 'Refunded to the payer, ticket 4411' })
+    const dismissed = await agent.post(`/unmatched/${payment.id}/dismiss`, {
+      note: 'Refunded to the payer, ticket 4411',
+    })
     assert.equal(dismissed.location, `/admin/unmatched/${payment.id}`)
     const page = pageText((await agent.get(`/unmatched/${payment.id}`)).text)
     assert.include(page, `Unmatched payment #${payment.id} is dismissed.`)
@@ -140,12 +181,18 @@ test.group('Console unmatched payments pages', (group) => {
     assert.equal((await agent.get('/unmatched/424242')).status, 404)
   })
 
-  test('a viewer reads the pages; assign and dismiss are 403 and change nothing', async ({ client, assert }) => {
+  test('a viewer reads the pages; assign and dismiss are 403 and change nothing', async ({
+    client,
+    assert,
+  }) => {
     const { order, payment } = await latePayment(client)
     const { agent } = await signedIn('viewer')
     assert.equal((await agent.get('/unmatched')).status, 200)
     assert.equal((await agent.get(`/unmatched/${payment.id}`)).status, 200)
-    assert.equal((await agent.post(`/unmatched/${payment.id}/assign`, { trade_id: order.tradeId })).status, 403)
+    assert.equal(
+      (await agent.post(`/unmatched/${payment.id}/assign`, { trade_id: order.tradeId })).status,
+      403
+    )
     assert.equal((await agent.post(`/unmatched/${payment.id}/dismiss`, { note: 'no' })).status, 403)
     assert.equal((await Order.findOrFail(order.id)).status, 3)
     const fresh = await UnmatchedPayment.findOrFail(payment.id)

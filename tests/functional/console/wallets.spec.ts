@@ -17,7 +17,10 @@ async function signedIn(role: 'admin' | 'viewer' = 'admin') {
 }
 
 async function walletRows() {
-  return JSON.stringify([await db.from('wallets').orderBy('id').select('*'), await countRows('audit_log')])
+  return JSON.stringify([
+    await db.from('wallets').orderBy('id').select('*'),
+    await countRows('audit_log'),
+  ])
 }
 
 test.group('Console wallets: list', (group) => {
@@ -72,7 +75,9 @@ test.group('Console wallets: list', (group) => {
     assert.include(none, 'No wallet matches these filters')
   })
 
-  test('pages of 50, keyset: the next page continues where the first stopped, filters kept', async ({ assert }) => {
+  test('pages of 50, keyset: the next page continues where the first stopped, filters kept', async ({
+    assert,
+  }) => {
     const now = Date.now()
     await db.table('wallets').multiInsert(
       Array.from({ length: 60 }, (_, index) => ({
@@ -94,7 +99,13 @@ test.group('Console wallets: list', (group) => {
     const second = await agent.get(next)
     const rest = addresses(second.text)
     assert.lengthOf(rest, 11)
-    assert.deepEqual([...addresses(first.text), ...rest].sort(), [FAKE_WALLET, ...Array.from({ length: 60 }, (_, index) => `fake:w${String(index).padStart(3, '0')}`)].sort())
+    assert.deepEqual(
+      [...addresses(first.text), ...rest].sort(),
+      [
+        FAKE_WALLET,
+        ...Array.from({ length: 60 }, (_, index) => `fake:w${String(index).padStart(3, '0')}`),
+      ].sort()
+    )
     assert.notMatch(second.text, /rel="next"/)
     assert.include(second.text, '« First page')
   })
@@ -112,21 +123,38 @@ test.group('Console wallets: changes', (group) => {
     const admin = await createConsoleUser()
     const agent = await ConsoleAgent.signIn(admin)
     await agent.get('/wallets')
-    const added = await agent.post('/wallets', { network: 'ethereum', address: EVM_LOWER, note: 'main' })
+    const added = await agent.post('/wallets', {
+      network: 'ethereum',
+      address: EVM_LOWER,
+      note: 'main',
+    })
     assert.equal(added.location, '/admin/wallets?network=ethereum')
     const page = pageText((await agent.follow(added.location!)).text)
-    assert.include(page, `Wallet added on ethereum: ${EVM_CANONICAL} (stored in its canonical form).`)
+    assert.include(
+      page,
+      `Wallet added on ethereum: ${EVM_CANONICAL} (stored in its canonical form).`
+    )
     const wallet = await Wallet.query().where('network', 'ethereum').firstOrFail()
     assert.equal(wallet.address, EVM_CANONICAL)
     assert.equal(wallet.note, 'main')
-    const audit = await db.from('audit_log').where('action', 'wallet.add').orderBy('id', 'desc').firstOrFail()
+    const audit = await db
+      .from('audit_log')
+      .where('action', 'wallet.add')
+      .orderBy('id', 'desc')
+      .firstOrFail()
     assert.equal(audit.actor_user_id, admin.user.id)
 
     await agent.get('/wallets')
     for (const [fields, message] of [
-      [{ network: 'ethereum', address: EVM_CANONICAL }, `Wallet address already exists (10001): ${EVM_CANONICAL} on ethereum`],
+      [
+        { network: 'ethereum', address: EVM_CANONICAL },
+        `Wallet address already exists (10001): ${EVM_CANONICAL} on ethereum`,
+      ],
       [{ network: 'tron', address: EVM_CANONICAL }, 'is not a TRON address'],
-      [{ network: 'ethereum', address: '0x52908400098527886E0F7030069857D2E4169Ee7' }, 'invalid EIP-55 checksum'],
+      [
+        { network: 'ethereum', address: '0x52908400098527886E0F7030069857D2E4169Ee7' },
+        'invalid EIP-55 checksum',
+      ],
       [{ network: 'nowhere', address: TRON_WALLET }, 'Unknown network "nowhere"'],
     ] as const) {
       const before = await walletRows()
@@ -147,7 +175,10 @@ test.group('Console wallets: changes', (group) => {
     const off = await agent.post(`/wallets/${wallet.id}/disable`)
     assert.equal(off.location, `/admin/wallets?network=${FAKE_NETWORK}`)
     assert.isFalse((await wallet.refresh()).enabled)
-    assert.include(pageText((await agent.follow(off.location!)).text), 'is disabled: no new order uses it')
+    assert.include(
+      pageText((await agent.follow(off.location!)).text),
+      'is disabled: no new order uses it'
+    )
     await agent.post(`/wallets/${wallet.id}/enable`)
     assert.isTrue((await wallet.refresh()).enabled)
     assert.equal(await countRows('audit_log', { action: 'wallet.update' }), 2)
@@ -173,20 +204,35 @@ test.group('Console wallets: changes', (group) => {
 
     await db.from('amount_locks').where('order_id', order.id).delete()
     const removed = await agent.post(`/wallets/${wallet.id}/remove`)
-    assert.include(pageText((await agent.follow(removed.location!)).text), `Wallet ${FAKE_WALLET} was removed from ${FAKE_NETWORK}.`)
+    assert.include(
+      pageText((await agent.follow(removed.location!)).text),
+      `Wallet ${FAKE_WALLET} was removed from ${FAKE_NETWORK}.`
+    )
     assert.isNull(await Wallet.find(wallet.id))
     assert.equal(await countRows('audit_log', { action: 'wallet.remove' }), 1)
-    assert.equal((await Order.findOrFail(order.id)).receiveAddress, FAKE_WALLET, 'orders keep their address')
+    assert.equal(
+      (await Order.findOrFail(order.id)).receiveAddress,
+      FAKE_WALLET,
+      'orders keep their address'
+    )
   })
 
-  test('batch import: a report line per entry; refused as a whole when empty or too long', async ({ assert }) => {
+  test('batch import: a report line per entry; refused as a whole when empty or too long', async ({
+    assert,
+  }) => {
     await operator.addWallet('tron', TRON_WALLET_2)
     const agent = await signedIn()
     const form = await agent.get('/wallets/import')
     assert.equal(form.status, 200)
     const response = await agent.post('/wallets/import', {
       network: 'ethereum',
-      text: [`${EVM_LOWER}`, `tron ${TRON_WALLET}`, `tron ${TRON_WALLET_2}`, 'tron not-an-address', `${EVM_CANONICAL}`].join('\n'),
+      text: [
+        `${EVM_LOWER}`,
+        `tron ${TRON_WALLET}`,
+        `tron ${TRON_WALLET_2}`,
+        'tron not-an-address',
+        `${EVM_CANONICAL}`,
+      ].join('\n'),
     })
     assert.equal(response.status, 200)
     const text = pageText(response.text)
@@ -203,10 +249,16 @@ test.group('Console wallets: changes', (group) => {
     const before = await walletRows()
     const empty = await agent.post('/wallets/import', { network: '', text: '\n# nothing\n' })
     assert.equal(empty.location, '/admin/wallets/import')
-    assert.include(pageText((await agent.follow(empty.location!)).text), 'Nothing to import: paste one address per line')
+    assert.include(
+      pageText((await agent.follow(empty.location!)).text),
+      'Nothing to import: paste one address per line'
+    )
     const many = Array.from({ length: 1001 }, (_, index) => `fake:many-${index}`).join('\n')
     const tooMany = await agent.post('/wallets/import', { network: FAKE_NETWORK, text: many })
-    assert.include(pageText((await agent.follow(tooMany.location!)).text), 'At most 1000 addresses per import (1001 given)')
+    assert.include(
+      pageText((await agent.follow(tooMany.location!)).text),
+      'At most 1000 addresses per import (1001 given)'
+    )
     assert.equal(await walletRows(), before)
   })
 })
@@ -217,7 +269,9 @@ test.group('Console wallets: viewers and forged forms', (group) => {
     await prepareLifecycle()
   })
 
-  test('a viewer sees the list without actions and gets 403 on every POST; nothing is written', async ({ assert }) => {
+  test('a viewer sees the list without actions and gets 403 on every POST; nothing is written', async ({
+    assert,
+  }) => {
     const wallet = await Wallet.findByOrFail('address', FAKE_WALLET)
     const viewer = await signedIn('viewer')
     const page = await viewer.get('/wallets')
@@ -242,7 +296,11 @@ test.group('Console wallets: viewers and forged forms', (group) => {
   test('a form without its CSRF token is refused with 403', async ({ assert }) => {
     const agent = await signedIn()
     await agent.get('/wallets')
-    const response = await agent.post('/wallets', { network: 'tron', address: TRON_WALLET }, { csrf: null })
+    const response = await agent.post(
+      '/wallets',
+      { network: 'tron', address: TRON_WALLET },
+      { csrf: null }
+    )
     assert.equal(response.status, 403)
     assert.equal(await countRows('wallets', { network: 'tron' }), 0)
   })

@@ -17,7 +17,8 @@ import { compileTestContract, compileTestToken } from '#tests/helpers/evm/test_t
 /** Anvil's first default account (a well-known test key, funded with 10 000 ETH). */
 export const PAYER_KEY: Hex = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'
 /** Anvil's second default account: ETH but no test tokens. */
-export const EMPTY_PAYER_KEY: Hex = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'
+export const EMPTY_PAYER_KEY: Hex =
+  '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'
 
 /** TestToken.sol compiled with the solc package (once per run). */
 export const testTokenArtifact = compileTestToken
@@ -37,7 +38,16 @@ export class Anvil {
     const forking = fork ? ['--fork-url', fork.url, '--fork-block-number', String(fork.block)] : []
     this.process = spawn(
       app.makePath('node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil'),
-      ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--silent', ...forking],
+      [
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--chain-id',
+        String(chainId),
+        '--silent',
+        ...forking,
+      ],
       { stdio: 'ignore' }
     )
     this.client = createPublicClient({ cacheTime: 0, transport: http(this.url) }) as PublicClient
@@ -95,7 +105,13 @@ export class Anvil {
    * mined. `from` another key with an explicit gas limit mines a transfer
    * that reverts (the key holds no tokens).
    */
-  async payToken(token: `0x${string}`, decimals: number, to: string, amount: string, from?: { key: Hex; gas: bigint }) {
+  async payToken(
+    token: `0x${string}`,
+    decimals: number,
+    to: string,
+    amount: string,
+    from?: { key: Hex; gas: bigint }
+  ) {
     const { abi } = testTokenArtifact()
     const account = from ? privateKeyToAccount(from.key) : this.payer
     const hash = await this.wallet.writeContract({
@@ -114,7 +130,12 @@ export class Anvil {
   /** Deploys a contract of tests/helpers/evm/TestPayers.sol (Disperse, Forwarder). */
   async deployPayer(name: 'Disperse' | 'Forwarder'): Promise<`0x${string}`> {
     const { abi, bytecode } = compileTestContract('TestPayers.sol', name)
-    const hash = await this.wallet.deployContract({ abi, bytecode, account: this.payer, chain: null })
+    const hash = await this.wallet.deployContract({
+      abi,
+      bytecode,
+      account: this.payer,
+      chain: null,
+    })
     return (await this.client.waitForTransactionReceipt({ hash })).contractAddress!
   }
 
@@ -127,7 +148,8 @@ export class Anvil {
     value = 0n,
     gas?: bigint
   ) {
-    const { abi } = name === 'TestToken' ? testTokenArtifact() : compileTestContract('TestPayers.sol', name)
+    const { abi } =
+      name === 'TestToken' ? testTokenArtifact() : compileTestContract('TestPayers.sol', name)
     const hash = await this.wallet.writeContract({
       address,
       abi,
@@ -147,11 +169,20 @@ export class Anvil {
    * transaction can be sent to two forks (a reorganisation that includes it
    * again). Its nonce is the payer's next one on the node now.
    */
-  async signTokenPayment(token: `0x${string}`, decimals: number, to: string, amount: string): Promise<`0x${string}`> {
+  async signTokenPayment(
+    token: `0x${string}`,
+    decimals: number,
+    to: string,
+    amount: string
+  ): Promise<`0x${string}`> {
     const { abi } = testTokenArtifact()
     const request = await this.wallet.prepareTransactionRequest({
       to: token,
-      data: encodeFunctionData({ abi, functionName: 'transfer', args: [to, parseUnits(amount, decimals)] }),
+      data: encodeFunctionData({
+        abi,
+        functionName: 'transfer',
+        args: [to, parseUnits(amount, decimals)],
+      }),
       account: this.payer,
       chain: null,
     } as any)

@@ -51,7 +51,10 @@ export async function configureEthereum(
 
 /** A native order on `ethereum` (USDT unless overridden), as stored. */
 export async function createEthOrder(client: ApiClient, overrides: Record<string, unknown> = {}) {
-  const response = await createOrder(client, orderParams({ network: 'ethereum', token: 'usdt', ...overrides }))
+  const response = await createOrder(
+    client,
+    orderParams({ network: 'ethereum', token: 'usdt', ...overrides })
+  )
   if (response.status() !== 200) throw new Error(JSON.stringify(response.body()))
   return Order.findByOrFail('trade_id', response.body().data.trade_id)
 }

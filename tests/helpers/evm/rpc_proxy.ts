@@ -1,7 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 
 type JsonRpcCall = { jsonrpc?: string; id?: unknown; method: string; params?: any[] }
-type JsonRpcAnswer = { jsonrpc: '2.0'; id: unknown; result?: unknown; error?: { code: number; message: string } }
+type JsonRpcAnswer = {
+  jsonrpc: '2.0'
+  id: unknown
+  result?: unknown
+  error?: { code: number; message: string }
+}
 
 /**
  * How a provider refuses an eth_getLogs range wider than it takes, with
@@ -100,7 +105,10 @@ export class RpcProxy {
     const bucket = this.#bucket
     if (!bucket) return null
     const now = Date.now()
-    bucket.tokens = Math.min(bucket.burst, bucket.tokens + ((now - bucket.at) / 1000) * bucket.perSecond)
+    bucket.tokens = Math.min(
+      bucket.burst,
+      bucket.tokens + ((now - bucket.at) / 1000) * bucket.perSecond
+    )
     bucket.at = now
     if (bucket.tokens >= calls) {
       bucket.tokens -= calls
@@ -109,7 +117,12 @@ export class RpcProxy {
     return Math.max(1, Math.ceil((calls - bucket.tokens) / bucket.perSecond))
   }
 
-  #answer(outgoing: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  #answer(
+    outgoing: ServerResponse,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {}
+  ) {
     this.statuses.push(status)
     outgoing.writeHead(status, { 'content-type': 'application/json', ...headers })
     outgoing.end(JSON.stringify(body))
@@ -124,7 +137,12 @@ export class RpcProxy {
         : status === 402
           ? 'daily request count exceeded, request rate limited'
           : 'Service Unavailable'
-    this.#answer(outgoing, status, body ?? { jsonrpc: '2.0', id: null, error: { code: -32005, message } }, headers)
+    this.#answer(
+      outgoing,
+      status,
+      body ?? { jsonrpc: '2.0', id: null, error: { code: -32005, message } },
+      headers
+    )
   }
 
   /** Sends calls to the node as one batch; answers in the same order. */
@@ -133,7 +151,14 @@ export class RpcProxy {
     const response = await fetch(this.target, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(calls.map((call, index) => ({ jsonrpc: '2.0', id: index, method: call.method, params: call.params ?? [] }))),
+      body: JSON.stringify(
+        calls.map((call, index) => ({
+          jsonrpc: '2.0',
+          id: index,
+          method: call.method,
+          params: call.params ?? [],
+        }))
+      ),
     })
     const answers = (await response.json()) as JsonRpcAnswer[]
     const byId = new Map(answers.map((answer) => [Number(answer.id), answer]))
@@ -156,7 +181,14 @@ export class RpcProxy {
 
   /** The block a state call names: a number, a tag, or {blockHash}/{blockNumber} (EIP-1898). */
   async #stateHeight(tag: unknown, head: bigint): Promise<bigint | null> {
-    if (tag === undefined || tag === 'latest' || tag === 'pending' || tag === 'safe' || tag === 'finalized') return head
+    if (
+      tag === undefined ||
+      tag === 'latest' ||
+      tag === 'pending' ||
+      tag === 'safe' ||
+      tag === 'finalized'
+    )
+      return head
     if (tag === 'earliest') return 0n
     if (typeof tag === 'string') return BigInt(tag)
     if (tag && typeof tag === 'object') {
@@ -170,7 +202,11 @@ export class RpcProxy {
   /** One call as a lagging node answers it; null: forward it unchanged. */
   async #lagging(call: JsonRpcCall, head: bigint): Promise<JsonRpcAnswer | 'forward'> {
     const ok = (result: unknown): JsonRpcAnswer => ({ jsonrpc: '2.0', id: call.id, result })
-    const fail = (code: number, message: string): JsonRpcAnswer => ({ jsonrpc: '2.0', id: call.id, error: { code, message } })
+    const fail = (code: number, message: string): JsonRpcAnswer => ({
+      jsonrpc: '2.0',
+      id: call.id,
+      error: { code, message },
+    })
     const params = call.params ?? []
     switch (call.method) {
       case 'eth_blockNumber':
@@ -178,10 +214,14 @@ export class RpcProxy {
       case 'eth_getBlockByNumber': {
         const tag = params[0]
         if (tag === 'latest' || tag === 'pending' || tag === 'safe' || tag === 'finalized') {
-          const [answer] = await this.#forward([{ method: call.method, params: [hex(head), params[1]] }])
+          const [answer] = await this.#forward([
+            { method: call.method, params: [hex(head), params[1]] },
+          ])
           return ok(answer.result)
         }
-        return typeof tag === 'string' && tag.startsWith('0x') && BigInt(tag) > head ? ok(null) : 'forward'
+        return typeof tag === 'string' && tag.startsWith('0x') && BigInt(tag) > head
+          ? ok(null)
+          : 'forward'
       }
       case 'eth_getBlockByHash': {
         const height = await this.#heightOf(params[0])
@@ -202,7 +242,11 @@ export class RpcProxy {
         const [answer] = await this.#forward([call])
         if (answer.error) return answer
         // go-ethereum#24078: blocks above its head are left out, without an error.
-        return ok((answer.result as { blockNumber: string }[]).filter((log) => BigInt(log.blockNumber) <= head))
+        return ok(
+          (answer.result as { blockNumber: string }[]).filter(
+            (log) => BigInt(log.blockNumber) <= head
+          )
+        )
       }
       case 'eth_getBalance':
       case 'eth_call':
@@ -212,11 +256,15 @@ export class RpcProxy {
       }
       case 'debug_traceBlockByHash': {
         const height = await this.#heightOf(params[0])
-        return height === null || height > head ? fail(-32000, `block ${params[0]} not found`) : 'forward'
+        return height === null || height > head
+          ? fail(-32000, `block ${params[0]} not found`)
+          : 'forward'
       }
       case 'debug_traceBlockByNumber':
       case 'trace_block':
-        return typeof params[0] === 'string' && params[0].startsWith('0x') && BigInt(params[0]) > head
+        return typeof params[0] === 'string' &&
+          params[0].startsWith('0x') &&
+          BigInt(params[0]) > head
           ? fail(-32000, `block #${BigInt(params[0])} not found`)
           : 'forward'
       default:
@@ -245,7 +293,11 @@ export class RpcProxy {
           `You can make eth_getLogs requests with up to a ${limit} block range. Based on your parameters, this block range should work: [${hex(from)}, ${hex(from + limit - 1n)}]`
         )
       case 'quicknode':
-        return refusal(413, -32614, `eth_getLogs is limited to a ${Number(limit).toLocaleString('en-US')} range`)
+        return refusal(
+          413,
+          -32614,
+          `eth_getLogs is limited to a ${Number(limit).toLocaleString('en-US')} range`
+        )
       case 'bsc':
         return refusal(200, -32000, `exceed maximum block range: ${limit}`)
       default:
@@ -262,7 +314,13 @@ export class RpcProxy {
     const scripted = this.script.shift()
     if (scripted) return this.#refuse(outgoing, scripted.status, scripted.retryAfter, scripted.body)
     const failing = this.failLogsFrom
-    if (failing !== null && calls.some((call) => call.method === 'eth_getLogs' && BigInt(call.params?.[0]?.fromBlock ?? 0) >= failing)) {
+    if (
+      failing !== null &&
+      calls.some(
+        (call) =>
+          call.method === 'eth_getLogs' && BigInt(call.params?.[0]?.fromBlock ?? 0) >= failing
+      )
+    ) {
       return this.#refuse(outgoing, 503)
     }
     let wait = this.#take(calls.length)
@@ -286,7 +344,8 @@ export class RpcProxy {
       this.calls.set(call.method, (this.calls.get(call.method) ?? 0) + 1)
       // Ranges only: a query by block hash has no fromBlock.
       const from = call.params?.[0]?.fromBlock
-      if (call.method === 'eth_getLogs' && typeof from === 'string') this.logsFrom.push(BigInt(from))
+      if (call.method === 'eth_getLogs' && typeof from === 'string')
+        this.logsFrom.push(BigInt(from))
     }
 
     // A range refused with an HTTP status refuses the whole request, as providers do.
@@ -302,7 +361,14 @@ export class RpcProxy {
     const forwarded: { index: number; call: JsonRpcCall }[] = []
     for (const [index, call] of calls.entries()) {
       if (this.unsupported.has(call.method)) {
-        answers[index] = { jsonrpc: '2.0', id: call.id, error: { code: -32601, message: `the method ${call.method} does not exist/is not available` } }
+        answers[index] = {
+          jsonrpc: '2.0',
+          id: call.id,
+          error: {
+            code: -32601,
+            message: `the method ${call.method} does not exist/is not available`,
+          },
+        }
         continue
       }
       const refusal = this.#rangeRefusal(call)
@@ -322,7 +388,12 @@ export class RpcProxy {
     results.forEach((answer, position) => (answers[forwarded[position].index] = answer))
     for (const [index, call] of calls.entries()) {
       const answer = answers[index]!
-      if (call.method !== 'eth_getLogs' || this.maxResults === null || !Array.isArray(answer.result)) continue
+      if (
+        call.method !== 'eth_getLogs' ||
+        this.maxResults === null ||
+        !Array.isArray(answer.result)
+      )
+        continue
       if (answer.result.length > this.maxResults) {
         const filter = call.params?.[0] ?? {}
         const from = BigInt(filter.fromBlock ?? 0)
@@ -404,7 +475,11 @@ export class LoadBalancer {
       const index = this.#pick(body)
       this.served[index]++
       try {
-        const response = await fetch(this.backends[index], { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+        const response = await fetch(this.backends[index], {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        })
         const headers: Record<string, string> = { 'content-type': 'application/json' }
         const retryAfter = response.headers.get('retry-after')
         if (retryAfter) headers['retry-after'] = retryAfter

@@ -36,8 +36,11 @@ export function compileTestContract(file: string, name: string): Compiled {
       })
     )
   )
-  const errors = (output.errors ?? []).filter((entry: { severity: string }) => entry.severity === 'error')
-  if (errors.length > 0) throw new Error(errors.map((entry: { message: string }) => entry.message).join('\n'))
+  const errors = (output.errors ?? []).filter(
+    (entry: { severity: string }) => entry.severity === 'error'
+  )
+  if (errors.length > 0)
+    throw new Error(errors.map((entry: { message: string }) => entry.message).join('\n'))
   const contract = output.contracts[file][name]
   const result: Compiled = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` }
   compiled.set(key, result)

@@ -21,7 +21,10 @@ import {
 } from '@solana-program/token'
 import { Decimal } from '#support/money'
 import { TOKEN_2022_PROGRAM_ADDRESS } from '#plugins/solana/solana_programs'
-import type { CompiledInstructionView, RecordedTransaction } from '#tests/helpers/solana/solana_test_chain'
+import type {
+  CompiledInstructionView,
+  RecordedTransaction,
+} from '#tests/helpers/solana/solana_test_chain'
 
 type Info = Record<string, unknown>
 
@@ -35,7 +38,10 @@ function systemInfo(data: Uint8Array, accounts: string[]): [string, Info] | null
   switch (identifySystemInstruction(data)) {
     case SystemInstruction.TransferSol: {
       const { amount } = getTransferSolInstructionDataDecoder().decode(data)
-      return ['transfer', { source: accounts[0], destination: accounts[1], lamports: Number(amount) }]
+      return [
+        'transfer',
+        { source: accounts[0], destination: accounts[1], lamports: Number(amount) },
+      ]
     }
     case SystemInstruction.CreateAccount: {
       const decoded = getCreateAccountInstructionDataDecoder().decode(data)
@@ -51,9 +57,21 @@ function systemInfo(data: Uint8Array, accounts: string[]): [string, Info] | null
       ]
     }
     case SystemInstruction.Allocate:
-      return ['allocate', { account: accounts[0], space: Number(getAllocateInstructionDataDecoder().decode(data).space) }]
+      return [
+        'allocate',
+        {
+          account: accounts[0],
+          space: Number(getAllocateInstructionDataDecoder().decode(data).space),
+        },
+      ]
     case SystemInstruction.Assign:
-      return ['assign', { account: accounts[0], owner: getAssignInstructionDataDecoder().decode(data).programAddress }]
+      return [
+        'assign',
+        {
+          account: accounts[0],
+          owner: getAssignInstructionDataDecoder().decode(data).programAddress,
+        },
+      ]
     default:
       return null
   }
@@ -63,7 +81,15 @@ function tokenInfo(data: Uint8Array, accounts: string[]): [string, Info] | null 
   switch (identifyTokenInstruction(data)) {
     case TokenInstruction.Transfer: {
       const { amount } = getTransferInstructionDataDecoder().decode(data)
-      return ['transfer', { source: accounts[0], destination: accounts[1], authority: accounts[2], amount: amount.toString() }]
+      return [
+        'transfer',
+        {
+          source: accounts[0],
+          destination: accounts[1],
+          authority: accounts[2],
+          amount: amount.toString(),
+        },
+      ]
     }
     case TokenInstruction.TransferChecked: {
       const { amount, decimals } = getTransferCheckedInstructionDataDecoder().decode(data)
@@ -80,13 +106,22 @@ function tokenInfo(data: Uint8Array, accounts: string[]): [string, Info] | null 
     }
     case TokenInstruction.InitializeMint2: {
       const decoded = getInitializeMint2InstructionDataDecoder().decode(data)
-      const info: Info = { mint: accounts[0], decimals: decoded.decimals, mintAuthority: decoded.mintAuthority }
+      const info: Info = {
+        mint: accounts[0],
+        decimals: decoded.decimals,
+        mintAuthority: decoded.mintAuthority,
+      }
       if (isSome(decoded.freezeAuthority)) info.freezeAuthority = decoded.freezeAuthority.value
       return ['initializeMint2', info]
     }
     case TokenInstruction.MintToChecked: {
       const { amount, decimals } = getMintToCheckedInstructionDataDecoder().decode(data)
-      const info = { mint: accounts[0], account: accounts[1], mintAuthority: accounts[2], tokenAmount: tokenAmount(amount, decimals) }
+      const info = {
+        mint: accounts[0],
+        account: accounts[1],
+        mintAuthority: accounts[2],
+        tokenAmount: tokenAmount(amount, decimals),
+      }
       return ['mintToChecked', info]
     }
     case TokenInstruction.InitializeAccount3: {
@@ -98,7 +133,10 @@ function tokenInfo(data: Uint8Array, accounts: string[]): [string, Info] | null 
     case TokenInstruction.InitializeImmutableOwner:
       return ['initializeImmutableOwner', { account: accounts[0] }]
     case TokenInstruction.CloseAccount:
-      return ['closeAccount', { account: accounts[0], destination: accounts[1], owner: accounts[2] }]
+      return [
+        'closeAccount',
+        { account: accounts[0], destination: accounts[1], owner: accounts[2] },
+      ]
     default:
       return null
   }
@@ -108,7 +146,10 @@ function associatedTokenInfo(data: Uint8Array, accounts: string[]): [string, Inf
   const kind = data.length === 0 ? 0 : data[0]
   if (kind === 0 || kind === 1) {
     const [source, account, wallet, mint, systemProgram, tokenProgram] = accounts
-    return [kind === 0 ? 'create' : 'createIdempotent', { source, account, wallet, mint, systemProgram, tokenProgram }]
+    return [
+      kind === 0 ? 'create' : 'createIdempotent',
+      { source, account, wallet, mint, systemProgram, tokenProgram },
+    ]
   }
   if (kind === 2) {
     return [
@@ -127,12 +168,18 @@ function associatedTokenInfo(data: Uint8Array, accounts: string[]): [string, Inf
   return null
 }
 
-const PROGRAMS: Record<string, { name: string; parse: (data: Uint8Array, accounts: string[]) => [string, Info] | null }> = {
+const PROGRAMS: Record<
+  string,
+  { name: string; parse: (data: Uint8Array, accounts: string[]) => [string, Info] | null }
+> = {
   [SYSTEM_PROGRAM_ADDRESS]: { name: 'system', parse: systemInfo },
   [TOKEN_PROGRAM_ADDRESS]: { name: 'spl-token', parse: tokenInfo },
   // same layouts for the instructions a payment uses; the node names the program apart
   [TOKEN_2022_PROGRAM_ADDRESS]: { name: 'spl-token-2022', parse: tokenInfo },
-  [ASSOCIATED_TOKEN_PROGRAM_ADDRESS]: { name: 'spl-associated-token-account', parse: associatedTokenInfo },
+  [ASSOCIATED_TOKEN_PROGRAM_ADDRESS]: {
+    name: 'spl-associated-token-account',
+    parse: associatedTokenInfo,
+  },
 }
 
 /**
@@ -140,7 +187,11 @@ const PROGRAMS: Record<string, { name: string; parse: (data: Uint8Array, account
  * {type, info}}` for programs the node has a parser for, otherwise the raw
  * `{programId, accounts, data (base58)}`.
  */
-function parsedInstruction(record: RecordedTransaction, instruction: CompiledInstructionView, stackHeight: number | null) {
+function parsedInstruction(
+  record: RecordedTransaction,
+  instruction: CompiledInstructionView,
+  stackHeight: number | null
+) {
   const keys = record.accountKeys.map((key) => key.pubkey)
   const programId = keys[instruction.programIndex]
   const accounts = instruction.accounts.map((index) => keys[index])
@@ -152,7 +203,12 @@ function parsedInstruction(record: RecordedTransaction, instruction: CompiledIns
     parsed = null // data the parser cannot read: shown raw, as the node does
   }
   if (program && parsed) {
-    return { program: program.name, programId, parsed: { type: parsed[0], info: parsed[1] }, stackHeight }
+    return {
+      program: program.name,
+      programId,
+      parsed: { type: parsed[0], info: parsed[1] },
+      stackHeight,
+    }
   }
   return { programId, accounts, data: getBase58Decoder().decode(instruction.data), stackHeight }
 }
@@ -179,7 +235,9 @@ export function jsonParsedTransaction(record: RecordedTransaction) {
       postTokenBalances: record.postTokenBalances,
       innerInstructions: record.innerInstructions.map((entry) => ({
         index: entry.index,
-        instructions: entry.instructions.map((inner) => parsedInstruction(record, inner, inner.stackHeight)),
+        instructions: entry.instructions.map((inner) =>
+          parsedInstruction(record, inner, inner.stackHeight)
+        ),
       })),
       logMessages: record.logMessages,
       rewards: [],
@@ -191,7 +249,9 @@ export function jsonParsedTransaction(record: RecordedTransaction) {
       message: {
         accountKeys: record.accountKeys,
         recentBlockhash: record.recentBlockhash,
-        instructions: record.instructions.map((instruction) => parsedInstruction(record, instruction, null)),
+        instructions: record.instructions.map((instruction) =>
+          parsedInstruction(record, instruction, null)
+        ),
         addressTableLookups: record.addressTableLookups,
       },
     },

@@ -28,7 +28,10 @@ class TokenBucket {
 
   #refill() {
     const now = Date.now()
-    this.#tokens = Math.min(this.capacity, this.#tokens + ((now - this.#at) * this.capacity) / this.windowMs)
+    this.#tokens = Math.min(
+      this.capacity,
+      this.#tokens + ((now - this.#at) * this.capacity) / this.windowMs
+    )
     this.#at = now
   }
 
@@ -119,16 +122,24 @@ export class SolanaRpcServer extends HttpStub {
         if (refusal) {
           this.limited.push(String(request.method))
           const headers: Record<string, string> = { 'content-type': 'application/json' }
-          if (this.retryAfter) headers['retry-after'] = String(Math.max(1, Math.ceil(refusal.waitMs / 1000)))
+          if (this.retryAfter)
+            headers['retry-after'] = String(Math.max(1, Math.ceil(refusal.waitMs / 1000)))
           response.writeHead(429, headers)
-          return response.end(JSON.stringify({ jsonrpc: '2.0', error: { code: 429, message: refusal.message }, id }))
+          return response.end(
+            JSON.stringify({ jsonrpc: '2.0', error: { code: 429, message: refusal.message }, id })
+          )
         }
         this.calls.push({ method: request.method, params: request.params ?? [] })
         payload = { jsonrpc: '2.0', id, result: this.#answer(request.method, request.params ?? []) }
       } catch (error) {
         const code = error instanceof RpcError ? error.code : -32603
-        const data = error instanceof RpcError && error.data !== undefined ? { data: error.data } : {}
-        payload = { jsonrpc: '2.0', id, error: { code, message: (error as Error).message, ...data } }
+        const data =
+          error instanceof RpcError && error.data !== undefined ? { data: error.data } : {}
+        payload = {
+          jsonrpc: '2.0',
+          id,
+          error: { code, message: (error as Error).message, ...data },
+        }
       }
       response.writeHead(200, { 'content-type': 'application/json' })
       response.end(JSON.stringify(payload))
@@ -176,11 +187,16 @@ export class SolanaRpcServer extends HttpStub {
     const overall = this.#bucket('*', this.#limits.overall, this.#limits.windowMs)
     const perMethod = this.#bucket(method, this.#limits.perMethod, this.#limits.windowMs)
     if (!overall.available()) {
-      return { message: 'Too many requests from your IP, contact your app developer or support@rpcpool.com.', waitMs: overall.waitMs() }
+      return {
+        message:
+          'Too many requests from your IP, contact your app developer or support@rpcpool.com.',
+        waitMs: overall.waitMs(),
+      }
     }
     if (!perMethod.available()) {
       return {
-        message: 'Too many requests for a specific RPC call, contact your app developer or support@rpcpool.com.',
+        message:
+          'Too many requests for a specific RPC call, contact your app developer or support@rpcpool.com.',
         waitMs: perMethod.waitMs(),
       }
     }
@@ -212,7 +228,10 @@ export class SolanaRpcServer extends HttpStub {
       case 'getLatestBlockhash':
         return {
           context: { slot: this.chain.slot },
-          value: { blockhash: String(this.chain.svm.latestBlockhash()), lastValidBlockHeight: this.chain.slot + 150 },
+          value: {
+            blockhash: String(this.chain.svm.latestBlockhash()),
+            lastValidBlockHeight: this.chain.slot + 150,
+          },
         }
       default:
         throw new RpcError(-32601, 'Method not found')
@@ -242,7 +261,10 @@ export class SolanaRpcServer extends HttpStub {
   /** `{context: {slot}, value: lamports}`; an account that does not exist has 0. */
   #balance(address: string, config: ContextConfig) {
     const slot = this.#contextSlot(config, this.balanceLag)
-    return { context: { apiVersion: '2.2.0', slot }, value: Number(this.chain.lamportsAt(address, slot)) }
+    return {
+      context: { apiVersion: '2.2.0', slot },
+      value: Number(this.chain.lamportsAt(address, slot)),
+    }
   }
 
   /**
@@ -251,24 +273,36 @@ export class SolanaRpcServer extends HttpStub {
    * jsonParsed. Refusals as the node words them: an unknown mint, an
    * account that is no mint, a program that is no token program.
    */
-  #tokenAccountsByOwner(owner: string, filter: { mint?: string; programId?: string } | undefined, config: ContextConfig & { encoding?: string }) {
+  #tokenAccountsByOwner(
+    owner: string,
+    filter: { mint?: string; programId?: string } | undefined,
+    config: ContextConfig & { encoding?: string }
+  ) {
     let program: string
     if (filter?.mint) {
       const mint = this.chain.svm.getAccount(filter.mint as any)
       if (!mint.exists) throw new RpcError(-32602, 'Invalid param: could not find mint')
-      if (!TOKEN_PROGRAMS.has(mint.programAddress)) throw new RpcError(-32602, 'Invalid param: not a Token mint')
+      if (!TOKEN_PROGRAMS.has(mint.programAddress))
+        throw new RpcError(-32602, 'Invalid param: not a Token mint')
       program = mint.programAddress
     } else if (filter?.programId) {
-      if (!TOKEN_PROGRAMS.has(filter.programId)) throw new RpcError(-32602, 'Invalid param: unrecognized Token program id')
+      if (!TOKEN_PROGRAMS.has(filter.programId))
+        throw new RpcError(-32602, 'Invalid param: unrecognized Token program id')
       program = filter.programId
     } else {
       throw new RpcError(-32602, 'Invalid params: expected a mint or a programId filter')
     }
-    if (config.encoding !== 'jsonParsed') throw new RpcError(-32602, 'this test node serves encoding jsonParsed only')
+    if (config.encoding !== 'jsonParsed')
+      throw new RpcError(-32602, 'this test node serves encoding jsonParsed only')
     const slot = this.#contextSlot(config, this.balanceLag)
     const value = this.chain
       .tokenAccountsAt(slot)
-      .filter((entry) => entry.owner === owner && entry.programId === program && (!filter.mint || entry.mint === filter.mint))
+      .filter(
+        (entry) =>
+          entry.owner === owner &&
+          entry.programId === program &&
+          (!filter.mint || entry.mint === filter.mint)
+      )
       .sort((a, b) => (a.pubkey < b.pubkey ? -1 : 1))
       .map((entry) => jsonParsedTokenAccount(entry))
     return { context: { apiVersion: '2.2.0', slot }, value }
@@ -282,15 +316,23 @@ export class SolanaRpcServer extends HttpStub {
 
   #visible(commitment: Commitment) {
     const tip = this.#tip(commitment)
-    return this.chain.records.filter((record) => record.slot <= tip && !this.forgotten.has(record.signature))
+    return this.chain.records.filter(
+      (record) => record.slot <= tip && !this.forgotten.has(record.signature)
+    )
   }
 
   /** Only the owner and lamports matter to the gateway (it asks with an empty data slice). */
-  #accountInfo(address: string, config: { encoding?: string; dataSlice?: { offset: number; length: number } }) {
+  #accountInfo(
+    address: string,
+    config: { encoding?: string; dataSlice?: { offset: number; length: number } }
+  ) {
     const account = this.chain.svm.getAccount(address as any)
     if (!account.exists) return { context: { slot: this.chain.slot }, value: null }
     const data = config.dataSlice
-      ? account.data.slice(config.dataSlice.offset, config.dataSlice.offset + config.dataSlice.length)
+      ? account.data.slice(
+          config.dataSlice.offset,
+          config.dataSlice.offset + config.dataSlice.length
+        )
       : account.data
     return {
       context: { slot: this.chain.slot },
@@ -310,7 +352,8 @@ export class SolanaRpcServer extends HttpStub {
     config: { limit?: number; before?: string; until?: string } & ContextConfig
   ) {
     const commitment = this.#commitment(config)
-    if (commitment === 'processed') throw new RpcError(-32602, 'Method does not support commitment below `confirmed`')
+    if (commitment === 'processed')
+      throw new RpcError(-32602, 'Method does not support commitment below `confirmed`')
     const limit = config.limit ?? 1000
     if (limit < 1 || limit > 1000) throw new RpcError(-32602, 'Invalid limit; max 1000')
     const tip = this.#contextSlot(config, this.listingLag)
@@ -338,14 +381,22 @@ export class SolanaRpcServer extends HttpStub {
     }))
   }
 
-  #transaction(signature: string, config: { encoding?: string; commitment?: Commitment; maxSupportedTransactionVersion?: number }) {
+  #transaction(
+    signature: string,
+    config: { encoding?: string; commitment?: Commitment; maxSupportedTransactionVersion?: number }
+  ) {
     const commitment = this.#commitment(config)
-    if (commitment === 'processed') throw new RpcError(-32602, 'Method does not support commitment below `confirmed`')
-    if (config.encoding !== 'jsonParsed') throw new RpcError(-32602, 'this test node serves encoding jsonParsed only')
+    if (commitment === 'processed')
+      throw new RpcError(-32602, 'Method does not support commitment below `confirmed`')
+    if (config.encoding !== 'jsonParsed')
+      throw new RpcError(-32602, 'this test node serves encoding jsonParsed only')
     const record = this.#visible(commitment).find((entry) => entry.signature === signature)
     if (!record) return null
     const version = this.newerVersion.has(signature) ? 1 : 0
-    if (config.maxSupportedTransactionVersion === undefined || config.maxSupportedTransactionVersion < version) {
+    if (
+      config.maxSupportedTransactionVersion === undefined ||
+      config.maxSupportedTransactionVersion < version
+    ) {
       throw new RpcError(
         -32015,
         `Transaction version (${version}) is not supported by the requesting client. ` +

@@ -39,7 +39,10 @@ export async function prepareSolana(
   await chain.mintTo(customer.address, usdt, 1_000_000_000_000n)
   await chain.createTokenAccount(wallet.address, usdt)
 
-  await operator.setChain(SOLANA, { rpcUrls: options.rpcUrls ?? [server.url], confirmations: options.confirmations ?? 32 })
+  await operator.setChain(SOLANA, {
+    rpcUrls: options.rpcUrls ?? [server.url],
+    confirmations: options.confirmations ?? 32,
+  })
   await operator.setToken(SOLANA, 'USDT', { contract: usdt, decimals: 6 })
   await operator.addWallet(SOLANA, wallet.address)
   await operator.setRate('USDT', 'CNY', '7.25')
@@ -52,9 +55,17 @@ export async function prepareSolana(
 }
 
 /** Creates a solana order over HTTP (100 CNY: 13.8 USDT or USDC at 7.25, or 0.1 SOL) and returns its model. */
-export async function solanaOrder(client: ApiClient, token: 'usdt' | 'usdc' | 'sol', overrides: Record<string, unknown> = {}) {
-  const response = await createOrder(client, orderParams({ network: SOLANA, token, amount: 100, ...overrides }))
-  if (response.status() !== 200) throw new Error(`create failed: ${JSON.stringify(response.body())}`)
+export async function solanaOrder(
+  client: ApiClient,
+  token: 'usdt' | 'usdc' | 'sol',
+  overrides: Record<string, unknown> = {}
+) {
+  const response = await createOrder(
+    client,
+    orderParams({ network: SOLANA, token, amount: 100, ...overrides })
+  )
+  if (response.status() !== 200)
+    throw new Error(`create failed: ${JSON.stringify(response.body())}`)
   return Order.findByOrFail('trade_id', response.body().data.trade_id)
 }
 

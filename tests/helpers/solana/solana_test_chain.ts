@@ -47,11 +47,20 @@ export type TokenBalanceView = {
   mint: string
   owner: string
   programId: string
-  uiTokenAmount: { amount: string; decimals: number; uiAmount: number | null; uiAmountString: string }
+  uiTokenAmount: {
+    amount: string
+    decimals: number
+    uiAmount: number | null
+    uiAmountString: string
+  }
 }
 
 /** A lookup table a version-0 transaction used, and which of its entries it loaded. */
-export type AddressTableLookupView = { accountKey: string; writableIndexes: number[]; readonlyIndexes: number[] }
+export type AddressTableLookupView = {
+  accountKey: string
+  writableIndexes: number[]
+  readonlyIndexes: number[]
+}
 
 /** What the ledger keeps of a transaction litesvm executed (the node's view of it). */
 export type RecordedTransaction = {
@@ -61,12 +70,20 @@ export type RecordedTransaction = {
   blockTime: number
   recentBlockhash: string
   /** The message's own keys, then those loaded from lookup tables (writable, then read-only): instruction indexes count in this list. */
-  accountKeys: { pubkey: string; signer: boolean; writable: boolean; source: 'transaction' | 'lookupTable' }[]
+  accountKeys: {
+    pubkey: string
+    signer: boolean
+    writable: boolean
+    source: 'transaction' | 'lookupTable'
+  }[]
   addressTableLookups: AddressTableLookupView[]
   loadedAddresses: { writable: string[]; readonly: string[] }
   instructions: CompiledInstructionView[]
   /** Inner instructions (CPIs) by index of the top-level instruction. */
-  innerInstructions: { index: number; instructions: (CompiledInstructionView & { stackHeight: number })[] }[]
+  innerInstructions: {
+    index: number
+    instructions: (CompiledInstructionView & { stackHeight: number })[]
+  }[]
   /** Error in the RPC's JSON form; null for a success. */
   err: unknown
   fee: number
@@ -96,7 +113,8 @@ function rpcError(error: unknown): unknown {
   const value = error as Record<string, any>
   if (value && typeof value === 'object' && 'index' in value && 'error' in value) {
     const inner = value.error
-    const detail = inner && typeof inner === 'object' && 'code' in inner ? { Custom: inner.code } : String(inner)
+    const detail =
+      inner && typeof inner === 'object' && 'code' in inner ? { Custom: inner.code } : String(inner)
     return { InstructionError: [value.index, detail] }
   }
   if (value && typeof value === 'object' && 'account_index' in value) {
@@ -168,7 +186,11 @@ export class SolanaTestChain {
   }
 
   async associatedTokenAccount(owner: Address, mint: Address): Promise<Address> {
-    const [account] = await findAssociatedTokenPda({ owner, mint, tokenProgram: this.tokenProgramOf(mint) })
+    const [account] = await findAssociatedTokenPda({
+      owner,
+      mint,
+      tokenProgram: this.tokenProgramOf(mint),
+    })
     return account
   }
 
@@ -185,7 +207,10 @@ export class SolanaTestChain {
         space,
         programAddress,
       }),
-      getInitializeMint2Instruction({ mint: mint.address, decimals, mintAuthority: this.payer.address }, { programAddress }),
+      getInitializeMint2Instruction(
+        { mint: mint.address, decimals, mintAuthority: this.payer.address },
+        { programAddress }
+      ),
     ])
     return mint.address
   }
@@ -196,8 +221,16 @@ export class SolanaTestChain {
     const programAddress = this.tokenProgramOf(mint)
     const account = await this.associatedTokenAccount(owner, mint)
     await this.send([
-      await getCreateAssociatedTokenIdempotentInstructionAsync({ payer: this.payer, owner, mint, tokenProgram: programAddress }),
-      getMintToCheckedInstruction({ mint, token: account, mintAuthority: this.payer, amount, decimals }, { programAddress }),
+      await getCreateAssociatedTokenIdempotentInstructionAsync({
+        payer: this.payer,
+        owner,
+        mint,
+        tokenProgram: programAddress,
+      }),
+      getMintToCheckedInstruction(
+        { mint, token: account, mintAuthority: this.payer, amount, decimals },
+        { programAddress }
+      ),
     ])
     return account
   }
@@ -219,7 +252,10 @@ export class SolanaTestChain {
         space,
         programAddress,
       }),
-      getInitializeAccount3Instruction({ account: account.address, mint, owner }, { programAddress }),
+      getInitializeAccount3Instruction(
+        { account: account.address, mint, owner },
+        { programAddress }
+      ),
     ])
     return account.address
   }
@@ -229,15 +265,23 @@ export class SolanaTestChain {
    * transferChecked each (instructions ix:0, ix:1 …): to a wallet's
    * associated token account, or to a given token account.
    */
-  async payTokens(from: KeyPairSigner, mint: Address, payments: { toWallet?: Address; toAccount?: Address; amount: bigint }[]) {
+  async payTokens(
+    from: KeyPairSigner,
+    mint: Address,
+    payments: { toWallet?: Address; toAccount?: Address; amount: bigint }[]
+  ) {
     const programAddress = this.tokenProgramOf(mint)
     const source = await this.associatedTokenAccount(from.address, mint)
     const decimals = this.#mintDecimals(mint)
     const instructions: Instruction[] = []
     for (const payment of payments) {
-      const destination = payment.toAccount ?? (await this.associatedTokenAccount(payment.toWallet!, mint))
+      const destination =
+        payment.toAccount ?? (await this.associatedTokenAccount(payment.toWallet!, mint))
       instructions.push(
-        getTransferCheckedInstruction({ source, mint, destination, authority: from, amount: payment.amount, decimals }, { programAddress })
+        getTransferCheckedInstruction(
+          { source, mint, destination, authority: from, amount: payment.amount, decimals },
+          { programAddress }
+        )
       )
     }
     return this.send(instructions, { feePayer: from })
@@ -246,14 +290,23 @@ export class SolanaTestChain {
   /** Several SOL payments from `from` in ONE transaction (a system transfer each). */
   async paySols(from: KeyPairSigner, payments: { to: Address; amount: bigint }[]) {
     return this.send(
-      payments.map((payment) => getTransferSolInstruction({ source: from, destination: payment.to, amount: payment.amount })),
+      payments.map((payment) =>
+        getTransferSolInstruction({ source: from, destination: payment.to, amount: payment.amount })
+      ),
       { feePayer: from }
     )
   }
 
   async createTokenAccount(owner: Address, mint: Address) {
     const tokenProgram = this.tokenProgramOf(mint)
-    await this.send([await getCreateAssociatedTokenIdempotentInstructionAsync({ payer: this.payer, owner, mint, tokenProgram })])
+    await this.send([
+      await getCreateAssociatedTokenIdempotentInstructionAsync({
+        payer: this.payer,
+        owner,
+        mint,
+        tokenProgram,
+      }),
+    ])
     return this.associatedTokenAccount(owner, mint)
   }
 
@@ -272,7 +325,9 @@ export class SolanaTestChain {
     data[20] = addresses.length // every entry already active
     data[21] = 1 // authority: some
     data.set(getAddressEncoder().encode(this.payer.address), 22)
-    addresses.forEach((entry, index) => data.set(getAddressEncoder().encode(entry), LOOKUP_TABLE_META_SIZE + 32 * index))
+    addresses.forEach((entry, index) =>
+      data.set(getAddressEncoder().encode(entry), LOOKUP_TABLE_META_SIZE + 32 * index)
+    )
     this.svm.setAccount({
       address: table,
       data,
@@ -310,21 +365,45 @@ export class SolanaTestChain {
     const instructions: Instruction[] = []
     if (options.createRecipientAccount) {
       instructions.push(
-        await getCreateAssociatedTokenIdempotentInstructionAsync({ payer: from, owner: toWallet, mint, tokenProgram: programAddress })
+        await getCreateAssociatedTokenIdempotentInstructionAsync({
+          payer: from,
+          owner: toWallet,
+          mint,
+          tokenProgram: programAddress,
+        })
       )
     }
     instructions.push(
       options.checked === false
-        ? getTransferInstruction({ source, destination, authority: from, amount }, { programAddress })
+        ? getTransferInstruction(
+            { source, destination, authority: from, amount },
+            { programAddress }
+          )
         : getTransferCheckedInstruction(
-            { source, mint, destination, authority: from, amount, decimals: this.#mintDecimals(mint) },
+            {
+              source,
+              mint,
+              destination,
+              authority: from,
+              amount,
+              decimals: this.#mintDecimals(mint),
+            },
             { programAddress }
           )
     )
-    return this.send(instructions, { feePayer: from, blockTime: options.blockTime, lookupTables: options.lookupTables })
+    return this.send(instructions, {
+      feePayer: from,
+      blockTime: options.blockTime,
+      lookupTables: options.lookupTables,
+    })
   }
 
-  async paySol(from: KeyPairSigner, to: Address, amount: bigint, options: { blockTime?: number; lookupTables?: Address[] } = {}) {
+  async paySol(
+    from: KeyPairSigner,
+    to: Address,
+    amount: bigint,
+    options: { blockTime?: number; lookupTables?: Address[] } = {}
+  ) {
     return this.send([getTransferSolInstruction({ source: from, destination: to, amount })], {
       feePayer: from,
       blockTime: options.blockTime,
@@ -338,7 +417,13 @@ export class SolanaTestChain {
    * RecoverNested, which moves them with a transferChecked made by the
    * program (an inner instruction) into the wallet's own token account.
    */
-  async payNestedAndRecover(from: KeyPairSigner, wallet: KeyPairSigner, ownerMint: Address, nestedMint: Address, amount: bigint) {
+  async payNestedAndRecover(
+    from: KeyPairSigner,
+    wallet: KeyPairSigner,
+    ownerMint: Address,
+    nestedMint: Address,
+    amount: bigint
+  ) {
     const walletOwnerAccount = await this.createTokenAccount(wallet.address, ownerMint)
     await this.createTokenAccount(wallet.address, nestedMint)
     await this.createTokenAccount(walletOwnerAccount, nestedMint)
@@ -361,7 +446,9 @@ export class SolanaTestChain {
     options: { feePayer?: KeyPairSigner; blockTime?: number; lookupTables?: Address[] } = {}
   ): Promise<RecordedTransaction> {
     const feePayer = options.feePayer ?? this.payer
-    const tables = Object.fromEntries((options.lookupTables ?? []).map((table) => [table, this.lookupTables.get(table)!]))
+    const tables = Object.fromEntries(
+      (options.lookupTables ?? []).map((table) => [table, this.lookupTables.get(table)!])
+    )
     const transaction = await pipe(
       createTransactionMessage({ version: 0 }),
       (message) => setTransactionMessageFeePayerSigner(feePayer, message),
@@ -375,16 +462,23 @@ export class SolanaTestChain {
     const staticKeys = message.staticAccounts.map(String)
     const header = message.header
     const signers = header.numSignerAccounts
-    const lookups: AddressTableLookupView[] = ('addressTableLookups' in message ? (message.addressTableLookups ?? []) : []).map(
-      (lookup) => ({
-        accountKey: lookup.lookupTableAddress,
-        writableIndexes: [...lookup.writableIndexes],
-        readonlyIndexes: [...lookup.readonlyIndexes],
-      })
-    )
+    const lookups: AddressTableLookupView[] = (
+      'addressTableLookups' in message ? (message.addressTableLookups ?? []) : []
+    ).map((lookup) => ({
+      accountKey: lookup.lookupTableAddress,
+      writableIndexes: [...lookup.writableIndexes],
+      readonlyIndexes: [...lookup.readonlyIndexes],
+    }))
     const loaded = (kind: 'writableIndexes' | 'readonlyIndexes') =>
-      lookups.flatMap((lookup) => lookup[kind].map((index) => String(this.lookupTables.get(address(lookup.accountKey))![index])))
-    const loadedAddresses = { writable: loaded('writableIndexes'), readonly: loaded('readonlyIndexes') }
+      lookups.flatMap((lookup) =>
+        lookup[kind].map((index) =>
+          String(this.lookupTables.get(address(lookup.accountKey))![index])
+        )
+      )
+    const loadedAddresses = {
+      writable: loaded('writableIndexes'),
+      readonly: loaded('readonlyIndexes'),
+    }
     const keys = [...staticKeys, ...loadedAddresses.writable, ...loadedAddresses.readonly]
     const accountKeys = [
       ...staticKeys.map((pubkey, index) => ({
@@ -396,8 +490,18 @@ export class SolanaTestChain {
             : index < staticKeys.length - header.numReadonlyNonSignerAccounts,
         source: 'transaction' as const,
       })),
-      ...loadedAddresses.writable.map((pubkey) => ({ pubkey, signer: false, writable: true, source: 'lookupTable' as const })),
-      ...loadedAddresses.readonly.map((pubkey) => ({ pubkey, signer: false, writable: false, source: 'lookupTable' as const })),
+      ...loadedAddresses.writable.map((pubkey) => ({
+        pubkey,
+        signer: false,
+        writable: true,
+        source: 'lookupTable' as const,
+      })),
+      ...loadedAddresses.readonly.map((pubkey) => ({
+        pubkey,
+        signer: false,
+        writable: false,
+        source: 'lookupTable' as const,
+      })),
     ]
 
     const preBalances = keys.map((key) => this.#lamports(key))
@@ -468,7 +572,8 @@ export class SolanaTestChain {
       if (program !== TOKEN_PROGRAM_ADDRESS && program !== TOKEN_2022_PROGRAM_ADDRESS) return
       // a Token-2022 account with extensions is longer, its type byte (2: account) right after the base layout
       const isAccount =
-        account.data.length === getTokenSize() || (program === TOKEN_2022_PROGRAM_ADDRESS && account.data[getTokenSize()] === 2)
+        account.data.length === getTokenSize() ||
+        (program === TOKEN_2022_PROGRAM_ADDRESS && account.data[getTokenSize()] === 2)
       if (!isAccount) return
       const token = getTokenDecoder().decode(account.data.slice(0, getTokenSize()))
       const decimals = this.#mintDecimals(token.mint)
@@ -490,7 +595,10 @@ export class SolanaTestChain {
    * the account's index in it: its state before that transaction is the
    * account's state as of `slot`.
    */
-  #firstAfter(account: string, slot: number): { record: RecordedTransaction; index: number } | null {
+  #firstAfter(
+    account: string,
+    slot: number
+  ): { record: RecordedTransaction; index: number } | null {
     for (const record of this.records) {
       if (record.slot <= slot) continue
       const index = record.accountKeys.findIndex((key) => key.pubkey === account)
@@ -531,7 +639,9 @@ export class SolanaTestChain {
       const data = now.exists ? new Uint8Array(now.data) : null
       const later = this.#firstAfter(pubkey, slot)
       if (later) {
-        const before = later.record.preTokenBalances.find((balance) => balance.accountIndex === later.index)
+        const before = later.record.preTokenBalances.find(
+          (balance) => balance.accountIndex === later.index
+        )
         if (!before) continue // it did not exist yet
         states.push({
           pubkey,
@@ -566,7 +676,8 @@ export class SolanaTestChain {
   /** A fork dropped a transaction that was confirmed but never finalized. */
   drop(signature: string) {
     const index = this.records.findIndex((record) => record.signature === signature)
-    if (index === -1 || this.records[index].slot <= this.finalizedSlot) throw new Error(`cannot drop ${signature}`)
+    if (index === -1 || this.records[index].slot <= this.finalizedSlot)
+      throw new Error(`cannot drop ${signature}`)
     this.records.splice(index, 1)
   }
 

@@ -7,7 +7,12 @@ import type { TokenAccountState } from '#tests/helpers/solana/solana_test_chain'
 /** The account type byte Token-2022 writes right after the base layout of an account with extensions. */
 const ACCOUNT_TYPE_ACCOUNT = 2
 /** Token-2022 extension types a payment's accounts carry, by their number, as jsonParsed names them. */
-const EXTENSION_NAMES: Record<number, string> = { 2: 'transferFeeAmount', 7: 'immutableOwner', 8: 'memoTransfer', 11: 'cpiGuard' }
+const EXTENSION_NAMES: Record<number, string> = {
+  2: 'transferFeeAmount',
+  7: 'immutableOwner',
+  8: 'memoTransfer',
+  11: 'cpiGuard',
+}
 
 function uiAmount(amount: bigint, decimals: number) {
   const uiAmountString = new Decimal(amount.toString()).shiftedBy(-decimals).toFixed()
@@ -17,14 +22,19 @@ function uiAmount(amount: bigint, decimals: number) {
 /** The TLV extensions after a Token-2022 account's base layout and type byte. */
 function extensions(data: Uint8Array): { extension: string; state?: Record<string, unknown> }[] {
   const found: { extension: string; state?: Record<string, unknown> }[] = []
-  if (data.length <= getTokenSize() + 1 || data[getTokenSize()] !== ACCOUNT_TYPE_ACCOUNT) return found
+  if (data.length <= getTokenSize() + 1 || data[getTokenSize()] !== ACCOUNT_TYPE_ACCOUNT)
+    return found
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength)
-  for (let offset = getTokenSize() + 1; offset + 4 <= data.length; ) {
+  for (let offset = getTokenSize() + 1; offset + 4 <= data.length;) {
     const type = view.getUint16(offset, true)
     const length = view.getUint16(offset + 2, true)
     if (type === 0) break // uninitialised padding
     const name = EXTENSION_NAMES[type] ?? 'unparseableExtension'
-    if (type === 2) found.push({ extension: name, state: { withheldAmount: Number(view.getBigUint64(offset + 4, true)) } })
+    if (type === 2)
+      found.push({
+        extension: name,
+        state: { withheldAmount: Number(view.getBigUint64(offset + 4, true)) },
+      })
     else found.push({ extension: name })
     offset += 4 + length
   }
@@ -40,7 +50,12 @@ function extensions(data: Uint8Array): { extension: string; state?: Record<strin
  * close authority and Token-2022 extensions when set).
  */
 export function jsonParsedTokenAccount(state: TokenAccountState) {
-  const info: Record<string, unknown> = { isNative: false, mint: state.mint, owner: state.owner, state: 'initialized' }
+  const info: Record<string, unknown> = {
+    isNative: false,
+    mint: state.mint,
+    owner: state.owner,
+    state: 'initialized',
+  }
   info.tokenAmount = uiAmount(state.amount, state.decimals)
   if (state.data) {
     const token = getTokenDecoder().decode(state.data.slice(0, getTokenSize()))

@@ -26,7 +26,12 @@ function messageJson(message: Message | undefined | null, cell?: Cell) {
   return {
     '@type': 'raw.message',
     'hash': (cell ?? beginCell().store(storeMessage(message)).endCell()).hash().toString('base64'),
-    'source': info.type === 'internal' ? friendly(info.src) : info.type === 'external-out' ? friendly(info.src) : '',
+    'source':
+      info.type === 'internal'
+        ? friendly(info.src)
+        : info.type === 'external-out'
+          ? friendly(info.src)
+          : '',
     'destination': info.type === 'external-out' ? '' : external(info.dest),
     'value': info.type === 'internal' ? info.value.coins.toString() : '0',
     'extra_currencies': [],
@@ -34,7 +39,11 @@ function messageJson(message: Message | undefined | null, cell?: Cell) {
     'ihr_fee': info.type === 'internal' ? info.ihrFee.toString() : '0',
     'created_lt': info.type === 'external-in' ? '0' : info.createdLt.toString(),
     'body_hash': message.body.hash().toString('base64'),
-    'msg_data': { '@type': 'msg.dataRaw', 'body': message.body.toBoc().toString('base64'), 'init_state': '' },
+    'msg_data': {
+      '@type': 'msg.dataRaw',
+      'body': message.body.toBoc().toString('base64'),
+      'init_state': '',
+    },
     'message': '',
   }
 }
@@ -76,7 +85,10 @@ function stackItemIn(entry: [string, string]): TupleItem {
 function stackItemOut(item: TupleItem): unknown {
   switch (item.type) {
     case 'int':
-      return ['num', item.value < 0n ? `-0x${(-item.value).toString(16)}` : `0x${item.value.toString(16)}`]
+      return [
+        'num',
+        item.value < 0n ? `-0x${(-item.value).toString(16)}` : `0x${item.value.toString(16)}`,
+      ]
     case 'cell':
     case 'slice':
     case 'builder':
@@ -118,7 +130,11 @@ class RateLimiter {
 }
 
 /** tonlib's transaction id of "no transaction": lt 0, a zero hash. */
-const NO_TRANSACTION = { '@type': 'internal.transactionId', 'lt': '0', 'hash': Buffer.alloc(32).toString('base64') }
+const NO_TRANSACTION = {
+  '@type': 'internal.transactionId',
+  'lt': '0',
+  'hash': Buffer.alloc(32).toString('base64'),
+}
 
 /** tonlib's exit code for a get method run on an account without code. */
 const EXIT_CODE_NOT_INITIALIZED = -13
@@ -195,14 +211,27 @@ export class FakeToncenter extends HttpStub {
       }
       const failure = this.failing.get(call.method)
       if (failure === 429) return reply(429, RATE_LIMIT_ANSWER)
-      if (failure) return reply(failure, { ok: false, error: 'LITE_SERVER_NETWORK: liteserver timeout', code: failure })
+      if (failure)
+        return reply(failure, {
+          ok: false,
+          error: 'LITE_SERVER_NETWORK: liteserver timeout',
+          code: failure,
+        })
       this.calls.push(call.method)
       this.servedAt.push(performance.now())
       this.#answer(call)
-        .then((result) => reply(200, { 'ok': true, result, '@extra': '1:fake', 'jsonrpc': '2.0', 'id': call.id }))
+        .then((result) =>
+          reply(200, { 'ok': true, result, '@extra': '1:fake', 'jsonrpc': '2.0', 'id': call.id })
+        )
         .catch((error) => {
           const code = error instanceof RpcError ? error.code : 500
-          reply(code, { ok: false, error: (error as Error).message, code, jsonrpc: '2.0', id: call.id })
+          reply(code, {
+            ok: false,
+            error: (error as Error).message,
+            code,
+            jsonrpc: '2.0',
+            id: call.id,
+          })
         })
     }
   }
@@ -234,7 +263,10 @@ export class FakeToncenter extends HttpStub {
     const information = await this.#addressInformation({ address: account.toString() })
     let walletData: unknown
     if (information.state === 'active') {
-      walletData = await this.#runGetMethod({ address: account.toString(), method: 'get_wallet_data' })
+      walletData = await this.#runGetMethod({
+        address: account.toString(),
+        method: 'get_wallet_data',
+      })
     }
     this.#held.set(account.toRawString(), { information, walletData })
   }
@@ -246,7 +278,10 @@ export class FakeToncenter extends HttpStub {
   async #answer({ method, params }: RpcRequest): Promise<unknown> {
     if (method === 'getTransactions') return this.#getTransactions(params)
     if (method === 'getAddressInformation') {
-      return this.#held.get(Address.parse(params.address).toRawString())?.information ?? this.#addressInformation(params)
+      return (
+        this.#held.get(Address.parse(params.address).toRawString())?.information ??
+        this.#addressInformation(params)
+      )
     }
     if (method === 'runGetMethod') {
       const held = this.#held.get(Address.parse(params.address).toRawString())
@@ -296,10 +331,15 @@ export class FakeToncenter extends HttpStub {
       'extra_currencies': [],
       'code': active?.code ? active.code.toBoc().toString('base64') : '',
       'data': active?.data ? active.data.toBoc().toString('base64') : '',
-      'last_transaction_id': transactionId(contract.lastTransactionLt, contract.lastTransactionHash),
+      'last_transaction_id': transactionId(
+        contract.lastTransactionLt,
+        contract.lastTransactionHash
+      ),
       'block_id': this.#block(this.chain.transactions.length + 1),
       'frozen_hash':
-        state?.type === 'frozen' ? Buffer.from(state.stateHash.toString(16).padStart(64, '0'), 'hex').toString('base64') : '',
+        state?.type === 'frozen'
+          ? Buffer.from(state.stateHash.toString(16).padStart(64, '0'), 'hex').toString('base64')
+          : '',
       'sync_utime': Math.floor(Date.now() / 1000),
       'state': active ? 'active' : state?.type === 'frozen' ? 'frozen' : 'uninitialized',
     }
@@ -312,9 +352,14 @@ export class FakeToncenter extends HttpStub {
     if (params.lt !== undefined && params.hash !== undefined) {
       const lt = BigInt(params.lt)
       const hash = hashBuffer(String(params.hash))
-      const start = transactions.findIndex((transaction) => transaction.lt === lt && transaction.hash().equals(hash))
+      const start = transactions.findIndex(
+        (transaction) => transaction.lt === lt && transaction.hash().equals(hash)
+      )
       if (start === -1) {
-        throw new RpcError('LITE_SERVER_UNKNOWN: cannot locate transaction in block with specified logical time', 500)
+        throw new RpcError(
+          'LITE_SERVER_UNKNOWN: cannot locate transaction in block with specified logical time',
+          500
+        )
       }
       transactions = transactions.slice(start)
     }
@@ -322,12 +367,17 @@ export class FakeToncenter extends HttpStub {
       const toLt = BigInt(params.to_lt)
       transactions = transactions.filter((transaction) => transaction.lt > toLt)
     }
-    transactions = transactions.filter((transaction) => !this.hidden.has(transaction.hash().toString('hex')))
+    transactions = transactions.filter(
+      (transaction) => !this.hidden.has(transaction.hash().toString('hex'))
+    )
     return transactions.slice(0, Number(params.limit ?? 10)).map((transaction) => {
       const json = transactionJson(transaction, account)
       if (!this.corrupt.has(transaction.hash().toString('hex'))) return json
       // a well-formed bag of cells that is not a transaction
-      return { ...json, data: beginCell().storeUint(0xdead, 16).endCell().toBoc().toString('base64') }
+      return {
+        ...json,
+        data: beginCell().storeUint(0xdead, 16).endCell().toBoc().toString('base64'),
+      }
     })
   }
 
@@ -340,7 +390,11 @@ export class FakeToncenter extends HttpStub {
       const info = transaction.inMessage?.info
       return info?.type === 'internal' && info.src.equals(source) && info.createdLt === createdLt
     })
-    if (!found) throw new RpcError('LITE_SERVER_UNKNOWN: cannot locate transaction in block with specified logical time', 500)
+    if (!found)
+      throw new RpcError(
+        'LITE_SERVER_UNKNOWN: cannot locate transaction in block with specified logical time',
+        500
+      )
     return transactionJson(found, destination)
   }
 
@@ -357,10 +411,19 @@ export class FakeToncenter extends HttpStub {
       ? {}
       : {
           block_id: this.#block(this.chain.transactions.length + 1),
-          last_transaction_id: transactionId(contract.lastTransactionLt, contract.lastTransactionHash),
+          last_transaction_id: transactionId(
+            contract.lastTransactionLt,
+            contract.lastTransactionHash
+          ),
         }
     if (contract.accountState?.type !== 'active') {
-      return { '@type': 'smc.runResult', 'gas_used': 0, 'stack': [], 'exit_code': EXIT_CODE_NOT_INITIALIZED, ...ids }
+      return {
+        '@type': 'smc.runResult',
+        'gas_used': 0,
+        'stack': [],
+        'exit_code': EXIT_CODE_NOT_INITIALIZED,
+        ...ids,
+      }
     }
     try {
       const result = await this.chain.blockchain.runGetMethod(account, params.method, stack)

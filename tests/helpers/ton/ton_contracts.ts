@@ -1,19 +1,22 @@
 import { readFileSync } from 'node:fs'
 import { compileFunc } from '@ton-community/func-js'
-import { Address, beginCell, Cell, type StateInit } from '@ton/core'
+import { type Address, beginCell, Cell, type StateInit } from '@ton/core'
 
 const SOURCES = new URL('./', import.meta.url)
 const compiled = new Map<string, Cell>()
 
 /** Compiles one of our FunC contracts (next to this file) with the WASM compiler. */
-export async function contractCode(target: 'jetton_minter.fc' | 'jetton_wallet.fc' | 'rejecting_receiver.fc') {
+export async function contractCode(
+  target: 'jetton_minter.fc' | 'jetton_wallet.fc' | 'rejecting_receiver.fc'
+) {
   const known = compiled.get(target)
   if (known) return known
   const result = await compileFunc({
     targets: [target],
     sources: (path: string) => readFileSync(new URL(path, SOURCES), 'utf8'),
   })
-  if (result.status === 'error') throw new Error(`FunC compilation of ${target} failed: ${result.message}`)
+  if (result.status === 'error')
+    throw new Error(`FunC compilation of ${target} failed: ${result.message}`)
   const code = Cell.fromBase64(result.codeBoc)
   compiled.set(target, code)
   return code
@@ -29,7 +32,12 @@ export const OP = {
 export async function jettonMinterInit(admin: Address, name: string): Promise<StateInit> {
   const walletCode = await contractCode('jetton_wallet.fc')
   const content = beginCell().storeStringTail(name).endCell()
-  const data = beginCell().storeCoins(0).storeAddress(admin).storeRef(content).storeRef(walletCode).endCell()
+  const data = beginCell()
+    .storeCoins(0)
+    .storeAddress(admin)
+    .storeRef(content)
+    .storeRef(walletCode)
+    .endCell()
   return { code: await contractCode('jetton_minter.fc'), data }
 }
 

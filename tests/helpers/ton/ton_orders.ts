@@ -5,7 +5,10 @@ import type { TonFixture } from '#tests/helpers/ton/ton_setup'
 
 /** A TON-network order over HTTP (USDT 100 CNY = 13.8 USDT unless overridden). */
 export async function createTonOrder(client: any, overrides: Record<string, unknown> = {}) {
-  const response = await createOrder(client, orderParams({ network: 'ton', token: 'usdt', amount: 100, ...overrides }))
+  const response = await createOrder(
+    client,
+    orderParams({ network: 'ton', token: 'usdt', amount: 100, ...overrides })
+  )
   if (response.status() !== 200) throw new Error(JSON.stringify(response.body()))
   return Order.findByOrFail('trade_id', response.body().data.trade_id)
 }

@@ -61,7 +61,12 @@ export class TonTestChain {
       this.blockchain.now = Math.floor(Date.now() / 1000) - 3600
       try {
         const from = new Address(0, Buffer.alloc(32))
-        const deploy = internal({ from, to: wallet.address, value: toNano('1'), stateInit: wallet.init })
+        const deploy = internal({
+          from,
+          to: wallet.address,
+          value: toNano('1'),
+          stateInit: wallet.init,
+        })
         this.#record(await this.blockchain.sendMessage(deploy))
       } finally {
         this.blockchain.now = now
@@ -78,12 +83,16 @@ export class TonTestChain {
   async deployJetton(admin: Treasury, name: string): Promise<Address> {
     const init = await jettonMinterInit(admin.address, name)
     const master = contractAddress(0, init)
-    this.#record(await admin.send({ to: master, value: toNano('0.5'), init, body: beginCell().endCell() }))
+    this.#record(
+      await admin.send({ to: master, value: toNano('0.5'), init, body: beginCell().endCell() })
+    )
     return master
   }
 
   async mint(admin: Treasury, master: Address, owner: Address, units: bigint) {
-    this.#record(await admin.send({ to: master, value: toNano('0.3'), body: mintBody(owner, units) }))
+    this.#record(
+      await admin.send({ to: master, value: toNano('0.3'), body: mintBody(owner, units) })
+    )
   }
 
   async jettonWalletOf(master: Address, owner: Address): Promise<Address> {
@@ -94,7 +103,10 @@ export class TonTestChain {
   }
 
   async jettonBalance(master: Address, owner: Address): Promise<bigint> {
-    const result = await this.blockchain.runGetMethod(await this.jettonWalletOf(master, owner), 'get_wallet_data')
+    const result = await this.blockchain.runGetMethod(
+      await this.jettonWalletOf(master, owner),
+      'get_wallet_data'
+    )
     return result.stackReader.readBigNumber()
   }
 
@@ -143,7 +155,12 @@ export class TonTestChain {
     }
   }
 
-  async payTon(payer: Treasury, to: Address, nanotons: bigint, options: { bounce?: boolean; body?: Cell } = {}) {
+  async payTon(
+    payer: Treasury,
+    to: Address,
+    nanotons: bigint,
+    options: { bounce?: boolean; body?: Cell } = {}
+  ) {
     const result = this.#record(
       await payer.send({ to, value: nanotons, bounce: options.bounce ?? false, body: options.body })
     )
@@ -153,7 +170,12 @@ export class TonTestChain {
   /** A transfer_notification sent by a plain wallet, claiming `units` of a jetton. */
   async forgeNotification(forger: Treasury, to: Address, units: bigint) {
     const result = this.#record(
-      await forger.send({ to, value: toNano('0.05'), bounce: false, body: notificationBody(units, forger.address) })
+      await forger.send({
+        to,
+        value: toNano('0.05'),
+        bounce: false,
+        body: notificationBody(units, forger.address),
+      })
     )
     return { result, transaction: this.#transactionOn(result, to)! }
   }

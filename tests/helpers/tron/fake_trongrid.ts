@@ -78,7 +78,14 @@ export type FakeTransferEvent = { from: string; to: string; contract: string; va
  * when `tokenId` is null, else a TRC-10 asset (not TRX). `rejected`: it
  * did not happen (a failed call rejects all of them).
  */
-export type FakeInternalTransfer = { hash: string; from: string; to: string; sun: bigint; tokenId: string | null; rejected: boolean }
+export type FakeInternalTransfer = {
+  hash: string
+  from: string
+  to: string
+  sun: bigint
+  tokenId: string | null
+  rejected: boolean
+}
 
 /** What a test asks a contract call to do (`callContract`). */
 export type FakeInternalSpec = { to: string; sun: bigint; tokenId?: string; rejected?: boolean }
@@ -199,7 +206,10 @@ export class FakeTronGrid {
   mine(count = 1, stepMs = 0) {
     for (let index = 0; index < count; index++) {
       const previous = this.head
-      this.#appendBlock(previous.number + 1, stepMs > 0 ? previous.timestamp + stepMs : Math.max(previous.timestamp + 1, Date.now()))
+      this.#appendBlock(
+        previous.number + 1,
+        stepMs > 0 ? previous.timestamp + stepMs : Math.max(previous.timestamp + 1, Date.now())
+      )
     }
   }
 
@@ -213,8 +223,21 @@ export class FakeTronGrid {
     indexed?: boolean
     indexDelayMs?: number
   }) {
-    const transaction = signedTrc20Transfer(options.from, options.contract, options.to, options.amount, this.head)
-    const events = [{ from: options.from.address, to: options.to, contract: options.contract, value: options.amount.toString() }]
+    const transaction = signedTrc20Transfer(
+      options.from,
+      options.contract,
+      options.to,
+      options.amount,
+      this.head
+    )
+    const events = [
+      {
+        from: options.from.address,
+        to: options.to,
+        contract: options.contract,
+        value: options.amount.toString(),
+      },
+    ]
     return this.#contractCall(transaction, {
       contract: options.contract,
       fail: options.fail ?? false,
@@ -242,7 +265,12 @@ export class FakeTronGrid {
     indexDelayMs?: number
   }) {
     const via = options.via ?? newTronAccount().address
-    const transaction = signedContractCall(options.from, via, `6f8a4b5c${word(String(options.transfers.length))}`, this.head)
+    const transaction = signedContractCall(
+      options.from,
+      via,
+      `6f8a4b5c${word(String(options.transfers.length))}`,
+      this.head
+    )
     const approval = {
       address: hexOf(options.contract).slice(2),
       topics: [APPROVAL_TOPIC, word(options.from.hex.slice(2)), word(hexOf(via).slice(2))],
@@ -254,7 +282,12 @@ export class FakeTronGrid {
       logs: [
         { raw: approval },
         ...options.transfers.map(({ to, amount }) => ({
-          event: { from: options.from.address, to, contract: options.contract, value: amount.toString() },
+          event: {
+            from: options.from.address,
+            to,
+            contract: options.contract,
+            value: amount.toString(),
+          },
         })),
       ],
       internals: [],
@@ -291,7 +324,14 @@ export class FakeTronGrid {
   }
 
   /** Pays `sun` TRX; `fail` records a transfer whose contractRet is not SUCCESS. */
-  payTrx(options: { from: TronAccount; to: string; sun: bigint; fail?: boolean; indexed?: boolean; indexDelayMs?: number }) {
+  payTrx(options: {
+    from: TronAccount
+    to: string
+    sun: bigint
+    fail?: boolean
+    indexed?: boolean
+    indexDelayMs?: number
+  }) {
     const transaction = signedTrxTransfer(options.from, options.to, options.sun, this.head)
     const block = this.#nextBlock()
     return this.#record({
@@ -322,7 +362,9 @@ export class FakeTronGrid {
     options: {
       contract: string
       fail: boolean
-      logs: ({ event: FakeTransferEvent } | { raw: { address: string; topics: string[]; data: string } })[]
+      logs: (
+        { event: FakeTransferEvent } | { raw: { address: string; topics: string[]; data: string } }
+      )[]
       internals: FakeInternalSpec[]
       receivers: string[]
       indexed?: boolean
@@ -362,7 +404,11 @@ export class FakeTronGrid {
           ? log.raw
           : {
               address: hexOf(log.event.contract).slice(2),
-              topics: [TRANSFER_TOPIC, word(hexOf(log.event.from).slice(2)), word(hexOf(log.event.to).slice(2))],
+              topics: [
+                TRANSFER_TOPIC,
+                word(hexOf(log.event.from).slice(2)),
+                word(hexOf(log.event.to).slice(2)),
+              ],
               data: word(BigInt(log.event.value).toString(16)),
             }
       )
@@ -391,7 +437,9 @@ export class FakeTronGrid {
       timestamp: block.timestamp,
       info,
       success: !options.fail,
-      events: options.fail ? [] : options.logs.flatMap((log) => ('event' in log ? [log.event] : [])),
+      events: options.fail
+        ? []
+        : options.logs.flatMap((log) => ('event' in log ? [log.event] : [])),
       value: null,
       internals,
       receivers: options.receivers,
@@ -442,10 +490,12 @@ export class FakeTronGrid {
       if (contract === null) {
         if (entry.value) add(entry.value.from, entry.value.to, entry.value.sun)
         for (const internal of entry.internals) {
-          if (!internal.rejected && internal.tokenId === null) add(internal.from, internal.to, internal.sun)
+          if (!internal.rejected && internal.tokenId === null)
+            add(internal.from, internal.to, internal.sun)
         }
       } else {
-        for (const event of entry.events) if (event.contract === contract) add(event.from, event.to, BigInt(event.value))
+        for (const event of entry.events)
+          if (event.contract === contract) add(event.from, event.to, BigInt(event.value))
       }
     }
     return balance
@@ -457,9 +507,12 @@ export class FakeTronGrid {
     return this.ledger.some(
       (entry) =>
         entry.blockNumber <= blockNumber &&
-        (utils.address.fromHex(String(entry.transaction.raw_data.contract[0].parameter.value.owner_address)) === address ||
+        (utils.address.fromHex(
+          String(entry.transaction.raw_data.contract[0].parameter.value.owner_address)
+        ) === address ||
           (entry.success && entry.value?.to === address) ||
-          (entry.success && entry.internals.some((internal) => !internal.rejected && internal.to === address)))
+          (entry.success &&
+            entry.internals.some((internal) => !internal.rejected && internal.to === address)))
     )
   }
 
@@ -474,7 +527,9 @@ export class FakeTronGrid {
 
   /** Requests to one path (v1 paths by their last segment, e.g. "trc20"). */
   requestsTo(path: string) {
-    return this.requests.filter((request) => request.path === path || request.path.endsWith(`/${path}`))
+    return this.requests.filter(
+      (request) => request.path === path || request.path.endsWith(`/${path}`)
+    )
   }
 
   async start() {
@@ -506,11 +561,25 @@ export class FakeTronGrid {
       request.on('data', (chunk) => (body += chunk))
       request.on('end', () => {
         const url = new URL(request.url ?? '/', 'http://fake')
-        this.requests.push({ method: request.method ?? '', path: url.pathname, query: url.searchParams, headers: request.headers, body, via })
-        if (via === 'main' ? this.down : this.backupDown) return this.#send(response, 503, { error: 'service unavailable' })
+        this.requests.push({
+          method: request.method ?? '',
+          path: url.pathname,
+          query: url.searchParams,
+          headers: request.headers,
+          body,
+          via,
+        })
+        if (via === 'main' ? this.down : this.backupDown)
+          return this.#send(response, 503, { error: 'service unavailable' })
         if (via === 'main' && this.#limited()) return this.#refuse(url.pathname, response)
         try {
-          this.#route(request.method ?? 'GET', url, body, response, via === 'backup' || this.noIndex)
+          this.#route(
+            request.method ?? 'GET',
+            url,
+            body,
+            response,
+            via === 'backup' || this.noIndex
+          )
         } catch (error) {
           this.#send(response, 500, { error: (error as Error).message })
         }
@@ -537,7 +606,10 @@ export class FakeTronGrid {
       limit.refuseNext--
       return true
     }
-    limit.tokens = Math.min(limit.capacity, limit.tokens + ((now - limit.at) / 1000) * limit.perSecond)
+    limit.tokens = Math.min(
+      limit.capacity,
+      limit.tokens + ((now - limit.at) / 1000) * limit.perSecond
+    )
     limit.at = now
     if (limit.tokens >= 1) {
       limit.tokens -= 1
@@ -552,14 +624,20 @@ export class FakeTronGrid {
     this.refused++
     const limit = this.#limit!
     const text = `The key exceeds the frequency limit(${limit.capacity}), and the query server is suspended for ${Math.round(limit.penaltyMs / 1000)}s`
-    if (path.startsWith('/v1/')) return this.#send(response, limit.status, { success: false, error: text, statusCode: limit.status })
+    if (path.startsWith('/v1/'))
+      return this.#send(response, limit.status, {
+        success: false,
+        error: text,
+        statusCode: limit.status,
+      })
     return this.#send(response, limit.status, { Error: text })
   }
 
   // ------------------------------------------------------------------ chain
 
   #appendBlock(number: number, timestamp: number) {
-    const blockId = number.toString(16).padStart(16, '0') + sha256Hex(`block-${number}-${timestamp}`).slice(16)
+    const blockId =
+      number.toString(16).padStart(16, '0') + sha256Hex(`block-${number}-${timestamp}`).slice(16)
     const block = { number, timestamp, blockId }
     this.#blocks.push(block)
     return block
@@ -585,7 +663,9 @@ export class FakeTronGrid {
   #blockJson(block: Block, detail = true) {
     const header = this.#headerJson(block)
     if (!detail) return header
-    const transactions = this.ledger.filter((entry) => entry.blockNumber === block.number).map((entry) => entry.transaction)
+    const transactions = this.ledger
+      .filter((entry) => entry.blockNumber === block.number)
+      .map((entry) => entry.transaction)
     return transactions.length > 0 ? { ...header, transactions } : header
   }
 
@@ -597,7 +677,9 @@ export class FakeTronGrid {
           number: block.number,
           txTrieRoot: sha256Hex(`trie-${block.number}`),
           witness_address: '41' + sha256Hex(`witness-${block.number % 27}`).slice(0, 40),
-          parentHash: this.#blocks.find((entry) => entry.number === block.number - 1)?.blockId ?? '0'.repeat(64),
+          parentHash:
+            this.#blocks.find((entry) => entry.number === block.number - 1)?.blockId ??
+            '0'.repeat(64),
           version: 31,
           timestamp: block.timestamp,
         },
@@ -610,7 +692,8 @@ export class FakeTronGrid {
 
   #route(method: string, url: URL, body: string, response: ServerResponse, indexless: boolean) {
     const path = url.pathname.replace(/\/+$/, '')
-    const params = method === 'POST' && body ? JSON.parse(body) : Object.fromEntries(url.searchParams)
+    const params =
+      method === 'POST' && body ? JSON.parse(body) : Object.fromEntries(url.searchParams)
 
     switch (path) {
       case '/wallet/getnowblock':
@@ -619,7 +702,11 @@ export class FakeTronGrid {
         return this.#send(response, 200, this.#blockJson(this.solidHead))
       case '/wallet/getblock':
       case '/walletsolidity/getblock':
-        return this.#getBlock(path.startsWith('/walletsolidity') ? this.solidHead : this.head, params, response)
+        return this.#getBlock(
+          path.startsWith('/walletsolidity') ? this.solidHead : this.head,
+          params,
+          response
+        )
       case '/wallet/gettransactioninfobyid':
       case '/walletsolidity/gettransactioninfobyid': {
         const entry = this.#byId(params.value, path.startsWith('/walletsolidity'))
@@ -646,13 +733,16 @@ export class FakeTronGrid {
       return response.end(`<html><body><h2>404 Not found</h2><pre>${path}</pre></body></html>`)
     }
     const account = /^\/v1\/accounts\/([^/]+)\/transactions(\/trc20)?$/.exec(path)
-    if (account && method === 'GET') return this.#accountTransactions(account[1], Boolean(account[2]), url.searchParams, response)
+    if (account && method === 'GET')
+      return this.#accountTransactions(account[1], Boolean(account[2]), url.searchParams, response)
     return this.#send(response, 404, { error: `no route ${method} ${path}` })
   }
 
   /** The block a balance read answers from: the head, or the solid head (a stale backend's, when set). */
   #balanceBlock(path: string) {
-    return path.startsWith('/walletsolidity') ? this.solidHead.number - this.staleBalanceBlocks : this.head.number
+    return path.startsWith('/walletsolidity')
+      ? this.solidHead.number - this.staleBalanceBlocks
+      : this.head.number
   }
 
   /** An address parameter: base58 with `visible: true`, else 41-prefixed hex. */
@@ -674,7 +764,10 @@ export class FakeTronGrid {
   #getAccount(blockNumber: number, params: Record<string, unknown>, response: ServerResponse) {
     const visible = params.visible === true || params.visible === 'true'
     const address = this.#addressParam(params.address, visible)
-    if (!address) return this.#send(response, 200, { Error: 'class java.lang.IllegalArgumentException : Invalid address' })
+    if (!address)
+      return this.#send(response, 200, {
+        Error: 'class java.lang.IllegalArgumentException : Invalid address',
+      })
     if (!this.#accountExists(address, blockNumber)) return this.#send(response, 200, {})
     const balance = this.balanceAt(address, null, blockNumber)
     return this.#send(response, 200, {
@@ -683,7 +776,11 @@ export class FakeTronGrid {
       create_time: this.#blocks[0].timestamp,
       net_window_size: 28800000,
       account_resource: { energy_window_size: 28800000 },
-      owner_permission: { permission_name: 'owner', threshold: 1, keys: [{ address: visible ? address : hexOf(address), weight: 1 }] },
+      owner_permission: {
+        permission_name: 'owner',
+        threshold: 1,
+        keys: [{ address: visible ? address : hexOf(address), weight: 1 }],
+      },
     })
   }
 
@@ -703,8 +800,10 @@ export class FakeTronGrid {
         result: { code: 'CONTRACT_VALIDATE_ERROR', message: Buffer.from(message).toString('hex') },
         transaction: {},
       })
-    if (!owner || !this.#accountExists(owner, blockNumber)) return refuse('Validate TriggerSmartContract error, no OwnerAccount.')
-    if (!contract || !this.tokens.has(contract)) return refuse('No contract or not a valid smart contract')
+    if (!owner || !this.#accountExists(owner, blockNumber))
+      return refuse('Validate TriggerSmartContract error, no OwnerAccount.')
+    if (!contract || !this.tokens.has(contract))
+      return refuse('No contract or not a valid smart contract')
     const data =
       typeof params.function_selector === 'string'
         ? params.function_selector === 'balanceOf(address)'
@@ -713,7 +812,10 @@ export class FakeTronGrid {
         : String(params.data ?? '')
     if (!data.startsWith(BALANCE_OF_SELECTOR) || !/^[0-9a-f]{64}$/i.test(data.slice(8))) {
       return this.#send(response, 200, {
-        result: { code: 'CONTRACT_EXE_ERROR', message: Buffer.from('REVERT opcode executed').toString('hex') },
+        result: {
+          code: 'CONTRACT_EXE_ERROR',
+          message: Buffer.from('REVERT opcode executed').toString('hex'),
+        },
         energy_used: 260,
         constant_result: [''],
         transaction: {},
@@ -755,11 +857,14 @@ export class FakeTronGrid {
   #getBlock(latest: Block, params: Record<string, unknown>, response: ServerResponse) {
     const detail = params.detail === true || params.detail === 'true'
     const wanted = params.id_or_num
-    if (wanted === undefined || wanted === '') return this.#send(response, 200, this.#blockJson(latest, detail))
+    if (wanted === undefined || wanted === '')
+      return this.#send(response, 200, this.#blockJson(latest, detail))
     const text = String(wanted)
     const block = /^\d+$/.test(text)
       ? this.#blocks.find((entry) => entry.number === Number(text) && entry.number <= latest.number)
-      : this.#blocks.find((entry) => entry.blockId === text.toLowerCase() && entry.number <= latest.number)
+      : this.#blocks.find(
+          (entry) => entry.blockId === text.toLowerCase() && entry.number <= latest.number
+        )
     return this.#send(response, 200, block ? this.#blockJson(block, detail) : {})
   }
 
@@ -769,23 +874,42 @@ export class FakeTronGrid {
    * contract_address, order_by (block_timestamp, default desc), limit
    * (≤ 200) and fingerprint paging, as TronGrid documents them.
    */
-  #accountTransactions(addressParam: string, trc20: boolean, query: URLSearchParams, response: ServerResponse) {
-    const address = addressParam.startsWith('T') ? addressParam : utils.address.fromHex(addressParam)
+  #accountTransactions(
+    addressParam: string,
+    trc20: boolean,
+    query: URLSearchParams,
+    response: ServerResponse
+  ) {
+    const address = addressParam.startsWith('T')
+      ? addressParam
+      : utils.address.fromHex(addressParam)
     const limit = Number(query.get('limit') ?? 20)
     if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
-      return this.#send(response, 400, { success: false, error: 'limit must be between 1 and 200', statusCode: 400 })
+      return this.#send(response, 400, {
+        success: false,
+        error: 'limit must be between 1 and 200',
+        statusCode: 400,
+      })
     }
     const flag = (name: string) => query.get(name) === 'true'
     const min = Number(query.get('min_timestamp') ?? 0)
     const max = Number(query.get('max_timestamp') ?? Number.MAX_SAFE_INTEGER)
     const contractParam = query.get('contract_address')
-    const contract = contractParam && !contractParam.startsWith('T') ? utils.address.fromHex(contractParam) : contractParam
+    const contract =
+      contractParam && !contractParam.startsWith('T')
+        ? utils.address.fromHex(contractParam)
+        : contractParam
     const ascending = (query.get('order_by') ?? 'block_timestamp,desc') === 'block_timestamp,asc'
 
-    let entries = this.ledger.filter((entry) => this.isListed(entry) && entry.timestamp >= min && entry.timestamp <= max)
+    let entries = this.ledger.filter(
+      (entry) => this.isListed(entry) && entry.timestamp >= min && entry.timestamp <= max
+    )
     if (flag('only_confirmed')) entries = entries.filter((entry) => this.isSolid(entry))
     if (flag('only_unconfirmed')) entries = entries.filter((entry) => !this.isSolid(entry))
-    const sender = (entry: LedgerEntry) => utils.address.fromHex(String(entry.transaction.raw_data.contract[0].parameter.value.owner_address))
+    const sender = (entry: LedgerEntry) =>
+      utils.address.fromHex(
+        String(entry.transaction.raw_data.contract[0].parameter.value.owner_address)
+      )
 
     const related = (to: string, from: string) => {
       if (flag('only_to') && !flag('only_from')) return to === address
@@ -802,12 +926,21 @@ export class FakeTronGrid {
         for (const event of entry.events) {
           if (contract && event.contract !== contract) continue
           if (!related(event.to, event.from)) continue
-          const token = this.tokens.get(event.contract) ?? { symbol: 'UNKNOWN', name: 'Unknown', decimals: 0 }
+          const token = this.tokens.get(event.contract) ?? {
+            symbol: 'UNKNOWN',
+            name: 'Unknown',
+            decimals: 0,
+          }
           rows.push({
             timestamp: entry.timestamp,
             row: {
               transaction_id: entry.txid,
-              token_info: { symbol: token.symbol, address: event.contract, decimals: token.decimals, name: token.name },
+              token_info: {
+                symbol: token.symbol,
+                address: event.contract,
+                decimals: token.decimals,
+                name: token.name,
+              },
               block_timestamp: entry.timestamp,
               from: event.from,
               to: event.to,
@@ -838,7 +971,9 @@ export class FakeTronGrid {
               energy_usage_total: 0,
               blockNumber: entry.blockNumber,
               block_timestamp: entry.timestamp,
-              internal_transactions: entry.internals.map((internal) => this.#internalRow(entry, internal)),
+              internal_transactions: entry.internals.map((internal) =>
+                this.#internalRow(entry, internal)
+              ),
               ...entry.rowPatch,
             },
           })
@@ -846,13 +981,18 @@ export class FakeTronGrid {
         if (!internalRows) continue
         for (const internal of entry.internals) {
           if (!related(internal.to, internal.from)) continue
-          rows.push({ timestamp: entry.timestamp, row: { ...this.#internalRow(entry, internal), ...entry.rowPatch } })
+          rows.push({
+            timestamp: entry.timestamp,
+            row: { ...this.#internalRow(entry, internal), ...entry.rowPatch },
+          })
         }
       }
     }
     rows.sort((a, b) => (ascending ? a.timestamp - b.timestamp : b.timestamp - a.timestamp))
 
-    const offset = query.get('fingerprint') ? Number(Buffer.from(query.get('fingerprint')!, 'base64url').toString()) : 0
+    const offset = query.get('fingerprint')
+      ? Number(Buffer.from(query.get('fingerprint')!, 'base64url').toString())
+      : 0
     const size = this.shortPageRows === null ? limit : Math.min(limit, this.shortPageRows)
     const page = rows.slice(offset, offset + size)
     const more = offset + size < rows.length
@@ -862,7 +1002,9 @@ export class FakeTronGrid {
       const next = new URLSearchParams(query)
       next.set('fingerprint', fingerprint)
       meta.fingerprint = fingerprint
-      meta.links = { next: `${this.url}/v1/accounts/${addressParam}/transactions${trc20 ? '/trc20' : ''}?${next}` }
+      meta.links = {
+        next: `${this.url}/v1/accounts/${addressParam}/transactions${trc20 ? '/trc20' : ''}?${next}`,
+      }
     }
     return this.#send(response, 200, { data: page.map((entry) => entry.row), success: true, meta })
   }
@@ -882,7 +1024,9 @@ export class FakeTronGrid {
       data: {
         note: 'call',
         rejected: internal.rejected,
-        ...(internal.sun !== 0n ? { call_value: { [internal.tokenId ?? '_']: Number(internal.sun) } } : {}),
+        ...(internal.sun !== 0n
+          ? { call_value: { [internal.tokenId ?? '_']: Number(internal.sun) } }
+          : {}),
       },
     }
   }

@@ -45,8 +45,14 @@ export async function prepareTronNetwork(
 }
 
 /** Creates a TRON order over HTTP (100 CNY by default) and returns its model. */
-export async function newTronOrder(client: ApiClient, overrides: Record<string, unknown> = {}): Promise<Order> {
-  const response = await createOrder(client, orderParams({ network: 'tron', token: 'usdt', ...overrides }))
+export async function newTronOrder(
+  client: ApiClient,
+  overrides: Record<string, unknown> = {}
+): Promise<Order> {
+  const response = await createOrder(
+    client,
+    orderParams({ network: 'tron', token: 'usdt', ...overrides })
+  )
   if (response.status() !== 200 || response.body().status_code !== 200) {
     throw new Error(`create failed: ${JSON.stringify(response.body())}`)
   }

@@ -9,7 +9,11 @@ export type TronAccount = { privateKey: string; address: string; hex: string }
 
 export function newTronAccount(): TronAccount {
   const account = utils.accounts.generateAccount()
-  return { privateKey: account.privateKey, address: account.address.base58, hex: account.address.hex.toLowerCase() }
+  return {
+    privateKey: account.privateKey,
+    address: account.address.base58,
+    hex: account.address.hex.toLowerCase(),
+  }
 }
 
 /** 41-prefixed lower-case hex of a base58 address (node JSON form). */
@@ -58,12 +62,20 @@ function sign(
   const message = utils.transaction.txJsonToPb(transaction)
   transaction.txID = utils.transaction.txPbToTxID(message).replace(/^0x/, '')
   transaction.raw_data_hex = utils.transaction.txPbToRawDataHex(message).toLowerCase()
-  return utils.crypto.signTransaction(from.privateKey, transaction) as unknown as SignedTronTransaction
+  return utils.crypto.signTransaction(
+    from.privateKey,
+    transaction
+  ) as unknown as SignedTronTransaction
 }
 
 /** A TRX transfer (TransferContract), amount in sun. */
 export function signedTrxTransfer(from: TronAccount, to: string, sun: bigint, ref: RefBlock) {
-  return sign(from, 'TransferContract', { amount: Number(sun), owner_address: from.hex, to_address: hexOf(to) }, ref)
+  return sign(
+    from,
+    'TransferContract',
+    { amount: Number(sun), owner_address: from.hex, to_address: hexOf(to) },
+    ref
+  )
 }
 
 /** ABI call data of transfer(address,uint256). */
@@ -72,11 +84,21 @@ export function transferCallData(to: string, amount: bigint): string {
 }
 
 /** A TRC-20 transfer(to, amount) call (TriggerSmartContract) on `contract`. */
-export function signedTrc20Transfer(from: TronAccount, contract: string, to: string, amount: bigint, ref: RefBlock) {
+export function signedTrc20Transfer(
+  from: TronAccount,
+  contract: string,
+  to: string,
+  amount: bigint,
+  ref: RefBlock
+) {
   return sign(
     from,
     'TriggerSmartContract',
-    { data: transferCallData(to, amount), owner_address: from.hex, contract_address: hexOf(contract) },
+    {
+      data: transferCallData(to, amount),
+      owner_address: from.hex,
+      contract_address: hexOf(contract),
+    },
     ref,
     { fee_limit: 100_000_000 }
   )
@@ -87,8 +109,19 @@ export function signedTrc20Transfer(from: TronAccount, contract: string, to: str
  * payout, a contract forwarding TRX. What it does on chain is the fake
  * node's business; this is only the signed call.
  */
-export function signedContractCall(from: TronAccount, contract: string, data: string, ref: RefBlock) {
-  return sign(from, 'TriggerSmartContract', { data, owner_address: from.hex, contract_address: hexOf(contract) }, ref, {
-    fee_limit: 150_000_000,
-  })
+export function signedContractCall(
+  from: TronAccount,
+  contract: string,
+  data: string,
+  ref: RefBlock
+) {
+  return sign(
+    from,
+    'TriggerSmartContract',
+    { data, owner_address: from.hex, contract_address: hexOf(contract) },
+    ref,
+    {
+      fee_limit: 150_000_000,
+    }
+  )
 }
