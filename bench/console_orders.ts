@@ -225,7 +225,7 @@ async function main() {
       id: Number(deepPaidRow.id),
     })
     const dayStart = Date.now() - 100 * DAY
-    const secondPage = (await orderSearch.page({ status: 1 })).next
+    const { next: secondPage } = await orderSearch.page({ status: 1 })
 
     const cases: [string, Filters, { after?: string | null }?][] = [
       ['first page, no filter', {}],

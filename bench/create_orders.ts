@@ -345,7 +345,8 @@ async function main() {
   try {
     for (let attempt = 0; attempt < 300; attempt++) {
       try {
-        if ((await fetch(`${url}/payments/native/v1/config`)).ok) break
+        const answer = await fetch(`${url}/payments/native/v1/config`)
+        if (answer.ok) break
       } catch {}
       await new Promise((resolve) => setTimeout(resolve, 100))
     }

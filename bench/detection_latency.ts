@@ -155,7 +155,8 @@ async function runMode(
     })
     for (let attempt = 0; attempt < 300; attempt++) {
       try {
-        if ((await fetch(`${url}/payments/native/v1/config`)).ok) break
+        const answer = await fetch(`${url}/payments/native/v1/config`)
+        if (answer.ok) break
       } catch {}
       await sleep(100)
     }
@@ -201,13 +202,12 @@ async function runMode(
         network: 'ethereum',
         notify_url: merchant.url,
       }
-      const created = (await (
-        await fetch(`${url}/payments/native/v1/order/create-transaction`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ ...params, signature: sign(params) }),
-        })
-      ).json()) as {
+      const createResponse = await fetch(`${url}/payments/native/v1/order/create-transaction`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...params, signature: sign(params) }),
+      })
+      const created = (await createResponse.json()) as {
         status_code: number
         data: { trade_id: string; actual_amount: number; receive_address: string }
       }
@@ -296,9 +296,8 @@ async function main() {
       args: ['Test USDT', 'USDT', 6, parseUnits('1000000', 6)],
       chain: null,
     })
-    const token = getAddress(
-      (await client.waitForTransactionReceipt({ hash: deployHash })).contractAddress!
-    )
+    const deployReceipt = await client.waitForTransactionReceipt({ hash: deployHash })
+    const token = getAddress(deployReceipt.contractAddress!)
     const node = { rpcUrl, wsUrl, client, token, abi }
 
     const modes: Mode[] = [

@@ -136,7 +136,8 @@ async function waitFor(url: string, child: ChildProcess, output: () => string) {
     if (child.exitCode !== null)
       throw new Error(`the server exited (${child.exitCode}):\n${output()}`)
     try {
-      if ((await fetch(url)).ok) return
+      const answer = await fetch(url)
+      if (answer.ok) return
     } catch {}
     await sleep(100)
   }
@@ -159,13 +160,12 @@ async function start(
   await prepare?.()
   // The first order (its trade_id is the status path's), once the server has read the set-up.
   for (let attempt = 0; ; attempt++) {
-    const created = (await (
-      await fetch(`${url}/payments/native/v1/order/create-transaction`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: createBody(),
-      })
-    ).json()) as { data?: { trade_id?: string } }
+    const createResponse = await fetch(`${url}/payments/native/v1/order/create-transaction`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: createBody(),
+    })
+    const created = (await createResponse.json()) as { data?: { trade_id?: string } }
     const tradeId = created.data?.trade_id
     if (tradeId) return { name, url, process: child, tradeId }
     if (attempt === 100)

@@ -81,7 +81,8 @@ async function deployToken(url: string, client: PublicClient, symbol: string): P
     account,
     chain: null,
   })
-  return getAddress((await client.waitForTransactionReceipt({ hash })).contractAddress!)
+  const receipt = await client.waitForTransactionReceipt({ hash })
+  return getAddress(receipt.contractAddress!)
 }
 
 /** A copy of the gateway at `ref` (git worktree), sharing this tree's node_modules, with the driver copied in. */

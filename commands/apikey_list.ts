@@ -6,7 +6,8 @@ export default class ApiKeyList extends OperatorCommand {
 
   async execute() {
     const { ApiKeyAdmin } = await import('#services/operators/api_key_admin')
-    const keys = await (await this.app.container.make(ApiKeyAdmin)).overview()
+    const admin = await this.app.container.make(ApiKeyAdmin)
+    const keys = await admin.overview()
     this.printTable(
       ['pid', 'status', 'secret', 'allowed IPs', 'last used', 'orders', 'paid', 'note'],
       keys.map((key) => [

@@ -6,7 +6,8 @@ export default class RateList extends OperatorCommand {
 
   async execute() {
     const { RateAdmin } = await import('#services/operators/rate_admin')
-    const rates = await (await this.app.container.make(RateAdmin)).list()
+    const admin = await this.app.container.make(RateAdmin)
+    const rates = await admin.list()
     this.printTable(
       ['token', 'fiat', 'rate', 'updated'],
       rates.map((rate) => [

@@ -10,7 +10,8 @@ export default class WalletList extends OperatorCommand {
 
   async execute() {
     const { WalletAdmin } = await import('#services/operators/wallet_admin')
-    const wallets = await (await this.app.container.make(WalletAdmin)).list(this.network)
+    const admin = await this.app.container.make(WalletAdmin)
+    const wallets = await admin.list(this.network)
     this.printTable(
       ['network', 'address', 'enabled'],
       wallets.map((wallet) => [wallet.network, wallet.address, wallet.enabled ? 'yes' : 'no'])

@@ -165,7 +165,8 @@ class AttemptRecorder {
           }
           for (const entry of group) {
             try {
-              entry.resolve((await this.#write([entry.record]))[0])
+              const [held] = await this.#write([entry.record])
+              entry.resolve(held)
             } catch (error) {
               entry.reject(error)
             }

@@ -45,7 +45,8 @@ export default class CashierPageController {
     } catch (error) {
       if (!(error instanceof BusinessError) || error.businessCode !== ErrorCode.ORDER_NOT_FOUND)
         throw error
-      const look = siteLook((await publicConfig()).site)
+      const { site } = await publicConfig()
+      const look = siteLook(site)
       const t = translator(language)
       response.status(404)
       return view.render('pages/cashier_not_found', {

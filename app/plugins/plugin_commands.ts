@@ -16,9 +16,11 @@ function commands() {
 }
 
 export async function getMetaData() {
-  return (await commands()).getMetaData()
+  const loaded = await commands()
+  return loaded.getMetaData()
 }
 
 export async function getCommand(metaData: Parameters<ListLoader<any>['getCommand']>[0]) {
-  return (await commands()).getCommand(metaData)
+  const loaded = await commands()
+  return loaded.getCommand(metaData)
 }

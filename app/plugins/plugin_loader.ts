@@ -40,7 +40,8 @@ async function load(): Promise<LoadedPlugins> {
   for (const module of modules) {
     let plugin: GatewayPlugin | undefined
     try {
-      plugin = (await module.load()).default
+      const loaded = await module.load()
+      plugin = loaded.default
     } catch (error) {
       throw new PluginConfigurationError(
         `Cannot load the plugin of ${module.source}: ${(error as Error).message}`

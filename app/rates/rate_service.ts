@@ -42,7 +42,8 @@ export class RateService {
         `No exchange rate for ${token}/${fiat}: set one (node ace rate:set ${token} ${fiat} <rate>) or configure rate.api_url`
       )
     }
-    const perFiat = (await this.#liveRates(url, fiat)).get(token)
+    const liveRates = await this.#liveRates(url, fiat)
+    const perFiat = liveRates.get(token)
     if (!perFiat) {
       throw new BusinessError(ErrorCode.RATE_ERROR, `The rate source has no ${token}/${fiat} rate`)
     }
@@ -73,7 +74,8 @@ export class RateService {
       this.#inflight.set(key, pending)
     }
     try {
-      return (await pending).rates
+      const { rates } = await pending
+      return rates
     } catch (error) {
       // An expired cache entry is stale: refuse instead of using it.
       const reason = error instanceof RateSourceError ? error.message : 'rate source failed'

@@ -247,7 +247,8 @@ export class BalanceWatch {
           .insert({ ...key, amount: amount.toFixed(), height: at.toString(), read_at: now })
       }
       // What this reading covers is accounted for; what lies above it waits for the next.
-      const covered = (await trx.from('balance_seen').where(key).select('id', 'height'))
+      const seen = await trx.from('balance_seen').where(key).select('id', 'height')
+      const covered = seen
         .filter((row: { height: string }) => {
           const h = height(row.height)
           return h === null || h <= at

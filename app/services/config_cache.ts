@@ -69,11 +69,13 @@ export class ConfigCache {
   }
 
   async apiKeyByPid(pid: string): Promise<ApiKey | null> {
-    return (await this.snapshot()).apiKeysByPid.get(pid) ?? null
+    const { apiKeysByPid } = await this.snapshot()
+    return apiKeysByPid.get(pid) ?? null
   }
 
   async fixedRate(token: string, fiat: string): Promise<Rate | null> {
-    return (await this.snapshot()).rates.get(`${token}|${fiat}`) ?? null
+    const { rates } = await this.snapshot()
+    return rates.get(`${token}|${fiat}`) ?? null
   }
 
   /**

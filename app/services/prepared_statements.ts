@@ -48,9 +48,12 @@ export class PgStatements {
     const connection = await client.acquireConnection()
     try {
       client.emit('query', { sql, bindings, method: 'raw' })
-      return (
-        await connection.query({ name: prepared.name, text: prepared.text, values: bindings })
-      ).rows
+      const { rows } = await connection.query({
+        name: prepared.name,
+        text: prepared.text,
+        values: bindings,
+      })
+      return rows
     } finally {
       await client.releaseConnection(connection)
     }

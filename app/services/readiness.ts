@@ -54,7 +54,8 @@ export class ReadinessCheck {
     try {
       const applied = await withTimeout(db.from(MIGRATIONS_TABLE).select('name'), PROBE_TIMEOUT_MS)
       const done = new Set((applied as { name: string }[]).map((row) => row.name))
-      pending = (await this.#migrations()).filter((name) => !done.has(name))
+      const known = await this.#migrations()
+      pending = known.filter((name) => !done.has(name))
       migrations = pending.length === 0 ? 'ok' : 'pending'
     } catch (error) {
       database = error instanceof ProbeTimeout ? 'timeout' : 'unreachable'

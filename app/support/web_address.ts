@@ -7,6 +7,8 @@
  */
 export function isWebAddress(text: unknown): text is string {
   if (typeof text !== 'string' || text === '' || text.length > 2048) return false
+  // Refuses whitespace and control characters: that is the point of this regex.
+  // eslint-disable-next-line no-control-regex
   if (/[\s\u0000-\u001f\u007f]/.test(text)) return false
   if (!/^https?:\/\//i.test(text)) return false
   let url: URL

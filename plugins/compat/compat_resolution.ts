@@ -33,8 +33,14 @@ export async function resolveCompatTarget(fields: {
     token = selector.token
     network = selector.network
   } else {
-    token ||= (await compatSettings.get('compat.default_token')).toUpperCase() || undefined
-    network ||= (await compatSettings.get('compat.default_network')).toLowerCase() || undefined
+    if (!token) {
+      const defaultToken = await compatSettings.get('compat.default_token')
+      token = defaultToken.toUpperCase() || undefined
+    }
+    if (!network) {
+      const defaultNetwork = await compatSettings.get('compat.default_network')
+      network = defaultNetwork.toLowerCase() || undefined
+    }
   }
 
   if (Boolean(token) !== Boolean(network)) {
@@ -42,8 +48,11 @@ export async function resolveCompatTarget(fields: {
       `token and network must both be known or both be empty (token: ${token ?? 'none'}, network: ${network ?? 'none'})`
     )
   }
-  const currency =
-    fields.currency || (await compatSettings.get('compat.default_currency')).toUpperCase() || 'CNY'
+  let currency = fields.currency
+  if (!currency) {
+    const defaultCurrency = await compatSettings.get('compat.default_currency')
+    currency = defaultCurrency.toUpperCase() || 'CNY'
+  }
   return { token, network, currency }
 }
 

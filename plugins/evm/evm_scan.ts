@@ -325,10 +325,12 @@ async function commonAncestor(
   recent: string[],
   reorgDepth: number
 ): Promise<{ block: bigint; hash: Hex } | null> {
-  const [now] = [...(await readBlocks(call, [cursorBlock], false)).values()]
+  const firstAnswer = await readBlocks(call, [cursorBlock], false)
+  const [now] = [...firstAnswer.values()]
   if (now.hash.toLowerCase() === cursorHash.toLowerCase()) return null
   // Asked again: one answer of a node on another fork is not enough to rescan and flag payments.
-  const [again] = [...(await readBlocks(call, [cursorBlock], false)).values()]
+  const secondAnswer = await readBlocks(call, [cursorBlock], false)
+  const [again] = [...secondAnswer.values()]
   if (again.hash.toLowerCase() !== now.hash.toLowerCase()) {
     throw new InconsistentAnswerError(`block ${cursorBlock} was answered with two different hashes`)
   }
@@ -360,7 +362,8 @@ async function commonAncestor(
       above = block
     }
   }
-  const [genesis] = [...(await readBlocks(call, [0n], false)).values()]
+  const genesisAnswer = await readBlocks(call, [0n], false)
+  const [genesis] = [...genesisAnswer.values()]
   return { block: 0n, hash: genesis.hash.toLowerCase() as Hex }
 }
 
@@ -448,7 +451,8 @@ async function balancesOf(
 
 async function cursorAt(call: Call, block: bigint): Promise<EvmCursor> {
   const number = block < 0n ? 0n : block
-  const [header] = [...(await readBlocks(call, [number], false)).values()]
+  const headers = await readBlocks(call, [number], false)
+  const [header] = [...headers.values()]
   return { block: number.toString(), hash: header.hash.toLowerCase(), recent: [short(header.hash)] }
 }
 
@@ -459,7 +463,8 @@ async function firstBlockAt(call: Call, top: bigint, time: number): Promise<bigi
   let high = top
   while (low < high) {
     const middle = (low + high) / 2n
-    const [block] = [...(await readBlocks(call, [middle], false)).values()]
+    const middleAnswer = await readBlocks(call, [middle], false)
+    const [block] = [...middleAnswer.values()]
     if (BigInt(block.timestamp) < target) low = middle + 1n
     else high = middle
   }

@@ -103,7 +103,8 @@ export async function unconfirmedEvm(
     for (const block of blocks) {
       for (const payment of block.payments) {
         if (payment.ok === undefined) {
-          const receipt = (await readReceipts(call, [payment.hash])).get(payment.hash)!
+          const receipts = await readReceipts(call, [payment.hash])
+          const receipt = receipts.get(payment.hash)!
           payment.ok = BigInt(receipt.status) === 1n
         }
         if (!payment.ok) continue

@@ -103,10 +103,11 @@ export async function readJettonWalletTransaction(
   if (reading.isDust?.(wallet.token.contract, amount)) return { ...NOTHING, dust: 1 }
 
   const fromMaster = info.src.equals(wallet.master)
-  const fromWallet =
-    !fromMaster &&
-    body.from !== null &&
-    (await reading.jettonWalletOf(wallet.master, body.from)).equals(info.src)
+  let fromWallet = false
+  if (!fromMaster && body.from !== null) {
+    const senderWallet = await reading.jettonWalletOf(wallet.master, body.from)
+    fromWallet = senderWallet.equals(info.src)
+  }
   if (!fromMaster && !fromWallet) {
     const reason =
       `internal_transfer of ${body.amount} ${wallet.token.symbol} base units credited by ${info.src.toRawString()}, ` +

@@ -251,7 +251,8 @@ export class ToncenterClient {
 
   /** Seqno of the last masterchain block the endpoint knows. */
   async masterchainSeqno(): Promise<number> {
-    return (await this.client.getMasterchainInfo()).latestSeqno
+    const { latestSeqno } = await this.client.getMasterchainInfo()
+    return latestSeqno
   }
 
   /** The jetton wallet of `owner` for the jetton of `master` (get_wallet_address). */

@@ -113,9 +113,9 @@ test.group('Console in a browser: settings, callbacks, unmatched payments', (gro
 
     const { context, page } = await newPage(DESKTOP)
     await consoleSignIn(page, admin)
-    for (const group of ['orders', 'rates', 'provider']) {
-      await page.goto(adminUrl(`/settings/${group}`))
-      await checkConsolePage(page, assert, `settings-${group}`)
+    for (const settingsGroup of ['orders', 'rates', 'provider']) {
+      await page.goto(adminUrl(`/settings/${settingsGroup}`))
+      await checkConsolePage(page, assert, `settings-${settingsGroup}`)
     }
     await page.goto(adminUrl('/callbacks'))
     await checkConsolePage(page, assert, 'callbacks')

@@ -292,11 +292,11 @@ test.group('Merchant callbacks: retries and persistence', (group) => {
     assert.isNotNull(done.deliveredAt)
     const attempts = await CallbackAttempt.query().where('callback_id', done.id).orderBy('attempt')
     assert.deepEqual(
-      attempts.map((attempt) => [
-        attempt.attempt,
-        attempt.httpStatus,
-        attempt.responseExcerpt,
-        attempt.acknowledged,
+      attempts.map((recorded) => [
+        recorded.attempt,
+        recorded.httpStatus,
+        recorded.responseExcerpt,
+        recorded.acknowledged,
       ]),
       [
         [1, 500, 'boom', false],
@@ -304,10 +304,10 @@ test.group('Merchant callbacks: retries and persistence', (group) => {
         [3, 200, 'ok', true],
       ]
     )
-    for (const attempt of attempts) {
-      assert.equal(attempt.url, merchant.notifyUrl)
-      assert.equal(attempt.method, 'POST')
-      assert.isAtLeast(attempt.durationMs, 0)
+    for (const recorded of attempts) {
+      assert.equal(recorded.url, merchant.notifyUrl)
+      assert.equal(recorded.method, 'POST')
+      assert.isAtLeast(recorded.durationMs, 0)
     }
     assert.match(attempts[1].error, /not acknowledged/)
     const stored = await Order.findOrFail(order.id)

@@ -343,8 +343,8 @@ test.group('Compat api.php (EPay merchant API)', (group) => {
       buyer: '',
       status: 0,
     })
-    const created_at = new Date(order.createdAt)
-    assert.equal(Number(addtime.slice(0, 4)), created_at.getFullYear())
+    const createdAt = new Date(order.createdAt)
+    assert.equal(Number(addtime.slice(0, 4)), createdAt.getFullYear())
 
     await paymentService.markPaid(order.id, {
       reference: 'tx-query-1',
@@ -356,7 +356,7 @@ test.group('Compat api.php (EPay merchant API)', (group) => {
     assert.equal(after.body.api_trade_no, 'tx-query-1')
     assert.match(after.body.endtime, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/)
     // the SDK's orderStatus(): status == 1
-    assert.isTrue(after.body.status == 1)
+    assert.isTrue(Number(after.body.status) === 1)
   })
 
   test('act=order by out_trade_no; GET or POST; a sign instead of the key', async ({ assert }) => {

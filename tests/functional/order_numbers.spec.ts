@@ -200,7 +200,7 @@ test.group('Order numbers belong to their merchant (pid)', (group) => {
     const original = await newOrder(client, { order_id: 'shared-5' })
     const row = await db.from('orders').where('id', original.id).firstOrFail()
     const copy = (pid: string, tradeId: string) => {
-      const { id: _id, ...rest } = row
+      const { id, ...rest } = row
       return { ...rest, pid, trade_id: tradeId }
     }
 

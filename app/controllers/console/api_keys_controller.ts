@@ -54,7 +54,8 @@ export default class ApiKeysController {
   ) {}
 
   async index({ view }: HttpContext) {
-    const keys = (await this.apiKeys.overview()).map(present)
+    const overview = await this.apiKeys.overview()
+    const keys = overview.map(present)
     return view.render('console/api_keys/index', { keys })
   }
 

@@ -44,7 +44,10 @@ export default class SettingsController {
     const summaries = await this.groups.summaries()
     const data: Record<string, unknown> = { page, summaries, fieldName: settingFieldName }
     if (page.group.id === 'rates') data.rates = await this.groups.fixedRates()
-    if (page.group.id === 'site') data.preview = siteLook((await publicConfig()).site)
+    if (page.group.id === 'site') {
+      const { site } = await publicConfig()
+      data.preview = siteLook(site)
+    }
     return view.render('console/settings/show', data)
   }
 

@@ -133,7 +133,8 @@ export default class WalletsController {
   }
 
   async #networks() {
-    return (await Chain.query().orderBy('sort_order').orderBy('id')).map((chain) => ({
+    const chains = await Chain.query().orderBy('sort_order').orderBy('id')
+    return chains.map((chain) => ({
       value: chain.network,
       label: `${chain.displayName} (${chain.network})${chain.enabled ? '' : ' · disabled'}`,
     }))

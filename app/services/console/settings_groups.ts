@@ -305,8 +305,10 @@ export class SettingsGroups {
 
   async page(id: string): Promise<SettingsGroupPage> {
     const group = this.group(id)
-    const keys = (await this.#keysByGroup()).get(group.id) ?? []
-    const rows = new Map((await settings.list()).map((row) => [row.key, row]))
+    const keysByGroupId = await this.#keysByGroup()
+    const keys = keysByGroupId.get(group.id) ?? []
+    const settingRows = await settings.list()
+    const rows = new Map(settingRows.map((row) => [row.key, row]))
     const fields = keys.map((key) => {
       const definition = settings.definition(key)
       const row = rows.get(key)!
@@ -352,7 +354,8 @@ export class SettingsGroups {
         `The ${off} plugin is turned off (PLUGINS): its settings cannot be changed until it is back`
       )
     }
-    const keys = (await this.#keysByGroup()).get(group.id) ?? []
+    const keysByGroupId = await this.#keysByGroup()
+    const keys = keysByGroupId.get(group.id) ?? []
     const clear = new Set(input.clear ?? [])
     const raws: Record<string, string> = {}
     const errors: Record<string, string> = {}
@@ -394,6 +397,7 @@ export class SettingsGroups {
   }
 
   async #keysByGroup(): Promise<Map<SettingsGroupId, string[]>> {
-    return keysByGroup((await settings.list()).map((row) => row.key))
+    const settingRows = await settings.list()
+    return keysByGroup(settingRows.map((row) => row.key))
   }
 }

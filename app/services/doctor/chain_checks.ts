@@ -33,7 +33,8 @@ function isWatched(chain: ChainSummary): boolean {
  * held (rate limited, daily credits spent) and budgets that do not fit.
  */
 export async function chainSetupChecks(): Promise<CheckResult[]> {
-  const chains = (await new ChainOverview().all()).filter((chain) => chain.enabled)
+  const summaries = await new ChainOverview().all()
+  const chains = summaries.filter((chain) => chain.enabled)
   const results: CheckResult[] = []
   const withoutWallet: string[] = []
   for (const chain of chains) {
@@ -166,12 +167,13 @@ export async function liveChainChecks(context: DoctorContext): Promise<CheckResu
       .filter((chain) => chain.rpcUrls.length > 0)
       .map((chain) => chain.network)
   )
-  const chains = (
-    await Chain.query()
-      .whereIn('network', [...watched])
-      .orderBy('sort_order')
-      .orderBy('id')
-  ).filter((chain) => typeof chainRegistry.find(chain.family)?.head === 'function')
+  const watchedChains = await Chain.query()
+    .whereIn('network', [...watched])
+    .orderBy('sort_order')
+    .orderBy('id')
+  const chains = watchedChains.filter(
+    (chain) => typeof chainRegistry.find(chain.family)?.head === 'function'
+  )
   if (chains.length === 0) {
     return [
       result('rpc_endpoints', RPC, 'ok', 'No chain takes payments yet: no endpoint to ask'),

@@ -146,9 +146,10 @@ export class Doctor {
   /** Every check, live ones asked now. */
   async run(overrides: Partial<DoctorContext> = {}): Promise<DoctorReport> {
     const context = await currentContext(overrides)
-    const results = (
-      await Promise.all([...LOCAL_CHECKS, ...LIVE_CHECKS].map((check) => runCheck(check, context)))
-    ).flat()
+    const resultsByCheck = await Promise.all(
+      [...LOCAL_CHECKS, ...LIVE_CHECKS].map((check) => runCheck(check, context))
+    )
+    const results = resultsByCheck.flat()
     return report(results, context.now)
   }
 
@@ -160,7 +161,8 @@ export class Doctor {
    */
   async forDashboard(overrides: Partial<DoctorContext> = {}): Promise<DashboardHealth> {
     const context = await currentContext({ selfIsGateway: true, ...overrides })
-    const local = (await Promise.all(LOCAL_CHECKS.map((check) => runCheck(check, context)))).flat()
+    const localByCheck = await Promise.all(LOCAL_CHECKS.map((check) => runCheck(check, context)))
+    const local = localByCheck.flat()
     const answer = this.#live
     if ((!answer || context.now - answer.at >= LIVE_CACHE_MS) && !this.#liveRun) {
       const generation = this.#generation

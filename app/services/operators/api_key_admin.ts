@@ -74,6 +74,8 @@ export function normalizeNote(note: string): string {
   if ([...trimmed].length > NOTE_MAX_LENGTH) {
     throw new OperatorError(`The note must be at most ${NOTE_MAX_LENGTH} characters`)
   }
+  // Refuses control characters (line breaks, tabs, escapes): that is the point of this regex.
+  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(trimmed))
     throw new OperatorError('The note must be one line of text')
   return trimmed
@@ -240,9 +242,8 @@ export class ApiKeyAdmin {
   }
 
   async #nextNumericPid() {
-    const numeric = (await ApiKey.all())
-      .map((key) => key.pid)
-      .filter((value) => /^\d{1,15}$/.test(value))
+    const keys = await ApiKey.all()
+    const numeric = keys.map((key) => key.pid).filter((value) => /^\d{1,15}$/.test(value))
     return String(
       Math.max(FIRST_NUMERIC_PID, ...numeric.map((value) => Number.parseInt(value, 10))) + 1
     )

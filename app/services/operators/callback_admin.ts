@@ -71,12 +71,8 @@ export class CallbackAdmin {
       await db.transaction(async (trx) => {
         const before = await Order.query({ client: trx }).whereIn('id', chosen)
         await callbackOutbox.requeueMany(trx, chosen)
-        const after = new Map(
-          (await Order.query({ client: trx }).whereIn('id', chosen)).map((order) => [
-            order.id,
-            order,
-          ])
-        )
+        const requeued = await Order.query({ client: trx }).whereIn('id', chosen)
+        const after = new Map(requeued.map((order) => [order.id, order]))
         for (const order of before) {
           await this.audit.record(
             {

@@ -87,7 +87,8 @@ export class ChainAdmin {
   async find(network: string) {
     const chain = await Chain.findBy('network', network.toLowerCase())
     if (!chain) {
-      const known = (await Chain.query().orderBy('sort_order')).map((row) => row.network)
+      const chains = await Chain.query().orderBy('sort_order')
+      const known = chains.map((row) => row.network)
       throw new OperatorError(`Unknown network "${network}". Known networks: ${known.join(', ')}`)
     }
     return chain

@@ -44,8 +44,8 @@ const DAY_MS = 86_400_000
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
 
 /** Start of a YYYY-MM-DD day in UTC (the console's days), or null for an impossible date. */
-function dayStart(text: string): number | null {
-  const match = DATE.exec(text)
+function dayStart(date: string): number | null {
+  const match = DATE.exec(date)
   if (!match) return null
   const [year, month, day] = match.slice(1).map(Number)
   const time = Date.UTC(year, month - 1, day)

@@ -382,7 +382,10 @@ test.group('EVM chain: RPC behaviour', (group) => {
     check.equal(withOne.eth_getLogs, 1)
   }).timeout(180_000)
 
-  test('a log range the node refuses is split until it is accepted', async ({ client, assert }) => {
+  test('a log range the node refuses is split until it is accepted', async ({
+    client,
+    assert: check,
+  }) => {
     const fixture = await configureEthereum(tokens, [proxy.url], 1)
     const order = await createEthOrder(client)
     await scanEthereum()
@@ -392,23 +395,23 @@ test.group('EVM chain: RPC behaviour', (group) => {
     proxy.maxLogRange = 10n
     proxy.reset()
     await scanEthereum()
-    assert.equal((await Order.findOrFail(order.id)).status, 2)
-    assert.isAbove(proxy.calls.get('eth_getLogs') ?? 0, 6)
+    check.equal((await Order.findOrFail(order.id)).status, 2)
+    check.isAbove(proxy.calls.get('eth_getLogs') ?? 0, 6)
   })
 
-  test('a dead first endpoint fails over to the next', async ({ client, assert }) => {
+  test('a dead first endpoint fails over to the next', async ({ client, assert: check }) => {
     const fixture = await configureEthereum(tokens, ['http://127.0.0.1:9/dead', proxy.url], 1)
     const order = await createEthOrder(client)
     await scanEthereum()
     await anvil.payToken(fixture.usdt, 6, fixture.wallet, order.actualAmount)
     await anvil.mine(1)
     await scanEthereum()
-    assert.equal((await Order.findOrFail(order.id)).status, 2)
+    check.equal((await Order.findOrFail(order.id)).status, 2)
   })
 
   test('every endpoint down: the scan fails, keeps its cursor and says why', async ({
     client,
-    assert,
+    assert: check,
   }) => {
     await configureEthereum(tokens, [proxy.url], 1)
     await createEthOrder(client)
@@ -416,9 +419,9 @@ test.group('EVM chain: RPC behaviour', (group) => {
     const before = (await db.from('chain_cursors').first()).cursor
     await operator.setChain('ethereum', { rpcUrls: ['http://127.0.0.1:9/dead'] })
     const [report] = await chainScanner.scan({ network: 'ethereum' })
-    assert.match(report.detail, /scan failed: every RPC endpoint failed/)
+    check.match(report.detail, /scan failed: every RPC endpoint failed/)
     const row = await db.from('chain_cursors').first()
-    assert.equal(row.cursor, before)
-    assert.match(row.last_error, /every RPC endpoint failed/)
+    check.equal(row.cursor, before)
+    check.match(row.last_error, /every RPC endpoint failed/)
   })
 })

@@ -97,7 +97,7 @@ test.group('EVM chain in the field: a load balancer over a node 8 blocks behind'
     fresh = await new RpcProxy(anvil.url).start()
     lagging = await new RpcProxy(anvil.url).start()
     return async () => {
-      for (const balancer of balancers) await balancer.stop()
+      for (const loadBalancer of balancers) await loadBalancer.stop()
       await fresh.stop()
       await lagging.stop()
       await anvil.stop()

@@ -90,84 +90,84 @@ test.group('TRON: submit-tx-hash', (group) => {
     ['a malformed reference', () => `${'a'.repeat(63)}z`, /not a TRON transaction id/],
     [
       'a failed (reverted) transfer',
-      ({ order, network, fake }) => {
-        const entry = fake.payTrc20({
-          from: network.payer,
-          to: network.wallet,
+      ({ order, network: tron, fake: tronGrid }) => {
+        const entry = tronGrid.payTrc20({
+          from: tron.payer,
+          to: tron.wallet,
           contract: USDT_CONTRACT,
           amount: baseUnits(order.actualAmount),
           fail: true,
         })
-        fake.mine(19)
+        tronGrid.mine(19)
         return entry.txid
       },
       /failed on chain/,
     ],
     [
       'to another address',
-      ({ order, network, fake }) => {
-        const entry = fake.payTrc20({
-          from: network.payer,
-          to: network.payer.address,
+      ({ order, network: tron, fake: tronGrid }) => {
+        const entry = tronGrid.payTrc20({
+          from: tron.payer,
+          to: tron.payer.address,
           contract: USDT_CONTRACT,
           amount: baseUnits(order.actualAmount),
         })
-        fake.mine(19)
+        tronGrid.mine(19)
         return entry.txid
       },
       /it pays T[1-9A-HJ-NP-Za-km-z]{33}, not T/,
     ],
     [
       'of another token',
-      ({ order, network, fake }) => {
-        const entry = fake.payTrc20({
-          from: network.payer,
-          to: network.wallet,
+      ({ order, network: tron, fake: tronGrid }) => {
+        const entry = tronGrid.payTrc20({
+          from: tron.payer,
+          to: tron.wallet,
           contract: USDC_CONTRACT,
           amount: baseUnits(order.actualAmount),
         })
-        fake.mine(19)
+        tronGrid.mine(19)
         return entry.txid
       },
       /does not transfer USDT/,
     ],
     [
       'of TRX for a USDT order',
-      ({ order, network, fake }) => {
-        const entry = fake.payTrx({
-          from: network.payer,
-          to: network.wallet,
+      ({ order, network: tron, fake: tronGrid }) => {
+        const entry = tronGrid.payTrx({
+          from: tron.payer,
+          to: tron.wallet,
           sun: baseUnits(order.actualAmount),
         })
-        fake.mine(19)
+        tronGrid.mine(19)
         return entry.txid
       },
       /does not transfer USDT/,
     ],
     [
       'of a wrong amount',
-      ({ order, network, fake }) => {
-        const entry = fake.payTrc20({
-          from: network.payer,
-          to: network.wallet,
+      ({ order, network: tron, fake: tronGrid }) => {
+        const entry = tronGrid.payTrc20({
+          from: tron.payer,
+          to: tron.wallet,
           contract: USDT_CONTRACT,
           amount: baseUnits(order.actualAmount) - 10_000n,
         })
-        fake.mine(19)
+        tronGrid.mine(19)
         return entry.txid
       },
       /transfers 13.79 USDT, the order expects 13.8/,
     ],
     [
       'in a block not solidified yet',
-      ({ order, network, fake }) => {
-        const entry = fake.payTrc20({
-          from: network.payer,
-          to: network.wallet,
+      ({ order, network: tron, fake: tronGrid }) => {
+        const entry = tronGrid.payTrc20({
+          from: tron.payer,
+          to: tron.wallet,
           contract: USDT_CONTRACT,
           amount: baseUnits(order.actualAmount),
         })
-        fake.mine(18)
+        tronGrid.mine(18)
         return entry.txid
       },
       /not yet confirmed \(0 of 19 confirmations\)/,

@@ -207,10 +207,10 @@ test.group('Console audit log page', (group) => {
     assert.include(second.text, 'href="/admin/audit?action=rate.set">« First page</a>')
 
     // Newest first; within a millisecond, the later row (higher id) first.
-    const expected = Array.from({ length: 21 }, (_, group) => [
-      3 * group + 2,
-      3 * group + 1,
-      3 * group,
+    const expected = Array.from({ length: 21 }, (_, millisecond) => [
+      3 * millisecond + 2,
+      3 * millisecond + 1,
+      3 * millisecond,
     ])
       .flat()
       .filter((index) => index < 62)
