@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { BlockList, isIP } from 'node:net'
-import { Agent, request as undiciRequest } from 'undici'
+import type { Agent } from 'undici'
 
 /** A destination refused because it is not a public internet address. */
 export class ForbiddenTargetError extends Error {}
@@ -122,10 +122,21 @@ const KEEP_ALIVE_MS = 10_000
  */
 const agents = new Map<boolean, Agent>()
 
-export function callbackAgent(allowPrivateTargets: boolean): Agent {
+/**
+ * undici (about 20 MB resident) is loaded on the first call to a merchant:
+ * a web process that never calls one (callbacks are sent by the workers)
+ * never holds it.
+ */
+const loadUndici = () => import('undici')
+
+export async function callbackAgent(allowPrivateTargets: boolean): Promise<Agent> {
   let agent = agents.get(allowPrivateTargets)
   if (!agent) {
-    agent = new Agent({
+    const { Agent: UndiciAgent } = await loadUndici()
+    // Another call may have created it while undici loaded.
+    agent = agents.get(allowPrivateTargets)
+    if (agent) return agent
+    agent = new UndiciAgent({
       keepAliveTimeout: KEEP_ALIVE_MS,
       keepAliveMaxTimeout: KEEP_ALIVE_MS,
       // The whole exchange is bounded by safeRequest's own deadline.
@@ -177,6 +188,8 @@ export async function safeRequest(
   const abort = new AbortController()
   const deadline = setTimeout(() => abort.abort(timedOut), options.timeoutMs)
   try {
+    const { request: undiciRequest } = await loadUndici()
+    const dispatcher = await callbackAgent(options.allowPrivateTargets)
     const response = await undiciRequest(url, {
       method: request.method,
       headers: {
@@ -184,7 +197,7 @@ export async function safeRequest(
         ...request.headers,
       },
       body: request.body ?? undefined,
-      dispatcher: callbackAgent(options.allowPrivateTargets),
+      dispatcher,
       signal: abort.signal,
     })
     const chunks: Buffer[] = []

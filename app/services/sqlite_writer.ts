@@ -245,6 +245,10 @@ export class SqliteWriter {
     const worker = new Worker(THREAD_SOURCE, {
       eval: true,
       execArgv: [],
+      // Its objects are a batch's parameters and answers: a young generation
+      // of a few MB holds them, where V8's default would grow to tens of MB
+      // of resident memory under a write load.
+      resourceLimits: { maxYoungGenerationSizeMb: 4 },
       workerData: {
         filename: this.filename(),
         driver: createRequire(import.meta.url).resolve('better-sqlite3'),

@@ -1,4 +1,4 @@
-import { getAddress, isAddress } from 'viem'
+import { checksumEvmAddress, isEvmAddress } from '#plugins/evm/evm_address'
 import {
   InvalidAddressError,
   type ChainFamily,
@@ -11,18 +11,18 @@ import {
   type ScanResult,
   type VerificationContext,
 } from '#chains/chain_family'
-import { scanEvm } from '#plugins/evm/evm_scan'
 import { evmOptions, validateEvmOptions } from '#plugins/evm/evm_options'
-import { verifyEvmReference } from '#plugins/evm/evm_verify'
 import { toBaseUnits } from '#support/money'
 import type Chain from '#models/chain'
 import type { RpcBudget } from '#chains/rpc_pool'
 import { evmRequestsPerDay, evmRpcBudget } from '#plugins/evm/evm_budget'
-import { evmCall } from '#plugins/evm/evm_client'
-import { watchEvmHeads } from '#plugins/evm/evm_heads'
 import type { RpcPool } from '#chains/rpc_pool'
 
-/** EVM chains (ethereum, bsc, polygon, plasma). */
+/**
+ * EVM chains (ethereum, bsc, polygon, plasma). The scanner, the head watch
+ * and the reference checks load viem (about 30 MB resident) on first use: a
+ * web process that never scans holds only the address checks.
+ */
 export class EvmFamily implements ChainFamily {
   readonly name = 'evm'
   readonly addressFormat = '0x followed by 40 hex characters (EIP-55 checksum if mixed-case)'
@@ -35,10 +35,10 @@ export class EvmFamily implements ChainFamily {
       )
     }
     // Mixed case carries an EIP-55 checksum: a wrong one means a typo.
-    if (!isAddress(value, { strict: true })) {
+    if (!isEvmAddress(value)) {
       throw new InvalidAddressError(`"${address}" has an invalid EIP-55 checksum (a typo?)`)
     }
-    return getAddress(value)
+    return checksumEvmAddress(value)
   }
 
   /** chainId (payment URIs) and blockRange (blocks per log query). */
@@ -50,12 +50,14 @@ export class EvmFamily implements ChainFamily {
     return this.normalizeAddress(contract)
   }
 
-  scan(context: ScanContext): Promise<ScanResult> {
+  async scan(context: ScanContext): Promise<ScanResult> {
+    const { scanEvm } = await import('#plugins/evm/evm_scan')
     return scanEvm(context)
   }
 
   /** New heads over the chain's WebSocket endpoint (eth_subscribe newHeads): each triggers a scan. */
-  watchHeads(chain: Chain, handlers: HeadHandlers): Promise<HeadWatch> {
+  async watchHeads(chain: Chain, handlers: HeadHandlers): Promise<HeadWatch> {
+    const { watchEvmHeads } = await import('#plugins/evm/evm_heads')
     return watchEvmHeads(chain, handlers)
   }
 
@@ -73,12 +75,17 @@ export class EvmFamily implements ChainFamily {
     return evmRequestsPerDay(chain, addresses, tokens, balanceCheckMinutes)
   }
 
-  verifyReference(reference: string, context: VerificationContext): Promise<ObservedTransfer[]> {
+  async verifyReference(
+    reference: string,
+    context: VerificationContext
+  ): Promise<ObservedTransfer[]> {
+    const { verifyEvmReference } = await import('#plugins/evm/evm_verify')
     return verifyEvmReference(reference, context)
   }
 
   /** The latest block's header: one eth_getBlockByNumber. */
   async head(rpc: RpcPool): Promise<ChainHead> {
+    const { evmCall } = await import('#plugins/evm/evm_client')
     const block = await evmCall(rpc)((client) => client.getBlock({ blockTag: 'latest' }))
     return { kind: 'block', number: block.number.toString(), time: Number(block.timestamp) * 1000 }
   }

@@ -1,6 +1,9 @@
 import type Chain from '#models/chain'
 import { InvalidOptionsError } from '#chains/chain_family'
-import { TRACE_MODES, type TraceMode } from '#plugins/evm/evm_traces'
+
+/** How internal transfers are read (evm_traces.ts); the chain option `traces`. */
+export type TraceMode = 'auto' | 'debug' | 'parity' | 'off'
+export const TRACE_MODES: readonly TraceMode[] = ['auto', 'debug', 'parity', 'off']
 
 /** Blocks per log query when a chain names none (the former setting's default). */
 export const DEFAULT_BLOCK_RANGE = 1000

@@ -4,7 +4,8 @@ import type { ObservedTransfer, ScanContext, SeenAmount } from '#chains/chain_fa
 import { fromBaseUnits } from '#support/money'
 import { tokenOfContract } from '#plugins/evm/erc20_transfers'
 import { BloomQuery } from '#plugins/evm/evm_bloom'
-import { internalTransfers, type TraceMode } from '#plugins/evm/evm_traces'
+import { internalTransfers } from '#plugins/evm/evm_traces'
+import type { TraceMode } from '#plugins/evm/evm_options'
 import {
   logKey,
   readBlocks,

@@ -5,6 +5,7 @@ import {
   UnsupportedMethodError,
 } from '#plugins/evm/evm_errors'
 import type { Call } from '#plugins/evm/evm_reads'
+import type { TraceMode } from '#plugins/evm/evm_options'
 
 /**
  * Native coin a contract sends (a Safe or ERC-4337 wallet paying out, an
@@ -19,8 +20,6 @@ import type { Call } from '#plugins/evm/evm_reads'
  * endpoint that offers neither (most public endpoints): it costs that
  * endpoint one refused call, then nothing. `off` never asks.
  */
-export type TraceMode = 'auto' | 'debug' | 'parity' | 'off'
-export const TRACE_MODES: readonly TraceMode[] = ['auto', 'debug', 'parity', 'off']
 
 /** Native value a contract sent to a watched address, inside a transaction. */
 export type InternalTransfer = {

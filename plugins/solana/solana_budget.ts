@@ -1,8 +1,23 @@
 import type Chain from '#models/chain'
 import type { RpcBudget } from '#chains/rpc_pool'
 import { commitmentFor } from '#plugins/solana/solana_commitment'
-import { TOKEN_ACCOUNTS_REFRESH_MS } from '#plugins/solana/solana_token_accounts'
 import { SETTINGS } from '#settings/definitions'
+
+/**
+ * How often the token accounts each wallet owns are listed again
+ * (getTokenAccountsByOwner, one call per wallet and mint). Payers' wallets
+ * send to the associated token account, which the scan always watches
+ * (it is derived, and watched before it even exists); any other token
+ * account of the wallet is found by this listing. A payment into such an
+ * account created since the last listing is found at the next one (its
+ * history is then read back to the previous listing), so at most this
+ * late, well inside the scanner's late window. The listing costs one call
+ * per wallet and mint per period, against one signature listing per
+ * watched account per scan run (every few seconds): about 1% more calls at
+ * the seeded interval. A balance reading (the balance watch) lists them
+ * too, at no extra cost.
+ */
+export const TOKEN_ACCOUNTS_REFRESH_MS = 5 * 60_000
 
 /**
  * The public endpoints run by the Solana Foundation allow, per IP, 100

@@ -1,4 +1,4 @@
-import { isAddress } from '@solana/kit'
+import { isAddress } from '@solana/addresses'
 import {
   InvalidAddressError,
   type ChainFamily,
@@ -9,9 +9,7 @@ import {
   type ScanResult,
   type VerificationContext,
 } from '#chains/chain_family'
-import { SolanaRpc } from '#plugins/solana/solana_rpc'
-import { DEFAULT_SCAN_LIMITS, scanSolana, type ScanLimits } from '#plugins/solana/solana_scan'
-import { verifySolanaReference } from '#plugins/solana/solana_verification'
+import type { ScanLimits } from '#plugins/solana/solana_scan'
 import { solanaPayUri } from '#plugins/solana/solana_payment_uri'
 import { solanaRequestsPerDay, solanaRpcBudget } from '#plugins/solana/solana_budget'
 import type Chain from '#models/chain'
@@ -28,7 +26,8 @@ export class SolanaFamily implements ChainFamily {
   readonly name = 'solana'
   readonly addressFormat = 'base58 public key of 32 bytes (32–44 characters)'
 
-  constructor(private readonly limits: ScanLimits = DEFAULT_SCAN_LIMITS) {}
+  /** Scan limits for tests; the scanner's defaults otherwise. */
+  constructor(private readonly limits?: ScanLimits) {}
 
   normalizeAddress(address: string): string {
     const value = address.trim()
@@ -44,11 +43,22 @@ export class SolanaFamily implements ChainFamily {
     return this.normalizeAddress(contract)
   }
 
-  scan(context: ScanContext): Promise<ScanResult> {
-    return scanSolana(context, new SolanaRpc(context.rpc), this.limits)
+  async scan(context: ScanContext): Promise<ScanResult> {
+    const [{ scanSolana, DEFAULT_SCAN_LIMITS }, { SolanaRpc }] = await Promise.all([
+      import('#plugins/solana/solana_scan'),
+      import('#plugins/solana/solana_rpc'),
+    ])
+    return scanSolana(context, new SolanaRpc(context.rpc), this.limits ?? DEFAULT_SCAN_LIMITS)
   }
 
-  verifyReference(reference: string, context: VerificationContext): Promise<ObservedTransfer[]> {
+  async verifyReference(
+    reference: string,
+    context: VerificationContext
+  ): Promise<ObservedTransfer[]> {
+    const [{ verifySolanaReference }, { SolanaRpc }] = await Promise.all([
+      import('#plugins/solana/solana_verification'),
+      import('#plugins/solana/solana_rpc'),
+    ])
     return verifySolanaReference(reference, context, new SolanaRpc(context.rpc))
   }
 
@@ -71,6 +81,7 @@ export class SolanaFamily implements ChainFamily {
 
   /** The latest confirmed slot (getSlot). */
   async head(rpc: RpcPool): Promise<ChainHead> {
+    const { SolanaRpc } = await import('#plugins/solana/solana_rpc')
     const slot = await new SolanaRpc(rpc).slot('confirmed')
     return { kind: 'slot', number: slot.toString(), time: null }
   }

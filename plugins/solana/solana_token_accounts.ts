@@ -1,22 +1,7 @@
 import logger from '@adonisjs/core/services/logger'
 import { address } from '@solana/kit'
 import type { OwnedTokenAccount, SolanaRpc } from '#plugins/solana/solana_rpc'
-
-/**
- * How often the token accounts each wallet owns are listed again
- * (getTokenAccountsByOwner, one call per wallet and mint). Payers' wallets
- * send to the associated token account, which the scan always watches
- * (it is derived, and watched before it even exists); any other token
- * account of the wallet is found by this listing. A payment into such an
- * account created since the last listing is found at the next one (its
- * history is then read back to the previous listing), so at most this
- * late, well inside the scanner's late window. The listing costs one call
- * per wallet and mint per period, against one signature listing per
- * watched account per scan run (every few seconds): about 1% more calls at
- * the seeded interval. A balance reading (the balance watch) lists them
- * too, at no extra cost.
- */
-export const TOKEN_ACCOUNTS_REFRESH_MS = 5 * 60_000
+import { TOKEN_ACCOUNTS_REFRESH_MS } from '#plugins/solana/solana_budget'
 
 /**
  * Token accounts watched per wallet and mint besides the associated one.

@@ -9,13 +9,10 @@ import {
   type ScanResult,
   type VerificationContext,
 } from '#chains/chain_family'
-import { scanTon } from '#plugins/ton/ton_scan'
-import { verifyTonReference } from '#plugins/ton/ton_verify'
 import { tonPaymentUri } from '#plugins/ton/ton_payment_uri'
 import { parseTonReference } from '#plugins/ton/ton_references'
 import { toncenterBudget, toncenterRequestsPerDay } from '#plugins/ton/ton_budget'
 import type { RpcBudget, RpcPool } from '#chains/rpc_pool'
-import { ToncenterClient } from '#plugins/ton/toncenter_client'
 import type Chain from '#models/chain'
 
 /**
@@ -61,11 +58,16 @@ export class TonFamily implements ChainFamily {
    * "seen but not yet deep enough" to report (no `unconfirmed`). Reports
    * the amounts seen and, when due, the balances (ton_balances.ts).
    */
-  scan(context: ScanContext): Promise<ScanResult> {
+  async scan(context: ScanContext): Promise<ScanResult> {
+    const { scanTon } = await import('#plugins/ton/ton_scan')
     return scanTon(context)
   }
 
-  verifyReference(reference: string, context: VerificationContext): Promise<ObservedTransfer[]> {
+  async verifyReference(
+    reference: string,
+    context: VerificationContext
+  ): Promise<ObservedTransfer[]> {
+    const { verifyTonReference } = await import('#plugins/ton/ton_verify')
     return verifyTonReference(reference, context, (address) =>
       this.normalizeAddress(address.toRawString())
     )
@@ -90,6 +92,7 @@ export class TonFamily implements ChainFamily {
 
   /** The last masterchain block's seqno (toncenter's getMasterchainInfo). */
   async head(rpc: RpcPool): Promise<ChainHead> {
+    const { ToncenterClient } = await import('#plugins/ton/toncenter_client')
     const seqno = await rpc.call((url) => ToncenterClient.for(rpc, url).masterchainSeqno())
     return { kind: 'seqno', number: String(seqno), time: null }
   }

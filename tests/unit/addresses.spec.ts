@@ -4,6 +4,9 @@ import { TronFamily } from '#plugins/tron/tron_family'
 import { SolanaFamily } from '#plugins/solana/solana_family'
 import { TonFamily } from '#plugins/ton/ton_family'
 import { InvalidAddressError } from '#chains/chain_family'
+import { randomBytes } from 'node:crypto'
+import { getAddress, isAddress } from 'viem'
+import { checksumEvmAddress, isEvmAddress } from '#plugins/evm/evm_address'
 
 test.group('Addresses: EVM', () => {
   const evm = new EvmFamily()
@@ -33,6 +36,34 @@ test.group('Addresses: EVM', () => {
       () => evm.normalizeAddress('TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf'),
       InvalidAddressError
     )
+  })
+
+  test('the checksum (computed without viem) agrees with viem on 500 random addresses', ({
+    assert,
+  }) => {
+    for (let index = 0; index < 500; index++) {
+      const lower = `0x${randomBytes(20).toString('hex')}`
+      const expected = getAddress(lower)
+      assert.equal(checksumEvmAddress(lower), expected)
+      // lower case, the checksum, all upper case, one letter flipped
+      const upper = `0x${lower.slice(2).toUpperCase()}`
+      const flipAt = [...expected].findIndex((char, at) => at > 1 && /[a-fA-F]/.test(char))
+      const flipped =
+        flipAt < 0
+          ? expected
+          : expected.slice(0, flipAt) +
+            (expected[flipAt] === expected[flipAt].toUpperCase()
+              ? expected[flipAt].toLowerCase()
+              : expected[flipAt].toUpperCase()) +
+            expected.slice(flipAt + 1)
+      for (const candidate of [lower, expected, upper, flipped]) {
+        assert.equal(
+          isEvmAddress(candidate),
+          isAddress(candidate, { strict: true }),
+          `isEvmAddress(${candidate})`
+        )
+      }
+    }
   })
 })
 

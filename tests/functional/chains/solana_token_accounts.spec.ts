@@ -7,10 +7,8 @@ import operator from '#services/operator_service'
 import { rpcFor } from '#chains/chain_rpc'
 import { SolanaRpc } from '#plugins/solana/solana_rpc'
 import { TOKEN_2022_PROGRAM_ADDRESS } from '#plugins/solana/solana_programs'
-import {
-  MAX_OTHER_TOKEN_ACCOUNTS,
-  TOKEN_ACCOUNTS_REFRESH_MS,
-} from '#plugins/solana/solana_token_accounts'
+import { MAX_OTHER_TOKEN_ACCOUNTS } from '#plugins/solana/solana_token_accounts'
+import { TOKEN_ACCOUNTS_REFRESH_MS } from '#plugins/solana/solana_budget'
 import type { SolanaCursor } from '#plugins/solana/solana_scan'
 import { resetDatabase } from '#tests/helpers/database'
 import { persistedCursor, scanOnce } from '#tests/helpers/scanning'
