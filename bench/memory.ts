@@ -23,7 +23,17 @@
 */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs'
 import { tmpdir, cpus } from 'node:os'
 import { join } from 'node:path'
 import { Pool } from 'undici'
@@ -32,6 +42,23 @@ import { freePort, nativeSign, tronAddress } from './bench_support.js'
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 40_000)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10)
+/**
+ * Each app runs twice: with V8's defaults, and with the young generation
+ * capped as docs/production.md runs the gateway (BENCH_SEMI_SPACE MB per
+ * semi-space, 8 unless set; 0 runs the defaults only).
+ */
+const SEMI_SPACE = Number(process.env.BENCH_SEMI_SPACE ?? 8)
+const FLAG_SETS = [
+  { label: '', args: [] as string[] },
+  ...(SEMI_SPACE > 0
+    ? [
+        {
+          label: `, --max-semi-space-size=${SEMI_SPACE}`,
+          args: [`--max-semi-space-size=${SEMI_SPACE}`],
+        },
+      ]
+    : []),
+]
 const SECRET = 'bench-secret-0123456789abcdef'
 const APP_KEY = randomBytes(32).toString('base64url')
 const root = new URL('../', import.meta.url).pathname
@@ -249,16 +276,60 @@ async function load(server: Server, count: number): Promise<number> {
   return failures
 }
 
-type Figures = { name: string; idle: number; first: number; second: number; failures: number }
+type Figures = {
+  name: string
+  idle: number
+  first: number
+  second: number
+  failures: number
+  /** Requests per second over both batches. */
+  rate: number
+}
 
-async function measure(server: Server): Promise<Figures> {
+/**
+ * BENCH_HEAP_SNAPSHOTS=<dir>: the gateway also writes a heap snapshot after
+ * each reading (idle, after one batch, after two), into <dir>, to find what
+ * grows (compare them in Chrome's DevTools, Memory tab, "Comparison"). A
+ * snapshot costs the process memory of its own: the readings after the first
+ * snapshot are then higher than without.
+ */
+const snapshotDir = process.env.BENCH_HEAP_SNAPSHOTS
+async function heapSnapshot(server: Server, cwd: string, label: string) {
+  if (!snapshotDir || server.name.startsWith('bare')) return
+  const before = new Set(readdirSync(cwd))
+  server.process.kill('SIGUSR2')
+  for (let waited = 0; waited < 120_000; waited += 500) {
+    await sleep(500)
+    const file = readdirSync(cwd).find(
+      (name) => name.endsWith('.heapsnapshot') && !before.has(name)
+    )
+    // Written whole once the process answers again.
+    if (file && (await fetch(`${server.url}/health/live`).catch(() => null))) {
+      mkdirSync(snapshotDir, { recursive: true })
+      renameSync(join(cwd, file), join(snapshotDir, `${label}.heapsnapshot`))
+      return
+    }
+  }
+  throw new Error(`no heap snapshot from ${server.name} within 120 s`)
+}
+
+async function measure(server: Server, cwd: string): Promise<Figures> {
   const pid = server.process.pid!
   const idle = await settledRss(pid)
+  const label = server.name.replace(/[^a-z0-9=-]+/gi, '-')
+  await heapSnapshot(server, cwd, `${label}-idle`)
+  let started = performance.now()
   let failures = await load(server, REQUESTS)
+  let loadMs = performance.now() - started
   const first = await settledRss(pid)
+  await heapSnapshot(server, cwd, `${label}-after-${REQUESTS}`)
+  started = performance.now()
   failures += await load(server, REQUESTS)
+  loadMs += performance.now() - started
   const second = await settledRss(pid)
-  return { name: server.name, idle, first, second, failures }
+  await heapSnapshot(server, cwd, `${label}-after-${2 * REQUESTS}`)
+  const rate = (2 * REQUESTS) / (loadMs / 1000)
+  return { name: server.name, idle, first, second, failures, rate }
 }
 
 async function stop(server: Server) {
@@ -278,64 +349,75 @@ async function main() {
   const gatewayBuild = build(root, 'gateway', ['--tsconfig', 'tsconfig.build.json'])
   const results: Figures[] = []
 
-  const bareEnv = {
-    ...process.env,
-    NODE_ENV: 'production',
-    HOST: '127.0.0.1',
-    PORT: String(await freePort()),
-    APP_KEY,
-    LOG_LEVEL: 'warn',
-  }
-  const bare = await start('bare AdonisJS 7 app (compiled)', bareBuild, ['bin/server.js'], bareEnv)
-  try {
-    results.push(await measure(bare))
-  } finally {
-    await stop(bare)
-  }
-
-  const targets: { name: string; cwd: string; args: string[]; ace: string }[] = [
-    {
-      name: 'gateway (compiled: node bin/server.js)',
-      cwd: gatewayBuild,
-      args: ['bin/server.js'],
-      ace: 'ace.js',
-    },
-  ]
-  if (process.env.BENCH_SOURCES === '1') {
-    targets.push({
-      name: 'gateway (sources: ts-exec)',
-      cwd: root,
-      args: ['--import=@poppinss/ts-exec', 'bin/server.ts'],
-      ace: 'ace.js',
-    })
-  }
-  for (const target of targets) {
-    const env = await gatewayEnv()
-    // The server's first start migrates and installs the defaults; then the wallets and the rate.
-    const server = await start(target.name, target.cwd, target.args, env, () =>
-      install(target.cwd, target.ace, env)
+  for (const flags of FLAG_SETS) {
+    const bareEnv = {
+      ...process.env,
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: String(await freePort()),
+      APP_KEY,
+      LOG_LEVEL: 'warn',
+    }
+    const bare = await start(
+      `bare AdonisJS 7 app${flags.label}`,
+      bareBuild,
+      [...flags.args, 'bin/server.js'],
+      bareEnv
     )
     try {
-      results.push(await measure(server))
+      results.push(await measure(bare, bareBuild))
     } finally {
-      await stop(server)
+      await stop(bare)
+    }
+
+    const targets: { name: string; cwd: string; args: string[]; ace: string }[] = [
+      { name: `gateway${flags.label}`, cwd: gatewayBuild, args: ['bin/server.js'], ace: 'ace.js' },
+    ]
+    if (process.env.BENCH_SOURCES === '1') {
+      targets.push({
+        name: `gateway, sources (ts-exec)${flags.label}`,
+        cwd: root,
+        args: ['--import=@poppinss/ts-exec', 'bin/server.ts'],
+        ace: 'ace.js',
+      })
+    }
+    for (const target of targets) {
+      const env = await gatewayEnv()
+      const args = [
+        ...(snapshotDir ? ['--heapsnapshot-signal=SIGUSR2'] : []),
+        ...flags.args,
+        ...target.args,
+      ]
+      // The server's first start migrates and installs the defaults; then the wallets and the rate.
+      const server = await start(target.name, target.cwd, args, env, () =>
+        install(target.cwd, target.ace, env)
+      )
+      try {
+        results.push(await measure(server, target.cwd))
+      } finally {
+        await stop(server)
+      }
     }
   }
 
-  const [base] = results
   const pad = (text: string, width: number) => text.padEnd(width)
+  const width = Math.max(...results.map((figures) => figures.name.length)) + 2
   console.log(
-    `\n${pad('server', 42)}${pad('idle', 10)}${pad(`after ${REQUESTS}`, 14)}${pad(`after ${2 * REQUESTS}`, 14)}growth 2nd batch   × bare (idle / after ${REQUESTS})`
+    `\n${pad('server (compiled unless said)', width)}${pad('idle', 9)}${pad(`after ${REQUESTS}`, 13)}` +
+      `${pad(`after ${2 * REQUESTS}`, 13)}${pad('growth 2nd', 12)}${pad('requests/s', 12)}× bare (idle / after ${REQUESTS} / after ${2 * REQUESTS})`
   )
+  let base = results[0]
   for (const figures of results) {
+    if (figures.name.startsWith('bare')) base = figures
     const growth = ((figures.second - figures.first) / figures.first) * 100
     console.log(
-      pad(figures.name, 42) +
-        pad(mb(figures.idle), 10) +
-        pad(mb(figures.first), 14) +
-        pad(mb(figures.second), 14) +
-        pad(`${growth >= 0 ? '+' : ''}${growth.toFixed(1)} %`, 19) +
-        `${(figures.idle / base.idle).toFixed(2)} / ${(figures.first / base.first).toFixed(2)}` +
+      pad(figures.name, width) +
+        pad(mb(figures.idle), 9) +
+        pad(mb(figures.first), 13) +
+        pad(mb(figures.second), 13) +
+        pad(`${growth >= 0 ? '+' : ''}${growth.toFixed(1)} %`, 12) +
+        pad(figures.rate.toFixed(0), 12) +
+        `${(figures.idle / base.idle).toFixed(2)} / ${(figures.first / base.first).toFixed(2)} / ${(figures.second / base.second).toFixed(2)}` +
         (figures.failures > 0 ? `   (${figures.failures} answers not 200)` : '')
     )
   }
