@@ -18,8 +18,12 @@
 |     and signed order creation in turn, BENCH_CONNECTIONS (16) in flight;
 |   - after as many again, and the growth over that second batch.
 |
-| Also the gateway run from its TypeScript sources (ts-exec, `npm start`'s
-| way) with BENCH_SOURCES=1. Both builds use this checkout's node_modules.
+| Each pair runs with V8's defaults, then with the Node flags of
+| BENCH_NODE_FLAGS (default `--optimize-for-size`, as docs/production.md
+| runs a web process), and the requests per second of each run are printed
+| next to its memory. Also the gateway run from its TypeScript sources
+| (ts-exec, `npm start`'s way) with BENCH_SOURCES=1; heap snapshots with
+| BENCH_HEAP_SNAPSHOTS=<dir>. Both builds use this checkout's node_modules.
 */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -43,21 +47,17 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 40_000)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10)
 /**
- * Each app runs twice: with V8's defaults, and with the young generation
- * capped as docs/production.md runs the gateway (BENCH_SEMI_SPACE MB per
- * semi-space, 8 unless set; 0 runs the defaults only).
+ * Each app runs with V8's defaults, then with each set of Node flags of
+ * BENCH_NODE_FLAGS (sets separated by `|`; default `--optimize-for-size`, as
+ * docs/production.md runs a web process; empty: the defaults only).
  */
-const SEMI_SPACE = Number(process.env.BENCH_SEMI_SPACE ?? 8)
 const FLAG_SETS = [
   { label: '', args: [] as string[] },
-  ...(SEMI_SPACE > 0
-    ? [
-        {
-          label: `, --max-semi-space-size=${SEMI_SPACE}`,
-          args: [`--max-semi-space-size=${SEMI_SPACE}`],
-        },
-      ]
-    : []),
+  ...(process.env.BENCH_NODE_FLAGS ?? '--optimize-for-size')
+    .split('|')
+    .map((set) => set.trim())
+    .filter(Boolean)
+    .map((set) => ({ label: `, ${set}`, args: set.split(/\s+/) })),
 ]
 const SECRET = 'bench-secret-0123456789abcdef'
 const APP_KEY = randomBytes(32).toString('base64url')
