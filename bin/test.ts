@@ -22,6 +22,8 @@ process.env.APP_URL = `http://127.0.0.1:${process.env.PORT}`
 import 'reflect-metadata'
 import { Ignitor, prettyPrintError } from '@adonisjs/core'
 import { configure, processCLIArgs, run } from '@japa/runner'
+import { fileURLToPath } from 'node:url'
+import { parseShard, shardSuites } from '../tests/sharding.js'
 
 const APP_ROOT = new URL('../', import.meta.url)
 
@@ -45,8 +47,14 @@ new Ignitor(APP_ROOT, { importer: IMPORTER })
     const { runnerHooks, ...config } = await import('../tests/bootstrap.js')
 
     processCLIArgs(process.argv.splice(2))
+    // TEST_SHARD=k/n: this run takes the k-th of n shares of the spec files (tests/sharding.ts).
+    const shard = parseShard(process.env.TEST_SHARD)
+    const suites = shard
+      ? shardSuites(app.rcFile.tests.suites, fileURLToPath(APP_ROOT), shard)
+      : app.rcFile.tests.suites
     configure({
       ...app.rcFile.tests,
+      suites,
       ...config,
       ...{
         setup: runnerHooks.setup,

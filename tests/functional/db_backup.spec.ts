@@ -32,8 +32,12 @@ import { releaseMigrations, shortName } from '#services/backup/schema_version'
 
 const isPg = () => db.connection().dialect.name === 'postgres'
 
-/** Where the files of these tests go (removed at the end). */
-const work = () => app.makePath('storage', 'helper_backup_files')
+/**
+ * Where the files of these tests go (removed at the end): one folder per
+ * run (named after its port), so that two suites side by side in one
+ * checkout (CI_PARALLEL) do not remove each other's files.
+ */
+const work = () => app.makePath('storage', `helper_backup_files_${process.env.PORT}`)
 
 /** The environment of a command run against the database `name` (not the test database). */
 function other(name: string): Record<string, string> {
