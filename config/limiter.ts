@@ -1,10 +1,13 @@
 import { defineConfig, stores } from '@adonisjs/limiter'
+import { redisLimiterStore } from '#services/redis_limiter_store'
 
 /**
  * Three stores: `memory` (per process, the default), `database` (shared by
  * every process on the same database) and `redis` (shared through the Redis
  * of config/redis.ts). The setting `rate_limit.store` picks one at run
- * time; the limits themselves are settings too.
+ * time; the limits themselves are settings too. The Redis store is
+ * loaded on first use (app/services/redis_limiter_store.ts), so that a
+ * process counting in memory or in the database never loads ioredis.
  */
 const limiterConfig = defineConfig({
   default: 'memory',
@@ -14,12 +17,7 @@ const limiterConfig = defineConfig({
       tableName: 'rate_limits',
       clearExpiredByTimeout: true,
     }),
-    redis: stores.redis({
-      connectionName: 'main',
-      // Fail at once while Redis is down, so the request is counted in
-      // memory instead of waiting (app/services/request_limits.ts).
-      rejectIfRedisNotReady: true,
-    }),
+    redis: redisLimiterStore,
   },
 })
 

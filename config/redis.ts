@@ -1,6 +1,5 @@
 import env from '#start/env'
-import { defineConfig } from '@adonisjs/redis'
-import type { InferConnections } from '@adonisjs/redis/types'
+import type { InferConnections, RedisConnectionConfig } from '@adonisjs/redis/types'
 
 /**
  * Redis is optional: it is connected to only when the setting
@@ -8,9 +7,14 @@ import type { InferConnections } from '@adonisjs/redis/types'
  * While it is unreachable the limits are counted in memory (see
  * app/services/request_limits.ts), so reconnecting never stops: the
  * delay grows to 2 s between attempts.
+ *
+ * A plain object rather than `defineConfig()` of '@adonisjs/redis': that
+ * module loads the Redis manager and ioredis, which a process counting
+ * requests in memory or in the database never needs (the Redis manager is
+ * made on first use: app/services/redis_limiter_store.ts).
  */
-const redisConfig = defineConfig({
-  connection: 'main',
+const redisConfig = {
+  connection: 'main' as const,
 
   connections: {
     main: {
@@ -23,9 +27,9 @@ const redisConfig = defineConfig({
       retryStrategy(times) {
         return Math.min(times * 100, 2000)
       },
-    },
+    } satisfies RedisConnectionConfig,
   },
-})
+}
 
 export default redisConfig
 

@@ -1,10 +1,10 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import logger from '@adonisjs/core/services/logger'
 import limiter from '@adonisjs/limiter/services/main'
-import redis from '@adonisjs/redis/services/main'
 import { errors as limiterErrors, type Limiter } from '@adonisjs/limiter'
 import BusinessError from '#exceptions/business_error'
 import settings from '#settings/settings_service'
+import { loadRedisLimiterStore } from '#services/redis_limiter_store'
 
 export type LimitBucket = 'create' | 'query' | 'cashier' | 'notify'
 
@@ -134,19 +134,21 @@ export class RequestLimits {
    * connection that it opens.
    */
   #waitForFirstRedisConnect(): Promise<void> {
-    this.#redisFirstConnect ??= new Promise<void>((resolve) => {
-      const connection = redis.connection('main')
-      if (connection.status === 'ready') return resolve()
-      const timer = setTimeout(done, REDIS_FIRST_CONNECT_MS)
-      connection.ioConnection.once('ready', done)
-      connection.ioConnection.once('error', done)
-      function done() {
-        clearTimeout(timer)
-        connection.ioConnection.off('ready', done)
-        connection.ioConnection.off('error', done)
-        resolve()
-      }
-    })
+    this.#redisFirstConnect ??= loadRedisLimiterStore().then(
+      (connection) =>
+        new Promise<void>((resolve) => {
+          if (connection.status === 'ready') return resolve()
+          const timer = setTimeout(done, REDIS_FIRST_CONNECT_MS)
+          connection.ioConnection.once('ready', done)
+          connection.ioConnection.once('error', done)
+          function done() {
+            clearTimeout(timer)
+            connection.ioConnection.off('ready', done)
+            connection.ioConnection.off('error', done)
+            resolve()
+          }
+        })
+    )
     return this.#redisFirstConnect
   }
 

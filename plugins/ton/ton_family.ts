@@ -1,4 +1,3 @@
-import { Address } from '@ton/core'
 import {
   InvalidAddressError,
   type ChainFamily,
@@ -10,6 +9,11 @@ import {
   type VerificationContext,
 } from '#chains/chain_family'
 import { tonPaymentUri } from '#plugins/ton/ton_payment_uri'
+import {
+  friendlyTonAddress,
+  parseTonAddress,
+  type ParsedTonAddress,
+} from '#plugins/ton/ton_address'
 import { parseTonReference } from '#plugins/ton/ton_references'
 import { toncenterBudget, toncenterRequestsPerDay } from '#plugins/ton/ton_budget'
 import type { RpcBudget, RpcPool } from '#chains/rpc_pool'
@@ -25,17 +29,9 @@ export class TonFamily implements ChainFamily {
   readonly name = 'ton'
   readonly addressFormat = 'raw form 0:<64 hex> or user-friendly form (48 characters, EQ…/UQ…)'
 
-  #parse(address: string): { address: Address; testOnly: boolean } {
-    const value = address.trim()
-    try {
-      if (Address.isFriendly(value)) {
-        const parsed = Address.parseFriendly(value)
-        return { address: parsed.address, testOnly: parsed.isTestOnly }
-      }
-      if (Address.isRaw(value)) return { address: Address.parseRaw(value), testOnly: false }
-    } catch {
-      // fall through to the error below
-    }
+  #parse(address: string): ParsedTonAddress {
+    const parsed = parseTonAddress(address.trim())
+    if (parsed) return parsed
     throw new InvalidAddressError(
       `"${address}" is not a TON address: expected ${this.addressFormat}`
     )
@@ -43,13 +39,13 @@ export class TonFamily implements ChainFamily {
 
   normalizeAddress(address: string): string {
     const { address: parsed, testOnly } = this.#parse(address)
-    return parsed.toString({ urlSafe: true, bounceable: false, testOnly })
+    return friendlyTonAddress(parsed, { bounceable: false, testOnly })
   }
 
   normalizeContract(contract: string): string {
     const { address: parsed, testOnly } = this.#parse(contract)
     // Contracts (jetton masters) are conventionally shown bounceable.
-    return parsed.toString({ urlSafe: true, bounceable: true, testOnly })
+    return friendlyTonAddress(parsed, { bounceable: true, testOnly })
   }
 
   /**

@@ -1,4 +1,4 @@
-import { Address } from '@ton/core'
+import { parseTonAddress, rawTonAddress, type TonAddress } from '#plugins/ton/ton_address'
 import { TransferLookupError } from '#chains/chain_family'
 
 /**
@@ -9,7 +9,7 @@ import { TransferLookupError } from '#chains/chain_family'
  * Hashes are 64 hex characters (base64 as toncenter shows them is accepted too).
  */
 export type TonReference =
-  | { kind: 'canonical'; account: Address; lt: bigint; hash: string }
+  | { kind: 'canonical'; account: TonAddress; lt: bigint; hash: string }
   | { kind: 'lt-hash'; lt: bigint; hash: string }
   | { kind: 'hash'; hash: string }
 
@@ -47,13 +47,9 @@ function hashOf(reference: string, text: string): string {
   return hash
 }
 
-function accountOf(reference: string, text: string): Address {
-  try {
-    if (Address.isRaw(text)) return Address.parseRaw(text)
-    if (Address.isFriendly(text)) return Address.parseFriendly(text).address
-  } catch {
-    // reported below
-  }
+function accountOf(reference: string, text: string): TonAddress {
+  const parsed = parseTonAddress(text)
+  if (parsed) return parsed.address
   throw malformed(reference, `"${text}" is not a TON address`)
 }
 
@@ -80,6 +76,6 @@ export function parseTonReference(reference: string): TonReference {
 }
 
 /** The reference kept as block_transaction_id: `ton:<raw address>:<lt>:<hex hash>`. */
-export function canonicalTonReference(account: Address, lt: bigint, hashHex: string): string {
-  return `ton:${account.toRawString().toLowerCase()}:${lt}:${hashHex.toLowerCase()}`
+export function canonicalTonReference(account: TonAddress, lt: bigint, hashHex: string): string {
+  return `ton:${rawTonAddress(account).toLowerCase()}:${lt}:${hashHex.toLowerCase()}`
 }

@@ -139,15 +139,15 @@ class TonVerification {
    */
   async locate(reference: TonReference): Promise<Found> {
     if (reference.kind === 'canonical') {
-      const entry = await this.byId(reference.account, reference.lt, reference.hash)
-      if (!reference.account.equals(this.owner.address)) {
+      const account = new Address(reference.account.workChain, reference.account.hash)
+      const entry = await this.byId(account, reference.lt, reference.hash)
+      if (!account.equals(this.owner.address)) {
         for (const token of jettonTokens(this.context.tokens)) {
           const wallet = await this.jettonWallet(token)
-          if (wallet.address.equals(reference.account))
-            return { entry, account: reference.account, jettonWallet: wallet }
+          if (wallet.address.equals(account)) return { entry, account, jettonWallet: wallet }
         }
       }
-      return { entry, account: reference.account }
+      return { entry, account }
     }
     const find = (account: Address) =>
       reference.kind === 'lt-hash'

@@ -10,9 +10,11 @@ import { startServerProcess } from '#tests/helpers/processes'
  * libraries and undici are loaded by the scanners, the reference checks and
  * the callback deliveries on first use, never at boot. A static import of
  * one of them in a module the server loads puts tens of MB back into every
- * web process; this test names the module that did.
+ * web process; this test names the module that did. ioredis is loaded by
+ * the rate limiter's Redis store on its first use only
+ * (app/services/redis_limiter_store.ts).
  */
-const LOADED_ON_FIRST_USE = ['viem', '@solana/kit', '@ton/ton', 'undici', 'axios']
+const LOADED_ON_FIRST_USE = ['viem', '@solana/kit', '@ton/ton', 'undici', 'axios', 'ioredis']
 
 test.group('A web process at boot', (group) => {
   group.each.setup(() => resetDatabase())

@@ -35,7 +35,7 @@ const isPg = () => db.connection().dialect.name === 'postgres'
 /**
  * Where the files of these tests go (removed at the end): one folder per
  * run (named after its port), so that two suites side by side in one
- * checkout (CI_PARALLEL) do not remove each other's files.
+ * checkout (.ci/run runs several) do not remove each other's files.
  */
 const work = () => app.makePath('storage', `helper_backup_files_${process.env.PORT}`)
 

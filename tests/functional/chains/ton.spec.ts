@@ -18,6 +18,7 @@ import {
   type TonFixture,
 } from '#tests/helpers/ton/ton_setup'
 import { scanOnce } from '#tests/helpers/scanning'
+import { freshTreasury } from '#tests/helpers/ton/ton_orders'
 
 async function createTonOrder(client: any, overrides: Record<string, unknown> = {}) {
   const response = await createOrder(
@@ -34,10 +35,15 @@ function comment(text: string) {
   return beginCell().storeUint(0, 32).storeStringTail(text).endCell()
 }
 
-let walletCounter = 0
-/** A fresh deployed receiving wallet per test: no history from other tests. */
+/**
+ * A fresh deployed receiving wallet per test: no history from other tests.
+ * Named by ton_orders' counter, shared by every TON spec file of the
+ * process: the sandbox derives a treasury from its name, and what this
+ * process has learnt of one (its jetton wallets) must not meet another
+ * file's test under the same name.
+ */
 async function freshShop(fixture: TonFixture) {
-  return fixture.chain.treasury(`shop-${process.pid}-${++walletCounter}`)
+  return freshTreasury(fixture, 'shop')
 }
 
 test.group('TON: scanning the sandbox through TonClient and a fake toncenter', (group) => {
@@ -338,7 +344,7 @@ test.group('TON: scanning the sandbox through TonClient and a fake toncenter', (
     assert.equal(fixture.toncenter.calls.length, 8)
 
     // a transfer without notification costs one get_wallet_address per payer (its jetton wallet), once per process
-    const payer = await fixture.chain.treasury(`cost-payer-${process.pid}-${++walletCounter}`)
+    const payer = await freshTreasury(fixture, 'cost-payer')
     await fixture.chain.mint(fixture.admin, fixture.usdt, payer.address, 100_000_000n)
     await fixture.chain.payJetton(payer, fixture.usdt, shop, 10_000_000n, { forwardTonAmount: 0n })
     await fixture.chain.payJetton(payer, fixture.usdt, shop, 11_000_000n, { forwardTonAmount: 0n })

@@ -20,7 +20,7 @@ test.group('TON references: parsing', () => {
     const parsed = parseTonReference(`ton:${RAW}:47000000000003:${HASH}`)
     assert.equal(parsed.kind, 'canonical')
     if (parsed.kind !== 'canonical') return
-    assert.isTrue(parsed.account.equals(Address.parseRaw(RAW)))
+    assert.isTrue(Address.parseRaw(RAW).equals(parsed.account as Address))
     assert.equal(parsed.lt, 47000000000003n)
     assert.equal(parsed.hash, HASH)
   })
