@@ -44,18 +44,19 @@ export async function recreateSchema() {
   await installation.migrate()
 }
 
-/** The administrator row the installation seeded in this run, once known (see resetDatabase). */
-let seededAdmin: Record<string, unknown> | null = null
+/** What the installation seeded in this run for its administrator, once known (see resetDatabase). */
+let seededAdmin: { user: Record<string, unknown>; audit: Record<string, unknown>[] } | null = null
 
 /**
  * Empties the tables and installs the defaults again (with the test API
  * secret of bin/test.ts), so each test starts from a fresh installation.
  *
  * The administrator (ADMIN_EMAIL / ADMIN_PASSWORD of bin/test.ts) is put
- * back as the first installation of the run seeded it, its password hash
- * included, before the seeders run (which then find it and add nothing):
- * hashing the same password again for every test was two thirds of a
- * reset's CPU (scrypt, about 50 ms). Everything else is seeded anew.
+ * back as the first installation of the run seeded it, its id, password
+ * hash and audit entry included, before the seeders run (which then find
+ * it and add nothing): hashing the same password again for every test was
+ * two thirds of a reset's CPU (scrypt, about 50 ms). Everything else is
+ * seeded anew.
  */
 export async function resetDatabase() {
   for (const table of TABLES) {
@@ -67,12 +68,19 @@ export async function resetDatabase() {
   rateService.clearCache()
   // Not Redis: its clear() empties the whole Redis database; Redis tests use keys of their own.
   await limiter.clear(['memory', 'database'])
-  if (seededAdmin) await db.table('users').insert(seededAdmin)
+  if (seededAdmin) {
+    await db.table('users').insert(seededAdmin.user)
+    if (seededAdmin.audit.length > 0) await db.table('audit_log').multiInsert(seededAdmin.audit)
+  }
   await installation.installDefaults(() => {})
   if (!seededAdmin) {
-    const admin = await db.from('users').orderBy('id').firstOrFail()
-    delete admin.id
-    seededAdmin = admin
+    const user = await db.from('users').orderBy('id').firstOrFail()
+    const audit = await db
+      .from('audit_log')
+      .where({ subject_type: 'user', subject_id: String(user.id) })
+      .orderBy('id')
+    for (const row of audit) delete row.id
+    seededAdmin = { user, audit }
   }
 }
 
