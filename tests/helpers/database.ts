@@ -44,19 +44,22 @@ export async function recreateSchema() {
   await installation.migrate()
 }
 
-/** What the installation seeded in this run for its administrator, once known (see resetDatabase). */
-let seededAdmin: { user: Record<string, unknown>; audit: Record<string, unknown>[] } | null = null
+/** Every row the installation seeded in this run, table by table (see resetDatabase). */
+let seeded: { table: string; rows: Record<string, unknown>[] }[] | null = null
 
 /**
  * Empties the tables and installs the defaults again (with the test API
  * secret of bin/test.ts), so each test starts from a fresh installation.
  *
- * The administrator (ADMIN_EMAIL / ADMIN_PASSWORD of bin/test.ts) is put
- * back as the first installation of the run seeded it, its id, password
- * hash and audit entry included, before the seeders run (which then find
- * it and add nothing): hashing the same password again for every test was
- * two thirds of a reset's CPU (scrypt, about 50 ms). Everything else is
- * seeded anew.
+ * The first reset of the run seeds them (installation.installDefaults, as
+ * `node ace setup` does) and keeps what it wrote; the next ones write those
+ * same rows back, ids included, parents first. A seeding per test was most
+ * of a reset: the administrator's password hashed again (scrypt, about
+ * 50 ms of CPU), and on PostgreSQL about a hundred statements, each a
+ * round trip. What the seeders write depends only on the environment and
+ * the plugins of the process, the same for the whole run;
+ * tests/functional/seeders.spec.ts and installation.spec.ts run the
+ * seeders themselves.
  */
 export async function resetDatabase() {
   for (const table of TABLES) {
@@ -68,20 +71,17 @@ export async function resetDatabase() {
   rateService.clearCache()
   // Not Redis: its clear() empties the whole Redis database; Redis tests use keys of their own.
   await limiter.clear(['memory', 'database'])
-  if (seededAdmin) {
-    await db.table('users').insert(seededAdmin.user)
-    if (seededAdmin.audit.length > 0) await db.table('audit_log').multiInsert(seededAdmin.audit)
+  if (seeded) {
+    for (const { table, rows } of seeded) await db.table(table).multiInsert(rows)
+    return
   }
   await installation.installDefaults(() => {})
-  if (!seededAdmin) {
-    const user = await db.from('users').orderBy('id').firstOrFail()
-    const audit = await db
-      .from('audit_log')
-      .where({ subject_type: 'user', subject_id: String(user.id) })
-      .orderBy('id')
-    for (const row of audit) delete row.id
-    seededAdmin = { user, audit }
+  const snapshot: { table: string; rows: Record<string, unknown>[] }[] = []
+  for (const table of [...TABLES].reverse()) {
+    const rows = await db.from(table)
+    if (rows.length > 0) snapshot.push({ table, rows })
   }
+  seeded = snapshot
 }
 
 /** Number of rows of `table` matching `where`. */
