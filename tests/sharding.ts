@@ -56,7 +56,11 @@ export function splitFiles(
 type SuiteConfig = { name: string; files: string | string[] | (() => URL[] | Promise<URL[]>) }
 
 /** The suites with their files cut down to the share's (a suite with none of them keeps an empty list). */
-export function shardSuites<T extends SuiteConfig>(suites: T[], root: string, shard: Shard): T[] {
+export function shardSuites<T extends SuiteConfig>(
+  suites: T[],
+  root: string,
+  shard: Shard
+): (Omit<T, 'files'> & { files: () => URL[] })[] {
   const patterns = (suite: T) => {
     if (typeof suite.files === 'function') {
       throw new Error(`suite "${suite.name}": TEST_SHARD needs glob patterns for its files`)
