@@ -9,8 +9,9 @@ import { pathToFileURL } from 'node:url'
  * time of the longest share.
  *
  * Every share computes the same split: the spec files of every suite,
- * weighed by tests/shard_weights.json (seconds each took in a whole run,
- * written by `TEST_TIMINGS_FILE=... npm test`; a file missing there weighs
+ * weighed by tests/shard_weights.json (seconds of wall time each took, as
+ * `CI_TIMINGS_OUT=... bash .ci/run` writes them from the `wall` figures of
+ * TEST_TIMINGS_FILE; a file missing there weighs
  * DEFAULT_WEIGHT), taken heaviest first and each given to the lightest share
  * so far. Each file belongs to exactly one share, so the shares together
  * run every test once.

@@ -56,8 +56,9 @@ let seeded: { table: string; rows: Record<string, unknown>[] }[] | null = null
  * same rows back, parents first, under new ids (but the administrator's).
  * A seeding per test was most of a reset: the administrator's password
  * hashed again (scrypt, about 50 ms of CPU), and on PostgreSQL about a
- * hundred statements, each a round trip. What the seeders write depends only on the environment and
- * the plugins of the process, the same for the whole run;
+ * hundred statements, each a round trip. What the seeders write depends
+ * only on the environment and the plugins of the process, the same for
+ * the whole run;
  * tests/functional/seeders.spec.ts and installation.spec.ts run the
  * seeders themselves.
  */
