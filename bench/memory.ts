@@ -16,7 +16,9 @@
 |   - idle: once started and each path asked once, when RSS has settled;
 |   - after BENCH_REQUESTS (40,000) requests: public config, cashier status
 |     and signed order creation in turn, BENCH_CONNECTIONS (16) in flight;
-|   - after as many again, and the growth over that second batch.
+|   - after as many again, and the growth over that second batch;
+|   - then, after the second batch, that RSS split into anonymous pages
+|     (heaps, the C allocator) and mapped files (code): RssAnon and RssFile.
 |
 | Each pair runs with V8's defaults, then with the Node flags of
 | BENCH_NODE_FLAGS (default `--optimize-for-size`, as docs/production.md
@@ -116,10 +118,14 @@ function build(appRoot: string, name: string, args: string[] = []): string {
   return output
 }
 
-function rssKb(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+/** A line of /proc/<pid>/status, in kB. */
+function statusKb(pid: number, field: 'VmRSS' | 'RssAnon' | 'RssFile'): number {
+  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(
+    readFileSync(`/proc/${pid}/status`, 'utf8')
+  )
   return match ? Number(match[1]) : Number.NaN
 }
+const rssKb = (pid: number) => statusKb(pid, 'VmRSS')
 
 const mb = (kb: number) => `${(kb / 1024).toFixed(0)} MB`
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -284,6 +290,9 @@ type Figures = {
   failures: number
   /** Requests per second over both batches. */
   rate: number
+  /** After the second batch: the anonymous memory (heaps, the allocator) and the mapped files (code) of the RSS. */
+  anon: number
+  file: number
 }
 
 /**
@@ -327,9 +336,11 @@ async function measure(server: Server, cwd: string): Promise<Figures> {
   failures += await load(server, REQUESTS)
   loadMs += performance.now() - started
   const second = await settledRss(pid)
+  const anon = statusKb(pid, 'RssAnon')
+  const file = statusKb(pid, 'RssFile')
   await heapSnapshot(server, cwd, `${label}-after-${2 * REQUESTS}`)
   const rate = (2 * REQUESTS) / (loadMs / 1000)
-  return { name: server.name, idle, first, second, failures, rate }
+  return { name: server.name, idle, first, second, failures, rate, anon, file }
 }
 
 async function stop(server: Server) {
@@ -421,6 +432,11 @@ async function main() {
         (figures.failures > 0 ? `   (${figures.failures} answers not 200)` : '')
     )
   }
+  // Where the resident memory after the second batch is: anonymous pages (V8's heaps, the
+  // allocator's, threads' stacks) against mapped files (node's code, native addons).
+  console.log(`\n${pad(`after ${2 * REQUESTS}`, width)}${pad('anonymous', 12)}files`)
+  for (const figures of results)
+    console.log(pad(figures.name, width) + pad(mb(figures.anon), 12) + mb(figures.file))
 }
 
 main()

@@ -1,6 +1,6 @@
 import env from '#start/env'
 import app from '@adonisjs/core/services/app'
-import { defineConfig, targets } from '@adonisjs/core/logger'
+import { defineConfig, destination, targets } from '@adonisjs/core/logger'
 import { redactLogFields, redactSecrets, serializeError } from '#support/redaction'
 
 const loggerConfig = defineConfig({
@@ -28,12 +28,13 @@ const loggerConfig = defineConfig({
           )
         },
       },
-      transport: {
-        targets: targets()
-          .pushIf(app.inDev, targets.pretty())
-          .pushIf(!app.inDev, targets.file({ destination: 1 }))
-          .toArray(),
-      },
+      // In development, pino-pretty (a transport: a thread of its own). Elsewhere,
+      // JSON lines written to stdout from this thread (SonicBoom, asynchronous,
+      // flushed on exit): a transport would start a worker thread, another V8
+      // heap of about 10 MB, only to copy the lines to the same file descriptor.
+      ...(app.inDev
+        ? { transport: { targets: targets().push(targets.pretty()).toArray() } }
+        : { destination: destination({ dest: 1, sync: false }) }),
     },
   },
 })

@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { resetDatabase } from '#tests/helpers/database'
@@ -12,7 +12,9 @@ import { startServerProcess } from '#tests/helpers/processes'
  * one of them in a module the server loads puts tens of MB back into every
  * web process; this test names the module that did. ioredis is loaded by
  * the rate limiter's Redis store on its first use only
- * (app/services/redis_limiter_store.ts).
+ * (app/services/redis_limiter_store.ts). And its log lines are written from
+ * the main thread (config/logger.ts): a pino transport would start a worker
+ * thread, with a V8 heap of its own, only to copy them to stdout.
  */
 const LOADED_ON_FIRST_USE = ['viem', '@solana/kit', '@ton/ton', 'undici', 'axios', 'ioredis']
 
@@ -59,6 +61,14 @@ registerHooks({
         const culprit = lines.find((line) => line.split(' ')[1]?.includes(`/node_modules/${name}/`))
         assert.isUndefined(culprit, `${name} is loaded at boot (parent, then module): ${culprit}`)
       }
+      // The process's threads by name (Linux): Node's own (MainThread, V8Worker,
+      // libuv-worker …; here also ts-exec's loader, "WorkerThread"), no pino transport.
+      const pid = server.process.pid!
+      const threads = readdirSync(`/proc/${pid}/task`).map((task) =>
+        readFileSync(`/proc/${pid}/task/${task}/comm`, 'utf8').trim()
+      )
+      assert.include(threads, 'MainThread', 'the thread names were read')
+      assert.notInclude(threads, 'pino.transport', 'the logger runs a transport thread')
     } finally {
       await server.stop()
       rmSync(scratch, { recursive: true, force: true })
