@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import { createServer, type Server } from 'node:net'
 import db from '@adonisjs/lucid/services/db'
 import settings from '#settings/settings_service'
 import { SettingValueError } from '#settings/setting_types'
@@ -411,6 +412,35 @@ test.group('E-mail channel: TLS modes', (group) => {
     } finally {
       await channel.close()
       await implicit.stop()
+    }
+  })
+
+  test('a server that hangs up or answers 421 at the greeting: retry', async ({ assert }) => {
+    const greetings = [
+      { greeting: '', says: 'Connection closed' },
+      { greeting: '421 4.3.2 Service not available, closing channel\r\n', says: '421 4.3.2' },
+    ]
+    for (const { greeting, says } of greetings) {
+      const tcp: Server = createServer((socket) => {
+        if (greeting === '') socket.destroy()
+        else socket.end(greeting)
+      })
+      await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve))
+      const channel = new EmailChannel()
+      try {
+        await settings.setMany({
+          'notify.email.host': '127.0.0.1',
+          'notify.email.port': String((tcp.address() as { port: number }).port),
+          'notify.email.from': 'alerts@gateway.example',
+          'notify.email.recipients': RECIPIENTS.join(','),
+        })
+        const outcome = await channel.send(message(), RECIPIENTS.join(','))
+        assert.equal(outcome.status, 'retry', JSON.stringify(outcome))
+        assert.include((outcome as { error: string }).error, says)
+      } finally {
+        await channel.close()
+        await new Promise<void>((resolve) => tcp.close(() => resolve()))
+      }
     }
   })
 })
