@@ -13,6 +13,8 @@ const pluginsConfig: Record<string, () => Promise<PluginModule>> = {
   ton: () => import('#plugins/ton/plugin'),
   provider: () => import('#plugins/provider/plugin'),
   compat: () => import('#plugins/compat/plugin'),
+  webhook: () => import('#plugins/webhook/plugin'),
+  email: () => import('#plugins/email/plugin'),
 }
 
 export default pluginsConfig

@@ -12,6 +12,8 @@ import { ForbiddenTargetError, safeRequest } from '#callbacks/safe_http'
 import { DeliveryLoop, type DrainProgress } from '#callbacks/delivery_loop'
 import { claimLeases, releaseLeases } from '#support/lease'
 import { metrics } from '#support/metrics'
+import { raiseNotification } from '#notifications/notifier'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'held'
 export type DeliveryReport = {
@@ -178,7 +180,43 @@ class AttemptRecorder {
     }
   }
 
+  /**
+   * The operator is told, in the transaction that records the attempt:
+   * callback.failing once, when an unacknowledged callback reaches
+   * notify.callback_failing_after attempts; callback.gave_up when it runs out.
+   */
+  async #notify(trx: TransactionClientContract, record: AttemptRecord, failingAfter: number) {
+    if (record.acknowledged) return
+    const event =
+      record.status === 'failed'
+        ? 'callback.gave_up'
+        : record.status === 'pending' && record.attempts === failingAfter
+          ? 'callback.failing'
+          : null
+    if (!event) return
+    const order = await trx
+      .from('orders')
+      .where('id', record.orderId)
+      .select('trade_id', 'order_id', 'notify_url')
+      .first()
+    await raiseNotification(
+      event,
+      {
+        callback_id: record.callbackId,
+        trade_id: order?.trade_id ?? '',
+        order_id: order?.order_id ?? '',
+        attempts: record.attempts,
+        error:
+          record.error || (record.httpStatus ? `HTTP ${record.httpStatus}` : 'no acknowledgement'),
+      },
+      { dedupeKey: `${event}:${record.callbackId}:${record.attempts}` },
+      trx
+    )
+  }
+
   async #write(records: AttemptRecord[]): Promise<boolean[]> {
+    // Read before the transaction: on SQLite it holds the one connection a settings read would wait for.
+    const failingAfter = await settings.get('notify.callback_failing_after')
     return db.transaction(async (trx) => {
       const now = Date.now()
       await trx.table('callback_attempts').multiInsert(records.map((record) => record.attempt))
@@ -207,6 +245,7 @@ class AttemptRecorder {
           callback_attempts: record.attempts,
           callback_last_at: now,
         })
+        if (rows > 0) await this.#notify(trx, record, failingAfter)
       }
       return held
     })

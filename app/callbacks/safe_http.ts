@@ -60,7 +60,12 @@ export type SafeRequest = {
   body: string | null
 }
 
-export type SafeResponse = { status: number; body: string }
+export type SafeResponse = {
+  status: number
+  body: string
+  /** Response headers, lower-case names. */
+  headers: Record<string, string | string[] | undefined>
+}
 
 export type SafeRequestOptions = {
   timeoutMs: number
@@ -213,6 +218,7 @@ export async function safeRequest(
     }
     return {
       status: response.statusCode,
+      headers: response.headers,
       body: Buffer.concat(chunks).subarray(0, maxBodyBytes).toString('utf8'),
     }
   } catch (error) {

@@ -4,6 +4,7 @@ import { Worker } from 'adonisjs-scheduler'
 import jobRunner from '#jobs/job_runner'
 import chainWatch from '#chains/chain_watch'
 import { callbackDelivery } from '#callbacks/delivery_loop'
+import { notificationDelivery } from '#notifications/notification_delivery'
 
 let worker: Worker | null = null
 let state: 'idle' | 'starting' | 'running' | 'stopped' = 'idle'
@@ -27,6 +28,7 @@ export async function startJobs(app: ApplicationService) {
   state = 'running'
   await chainWatch.start()
   await callbackDelivery.start()
+  notificationDelivery.start()
   logger.info('background jobs started')
 }
 
@@ -43,6 +45,7 @@ export async function stopJobs() {
   await stopStep('scheduler', () => running?.stop())
   await Promise.all([
     stopStep('callback delivery', () => callbackDelivery.stop()),
+    stopStep('notification delivery', () => notificationDelivery.stop()),
     stopStep('running jobs', () => jobRunner.drain()),
     stopStep('chain watches', () => chainWatch.stop()),
   ])

@@ -2,6 +2,7 @@ import type { BaseCommand } from '@adonisjs/core/ace'
 import type { ChainFamily } from '#chains/chain_family'
 import type { CallbackFormat } from '#callbacks/callback_format'
 import type { PaymentProvider } from '#payments/payment_provider'
+import type { NotificationChannel } from '#notifications/notification_channel'
 import type { SettingDefinition } from '#settings/setting_types'
 import type { middleware } from '#start/kernel'
 import type { Router } from '@adonisjs/core/http'
@@ -77,6 +78,8 @@ export type GatewayPlugin = {
   families?: ChainFamily[]
   callbackFormats?: CallbackFormat[]
   providers?: PaymentProvider[]
+  /** Ways to tell the operator (Telegram, e-mail, a webhook): app/notifications/notification_channel.ts. */
+  notificationChannels?: NotificationChannel[]
   routes?: PluginRoutes
   /** Setting definitions, keyed by setting name (prefix them with the plugin name). */
   settings?: Record<string, SettingDefinition<any>>

@@ -1,6 +1,7 @@
 import chainRegistry from '#chains/chain_registry'
 import callbackFormats from '#callbacks/callback_format'
 import providers from '#payments/payment_provider'
+import notificationChannels from '#notifications/channel_registry'
 import settings from '#settings/settings_service'
 import type {
   GatewayPlugin,
@@ -33,6 +34,7 @@ export class PluginRegistry {
       for (const family of plugin.families ?? []) chainRegistry.register(family)
       for (const format of plugin.callbackFormats ?? []) callbackFormats.register(format)
       for (const provider of plugin.providers ?? []) providers.register(provider)
+      for (const channel of plugin.notificationChannels ?? []) notificationChannels.register(channel)
     }
   }
 

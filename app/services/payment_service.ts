@@ -1,4 +1,5 @@
 import db from '@adonisjs/lucid/services/db'
+import { raiseNotification } from '#notifications/notifier'
 import logger from '@adonisjs/core/services/logger'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import Order, { OrderStatus } from '#models/order'
@@ -49,6 +50,35 @@ export type PaymentOutcome = {
  * parent/child pair, and queue exactly one merchant callback (the
  * parent's). Calling it again with the same order and reference is a no-op.
  */
+/**
+ * order.paid, or order.paid_late when the order had expired (a late
+ * payment credited: expired or closed by an operator), raised in the payment's transaction.
+ */
+async function notifyPaid(
+  trx: TransactionClientContract,
+  order: Order,
+  previousStatus: number,
+  reference: string
+) {
+  const late = previousStatus === OrderStatus.EXPIRED
+  await raiseNotification(
+    late ? 'order.paid_late' : 'order.paid',
+    {
+      trade_id: order.tradeId,
+      order_id: order.orderId,
+      amount: order.actualAmount,
+      token: order.token,
+      network: order.isProviderOrder ? order.payProvider : order.network,
+      fiat_amount: order.amount,
+      currency: order.currency,
+      reference,
+      ...(late ? { previous_status: 'expired' } : {}),
+    },
+    {},
+    trx
+  )
+}
+
 export class PaymentService {
   async markPaid(orderId: number, request: PaymentRequest): Promise<PaymentOutcome> {
     return db.transaction((trx) => this.markPaidIn(trx, orderId, request))
@@ -85,6 +115,7 @@ export class PaymentService {
     await this.#claimReference(trx, network, request, order)
 
     const paidAt = request.paidAt ?? Date.now()
+    const previousStatus = order.status
     await this.#settle(trx, order, request.reference, paidAt)
     // One payment, counted once it is committed, by what it paid with
     // (a provider payment by its provider), whichever path brought it.
@@ -96,6 +127,7 @@ export class PaymentService {
     if (order.parentId === null) {
       await this.#expireChild(trx, order.id)
       await callbackOutbox.enqueue(trx, order)
+      await notifyPaid(trx, order, previousStatus, request.reference)
       return { order, notified: order, alreadyPaid: false }
     }
 
@@ -121,8 +153,10 @@ export class PaymentService {
       paymentUrl: order.payProvider !== '' ? order.paymentUrl : parent.paymentUrl,
     })
     parent.useTransaction(trx)
+    const parentStatus = parent.status
     await this.#settle(trx, parent, request.reference, paidAt)
     await callbackOutbox.enqueue(trx, parent)
+    await notifyPaid(trx, parent, parentStatus, request.reference)
     return { order, notified: parent, alreadyPaid: false }
   }
 

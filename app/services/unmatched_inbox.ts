@@ -1,5 +1,6 @@
 import db from '@adonisjs/lucid/services/db'
 import logger from '@adonisjs/core/services/logger'
+import { raiseNotification } from '#notifications/notifier'
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 
 /** unmatched_payments.reason is VARCHAR(255). */
@@ -62,6 +63,20 @@ export async function recordUnmatched(
     .ignore()
     .returning('id')
   if (inserted.length > 0) {
+    await raiseNotification(
+      'payment.unmatched',
+      {
+        network,
+        kind: entry.kind,
+        reference: entry.reference,
+        to: entry.to,
+        token: entry.token,
+        amount: entry.amount,
+        reason,
+      },
+      {},
+      client
+    )
     logger.warn(
       {
         network,

@@ -6,6 +6,7 @@ import {
   urlSetting,
   SettingValueError,
   type SettingDefinition,
+  timeZoneSetting,
 } from '#settings/setting_types'
 import { MAX_ALLOWLIST_ENTRIES, parseAllowListEntry, splitAllowList } from '#support/ip_allowlist'
 
@@ -132,6 +133,20 @@ export const SETTINGS = {
     min: 1,
     max: 60,
   }),
+  'notify.time_zone': timeZoneSetting(
+    'UTC',
+    'Time zone of quiet hours and of the daily report (an IANA name: Europe/Berlin, Asia/Shanghai)'
+  ),
+  'notify.max_attempts': integerSetting(
+    12,
+    'Attempts of one notification before it is given up (10 s doubling to 15 min between them; a service’s own wait is honoured)',
+    { min: 1, max: 100 }
+  ),
+  'notify.callback_failing_after': integerSetting(
+    5,
+    'Failed attempts of one merchant callback that raise callback.failing (once per callback)',
+    { min: 1, max: 100 }
+  ),
   'callbacks.allow_private_targets': booleanSetting(
     false,
     'Allow callbacks to loopback, private and link-local addresses (off: refused after DNS resolution)'

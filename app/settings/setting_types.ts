@@ -145,3 +145,51 @@ export function upperListSetting(
     serialize: (value) => value.join(','),
   }
 }
+
+/** Comma-separated list of trimmed, non-empty items, as typed (chat ids, e-mail addresses). */
+export function listSetting(
+  defaultValue: string[],
+  description: string,
+  options: { item?: RegExp; itemHint?: string; maxItems?: number } = {}
+): SettingDefinition<string[]> {
+  return {
+    type: 'list',
+    default: defaultValue,
+    description,
+    parse(raw) {
+      const items = raw
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== '')
+      if (options.maxItems !== undefined && items.length > options.maxItems)
+        throw new SettingValueError(`must have at most ${options.maxItems} items`)
+      const bad = options.item ? items.find((item) => !options.item!.test(item)) : undefined
+      if (bad !== undefined)
+        throw new SettingValueError(`"${bad}" is not ${options.itemHint ?? 'a valid item'}`)
+      return [...new Set(items)]
+    },
+    serialize: (value) => value.join(','),
+  }
+}
+
+/** An IANA time zone name (Europe/Berlin, UTC), as Intl knows it. */
+export function timeZoneSetting(
+  defaultValue: string,
+  description: string
+): SettingDefinition<string> {
+  return {
+    type: 'string',
+    default: defaultValue,
+    description,
+    maxLength: 64,
+    parse(raw) {
+      const value = raw.trim()
+      try {
+        return new Intl.DateTimeFormat('en', { timeZone: value }).resolvedOptions().timeZone
+      } catch {
+        throw new SettingValueError('must be a time zone name such as UTC or Europe/Berlin')
+      }
+    },
+    serialize: (value) => value,
+  }
+}

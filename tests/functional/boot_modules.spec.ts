@@ -16,7 +16,15 @@ import { startServerProcess } from '#tests/helpers/processes'
  * the main thread (config/logger.ts): a pino transport would start a worker
  * thread, with a V8 heap of its own, only to copy them to stdout.
  */
-const LOADED_ON_FIRST_USE = ['viem', '@solana/kit', '@ton/ton', 'undici', 'axios', 'ioredis']
+const LOADED_ON_FIRST_USE = [
+  'viem',
+  '@solana/kit',
+  '@ton/ton',
+  'undici',
+  'axios',
+  'ioredis',
+  'nodemailer',
+]
 
 test.group('A web process at boot', (group) => {
   group.each.setup(() => resetDatabase())

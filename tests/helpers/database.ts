@@ -8,6 +8,9 @@ import { createAuditDeleteGuard, dropAuditDeleteGuard } from '#database/audit_lo
 
 /** Tables emptied between tests, children first. */
 const TABLES = [
+  'notification_deliveries',
+  'notification_events',
+  'notification_targets',
   'audit_log',
   'payment_sightings',
   'balance_seen',

@@ -1,0 +1,10 @@
+import { definePlugin } from '#app_plugins/gateway_plugin'
+import { channelRuleSettings } from '#notifications/channel_settings'
+import { WEBHOOK_SETTINGS, webhookChannel } from '#plugins/webhook/webhook_channel'
+
+export default definePlugin({
+  name: 'webhook',
+  description: 'Operator notifications as signed JSON POSTs to a URL',
+  notificationChannels: [webhookChannel],
+  settings: { ...channelRuleSettings('webhook'), ...WEBHOOK_SETTINGS },
+})
