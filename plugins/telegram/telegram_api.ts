@@ -1,7 +1,7 @@
 import { redactSecrets } from '#support/redaction'
 
-/** A sendMessage (or getMe) that takes longer is abandoned and counted as a retry. */
-export const REQUEST_TIMEOUT_MS = 10_000
+/** A sendMessage (or getMe) that takes longer is abandoned and counted as a retry (tests shorten it). */
+export const botApiTiming = { requestTimeoutMs: 10_000 }
 
 /**
  * What one Bot API call came to. Telegram answers
@@ -46,7 +46,8 @@ export async function callBotApi<T = unknown>(
   body: Record<string, unknown>,
   options: { timeoutMs?: number; signal?: AbortSignal } = {}
 ): Promise<BotApiAnswer<T>> {
-  const timeout = AbortSignal.timeout(options.timeoutMs ?? REQUEST_TIMEOUT_MS)
+  const timeoutMs = options.timeoutMs ?? botApiTiming.requestTimeoutMs
+  const timeout = AbortSignal.timeout(timeoutMs)
   const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout
   let status: number
   let text: string
@@ -62,7 +63,7 @@ export async function callBotApi<T = unknown>(
     text = await response.text()
   } catch (error) {
     const reason = timeout.aborted
-      ? `no answer within ${Math.round((options.timeoutMs ?? REQUEST_TIMEOUT_MS) / 1000)} s`
+      ? `no answer within ${timeoutMs / 1000} s`
       : describeFetchError(error)
     return { kind: 'unavailable', error: redactToken(`${method}: ${reason}`, target.token) }
   }
