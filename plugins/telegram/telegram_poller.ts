@@ -87,6 +87,7 @@ class TelegramPoller {
     let token = ''
     let botUsername: string | null = null
     let conflictLogged = false
+    let handledUpTo = 0
     while (!signal.aborted) {
       if (!(await commandsWanted())) break
       const config = await pollerConfig()
@@ -105,7 +106,8 @@ class TelegramPoller {
         botUsername = me.result?.username ?? ''
       }
 
-      const offset = await storedOffset()
+      // The larger of ours and the stored one (another process may have moved it on).
+      const offset = Math.max(handledUpTo, await storedOffset())
       const answer = await callBotApi<Update[]>(
         config,
         'getUpdates',
@@ -135,7 +137,8 @@ class TelegramPoller {
         .filter((update) => Number.isSafeInteger(update?.update_id) && update.update_id >= offset)
         .sort((a, b) => a.update_id - b.update_id)
       if (updates.length === 0) continue
-      await storeOffset(updates[updates.length - 1].update_id + 1)
+      handledUpTo = updates[updates.length - 1].update_id + 1
+      await storeOffset(handledUpTo)
       for (const update of updates) {
         if (signal.aborted) break
         await this.#handle(update, config, botUsername, signal)

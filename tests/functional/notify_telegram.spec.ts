@@ -6,7 +6,7 @@ import paymentService from '#services/payment_service'
 import type { NotificationMessage } from '#notifications/notification_channel'
 import telegramPlugin from '#plugins/telegram/plugin'
 import { TelegramChannel } from '#plugins/telegram/telegram_channel'
-import { botApiTiming } from '#plugins/telegram/telegram_api'
+import { botApiTiming, callBotApi } from '#plugins/telegram/telegram_api'
 import { MESSAGE_LIMIT } from '#plugins/telegram/telegram_html'
 import {
   ensureTelegramCommands,
@@ -45,6 +45,8 @@ async function configure(fake: FakeTelegram, overrides: Record<string, string> =
 }
 
 let nextEventId = 1
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 function message(overrides: Partial<NotificationMessage> = {}): NotificationMessage {
   const eventId = nextEventId++
@@ -280,6 +282,34 @@ test.group('Telegram channel: sending', (group) => {
     assert.doesNotThrow(() => parseTelegramHtml(report.html))
   })
 
+  test('the fake refuses what Telegram refuses (so that the tests above mean something)', async ({
+    assert,
+  }) => {
+    const target = { apiUrl: fake.url, token: FAKE_BOT_TOKEN }
+    const send = (text: string, chatId: string = String(OPS_CHAT)) =>
+      callBotApi(target, 'sendMessage', { chat_id: chatId, text, parse_mode: 'HTML' })
+    for (const [html, expected] of [
+      ['<b>unclosed', "can't parse entities"],
+      ['<script>x</script>', "can't parse entities"],
+      ['a & b', "can't parse entities"],
+      ['<a href=x>link</a>', "can't parse entities"],
+      ['x'.repeat(MESSAGE_LIMIT + 1), 'message is too long'],
+    ]) {
+      const answer = await send(html)
+      assert.equal(answer.kind, 'refused', html.slice(0, 20))
+      assert.equal(answer.kind === 'refused' && answer.code, 400)
+      assert.include(answer.kind === 'refused' ? answer.description : '', expected)
+    }
+    assert.equal((await send('&lt;b&gt; &amp; &quot; &#33;')).kind, 'ok')
+    assert.equal(fake.accepted.at(-1)!.text, '<b> & " !')
+    const wrongToken = await callBotApi(
+      { ...target, token: '1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
+      'getMe',
+      {}
+    )
+    assert.deepInclude(wrongToken, { kind: 'refused', code: 401, description: 'Unauthorized' })
+  })
+
   test('429: retry after parameters.retry_after, in HTTP 429 or in an HTTP 200 body', async ({
     assert,
   }) => {
@@ -304,6 +334,15 @@ test.group('Telegram channel: sending', (group) => {
     const inBody = await channel.send(message(), String(GROUP_CHAT))
     assert.equal(inBody.status, 'retry')
     assert.equal(inBody.status === 'retry' && inBody.retryAfterMs, 2000)
+
+    // The bot's own limit, across chats.
+    fake.perChatPerSecond = 0
+    fake.perBotPerSecond = 1
+    fake.retryAfterSeconds = 1
+    await sleep(1100)
+    assert.deepEqual(await channel.send(message(), String(OPS_CHAT)), { status: 'delivered' })
+    const botLimited = await channel.send(message(), String(GROUP_CHAT))
+    assert.equal(botLimited.status === 'retry' && botLimited.retryAfterMs, 1000)
   })
 
   test('403 (the bot blocked or kicked): failed, and the chat is stopped', async ({ assert }) => {

@@ -189,12 +189,15 @@ export class FakeTelegram {
   readonly polls: PollRecord[] = []
   /** Most sendMessage calls per chat in any second; beyond: 429. 0: no limit. */
   perChatPerSecond = 0
+  /** Most sendMessage calls of the bot (all chats) in any second (Telegram's is about 30); beyond: 429. 0: no limit. */
+  perBotPerSecond = 0
   /** The retry_after (seconds) of a 429. */
   retryAfterSeconds = 3
 
   #server: Server | null = null
   #chats = new Map<number, FakeChat>()
   #sentAt = new Map<number, number[]>()
+  #botSentAt: number[] = []
   #injected: Injected[] = []
   #updates: Update[] = []
   /** Every update queued, for unconfirm(). */
@@ -237,10 +240,12 @@ export class FakeTelegram {
     this.polls.length = 0
     this.#chats.clear()
     this.#sentAt.clear()
+    this.#botSentAt = []
     this.#injected = []
     this.#updates = []
     this.#history = []
     this.perChatPerSecond = 0
+    this.perBotPerSecond = 0
     this.retryAfterSeconds = 3
     this.token = FAKE_BOT_TOKEN
     if (this.#held) this.#endHeld('closed', 200, { ok: true, result: [] })
@@ -365,24 +370,26 @@ export class FakeTelegram {
           : `Forbidden: bot was kicked from the ${chat.type} chat`
       return this.#error(response, method, 403, description, body)
     }
-    if (this.perChatPerSecond > 0) {
-      const now = Date.now()
-      const recent = (this.#sentAt.get(chat.id) ?? []).filter((at) => now - at < 1000)
-      this.#sentAt.set(chat.id, recent)
-      if (recent.length >= this.perChatPerSecond) {
-        return this.#answer(
-          response,
-          429,
-          {
-            ok: false,
-            error_code: 429,
-            description: `Too Many Requests: retry after ${this.retryAfterSeconds}`,
-            parameters: { retry_after: this.retryAfterSeconds },
-          },
-          method,
-          body
-        )
-      }
+    const now = Date.now()
+    const recent = (this.#sentAt.get(chat.id) ?? []).filter((at) => now - at < 1000)
+    this.#sentAt.set(chat.id, recent)
+    this.#botSentAt = this.#botSentAt.filter((at) => now - at < 1000)
+    if (
+      (this.perChatPerSecond > 0 && recent.length >= this.perChatPerSecond) ||
+      (this.perBotPerSecond > 0 && this.#botSentAt.length >= this.perBotPerSecond)
+    ) {
+      return this.#answer(
+        response,
+        429,
+        {
+          ok: false,
+          error_code: 429,
+          description: `Too Many Requests: retry after ${this.retryAfterSeconds}`,
+          parameters: { retry_after: this.retryAfterSeconds },
+        },
+        method,
+        body
+      )
     }
     const html = typeof body.text === 'string' ? body.text : ''
     let parsed: ReturnType<typeof parseTelegramHtml> = { text: html, links: [], bold: [] }
@@ -407,7 +414,8 @@ export class FakeTelegram {
     if (parsed.text.length > MESSAGE_LIMIT)
       return this.#error(response, method, 400, 'Bad Request: message is too long', body)
     const at = Date.now()
-    this.#sentAt.get(chat.id)?.push(at) ?? this.#sentAt.set(chat.id, [at])
+    this.#sentAt.get(chat.id)!.push(at)
+    this.#botSentAt.push(at)
     this.accepted.push({
       chatId: chat.id,
       html,
