@@ -19,6 +19,7 @@ import { apiKeysRoutes } from '#start/console/api_keys'
 import { chainsRoutes } from '#start/console/chains'
 import { walletsRoutes } from '#start/console/wallets'
 import { settingsRoutes } from '#start/console/settings'
+import { notificationsRoutes } from '#start/console/notifications'
 import { callbacksRoutes } from '#start/console/callbacks'
 import { unmatchedRoutes } from '#start/console/unmatched'
 import { auditRoutes } from '#start/console/audit'
@@ -62,6 +63,7 @@ export function registerConsoleRoutes() {
           chainsRoutes()
           walletsRoutes()
           settingsRoutes()
+          notificationsRoutes()
           callbacksRoutes()
           unmatchedRoutes()
           auditRoutes()
