@@ -30,6 +30,7 @@ export default class PluginsList extends OperatorCommand {
     )
     list('callback formats', plugin.callbackFormats)
     list('providers', plugin.providers)
+    list('notification channels', plugin.notificationChannels)
     if (plugin.routePrefix) parts.push(`routes: ${plugin.routePrefix}/*`)
     list(
       'settings',

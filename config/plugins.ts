@@ -13,8 +13,9 @@ const pluginsConfig: Record<string, () => Promise<PluginModule>> = {
   ton: () => import('#plugins/ton/plugin'),
   provider: () => import('#plugins/provider/plugin'),
   compat: () => import('#plugins/compat/plugin'),
-  webhook: () => import('#plugins/webhook/plugin'),
+  telegram: () => import('#plugins/telegram/plugin'),
   email: () => import('#plugins/email/plugin'),
+  webhook: () => import('#plugins/webhook/plugin'),
 }
 
 export default pluginsConfig

@@ -17,6 +17,7 @@ import pluginRegistry from '#app_plugins/plugin_registry'
 scheduler.call(scheduledJobs.scanChains).everySecond()
 scheduler.call(scheduledJobs.expireOrders).everyFiveSeconds()
 scheduler.call(scheduledJobs.reconcileProviderPayments).everyFiveSeconds()
+scheduler.call(scheduledJobs.watchNotifications).everyMinute()
 
 // The enabled plugins' jobs, each under the job runner like the core's.
 for (const job of pluginRegistry.jobs()) {

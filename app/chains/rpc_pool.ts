@@ -196,6 +196,26 @@ export type RpcCallOptions = {
  * answer into RpcHttpError, or by calling `permit()` themselves before
  * each request when their client does its own HTTP (viem's transport).
  */
+/** An endpoint's daily budget past 80 % (`low`) or spent (`exhausted`, or credits gone: HTTP 402). */
+export type RpcBudgetAlert = {
+  level: 'low' | 'exhausted'
+  network: string
+  /** Host (and port) only, redacted: never a path or key. */
+  endpoint: string
+  /** '' for the scanners' budget, 'verify' for the reference checks'. */
+  purpose: string
+  used: number | null
+  perDay: number | null
+  detail: string
+}
+
+let budgetListener: ((alert: RpcBudgetAlert) => void) | null = null
+
+/** Who hears of budgets running low or out (app/notifications/notification_watch.ts); synchronous, must not throw. */
+export function onRpcBudgetAlert(listener: ((alert: RpcBudgetAlert) => void) | null) {
+  budgetListener = listener
+}
+
 export class RpcPool {
   /** Endpoints of this pool whose answers did not hold together (doubt()): asked after the others. */
   #doubted = new Set<string>()
@@ -225,6 +245,25 @@ export class RpcPool {
 
   #pacerKey(url: string) {
     return pacerKey(url, this.apiKey, this.options.purpose)
+  }
+
+  /** Tells the listener (the notifications) an endpoint's budget ran low or out: host only, never a key. */
+  #alert(
+    level: 'low' | 'exhausted',
+    url: string,
+    used: number | null,
+    perDay: number | null,
+    detail = ''
+  ) {
+    budgetListener?.({
+      level,
+      network: this.options.network ?? '',
+      endpoint: this.endpointLabel(url),
+      purpose: this.options.purpose ?? '',
+      used,
+      perDay,
+      detail,
+    })
   }
 
   /** The budget of an endpoint (null: unlimited). */
@@ -263,6 +302,12 @@ export class RpcPool {
     const key = this.#pacerKey(url)
     const slot = Date.now()
     const wait = reserve(key, budget, requests)
+    if (budget?.perDay) {
+      const used = usedToday(key)
+      if (wait === null) this.#alert('exhausted', url, used, budget.perDay)
+      else if (used >= 0.8 * budget.perDay && used - requests < 0.8 * budget.perDay)
+        this.#alert('low', url, used, budget.perDay)
+    }
     if (wait === null) {
       throw new RpcBudgetExhaustedError(
         `the daily request budget of ${this.redact(url)} (${budget?.perDay} requests) is spent until 00:00 UTC`
@@ -401,6 +446,7 @@ export class RpcPool {
             endpoint: this.endpointLabel(url),
             kind: 'credits_spent',
           })
+          this.#alert('exhausted', url, null, null, 'its daily credits are spent (HTTP 402)')
           this.#hold(
             url,
             'credits',

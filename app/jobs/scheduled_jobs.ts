@@ -2,6 +2,7 @@ import orderExpiry from '#services/order_expiry'
 import chainWatch from '#chains/chain_watch'
 import jobRunner from '#jobs/job_runner'
 import providerReconciliation from '#services/provider_reconciliation'
+import { watchForNotifications } from '#notifications/notification_watch'
 
 /**
  * The background jobs and how often the scheduler starts them
@@ -22,4 +23,6 @@ export const scheduledJobs = {
   /** Pending provider payments whose notification never came (backing off per payment). */
   reconcileProviderPayments: () =>
     jobRunner.run('provider:reconcile', () => providerReconciliation.runOnce()),
+  /** Events nobody's action raises: a stalled scanner, stale rates, the daily report. */
+  watchNotifications: () => jobRunner.run('notifications:watch', () => watchForNotifications()),
 }

@@ -202,7 +202,7 @@ export class NotificationDeliverer {
   }
 
   /** One claim, sent and recorded. Returns how many events and deliveries it handled. */
-  async runOnce(report?: NotificationReport): Promise<number> {
+  async runOnce(report?: NotificationReport, only?: { eventId: number }): Promise<number> {
     const fanned = await this.fanOut()
     await this.summarizeFolded()
     const now = Date.now()
@@ -212,7 +212,10 @@ export class NotificationDeliverer {
       token,
       leaseMs: LEASE_MS,
       now,
-      scope: (query) => query.where('status', 'pending').where('next_attempt_at', '<=', now),
+      scope: (query) => {
+        query.where('status', 'pending').where('next_attempt_at', '<=', now)
+        if (only) query.where('event_id', only.eventId)
+      },
       orderBy: 'id',
       limit: CLAIM_LIMIT,
     })

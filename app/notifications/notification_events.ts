@@ -91,6 +91,101 @@ export const NOTIFICATION_EVENTS: Record<string, EventDefinition> = {
       links: [{ label: 'Callback', url: consoleUrl(`/callbacks/${data.callback_id}`) }],
     }),
   },
+  'reorg.credited_order': {
+    severity: 'critical',
+    describe: 'a reorganisation replaced the block of a paid order’s payment',
+    render: (data) => ({
+      title: `Reorganisation: paid order ${data.trade_id} lost its payment’s block on ${data.network}`,
+      lines: [
+        `Transaction: ${data.reference}`,
+        `Block: ${data.block}`,
+        'Check whether the payment is in the new chain before delivering the goods.',
+      ],
+      links: [...orderLink(data), { label: 'Unmatched payments', url: consoleUrl('/unmatched') }],
+    }),
+  },
+  'scanner.stalled': {
+    severity: 'critical',
+    describe: 'a chain that takes payments has not been scanned for notify.scanner_stalled_minutes',
+    render: (data) => ({
+      title:
+        data.last_scan_at === null
+          ? `Scanner stalled: ${data.network} has never been scanned`
+          : `Scanner stalled: ${data.network}, no scan for ${data.minutes} minutes`,
+      lines: [
+        data.last_scan_at ? `Last scan: ${data.last_scan_at}` : '',
+        data.last_error ? `Last error: ${data.last_error}` : '',
+        data.interrupted ? 'The last run was interrupted (rate limit or outage).' : '',
+      ].filter(Boolean),
+      links: [{ label: 'Chains', url: consoleUrl('/chains') }],
+    }),
+  },
+  'scanner.recovered': {
+    severity: 'info',
+    describe: 'a stalled scanner scans again',
+    render: (data) => ({
+      title: `Scanner recovered: ${data.network}`,
+      lines: [`Last scan: ${data.last_scan_at}`],
+      links: [{ label: 'Chains', url: consoleUrl('/chains') }],
+    }),
+  },
+  'rpc.budget_low': {
+    severity: 'warning',
+    describe: 'an RPC endpoint used 80 % of its daily request budget',
+    render: (data) => ({
+      title: `RPC budget low: ${data.endpoint} (${data.network}) used ${data.used} of ${data.per_day} requests today`,
+      lines: ['Scanning stops on it at 100 % until 00:00 UTC: add an endpoint or a paid key.'],
+      links: [{ label: 'Chains', url: consoleUrl('/chains') }],
+    }),
+  },
+  'rpc.exhausted': {
+    severity: 'critical',
+    describe: 'an RPC endpoint’s daily request budget or credits are spent',
+    render: (data) => ({
+      title: `RPC budget spent: ${data.endpoint} (${data.network}) until 00:00 UTC`,
+      lines: [
+        data.detail ? `${data.detail}` : '',
+        'The pool moves to the next endpoint, if any.',
+      ].filter(Boolean),
+      links: [{ label: 'Chains', url: consoleUrl('/chains') }],
+    }),
+  },
+  'rate.stale': {
+    severity: 'critical',
+    describe: 'no usable exchange rate for a currency payers use: orders in it are refused',
+    render: (data) => ({
+      title: `No usable rate: ${data.finding}`,
+      lines: data.fix ? [`Fix: ${data.fix}`] : [],
+      links: [{ label: 'Settings', url: consoleUrl('/settings') }],
+    }),
+  },
+  'admin.sign_in': {
+    severity: 'warning',
+    describe: 'a console account signed in from an IP address it never signed in from',
+    render: (data) => ({
+      title: `Console sign-in from a new IP: ${data.email} from ${data.ip}`,
+      lines: [`Role: ${data.role}`, `Method: ${data.method}`],
+      links: [{ label: 'Audit log', url: consoleUrl('/audit') }],
+    }),
+  },
+  'daily.report': {
+    severity: 'info',
+    describe: 'the day before in figures, at notify.daily_report_hour',
+    render: (data) => ({
+      title: `Daily report ${data.day}: ${data.orders_paid} of ${data.orders_created} orders paid`,
+      lines: [
+        `Conversion: ${data.conversion_percent === null ? '-' : `${data.conversion_percent} %`}`,
+        ...Object.entries(data.paid_volume ?? {}).map(([key, sum]) => `Paid: ${sum} ${key}`),
+        `Callbacks: ${
+          Object.entries(data.callbacks ?? {})
+            .map(([status, count]) => `${count} ${status}`)
+            .join(', ') || 'none'
+        }`,
+        `Unmatched payments: ${data.unmatched_payments}`,
+      ],
+      links: [{ label: 'Dashboard', url: consoleUrl('') }],
+    }),
+  },
   'notifications.folded': {
     severity: 'info',
     describe: 'events over a channel’s hourly cap, told together',

@@ -25,6 +25,7 @@ export type PluginDescription = {
   /** Networks `node ace setup` installs with the plugin. */
   seedNetworks: string[]
   callbackFormats: string[]
+  notificationChannels: string[]
   providers: string[]
   /** Prefix of its routes; null when it brings none. */
   routePrefix: string | null
@@ -69,6 +70,7 @@ function describe(
     })),
     seedNetworks: (plugin.seed?.chains ?? []).map((chain) => chain.network),
     callbackFormats: (plugin.callbackFormats ?? []).map((format) => format.name),
+    notificationChannels: (plugin.notificationChannels ?? []).map((channel) => channel.name),
     providers: (plugin.providers ?? []).map((provider) => provider.name),
     routePrefix: prefix,
     routes:

@@ -34,7 +34,8 @@ export class PluginRegistry {
       for (const family of plugin.families ?? []) chainRegistry.register(family)
       for (const format of plugin.callbackFormats ?? []) callbackFormats.register(format)
       for (const provider of plugin.providers ?? []) providers.register(provider)
-      for (const channel of plugin.notificationChannels ?? []) notificationChannels.register(channel)
+      for (const channel of plugin.notificationChannels ?? [])
+        notificationChannels.register(channel)
     }
   }
 

@@ -4,6 +4,7 @@ import type Chain from '#models/chain'
 import type { ObservedTransfer } from '#chains/chain_family'
 import { AuditLog } from '#services/audit/audit_log'
 import { recordUnmatched } from '#services/unmatched_inbox'
+import { raiseNotification } from '#notifications/notifier'
 import type { UsedReference } from '#services/transfer_references'
 import { metrics } from '#support/metrics'
 
@@ -55,7 +56,7 @@ export class ReorgFlags {
     for (const row of flagged) {
       const block = `block ${row.block_number} (${brief(row.block_hash)})`
       await db.transaction(async (trx) => {
-        await recordUnmatched(
+        const recorded = await recordUnmatched(
           chain.network,
           {
             reference: row.reference,
@@ -72,6 +73,20 @@ export class ReorgFlags {
           },
           trx
         )
+        if (recorded)
+          await raiseNotification(
+            'reorg.credited_order',
+            {
+              network: chain.network,
+              trade_id: row.trade_id,
+              reference: row.reference,
+              block,
+              amount: row.actual_amount,
+              token: row.token,
+            },
+            {},
+            trx
+          )
         await this.audit.record(
           {
             action: 'order.reorged',

@@ -62,7 +62,8 @@ export async function recordUnmatched(
     .onConflict(['network', 'reference', 'position', 'to_address', 'token', 'kind'])
     .ignore()
     .returning('id')
-  if (inserted.length > 0) {
+  // A reorganised payment is told as reorg.credited_order (app/services/reorg_flags.ts).
+  if (inserted.length > 0 && entry.kind !== 'reorged') {
     await raiseNotification(
       'payment.unmatched',
       {
@@ -77,6 +78,8 @@ export async function recordUnmatched(
       {},
       client
     )
+  }
+  if (inserted.length > 0) {
     logger.warn(
       {
         network,

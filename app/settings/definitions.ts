@@ -137,6 +137,16 @@ export const SETTINGS = {
     'UTC',
     'Time zone of quiet hours and of the daily report (an IANA name: Europe/Berlin, Asia/Shanghai)'
   ),
+  'notify.scanner_stalled_minutes': integerSetting(
+    10,
+    'Minutes without a scan of a chain that takes payments that raise scanner.stalled',
+    { min: 2, max: 1440 }
+  ),
+  'notify.daily_report_hour': integerSetting(
+    8,
+    'Hour (0-23, in notify.time_zone) from which daily.report tells the day before',
+    { min: 0, max: 23 }
+  ),
   'notify.max_attempts': integerSetting(
     12,
     'Attempts of one notification before it is given up (10 s doubling to 15 min between them; a service’s own wait is honoured)',

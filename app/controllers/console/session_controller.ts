@@ -1,7 +1,9 @@
 import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import vine from '@vinejs/vine'
+import db from '@adonisjs/lucid/services/db'
 import User from '#models/user'
+import { raiseNotification } from '#notifications/notifier'
 import { AdminUsers } from '#services/operators/admin_users'
 import { TwoFactor } from '#services/operators/two_factor'
 import { AuditLog } from '#services/audit/audit_log'
@@ -132,6 +134,7 @@ export default class SessionController {
     await startConsoleSession(ctx, user)
     await loginThrottle.succeeded(ctx.request.ip(), user.email, method === 'password' ? 1 : 2)
     await User.query().where('id', user.id).update({ last_login_at: Date.now() })
+    await this.#notifyNewAddress(ctx, user, method)
     await this.#audit(
       ctx,
       { kind: 'user', userId: user.id, email: user.email },
@@ -144,6 +147,23 @@ export default class SessionController {
     )
     ctx.session.forget(SESSION_KEYS.next)
     return ctx.response.redirect(next ?? adminUrl('/'))
+  }
+
+  /**
+   * admin.sign_in when this account never signed in from this address
+   * before (its audit trail of sign-ins says so): read before this
+   * sign-in's own audit row is written.
+   */
+  async #notifyNewAddress(ctx: HttpContext, user: User, method: string) {
+    const ip = ctx.request.ip()
+    const seen = await db
+      .from('audit_log')
+      .where('action', 'auth.login')
+      .where('actor_user_id', user.id)
+      .where('ip', ip)
+      .first()
+    if (seen) return
+    await raiseNotification('admin.sign_in', { email: user.email, ip, role: user.role, method })
   }
 
   /** Answered with the form itself, HTTP 429 and Retry-After: the password (or code) was not even checked. */
