@@ -50,6 +50,12 @@ type NotifyField = {
   secret?: { set: boolean; masked: string }
 }
 
+/** The keys of the loaded settings (the core's and the enabled plugins'). */
+async function settingKeys(): Promise<string[]> {
+  const rows = await settings.list()
+  return rows.map((row) => row.key)
+}
+
 /** A setting's form field: dots become `__` (a dotted name reads as a path in flash messages). */
 function fieldName(key: string): string {
   return key.replace(/\./g, '__')
@@ -119,7 +125,8 @@ function shownError(error: string, target: string): string {
 }
 
 async function fieldsOf(keys: string[], labels: (key: string) => string): Promise<NotifyField[]> {
-  const rows = new Map((await settings.list()).map((row) => [row.key, row]))
+  const list = await settings.list()
+  const rows = new Map(list.map((row) => [row.key, row]))
   return keys.map((key) => {
     const definition = settings.definition(key)
     const row = rows.get(key)!
@@ -164,7 +171,8 @@ async function fieldsOf(keys: string[], labels: (key: string) => string): Promis
 /** The loaded settings of a channel: its rules first (in their usual order), then its own. */
 async function channelKeys(channel: string): Promise<string[]> {
   const prefix = `notify.${channel}.`
-  const keys = (await settings.list()).map((row) => row.key).filter((key) => key.startsWith(prefix))
+  const all = await settingKeys()
+  const keys = all.filter((key) => key.startsWith(prefix))
   const rules = Object.keys(RULE_LABELS)
     .map((rule) => `${prefix}${rule}`)
     .filter((key) => keys.includes(key))
@@ -281,9 +289,8 @@ export default class NotificationsController {
     const channels = await Promise.all(
       notificationChannels.all().map((channel) => channelView(channel, now))
     )
-    const globalKeys = (await settings.list())
-      .map((row) => row.key)
-      .filter((key) => key in GLOBAL_LABELS)
+    const all = await settingKeys()
+    const globalKeys = all.filter((key) => key in GLOBAL_LABELS)
     const global = await fieldsOf(globalKeys, (key) => GLOBAL_LABELS[key])
     const filters = deliveryFilters(request.qs())
     const deliveries = await lastDeliveries(filters)
@@ -301,7 +308,8 @@ export default class NotificationsController {
   }
 
   async saveGlobal(ctx: HttpContext) {
-    const keys = (await settings.list()).map((row) => row.key).filter((key) => key in GLOBAL_LABELS)
+    const all = await settingKeys()
+    const keys = all.filter((key) => key in GLOBAL_LABELS)
     await this.#save(ctx, keys, (key) => GLOBAL_LABELS[key], 'delivery settings')
     return ctx.response.redirect(`${adminUrl('/notifications')}#delivery`)
   }
