@@ -1,0 +1,238 @@
+import { test } from '@japa/runner'
+import db from '@adonisjs/lucid/services/db'
+import settings from '#settings/settings_service'
+import paymentService from '#services/payment_service'
+import type Order from '#models/order'
+import { notificationDelivery } from '#notifications/notification_delivery'
+import { closeCallbackAgents } from '#callbacks/safe_http'
+import { resetDatabase } from '#tests/helpers/database'
+import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
+import { MerchantServer } from '#tests/helpers/merchant_server'
+import { FAKE_BOT_TOKEN, FakeTelegram } from '#tests/helpers/fake_telegram'
+import { SmtpTestServer } from '#tests/helpers/smtp_server'
+import { Anvil } from '#tests/helpers/evm/anvil'
+import {
+  configureEthereum,
+  createEthOrder,
+  deployTokens,
+  scanEthereum,
+} from '#tests/helpers/evm/evm_setup'
+
+const CHAT = 424242
+const WEBHOOK_SECRET = 'end-to-end-webhook-secret'
+
+/** Polls `condition` every 20 ms until it holds; fails after `timeoutMs`. */
+async function until(
+  condition: () => Promise<boolean> | boolean,
+  what: string,
+  timeoutMs = 15_000
+) {
+  const started = Date.now()
+  while (!(await condition())) {
+    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+type Channels = { telegram: FakeTelegram; smtp: SmtpTestServer; webhook: MerchantServer }
+
+/** All three channels on, each pointed at its local service, no cap. */
+async function channelsOn(channels: Channels, overrides: Record<string, string> = {}) {
+  await settings.setMany({
+    'notify.telegram.enabled': 'true',
+    'notify.telegram.bot_token': FAKE_BOT_TOKEN,
+    'notify.telegram.chat_ids': String(CHAT),
+    'notify.telegram.api_url': channels.telegram.url,
+    'notify.telegram.commands': 'false',
+    'notify.telegram.cap_per_hour': '0',
+    'notify.email.enabled': 'true',
+    'notify.email.host': '127.0.0.1',
+    'notify.email.port': String(channels.smtp.port),
+    'notify.email.tls': 'starttls',
+    'notify.email.tls_reject_unauthorized': 'false',
+    'notify.email.user': channels.smtp.user,
+    'notify.email.password': channels.smtp.password,
+    'notify.email.from': 'Gateway <alerts@gateway.example>',
+    'notify.email.recipients': 'ops@shop.example',
+    'notify.email.cap_per_hour': '0',
+    'notify.webhook.enabled': 'true',
+    'notify.webhook.url': `${channels.webhook.url}/hook`,
+    'notify.webhook.secret': WEBHOOK_SECRET,
+    'notify.webhook.allow_private_targets': 'true',
+    'notify.webhook.cap_per_hour': '0',
+    ...overrides,
+  })
+}
+
+test.group('Notifications end to end: the worker’s loop to real protocol fakes', (group) => {
+  const channels = {
+    telegram: new FakeTelegram(),
+    smtp: new SmtpTestServer({ tls: 'starttls' }),
+    webhook: new MerchantServer(),
+  }
+  const anvil = new Anvil()
+  let tokens: { usdt: `0x${string}`; usdc: `0x${string}` }
+
+  group.setup(async () => {
+    await Promise.all([channels.telegram.start(), channels.smtp.start(), channels.webhook.start()])
+    await anvil.start()
+    tokens = await deployTokens(anvil)
+    return async () => {
+      await notificationDelivery.stop()
+      await closeCallbackAgents()
+      await anvil.stop()
+      await Promise.all([channels.telegram.stop(), channels.smtp.stop(), channels.webhook.stop()])
+    }
+  })
+
+  group.each.setup(async () => {
+    await notificationDelivery.stop()
+    await resetDatabase()
+    channels.telegram.reset()
+    channels.telegram.addChat({ id: CHAT, type: 'private' } as any)
+    channels.smtp.reset()
+    if (!channels.smtp.running) await channels.smtp.up()
+    channels.webhook.reset([{ status: 200, body: 'ok' }])
+    return () => notificationDelivery.stop()
+  })
+
+  test('a payment on anvil, found by the scanner, reaches Telegram, e-mail and the webhook', async ({
+    client,
+    assert,
+  }) => {
+    const fixture = await configureEthereum(tokens, [anvil.url], 1)
+    await channelsOn(channels)
+    notificationDelivery.start({ pollMs: 50 })
+
+    const order = await createEthOrder(client)
+    const raisedAt = Date.now()
+    await anvil.payToken(fixture.usdt, 6, fixture.wallet, order.actualAmount)
+    await anvil.mine(1)
+    await scanEthereum()
+    await order.refresh()
+    assert.equal(order.status, 2, 'the scanner paid the order')
+
+    await until(
+      () =>
+        channels.telegram.accepted.length === 1 &&
+        channels.smtp.messages.length === 1 &&
+        channels.webhook.requests.length === 1,
+      'one message on each channel'
+    )
+    const latencyMs = Date.now() - raisedAt
+    const telegram = channels.telegram.accepted[0]
+    assert.equal(telegram.chatId, CHAT)
+    assert.include(telegram.text, `Order paid: ${order.actualAmount} USDT on ethereum`)
+    assert.include(telegram.text, order.tradeId)
+    const mail = channels.smtp.messages[0]
+    assert.include(mail.parsed.subject ?? '', 'Order paid')
+    assert.include(mail.parsed.text ?? '', order.tradeId)
+    assert.isTrue(mail.secure, 'sent over STARTTLS')
+    const hook = JSON.parse(channels.webhook.requests[0].body)
+    assert.equal(hook.event, 'order.paid')
+    assert.equal(hook.data.trade_id, order.tradeId)
+    const rows = await db.from('notification_deliveries').select('channel', 'status')
+    assert.sameMembers(
+      rows.map((row) => `${row.channel}:${row.status}`),
+      ['telegram:delivered', 'email:delivered', 'webhook:delivered']
+    )
+    console.log(`  end to end: payment scanned → three channels in ${latencyMs} ms`)
+  }).timeout(60_000)
+
+  test('100 paid orders through a Telegram limited to 1 message a second: each told once, in order', async ({
+    client,
+    assert,
+  }) => {
+    await prepareLifecycle()
+    await channelsOn(channels, {
+      'notify.email.enabled': 'false',
+      'notify.webhook.enabled': 'false',
+    })
+    channels.telegram.perChatPerSecond = 1
+    channels.telegram.retryAfterSeconds = 1
+    const orders: Order[] = []
+    for (let index = 0; index < 100; index++) {
+      const order = await newOrder(client, { amount: 100 + index })
+      orders.push(order)
+    }
+    const started = Date.now()
+    for (const order of orders)
+      await paymentService.markPaid(order.id, {
+        reference: `tx-${order.tradeId}`,
+        source: 'scanner',
+      })
+    notificationDelivery.start({ pollMs: 50 })
+    await until(() => channels.telegram.accepted.length >= 100, '100 messages', 240_000)
+    const seconds = (Date.now() - started) / 1000
+    // None twice, none lost, in the order paid.
+    const tradeIds = channels.telegram.accepted.map(
+      (message) => /Trade ID: (\S+)/.exec(message.text)?.[1]
+    )
+    assert.deepEqual(
+      tradeIds,
+      orders.map((order) => order.tradeId)
+    )
+    const refused = channels.telegram.calls.filter((call) => call.status === 429).length
+    const rows = await db
+      .from('notification_deliveries')
+      .where('status', 'delivered')
+      .count('* as n')
+    assert.equal(Number(rows[0].n), 100)
+    console.log(
+      `  100 orders through a 1/s chat: ${seconds.toFixed(1)} s, ${refused} answers 429 (each waited out)`
+    )
+  }).timeout(300_000)
+
+  test('an SMTP server that is down delays the mail and loses none; the other channels are not held up', async ({
+    client,
+    assert,
+  }) => {
+    await prepareLifecycle()
+    await channelsOn(channels, { 'notify.telegram.enabled': 'false' })
+    await channels.smtp.down()
+    notificationDelivery.start({ pollMs: 50 })
+    const orders: Order[] = []
+    for (let index = 0; index < 5; index++) {
+      const order = await newOrder(client, { amount: 200 + index })
+      await paymentService.markPaid(order.id, {
+        reference: `tx-${order.tradeId}`,
+        source: 'scanner',
+      })
+      orders.push(order)
+    }
+    // The webhook gets all five while the mail server is down.
+    await until(() => channels.webhook.requests.length === 5, 'five webhook calls')
+    await until(async () => {
+      const waiting = await db
+        .from('notification_deliveries')
+        .where('channel', 'email')
+        .where('status', 'pending')
+        .where('attempts', '>', 0)
+      return waiting.length === 5
+    }, 'five mails waiting to be retried')
+    const [mail] = await db
+      .from('notification_deliveries')
+      .where('channel', 'email')
+      .select('last_error')
+    assert.match(mail.last_error, /ECONNREFUSED|connect|closed/i)
+    assert.lengthOf(channels.smtp.messages, 0)
+
+    // The server is back; the back-off's wait (10 s, then 20 s …) is moved to now.
+    await channels.smtp.up()
+    await db
+      .from('notification_deliveries')
+      .where('channel', 'email')
+      .update({ next_attempt_at: Date.now() })
+    notificationDelivery.wake()
+    await channels.smtp.waitForMessages(5, 15_000)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const subjects = channels.smtp.messages.map((message) => message.parsed.text ?? '')
+    for (const order of orders)
+      assert.lengthOf(
+        subjects.filter((text) => text.includes(order.tradeId)),
+        1,
+        `one mail for ${order.tradeId}`
+      )
+    assert.lengthOf(channels.smtp.messages, 5)
+  }).timeout(60_000)
+})
