@@ -15,6 +15,9 @@ import { closeCallbackAgents } from '#callbacks/safe_http'
 import { resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
 import { MerchantServer } from '#tests/helpers/merchant_server'
+import { runCommand } from '#tests/helpers/ace_command'
+import NotificationsTest from '#commands/notifications_test'
+import NotificationsList from '#commands/notifications_list'
 
 const SECRET = 'operator-webhook-secret'
 
@@ -369,5 +372,56 @@ test.group('Notifications: events, the outbox and the webhook channel', (group) 
     await deliverAll()
     assert.lengthOf(await deliveries(), 0, 'no delivery for a stopped target')
     assert.lengthOf(receiver.requests, 0)
+  })
+
+  test('notifications:test sends through one channel and prints its answer; refusals exit 1', async ({
+    assert,
+  }) => {
+    await webhookTo(receiver, {
+      'notify.webhook.enabled': 'false',
+      'notify.webhook.events': 'order.*',
+    })
+    const sent = await runCommand(NotificationsTest, ['webhook'])
+    assert.equal(sent.exitCode, 0, sent.output)
+    assert.include(sent.output, `webhook → ${receiver.url}/hook: delivered`)
+    assert.lengthOf(receiver.requests, 1, 'sent whatever the rules say (off, events order.*)')
+    assert.equal(JSON.parse(receiver.requests[0].body).event, 'notifications.test')
+    assert.match(JSON.parse(receiver.requests[0].body).data.by, /^ace:/)
+
+    receiver.reset([{ status: 410, body: 'gone' }])
+    const refused = await runCommand(NotificationsTest, ['webhook'])
+    assert.equal(refused.exitCode, 1)
+    assert.include(refused.output, 'failed: HTTP 410: gone')
+
+    const unknown = await runCommand(NotificationsTest, ['pager'])
+    assert.equal(unknown.exitCode, 1)
+    assert.include(unknown.output, 'Unknown notification channel "pager"')
+
+    const unconfigured = await runCommand(NotificationsTest, ['email'])
+    assert.equal(unconfigured.exitCode, 1)
+    assert.include(unconfigured.output, 'The channel "email" cannot send')
+    // Only the two webhook tests were raised.
+    assert.lengthOf(await db.from('notification_events'), 2)
+  })
+
+  test('notifications:list shows each channel, its state and rules, and the last deliveries', async ({
+    assert,
+  }) => {
+    await webhookTo(receiver, { 'notify.webhook.events': 'order.*,callback.gave_up' })
+    await raiseNotification('order.paid', { trade_id: 'T-LIST', order_id: 'o1', amount: '1' })
+    await deliverAll()
+    const { exitCode, output } = await runCommand(NotificationsList, [])
+    assert.equal(exitCode, 0)
+    for (const text of [
+      'telegram',
+      'email',
+      'webhook',
+      'ready',
+      'order.*,callback.gave_up',
+      'order.paid',
+      '1 delivered',
+    ])
+      assert.include(output, text)
+    assert.include(output, 'notify.email.host', 'an unconfigured channel says what is missing')
   })
 })
