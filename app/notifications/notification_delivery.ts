@@ -116,6 +116,8 @@ export type NotificationReport = {
  * other, and nothing here is on the path of orders, scans or callbacks.
  */
 export class NotificationDeliverer {
+  /** Set while the service stops: a channel's round gives back what it has not sent yet. */
+  stopping = false
   readonly worker = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
 
   /**
@@ -202,9 +204,16 @@ export class NotificationDeliverer {
   }
 
   /** One claim, sent and recorded. Returns how many events and deliveries it handled. */
-  async runOnce(report?: NotificationReport, only?: { eventId: number }): Promise<number> {
-    const fanned = await this.fanOut()
-    await this.summarizeFolded()
+  async runOnce(
+    report?: NotificationReport,
+    only: { eventId?: number; channel?: string } = {}
+  ): Promise<number> {
+    // A channel's own loop leaves the fan-out to the service's main loop.
+    let fanned = 0
+    if (only.channel === undefined) {
+      fanned = await this.fanOut()
+      await this.summarizeFolded()
+    }
     const now = Date.now()
     const token = `${this.worker}:${randomBytes(6).toString('hex')}`
     const ids = await claimLeases({
@@ -214,7 +223,8 @@ export class NotificationDeliverer {
       now,
       scope: (query) => {
         query.where('status', 'pending').where('next_attempt_at', '<=', now)
-        if (only) query.where('event_id', only.eventId)
+        if (only.eventId !== undefined) query.where('event_id', only.eventId)
+        if (only.channel !== undefined) query.where('channel', only.channel)
       },
       orderBy: 'id',
       limit: CLAIM_LIMIT,
@@ -329,18 +339,22 @@ export class NotificationDeliverer {
         }
       }
       const outcome = await this.#send(channel, delivery)
-      await this.#record(token, delivery, outcome, report)
-      if (outcome.status === 'retry' && outcome.retryAfterMs) {
-        // The service asked to wait: what follows for this target waits too, unspent.
-        const rest = urgent.slice(index + 1)
-        if (rest.length > 0)
-          await this.#postpone(
-            token,
-            rest,
-            Date.now() + outcome.retryAfterMs,
-            outcome.error,
-            report
-          )
+      const retryAt = await this.#record(token, delivery, outcome, report)
+      const rest = urgent.slice(index + 1)
+      if (rest.length === 0) return
+      if (retryAt !== null) {
+        // The target is unavailable (or asked to wait): what follows for it waits as long, unspent.
+        await this.#postpone(
+          token,
+          rest,
+          retryAt,
+          `after ${outcome.status === 'retry' ? outcome.error : 'a failure'}`,
+          report
+        )
+        return
+      }
+      if (this.stopping) {
+        await this.#postpone(token, rest, Date.now(), 'the worker stopped', report)
         return
       }
     }
@@ -402,6 +416,7 @@ export class NotificationDeliverer {
     const maxAttempts = await settings.get('notify.max_attempts')
     let changes: Record<string, unknown>
     let counted: keyof NotificationReport
+    let retryAt: number | null = null
     if (outcome.status === 'delivered') {
       changes = { status: 'delivered', delivered_at: now, last_error: '' }
       counted = 'delivered'
@@ -410,7 +425,8 @@ export class NotificationDeliverer {
       counted = 'folded'
     } else if (outcome.status === 'retry' && attempts < maxAttempts) {
       const delay = outcome.retryAfterMs ?? notificationRetryDelayMs(attempts)
-      changes = { next_attempt_at: now + delay, last_error: outcome.error }
+      retryAt = now + delay
+      changes = { next_attempt_at: retryAt, last_error: outcome.error }
       counted = 'retrying'
     } else {
       changes = {
@@ -452,6 +468,7 @@ export class NotificationDeliverer {
       }
     })
     if (report) report[counted]++
+    return retryAt
   }
 
   /**
@@ -509,17 +526,53 @@ export class NotificationDeliverer {
   }
 }
 
+/** A loop's pause: until woken or `ms`. */
+class Pause {
+  #signalled = false
+  #signal: (() => void) | null = null
+
+  wake() {
+    this.#signalled = true
+    const signal = this.#signal
+    this.#signal = null
+    signal?.()
+  }
+
+  /** Clears an earlier wake-up: called as a round starts. */
+  reset() {
+    this.#signalled = false
+  }
+
+  sleep(ms: number): Promise<void> {
+    if (this.#signalled) return Promise.resolve()
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#signal = null
+        resolve()
+      }, ms)
+      this.#signal = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+  }
+}
+
 /**
- * The running gateway's notification loop (one per process running jobs,
- * started and stopped with them): delivers while anything is due, then
- * sleeps until a delivery is queued in this process or NOTIFY_POLL_MS.
+ * The running gateway's notification loops (in each process running jobs,
+ * started and stopped with them): one writes the deliveries of raised
+ * events (and the fold summaries), woken by each raise in this process; then
+ * each channel has a loop of its own that claims and sends only its
+ * deliveries, so a channel that hangs (an SMTP server that never answers)
+ * holds up no other. Each polls every NOTIFY_POLL_MS for other processes'
+ * events and for retries coming due.
  */
 class NotificationDeliveryService {
   readonly deliverer = new NotificationDeliverer()
   #running = false
-  #done: Promise<void> | null = null
-  #signal: (() => void) | null = null
-  #signalled = false
+  #loops: Promise<void>[] = []
+  #main = new Pause()
+  #channels = new Map<string, Pause>()
 
   constructor() {
     onNotificationQueued(() => this.wake())
@@ -532,46 +585,54 @@ class NotificationDeliveryService {
   start(options: { pollMs?: number } = {}) {
     if (this.#running) return
     this.#running = true
-    this.#done = this.#loop(options.pollMs ?? NOTIFY_POLL_MS)
-    logger.info('notification delivery loop started')
+    const pollMs = options.pollMs ?? NOTIFY_POLL_MS
+    this.#loops = [
+      this.#loop(this.#main, pollMs, async () => {
+        const fanned = await this.deliverer.fanOut()
+        await this.deliverer.summarizeFolded()
+        if (fanned > 0) for (const pause of this.#channels.values()) pause.wake()
+        return fanned
+      }),
+      ...notificationChannels.all().map((channel) => {
+        const pause = new Pause()
+        this.#channels.set(channel.name, pause)
+        return this.#loop(pause, pollMs, () =>
+          this.deliverer.runOnce(undefined, { channel: channel.name })
+        )
+      }),
+    ]
+    logger.info('notification delivery loops started')
   }
 
   async stop() {
     if (!this.#running) return
     this.#running = false
+    this.deliverer.stopping = true
     this.wake()
-    await this.#done
+    for (const pause of this.#channels.values()) pause.wake()
+    await Promise.all(this.#loops)
+    this.deliverer.stopping = false
+    this.#loops = []
+    this.#channels.clear()
     await Promise.allSettled(notificationChannels.all().map((channel) => channel.close?.()))
   }
 
+  /** An event was raised in this process: fan it out now rather than at the next poll. */
   wake() {
-    this.#signalled = true
-    const signal = this.#signal
-    this.#signal = null
-    signal?.()
+    this.#main.wake()
   }
 
-  async #loop(pollMs: number) {
+  async #loop(pause: Pause, pollMs: number, round: () => Promise<number>) {
     while (this.#running) {
-      this.#signalled = false
+      pause.reset()
       let handled = 0
       try {
-        handled = await this.deliverer.runOnce()
+        handled = await round()
       } catch (error) {
-        logger.error({ err: error }, 'notification delivery loop: a round failed; trying again')
+        logger.error({ err: error }, 'notification delivery: a round failed; trying again')
       }
-      if (handled > 0) continue
-      if (this.#signalled || !this.#running) continue
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          this.#signal = null
-          resolve()
-        }, pollMs)
-        this.#signal = () => {
-          clearTimeout(timer)
-          resolve()
-        }
-      })
+      if (handled > 0 || !this.#running) continue
+      await pause.sleep(pollMs)
     }
   }
 }

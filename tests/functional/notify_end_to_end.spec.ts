@@ -1,3 +1,4 @@
+import { createServer, type Socket } from 'node:net'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import settings from '#settings/settings_service'
@@ -202,17 +203,19 @@ test.group('Notifications end to end: the worker’s loop to real protocol fakes
     }
     // The webhook gets all five while the mail server is down.
     await until(() => channels.webhook.requests.length === 5, 'five webhook calls')
+    // The first mail's attempt failed; the ones behind it wait as long, their attempts unspent.
     await until(async () => {
-      const waiting = await db
-        .from('notification_deliveries')
-        .where('channel', 'email')
-        .where('status', 'pending')
-        .where('attempts', '>', 0)
-      return waiting.length === 5
-    }, 'five mails waiting to be retried')
+      const rows = await db.from('notification_deliveries').where('channel', 'email')
+      return (
+        rows.length === 5 &&
+        rows.every((row) => row.status === 'pending') &&
+        rows.some((row) => Number(row.attempts) > 0)
+      )
+    }, 'the mails waiting to be retried')
     const [mail] = await db
       .from('notification_deliveries')
       .where('channel', 'email')
+      .where('attempts', '>', 0)
       .select('last_error')
     assert.match(mail.last_error, /ECONNREFUSED|connect|closed/i)
     assert.lengthOf(channels.smtp.messages, 0)
@@ -234,5 +237,51 @@ test.group('Notifications end to end: the worker’s loop to real protocol fakes
         `one mail for ${order.tradeId}`
       )
     assert.lengthOf(channels.smtp.messages, 5)
+  }).timeout(60_000)
+
+  test('a mail server that hangs holds up no other channel', async ({ client, assert }) => {
+    await prepareLifecycle()
+    // Accepts connections, never answers: each mail attempt waits for its timeout.
+    const sockets = new Set<Socket>()
+    const silent = createServer((socket) => {
+      sockets.add(socket)
+      socket.on('close', () => sockets.delete(socket))
+    })
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    const port = (silent.address() as { port: number }).port
+    try {
+      await channelsOn(channels, {
+        'notify.telegram.enabled': 'false',
+        'notify.email.port': String(port),
+        'notify.email.tls': 'none',
+      })
+      notificationDelivery.start({ pollMs: 50 })
+      const pay = async (amount: number) => {
+        const order = await newOrder(client, { amount })
+        await paymentService.markPaid(order.id, {
+          reference: `tx-${order.tradeId}`,
+          source: 'scanner',
+        })
+      }
+      await pay(300)
+      await until(
+        () => channels.webhook.requests.length === 1 && sockets.size === 1,
+        'the first sends'
+      )
+      // The mail is stuck on its connection; the webhook keeps up with every new payment.
+      const started = Date.now()
+      for (let index = 1; index < 5; index++) await pay(300 + index)
+      await until(() => channels.webhook.requests.length === 5, 'four more webhook calls', 5000)
+      assert.isBelow(Date.now() - started, 5000)
+      assert.lengthOf(channels.smtp.messages, 0)
+      const delivered = await db
+        .from('notification_deliveries')
+        .where('channel', 'webhook')
+        .where('status', 'delivered')
+      assert.lengthOf(delivered, 5)
+    } finally {
+      for (const socket of sockets) socket.destroy()
+      silent.close()
+    }
   }).timeout(60_000)
 })
