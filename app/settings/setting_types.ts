@@ -10,6 +10,8 @@ export type SettingDefinition<T> = {
   description: string
   /** Secrets are masked by `settings:get` and the console. */
   secret?: boolean
+  /** State the gateway keeps for itself (a poller's offset): listed, never offered on a console form. */
+  internal?: boolean
   /** What a form may offer (the console): bounds of an integer, choices of an enum, longest text. */
   bounds?: { min: number; max: number }
   options?: readonly string[]

@@ -39,11 +39,14 @@ export const TELEGRAM_SETTINGS = {
     true,
     'Answer /status, /order, /mute and /help from the listed chats (the process running jobs long-polls getUpdates)'
   ),
-  'notify.telegram.update_offset': integerSetting(
-    0,
-    'Next getUpdates offset (the last update handled + 1), kept so that a restart does not answer a command twice',
-    { min: 0, max: Number.MAX_SAFE_INTEGER }
-  ),
+  'notify.telegram.update_offset': {
+    ...integerSetting(
+      0,
+      'Next getUpdates offset (the last update handled + 1), kept so that a restart does not answer a command twice',
+      { min: 0, max: Number.MAX_SAFE_INTEGER }
+    ),
+    internal: true,
+  },
 }
 
 export const telegramSettings = pluginSettings(TELEGRAM_SETTINGS)

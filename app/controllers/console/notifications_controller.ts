@@ -172,7 +172,8 @@ async function fieldsOf(keys: string[], labels: (key: string) => string): Promis
 async function channelKeys(channel: string): Promise<string[]> {
   const prefix = `notify.${channel}.`
   const all = await settingKeys()
-  const keys = all.filter((key) => key.startsWith(prefix))
+  // State the gateway keeps for itself (Telegram's update offset) is no field of a form.
+  const keys = all.filter((key) => key.startsWith(prefix) && !settings.definition(key).internal)
   const rules = Object.keys(RULE_LABELS)
     .map((rule) => `${prefix}${rule}`)
     .filter((key) => keys.includes(key))

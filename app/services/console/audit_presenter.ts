@@ -68,6 +68,8 @@ const ACTIONS: Record<string, { label: string; tone?: Tone }> = {
   'unmatched.dismiss': { label: 'Unmatched payment dismissed' },
   'rate.set': { label: 'Rate set' },
   'setting.set': { label: 'Setting changed' },
+  'notification.test': { label: 'Test notification sent' },
+  'notification.target_resumed': { label: 'Notification target resumed', tone: 'warning' },
 }
 
 const SUBJECT_TYPES: Record<string, string> = {
@@ -81,6 +83,7 @@ const SUBJECT_TYPES: Record<string, string> = {
   order: 'Order',
   callback: 'Callback',
   unmatched_payment: 'Unmatched payment',
+  notification_channel: 'Notification channel',
 }
 
 /** Groups of the action filter: "<prefix>*" selects every action of the group. */
@@ -95,6 +98,7 @@ const ACTION_GROUPS: { prefix: string; label: string }[] = [
   { prefix: 'setting.', label: 'Settings' },
   { prefix: 'order.', label: 'Orders and callbacks' },
   { prefix: 'unmatched.', label: 'Unmatched payments' },
+  { prefix: 'notification.', label: 'Notifications' },
 ]
 
 const words = (text: string) =>
@@ -247,7 +251,9 @@ function subjectHref(type: string, id: string): string | null {
   }
   if (type === 'unmatched_payment') return /^\d+$/.test(id) ? adminUrl(`/unmatched/${id}`) : null
   if (type === 'rate') return adminUrl('/settings/rates')
+  if (type === 'notification_channel') return adminUrl('/notifications')
   if (type === 'setting') {
+    if (id.startsWith('notify.')) return adminUrl('/notifications')
     const group = groupedKeys().get(id)
     return group ? adminUrl(`/settings/${group}`) : null
   }

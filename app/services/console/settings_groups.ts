@@ -229,6 +229,8 @@ export function keysByGroup(keys: string[]): Map<SettingsGroupId, string[]> {
   const named = groupedKeys()
   const byGroup = new Map<SettingsGroupId, string[]>()
   for (const key of keys) {
+    // The notification channels' settings have their page: Notifications.
+    if (key.startsWith('notify.')) continue
     const id = named.get(key) ?? 'plugins'
     byGroup.set(id, [...(byGroup.get(id) ?? []), key])
   }

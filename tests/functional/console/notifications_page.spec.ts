@@ -416,4 +416,30 @@ test.group('Console notifications page', (group) => {
     assert.equal(await countRows('notification_targets'), 1)
     assert.equal(await countRows('audit_log'), 0)
   })
+
+  test('the channels’ settings live here only: not on Settings, and no field for the state Telegram keeps', async ({
+    assert,
+  }) => {
+    const { agent } = await signedIn()
+    const page = await agent.get('/notifications')
+    assert.equal(page.status, 200)
+    assert.include(
+      page.text,
+      'data-setting="notify.telegram.api_url"',
+      'the telegram form is there'
+    )
+    assert.notInclude(page.text, 'update_offset', 'the getUpdates offset is no field')
+    const other = await agent.get('/settings/plugins')
+    assert.notInclude(other.text, 'notify.', 'no notify.* setting on the Settings pages')
+
+    // A test sent from here is labelled in the audit log and leads back to this page.
+    await settings.setMany({
+      'notify.webhook.url': 'https://ops.example/hook',
+      'notify.webhook.secret': 'a-secret',
+    })
+    await agent.submit('/notifications/webhook/test', {}, '/notifications')
+    const audit = await agent.get('/audit')
+    assert.include(pageText(audit.text), 'Test notification sent')
+    assert.include(audit.text, 'href="/admin/notifications"')
+  })
 })
