@@ -4,7 +4,8 @@ import db from '@adonisjs/lucid/services/db'
 import settings from '#settings/settings_service'
 import paymentService from '#services/payment_service'
 import type Order from '#models/order'
-import { notificationDelivery } from '#notifications/notification_delivery'
+import { NotificationDeliverer, notificationDelivery } from '#notifications/notification_delivery'
+import { raiseNotification } from '#notifications/notifier'
 import { closeCallbackAgents } from '#callbacks/safe_http'
 import { resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
@@ -284,4 +285,59 @@ test.group('Notifications end to end: the worker’s loop to real protocol fakes
       silent.close()
     }
   }).timeout(60_000)
+
+  test('an e-mail digest: the events of a window wait for its end, then go as one message', async ({
+    assert,
+  }) => {
+    await channelsOn(channels, {
+      'notify.telegram.enabled': 'false',
+      'notify.webhook.enabled': 'false',
+      'notify.email.digest_minutes': '10',
+    })
+    const raisedAt = Date.now()
+    await raiseNotification('order.paid', {
+      trade_id: 'T-D1',
+      order_id: 'o1',
+      amount: '1',
+      token: 'USDT',
+      network: 'tron',
+    })
+    await raiseNotification('callback.gave_up', {
+      trade_id: 'T-D2',
+      order_id: 'o2',
+      callback_id: 7,
+      attempts: 10,
+      error: 'HTTP 500',
+    })
+    await raiseNotification('order.paid', {
+      trade_id: 'T-D3',
+      order_id: 'o3',
+      amount: '2',
+      token: 'USDT',
+      network: 'tron',
+    })
+    const deliverer = new NotificationDeliverer()
+    while ((await deliverer.runOnce()) > 0) {}
+    const rows = await db.from('notification_deliveries').where('channel', 'email').orderBy('id')
+    assert.lengthOf(rows, 3)
+    const windowEnd = Math.ceil((raisedAt + 1) / 600_000) * 600_000
+    for (const row of rows) {
+      assert.equal(row.status, 'pending')
+      assert.equal(Number(row.attempts), 0)
+      assert.approximately(Number(row.next_attempt_at), windowEnd, 600_000)
+      assert.isAbove(Number(row.next_attempt_at), Date.now())
+    }
+    assert.lengthOf(channels.smtp.messages, 0, 'nothing before the window ends')
+
+    // The window ends.
+    await db.from('notification_deliveries').update({ next_attempt_at: Date.now() })
+    while ((await deliverer.runOnce()) > 0) {}
+    await channels.smtp.waitForMessages(1)
+    assert.lengthOf(channels.smtp.messages, 1)
+    const text = channels.smtp.messages[0].parsed.text ?? ''
+    for (const tradeId of ['T-D1', 'T-D2', 'T-D3']) assert.include(text, tradeId)
+    assert.isBelow(text.indexOf('T-D2'), text.indexOf('T-D1'), 'the critical event first')
+    const after = await db.from('notification_deliveries').where('status', 'delivered')
+    assert.lengthOf(after, 3)
+  }).timeout(30_000)
 })
