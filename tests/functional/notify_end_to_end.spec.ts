@@ -133,6 +133,11 @@ test.group('Notifications end to end: the worker’s loop to real protocol fakes
     const hook = JSON.parse(channels.webhook.requests[0].body)
     assert.equal(hook.event, 'order.paid')
     assert.equal(hook.data.trade_id, order.tradeId)
+    // Recorded once each service has answered (a moment after it got the message).
+    await until(async () => {
+      const rows = await db.from('notification_deliveries').where('status', 'delivered')
+      return rows.length === 3
+    }, 'three deliveries recorded')
     const rows = await db.from('notification_deliveries').select('channel', 'status')
     assert.sameMembers(
       rows.map((row) => `${row.channel}:${row.status}`),
@@ -175,6 +180,13 @@ test.group('Notifications end to end: the worker’s loop to real protocol fakes
       orders.map((order) => order.tradeId)
     )
     const refused = channels.telegram.calls.filter((call) => call.status === 429).length
+    await until(async () => {
+      const [{ n }] = await db
+        .from('notification_deliveries')
+        .where('status', 'delivered')
+        .count('* as n')
+      return Number(n) === 100
+    }, '100 deliveries recorded')
     const rows = await db
       .from('notification_deliveries')
       .where('status', 'delivered')
@@ -275,11 +287,14 @@ test.group('Notifications end to end: the worker’s loop to real protocol fakes
       await until(() => channels.webhook.requests.length === 5, 'four more webhook calls', 5000)
       assert.isBelow(Date.now() - started, 5000)
       assert.lengthOf(channels.smtp.messages, 0)
-      const delivered = await db
-        .from('notification_deliveries')
-        .where('channel', 'webhook')
-        .where('status', 'delivered')
-      assert.lengthOf(delivered, 5)
+      // Recorded once the receiver has answered (a moment after it saw the request).
+      await until(async () => {
+        const delivered = await db
+          .from('notification_deliveries')
+          .where('channel', 'webhook')
+          .where('status', 'delivered')
+        return delivered.length === 5
+      }, 'five webhook deliveries recorded')
     } finally {
       for (const socket of sockets) socket.destroy()
       silent.close()
