@@ -39,6 +39,8 @@ export type NotificationMessage = {
  * - delivered: the channel accepted it;
  * - retry: try again later (after retryAfterMs when the service said so:
  *   Telegram's 429 `retry_after`, an SMTP 4xx, a webhook's Retry-After);
+ *   `rateLimited` when that is the service's rate limit (429): the wait
+ *   then spends none of the delivery's attempts (notify.max_attempts);
  * - failed: no attempt can succeed (a malformed request, a refused
  *   recipient); with `stopTarget`, this target gets nothing more until an
  *   operator clears it (a Telegram chat that blocked the bot, a chat not
@@ -46,7 +48,13 @@ export type NotificationMessage = {
  */
 export type SendOutcome =
   | { status: 'delivered' }
-  | { status: 'retry'; error: string; retryAfterMs?: number }
+  | {
+      status: 'retry'
+      error: string
+      retryAfterMs?: number
+      /** The service limits its rate (HTTP 429): the wait is its pace, not a failure, and spends no attempt. */
+      rateLimited?: boolean
+    }
   | { status: 'failed'; error: string; stopTarget?: boolean }
 
 export type NotificationChannel = {

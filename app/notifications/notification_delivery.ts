@@ -412,7 +412,10 @@ export class NotificationDeliverer {
     report?: NotificationReport
   ) {
     const now = Date.now()
-    const attempts = outcome.status === 'folded' ? delivery.attempts : delivery.attempts + 1
+    // Folded, or paced by the service's rate limit: no attempt is spent.
+    const unspent =
+      outcome.status === 'folded' || (outcome.status === 'retry' && outcome.rateLimited === true)
+    const attempts = unspent ? delivery.attempts : delivery.attempts + 1
     const maxAttempts = await settings.get('notify.max_attempts')
     let changes: Record<string, unknown>
     let counted: keyof NotificationReport

@@ -45,8 +45,13 @@ export function outcomeOf(answer: BotApiAnswer, chatId: string): SendOutcome {
   const { code, description } = answer
   if (code === 429) {
     return answer.retryAfter !== undefined
-      ? { status: 'retry', error: description, retryAfterMs: Math.ceil(answer.retryAfter * 1000) }
-      : { status: 'retry', error: description }
+      ? {
+          status: 'retry',
+          error: description,
+          retryAfterMs: Math.ceil(answer.retryAfter * 1000),
+          rateLimited: true,
+        }
+      : { status: 'retry', error: description, rateLimited: true }
   }
   if (code === 403) return { status: 'failed', error: description, stopTarget: true }
   if (code === 400 && GONE_CHAT.test(description)) {

@@ -117,7 +117,12 @@ export const webhookChannel: NotificationChannel = {
     const excerpt = response.body.slice(0, 200).replace(/\s+/g, ' ').trim()
     const error = `HTTP ${response.status}${excerpt ? `: ${excerpt}` : ''}`
     if (response.status === 429 || response.status === 408 || response.status >= 500)
-      return { status: 'retry', error, retryAfterMs: retryAfterMs(response.headers['retry-after']) }
+      return {
+        status: 'retry',
+        error,
+        retryAfterMs: retryAfterMs(response.headers['retry-after']),
+        rateLimited: response.status === 429,
+      }
     return { status: 'failed', error }
   },
 }

@@ -214,6 +214,30 @@ test.group('Notifications: events, the outbox and the webhook channel', (group) 
     assert.include(rows[1].last_error, 'HTTP 410: gone')
   })
 
+  test('a receiver’s rate limit (429) is waited out without spending attempts', async ({
+    assert,
+  }) => {
+    await webhookTo(receiver, { 'notify.max_attempts': '2' })
+    receiver.reset([
+      { status: 429, body: 'slow down', headers: { 'retry-after': '1' } },
+      { status: 429, body: 'slow down', headers: { 'retry-after': '1' } },
+      { status: 429, body: 'slow down', headers: { 'retry-after': '1' } },
+      { status: 200, body: 'ok' },
+    ])
+    await raiseNotification('notifications.test', { by: 'test' })
+    for (let round = 0; round < 3; round++) {
+      await deliverAll()
+      const [row] = await deliveries()
+      assert.equal(row.status, 'pending', 'still waiting, not given up')
+      assert.equal(row.attempts, 0)
+      await db.from('notification_deliveries').update({ next_attempt_at: Date.now() })
+    }
+    await deliverAll()
+    const [row] = await deliveries()
+    assert.equal(row.status, 'delivered')
+    assert.lengthOf(receiver.requests, 4)
+  })
+
   test('a receiver down for good is given up after notify.max_attempts', async ({ assert }) => {
     await webhookTo(receiver, { 'notify.max_attempts': '2' })
     receiver.reset([{ status: 500, body: 'down' }])

@@ -192,6 +192,8 @@ test.group('Notifications end to end: the worker’s loop to real protocol fakes
       .where('status', 'delivered')
       .count('* as n')
     assert.equal(Number(rows[0].n), 100)
+    const [{ spent }] = await db.from('notification_deliveries').max('attempts as spent')
+    assert.equal(Number(spent), 1, 'the 429s spent no attempt: none can be given up for them')
     console.log(
       `  100 orders through a 1/s chat: ${seconds.toFixed(1)} s, ${refused} answers 429 (each waited out)`
     )
