@@ -364,14 +364,25 @@ test.group('Console chains: changes', (group) => {
     const page = await agent.get('/plugins')
     assert.equal(page.status, 200)
     const text = pageText(page.text)
-    for (const name of ['tron', 'evm', 'solana', 'ton', 'provider', 'compat'])
+    for (const name of [
+      'tron',
+      'evm',
+      'solana',
+      'ton',
+      'provider',
+      'compat',
+      'telegram',
+      'email',
+      'webhook',
+    ])
       assert.include(page.text, `id="plugin-${name}"`)
     assert.include(text, 'Networks: ethereum bsc polygon plasma')
     assert.include(page.text, 'href="/admin/chains/plasma"')
     assert.include(text, 'POST /payments/provider/v1/notify')
     assert.include(text, 'GET, POST /payments/compat/v1/order/create-transaction/submit.php')
     assert.include(text, 'provider.shop_token')
-    assert.lengthOf(page.text.match(/class="badge badge-success">Loaded</g) ?? [], 6)
+    assert.include(text, 'Notification channels telegram')
+    assert.lengthOf(page.text.match(/class="badge badge-success">Loaded</g) ?? [], 9)
     assert.notInclude(page.text, '>Off<')
   })
 })
