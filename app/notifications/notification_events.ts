@@ -111,7 +111,9 @@ export const NOTIFICATION_EVENTS: Record<string, EventDefinition> = {
       title:
         data.last_scan_at === null
           ? `Scanner stalled: ${data.network} has never been scanned`
-          : `Scanner stalled: ${data.network}, no scan for ${data.minutes} minutes`,
+          : data.interrupted_minutes
+            ? `Scanner stalled: ${data.network}, every run interrupted for ${data.interrupted_minutes} minutes`
+            : `Scanner stalled: ${data.network}, no scan for ${data.minutes} minutes`,
       lines: [
         data.last_scan_at ? `Last scan: ${data.last_scan_at}` : '',
         data.last_error ? `Last error: ${data.last_error}` : '',

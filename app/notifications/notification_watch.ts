@@ -112,6 +112,8 @@ export async function dailyFigures(from: number, to: number) {
 export class NotificationWatch {
   #lastRateCheck = 0
   #staleRates = new Set<string>()
+  /** Since when each chain's runs have all been interrupted (as this process saw them). */
+  #interruptedSince = new Map<string, number>()
 
   async runOnce(now = Date.now()) {
     await this.#scanners(now)
@@ -143,7 +145,15 @@ export class NotificationWatch {
         .orderBy('id', 'desc')
         .select('id', 'name')
         .first()
-      const stalled = last === null || now - last > stalledAfterMs
+      // Interrupted runs (a rate limit, an outage midway) keep their progress and their
+      // time: a chain interrupted at every run for as long is stalled too.
+      if (!chain.scan.interrupted) this.#interruptedSince.delete(chain.network)
+      else if (!this.#interruptedSince.has(chain.network))
+        this.#interruptedSince.set(chain.network, now)
+      const interruptedSince = this.#interruptedSince.get(chain.network)
+      const interruptedTooLong =
+        interruptedSince !== undefined && now - interruptedSince >= stalledAfterMs
+      const stalled = last === null || now - last > stalledAfterMs || interruptedTooLong
       if (stalled && latest?.name !== 'scanner.stalled') {
         await raiseNotification(
           'scanner.stalled',
@@ -153,8 +163,15 @@ export class NotificationWatch {
             minutes: last === null ? null : Math.floor((now - last) / 60_000),
             last_error: chain.scan.lastError,
             interrupted: chain.scan.interrupted,
+            interrupted_minutes: interruptedTooLong
+              ? Math.floor((now - interruptedSince!) / 60_000)
+              : null,
           },
-          { dedupeKey: `scanner.stalled:${chain.network}:${last ?? 'never'}` }
+          {
+            dedupeKey: interruptedTooLong
+              ? `scanner.stalled:${chain.network}:interrupted:${interruptedSince}`
+              : `scanner.stalled:${chain.network}:${last ?? 'never'}`,
+          }
         )
       } else if (!stalled && latest?.name === 'scanner.stalled') {
         await raiseNotification(

@@ -122,10 +122,30 @@ test.group('Notifications: what the workers watch for', (group) => {
     await watch.runOnce(now + 1000)
     assert.lengthOf(await events('scanner.recovered'), 1)
 
+    // Runs that all end interrupted (progress kept, time moving) for as long are a stall too.
+    await db
+      .from('chain_cursors')
+      .update({ last_scan_at: now, last_error: 'interrupted: HTTP 429, retry after 60 s' })
+    await watch.runOnce(now)
+    await watch.runOnce(now + 5 * 60_000)
+    assert.lengthOf(
+      await events('scanner.stalled'),
+      1,
+      'five minutes of interruptions are no stall'
+    )
+    await db.from('chain_cursors').update({ last_scan_at: now + 11 * 60_000 })
+    await watch.runOnce(now + 11 * 60_000)
+    const interrupted = await events('scanner.stalled')
+    assert.lengthOf(interrupted, 2)
+    assert.equal(interrupted[1].data.interrupted_minutes, 11)
+    await db.from('chain_cursors').update({ last_error: '' })
+    await watch.runOnce(now + 12 * 60_000)
+    assert.lengthOf(await events('scanner.recovered'), 2)
+
     // A second stall is a second event.
     await db.from('chain_cursors').update({ last_scan_at: now - 20 * 60_000 })
-    await watch.runOnce(now)
-    assert.lengthOf(await events('scanner.stalled'), 2)
+    await watch.runOnce(now + 13 * 60_000)
+    assert.lengthOf(await events('scanner.stalled'), 3)
   })
 
   test('an RPC endpoint past 80 % of its daily budget, then spent: one event each', async ({

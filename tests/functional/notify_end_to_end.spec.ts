@@ -6,6 +6,7 @@ import paymentService from '#services/payment_service'
 import type Order from '#models/order'
 import { NotificationDeliverer, notificationDelivery } from '#notifications/notification_delivery'
 import { raiseNotification } from '#notifications/notifier'
+import { NOTIFICATION_EVENTS, eventDefinition } from '#notifications/notification_events'
 import { closeCallbackAgents } from '#callbacks/safe_http'
 import { resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
@@ -357,4 +358,131 @@ test.group('Notifications end to end: the worker’s loop to real protocol fakes
     const after = await db.from('notification_deliveries').where('status', 'delivered')
     assert.lengthOf(after, 3)
   }).timeout(30_000)
+
+  test('every event reaches every channel, with its title', async ({ assert }) => {
+    await channelsOn(channels)
+    const order = {
+      trade_id: 'T2026112700001',
+      order_id: 'shop-1042',
+      amount: '13.79',
+      token: 'USDT',
+      network: 'tron',
+      fiat_amount: '100',
+      currency: 'cny',
+      reference: '9f2c0a',
+    }
+    const samples: Record<string, Record<string, unknown>> = {
+      'order.paid': order,
+      'order.paid_late': { ...order, previous_status: 'expired' },
+      'payment.unmatched': {
+        network: 'tron',
+        kind: 'unexplained',
+        reference: '',
+        to: 'TWallet',
+        token: 'USDT',
+        amount: '5',
+        reason: 'the balance rose by more than the transfers seen',
+      },
+      'callback.failing': {
+        callback_id: 3,
+        trade_id: order.trade_id,
+        order_id: 'shop-1042',
+        attempts: 5,
+        error: 'HTTP 502',
+      },
+      'callback.gave_up': {
+        callback_id: 3,
+        trade_id: order.trade_id,
+        order_id: 'shop-1042',
+        attempts: 10,
+        error: 'HTTP 502',
+      },
+      'reorg.credited_order': {
+        network: 'ethereum',
+        trade_id: order.trade_id,
+        reference: '0xabc',
+        block: 'block 12 (0x12…)',
+        amount: '13.79',
+        token: 'USDT',
+      },
+      'scanner.stalled': {
+        network: 'tron',
+        last_scan_at: '2026-11-27T06:00:00.000Z',
+        minutes: 14,
+        last_error: 'HTTP 429',
+        interrupted: false,
+        interrupted_minutes: null,
+      },
+      'scanner.recovered': { network: 'tron', last_scan_at: '2026-11-27T06:20:00.000Z' },
+      'rpc.budget_low': {
+        network: 'tron',
+        endpoint: 'api.trongrid.io',
+        used: 80_000,
+        per_day: 100_000,
+        detail: '',
+      },
+      'rpc.exhausted': {
+        network: 'ethereum',
+        endpoint: 'mainnet.infura.io',
+        used: null,
+        per_day: null,
+        detail: 'its daily credits are spent (HTTP 402)',
+      },
+      'rate.stale': {
+        currency: 'CNY',
+        finding: 'CNY: no fresh rate for USDT: timed out',
+        fix: 'node ace rate:set USDT CNY <rate>',
+      },
+      'admin.sign_in': {
+        email: 'ops@example.com',
+        ip: '203.0.113.9',
+        role: 'admin',
+        method: 'password',
+      },
+      'daily.report': {
+        day: '2026-11-26',
+        orders_created: 52,
+        orders_paid: 41,
+        conversion_percent: 78.8,
+        paid_volume: { 'USDT on tron': '1520.5' },
+        callbacks: { delivered: 41 },
+        unmatched_payments: 0,
+      },
+      'notifications.folded': {
+        event: 'order.paid',
+        count: 37,
+        first_at: 0,
+        last_at: 0,
+        titles: ['Order paid: 1 USDT on tron'],
+      },
+      'notifications.test': { by: 'ops@example.com' },
+    }
+    assert.sameMembers(
+      Object.keys(samples),
+      Object.keys(NOTIFICATION_EVENTS),
+      'a sample for every event'
+    )
+    for (const [name, data] of Object.entries(samples)) await raiseNotification(name, data)
+    const deliverer = new NotificationDeliverer()
+    while ((await deliverer.runOnce()) > 0) {}
+    const count = Object.keys(samples).length
+    await channels.smtp.waitForMessages(count)
+    assert.lengthOf(channels.telegram.accepted, count)
+    assert.lengthOf(channels.webhook.requests, count)
+    for (const [name, data] of Object.entries(samples)) {
+      const title = eventDefinition(name).render(data).title
+      assert.isTrue(
+        channels.telegram.accepted.some((message) => message.text.includes(title)),
+        `${name} on Telegram`
+      )
+      assert.isTrue(
+        channels.smtp.messages.some((mail) => (mail.parsed.subject ?? '').includes(title)),
+        `${name} by e-mail`
+      )
+      assert.isTrue(
+        channels.webhook.requests.some((request) => JSON.parse(request.body).title === title),
+        `${name} on the webhook`
+      )
+    }
+  }).timeout(60_000)
 })
