@@ -110,6 +110,14 @@ test.group('EVM chain: reorganisations deeper than 128 blocks', (group) => {
     assert.lengthOf(audit, 1)
     assert.equal(audit[0].actor_kind, 'system')
     assert.equal(await reorgCount(), flaggedBefore + 1)
+    // The operator is told: reorg.credited_order, not a plain payment.unmatched.
+    const told = await db
+      .from('notification_events')
+      .whereIn('name', ['reorg.credited_order', 'payment.unmatched'])
+    assert.deepEqual(
+      told.map((event) => [event.name, JSON.parse(event.data).trade_id]),
+      [['reorg.credited_order', replaced.tradeId]]
+    )
 
     // Scanned again: nothing more is flagged or paid.
     await anvil.mine(2)
