@@ -3,6 +3,7 @@ import type { ChainFamily } from '#chains/chain_family'
 import type { CallbackFormat } from '#callbacks/callback_format'
 import type { PaymentProvider } from '#payments/payment_provider'
 import type { NotificationChannel } from '#notifications/notification_channel'
+import type { LiveRateSource } from '#rates/live_rate_source'
 import type { SettingDefinition } from '#settings/setting_types'
 import type { middleware } from '#start/kernel'
 import type { Router } from '@adonisjs/core/http'
@@ -80,6 +81,8 @@ export type GatewayPlugin = {
   providers?: PaymentProvider[]
   /** Ways to tell the operator (Telegram, e-mail, a webhook): app/notifications/notification_channel.ts. */
   notificationChannels?: NotificationChannel[]
+  /** Live exchange-rate sources (CoinGecko, Binance …): app/rates/live_rate_source.ts. */
+  rateSources?: LiveRateSource[]
   routes?: PluginRoutes
   /** Setting definitions, keyed by setting name (prefix them with the plugin name). */
   settings?: Record<string, SettingDefinition<any>>
