@@ -1,0 +1,13 @@
+import { definePlugin } from '#app_plugins/gateway_plugin'
+import { rateSourceSettings } from '#rates/source_settings'
+import { coingeckoSource } from '#plugins/rate_coingecko/coingecko_source'
+
+export default definePlugin({
+  name: 'rate_coingecko',
+  description: 'Exchange rates from CoinGecko (simple price; optional Demo or Pro API key)',
+  rateSources: [coingeckoSource],
+  settings: rateSourceSettings(coingeckoSource, {
+    apiKey: true,
+    apiKeyHint: 'a Demo key; a Pro key needs rate.coingecko.url = https://pro-api.coingecko.com',
+  }),
+})
