@@ -1,0 +1,11 @@
+import { definePlugin } from '#app_plugins/gateway_plugin'
+import { rateSourceSettings } from '#rates/source_settings'
+import { jsonSource } from '#plugins/rate_json/json_source'
+
+export default definePlugin({
+  name: 'rate_json',
+  description: 'Exchange rates from a JSON rate API ({url}/{fiat}.json)',
+  rateSources: [jsonSource],
+  // Its URL has no default: the setting's text says the source stays unused while it is empty.
+  settings: rateSourceSettings({ ...jsonSource, defaultUrl: 'none, the source is not asked' }),
+})
