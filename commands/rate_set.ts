@@ -4,7 +4,7 @@ import { OperatorCommand } from '#support/operator_command'
 export default class RateSet extends OperatorCommand {
   static commandName = 'rate:set'
   static description =
-    'Set a fixed exchange rate: 1 TOKEN = RATE FIAT (e.g. rate:set USDT CNY 7.25)'
+    'Set a fixed exchange rate (rate:set USDT CNY 7.25: 1 USDT = 7.25 CNY) or a markup on the live rate (~1.02: 2 % up; +0.3; -0.2)'
 
   @args.string({ description: 'Token symbol' })
   declare token: string
@@ -12,13 +12,20 @@ export default class RateSet extends OperatorCommand {
   @args.string({ description: 'Fiat currency code' })
   declare fiat: string
 
-  @args.string({ description: 'Price of one token in the fiat currency' })
+  @args.string({
+    description:
+      'Price of one token in the fiat currency, or a markup on the live rate (~1.02, +0.3, -0.2)',
+  })
   declare rate: string
 
   async execute() {
     const { RateAdmin } = await import('#services/operators/rate_admin')
     const rates = await this.app.container.make(RateAdmin)
     const rate = await rates.set(this.token, this.fiat, this.rate)
-    this.logger.success(`1 ${rate.token} = ${rate.rate} ${rate.fiat} (fixed)`)
+    if ('live' in rate)
+      this.logger.success(
+        `${rate.token}/${rate.fiat}: the live rate with the markup ${rate.rate} (rate.sources must price it)`
+      )
+    else this.logger.success(`1 ${rate.token} = ${rate.rate} ${rate.fiat} (fixed)`)
   }
 }

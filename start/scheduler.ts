@@ -18,6 +18,7 @@ scheduler.call(scheduledJobs.scanChains).everySecond()
 scheduler.call(scheduledJobs.expireOrders).everyFiveSeconds()
 scheduler.call(scheduledJobs.reconcileProviderPayments).everyFiveSeconds()
 scheduler.call(scheduledJobs.watchNotifications).everyMinute()
+scheduler.call(scheduledJobs.refreshRates).everyFiveSeconds()
 
 // The enabled plugins' jobs, each under the job runner like the core's.
 for (const job of pluginRegistry.jobs()) {

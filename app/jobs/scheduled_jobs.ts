@@ -3,6 +3,7 @@ import chainWatch from '#chains/chain_watch'
 import jobRunner from '#jobs/job_runner'
 import providerReconciliation from '#services/provider_reconciliation'
 import { watchForNotifications } from '#notifications/notification_watch'
+import rateRefresh from '#rates/rate_refresh'
 
 /**
  * The background jobs and how often the scheduler starts them
@@ -23,6 +24,8 @@ export const scheduledJobs = {
   /** Pending provider payments whose notification never came (backing off per payment). */
   reconcileProviderPayments: () =>
     jobRunner.run('provider:reconcile', () => providerReconciliation.runOnce()),
+  /** Live exchange rates from the enabled sources, every rate.refresh_seconds. */
+  refreshRates: () => jobRunner.run('rates:refresh', () => rateRefresh.runIfDue()),
   /** Events nobody's action raises: a stalled scanner, stale rates, the daily report. */
   watchNotifications: () => jobRunner.run('notifications:watch', () => watchForNotifications()),
 }

@@ -2,6 +2,7 @@ import chainRegistry from '#chains/chain_registry'
 import callbackFormats from '#callbacks/callback_format'
 import providers from '#payments/payment_provider'
 import notificationChannels from '#notifications/channel_registry'
+import rateSources from '#rates/rate_source_registry'
 import settings from '#settings/settings_service'
 import type {
   GatewayPlugin,
@@ -34,6 +35,7 @@ export class PluginRegistry {
       for (const family of plugin.families ?? []) chainRegistry.register(family)
       for (const format of plugin.callbackFormats ?? []) callbackFormats.register(format)
       for (const provider of plugin.providers ?? []) providers.register(provider)
+      for (const source of plugin.rateSources ?? []) rateSources.register(source)
       for (const channel of plugin.notificationChannels ?? [])
         notificationChannels.register(channel)
     }

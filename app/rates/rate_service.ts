@@ -5,6 +5,7 @@ import { ErrorCode } from '#exceptions/error_codes'
 import { Decimal } from '#support/money'
 import { HttpJsonRateSource } from '#rates/http_json_rate_source'
 import { RateSourceError, type RateSource } from '#rates/rate_source'
+import { MarkupError, applyMarkup, parseMarkup } from '#rates/rate_markup'
 
 type CachedRates = { rates: Map<string, Decimal>; fetchedAt: number }
 
@@ -35,6 +36,12 @@ export class RateService {
       return new Decimal(fiatAmount).dividedBy(price)
     }
 
+    // Live sources (rate.sources): the rate the workers computed, with the operator's markup.
+    const liveSources = await settings.get('rate.sources')
+    if (liveSources.length > 0) {
+      return new Decimal(fiatAmount).dividedBy(await this.liveRate(token, fiat))
+    }
+
     const url = await settings.get('rate.api_url')
     if (url === '') {
       throw new BusinessError(
@@ -48,6 +55,39 @@ export class RateService {
       throw new BusinessError(ErrorCode.RATE_ERROR, `The rate source has no ${token}/${fiat} rate`)
     }
     return new Decimal(fiatAmount).multipliedBy(perFiat)
+  }
+
+  /**
+   * The live rate of a pair (fiat per token) with its markup, from the
+   * workers' last refresh (read through the configuration cache: no HTTP
+   * here). Refused (10006) with the reason when the pair has no usable
+   * rate, or when its last computation is older than the answers it may use
+   * (the workers are not refreshing).
+   */
+  async liveRate(token: string, fiat: string, now = Date.now()): Promise<Decimal> {
+    const { live, markup } = await configCache.liveRate(token, fiat)
+    const pair = `${token}/${fiat}`
+    if (!live)
+      throw new BusinessError(
+        ErrorCode.RATE_ERROR,
+        `No ${pair} rate yet: the live rate sources have not priced it (the workers refresh every rate.refresh_seconds)`
+      )
+    if (!live.ok || live.rate === null)
+      throw new BusinessError(ErrorCode.RATE_ERROR, `No usable ${pair} rate: ${live.reason}`)
+    const refreshMs = (await settings.get('rate.refresh_seconds')) * 1000
+    const maxAgeMs = (await settings.get('rate.max_age_seconds')) * 1000
+    if (now - live.computedAt > maxAgeMs + 2 * refreshMs)
+      throw new BusinessError(
+        ErrorCode.RATE_ERROR,
+        `The ${pair} rate is stale: last computed ${Math.round((now - live.computedAt) / 1000)} s ago (are the workers running?)`
+      )
+    try {
+      return applyMarkup(new Decimal(live.rate), markup ? parseMarkup(markup) : null)
+    } catch (error) {
+      if (error instanceof MarkupError)
+        throw new BusinessError(ErrorCode.RATE_ERROR, `The ${pair} rate: ${error.message}`)
+      throw error
+    }
   }
 
   clearCache() {

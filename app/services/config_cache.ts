@@ -9,6 +9,15 @@ import Rate from '#models/rate'
 /** How long a process trusts its copy of the configuration tables (as settings: SETTINGS_REFRESH_MS). */
 export const CONFIG_REFRESH_MS = 2000
 
+/** A pair's live rate as the workers last computed it. */
+export type LiveRateRow = {
+  rate: string | null
+  ok: boolean
+  reason: string
+  sources: string
+  computedAt: number
+}
+
 /** One consistent copy of the tables that rarely change. */
 export type ConfigSnapshot = {
   apiKeysByPid: Map<string, ApiKey>
@@ -20,6 +29,10 @@ export type ConfigSnapshot = {
   enabledAddresses: Map<string, string[]>
   /** `TOKEN|FIAT` → fixed rate */
   rates: Map<string, Rate>
+  /** `TOKEN|FIAT` → the live rate the workers computed (rate_current) */
+  liveRates: Map<string, LiveRateRow>
+  /** `TOKEN|FIAT` → the operator's markup on the live rate (`~1.02`, `+0.3`) */
+  markups: Map<string, string>
   loadedAt: number
 }
 
@@ -73,6 +86,16 @@ export class ConfigCache {
     return apiKeysByPid.get(pid) ?? null
   }
 
+  /** The pair's live rate and markup (null when the workers have not priced it). */
+  async liveRate(
+    token: string,
+    fiat: string
+  ): Promise<{ live: LiveRateRow | null; markup: string | null }> {
+    const { liveRates, markups } = await this.snapshot()
+    const pair = `${token}|${fiat}`
+    return { live: liveRates.get(pair) ?? null, markup: markups.get(pair) ?? null }
+  }
+
   async fixedRate(token: string, fiat: string): Promise<Rate | null> {
     const { rates } = await this.snapshot()
     return rates.get(`${token}|${fiat}`) ?? null
@@ -121,7 +144,7 @@ export class ConfigCache {
 
   async #load(): Promise<ConfigSnapshot> {
     const client = db.connection()
-    const [apiKeys, chains, tokens, wallets, rates] = await Promise.all([
+    const [apiKeys, chains, tokens, wallets, rates, liveRows, markupRows] = await Promise.all([
       ApiKey.query({ client }),
       Chain.query({ client }),
       Token.query({ client }),
@@ -131,6 +154,10 @@ export class ConfigCache {
         .orderBy('id')
         .select('network', 'address') as Promise<{ network: string; address: string }[]>,
       Rate.query({ client }),
+      client
+        .from('rate_current')
+        .select('token', 'fiat', 'rate', 'ok', 'reason', 'sources', 'computed_at'),
+      client.from('rate_markups').select('token', 'fiat', 'markup'),
     ])
     const snapshot: ConfigSnapshot = {
       apiKeysByPid: new Map(apiKeys.map((key) => [key.pid, key])),
@@ -138,6 +165,19 @@ export class ConfigCache {
       chainsByNetwork: new Map(chains.map((chain) => [chain.network, chain])),
       tokens: new Map(),
       enabledAddresses: new Map(),
+      liveRates: new Map(
+        liveRows.map((row: any) => [
+          `${row.token}|${row.fiat}`,
+          {
+            rate: row.rate,
+            ok: Boolean(row.ok),
+            reason: row.reason,
+            sources: row.sources,
+            computedAt: Number(row.computed_at),
+          },
+        ])
+      ),
+      markups: new Map(markupRows.map((row: any) => [`${row.token}|${row.fiat}`, row.markup])),
       rates: new Map(rates.map((rate) => [`${rate.token}|${rate.fiat}`, rate])),
       loadedAt: Date.now(),
     }

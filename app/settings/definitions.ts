@@ -7,6 +7,8 @@ import {
   SettingValueError,
   type SettingDefinition,
   timeZoneSetting,
+  listSetting,
+  upperListSetting,
 } from '#settings/setting_types'
 import { MAX_ALLOWLIST_ENTRIES, parseAllowListEntry, splitAllowList } from '#support/ip_allowlist'
 
@@ -57,6 +59,34 @@ export const SETTINGS = {
     { min: 0, max: 604800 }
   ),
 
+  'rate.sources': listSetting(
+    [],
+    'Live rate sources used, by name (coingecko, binance, okx, okx_p2p, coinbase, kraken, frankfurter, json); empty: none (fixed rates only, or rate.api_url)',
+    { item: /^[a-z][a-z0-9_]*$/, itemHint: 'a source name' }
+  ),
+  'rate.min_sources': integerSetting(
+    1,
+    'Fresh, agreeing sources a pair needs; with fewer, orders in it are refused (10006)',
+    { min: 1, max: 10 }
+  ),
+  'rate.max_deviation_percent': integerSetting(
+    2,
+    'A source further than this from the median of the others (percent) is dropped as an outlier',
+    { min: 1, max: 50 }
+  ),
+  'rate.max_age_seconds': integerSetting(600, 'A source answer older than this is not used', {
+    min: 30,
+    max: 86_400,
+  }),
+  'rate.refresh_seconds': integerSetting(
+    60,
+    'How often the workers ask the live sources (never on order creation)',
+    { min: 10, max: 3600 }
+  ),
+  'rate.currencies': upperListSetting(
+    ['CNY', 'USD'],
+    'Fiat currencies kept priced besides those of fixed rates and of the last 30 days of orders'
+  ),
   'rate.api_url': urlSetting(
     '',
     'Live rate source: GET {url}/{fiat}.json → {fiat: {token: rate}} (empty: fixed rates only)'

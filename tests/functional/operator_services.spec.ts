@@ -83,7 +83,8 @@ test.group('Operator services: one rule, two front doors', (group) => {
       /Unknown network "nowhere"\. Known networks: /
     )
     const rates = await app.container.make(RateAdmin)
-    await assert.rejects(() => rates.set('USDT', 'CNY', '-1'), OperatorError)
+    await assert.rejects(() => rates.set('USDT', 'CNY', '0'), OperatorError)
+    await assert.rejects(() => rates.set('USDT', 'CNY', '-x'), OperatorError)
     const chains = await app.container.make(ChainAdmin)
     await assert.rejects(() => chains.set('tron', { confirmations: 1001 }), /from 0 to 1000/)
   })

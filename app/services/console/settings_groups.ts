@@ -63,8 +63,14 @@ export const SETTINGS_GROUPS: readonly SettingsGroup[] = [
     id: 'rates',
     title: 'Rates',
     description:
-      'A fixed rate wins; a pair without one is asked of the live source, when one is set.',
+      'A fixed rate wins; a pair without one follows the live sources (their median, with outlier and staleness guards), or the single source URL while no source is chosen.',
     labels: {
+      'rate.sources': 'Live sources (in order)',
+      'rate.min_sources': 'Sources a pair needs',
+      'rate.max_deviation_percent': 'Outlier beyond (%)',
+      'rate.max_age_seconds': 'Answer lifetime (seconds)',
+      'rate.refresh_seconds': 'Refresh every (seconds)',
+      'rate.currencies': 'Currencies kept priced',
       'rate.api_url': 'Live source URL',
       'rate.cache_ttl_seconds': 'Live rate lifetime (seconds)',
       'rate.timeout_seconds': 'Live source timeout (seconds)',
@@ -395,7 +401,7 @@ export class SettingsGroups {
 
   /** Sets (or replaces) one fixed rate: RateAdmin's rules and audit. */
   setFixedRate(token: string, fiat: string, rate: string) {
-    return this.rates.set(token, fiat, rate)
+    return this.rates.set(token, fiat, rate, { fixedOnly: true })
   }
 
   async #keysByGroup(): Promise<Map<SettingsGroupId, string[]>> {
