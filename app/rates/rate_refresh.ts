@@ -43,7 +43,7 @@ export class RateRefresh {
     await this.refresh(now)
   }
 
-  /** The pairs payers can use that have no fixed rate. */
+  /** The pairs payers can use (enabled tokens of enabled chains with a wallet) that have no fixed rate. */
   async pairs(now = Date.now()): Promise<RatePair[]> {
     const [tokenRows, fixedRows, currencyRows] = await Promise.all([
       db
@@ -51,6 +51,13 @@ export class RateRefresh {
         .join('chains', 'chains.network', 'tokens.network')
         .where('tokens.enabled', true)
         .where('chains.enabled', true)
+        // Payers pay only where a wallet receives.
+        .whereExists((wallets) =>
+          wallets
+            .from('wallets')
+            .whereColumn('wallets.network', 'tokens.network')
+            .where('wallets.enabled', true)
+        )
         .distinct('tokens.symbol as symbol'),
       db.from('rates').select('token', 'fiat'),
       db

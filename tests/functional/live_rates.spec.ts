@@ -13,6 +13,7 @@ import { runCommand } from '#tests/helpers/ace_command'
 import RateSet from '#commands/rate_set'
 import { createOrder, orderParams } from '#tests/helpers/merchant'
 import { FAKE_NETWORK } from '#tests/helpers/fake_chain'
+import { rateChecks } from '#services/doctor/rate_checks'
 
 /** A market source answering from a table; `fail` makes it throw; `calls` counts its refreshes. */
 class TableSource implements LiveRateSource {
@@ -219,5 +220,32 @@ test.group('Live rates: refreshed by the workers, read by order creation', (grou
     assert.equal((await rateService.convert('72.5', 'CNY', 'USDT')).toFixed(), '10')
     const audit = await db.from('audit_log').where('action', 'rate.set').orderBy('id')
     assert.isAtLeast(audit.length, 3)
+  })
+
+  test('the doctor (and rate.stale) read what the workers computed, asking no source', async ({
+    assert,
+  }) => {
+    const before = a.calls + b.calls + c.calls
+    let [check] = await rateChecks(Date.now())
+    assert.equal(check.status, 'problem')
+    assert.include(check.finding, 'USDT: not priced yet (are the workers running?)')
+
+    await new RateRefresh().refresh()
+    ;[check] = await rateChecks(Date.now())
+    assert.equal(check.status, 'ok', check.finding)
+    assert.equal(check.finding, 'CNY: live rates fresh from the sources')
+
+    a.prices = {}
+    b.prices = {}
+    await db.from('rate_answers').delete()
+    await new RateRefresh().refresh()
+    ;[check] = await rateChecks(Date.now())
+    assert.equal(check.status, 'problem')
+    assert.include(check.finding, '2 needed')
+    assert.equal(
+      a.calls + b.calls + c.calls,
+      before + 4,
+      'only the refreshes asked the sources (3, then the one left that prices USDT)'
+    )
   })
 })

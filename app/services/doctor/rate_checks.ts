@@ -16,6 +16,8 @@ const RECENT_DAYS = 30
  * answer now leaves orders in that currency refused once it runs out.
  */
 export async function rateChecks(now: number): Promise<CheckResult[]> {
+  const sources = await settings.get('rate.sources')
+  if (sources.length > 0) return liveSourceChecks(now)
   const since = now - RECENT_DAYS * 86_400_000
   const [tokenRows, fixedRows, currencyRows] = await Promise.all([
     db
@@ -125,4 +127,58 @@ export async function rateChecks(now: number): Promise<CheckResult[]> {
     }
   }
   return results
+}
+
+/**
+ * With live sources (rate.sources), what the workers last computed for each
+ * pair payers use (rate_current), per currency: nothing is asked here, the
+ * workers do that. A pair not priced, refused or not refreshed for longer
+ * than its answers may be used is a problem: orders in it are refused.
+ */
+async function liveSourceChecks(now: number): Promise<CheckResult[]> {
+  const { default: rateRefresh } = await import('#rates/rate_refresh')
+  const pairs = await rateRefresh.pairs(now)
+  if (pairs.length === 0)
+    return [
+      result('rates', TITLE, 'ok', 'Every pair payers use has a fixed rate (or none is used yet)'),
+    ]
+  const rows = await db.from('rate_current').select('token', 'fiat', 'ok', 'reason', 'computed_at')
+  const current = new Map(rows.map((row) => [`${row.token}|${row.fiat}`, row]))
+  const maxAgeMs =
+    ((await settings.get('rate.max_age_seconds')) +
+      2 * (await settings.get('rate.refresh_seconds'))) *
+    1000
+  const byCurrency = new Map<string, string[]>()
+  for (const pair of pairs) {
+    const row = current.get(`${pair.token}|${pair.fiat}`)
+    const problem = !row
+      ? `${pair.token}: not priced yet (are the workers running?)`
+      : !row.ok
+        ? `${pair.token}: ${row.reason}`
+        : now - Number(row.computed_at) > maxAgeMs
+          ? `${pair.token}: last computed ${Math.round((now - Number(row.computed_at)) / 1000)} s ago (are the workers running?)`
+          : null
+    const list = byCurrency.get(pair.fiat) ?? []
+    if (problem) list.push(problem)
+    byCurrency.set(pair.fiat, list)
+  }
+  return [...byCurrency].map(([currency, problems]) =>
+    problems.length === 0
+      ? result(
+          'rates',
+          TITLE,
+          'ok',
+          `${currency}: live rates fresh from the sources`,
+          null,
+          currency
+        )
+      : result(
+          'rates',
+          TITLE,
+          'problem',
+          `${currency}: no usable live rate: ${problems.join('; ')} (orders in ${currency} paid with them are refused, 10006)`,
+          `node ace rate:list shows each source's answers; enable more sources (rate.sources) or set a fixed rate: node ace rate:set <TOKEN> ${currency} <rate>`,
+          currency
+        )
+  )
 }
