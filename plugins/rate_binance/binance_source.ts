@@ -14,7 +14,7 @@ import {
   retryAfterMs,
   retryAfterText,
   type JsonAnswer,
-} from '#plugins/rate_coingecko/rate_http'
+} from '#rates/rate_http'
 
 /**
  * Binance spot last prices (https://developers.binance.com/docs/binance-spot-api-docs/rest-api/market-data-endpoints#symbol-price-ticker):

@@ -12,7 +12,7 @@ import {
   positivePrice,
   retryAfterMs,
   retryAfterText,
-} from '#plugins/rate_coingecko/rate_http'
+} from '#rates/rate_http'
 
 /**
  * CoinGecko's simple price (https://docs.coingecko.com/reference/simple-price):

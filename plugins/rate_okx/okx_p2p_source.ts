@@ -11,7 +11,7 @@ import {
   getJson,
   notJson,
   positivePrice,
-} from '#plugins/rate_coingecko/rate_http'
+} from '#rates/rate_http'
 import { okxEnvelope, okxRateLimited } from '#plugins/rate_okx/okx_source'
 
 /**

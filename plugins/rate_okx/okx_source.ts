@@ -13,7 +13,7 @@ import {
   retryAfterMs,
   retryAfterText,
   type JsonAnswer,
-} from '#plugins/rate_coingecko/rate_http'
+} from '#rates/rate_http'
 
 /**
  * OKX spot tickers (https://www.okx.com/docs-v5/en/#public-data-rest-api-get-ticker):

@@ -94,7 +94,7 @@ test.group('Rate sources: plugins', () => {
 
   test('no source module loads undici at its top (a web process must not)', async ({ assert }) => {
     for (const file of [
-      'plugins/rate_coingecko/rate_http.ts',
+      'app/rates/rate_http.ts',
       'plugins/rate_coingecko/coingecko_source.ts',
       'plugins/rate_binance/binance_source.ts',
       'plugins/rate_okx/okx_source.ts',
