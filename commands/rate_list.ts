@@ -2,19 +2,75 @@ import { OperatorCommand } from '#support/operator_command'
 
 export default class RateList extends OperatorCommand {
   static commandName = 'rate:list'
-  static description = 'List fixed exchange rates'
+  static description =
+    'List the exchange rates: fixed ones, and each live pair with its rate, markup, sources (used, dropped, stale, failed) and their last answers'
 
   async execute() {
+    const { default: db } = await import('@adonisjs/lucid/services/db')
     const { RateAdmin } = await import('#services/operators/rate_admin')
     const admin = await this.app.container.make(RateAdmin)
-    const rates = await admin.list()
+    const fixed = await admin.list()
+    if (fixed.length > 0) {
+      this.logger.info('Fixed rates')
+      this.printTable(
+        ['token', 'fiat', 'rate', 'updated'],
+        fixed.map((rate) => [
+          rate.token,
+          rate.fiat,
+          rate.rate,
+          new Date(rate.updatedAt).toISOString(),
+        ])
+      )
+    }
+    const [current, markups, answers] = await Promise.all([
+      db.from('rate_current').orderBy('token').orderBy('fiat'),
+      db.from('rate_markups'),
+      db.from('rate_answers').orderBy('source'),
+    ])
+    if (current.length === 0) {
+      this.logger.info(
+        fixed.length === 0
+          ? 'No rate yet: set a fixed one (rate:set USDT CNY 7.25) or enable live sources (rate:sources)'
+          : 'No live rate (rate.sources is empty, or the workers have not refreshed yet)'
+      )
+      return
+    }
+    const markupOf = new Map(markups.map((row) => [`${row.token}|${row.fiat}`, row.markup]))
+    const now = Date.now()
+    this.logger.info('Live rates (the workers’ last refresh)')
     this.printTable(
-      ['token', 'fiat', 'rate', 'updated'],
-      rates.map((rate) => [
-        rate.token,
-        rate.fiat,
-        rate.rate,
-        new Date(rate.updatedAt).toISOString(),
+      ['token', 'fiat', 'rate', 'markup', 'state', 'used', 'dropped', 'stale / failed', 'computed'],
+      current.map((row) => {
+        const sources = JSON.parse(row.sources || '{}')
+        return [
+          row.token,
+          row.fiat,
+          row.rate ?? '-',
+          markupOf.get(`${row.token}|${row.fiat}`) ?? '-',
+          row.ok ? 'ok' : `refused: ${row.reason}`,
+          (sources.used ?? []).join(', ') || '-',
+          (sources.dropped ?? [])
+            .map(
+              (entry: { source: string; price: string; deviation_percent: string }) =>
+                `${entry.source} ${entry.price} (${entry.deviation_percent} %)`
+            )
+            .join(', ') || '-',
+          [...(sources.stale ?? []), ...(sources.failed ?? [])].join(', ') || '-',
+          `${Math.round((now - Number(row.computed_at)) / 1000)} s ago`,
+        ]
+      })
+    )
+    this.logger.info('Last answer of each source')
+    this.printTable(
+      ['source', 'token', 'fiat', 'price', 'quoted in', 'age', 'last error'],
+      answers.map((row) => [
+        row.source,
+        row.token,
+        row.fiat,
+        row.price ?? '-',
+        row.quote || '-',
+        `${Math.round((now - Number(row.fetched_at)) / 1000)} s`,
+        String(row.error || '-').slice(0, 100),
       ])
     )
   }

@@ -11,6 +11,8 @@ import { resetDatabase } from '#tests/helpers/database'
 import { installFakeChain } from '#tests/helpers/fake_chain'
 import { runCommand } from '#tests/helpers/ace_command'
 import RateSet from '#commands/rate_set'
+import RateList from '#commands/rate_list'
+import RateSources from '#commands/rate_sources'
 import { createOrder, orderParams } from '#tests/helpers/merchant'
 import { FAKE_NETWORK } from '#tests/helpers/fake_chain'
 import { rateChecks } from '#services/doctor/rate_checks'
@@ -247,5 +249,48 @@ test.group('Live rates: refreshed by the workers, read by order creation', (grou
       before + 4,
       'only the refreshes asked the sources (3, then the one left that prices USDT)'
     )
+  })
+
+  test('rate:sources chooses and orders the sources (audited); rate:list shows each pair and answer', async ({
+    assert,
+  }) => {
+    const auditedBefore = (
+      await db.from('audit_log').where('action', 'setting.set').where('subject_id', 'rate.sources')
+    ).length
+    const listed = await runCommand(RateSources, [])
+    assert.equal(listed.exitCode, 0)
+    assert.include(listed.output, 'test_a')
+
+    const chosen = await runCommand(RateSources, ['--order=test_c,test_a', '--enable=test_b'])
+    assert.equal(chosen.exitCode, 0, chosen.output)
+    assert.deepEqual(await settings.get('rate.sources'), ['test_c', 'test_a', 'test_b'])
+    await runCommand(RateSources, ['--disable=test_a'])
+    assert.deepEqual(await settings.get('rate.sources'), ['test_c', 'test_b'])
+    const audited = await db
+      .from('audit_log')
+      .where('action', 'setting.set')
+      .where('subject_id', 'rate.sources')
+    assert.lengthOf(audited, auditedBefore + 2)
+    const unknown = await runCommand(RateSources, ['--enable=nosuch'])
+    assert.equal(unknown.exitCode, 1)
+    assert.include(unknown.output, 'Unknown rate source(s): nosuch')
+    assert.deepEqual(await settings.get('rate.sources'), ['test_c', 'test_b'])
+
+    c.prices = { USDT: '9.0' }
+    await settings.set('rate.sources', 'test_a,test_b,test_c')
+    await new RateRefresh().refresh()
+    await runCommand(RateSet, ['USDT', 'CNY', '+0.3'])
+    const { exitCode, output } = await runCommand(RateList, [])
+    assert.equal(exitCode, 0)
+    for (const text of [
+      'USDT',
+      'CNY',
+      '7.21',
+      '+0.3',
+      'ok',
+      'test_c 9 (',
+      'Last answer of each source',
+    ])
+      assert.include(output, text)
   })
 })
