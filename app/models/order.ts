@@ -67,6 +67,18 @@ export default class Order extends TimestampedRecord {
   @decimalColumn()
   declare actualAmount: string
 
+  /** The rate that priced it: fiat per token, the markup included ('' before a network is chosen). */
+  @column()
+  declare rate: string
+
+  /** Where that rate came from: `fixed`, `live: <sources>` or `api_url`. */
+  @column()
+  declare rateSource: string
+
+  /** The markup applied to the live rate (`~1.02`, `+0.3`), '' for none. */
+  @column()
+  declare rateMarkup: string
+
   @integerColumn()
   declare status: OrderStatusValue
 

@@ -2,12 +2,15 @@ import configCache from '#services/config_cache'
 import settings from '#settings/settings_service'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
-import { Decimal } from '#support/money'
+import { Decimal, toDecimalString } from '#support/money'
 import { HttpJsonRateSource } from '#rates/http_json_rate_source'
 import { RateSourceError, type RateSource } from '#rates/rate_source'
 import { MarkupError, applyMarkup, parseMarkup } from '#rates/rate_markup'
 
 type CachedRates = { rates: Map<string, Decimal>; fetchedAt: number }
+
+/** A conversion and what priced it (stored on the order). */
+export type Pricing = { amount: Decimal; rate: string; source: string; markup: string }
 
 /**
  * Converts fiat amounts to token amounts.
@@ -27,19 +30,40 @@ export class RateService {
 
   /** Unrounded token amount worth `fiatAmount` of `fiat`. */
   async convert(fiatAmount: string, fiat: string, token: string): Promise<Decimal> {
+    return (await this.quote(fiatAmount, fiat, token)).amount
+  }
+
+  /**
+   * The unrounded token amount worth `fiatAmount` of `fiat`, with what
+   * priced it (stored on the order): the rate charged (fiat per token, the
+   * markup included; for the old single source, 1 ÷ its tokens per fiat),
+   * its source (`fixed`, `live: <sources used>`, `api_url`) and the markup.
+   */
+  async quote(fiatAmount: string, fiat: string, token: string): Promise<Pricing> {
     // Fixed rates come from the configuration cache (a change is seen within 2 s, at once here).
     const fixed = await configCache.fixedRate(token, fiat)
     if (fixed) {
       const price = new Decimal(fixed.rate)
       if (!price.gt(0))
         throw new BusinessError(ErrorCode.RATE_ERROR, `The ${token}/${fiat} rate is not positive`)
-      return new Decimal(fiatAmount).dividedBy(price)
+      return {
+        amount: new Decimal(fiatAmount).dividedBy(price),
+        rate: toDecimalString(price),
+        source: 'fixed',
+        markup: '',
+      }
     }
 
     // Live sources (rate.sources): the rate the workers computed, with the operator's markup.
     const liveSources = await settings.get('rate.sources')
     if (liveSources.length > 0) {
-      return new Decimal(fiatAmount).dividedBy(await this.liveRate(token, fiat))
+      const live = await this.liveQuote(token, fiat)
+      return {
+        amount: new Decimal(fiatAmount).dividedBy(live.rate),
+        rate: toDecimalString(live.rate),
+        source: live.source,
+        markup: live.markup,
+      }
     }
 
     const url = await settings.get('rate.api_url')
@@ -54,7 +78,13 @@ export class RateService {
     if (!perFiat) {
       throw new BusinessError(ErrorCode.RATE_ERROR, `The rate source has no ${token}/${fiat} rate`)
     }
-    return new Decimal(fiatAmount).multipliedBy(perFiat)
+    return {
+      amount: new Decimal(fiatAmount).multipliedBy(perFiat),
+      // The source gives tokens per fiat: its rate, to 12 decimals (the order records it, the amount is exact).
+      rate: toDecimalString(new Decimal(1).dividedBy(perFiat).decimalPlaces(12)),
+      source: 'api_url',
+      markup: '',
+    }
   }
 
   /**
@@ -65,6 +95,14 @@ export class RateService {
    * (the workers are not refreshing).
    */
   async liveRate(token: string, fiat: string, now = Date.now()): Promise<Decimal> {
+    return (await this.liveQuote(token, fiat, now)).rate
+  }
+
+  async liveQuote(
+    token: string,
+    fiat: string,
+    now = Date.now()
+  ): Promise<{ rate: Decimal; source: string; markup: string }> {
     const { live, markup } = await configCache.liveRate(token, fiat)
     const pair = `${token}/${fiat}`
     if (!live)
@@ -81,8 +119,19 @@ export class RateService {
         ErrorCode.RATE_ERROR,
         `The ${pair} rate is stale: last computed ${Math.round((now - live.computedAt) / 1000)} s ago (are the workers running?)`
       )
+    const used: string[] = (() => {
+      try {
+        return JSON.parse(live.sources).used ?? []
+      } catch {
+        return []
+      }
+    })()
     try {
-      return applyMarkup(new Decimal(live.rate), markup ? parseMarkup(markup) : null)
+      return {
+        rate: applyMarkup(new Decimal(live.rate), markup ? parseMarkup(markup) : null),
+        source: `live: ${used.join(', ')}`,
+        markup: markup ?? '',
+      }
     } catch (error) {
       if (error instanceof MarkupError)
         throw new BusinessError(ErrorCode.RATE_ERROR, `The ${pair} rate: ${error.message}`)

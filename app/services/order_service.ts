@@ -51,6 +51,8 @@ export type OnChainPrice = {
   maxSteps: number
   /** How long an ended order's amount stays reserved on this chain (read before any transaction). */
   graceMs: number
+  /** What priced it (stored on the order): the rate charged, its source, the markup. */
+  pricing: { rate: string; source: string; markup: string }
 }
 
 /** What the allocator is asked to reserve for an order priced at `price`, living until `expiresAt`. */
@@ -156,7 +158,15 @@ export class OrderService {
     const price = await this.priceOnChain(input.amount, input.currency, input.network, input.token)
     const target = await this.#duplicateAs10002(() =>
       amountAllocator.createOrder(
-        { ...columns, status: OrderStatus.WAITING, token: price.token, network: price.network },
+        {
+          ...columns,
+          status: OrderStatus.WAITING,
+          token: price.token,
+          network: price.network,
+          rate: price.pricing.rate,
+          rate_source: price.pricing.source,
+          rate_markup: price.pricing.markup,
+        },
         reservationOf(price, columns.expiration_time)
       )
     )
@@ -188,7 +198,8 @@ export class OrderService {
   ): Promise<OnChainPrice> {
     const asset = await assetCatalog.payable(network, token)
     const precision = asset.token.amountPrecision
-    const exact = await rateService.convert(amount, currency, token)
+    const pricing = await rateService.quote(amount, currency, token)
+    const exact = pricing.amount
     if (exact.lt(stepOf(precision))) {
       throw new BusinessError(
         ErrorCode.INVALID_AMOUNT,
@@ -205,6 +216,7 @@ export class OrderService {
       wanted,
       maxSteps: await settings.get('order.amount_max_steps'),
       graceMs: await reservationGraceMs(asset.chain),
+      pricing: { rate: pricing.rate, source: pricing.source, markup: pricing.markup },
     }
   }
 
@@ -229,6 +241,9 @@ export class OrderService {
       network: price.network,
       receiveAddress: allocation.address,
       actualAmount: allocation.amount,
+      rate: price.pricing.rate,
+      rateSource: price.pricing.source,
+      rateMarkup: price.pricing.markup,
     })
   }
 

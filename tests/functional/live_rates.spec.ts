@@ -120,6 +120,13 @@ test.group('Live rates: refreshed by the workers, read by order creation', (grou
     assert.isTrue(new Decimal(response.body().data.actual_amount).gte(10))
     assert.isTrue(new Decimal(response.body().data.actual_amount).lt(10.1))
     assert.equal(a.calls + b.calls + c.calls, calls, 'no source was asked by the create')
+    // The order keeps what priced it.
+    const saved = await db.from('orders').where('trade_id', response.body().data.trade_id).first()
+    assert.deepInclude(saved, {
+      rate: '7.21',
+      rate_source: 'live: test_a, test_b, test_c',
+      rate_markup: '',
+    })
   })
 
   test('an outlier is dropped and flagged; a source that fails keeps its last price until it is too old', async ({
@@ -209,6 +216,12 @@ test.group('Live rates: refreshed by the workers, read by order creation', (grou
     // 7.21 × 1.02 = 7.3542 CNY per USDT: 100 CNY buys 13.5976… USDT.
     const amount = await rateService.convert('100', 'CNY', 'USDT')
     assert.equal(amount.toFixed(10), new Decimal(100).dividedBy('7.3542').toFixed(10))
+    const quoted = await rateService.quote('100', 'CNY', 'USDT')
+    assert.deepInclude(quoted, {
+      rate: '7.3542',
+      source: 'live: test_a, test_b, test_c',
+      markup: '~1.02',
+    })
     await runCommand(RateSet, ['USDT', 'CNY', '-0.21'])
     configCache.invalidate()
     assert.equal((await rateService.convert('70', 'CNY', 'USDT')).toFixed(), '10')
@@ -220,6 +233,11 @@ test.group('Live rates: refreshed by the workers, read by order creation', (grou
     await runCommand(RateSet, ['USDT', 'CNY', '7.25'])
     configCache.invalidate()
     assert.equal((await rateService.convert('72.5', 'CNY', 'USDT')).toFixed(), '10')
+    assert.deepInclude(await rateService.quote('72.5', 'CNY', 'USDT'), {
+      rate: '7.25',
+      source: 'fixed',
+      markup: '',
+    })
     const audit = await db.from('audit_log').where('action', 'rate.set').orderBy('id')
     assert.isAtLeast(audit.length, 3)
   })

@@ -33,6 +33,9 @@ export const EXPORT_COLUMNS = [
   'expiration_time',
   'callback_status',
   'pay_provider',
+  'rate',
+  'rate_source',
+  'rate_markup',
 ] as const
 
 export type ExportOptions = { cap?: number; batch?: number }
@@ -95,6 +98,9 @@ export class OrderExport {
       iso(order.expirationTime),
       order.callbackStatus,
       order.payProvider,
+      order.rate,
+      order.rateSource,
+      order.rateMarkup,
     ])
   }
 
