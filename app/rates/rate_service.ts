@@ -30,7 +30,8 @@ export class RateService {
 
   /** Unrounded token amount worth `fiatAmount` of `fiat`. */
   async convert(fiatAmount: string, fiat: string, token: string): Promise<Decimal> {
-    return (await this.quote(fiatAmount, fiat, token)).amount
+    const { amount } = await this.quote(fiatAmount, fiat, token)
+    return amount
   }
 
   /**
@@ -95,7 +96,8 @@ export class RateService {
    * (the workers are not refreshing).
    */
   async liveRate(token: string, fiat: string, now = Date.now()): Promise<Decimal> {
-    return (await this.liveQuote(token, fiat, now)).rate
+    const { rate } = await this.liveQuote(token, fiat, now)
+    return rate
   }
 
   async liveQuote(
