@@ -24,6 +24,7 @@ import { callbacksRoutes } from '#start/console/callbacks'
 import { unmatchedRoutes } from '#start/console/unmatched'
 import { auditRoutes } from '#start/console/audit'
 import { usersRoutes } from '#start/console/users'
+import { ratesRoutes } from '#start/console/rates'
 
 const SessionController = () => import('#controllers/console/session_controller')
 const AccountController = () => import('#controllers/console/account_controller')
@@ -68,6 +69,7 @@ export function registerConsoleRoutes() {
           unmatchedRoutes()
           auditRoutes()
           usersRoutes()
+          ratesRoutes()
         })
         .use(middleware.consoleAuth())
     })

@@ -1,0 +1,278 @@
+import db from '@adonisjs/lucid/services/db'
+import settings from '#settings/settings_service'
+import Rate from '#models/rate'
+import { MarkupError, applyMarkup, parseMarkup } from '#rates/rate_markup'
+import { Decimal } from '#support/money'
+import { chartTable, renderChart } from '#services/console/svg_chart'
+import { relativeTime } from '#services/console/console_format'
+
+/**
+ * What the console's Rates page shows (the same as `rate:list`): each live
+ * pair with its rate, state, markup, sources and their last answers, the
+ * fixed rates, and per pair 30 days of its rate and of its paid volume.
+ */
+
+const DAY = 86_400_000
+const DAYS = 30
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
+
+type Dropped = { source: string; price: string; deviation_percent: string }
+
+export type SourceAnswer = {
+  source: string
+  price: string | null
+  quote: string
+  age: string
+  error: string
+}
+
+export type PairChart = {
+  id: string
+  title: string
+  svg: string
+  table: string
+  /** Said under the chart: its axis starts at 0, so a rate's small moves need words. */
+  summary: string | null
+}
+
+/** 30 labels: wider than the dashboard's charts so that every other day's label fits. */
+const CHART_SIZE = { width: 900, height: 240 }
+
+export type LivePair = {
+  token: string
+  fiat: string
+  /** For ids and field names: `USDT_CNY`. */
+  key: string
+  rate: string | null
+  ok: boolean
+  reason: string
+  computedAge: string | null
+  markup: string | null
+  /** The live rate with the markup applied (null: no rate, or no markup). */
+  charged: string | null
+  /** Why the markup cannot apply (a `-` larger than the rate). */
+  markupProblem: string | null
+  used: string[]
+  dropped: Dropped[]
+  stale: string[]
+  failed: string[]
+  answers: SourceAnswer[]
+  rateChart: PairChart | null
+  volumeChart: PairChart | null
+}
+
+export type RatesOverview = {
+  sources: string[]
+  pairs: LivePair[]
+  fixed: { token: string; fiat: string; rate: string; updatedAt: number }[]
+}
+
+const pairKey = (token: string, fiat: string) => `${token}|${fiat}`
+
+/** UTC day number → "5 Jun". */
+function dayLabel(day: number): string {
+  const date = new Date(day * DAY)
+  return `${date.getUTCDate()} ${MONTHS[date.getUTCMonth()]}`
+}
+
+function parseSources(text: string | null): {
+  used: string[]
+  dropped: Dropped[]
+  stale: string[]
+  failed: string[]
+} {
+  let parsed: Record<string, unknown> = {}
+  try {
+    parsed = JSON.parse(text || '{}') ?? {}
+  } catch {
+    parsed = {}
+  }
+  const list = (value: unknown) => (Array.isArray(value) ? value.map(String) : [])
+  return {
+    used: list(parsed.used),
+    dropped: Array.isArray(parsed.dropped) ? (parsed.dropped as Dropped[]) : [],
+    stale: list(parsed.stale),
+    failed: list(parsed.failed),
+  }
+}
+
+function charged(rate: string | null, markup: string | null) {
+  if (!rate || !markup) return { charged: null, problem: null }
+  try {
+    return { charged: applyMarkup(new Decimal(rate), parseMarkup(markup)).toFixed(), problem: null }
+  } catch (error) {
+    if (error instanceof MarkupError) return { charged: null, problem: error.message }
+    throw error
+  }
+}
+
+const plain = (value: number) => value.toLocaleString('en-US', { maximumFractionDigits: 6 })
+
+export class RatesOverviewQuery {
+  async load(now = Date.now()): Promise<RatesOverview> {
+    const today = Math.floor(now / DAY)
+    const firstDay = today - DAYS + 1
+    const since = firstDay * DAY
+    const [sources, fixed, current, markups, answers, history, volumes] = await Promise.all([
+      settings.get('rate.sources') as Promise<string[]>,
+      Rate.query().orderBy('token').orderBy('fiat'),
+      db.from('rate_current').orderBy('token').orderBy('fiat'),
+      db.from('rate_markups'),
+      db.from('rate_answers').orderBy('source'),
+      db
+        .from('rate_history')
+        .where('at', '>=', since)
+        .select('token', 'fiat', 'rate', 'at')
+        .orderBy('at'),
+      db
+        .from('orders')
+        .where('status', 2)
+        .where('paid_at', '>=', since)
+        .select('token', 'currency')
+        .select(db.raw(`paid_at / ${DAY} as day`))
+        .sum('amount as total')
+        .groupByRaw(`token, currency, paid_at / ${DAY}`),
+    ])
+
+    const markupOf = new Map(markups.map((row) => [pairKey(row.token, row.fiat), row.markup]))
+    const keys = new Map<string, { token: string; fiat: string }>()
+    for (const row of [...current, ...markups])
+      keys.set(pairKey(row.token, row.fiat), { token: row.token, fiat: row.fiat })
+    const currentOf = new Map(current.map((row) => [pairKey(row.token, row.fiat), row]))
+
+    const pairs = [...keys.values()]
+      .sort((a, b) => a.token.localeCompare(b.token) || a.fiat.localeCompare(b.fiat))
+      .map(({ token, fiat }): LivePair => {
+        const key = pairKey(token, fiat)
+        const row = currentOf.get(key)
+        const markup = markupOf.get(key) ?? null
+        const rate = row?.rate ?? null
+        const marked = charged(row?.ok ? rate : null, markup)
+        const id = `${token}_${fiat}`.replace(/[^A-Za-z0-9_]/g, '')
+        return {
+          token,
+          fiat,
+          key: id,
+          rate,
+          ok: Boolean(row?.ok),
+          reason: row ? row.reason : 'Not computed yet: the workers have not refreshed this pair.',
+          computedAge: row ? relativeTime(Number(row.computed_at), now) : null,
+          markup,
+          charged: marked.charged,
+          markupProblem: marked.problem,
+          ...parseSources(row?.sources ?? null),
+          answers: answers
+            .filter((answer) => answer.token === token && answer.fiat === fiat)
+            .map((answer) => ({
+              source: answer.source,
+              price: answer.price ?? null,
+              quote: answer.quote || '',
+              age: relativeTime(Number(answer.fetched_at), now),
+              error: String(answer.error || '').slice(0, 200),
+            })),
+          rateChart: rateChart(
+            id,
+            token,
+            fiat,
+            history.filter((point) => point.token === token && point.fiat === fiat),
+            today
+          ),
+          volumeChart: volumeChart(
+            id,
+            token,
+            fiat,
+            volumes.filter((entry) => entry.token === token && entry.currency === fiat),
+            firstDay
+          ),
+        }
+      })
+
+    return {
+      sources,
+      pairs,
+      fixed: fixed.map((rate) => ({
+        token: rate.token,
+        fiat: rate.fiat,
+        rate: rate.rate,
+        updatedAt: Number(rate.updatedAt),
+      })),
+    }
+  }
+}
+
+/** The pair's rate at the end of each day, from its first sample in the window (gaps keep the last one). */
+function rateChart(
+  id: string,
+  token: string,
+  fiat: string,
+  points: { rate: string; at: number | string }[],
+  today: number
+): PairChart | null {
+  if (points.length === 0) return null
+  const lastOfDay = new Map<number, number>()
+  for (const point of points) lastOfDay.set(Math.floor(Number(point.at) / DAY), Number(point.rate))
+  const first = Math.min(...lastOfDay.keys())
+  const labels: string[] = []
+  const values: number[] = []
+  let last = lastOfDay.get(first) ?? 0
+  for (let day = first; day <= today; day++) {
+    last = lastOfDay.get(day) ?? last
+    labels.push(dayLabel(day))
+    values.push(last)
+  }
+  const summary = `${labels[0]} to ${labels.at(-1)}: between ${plain(Math.min(...values))} and ${plain(Math.max(...values))} ${fiat} per ${token}, ${plain(values.at(-1) ?? 0)} at the end.`
+  const input = {
+    ...CHART_SIZE,
+    id: `rate-${id}`,
+    kind: 'line' as const,
+    title: `${token} in ${fiat}, last rate of each day`,
+    labels,
+    series: [{ name: `${fiat} per ${token}`, key: 'rate', values }],
+    format: plain,
+    description: summary,
+  }
+  return {
+    id: input.id,
+    title: input.title,
+    svg: renderChart(input),
+    table: chartTable(input),
+    summary,
+  }
+}
+
+/** Paid orders of the pair per day over the 30 days, in the fiat. */
+function volumeChart(
+  id: string,
+  token: string,
+  fiat: string,
+  rows: { day: number | string; total: number | string | null }[],
+  firstDay: number
+): PairChart | null {
+  if (rows.length === 0) return null
+  const byDay = new Map<number, number>()
+  for (const row of rows) {
+    const day = Math.floor(Number(row.day))
+    byDay.set(day, (byDay.get(day) ?? 0) + Number(row.total ?? 0))
+  }
+  const labels: string[] = []
+  const values: number[] = []
+  for (let day = firstDay; day < firstDay + DAYS; day++) {
+    labels.push(dayLabel(day))
+    values.push(byDay.get(day) ?? 0)
+  }
+  const input = {
+    ...CHART_SIZE,
+    id: `volume-${id}`,
+    kind: 'bar' as const,
+    title: `Paid in ${token}, per day (${fiat})`,
+    labels,
+    series: [{ name: `Paid (${fiat})`, key: 'volume', values }],
+  }
+  return {
+    id: input.id,
+    title: input.title,
+    svg: renderChart(input),
+    table: chartTable(input),
+    summary: null,
+  }
+}
