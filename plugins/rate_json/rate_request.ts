@@ -23,7 +23,7 @@ export type JsonAnswer = {
  */
 export function parseJsonExact(text: string): unknown {
   const reviver = (_key: string, value: unknown, context?: { source?: string }) =>
-    typeof value === 'number' && context?.source !== undefined : value
+    typeof value === 'number' && context?.source !== undefined ? context.source : value
   return JSON.parse(text, reviver as (key: string, value: unknown) => unknown)
 }
 
