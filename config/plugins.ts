@@ -16,6 +16,13 @@ const pluginsConfig: Record<string, () => Promise<PluginModule>> = {
   telegram: () => import('#plugins/telegram/plugin'),
   email: () => import('#plugins/email/plugin'),
   webhook: () => import('#plugins/webhook/plugin'),
+  rate_coingecko: () => import('#plugins/rate_coingecko/plugin'),
+  rate_binance: () => import('#plugins/rate_binance/plugin'),
+  rate_okx: () => import('#plugins/rate_okx/plugin'),
+  rate_coinbase: () => import('#plugins/rate_coinbase/plugin'),
+  rate_kraken: () => import('#plugins/rate_kraken/plugin'),
+  rate_frankfurter: () => import('#plugins/rate_frankfurter/plugin'),
+  rate_json: () => import('#plugins/rate_json/plugin'),
 }
 
 export default pluginsConfig

@@ -374,6 +374,13 @@ test.group('Console chains: changes', (group) => {
       'telegram',
       'email',
       'webhook',
+      'rate_coingecko',
+      'rate_binance',
+      'rate_okx',
+      'rate_coinbase',
+      'rate_kraken',
+      'rate_frankfurter',
+      'rate_json',
     ])
       assert.include(page.text, `id="plugin-${name}"`)
     assert.include(text, 'Networks: ethereum bsc polygon plasma')
@@ -382,7 +389,7 @@ test.group('Console chains: changes', (group) => {
     assert.include(text, 'GET, POST /payments/compat/v1/order/create-transaction/submit.php')
     assert.include(text, 'provider.shop_token')
     assert.include(text, 'Notification channels telegram')
-    assert.lengthOf(page.text.match(/class="badge badge-success">Loaded</g) ?? [], 9)
+    assert.lengthOf(page.text.match(/class="badge badge-success">Loaded</g) ?? [], 16)
     assert.notInclude(page.text, '>Off<')
   })
 })
