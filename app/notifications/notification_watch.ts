@@ -184,6 +184,9 @@ export class NotificationWatch {
   }
 
   async #rates(now: number) {
+    // With live sources, the workers' refresh tells of a pair that becomes unusable.
+    const liveSources = await settings.get('rate.sources')
+    if (liveSources.length > 0) return
     const { rateChecks } = await import('#services/doctor/rate_checks')
     const results = await rateChecks(now)
     const stale = new Set<string>()

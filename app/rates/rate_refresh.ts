@@ -11,6 +11,7 @@ import {
 } from '#rates/live_rate_source'
 import { aggregate, type SourceAnswer } from '#rates/rate_aggregation'
 import { SecretPurpose, revealSecret } from '#support/secret_box'
+import { raiseNotification } from '#notifications/notifier'
 
 /** Orders' currencies of this many days are kept priced. */
 const RECENT_DAYS = 30
@@ -238,8 +239,22 @@ export class RateRefresh {
       const pairKey = key({ token: row.token, fiat: row.fiat })
       byPair.set(pairKey, [...(byPair.get(pairKey) ?? []), answer])
     }
+    const previousRows = await db.from('rate_current').select('token', 'fiat', 'ok')
+    const wasOk = new Map(previousRows.map((row) => [`${row.token}|${row.fiat}`, Boolean(row.ok)]))
     for (const pair of await this.pairs(now)) {
       const result = aggregate(byPair.get(key(pair)) ?? [], rules, now)
+      // The operator is told when a pair becomes unusable (at most hourly per pair).
+      if (!result.ok && wasOk.get(key(pair)) !== false)
+        await raiseNotification(
+          'rate.stale',
+          {
+            currency: pair.fiat,
+            token: pair.token,
+            finding: `${pair.token}/${pair.fiat}: ${result.reason}`,
+            fix: `node ace rate:list shows each source's answers; enable more sources (rate:sources) or set a fixed rate: node ace rate:set ${pair.token} ${pair.fiat} <rate>`,
+          },
+          { dedupeKey: `rate.stale:${pair.token}/${pair.fiat}:${Math.floor(now / 3_600_000)}` }
+        )
       const sources = JSON.stringify({
         used: result.used,
         dropped: result.dropped.map((entry) => ({

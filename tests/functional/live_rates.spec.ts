@@ -161,6 +161,12 @@ test.group('Live rates: refreshed by the workers, read by order creation', (grou
     assert.isFalse(Boolean(row.ok))
     assert.include(row.reason, 'its sources disagree by more than 2 % (test_b 7.22, test_c 9.99)')
     assert.deepEqual(JSON.parse(row.sources).stale, ['test_a'])
+    // The operator is told once (the pair was usable before).
+    const told = await db.from('notification_events').where('name', 'rate.stale')
+    assert.lengthOf(told, 1)
+    assert.include(JSON.parse(told[0].data).finding, 'USDT/CNY: its sources disagree')
+    await refresh.refresh(Date.now() + 710_000)
+    assert.lengthOf(await db.from('notification_events').where('name', 'rate.stale'), 1)
   })
 
   test('a pair the sources cannot price refuses orders with 10006 and the reason', async ({
