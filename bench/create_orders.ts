@@ -34,6 +34,9 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir, cpus } from 'node:os'
+import { createServer } from 'node:http'
+import { stripVTControlCharacters } from 'node:util'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { Pool } from 'undici'
 import { freePort, nativeSign, tronAddress } from './bench_support.js'
@@ -391,6 +394,47 @@ async function main() {
     const perCreate = (await statementsPer(pool, create, () => createBody('s'))) / 200
     const perLucid = (await statementsPer(pool, '/__bench/lucid-insert', lucidBody)) / 200
 
+    // The same create priced by a live source instead of the fixed rate: a local CoinGecko-shaped
+    // answer, asked by `rate:refresh` (the workers' job); the create reads the stored rate.
+    const coingecko = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' })
+      response.end(
+        JSON.stringify({
+          tether: { cny: 7.25, usd: 1, last_updated_at: Math.floor(Date.now() / 1000) },
+        })
+      )
+    })
+    await new Promise<void>((resolve) => coingecko.listen(0, '127.0.0.1', resolve))
+    ace(
+      'settings:set',
+      'rate.coingecko.url',
+      `http://127.0.0.1:${(coingecko.address() as AddressInfo).port}`
+    )
+    ace('settings:set', 'rate.sources', 'coingecko')
+    ace('rate:set', 'USDT', 'CNY', '~1.00')
+    // Run without blocking this process: the CoinGecko stand-in answers from its event loop.
+    // It exits 1 when a pair is refused: only USDT/CNY matters here.
+    const refreshed = await new Promise<{ stdout: string; stderr: string }>((resolve) => {
+      let stdout = ''
+      let stderr = ''
+      const child = spawn(process.execPath, ['ace.js', 'rate:refresh'], { cwd: root, env })
+      child.stdout.on('data', (chunk) => (stdout += chunk))
+      child.stderr.on('data', (chunk) => (stderr += chunk))
+      child.once('exit', () => resolve({ stdout, stderr }))
+    })
+    const plain = stripVTControlCharacters(refreshed.stdout)
+    if (!/USDT\W+CNY\W+7\.25\W+ok/.test(plain))
+      throw new Error(`rate:refresh did not price USDT/CNY:\n${plain}${refreshed.stderr}`)
+    await new Promise((resolve) => setTimeout(resolve, 2500)) // the configuration refresh window
+    const [lucidLive, createdLive] = await load(pool, [
+      { ...lucidRoute, name: 'bare route: one Lucid INSERT, live-rate round' },
+      { ...createRoute, name: 'create-transaction, live rate (coingecko)' },
+    ])
+    coingecko.close()
+    ace('rate:set', 'USDT', 'CNY', '7.25')
+    ace('settings:set', 'rate.sources', '')
+    await new Promise((resolve) => setTimeout(resolve, 2500))
+
     const seedStarted = performance.now()
     seedOpenOrders(addresses)
     const seedSeconds = (performance.now() - seedStarted) / 1000
@@ -407,6 +451,8 @@ async function main() {
     console.log(line(lucid))
     console.log(line(raw))
     console.log(line(created))
+    console.log(line(lucidLive))
+    console.log(line(createdLive))
     console.log(line(lucidAgain))
     console.log(line(crowded))
     console.log(
@@ -414,6 +460,9 @@ async function main() {
     )
     console.log(
       `create ÷ raw INSERT                              ${(created.rps / raw.rps).toFixed(2)}`
+    )
+    console.log(
+      `create ÷ bare Lucid INSERT, live rate             ${(createdLive.rps / lucidLive.rps).toFixed(2)}  (fixed rate: ${(created.rps / lucid.rps).toFixed(2)})`
     )
     console.log(
       `create with ${OPEN_ORDERS} open orders ÷ with none     ${(crowded.rps / created.rps).toFixed(2)}  ` +

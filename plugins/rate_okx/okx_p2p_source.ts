@@ -5,13 +5,7 @@ import {
   type RateQuote,
 } from '#rates/live_rate_source'
 import type { Decimal } from '#support/money'
-import {
-  asObject,
-  baseUrlOf,
-  getJson,
-  notJson,
-  positivePrice,
-} from '#rates/rate_http'
+import { asObject, baseUrlOf, getJson, notJson, positivePrice } from '#rates/rate_http'
 import { okxEnvelope, okxRateLimited } from '#plugins/rate_okx/okx_source'
 
 /**

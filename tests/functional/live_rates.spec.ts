@@ -13,6 +13,7 @@ import { runCommand } from '#tests/helpers/ace_command'
 import RateSet from '#commands/rate_set'
 import RateList from '#commands/rate_list'
 import RateSources from '#commands/rate_sources'
+import RateRefreshCommand from '#commands/rate_refresh'
 import { createOrder, orderParams } from '#tests/helpers/merchant'
 import { FAKE_NETWORK } from '#tests/helpers/fake_chain'
 import { rateChecks } from '#services/doctor/rate_checks'
@@ -316,5 +317,26 @@ test.group('Live rates: refreshed by the workers, read by order creation', (grou
       'Last answer of each source',
     ])
       assert.include(output, text)
+  })
+
+  test('rate:refresh asks the sources now and prints each pair; a refused pair exits 1', async ({
+    assert,
+  }) => {
+    const fine = await runCommand(RateRefreshCommand, [])
+    assert.equal(fine.exitCode, 0, fine.output)
+    assert.include(fine.output, '7.21')
+    assert.equal((await stored('USDT', 'CNY')).rate, '7.21')
+
+    a.prices = {}
+    b.prices = {}
+    await db.from('rate_answers').delete()
+    const refused = await runCommand(RateRefreshCommand, [])
+    assert.equal(refused.exitCode, 1)
+    assert.include(refused.output, 'refused: 1 fresh agreeing source(s), 2 needed')
+
+    await settings.set('rate.sources', '')
+    const none = await runCommand(RateRefreshCommand, [])
+    assert.equal(none.exitCode, 0)
+    assert.include(none.output, 'No live source is used')
   })
 })
