@@ -6,6 +6,9 @@ import { raiseNotification } from '#notifications/notifier'
 import { toDecimalString } from '#support/money'
 import { onRpcBudgetAlert, type RpcBudgetAlert } from '#chains/rpc_pool'
 
+/** Events (and their deliveries) are kept this long once every delivery is over. */
+export const NOTIFICATION_RETENTION_DAYS = 30
+
 /** Rates are asked of their source at most this often (the check calls it). */
 const RATE_CHECK_MS = 10 * 60_000
 
@@ -116,12 +119,47 @@ export class NotificationWatch {
   #interruptedSince = new Map<string, number>()
 
   async runOnce(now = Date.now()) {
+    await this.prune(now)
     await this.#scanners(now)
     if (now - this.#lastRateCheck >= RATE_CHECK_MS) {
       this.#lastRateCheck = now
       await this.#rates(now)
     }
     await this.#dailyReport(now)
+  }
+
+  /**
+   * Forgets events older than NOTIFICATION_RETENTION_DAYS whose deliveries
+   * are all over (delivered, failed, folded and told), with those
+   * deliveries: the outbox keeps a month of history, not every order ever
+   * paid. Dedupe keys go with them; none of them is raised again that late.
+   */
+  async prune(now = Date.now()): Promise<number> {
+    const before = now - NOTIFICATION_RETENTION_DAYS * 86_400_000
+    const done = db
+      .from('notification_events as e')
+      .where('e.created_at', '<', before)
+      .where('e.fanned_out', true)
+      .whereNotExists((open) =>
+        open
+          .from('notification_deliveries as d')
+          .whereColumn('d.event_id', 'e.id')
+          .where((state) =>
+            state
+              .where('d.status', 'pending')
+              .orWhere((folded) => folded.where('d.status', 'folded').where('d.summarized', false))
+          )
+      )
+      .select('e.id')
+      .limit(1000)
+    const rows: { id: number | string }[] = await done
+    const ids = rows.map((row) => Number(row.id))
+    if (ids.length === 0) return 0
+    await db.transaction(async (trx) => {
+      await trx.from('notification_deliveries').whereIn('event_id', ids).delete()
+      await trx.from('notification_events').whereIn('id', ids).delete()
+    })
+    return ids.length
   }
 
   async #scanners(now: number) {

@@ -204,4 +204,50 @@ test.group('Notifications: what the workers watch for', (group) => {
     assert.lengthOf(all, 2)
     assert.equal(all[1].data.email, other.email)
   })
+
+  test('events older than 30 days are forgotten once every delivery is over', async ({
+    assert,
+  }) => {
+    const old = Date.now() - 31 * 86_400_000
+    const insertEvent = async (name: string, status: string | null, createdAt = old) => {
+      const [row] = await db
+        .table('notification_events')
+        .insert({
+          name,
+          severity: 'info',
+          data: '{}',
+          forced: false,
+          fanned_out: true,
+          created_at: createdAt,
+        })
+        .returning('id')
+      const id = Number(typeof row === 'object' ? row.id : row)
+      if (status)
+        await db.table('notification_deliveries').insert({
+          event_id: id,
+          channel: 'webhook',
+          target: 'https://ops.example/hook',
+          status,
+          attempts: 1,
+          next_attempt_at: createdAt,
+          last_error: '',
+          summarized: false,
+          created_at: createdAt,
+          updated_at: createdAt,
+        })
+      return id
+    }
+    const delivered = await insertEvent('order.paid', 'delivered')
+    const failed = await insertEvent('order.paid', 'failed')
+    const nobody = await insertEvent('order.paid', null)
+    const pending = await insertEvent('order.paid', 'pending')
+    const foldedUntold = await insertEvent('order.paid', 'folded')
+    const recent = await insertEvent('order.paid', 'delivered', Date.now() - 86_400_000)
+
+    assert.equal(await new NotificationWatch().prune(), 3)
+    const left = (await db.from('notification_events').orderBy('id')).map((row) => Number(row.id))
+    assert.deepEqual(left, [pending, foldedUntold, recent])
+    assert.notIncludeMembers(left, [delivered, failed, nobody])
+    assert.lengthOf(await db.from('notification_deliveries'), 3)
+  })
 })
