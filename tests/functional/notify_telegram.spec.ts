@@ -621,8 +621,14 @@ test.group('Telegram commands', (group) => {
   test('409 Conflict (another process polls the bot): steps back instead of fighting', async ({
     assert,
   }) => {
+    // Our polls last longer than the other's here, so that ours is surely the one held when the
+    // other comes (with 1 s polls, ours could end and poll again first, however busy the machine).
+    pollerTiming.pollSeconds = 5
     await ensureTelegramCommands()
-    await waitFor(() => fake.pollHeld, 'the poller waiting in getUpdates')
+    await waitFor(
+      () => fake.pollHeld && fake.polls.at(-1)?.timeout === 5,
+      'the poller waiting in a 5 s getUpdates'
+    )
     // Another instance polls: Telegram ends our poll with 409.
     const other = fetch(`${fake.url}/bot${FAKE_BOT_TOKEN}/getUpdates`, {
       method: 'POST',
@@ -636,5 +642,6 @@ test.group('Telegram commands', (group) => {
     assert.isTrue(telegramCommandsRunning())
     // And the poller comes back after its pause.
     assert.include(await ask('/help'), '/status')
+    pollerTiming.pollSeconds = 1
   })
 })
