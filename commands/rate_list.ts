@@ -35,7 +35,11 @@ export default class RateList extends OperatorCommand {
       )
       return
     }
-    const markupOf = new Map(markups.map((row) => [`${row.token}|${row.fiat}`, row.markup]))
+    const markupOf = new Map(
+      markups
+        .filter((row) => Number(row.api_key_id) === 0)
+        .map((row) => [`${row.token}|${row.fiat}`, row.markup])
+    )
     const now = Date.now()
     this.logger.info('Live rates (the workers’ last refresh)')
     this.printTable(
@@ -60,6 +64,26 @@ export default class RateList extends OperatorCommand {
         ]
       })
     )
+    const perKey = markups.filter((row) => Number(row.api_key_id) !== 0)
+    if (perKey.length > 0) {
+      const keys = await db
+        .from('api_keys')
+        .whereIn(
+          'id',
+          perKey.map((row) => row.api_key_id)
+        )
+        .select('id', 'pid')
+      const pidOf = new Map(keys.map((key) => [Number(key.id), key.pid]))
+      this.logger.info(
+        "Markups of single API keys (they win over the pair's for that key's orders)"
+      )
+      this.printTable(
+        ['token', 'fiat', 'api key (pid)', 'markup'],
+        perKey
+          .map((row) => [row.token, row.fiat, pidOf.get(Number(row.api_key_id)) ?? '?', row.markup])
+          .sort((a, b) => a.join('|').localeCompare(b.join('|')))
+      )
+    }
     this.logger.info('Last answer of each source')
     this.printTable(
       ['source', 'token', 'fiat', 'price', 'quoted in', 'age', 'last error'],

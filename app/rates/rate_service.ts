@@ -29,8 +29,13 @@ export class RateService {
     new HttpJsonRateSource(url, timeoutMs)
 
   /** Unrounded token amount worth `fiatAmount` of `fiat`. */
-  async convert(fiatAmount: string, fiat: string, token: string): Promise<Decimal> {
-    const { amount } = await this.quote(fiatAmount, fiat, token)
+  async convert(
+    fiatAmount: string,
+    fiat: string,
+    token: string,
+    apiKeyId: number | null = null
+  ): Promise<Decimal> {
+    const { amount } = await this.quote(fiatAmount, fiat, token, apiKeyId)
     return amount
   }
 
@@ -39,8 +44,14 @@ export class RateService {
    * priced it (stored on the order): the rate charged (fiat per token, the
    * markup included; for the old single source, 1 ÷ its tokens per fiat),
    * its source (`fixed`, `live: <sources used>`, `api_url`) and the markup.
+   * `apiKeyId` is the merchant's key: its own markup wins over the pair's.
    */
-  async quote(fiatAmount: string, fiat: string, token: string): Promise<Pricing> {
+  async quote(
+    fiatAmount: string,
+    fiat: string,
+    token: string,
+    apiKeyId: number | null = null
+  ): Promise<Pricing> {
     // Fixed rates come from the configuration cache (a change is seen within 2 s, at once here).
     const fixed = await configCache.fixedRate(token, fiat)
     if (fixed) {
@@ -58,7 +69,7 @@ export class RateService {
     // Live sources (rate.sources): the rate the workers computed, with the operator's markup.
     const liveSources = await settings.get('rate.sources')
     if (liveSources.length > 0) {
-      const live = await this.liveQuote(token, fiat)
+      const live = await this.liveQuote(token, fiat, { apiKeyId })
       return {
         amount: new Decimal(fiatAmount).dividedBy(live.rate),
         rate: toDecimalString(live.rate),
@@ -96,16 +107,16 @@ export class RateService {
    * (the workers are not refreshing).
    */
   async liveRate(token: string, fiat: string, now = Date.now()): Promise<Decimal> {
-    const { rate } = await this.liveQuote(token, fiat, now)
+    const { rate } = await this.liveQuote(token, fiat, { now })
     return rate
   }
 
   async liveQuote(
     token: string,
     fiat: string,
-    now = Date.now()
+    { now = Date.now(), apiKeyId = null }: { now?: number; apiKeyId?: number | null } = {}
   ): Promise<{ rate: Decimal; source: string; markup: string }> {
-    const { live, markup } = await configCache.liveRate(token, fiat)
+    const { live, markup } = await configCache.liveRate(token, fiat, apiKeyId)
     const pair = `${token}/${fiat}`
     if (!live)
       throw new BusinessError(

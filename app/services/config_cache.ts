@@ -31,7 +31,10 @@ export type ConfigSnapshot = {
   rates: Map<string, Rate>
   /** `TOKEN|FIAT` → the live rate the workers computed (rate_current) */
   liveRates: Map<string, LiveRateRow>
-  /** `TOKEN|FIAT` → the operator's markup on the live rate (`~1.02`, `+0.3`) */
+  /**
+   * `TOKEN|FIAT|API_KEY_ID` → the operator's markup on the live rate
+   * (`~1.02`, `+0.3`); API key id 0 is the pair's markup for every key.
+   */
   markups: Map<string, string>
   loadedAt: number
 }
@@ -86,14 +89,23 @@ export class ConfigCache {
     return apiKeysByPid.get(pid) ?? null
   }
 
-  /** The pair's live rate and markup (null when the workers have not priced it). */
+  /**
+   * The pair's live rate (null when the workers have not priced it) and the
+   * markup that applies: the API key's own, else the pair's, else none.
+   */
   async liveRate(
     token: string,
-    fiat: string
-  ): Promise<{ live: LiveRateRow | null; markup: string | null }> {
+    fiat: string,
+    apiKeyId: number | null = null
+  ): Promise<{ live: LiveRateRow | null; markup: string | null; perKey: boolean }> {
     const { liveRates, markups } = await this.snapshot()
     const pair = `${token}|${fiat}`
-    return { live: liveRates.get(pair) ?? null, markup: markups.get(pair) ?? null }
+    const own = apiKeyId ? markups.get(`${pair}|${apiKeyId}`) : undefined
+    return {
+      live: liveRates.get(pair) ?? null,
+      markup: own ?? markups.get(`${pair}|0`) ?? null,
+      perKey: own !== undefined,
+    }
   }
 
   async fixedRate(token: string, fiat: string): Promise<Rate | null> {
@@ -157,7 +169,7 @@ export class ConfigCache {
       client
         .from('rate_current')
         .select('token', 'fiat', 'rate', 'ok', 'reason', 'sources', 'computed_at'),
-      client.from('rate_markups').select('token', 'fiat', 'markup'),
+      client.from('rate_markups').select('token', 'fiat', 'api_key_id', 'markup'),
     ])
     const snapshot: ConfigSnapshot = {
       apiKeysByPid: new Map(apiKeys.map((key) => [key.pid, key])),
@@ -177,7 +189,12 @@ export class ConfigCache {
           },
         ])
       ),
-      markups: new Map(markupRows.map((row: any) => [`${row.token}|${row.fiat}`, row.markup])),
+      markups: new Map(
+        markupRows.map((row: any) => [
+          `${row.token}|${row.fiat}|${Number(row.api_key_id)}`,
+          row.markup,
+        ])
+      ),
       rates: new Map(rates.map((rate) => [`${rate.token}|${rate.fiat}`, rate])),
       loadedAt: Date.now(),
     }

@@ -155,7 +155,13 @@ export class OrderService {
       return order
     }
 
-    const price = await this.priceOnChain(input.amount, input.currency, input.network, input.token)
+    const price = await this.priceOnChain(
+      input.amount,
+      input.currency,
+      input.network,
+      input.token,
+      columns.api_key_id
+    )
     const target = await this.#duplicateAs10002(() =>
       amountAllocator.createOrder(
         {
@@ -189,16 +195,18 @@ export class OrderService {
    * What paying `amount` `currency` in `token` on `network` costs, or the
    * spec's refusal: 10014 / 10016 / 10003 (asset), 10006 (rate), 10004
    * (below one unit of the token, or too many digits to keep exactly).
+   * `apiKeyId` is the merchant's key (its own markup wins over the pair's).
    */
   async priceOnChain(
     amount: string,
     currency: string,
     network: string,
-    token: string
+    token: string,
+    apiKeyId: number | null
   ): Promise<OnChainPrice> {
     const asset = await assetCatalog.payable(network, token)
     const precision = asset.token.amountPrecision
-    const pricing = await rateService.quote(amount, currency, token)
+    const pricing = await rateService.quote(amount, currency, token, apiKeyId)
     const exact = pricing.amount
     if (exact.lt(stepOf(precision))) {
       throw new BusinessError(

@@ -40,14 +40,22 @@ export class ProviderCheckout {
   }
 
   /** Crypto amount of `order` in `token`, rounded up at the token precision. */
-  async quote(order: Pick<Order, 'amount' | 'currency'>, token: string): Promise<string> {
+  async quote(
+    order: Pick<Order, 'amount' | 'currency'> & { apiKeyId?: number | null },
+    token: string
+  ): Promise<string> {
     const known = await Token.query()
       .where('symbol', token)
       .where('enabled', true)
       .orderBy('id')
       .first()
     const precision = known?.amountPrecision ?? 2
-    const exact = await rateService.convert(order.amount, order.currency, token)
+    const exact = await rateService.convert(
+      order.amount,
+      order.currency,
+      token,
+      order.apiKeyId ?? null
+    )
     const amount = ceilToPrecision(exact, precision)
     refuseInexactAmount(amount, { amount: order.amount, currency: order.currency, token })
     return toFixedDigits(amount, precision)
@@ -59,7 +67,7 @@ export class ProviderCheckout {
    */
   async open(
     tradeId: string,
-    order: Pick<Order, 'amount' | 'currency' | 'redirectUrl'>,
+    order: Pick<Order, 'amount' | 'currency' | 'redirectUrl'> & { apiKeyId?: number | null },
     token: string
   ) {
     const amount = await this.quote(order, token)

@@ -77,7 +77,8 @@ export class SwitchService {
       order.amount,
       order.currency,
       target.network,
-      target.token
+      target.token,
+      order.apiKeyId
     )
     return db.transaction(async (trx) => {
       await lockRow(trx, 'orders', order.id)
@@ -155,7 +156,8 @@ export class SwitchService {
       parent.amount,
       parent.currency,
       target.network,
-      target.token
+      target.token,
+      parent.apiKeyId
     )
     try {
       return await db.transaction(async (trx) => {

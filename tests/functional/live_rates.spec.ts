@@ -17,6 +17,7 @@ import RateRefreshCommand from '#commands/rate_refresh'
 import { createOrder, orderParams } from '#tests/helpers/merchant'
 import { FAKE_NETWORK } from '#tests/helpers/fake_chain'
 import { rateChecks } from '#services/doctor/rate_checks'
+import operator from '#services/operator_service'
 
 /** A market source answering from a table; `fail` makes it throw; `calls` counts its refreshes. */
 class TableSource implements LiveRateSource {
@@ -247,6 +248,73 @@ test.group('Live rates: refreshed by the workers, read by order creation', (grou
     })
     const audit = await db.from('audit_log').where('action', 'rate.set').orderBy('id')
     assert.isAtLeast(audit.length, 3)
+  })
+
+  test("a markup per API key wins over the pair's for that key's orders only; --clear restores the pair's", async ({
+    client,
+    assert,
+  }) => {
+    const otherSecret = 'secret-of-2001-rates-0123'
+    await operator.createApiKey({ pid: '2001', secret: otherSecret })
+    await new RateRefresh().refresh()
+    assert.equal((await runCommand(RateSet, ['USDT', 'CNY', '~1.02'])).exitCode, 0)
+    const own = await runCommand(RateSet, ['usdt', 'cny', '+0.29', '--key=2001'])
+    assert.equal(own.exitCode, 0, own.output)
+    assert.include(own.output, "for API key 2001's orders")
+    configCache.invalidate()
+
+    const create = async (pid: string, secret?: string) => {
+      const response = await createOrder(
+        client,
+        orderParams({ pid, network: FAKE_NETWORK, token: 'usdt', amount: 75 }),
+        secret
+      )
+      assert.equal(response.status(), 200, JSON.stringify(response.body()))
+      return db.from('orders').where('trade_id', response.body().data.trade_id).first()
+    }
+    // Key 2001: 7.21 + 0.29 = 7.5 CNY per USDT, so 75 CNY is 10 USDT.
+    const ofKey = await create('2001', otherSecret)
+    assert.deepInclude(ofKey, { rate: '7.5', rate_markup: '+0.29' })
+    assert.isTrue(
+      new Decimal(ofKey.actual_amount).gte(10) && new Decimal(ofKey.actual_amount).lt(10.01)
+    )
+    // Key 1000 keeps the pair's markup: 7.21 × 1.02 = 7.3542.
+    assert.deepInclude(await create('1000'), { rate: '7.3542', rate_markup: '~1.02' })
+
+    const list = await runCommand(RateList, [])
+    assert.include(list.output, 'USDT|CNY|2001|+0.29')
+    assert.include(list.output, 'USDT|CNY|7.21|~1.02|ok', "the pair's own markup stays as it was")
+
+    // A fixed rate prices every key; a key's markup is never a fixed rate; an unknown pid is refused.
+    const fixedPerKey = await runCommand(RateSet, ['USDT', 'CNY', '7.3', '--key=2001'])
+    assert.equal(fixedPerKey.exitCode, 1)
+    assert.include(fixedPerKey.output, 'A fixed rate applies to every API key')
+    const unknown = await runCommand(RateSet, ['USDT', 'CNY', '~1.01', '--key=9999'])
+    assert.equal(unknown.exitCode, 1)
+    assert.include(unknown.output, 'No API key with pid 9999')
+    assert.equal(
+      Number((await db.from('rate_markups').count('* as n').first()).n),
+      2,
+      'the refusals wrote nothing'
+    )
+
+    const cleared = await runCommand(RateSet, ['USDT', 'CNY', '--clear', '--key=2001'])
+    assert.equal(cleared.exitCode, 0, cleared.output)
+    configCache.invalidate()
+    assert.deepInclude(await create('2001', otherSecret), { rate: '7.3542', rate_markup: '~1.02' })
+    const again = await runCommand(RateSet, ['USDT', 'CNY', '--clear', '--key=2001'])
+    assert.equal(again.exitCode, 1)
+    assert.include(again.output, 'has no markup for API key 2001')
+
+    const audit = await db
+      .from('audit_log')
+      .whereIn('action', ['rate.set', 'rate.markup_clear'])
+      .where('subject_id', 'USDT/CNY key 2001')
+      .orderBy('id')
+    assert.deepEqual(
+      audit.map((entry) => entry.action),
+      ['rate.set', 'rate.markup_clear']
+    )
   })
 
   test('the doctor (and rate.stale) read what the workers computed, asking no source', async ({

@@ -1,9 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import db from '@adonisjs/lucid/services/db'
 import { AuditLog } from '#services/audit/audit_log'
 import { RateAdmin } from '#services/operators/rate_admin'
 import { RatesOverviewQuery } from '#services/console/rates_overview'
-import configCache from '#services/config_cache'
 import { isMarkup } from '#rates/rate_markup'
 import { adminUrl } from '#console/console_paths'
 import { flashInputWithoutSecrets } from '#console/console_session'
@@ -12,6 +10,11 @@ import { OperatorError } from '#support/operator_error'
 /** The markup field of a pair's form: one name per pair, so that an error shows at that pair only. */
 export function markupField(token: string, fiat: string): string {
   return `markup_${token}_${fiat}`
+}
+
+/** The markup field of a pair's per-key form. */
+export function keyMarkupField(token: string, fiat: string): string {
+  return `key_markup_${token}_${fiat}`
 }
 
 /**
@@ -24,7 +27,7 @@ export default class RatesController {
 
   async index({ view }: HttpContext) {
     const overview = await new RatesOverviewQuery().load()
-    return view.render('console/rates/index', { ...overview, markupField })
+    return view.render('console/rates/index', { ...overview, markupField, keyMarkupField })
   }
 
   async markup(ctx: HttpContext) {
@@ -36,14 +39,19 @@ export default class RatesController {
       session.flash('error', 'Nothing changed: that is not a pair this page shows.')
       return response.redirect(adminUrl('/rates'))
     }
-    const field = markupField(token, fiat)
+    const pid = String(request.input('api_key', '')).trim() || null
+    const field = pid ? keyMarkupField(token, fiat) : markupField(token, fiat)
     const value = String(request.input(field, '')).trim()
+    const whose = pid ? ` for API key ${pid}` : ''
     try {
+      const admin = new RateAdmin(this.#audit)
       if (request.input('clear')) {
-        await this.#clear(token, fiat)
+        await admin.clearMarkup(token, fiat, pid)
         session.flash(
           'success',
-          `Markup of ${token}/${fiat} cleared: the live rate applies as it is.`
+          pid
+            ? `Markup of ${token}/${fiat} for API key ${pid} cleared: its orders follow the pair's markup.`
+            : `Markup of ${token}/${fiat} cleared: the live rate applies as it is.`
         )
       } else {
         if (!isMarkup(value))
@@ -52,34 +60,22 @@ export default class RatesController {
               ? 'Write a markup such as ~1.02, +0.3 or -0.2 (or use Clear to remove it).'
               : 'A markup starts with ~, + or - (~1.02, +0.3, -0.2); a fixed rate is set under Settings → Rates.'
           )
-        const saved = await new RateAdmin(this.#audit).set(token, fiat, value)
-        session.flash('success', `Markup of ${token}/${fiat} set to ${saved.rate}.`)
+        const saved = await admin.set(token, fiat, value, { apiKeyPid: pid })
+        const shadow =
+          'shadowedByFixed' in saved && saved.shadowedByFixed
+            ? ` The pair has a fixed rate (${saved.shadowedByFixed}), which prices every key's orders until it is removed.`
+            : ''
+        session.flash(
+          'success',
+          `Markup of ${token}/${fiat}${whose} set to ${saved.rate}.${shadow}`
+        )
       }
     } catch (error) {
       if (!(error instanceof OperatorError)) throw error
       flashInputWithoutSecrets(ctx)
       session.flash('inputErrorsBag', { [field]: [error.message] })
-      session.flash('error', `Nothing changed: the markup of ${token}/${fiat} was refused.`)
+      session.flash('error', `Nothing changed: the markup of ${token}/${fiat}${whose} was refused.`)
     }
     return response.redirect(back)
-  }
-
-  async #clear(token: string, fiat: string) {
-    const row = await db.from('rate_markups').where('token', token).where('fiat', fiat).first()
-    if (!row) throw new OperatorError('This pair has no markup (any more): nothing to clear.')
-    await this.#audit.change(
-      async (trx) => {
-        const deleted = await trx.from('rate_markups').where('id', row.id).delete()
-        if (Number(deleted) !== 1) throw new OperatorError('The markup was cleared meanwhile.')
-      },
-      () => ({
-        action: 'rate.markup_clear',
-        subjectType: 'rate',
-        subjectId: `${token}/${fiat}`,
-        before: { token, fiat, markup: row.markup },
-        after: null,
-      })
-    )
-    configCache.invalidate()
   }
 }

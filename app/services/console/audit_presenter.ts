@@ -67,6 +67,7 @@ const ACTIONS: Record<string, { label: string; tone?: Tone }> = {
   'unmatched.assign': { label: 'Unmatched payment assigned', tone: 'warning' },
   'unmatched.dismiss': { label: 'Unmatched payment dismissed' },
   'rate.set': { label: 'Rate set' },
+  'rate.markup_clear': { label: 'Rate markup cleared' },
   'setting.set': { label: 'Setting changed' },
   'notification.test': { label: 'Test notification sent' },
   'notification.target_resumed': { label: 'Notification target resumed', tone: 'warning' },

@@ -52,6 +52,8 @@ export type LivePair = {
   charged: string | null
   /** Why the markup cannot apply (a `-` larger than the rate). */
   markupProblem: string | null
+  /** Markups of single API keys on this pair (they win over the pair's for that key's orders). */
+  keyMarkups: { pid: string; markup: string; charged: string | null; problem: string | null }[]
   used: string[]
   dropped: Dropped[]
   stale: string[]
@@ -64,6 +66,8 @@ export type LivePair = {
 export type RatesOverview = {
   sources: string[]
   pairs: LivePair[]
+  /** The merchants' API keys by pid, for a markup per key. */
+  apiKeys: string[]
   fixed: { token: string; fiat: string; rate: string; updatedAt: number }[]
 }
 
@@ -113,28 +117,35 @@ export class RatesOverviewQuery {
     const today = Math.floor(now / DAY)
     const firstDay = today - DAYS + 1
     const since = firstDay * DAY
-    const [sources, fixed, current, markups, answers, history, volumes] = await Promise.all([
-      settings.get('rate.sources') as Promise<string[]>,
-      Rate.query().orderBy('token').orderBy('fiat'),
-      db.from('rate_current').orderBy('token').orderBy('fiat'),
-      db.from('rate_markups'),
-      db.from('rate_answers').orderBy('source'),
-      db
-        .from('rate_history')
-        .where('at', '>=', since)
-        .select('token', 'fiat', 'rate', 'at')
-        .orderBy('at'),
-      db
-        .from('orders')
-        .where('status', 2)
-        .where('paid_at', '>=', since)
-        .select('token', 'currency')
-        .select(db.raw(`paid_at / ${DAY} as day`))
-        .sum('amount as total')
-        .groupByRaw(`token, currency, paid_at / ${DAY}`),
-    ])
+    const [sources, fixed, current, markups, answers, history, volumes, apiKeys] =
+      await Promise.all([
+        settings.get('rate.sources') as Promise<string[]>,
+        Rate.query().orderBy('token').orderBy('fiat'),
+        db.from('rate_current').orderBy('token').orderBy('fiat'),
+        db.from('rate_markups'),
+        db.from('rate_answers').orderBy('source'),
+        db
+          .from('rate_history')
+          .where('at', '>=', since)
+          .select('token', 'fiat', 'rate', 'at')
+          .orderBy('at'),
+        db
+          .from('orders')
+          .where('status', 2)
+          .where('paid_at', '>=', since)
+          .select('token', 'currency')
+          .select(db.raw(`paid_at / ${DAY} as day`))
+          .sum('amount as total')
+          .groupByRaw(`token, currency, paid_at / ${DAY}`),
+        db.from('api_keys').select('id', 'pid').orderBy('pid'),
+      ])
 
-    const markupOf = new Map(markups.map((row) => [pairKey(row.token, row.fiat), row.markup]))
+    const pidOf = new Map(apiKeys.map((key) => [Number(key.id), String(key.pid)]))
+    const markupOf = new Map(
+      markups
+        .filter((row) => Number(row.api_key_id) === 0)
+        .map((row) => [pairKey(row.token, row.fiat), row.markup])
+    )
     const keys = new Map<string, { token: string; fiat: string }>()
     for (const row of [...current, ...markups])
       keys.set(pairKey(row.token, row.fiat), { token: row.token, fiat: row.fiat })
@@ -160,6 +171,21 @@ export class RatesOverviewQuery {
           markup,
           charged: marked.charged,
           markupProblem: marked.problem,
+          keyMarkups: markups
+            .filter(
+              (entry) =>
+                entry.token === token && entry.fiat === fiat && Number(entry.api_key_id) !== 0
+            )
+            .map((entry) => {
+              const own = charged(row?.ok ? rate : null, entry.markup)
+              return {
+                pid: pidOf.get(Number(entry.api_key_id)) ?? `#${entry.api_key_id}`,
+                markup: entry.markup,
+                charged: own.charged,
+                problem: own.problem,
+              }
+            })
+            .sort((a, b) => a.pid.localeCompare(b.pid)),
           ...parseSources(row?.sources ?? null),
           answers: answers
             .filter((answer) => answer.token === token && answer.fiat === fiat)
@@ -190,6 +216,7 @@ export class RatesOverviewQuery {
     return {
       sources,
       pairs,
+      apiKeys: apiKeys.map((key) => String(key.pid)),
       fixed: fixed.map((rate) => ({
         token: rate.token,
         fiat: rate.fiat,

@@ -1,5 +1,7 @@
 import { inject } from '@adonisjs/core'
 import Rate from '#models/rate'
+import ApiKey from '#models/api_key'
+import db from '@adonisjs/lucid/services/db'
 import { AuditLog } from '#services/audit/audit_log'
 import { snapshot } from '#services/audit/audit_snapshots'
 import { OperatorError } from '#support/operator_error'
@@ -25,17 +27,23 @@ export class RateAdmin {
   /**
    * Sets (or replaces) the fixed rate of a token in a fiat currency, or,
    * written as a markup (`~1.02`, `+0.3`, `-0.2`) and unless `fixedOnly`,
-   * the markup on its live rate.
+   * the markup on its live rate: the pair's, or with `apiKeyPid` that
+   * merchant key's own (which wins over the pair's for its orders).
    */
-  async set(token: string, fiat: string, rate: string, options: { fixedOnly?: boolean } = {}) {
-    const symbol = token.toUpperCase()
-    const currency = fiat.toUpperCase()
-    if (!/^[A-Z0-9]{1,16}$/.test(symbol))
-      throw new OperatorError('The token must be a symbol such as USDT')
-    if (!/^[A-Z]{3,10}$/.test(currency))
-      throw new OperatorError('The fiat must be a currency code such as CNY')
+  async set(
+    token: string,
+    fiat: string,
+    rate: string,
+    options: { fixedOnly?: boolean; apiKeyPid?: string | null } = {}
+  ) {
+    const { symbol, currency } = pairOf(token, fiat)
     const text = rate.trim()
-    if (isMarkup(text) && !options.fixedOnly) return this.#setMarkup(symbol, currency, text)
+    const key = await this.#apiKey(options.apiKeyPid)
+    if (key && !isMarkup(text))
+      throw new OperatorError(
+        `A fixed rate applies to every API key; per key, write a markup on the live rate (~1.02, +0.3, -0.2)`
+      )
+    if (isMarkup(text) && !options.fixedOnly) return this.#setMarkup(symbol, currency, text, key)
     if (!isDecimalLiteral(text) || !new Decimal(text).gt(0)) {
       throw new OperatorError(
         `The rate must be a positive decimal number (1 ${symbol} = RATE ${currency})`
@@ -75,7 +83,7 @@ export class RateAdmin {
    * live sources again (a fixed rate of the pair is removed) with the
    * markup applied.
    */
-  async #setMarkup(symbol: string, currency: string, text: string) {
+  async #setMarkup(symbol: string, currency: string, text: string, key: ApiKey | null) {
     let markup
     try {
       markup = parseMarkup(text)
@@ -83,8 +91,16 @@ export class RateAdmin {
       if (error instanceof MarkupError) throw new OperatorError(error.message)
       throw error
     }
-    const existing = await Rate.query().where('token', symbol).where('fiat', currency).first()
-    const before = existing ? snapshot.rate(existing) : null
+    // The pair's markup replaces its fixed rate; a key's markup leaves the pair as it is.
+    const existing = key
+      ? null
+      : await Rate.query().where('token', symbol).where('fiat', currency).first()
+    const previous = await this.#markupRow(symbol, currency, key)
+    const before = existing
+      ? snapshot.rate(existing)
+      : previous
+        ? markupSnapshot(symbol, currency, previous.markup, key)
+        : null
     const now = Date.now()
     const saved = await this.audit.change(
       async (trx) => {
@@ -98,23 +114,105 @@ export class RateAdmin {
           .insert({
             token: symbol,
             fiat: currency,
+            api_key_id: key?.id ?? 0,
             markup: markup.text,
             created_at: now,
             updated_at: now,
           })
-          .onConflict(['token', 'fiat'])
+          .onConflict(['token', 'fiat', 'api_key_id'])
           .merge(['markup', 'updated_at'])
         return { token: symbol, fiat: currency, rate: markup.text }
       },
       (result) => ({
         action: 'rate.set',
         subjectType: 'rate',
-        subjectId: `${symbol}/${currency}`,
+        subjectId: markupSubject(symbol, currency, key),
         before,
-        after: { token: result.token, fiat: result.fiat, markup: result.rate },
+        after: markupSnapshot(result.token, result.fiat, result.rate, key),
       })
     )
     configCache.invalidate()
-    return { ...saved, live: true as const }
+    const fixedStays = key
+      ? await Rate.query().where('token', symbol).where('fiat', currency).first()
+      : null
+    return {
+      ...saved,
+      live: true as const,
+      apiKeyPid: key?.pid ?? null,
+      /** A key's markup on a pair with a fixed rate waits for that rate to be removed. */
+      shadowedByFixed: fixedStays ? fixedStays.rate : null,
+    }
   }
+
+  /**
+   * Removes a live pair's markup (the pair's, or with `apiKeyPid` that key's
+   * own: its orders follow the pair's markup again). Audited.
+   */
+  async clearMarkup(token: string, fiat: string, apiKeyPid: string | null = null) {
+    const { symbol, currency } = pairOf(token, fiat)
+    const key = await this.#apiKey(apiKeyPid)
+    const row = await this.#markupRow(symbol, currency, key)
+    const whose = key ? ` for API key ${key.pid}` : ''
+    if (!row)
+      throw new OperatorError(
+        `${symbol}/${currency} has no markup${whose} (any more): nothing to clear`
+      )
+    await this.audit.change(
+      async (trx) => {
+        const deleted = await trx.from('rate_markups').where('id', row.id).delete()
+        if (Number(deleted) !== 1) throw new OperatorError('The markup was cleared meanwhile')
+      },
+      () => ({
+        action: 'rate.markup_clear',
+        subjectType: 'rate',
+        subjectId: markupSubject(symbol, currency, key),
+        before: markupSnapshot(symbol, currency, row.markup, key),
+        after: null,
+      })
+    )
+    configCache.invalidate()
+    return {
+      token: symbol,
+      fiat: currency,
+      markup: row.markup as string,
+      apiKeyPid: key?.pid ?? null,
+    }
+  }
+
+  async #apiKey(pid: string | null | undefined): Promise<ApiKey | null> {
+    if (pid === null || pid === undefined || pid.trim() === '') return null
+    const key = await ApiKey.findBy('pid', pid.trim())
+    if (!key) throw new OperatorError(`No API key with pid ${pid.trim()} (see apikey:list)`)
+    return key
+  }
+
+  #markupRow(symbol: string, currency: string, key: ApiKey | null) {
+    return db
+      .from('rate_markups')
+      .where('token', symbol)
+      .where('fiat', currency)
+      .where('api_key_id', key?.id ?? 0)
+      .first()
+  }
+}
+
+function pairOf(token: string, fiat: string) {
+  const symbol = token.toUpperCase()
+  const currency = fiat.toUpperCase()
+  if (!/^[A-Z0-9]{1,16}$/.test(symbol))
+    throw new OperatorError('The token must be a symbol such as USDT')
+  if (!/^[A-Z]{3,10}$/.test(currency))
+    throw new OperatorError('The fiat must be a currency code such as CNY')
+  return { symbol, currency }
+}
+
+/** The audit subject of a markup: `USDT/CNY`, or `USDT/CNY key 1001` for one key's. */
+function markupSubject(symbol: string, currency: string, key: ApiKey | null) {
+  return key ? `${symbol}/${currency} key ${key.pid}` : `${symbol}/${currency}`
+}
+
+function markupSnapshot(symbol: string, currency: string, markup: string, key: ApiKey | null) {
+  return key
+    ? { token: symbol, fiat: currency, markup, api_key: key.pid }
+    : { token: symbol, fiat: currency, markup }
 }
