@@ -2,6 +2,7 @@ import { test } from '@japa/runner'
 import {
   chartSummary,
   chartTable,
+  fitAxis,
   niceMax,
   renderChart,
   type ChartInput,
@@ -125,6 +126,47 @@ test.group('SVG chart', () => {
       '<tr><th scope="row">12 Jun</th><td class="num">12</td><td class="num">9</td></tr>'
     )
     assert.equal(count(table, /<tr><th scope="row">/g), 7)
+  })
+
+  test('a fitted axis: round bounds just around the data, not from 0; a sensible span when flat', ({
+    assert,
+  }) => {
+    assert.deepEqual(fitAxis(7.18, 7.26), { low: 7.175, high: 7.275 })
+    assert.deepEqual(fitAxis(7.1, 7.3), { low: 7.08, high: 7.32 })
+    // All equal: ±1 % around the value, rounded out; around 0: up to 1 at least.
+    assert.deepEqual(fitAxis(7.2, 7.2), { low: 7.12, high: 7.28 })
+    assert.deepEqual(fitAxis(0, 0), { low: 0, high: 1 })
+    // Never below 0 for data that is not.
+    assert.deepEqual(fitAxis(0.5, 10), { low: 0, high: 12 })
+    // Steps of 1000 from 97,000 would end short of the margin above 101,000: steps of 2000.
+    assert.deepEqual(fitAxis(98_000, 101_000), { low: 96_000, high: 104_000 })
+    assert.deepEqual(fitAxis(0.0000123, 0.0000125), { low: 0.00001224, high: 0.00001256 })
+  })
+
+  test('a line chart fits its axis to the data; a bar chart starts at 0; `axis` overrides', ({
+    assert,
+  }) => {
+    const rates: ChartInput = {
+      id: 'rate-chart',
+      kind: 'line',
+      title: 'Rate',
+      labels: ['1 Jun', '2 Jun', '3 Jun'],
+      series: [{ name: 'CNY per USDT', key: 'rate', values: [7.18, 7.26, 7.22] }],
+      format: (value) => value.toLocaleString('en-US', { maximumFractionDigits: 6 }),
+      height: 228,
+    }
+    const ticks = (svg: string) =>
+      [...svg.matchAll(/<text x="38" y="[\d.]+" [^>]*>([^<]+)<\/text>/g)].map((match) => match[1])
+    const line = renderChart(rates)
+    assert.deepEqual(ticks(line), ['7.175', '7.2', '7.225', '7.25', '7.275'])
+    // Plot from y 28 to 204 (176 high) for 7.175..7.275: 7.18 at 5 %, 7.26 at 85 %.
+    const cys = [...line.matchAll(/<circle class="chart-point" cx="[\d.]+" cy="([\d.]+)"/g)].map(
+      (match) => Number(match[1])
+    )
+    assert.deepEqual(cys, [195.2, 54.4, 124.8])
+    assert.deepEqual(ticks(renderChart({ ...rates, axis: 'zero' })), ['0', '2', '4', '6', '8'])
+    assert.deepEqual(ticks(renderChart({ ...rates, kind: 'bar' })), ['0', '2', '4', '6', '8'])
+    assert.deepEqual(ticks(renderChart(week)), ['0', '3', '6', '9', '12'])
   })
 
   test('round axis tops', ({ assert }) => {

@@ -36,6 +36,13 @@ export type ChartInput = {
   labelHeading?: string
   /** Value formatter for axis, tooltips and summary (default: grouped integer or up to 2 decimals). */
   format?: (value: number) => string
+  /**
+   * The value axis. 'zero': from 0 up to a round top (a bar's length is its
+   * value). 'fit': round bounds just around the data's lowest and highest
+   * values (`fitAxis`), so that a line's small moves show (an exchange rate
+   * between 7.18 and 7.26). Default: 'zero' for bars, 'fit' for lines.
+   */
+  axis?: 'zero' | 'fit'
   width?: number
   height?: number
 }
@@ -44,7 +51,7 @@ const ID = /^[A-Za-z][\w-]*$/
 const KEY = /^[a-z0-9-]+$/
 
 const MARGIN = { top: 28, right: 8, bottom: 24, left: 44 }
-/** Gridlines above zero. */
+/** Gridlines above the axis's base (0, or a fitted axis's low). */
 const TICKS = 4
 
 /** Escapes text for XML and HTML (content and attribute values). */
@@ -64,20 +71,55 @@ function defaultFormat(value: number): string {
 /** Steps between gridlines, per power of ten. */
 const STEP_FACTORS = [1, 2, 2.5, 3, 4, 5, 6, 8, 10]
 
+/** The least round step (1, 2, 2.5, 3, 4, 5, 6 or 8 × 10^n) at least `raw`; whole when asked. */
+function niceStep(raw: number, whole: boolean): number {
+  const exponent = Math.floor(Math.log10(raw))
+  const scaled = (factor: number) =>
+    exponent >= 0 ? factor * 10 ** exponent : factor / 10 ** -exponent
+  const nice = STEP_FACTORS.map(scaled).find(
+    (candidate) => candidate >= raw && (!whole || Number.isInteger(candidate))
+  )
+  return nice ?? Math.ceil(raw)
+}
+
 /**
  * Top of the value axis: TICKS round steps covering `value` (a step of
  * 1, 2, 2.5, 3, 4, 5, 6 or 8 × 10^n; whole steps when the data is whole).
  */
 export function niceMax(value: number, whole = Number.isInteger(value)): number {
   if (!(value > 0) || !Number.isFinite(value)) return TICKS
-  const step = value / TICKS
-  const exponent = Math.floor(Math.log10(step))
-  const scaled = (factor: number) =>
-    exponent >= 0 ? factor * 10 ** exponent : factor / 10 ** -exponent
-  const nice = STEP_FACTORS.map(scaled).find(
-    (candidate) => candidate >= step && (!whole || Number.isInteger(candidate))
-  )
-  return (nice ?? Math.ceil(step)) * TICKS
+  return niceStep(value / TICKS, whole) * TICKS
+}
+
+/** Each side of the data, before rounding out: this share of its range. */
+const FIT_MARGIN = 0.05
+/** When every value is the same: this share of it each side (±1 %). */
+const FLAT_MARGIN = 0.01
+
+/** A float's noise off a tick value (7.120000000000001 → 7.12). */
+const tidy = (value: number) => Number(value.toPrecision(12))
+
+/**
+ * A value axis fitted to the data: from a round `low` to `high` = low +
+ * TICKS round steps, covering `min`..`max` with a small margin (5 % of the
+ * range each side; ±1 % of the value when all are equal, ±1 around 0).
+ * It does not go below 0 for data that does not. 7.18..7.26 → 7.175..7.275
+ * (steps of 0.025).
+ */
+export function fitAxis(min: number, max: number): { low: number; high: number } {
+  if (!Number.isFinite(min) || !Number.isFinite(max) || min > max) return { low: 0, high: TICKS }
+  const pad = max > min ? (max - min) * FIT_MARGIN : Math.abs(min) * FLAT_MARGIN || 1
+  const wantLow = min >= 0 ? Math.max(0, min - pad) : min - pad
+  const wantHigh = max + pad
+  let step = niceStep((wantHigh - wantLow) / TICKS, false)
+  // Aligning the bottom to the step may leave the top short: the next round step then.
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const low = tidy(Math.floor(tidy(wantLow / step)) * step)
+    const high = tidy(low + step * TICKS)
+    if (high >= wantHigh) return { low, high }
+    step = niceStep(step * (1 + 1e-9), false)
+  }
+  return { low: wantLow, high: wantHigh }
 }
 
 /** Two decimals at most in coordinates: small output, no visible loss. */
@@ -134,11 +176,20 @@ export function renderChart(input: ChartInput): string {
   }
   const bottom = plot.top + plot.height
   const values = input.series.flatMap((series) => series.values.map(clean))
-  const max = niceMax(
-    Math.max(0, ...values),
-    values.every((value) => Number.isInteger(value))
-  )
-  const y = (value: number) => bottom - (clean(value) / max) * plot.height
+  const fit = (input.axis ?? (input.kind === 'line' ? 'fit' : 'zero')) === 'fit'
+  const { low, high } =
+    fit && values.length > 0
+      ? fitAxis(Math.min(...values), Math.max(...values))
+      : {
+          low: 0,
+          high: niceMax(
+            Math.max(0, ...values),
+            values.every((value) => Number.isInteger(value))
+          ),
+        }
+  // Inside the plot whatever the value (a fitted axis does not reach 0).
+  const y = (value: number) =>
+    bottom - Math.min(1, Math.max(0, (clean(value) - low) / (high - low))) * plot.height
   const count = input.labels.length
   const slot = count === 0 ? plot.width : plot.width / count
   const centre = (index: number) => plot.left + slot * index + slot / 2
@@ -156,7 +207,7 @@ export function renderChart(input: ChartInput): string {
   // Gridlines and their values.
   parts.push('<g class="chart-grid" aria-hidden="true">')
   for (let tick = 0; tick <= TICKS; tick++) {
-    const value = (max / TICKS) * tick
+    const value = tidy(low + ((high - low) / TICKS) * tick)
     const lineY = at(y(value))
     parts.push(
       `<line class="grid-line${tick === 0 ? ' grid-base' : ''}" x1="${plot.left}" x2="${plot.left + plot.width}" y1="${lineY}" y2="${lineY}" stroke="currentColor" stroke-opacity="${tick === 0 ? 0.5 : 0.15}"/>`,
