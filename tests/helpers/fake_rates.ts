@@ -84,7 +84,7 @@ export class FakeRates {
   binancePrices = new Map<string, string>()
   /** OKX: instId → { last, ts }. */
   okxTickers = new Map<string, { last: string; ts: string }>()
-  /** HTTP status of OKX's 50011 (OKX documents the code; 429 seen too). */
+  /** HTTP status of OKX's 50011: its error table says 429; the same body comes in HTTP 200 too (set 429 to follow the table). */
   okxLimitStatus = 200
   /** OKX P2P: "USDT-CNY" → offers (the sell side lists the asks). */
   p2pBooks = new Map<string, { sell: string[]; buy: string[] }>()

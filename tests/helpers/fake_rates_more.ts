@@ -23,7 +23,9 @@ import type { AddressInfo } from 'node:net'
  *
  * Failures are injected per route, one per request: 'hang' (never answers),
  * 'html_502' (a CDN's error page), 'empty' (HTTP 200 with the API's empty
- * answer), or any status/body/headers. Per-route limits refuse requests
+ * answer), any status/body/headers (the body sent as JSON), or any
+ * status/text/headers (the text sent as it is, `text/html` unless the
+ * headers say otherwise: a captive portal's or a CDN's page in an HTTP 200). Per-route limits refuse requests
  * beyond `max` per window the way the API does (with Retry-After when
  * given). Every request is recorded.
  */
@@ -35,6 +37,7 @@ export type InjectedB =
   | 'html_502'
   | 'empty'
   | { status: number; body: unknown; headers?: Record<string, string> }
+  | { status: number; text: string; headers?: Record<string, string> }
 
 export type RecordedRequestB = {
   route: FakeRouteB | 'unknown'
@@ -175,6 +178,11 @@ export class FakeRatesMore {
     }
     if (injected === 'html_502')
       return this.#send(response, 502, HTML_502, { 'content-type': 'text/html' })
+    if (injected && injected !== 'empty' && 'text' in injected)
+      return this.#send(response, injected.status, injected.text, {
+        'content-type': 'text/html; charset=utf-8',
+        ...injected.headers,
+      })
     if (injected && injected !== 'empty')
       return this.#json(response, injected.status, JSON.stringify(injected.body), injected.headers)
     if (this.#refuse(route, response)) return
