@@ -41,7 +41,7 @@ export type PayTarget = {
 export type Choice = { network: string; name: string; tokens: string[] }
 
 /** Strings the script needs after the first render (messages, errors). */
-const SCRIPT_KEYS = [
+export const SCRIPT_KEYS = [
   'pay.copied',
   'pay.copied_amount',
   'pay.copied_address',

@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs'
-import app from '@adonisjs/core/services/app'
+import i18nManager from '@adonisjs/i18n/services/main'
 import type { HttpContext } from '@adonisjs/core/http'
 
 /** Languages of the cashier page, in the switcher's order; the first is the fallback. */
@@ -12,15 +11,18 @@ export const LANGUAGE_COOKIE = 'cashier_lang'
 
 export type Messages = Record<string, string>
 
-/** One JSON file per language under resources/lang, read once. */
+/** The cashier's keys in the shared catalogue: resources/lang/<locale>/cashier.json. */
+const PREFIX = 'cashier.'
+
+/** A language's cashier texts as written (ICU source, keys without their prefix), read once. */
 const catalog = new Map<Language, Messages>()
 
 export function messagesOf(language: Language): Messages {
   let messages = catalog.get(language)
   if (!messages) {
-    messages = JSON.parse(
-      readFileSync(app.makePath('resources', 'lang', `${language}.json`), 'utf8')
-    ) as Messages
+    messages = {}
+    for (const [key, text] of Object.entries(i18nManager.getTranslationsFor(language)))
+      if (key.startsWith(PREFIX)) messages[key.slice(PREFIX.length)] = String(text)
     catalog.set(language, messages)
   }
   return messages
@@ -61,16 +63,15 @@ export function chooseLanguage(request: HttpContext['request'], explicit?: unkno
   return isLanguage(best) ? best : (ALIASES[best.toLowerCase()] ?? DEFAULT_LANGUAGE)
 }
 
-/** A translator for one language: `{name}` placeholders filled from `values`. */
+/**
+ * A translator for one language: the ICU message (placeholders, plurals,
+ * numbers as the locale writes them), English where the language lacks
+ * the key, the key itself where English lacks it too.
+ */
 export function translator(language: Language) {
-  const messages = messagesOf(language)
-  const fallback = messagesOf(DEFAULT_LANGUAGE)
-  return (key: string, values: Record<string, string | number> = {}) => {
-    const text = messages[key] ?? fallback[key] ?? key
-    return text.replace(/\{(\w+)\}/g, (whole, name: string) =>
-      name in values ? String(values[name]) : whole
-    )
-  }
+  const i18n = i18nManager.locale(language)
+  return (key: string, values: Record<string, string | number> = {}) =>
+    i18n.t(`${PREFIX}${key}`, values, key)
 }
 export type Translate = ReturnType<typeof translator>
 

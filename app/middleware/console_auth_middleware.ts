@@ -6,6 +6,7 @@ import { ABSOLUTE_SESSION_MS, SESSION_KEYS, idleTimeoutMs } from '#console/conso
 import { ConsoleForbidden } from '#console/console_errors'
 import type User from '#models/user'
 import settings from '#settings/settings_service'
+import { applyConsoleLocale } from '#console/console_locale'
 
 export type ConsoleAuthOptions = {
   /**
@@ -57,6 +58,7 @@ export default class ConsoleAuthMiddleware {
     }
     ctx.session.put(SESSION_KEYS.seenAt, Date.now())
     ctx.view.share({ consoleUser: user })
+    if (user.locale) applyConsoleLocale(ctx, user.locale)
     if (!options.ownAccount && user.role !== 'admin' && !READS.has(ctx.request.method())) {
       throw new ConsoleForbidden(
         'Your account can view the console but not change anything (role: viewer).'

@@ -4,6 +4,7 @@ import type { NextFn } from '@adonisjs/core/types/http'
 import { adminPath, adminUrl } from '#console/console_paths'
 import { assetUrl } from '#console/console_assets'
 import { utcMinute, utcSecond } from '#services/console/console_format'
+import { applyConsoleLocale } from '#console/console_locale'
 
 /**
  * Headers of every console response, the error pages included: a CSP
@@ -55,4 +56,6 @@ export function applyConsoleHeaders(ctx: HttpContext) {
     currentUrl: ctx.request.url(true),
     currentPath: ctx.request.url(false),
   })
+  // The browser's language until the signed-in admin's own choice (consoleAuth).
+  applyConsoleLocale(ctx)
 }

@@ -53,4 +53,8 @@ export default class User extends compose(TimestampedRecord, AuthFinder) {
   /** Set while the account is disabled: no sign-in, its sessions end. */
   @epochColumn()
   declare disabledAt: number | null
+
+  /** The console language this admin chose (`en`, `zh-CN`); null: the browser's. */
+  @column()
+  declare locale: string | null
 }

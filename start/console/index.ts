@@ -44,6 +44,7 @@ export function registerConsoleRoutes() {
         .group(() => {
           router.post('/logout', [SessionController, 'logout'])
           router.get('/account', [AccountController, 'show'])
+          router.post('/account/locale', [AccountController, 'changeLocale'])
           router.post('/account/2fa/start', [AccountController, 'startTwoFactor'])
           router.get('/account/2fa', [AccountController, 'showEnrolment'])
           router.post('/account/2fa/confirm', [AccountController, 'confirmTwoFactor'])

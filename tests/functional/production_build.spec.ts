@@ -208,7 +208,7 @@ test.group('Production build', (group) => {
       assert.include(html, '<html lang="ja"')
       assert.include(html, TRON_WALLET)
       const ja = JSON.parse(
-        readFileSync(join(APP_ROOT, 'resources/lang/ja.json'), 'utf8')
+        readFileSync(join(APP_ROOT, 'resources/lang/ja/cashier.json'), 'utf8')
       ) as Record<string, string>
       assert.include(html, ja['pay.heading'])
 

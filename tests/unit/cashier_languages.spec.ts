@@ -1,20 +1,40 @@
 import { test } from '@japa/runner'
-import { readdirSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import app from '@adonisjs/core/services/app'
 import { LANGUAGES, messagesOf, translator } from '#cashier/languages'
+import { SCRIPT_KEYS } from '#cashier/cashier_page'
 
+/** The ICU arguments a text uses: `{name}`, and `{count, plural, …}`'s `count`. */
 const placeholders = (text: string) =>
-  [...text.matchAll(/\{(\w+)\}/g)].map((match) => match[1]).sort()
+  [...new Set([...text.matchAll(/\{\s*(\w+)\s*[,}]/g)].map((match) => match[1]))].sort()
 
 test.group('Cashier translations', () => {
-  test('one file per language, and no other', ({ assert }) => {
-    const files = readdirSync(app.makePath('resources', 'lang')).filter((name) =>
-      name.endsWith('.json')
+  test('one catalogue folder per language with its cashier.json, and no other', ({ assert }) => {
+    const folders = readdirSync(app.makePath('resources', 'lang'), { withFileTypes: true })
+    assert.deepEqual(
+      folders.filter((entry) => !entry.isDirectory()).map((entry) => entry.name),
+      [],
+      'no loose file: the loader would read it as a whole locale'
     )
     assert.sameMembers(
-      files,
-      LANGUAGES.map((code) => `${code}.json`)
+      folders.map((entry) => entry.name),
+      [...LANGUAGES]
     )
+    for (const language of LANGUAGES)
+      assert.isTrue(
+        existsSync(app.makePath('resources', 'lang', language, 'cashier.json')),
+        language
+      )
+  })
+
+  test("the script's texts keep plain {name} placeholders (it fills them itself)", ({ assert }) => {
+    for (const language of LANGUAGES) {
+      const messages = messagesOf(language)
+      for (const key of Object.keys(messages).filter(
+        (name) => SCRIPT_KEYS.includes(name) || name.startsWith('error.')
+      ))
+        assert.notMatch(messages[key], /\{\s*\w+\s*,/, `${language} ${key}`)
+    }
   })
 
   test('every key of English exists in every language, and no extra key', ({ assert }) => {

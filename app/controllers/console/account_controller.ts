@@ -9,6 +9,12 @@ import { qrSvg } from '#cashier/qr_svg'
 import { adminUrl } from '#console/console_paths'
 import { startConsoleSession } from '#console/console_session'
 import { mustEnrolTwoFactor } from '#middleware/console_auth_middleware'
+import {
+  CONSOLE_LOCALES,
+  CONSOLE_LOCALE_NAMES,
+  applyConsoleLocale,
+  isConsoleLocale,
+} from '#console/console_locale'
 
 const passwordChange = vine.compile(
   vine.object({
@@ -43,6 +49,11 @@ export default class AccountController {
     return view.render('console/account/show', {
       user,
       minPasswordLength: MIN_PASSWORD_LENGTH,
+      localeNames: CONSOLE_LOCALE_NAMES,
+      localeChoices: CONSOLE_LOCALES.map((code) => ({
+        value: code,
+        label: CONSOLE_LOCALE_NAMES[code],
+      })),
       twoFactorOn: user.totpEnabledAt !== null,
       enrolmentPending: user.totpEnabledAt === null && user.totpSecret !== null,
       recoveryCodesLeft: this.twoFactor.remainingRecoveryCodes(user),
@@ -61,6 +72,25 @@ export default class AccountController {
       'Your password was changed. Other sessions of your account were signed out.'
     )
     return ctx.response.redirect(adminUrl('/account'))
+  }
+
+  /**
+   * The console's language for this admin (`locale`: en, zh-CN), or the
+   * browser's again (`browser`). A preference of one's own: not audited.
+   */
+  async changeLocale(ctx: HttpContext) {
+    const { auth, request, response, session } = ctx
+    const user = auth.use('web').getUserOrFail()
+    const asked = String(request.input('locale', ''))
+    if (asked !== 'browser' && !isConsoleLocale(asked)) {
+      session.flash('error', ctx.i18n.t('console.account.locale_refused'))
+      return response.redirect(adminUrl('/account'))
+    }
+    user.locale = asked === 'browser' ? null : asked
+    await user.save()
+    const i18n = applyConsoleLocale(ctx, user.locale)
+    session.flash('success', i18n.t('console.account.locale_saved'))
+    return response.redirect(adminUrl('/account'))
   }
 
   async startTwoFactor({ auth, request, response }: HttpContext) {

@@ -1,0 +1,96 @@
+import { test } from '@japa/runner'
+import { readFileSync, readdirSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import app from '@adonisjs/core/services/app'
+import i18nManager from '@adonisjs/i18n/services/main'
+import { CONSOLE_LOCALES } from '#console/console_locale'
+
+/** The console's texts of a locale (keys `console.<area>.…`), as the catalogue holds them. */
+function consoleMessages(locale: string): Record<string, string> {
+  const messages: Record<string, string> = {}
+  for (const [key, text] of Object.entries(i18nManager.getTranslationsFor(locale)))
+    if (key.startsWith('console.')) messages[key] = String(text)
+  return messages
+}
+
+/** The ICU arguments of a text: `{name}`, and `{count, plural, …}`'s `count`. */
+const argumentsOf = (text: string) =>
+  [...new Set([...text.matchAll(/\{\s*(\w+)\s*[,}]/g)].map((match) => match[1]))].sort()
+
+function filesUnder(dir: string, extensions: string[]): string[] {
+  const found: string[] = []
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) found.push(...filesUnder(path, extensions))
+    else if (extensions.some((extension) => entry.name.endsWith(extension))) found.push(path)
+  }
+  return found
+}
+
+/**
+ * Every `t('console.…')` / `i18n.t('console.…')` in the views and the code:
+ * a whole key, or a prefix when the key is built (`t('console.common.nav.' + key)`).
+ */
+function keysUsed(): { file: string; key: string; prefix: boolean }[] {
+  const files = [
+    ...filesUnder(app.makePath('resources', 'views'), ['.edge']),
+    ...filesUnder(app.makePath('app'), ['.ts']),
+    ...filesUnder(app.makePath('plugins'), ['.ts', '.edge']),
+  ]
+  const used: { file: string; key: string; prefix: boolean }[] = []
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8')
+    for (const match of text.matchAll(/\bt\(\s*'(console\.[\w.-]+)'\s*(\+)?/g))
+      used.push({ file: relative(app.makePath(), file), key: match[1], prefix: match[2] === '+' })
+  }
+  return used
+}
+
+test.group('Console translations', () => {
+  test('every console key of English exists in every console language, with the same arguments', ({
+    assert,
+  }) => {
+    const english = consoleMessages('en')
+    assert.isAbove(Object.keys(english).length, 20)
+    for (const locale of CONSOLE_LOCALES) {
+      const messages = consoleMessages(locale)
+      const missing = Object.keys(english).filter((key) => !(key in messages))
+      const extra = Object.keys(messages).filter((key) => !(key in english))
+      assert.deepEqual({ locale, missing, extra }, { locale, missing: [], extra: [] })
+      for (const [key, text] of Object.entries(english)) {
+        assert.isAbove(messages[key].trim().length, 0, `${locale} ${key} is empty`)
+        assert.deepEqual(argumentsOf(messages[key]), argumentsOf(text), `${locale} ${key}`)
+      }
+    }
+  })
+
+  test('every text is a valid ICU message in its locale', ({ assert }) => {
+    for (const locale of CONSOLE_LOCALES) {
+      const i18n = i18nManager.locale(locale)
+      for (const [key, text] of Object.entries(consoleMessages(locale))) {
+        const values = Object.fromEntries(argumentsOf(text).map((name) => [name, 2]))
+        let formatted = ''
+        try {
+          formatted = i18n.formatMessage(key, values)
+        } catch (error) {
+          assert.fail(`${locale} ${key}: ${(error as Error).message}`)
+        }
+        assert.notInclude(formatted, 'translation missing', `${locale} ${key}`)
+      }
+    }
+  })
+
+  test('every key the views and the code ask for is in the catalogue', ({ assert }) => {
+    const english = consoleMessages('en')
+    const keys = Object.keys(english)
+    const used = keysUsed()
+    assert.isAbove(used.length, 10)
+    const unknown = used.filter(({ key, prefix }) =>
+      prefix ? !keys.some((known) => known.startsWith(key)) : !(key in english)
+    )
+    assert.deepEqual(
+      unknown.map(({ file, key }) => `${file}: ${key}`),
+      []
+    )
+  })
+})
