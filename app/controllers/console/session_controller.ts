@@ -61,7 +61,7 @@ export default class SessionController {
         reason: user ? 'account disabled' : 'wrong e-mail or password',
       })
       session.flash('email', email)
-      session.flash('error', 'That e-mail and password do not match an administrator.')
+      session.flash('error', ctx.i18n.t('console.auth.failed'))
       return response.redirect(adminUrl('/login'))
     }
     if (user.totpEnabledAt !== null) {
@@ -82,7 +82,7 @@ export default class SessionController {
     const { request, response, session } = ctx
     const pending = this.#pending(session.get(SESSION_KEYS.pending))
     if (!pending) {
-      session.flash('info', 'Please sign in again: the sign-in had expired.')
+      session.flash('info', ctx.i18n.t('console.auth.expired'))
       return response.redirect(adminUrl('/login'))
     }
     const { code } = await request.validateUsing(secondFactor)
@@ -104,10 +104,7 @@ export default class SessionController {
         email: pending.email,
         reason: user && method !== null ? 'account disabled' : 'wrong second-factor code',
       })
-      session.flash(
-        'error',
-        'That code is not valid. Codes change every 30 seconds: try the current one.'
-      )
+      session.flash('error', ctx.i18n.t('console.auth.code_invalid'))
       return response.redirect(adminUrl('/login/2fa'))
     }
     return this.#signIn(ctx, user, method)
@@ -125,7 +122,7 @@ export default class SessionController {
       )
     await ctx.auth.use('web').logout()
     ctx.session.clear()
-    ctx.session.flash('success', 'You are signed out.')
+    ctx.session.flash('success', ctx.i18n.t('console.auth.signed_out'))
     return ctx.response.redirect(adminUrl('/login'))
   }
 
@@ -184,7 +181,7 @@ export default class SessionController {
     response.status(429)
     return view.render(`console/auth/${page}`, {
       email,
-      throttled: `Too many failed attempts. Try again in ${seconds} s.`,
+      throttled: ctx.i18n.t('console.auth.throttled', { seconds: String(seconds) }),
     })
   }
 
