@@ -67,10 +67,7 @@ export default class AccountController {
     await this.users.changeOwnPassword(user, input.current_password, input.new_password)
     // This session stays signed in; every other one ends (password_changed_at).
     await startConsoleSession(ctx, (await User.find(user.id))!)
-    ctx.session.flash(
-      'success',
-      'Your password was changed. Other sessions of your account were signed out.'
-    )
+    ctx.session.flash('success', ctx.i18n.t('console.account.password.changed'))
     return ctx.response.redirect(adminUrl('/account'))
   }
 
@@ -100,13 +97,13 @@ export default class AccountController {
     return response.redirect(adminUrl('/account/2fa'))
   }
 
-  async showEnrolment({ auth, view, response }: HttpContext) {
+  async showEnrolment({ auth, view, response, i18n }: HttpContext) {
     const user = auth.use('web').getUserOrFail()
     const pending = this.twoFactor.pendingEnrolment(user, await this.#issuer())
     if (!pending) return response.redirect(adminUrl('/account'))
     return view.render('console/account/two_factor_enrol', {
       secret: pending.secret.replace(/(.{4})/g, '$1 ').trim(),
-      qr: await qrSvg(pending.uri, 'QR code to scan with an authenticator app'),
+      qr: await qrSvg(pending.uri, i18n.t('console.account.enrol.qr_label')),
     })
   }
 
@@ -123,7 +120,7 @@ export default class AccountController {
     const user = ctx.auth.use('web').getUserOrFail()
     const { password } = await ctx.request.validateUsing(passwordForm)
     await this.twoFactor.disable(user, password)
-    ctx.session.flash('success', 'Two-factor sign-in is off for your account.')
+    ctx.session.flash('success', ctx.i18n.t('console.account.two_factor.turned_off'))
     return ctx.response.redirect(adminUrl('/account'))
   }
 
