@@ -1,9 +1,18 @@
 import { utcMinute } from '#services/console/console_format'
 import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
+import type { I18n } from '@adonisjs/i18n'
 import ApiKey from '#models/api_key'
 import { ApiKeyAdmin, type ApiKeyOverview } from '#services/operators/api_key_admin'
-import { IntegrationExamples } from '#services/console/integration_examples'
+import {
+  COMPAT_BASE_PATH,
+  IntegrationExamples,
+  NATIVE_CONFIG_PATH,
+  NATIVE_CREATE_PATH,
+  NATIVE_OPENAPI_PATH,
+  NATIVE_QUERY_PATH,
+  type IntegrationGuide,
+} from '#services/console/integration_examples'
 import {
   TEST_HEADER,
   TEST_PREFIX,
@@ -36,6 +45,86 @@ function present(key: ApiKeyOverview) {
     ordersUrl: `${adminUrl('/orders')}?pid=${encodeURIComponent(key.pid)}`,
     lastUsed: when(key.lastUsedAt),
     created: when(key.createdAt),
+  }
+}
+
+/** Each endpoint of the guide by its path: its name and how it is signed, in the catalogue. */
+const ENDPOINT_TEXTS: [path: string, name: string, signed: string][] = [
+  [NATIVE_CREATE_PATH, 'create', 'hmac'],
+  [NATIVE_QUERY_PATH, 'query', 'hmac'],
+  [NATIVE_CONFIG_PATH, 'config', 'none'],
+  [NATIVE_OPENAPI_PATH, 'openapi', 'none'],
+  [COMPAT_BASE_PATH, 'compat', 'md5'],
+]
+
+/** The migration steps by their `what`: which of what / before / after are words to translate. */
+const STEP_TEXTS: Record<string, { key: string; before?: true; after?: true }> = {
+  'Create URL': { key: 'create_url' },
+  'pid': { key: 'pid', before: true, after: true },
+  'currency': { key: 'currency', before: true, after: true },
+  'Coin': { key: 'coin', before: true, after: true },
+  'Signature': { key: 'signature', before: true, after: true },
+  'Receiving address': { key: 'address', after: true },
+  'Expiry': { key: 'expiry', before: true, after: true },
+  'Callback check': { key: 'callback', before: true, after: true },
+}
+
+/** The EPay endpoints by their call. */
+const COMPAT_TEXTS: Record<string, string> = {
+  'submit.php': 'submit',
+  'mapi.php': 'mapi',
+  'api.php?act=order': 'order',
+  'api.php?act=orders': 'orders',
+  'api.php?act=refund': 'refund',
+}
+
+/**
+ * The guide's words (endpoint names, migration steps, EPay endpoints) in
+ * the admin's language. English keeps IntegrationExamples' own words (the
+ * service is the reference, and docs/migration.md says the same); another
+ * language takes the catalogue's `console.api_keys.guide.*`, recognising
+ * each entry by its path, `what` or call (an entry it does not know stays
+ * as the service wrote it). URLs, code and field names are never changed.
+ */
+function guideIn(guide: IntegrationGuide, i18n: I18n): IntegrationGuide {
+  if (i18n.locale === 'en') return guide
+  const t = (key: string, values?: Record<string, string>) =>
+    i18n.t(`console.api_keys.guide.${key}`, values)
+  return {
+    ...guide,
+    endpoints: guide.endpoints.map((endpoint) => {
+      const known = ENDPOINT_TEXTS.find(([path]) => endpoint.url.endsWith(path))
+      if (!known) return endpoint
+      return { ...endpoint, name: t(`endpoint.${known[1]}`), signed: t(`signed.${known[2]}`) }
+    }),
+    createExamples: guide.createExamples.map((example) =>
+      example.id === 'shell' ? { ...example, title: t('example_shell') } : example
+    ),
+    compat: guide.compat && {
+      ...guide.compat,
+      endpoints: guide.compat.endpoints.map((endpoint) => {
+        const key = COMPAT_TEXTS[endpoint.call]
+        if (!key) return endpoint
+        return {
+          ...endpoint,
+          method: endpoint.method === 'GET or POST' ? t('compat.get_or_post') : endpoint.method,
+          purpose: t(`compat.${key}_purpose`),
+          answers: t(`compat.${key}_answers`),
+        }
+      }),
+    },
+    migration: {
+      ...guide.migration,
+      steps: guide.migration.steps.map((step) => {
+        const known = STEP_TEXTS[step.what]
+        if (!known) return step
+        return {
+          what: t(`step.${known.key}`),
+          before: known.before ? t(`step.${known.key}_before`) : step.before,
+          after: known.after ? t(`step.${known.key}_after`, { pid: guide.pid }) : step.after,
+        }
+      }),
+    },
   }
 }
 
@@ -79,33 +168,27 @@ export default class ApiKeysController {
     })
   }
 
-  async show({ params, view }: HttpContext) {
-    const key = present(await this.#overview(params.pid))
+  async show({ params, view, i18n }: HttpContext) {
+    const key = present(await this.#overview(params.pid, i18n))
     return view.render('console/api_keys/show', { key })
   }
 
-  async update({ params, request, response, session }: HttpContext) {
+  async update({ params, request, response, session, i18n }: HttpContext) {
     const input = await request.validateUsing(updateApiKeyValidator)
     await this.apiKeys.update(params.pid, { note: input.note ?? '', ips: [input.ips ?? ''] })
-    session.flash('success', `Saved the note and allowed IPs of pid ${params.pid}.`)
+    session.flash('success', i18n.t('console.api_keys.flash.saved', { pid: params.pid }))
     return response.redirect(keyUrl(params.pid))
   }
 
-  async enable({ params, response, session }: HttpContext) {
+  async enable({ params, response, session, i18n }: HttpContext) {
     await this.apiKeys.update(params.pid, { enabled: true })
-    session.flash(
-      'success',
-      `pid ${params.pid} is enabled: its signed requests are accepted again.`
-    )
+    session.flash('success', i18n.t('console.api_keys.flash.enabled', { pid: params.pid }))
     return response.redirect(keyUrl(params.pid))
   }
 
-  async disable({ params, response, session }: HttpContext) {
+  async disable({ params, response, session, i18n }: HttpContext) {
     await this.apiKeys.update(params.pid, { enabled: false })
-    session.flash(
-      'success',
-      `pid ${params.pid} is disabled: its requests are refused (401) until you enable it.`
-    )
+    session.flash('success', i18n.t('console.api_keys.flash.disabled', { pid: params.pid }))
     return response.redirect(keyUrl(params.pid))
   }
 
@@ -120,9 +203,9 @@ export default class ApiKeysController {
     })
   }
 
-  async integration({ params, view, session }: HttpContext) {
-    const key = present(await this.#overview(params.pid))
-    const guide = await this.examples.forKey(key.pid)
+  async integration({ params, view, session, i18n }: HttpContext) {
+    const key = present(await this.#overview(params.pid, i18n))
+    const guide = guideIn(await this.examples.forKey(key.pid), i18n)
     const formats = this.testCallbacks.formatsFor(key)
     const result = session.flashMessages.get('testCallback') as TestCallbackResult | undefined
     return view.render('console/api_keys/integration', {
@@ -130,8 +213,11 @@ export default class ApiKeysController {
       guide,
       formatOptions: formats.map((name) => ({
         value: name,
-        label:
-          name === 'compat' ? 'Compat (GET, MD5, EPay fields)' : 'Native (POST JSON, HMAC-SHA256)',
+        label: i18n.t(
+          name === 'compat'
+            ? 'console.api_keys.integration.format_compat'
+            : 'console.api_keys.integration.format_native'
+        ),
       })),
       result: result ?? null,
       testPrefix: TEST_PREFIX,
@@ -148,9 +234,9 @@ export default class ApiKeysController {
     return response.redirect(`${keyUrl(params.pid, '/integration')}#test-callback`)
   }
 
-  async #overview(pid: string): Promise<ApiKeyOverview> {
+  async #overview(pid: string, i18n: I18n): Promise<ApiKeyOverview> {
     if (!(await ApiKey.findBy('pid', pid)))
-      throw new ConsoleNotFound(`No API key has the pid ${pid}.`)
+      throw new ConsoleNotFound(i18n.t('console.api_keys.flash.not_found', { pid }))
     return this.apiKeys.overviewOf(pid)
   }
 }
