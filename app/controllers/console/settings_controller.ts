@@ -5,6 +5,9 @@ import { SettingsInputError } from '#settings/settings_service'
 import {
   SettingsGroups,
   UnknownSettingsGroupError,
+  localizedPage,
+  localizedSummaries,
+  settingErrorText,
   type SettingsGroupPage,
 } from '#services/console/settings_groups'
 import { publicConfig } from '#services/public_config'
@@ -39,9 +42,10 @@ export default class SettingsController {
     return response.redirect(adminUrl('/settings/site'))
   }
 
-  async show({ params, view }: HttpContext) {
-    const page = await this.#page(params.group)
-    const summaries = await this.groups.summaries()
+  async show(ctx: HttpContext) {
+    const { params, view } = ctx
+    const page = localizedPage(await this.#page(ctx, params.group), ctx.i18n)
+    const summaries = localizedSummaries(await this.groups.summaries(), ctx.i18n)
     const data: Record<string, unknown> = { page, summaries, fieldName: settingFieldName }
     if (page.group.id === 'rates') data.rates = await this.groups.fixedRates()
     if (page.group.id === 'site') {
@@ -53,7 +57,7 @@ export default class SettingsController {
 
   async save(ctx: HttpContext) {
     const { params, request, session, response } = ctx
-    const page = await this.#page(params.group)
+    const page = localizedPage(await this.#page(ctx, params.group), ctx.i18n)
     const back = adminUrl(`/settings/${page.group.id}`)
     const body = request.body()
     const values: Record<string, string | null> = {}
@@ -70,39 +74,47 @@ export default class SettingsController {
       session.flash(
         'success',
         changed.length === 0
-          ? 'Nothing changed: every value was already as submitted.'
-          : `Saved ${page.group.title}: ${changed.length} setting${changed.length === 1 ? '' : 's'} changed. Running processes use the new values within 2 seconds.`
+          ? ctx.i18n.t('console.settings.unchanged')
+          : ctx.i18n.t('console.settings.saved', {
+              group: page.group.title,
+              count: changed.length,
+            })
       )
     } catch (error) {
       if (!(error instanceof SettingsInputError)) throw error
       flashInputWithoutSecrets(ctx)
       const bag: Record<string, string[]> = {}
+      const labels = new Map(page.fields.map((field) => [field.key, field.label]))
       for (const [key, message] of Object.entries(error.errors)) {
-        const label = page.group.labels[key] ?? key
-        bag[settingFieldName(key)] = [`${label} ${message}.`]
+        const label = labels.get(key) ?? page.group.labels[key] ?? key
+        bag[settingFieldName(key)] = [settingErrorText(ctx.i18n, label, message)]
       }
       session.flash('inputErrorsBag', bag)
-      session.flash(
-        'error',
-        'Nothing was saved: some values need your attention (see the messages below).'
-      )
+      session.flash('error', ctx.i18n.t('console.settings.refused'))
     }
     return response.redirect(back)
   }
 
-  async setRate({ request, session, response }: HttpContext) {
+  async setRate({ request, session, response, i18n }: HttpContext) {
     const input = await request.validateUsing(fixedRate)
     const rate = await this.groups.setFixedRate(input.token, input.fiat, input.rate)
-    session.flash('success', `Fixed rate set: 1 ${rate.token} = ${rate.rate} ${rate.fiat}.`)
+    session.flash(
+      'success',
+      i18n.t('console.settings.fixed.saved', {
+        token: rate.token,
+        rate: rate.rate,
+        fiat: rate.fiat,
+      })
+    )
     return response.redirect(adminUrl('/settings/rates'))
   }
 
-  async #page(group: string): Promise<SettingsGroupPage> {
+  async #page(ctx: HttpContext, group: string): Promise<SettingsGroupPage> {
     try {
       return await this.groups.page(group)
     } catch (error) {
       if (error instanceof UnknownSettingsGroupError)
-        throw new ConsoleNotFound('There is no settings page of that name.')
+        throw new ConsoleNotFound(ctx.i18n.t('console.settings.not_found'))
       throw error
     }
   }

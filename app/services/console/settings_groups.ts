@@ -1,4 +1,5 @@
 import { inject } from '@adonisjs/core'
+import type { I18n } from '@adonisjs/i18n'
 import settings, { SettingsInputError } from '#settings/settings_service'
 import type { SettingDefinition } from '#settings/setting_types'
 import { RateAdmin } from '#services/operators/rate_admin'
@@ -263,6 +264,128 @@ export function turnedOffPlugin(group: SettingsGroup, off: Map<string, string>):
   return Object.keys(group.labels).some((key) => off.get(key) === group.plugin)
     ? group.plugin
     : null
+}
+
+/**
+ * A setting's name in the console catalogue: dots become underscores
+ * (`rate.okx_p2p.url` → `rate_okx_p2p_url`, under `console.settings.field.`).
+ */
+export function settingMessageKey(key: string): string {
+  return key.replace(/\./g, '_')
+}
+
+/** The admin's words for `key`, or `english` when the catalogue has none (a plugin from elsewhere). */
+function translated(i18n: I18n, key: string, english: string, values?: Record<string, unknown>) {
+  return i18n.resolveIdentifier(key) ? i18n.t(key, values) : english
+}
+
+/** A group's title and description in the admin's language (English: the group's own). */
+export function localizedGroup(group: SettingsGroup, i18n: I18n): SettingsGroup {
+  const base = 'console.settings.group.' + group.id
+  return {
+    ...group,
+    title: translated(i18n, `${base}.title`, group.title),
+    description: translated(i18n, `${base}.description`, group.description),
+  }
+}
+
+/**
+ * A setting's label and help in the admin's language: the catalogue's
+ * `console.settings.field.<key with underscores>.label` / `.help`, else the
+ * English of the group's label and of the definition (which `settings:get`
+ * prints too).
+ */
+export function localizedSetting(
+  i18n: I18n,
+  key: string,
+  english: { label: string; description: string },
+  prefix = 'console.settings.field.'
+) {
+  const base = prefix + settingMessageKey(key)
+  return {
+    label: translated(i18n, `${base}.label`, english.label),
+    description: translated(i18n, `${base}.help`, english.description),
+  }
+}
+
+/** A settings page in the admin's language: group title, description, and each field's label and help. */
+export function localizedPage(page: SettingsGroupPage, i18n: I18n): SettingsGroupPage {
+  return {
+    ...page,
+    group: localizedGroup(page.group, i18n),
+    fields: page.fields.map((field) => ({ ...field, ...localizedSetting(i18n, field.key, field) })),
+  }
+}
+
+/** The sub-navigation's titles in the admin's language. */
+export function localizedSummaries(
+  summaries: SettingsGroupSummary[],
+  i18n: I18n
+): SettingsGroupSummary[] {
+  return summaries.map((summary) => ({
+    ...summary,
+    title: translated(i18n, `console.settings.group.${summary.id}.title`, summary.title),
+  }))
+}
+
+/** Item hints of list settings (SettingValueError `"x" is not <hint>`), by catalogue name. */
+const ITEM_HINTS: Record<string, string> = {
+  'a source name': 'source',
+  'an e-mail address': 'email',
+  'an IP address or CIDR range': 'ip',
+  'an event name, a prefix like order.* or *': 'event',
+  'a chat id (a whole number) or an @channelname': 'chat',
+  'a valid item': 'item',
+}
+
+/**
+ * The messages a refused value gets (the setting types' SettingValueError,
+ * shared with `settings:set`, and this file's own), as patterns → catalogue
+ * key under `console.settings.errors.` and its values. A message none
+ * matches is shown as it is (English).
+ */
+const VALUE_ERRORS: [RegExp, string, (match: RegExpExecArray) => Record<string, string>][] = [
+  [/^must be a whole number$/, 'whole_number', () => ({})],
+  [/^must be between (-?\d+) and (-?\d+)$/, 'between', (m) => ({ min: m[1], max: m[2] })],
+  [/^must be at most (\d+) characters$/, 'max_characters', (m) => ({ max: m[1] })],
+  [/^must match (.+)$/, 'pattern', (m) => ({ pattern: m[1] })],
+  [/^must be an http\(s\) URL or empty$/, 'url', () => ({})],
+  [/^must be true or false$/, 'boolean', () => ({})],
+  [/^must be one of (.+)$/, 'one_of', (m) => ({ options: m[1] })],
+  [/^must have at most (\d+) items$/, 'max_items', (m) => ({ max: m[1] })],
+  [/^must list at most (\d+) addresses or ranges$/, 'max_addresses', (m) => ({ max: m[1] })],
+  [/^must be a time zone name such as UTC or Europe\/Berlin$/, 'time_zone', () => ({})],
+  [
+    /^must be HH:MM-HH:MM \(24-hour clock, two different times\) or empty$/,
+    'quiet_hours',
+    () => ({}),
+  ],
+  [/^must be an address \(alerts@example\.com\) or Name <address>$/, 'email_from', () => ({})],
+  [/^is not a secret of this page$/, 'not_secret', () => ({})],
+  [/^is not a setting of the (.+) page$/, 'other_page', (m) => ({ group: m[1] })],
+  [/^must be text$/, 'text', () => ({})],
+  [/^type a new value or tick clear, not both$/, 'clear_and_value', () => ({})],
+]
+
+/** A refused value's message at its field (`<label> <message>.`), in the admin's language. */
+export function settingErrorText(i18n: I18n, label: string, message: string): string {
+  let text = message
+  const item = /^"(.*)" is not (.+)$/s.exec(message)
+  if (item && ITEM_HINTS[item[2]]) {
+    text = i18n.t('console.settings.errors.not_item', {
+      value: item[1],
+      hint: i18n.t('console.settings.errors.hint.' + ITEM_HINTS[item[2]]),
+    })
+  } else {
+    for (const [pattern, name, values] of VALUE_ERRORS) {
+      const match = pattern.exec(message)
+      if (match) {
+        text = i18n.t('console.settings.errors.' + name, values(match))
+        break
+      }
+    }
+  }
+  return i18n.t('console.settings.field_error', { label, message: text })
 }
 
 function inputOf(definition: SettingDefinition<unknown>): SettingInput {
