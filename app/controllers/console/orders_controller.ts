@@ -1,17 +1,14 @@
 import { utcSecond } from '#services/console/console_format'
+import type { I18n } from '@adonisjs/i18n'
 import { Readable } from 'node:stream'
 import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import db from '@adonisjs/lucid/services/db'
 import { errors as vineErrors } from '@vinejs/vine'
 import Order from '#models/order'
-import orderSearch, {
-  ORDER_PAGE_SIZE,
-  ORDER_STATUS_NAMES,
-  type OrderFilters,
-} from '#services/console/order_search'
+import orderSearch, { ORDER_PAGE_SIZE, type OrderFilters } from '#services/console/order_search'
 import orderExport, { EXPORT_ROW_CAP } from '#services/console/order_export'
-import { OrderDetails } from '#services/console/order_detail'
+import { OrderDetails, positionInWords } from '#services/console/order_detail'
 import { OrderAdmin } from '#services/operators/order_admin'
 import { ConsoleNotFound } from '#console/console_errors'
 import { adminUrl } from '#console/console_paths'
@@ -39,12 +36,27 @@ const CALLBACK_TONES: Record<string, string> = {
   none: 'neutral',
 }
 
-/** What the order views use to show values (times in UTC, statuses in words). */
-const labels = {
-  utc: utcSecond,
-  statusName: (status: number) => ORDER_STATUS_NAMES[status] ?? `status ${status}`,
-  statusTone: (status: number) => STATUS_TONES[status] ?? 'neutral',
-  callbackTone: (status: string) => CALLBACK_TONES[status] ?? 'neutral',
+/**
+ * What the order views use to show values in the admin's language (times
+ * in UTC, statuses and positions in words). The CSV export keeps its own
+ * English words (order_export.ts): machines read it.
+ */
+function labelsFor(i18n: I18n) {
+  return {
+    utc: utcSecond,
+    statusName: (status: number) =>
+      i18n.t(
+        'console.orders.status.' + status,
+        {},
+        i18n.t('console.orders.status_other', { status })
+      ),
+    statusTone: (status: number) => STATUS_TONES[status] ?? 'neutral',
+    callbackName: (status: string) =>
+      i18n.t('console.orders.callback_status.' + status, {}, status),
+    callbackTone: (status: string) => CALLBACK_TONES[status] ?? 'neutral',
+    sourceName: (source: string) => i18n.t('console.orders.source.' + source, {}, source),
+    positionName: (position: string) => positionInWords(i18n, position),
+  }
 }
 
 /** The query's filter and cursor values as given, trimmed, empty ones left out. */
@@ -102,9 +114,9 @@ export default class OrdersController {
       exportUrl:
         adminUrl('/orders/export.csv') +
         (Object.keys(params).length ? `?${new URLSearchParams(params)}` : ''),
-      exportCap: EXPORT_ROW_CAP,
-      choices: await this.#choices(params),
-      ...labels,
+      exportCap: EXPORT_ROW_CAP.toLocaleString('en'),
+      choices: await this.#choices(params, ctx.i18n),
+      ...labelsFor(ctx.i18n),
     })
   }
 
@@ -118,71 +130,97 @@ export default class OrdersController {
     ctx.response.stream(Readable.from(orderExport.lines(filters.values)))
   }
 
-  async show({ params, view }: HttpContext) {
+  async show({ params, view, i18n }: HttpContext) {
     const detail = await this.details.find(String(params.tradeId))
-    if (!detail) throw new ConsoleNotFound(`No order has the trade_id ${params.tradeId}.`)
-    return view.render('console/orders/show', { ...detail, ...labels })
+    if (!detail) {
+      throw new ConsoleNotFound(
+        i18n.t('console.orders.flash.not_found', { tradeId: String(params.tradeId) })
+      )
+    }
+    const labels = labelsFor(i18n)
+    // A notice's position in words: that of the reference it is about (the same row).
+    const reorgs = detail.reorgs.map((reorg) => {
+      const same = detail.references.find(
+        (reference) =>
+          reference.tradeId === reorg.tradeId &&
+          reference.reference === reorg.reference &&
+          reference.positionText === reorg.positionText
+      )
+      return same ? { ...reorg, positionText: labels.positionName(same.position) } : reorg
+    })
+    return view.render('console/orders/show', { ...detail, reorgs, ...labels })
   }
 
-  async markPaid({ params, request, session, response }: HttpContext) {
-    const tradeId = await this.#existing(params.tradeId)
+  async markPaid({ params, request, session, response, i18n }: HttpContext) {
+    const tradeId = await this.#existing(params.tradeId, i18n)
     const { reference } = await request.validateUsing(markPaidValidator)
     const paid = await this.orders.markPaid(tradeId, reference)
-    const told = paid.notified
-      ? ` The merchant's callback is queued${paid.notified.tradeId === tradeId ? '' : ` (for the parent order ${paid.notified.tradeId})`}.`
-      : ''
+    const values = { tradeId, reference: paid.reference, network: paid.order.network }
     session.flash(
       'success',
-      `Order ${tradeId} is paid by ${paid.reference}, verified on ${paid.order.network}.${told}`
+      !paid.notified
+        ? i18n.t('console.orders.flash.paid', values)
+        : paid.notified.tradeId === tradeId
+          ? i18n.t('console.orders.flash.paid_queued', values)
+          : i18n.t('console.orders.flash.paid_queued_parent', {
+              ...values,
+              parent: paid.notified.tradeId,
+            })
     )
     return response.redirect(detailUrl(tradeId))
   }
 
-  async close({ params, session, response }: HttpContext) {
-    const tradeId = await this.#existing(params.tradeId)
+  async close({ params, session, response, i18n }: HttpContext) {
+    const tradeId = await this.#existing(params.tradeId, i18n)
     const { child } = await this.orders.close(tradeId)
     session.flash(
       'success',
-      `Order ${tradeId} is closed: it can no longer be paid, and its amount stays reserved for late payments for a while.` +
-        (child ? ` Its child order ${child.tradeId} was closed with it.` : '')
+      child
+        ? i18n.t('console.orders.flash.closed_child', { tradeId, child: child.tradeId })
+        : i18n.t('console.orders.flash.closed', { tradeId })
     )
     return response.redirect(detailUrl(tradeId))
   }
 
-  async resendCallback({ params, session, response }: HttpContext) {
-    const tradeId = await this.#existing(params.tradeId)
+  async resendCallback({ params, session, response, i18n }: HttpContext) {
+    const tradeId = await this.#existing(params.tradeId, i18n)
     const { order, report, attempt } = await this.orders.resendCallback(tradeId)
     const whose =
-      order.tradeId === tradeId ? `order ${tradeId}` : `the parent order ${order.tradeId}`
+      order.tradeId === tradeId
+        ? i18n.t('console.orders.flash.whose_self', { tradeId })
+        : i18n.t('console.orders.flash.whose_parent', { tradeId: order.tradeId })
     if (attempt?.acknowledged) {
       session.flash(
         'success',
-        `The merchant acknowledged the callback of ${whose} (HTTP ${attempt.httpStatus} in ${attempt.durationMs} ms).`
+        i18n.t('console.orders.flash.acknowledged', {
+          whose,
+          status: attempt.httpStatus,
+          ms: attempt.durationMs,
+        })
       )
     } else if (attempt) {
       session.flash(
         'warning',
-        `The callback of ${whose} was sent again but not acknowledged: ${attempt.error}. It will be retried (status: ${order.callbackStatus}).`
+        i18n.t('console.orders.flash.not_acknowledged', {
+          whose,
+          error: attempt.error,
+          status: labelsFor(i18n).callbackName(order.callbackStatus),
+        })
       )
     } else if (report.held > 0) {
-      session.flash(
-        'warning',
-        `The callback of ${whose} is queued again, but held: its callback format's plugin is turned off.`
-      )
+      session.flash('warning', i18n.t('console.orders.flash.held', { whose }))
     } else {
-      session.flash(
-        'info',
-        `The callback of ${whose} is queued again; another worker is sending it now.`
-      )
+      session.flash('info', i18n.t('console.orders.flash.busy', { whose }))
     }
     return response.redirect(detailUrl(tradeId))
   }
 
   /** The trade_id of an existing order, or the 404 page. */
-  async #existing(tradeId: unknown): Promise<string> {
+  async #existing(tradeId: unknown, i18n: I18n): Promise<string> {
     const value = String(tradeId)
     const found = await Order.query().where('trade_id', value).select('id').first()
-    if (!found) throw new ConsoleNotFound(`No order has the trade_id ${value}.`)
+    if (!found)
+      throw new ConsoleNotFound(i18n.t('console.orders.flash.not_found', { tradeId: value }))
     return value
   }
 
@@ -220,17 +258,14 @@ export default class OrdersController {
       for (const field of FILTER_FIELDS)
         if (input[field] !== undefined) ctx.session.flash(field, input[field])
       ctx.session.flash('inputErrorsBag', bag)
-      ctx.session.flash(
-        'error',
-        'Some filters are not valid (see the form); the list shows every order meanwhile.'
-      )
+      ctx.session.flash('error', ctx.i18n.t('console.orders.filter.invalid'))
       ctx.response.redirect(adminUrl('/orders'))
       return null
     }
   }
 
   /** The choices of the filter form's selects (a value given but unknown stays selectable). */
-  async #choices(params: Record<string, string>) {
+  async #choices(params: Record<string, string>, i18n: I18n) {
     const [chains, tokens, keys] = await Promise.all([
       db.from('chains').orderBy('sort_order').orderBy('network').select('network', 'display_name'),
       db.from('tokens').distinct('symbol').orderBy('symbol'),
@@ -242,26 +277,26 @@ export default class OrdersController {
         : list
     return {
       statuses: [
-        { value: '', label: 'Any status' },
+        { value: '', label: i18n.t('console.orders.filter.any_status') },
         ...[1, 2, 3, 4].map((status) => ({
           value: String(status),
-          label: labels.statusName(status),
+          label: labelsFor(i18n).statusName(status),
         })),
       ],
       networks: withCurrent(
         [
-          { value: '', label: 'Any network' },
+          { value: '', label: i18n.t('console.orders.filter.any_network') },
           ...chains.map((chain: { network: string; display_name: string }) => ({
             value: chain.network,
             label: chain.display_name || chain.network,
           })),
-          { value: 'provider', label: 'Hosted provider' },
+          { value: 'provider', label: i18n.t('console.orders.filter.hosted_provider') },
         ],
         params.network
       ),
       tokens: withCurrent(
         [
-          { value: '', label: 'Any token' },
+          { value: '', label: i18n.t('console.orders.filter.any_token') },
           ...tokens.map((token: { symbol: string }) => ({
             value: token.symbol,
             label: token.symbol,
@@ -271,13 +306,13 @@ export default class OrdersController {
       ),
       pids: withCurrent(
         [
-          { value: '', label: 'Any API key' },
+          { value: '', label: i18n.t('console.orders.filter.any_key') },
           ...keys.map((key: { pid: string }) => ({ value: key.pid, label: key.pid })),
         ],
         params.pid
       ),
       paymentTypes: [
-        { value: '', label: 'Any type' },
+        { value: '', label: i18n.t('console.orders.filter.any_type') },
         { value: 'Native', label: 'Native' },
         { value: 'Compat', label: 'Compat' },
       ],

@@ -11,6 +11,27 @@ import { explorerUrl } from '#chains/explorer_links'
 import { AuditLog, type AuditRow } from '#services/audit/audit_log'
 import { OrderAdmin } from '#services/operators/order_admin'
 import { describePosition } from '#services/transfer_references'
+import type { I18n } from '@adonisjs/i18n'
+
+/** Position kinds with a number ("log:3"), each with its words in the console's catalogue. */
+const NUMBERED_POSITIONS = new Set(['log', 'ix', 'trace', 'internal'])
+
+/**
+ * A transfer's position in the admin's words ("log 3", "日志 3"), as
+ * describePosition says it in English for the messages and the commands.
+ */
+export function positionInWords(i18n: I18n, position: string): string {
+  if (position === '') return i18n.t('console.orders.position.whole')
+  const colon = position.indexOf(':')
+  if (colon === -1) {
+    if (position === 'value') return i18n.t('console.orders.position.value')
+    if (position === 'in') return i18n.t('console.orders.position.in')
+    return position
+  }
+  const kind = position.slice(0, colon)
+  if (!NUMBERED_POSITIONS.has(kind)) return position
+  return i18n.t('console.orders.position.' + kind, { n: position.slice(colon + 1) })
+}
 
 /** A transaction reference that paid the order or its child (payment_references). */
 export type PaymentReference = {
