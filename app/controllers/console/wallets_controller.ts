@@ -1,5 +1,6 @@
 import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
+import type { I18n } from '@adonisjs/i18n'
 import vine from '@vinejs/vine'
 import Chain from '#models/chain'
 import { WalletAdmin, type WalletFilters } from '#services/operators/wallet_admin'
@@ -33,7 +34,7 @@ const PAGE_SIZE = 50
 export default class WalletsController {
   constructor(protected wallets: WalletAdmin) {}
 
-  async index({ request, view }: HttpContext) {
+  async index({ request, view, i18n }: HttpContext) {
     const state = String(request.input('state', ''))
     const filters: WalletFilters = {
       network: String(request.input('network', '')).trim() || undefined,
@@ -57,7 +58,7 @@ export default class WalletsController {
     }
     return view.render('console/wallets/index', {
       rows: page.rows.map((wallet) => ({ wallet, usage: WalletAdmin.usageOf(usage, wallet) })),
-      networks: await this.#networks(),
+      networks: await this.#networks(i18n),
       filters: { network: filters.network ?? '', state, q: filters.search ?? '' },
       filtered: Boolean(filters.network || filters.search || filters.enabled !== undefined),
       firstUrl: after ? query({}) : null,
@@ -65,26 +66,35 @@ export default class WalletsController {
     })
   }
 
-  async create({ request, session, response }: HttpContext) {
+  async create({ request, session, response, i18n }: HttpContext) {
     const input = await request.validateUsing(newWallet)
     const wallet = await this.wallets.add(input.network, input.address, input.note ?? '')
-    const canonical = wallet.address === input.address ? '' : ' (stored in its canonical form)'
-    session.flash('success', `Wallet added on ${wallet.network}: ${wallet.address}${canonical}.`)
+    const canonical = wallet.address !== input.address
+    session.flash(
+      'success',
+      i18n.t(canonical ? 'console.wallets.flash.added_canonical' : 'console.wallets.flash.added', {
+        network: wallet.network,
+        address: wallet.address,
+      })
+    )
     return response.redirect(adminUrl(`/wallets?network=${encodeURIComponent(wallet.network)}`))
   }
 
-  async showImport({ view }: HttpContext) {
-    return view.render('console/wallets/import', { networks: await this.#networks(), report: null })
+  async showImport({ view, i18n }: HttpContext) {
+    return view.render('console/wallets/import', {
+      networks: await this.#networks(i18n),
+      report: null,
+    })
   }
 
   /** The report is the answer to the form (no redirect): it may list a thousand lines. */
-  async import({ request, view }: HttpContext) {
+  async import({ request, view, i18n }: HttpContext) {
     const input = await request.validateUsing(importForm)
     const report = await this.wallets.importBatch(input.text, {
       defaultNetwork: input.network || undefined,
     })
     return view.render('console/wallets/import', {
-      networks: await this.#networks(),
+      networks: await this.#networks(i18n),
       report,
       defaultNetwork: input.network ?? '',
     })
@@ -98,21 +108,25 @@ export default class WalletsController {
     return this.#setEnabled(ctx, false)
   }
 
-  async remove({ params, session, response, request }: HttpContext) {
-    const wallet = await this.#wallet(params.id)
+  async remove({ params, session, response, request, i18n }: HttpContext) {
+    const wallet = await this.#wallet(params.id, i18n)
     await this.wallets.remove(wallet.network, wallet.address)
-    session.flash('success', `Wallet ${wallet.address} was removed from ${wallet.network}.`)
+    session.flash(
+      'success',
+      i18n.t('console.wallets.flash.removed', { address: wallet.address, network: wallet.network })
+    )
     return response.redirect(this.#back(request.input('_back')))
   }
 
-  async #setEnabled({ params, session, response, request }: HttpContext, enabled: boolean) {
-    const wallet = await this.#wallet(params.id)
+  async #setEnabled({ params, session, response, request, i18n }: HttpContext, enabled: boolean) {
+    const wallet = await this.#wallet(params.id, i18n)
     await this.wallets.update(wallet.network, wallet.address, { enabled })
     session.flash(
       'success',
-      enabled
-        ? `${wallet.address} on ${wallet.network} is enabled: new orders may use it.`
-        : `${wallet.address} on ${wallet.network} is disabled: no new order uses it; payments of orders already waiting on it are still watched.`
+      i18n.t(enabled ? 'console.wallets.flash.enabled' : 'console.wallets.flash.disabled', {
+        address: wallet.address,
+        network: wallet.network,
+      })
     )
     return response.redirect(this.#back(request.input('_back')))
   }
@@ -122,21 +136,27 @@ export default class WalletsController {
     return safeConsoleReturn(value) ?? adminUrl('/wallets')
   }
 
-  async #wallet(id: unknown) {
+  async #wallet(id: unknown, i18n: I18n) {
     try {
       if (typeof id !== 'string' || !/^\d{1,15}$/.test(id)) throw new OperatorError('bad id')
       return await this.wallets.findById(Number(id))
     } catch (error) {
-      if (error instanceof OperatorError) throw new ConsoleNotFound('No wallet has this id.')
+      if (error instanceof OperatorError)
+        throw new ConsoleNotFound(i18n.t('console.wallets.flash.not_found'))
       throw error
     }
   }
 
-  async #networks() {
+  async #networks(i18n: I18n) {
     const chains = await Chain.query().orderBy('sort_order').orderBy('id')
     return chains.map((chain) => ({
       value: chain.network,
-      label: `${chain.displayName} (${chain.network})${chain.enabled ? '' : ' · disabled'}`,
+      label: i18n.t(
+        chain.enabled
+          ? 'console.wallets.network_option'
+          : 'console.wallets.network_option_disabled',
+        { name: chain.displayName, network: chain.network }
+      ),
     }))
   }
 }
