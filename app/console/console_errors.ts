@@ -6,6 +6,7 @@ import { OperatorError } from '#support/operator_error'
 import { adminUrl, safeConsoleReturn } from '#console/console_paths'
 import { flashInputWithoutSecrets } from '#console/console_session'
 import { applyConsoleHeaders } from '#middleware/console_headers_middleware'
+import { applyConsoleLocale } from '#console/console_locale'
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '#support/database_unavailable'
 
 /** A console action the signed-in user may not take (a viewer's write): HTTP 403. */
@@ -39,6 +40,8 @@ export function formReturnUrl(ctx: HttpContext): string {
 export async function renderConsoleError(error: unknown, ctx: HttpContext): Promise<void> {
   const hasSession = Boolean((ctx as { session?: unknown }).session)
   const isWrite = WRITES.has(ctx.request.method())
+  // Console requests have it (applyConsoleHeaders); an error raised before them gets the browser's.
+  const i18n = (ctx as { i18n?: HttpContext['i18n'] }).i18n ?? applyConsoleLocale(ctx)
 
   if (hasSession && isWrite && error instanceof OperatorError) {
     flashInputWithoutSecrets(ctx)
@@ -51,12 +54,14 @@ export async function renderConsoleError(error: unknown, ctx: HttpContext): Prom
     const bag: Record<string, string[]> = {}
     for (const { field, message } of messages) (bag[field] ??= []).push(message)
     ctx.session.flash('inputErrorsBag', bag)
-    ctx.session.flash('error', 'Some fields need your attention: see the messages below.')
+    ctx.session.flash('error', i18n.t('console.errors.fields'))
     return ctx.response.redirect(formReturnUrl(ctx))
   }
 
   applyConsoleHeaders(ctx)
-  const page = errorPage(error)
+  // The signed-in admin's language (applyConsoleHeaders sets the browser's when it runs first).
+  const user = hasSession ? ctx.auth?.user : undefined
+  const page = errorPage(error, user?.locale ? applyConsoleLocale(ctx, user.locale) : ctx.i18n)
   if (page.retryAfter !== undefined) ctx.response.header('retry-after', String(page.retryAfter))
   ctx.response.status(page.status)
   try {
@@ -76,34 +81,34 @@ export async function renderConsoleError(error: unknown, ctx: HttpContext): Prom
   }
 }
 
-function errorPage(error: unknown): ErrorPage {
+function errorPage(error: unknown, i18n: HttpContext['i18n']): ErrorPage {
   if (error instanceof ConsoleForbidden) {
-    return { status: 403, title: 'Not allowed', message: error.message }
+    return { status: 403, title: i18n.t('console.errors.forbidden'), message: error.message }
   }
   if (error instanceof ConsoleNotFound)
-    return { status: 404, title: 'Not found', message: error.message }
+    return { status: 404, title: i18n.t('console.errors.not_found'), message: error.message }
   if (error instanceof OperatorError)
-    return { status: 400, title: 'Cannot do that', message: error.message }
+    return { status: 400, title: i18n.t('console.errors.refused'), message: error.message }
   if (error instanceof vineErrors.E_VALIDATION_ERROR) {
     const first =
-      (error.messages as { message: string }[])[0]?.message ?? 'The request is not valid.'
-    return { status: 400, title: 'Not a valid request', message: first }
+      (error.messages as { message: string }[])[0]?.message ??
+      i18n.t('console.errors.invalid_message')
+    return { status: 400, title: i18n.t('console.errors.invalid'), message: first }
   }
   if (error instanceof limiterErrors.E_TOO_MANY_REQUESTS) {
     const seconds = Math.max(1, Math.ceil(error.response.availableIn))
     return {
       status: 429,
-      title: 'Too many requests',
-      message: `Please wait and try again in ${seconds} s.`,
+      title: i18n.t('console.errors.throttled'),
+      message: i18n.t('console.errors.throttled_message', { seconds: String(seconds) }),
       retryAfter: seconds,
     }
   }
   if (isDatabaseUnavailable(error)) {
     return {
       status: 503,
-      title: 'Database unavailable',
-      message:
-        'The console cannot reach the database right now. Nothing was changed. Try again in a few seconds.',
+      title: i18n.t('console.errors.database'),
+      message: i18n.t('console.errors.database_message'),
       retryAfter: DATABASE_RETRY_AFTER_SECONDS,
     }
   }
@@ -112,36 +117,34 @@ function errorPage(error: unknown): ErrorPage {
   if (code === 'E_BAD_CSRF_TOKEN') {
     return {
       status: 403,
-      title: 'This form has expired',
-      message:
-        'The form was open too long or did not come from this console, so nothing was changed. Go back, reload the page and try again.',
+      title: i18n.t('console.errors.csrf'),
+      message: i18n.t('console.errors.csrf_message'),
     }
   }
   if (code === 'E_ROUTE_NOT_FOUND' || status === 404) {
     return {
       status: 404,
-      title: 'Page not found',
-      message: 'There is no console page at this address.',
+      title: i18n.t('console.errors.no_page'),
+      message: i18n.t('console.errors.no_page_message'),
     }
   }
   if (code === 'E_REQUEST_ENTITY_TOO_LARGE' || status === 413) {
     return {
       status: 413,
-      title: 'Too much data',
-      message: 'The form sent more data than the console accepts.',
+      title: i18n.t('console.errors.too_large'),
+      message: i18n.t('console.errors.too_large_message'),
     }
   }
   if (status >= 400 && status < 500) {
     return {
       status,
-      title: 'Cannot do that',
-      message: (error as Error).message || 'The request was refused.',
+      title: i18n.t('console.errors.refused'),
+      message: (error as Error).message || i18n.t('console.errors.refused_message'),
     }
   }
   return {
     status: 500,
-    title: 'Something went wrong',
-    message:
-      'The console could not finish this request. Nothing was half-saved: changes are made in one transaction. The error was logged with the request id below.',
+    title: i18n.t('console.errors.fault'),
+    message: i18n.t('console.errors.fault_message'),
   }
 }
