@@ -42,63 +42,67 @@ export default class UsersController {
     return view.render('console/users/created', { user, password: generatedPassword })
   }
 
-  async setRole({ params, request, session, response }: HttpContext) {
-    const user = await this.#find(params.id)
+  async setRole({ params, request, session, response, i18n }: HttpContext) {
+    const user = await this.#find(params.id, i18n)
     const { role } = await request.validateUsing(roleForm)
     await this.users.setRole(user.email, role)
-    session.flash('success', `${user.email} is now ${role}.`)
+    session.flash(
+      'success',
+      i18n.t('console.users.flash.role_set', {
+        email: user.email,
+        role: i18n.t('console.common.role.' + role),
+      })
+    )
     return response.redirect(adminUrl('/users'))
   }
 
   /** Needs the acting admin's own password again: an unattended session must not strip another account's second factor. */
-  async resetTwoFactor({ params, request, auth, session, response }: HttpContext) {
-    const user = await this.#find(params.id)
+  async resetTwoFactor({ params, request, auth, session, response, i18n }: HttpContext) {
+    const user = await this.#find(params.id, i18n)
     const { password } = await request.validateUsing(passwordForm)
     if (!(await hash.use('scrypt').verify(auth.use('web').getUserOrFail().password, password))) {
-      throw new OperatorError(
-        `Wrong password: enter your own password to reset the two-factor sign-in of ${user.email}. Nothing was changed.`
-      )
+      throw new OperatorError(i18n.t('console.users.flash.wrong_password', { email: user.email }))
     }
     const { wasEnabled } = await this.users.reset2fa(user.email)
     session.flash(
       'success',
-      wasEnabled
-        ? `Two-factor sign-in is off for ${user.email}: they sign in with the password and can set it up again.`
-        : `${user.email} had no two-factor sign-in.`
+      i18n.t(wasEnabled ? 'console.users.flash.reset' : 'console.users.flash.reset_none', {
+        email: user.email,
+      })
     )
     return response.redirect(adminUrl('/users'))
   }
 
   /** The signed-in admin cannot disable itself, nor the last enabled admin (the service refuses both). */
-  async disable({ params, auth, session, response }: HttpContext) {
-    const user = await this.#find(params.id)
+  async disable({ params, auth, session, response, i18n }: HttpContext) {
+    const user = await this.#find(params.id, i18n)
     const { changed } = await this.users.disable(user.email, {
       actingUserId: auth.use('web').getUserOrFail().id,
     })
     session.flash(
       'success',
-      changed
-        ? `${user.email} is disabled: they cannot sign in and their sessions have ended.`
-        : `${user.email} was already disabled.`
+      i18n.t(changed ? 'console.users.flash.disabled' : 'console.users.flash.already_disabled', {
+        email: user.email,
+      })
     )
     return response.redirect(adminUrl('/users'))
   }
 
-  async enable({ params, session, response }: HttpContext) {
-    const user = await this.#find(params.id)
+  async enable({ params, session, response, i18n }: HttpContext) {
+    const user = await this.#find(params.id, i18n)
     const { changed } = await this.users.enable(user.email)
     session.flash(
       'success',
-      changed
-        ? `${user.email} is enabled: they can sign in again.`
-        : `${user.email} was already enabled.`
+      i18n.t(changed ? 'console.users.flash.enabled' : 'console.users.flash.already_enabled', {
+        email: user.email,
+      })
     )
     return response.redirect(adminUrl('/users'))
   }
 
-  async #find(id: string) {
+  async #find(id: string, i18n: HttpContext['i18n']) {
     const user = /^\d+$/.test(id) ? await User.find(Number(id)) : null
-    if (!user) throw new ConsoleNotFound('No administrator has this id.')
+    if (!user) throw new ConsoleNotFound(i18n.t('console.users.flash.not_found'))
     return user
   }
 }
