@@ -3,17 +3,14 @@ import type { HttpContext } from '@adonisjs/core/http'
 import callbackOutboxQuery, {
   CALLBACK_LIST_STATUSES,
 } from '#services/console/callback_outbox_query'
-import {
-  CallbackAdmin,
-  REDELIVER_BATCH_CAP,
-  batchMessage,
-} from '#services/operators/callback_admin'
+import { CallbackAdmin, REDELIVER_BATCH_CAP } from '#services/operators/callback_admin'
 import { OrderAdmin } from '#services/operators/order_admin'
 import { callbackListQuery, type CallbackListQuery } from '#validators/console_lists'
 import { ConsoleNotFound } from '#console/console_errors'
 import { adminUrl } from '#console/console_paths'
 import { utcMinute, utcSecond } from '#services/console/console_format'
 import { OperatorError } from '#support/operator_error'
+import type { I18n } from '@adonisjs/i18n'
 
 /** The list's URL with these filters (empty ones left out) and page cursor. */
 function listUrl(form: CallbackListQuery['form'], after: string | null = null): string {
@@ -59,8 +56,8 @@ export default class CallbacksController {
     })
   }
 
-  async show({ params, view }: HttpContext) {
-    const callback = await this.#find(params.id)
+  async show({ params, view, i18n }: HttpContext) {
+    const callback = await this.#find(params.id, i18n)
     const attempts = await callbackOutboxQuery.attempts(callback.id)
     return view.render('console/callbacks/show', {
       utcMinute,
@@ -71,48 +68,66 @@ export default class CallbacksController {
   }
 
   /** One callback: OrderAdmin.resendCallback (`callbacks:redeliver`), which waits for the merchant's answer. */
-  async redeliver({ params, session, response }: HttpContext) {
-    const callback = await this.#find(params.id)
+  async redeliver({ params, session, response, i18n }: HttpContext) {
+    const callback = await this.#find(params.id, i18n)
     const { report, attempt, order } = await this.orders.resendCallback(callback.tradeId)
     if (attempt?.acknowledged) {
       session.flash(
         'success',
-        `Sent again: the merchant acknowledged it (HTTP ${attempt.httpStatus} in ${attempt.durationMs} ms).`
+        i18n.t('console.callbacks.flash.acknowledged', {
+          status: attempt.httpStatus,
+          ms: attempt.durationMs,
+        })
       )
     } else if (attempt) {
       session.flash(
         'warning',
-        `Sent again but not acknowledged: ${attempt.error}. It will be retried (status: ${order.callbackStatus}).`
+        i18n.t('console.callbacks.flash.not_acknowledged', {
+          error: attempt.error,
+          status: i18n.t(
+            'console.callbacks.status.' + order.callbackStatus,
+            {},
+            order.callbackStatus
+          ),
+        })
       )
     } else if (report.held > 0) {
-      session.flash(
-        'warning',
-        "Queued again, but held: its callback format's plugin is turned off."
-      )
+      session.flash('warning', i18n.t('console.callbacks.flash.held'))
     } else {
-      session.flash('info', 'Queued again; another worker is sending it now.')
+      session.flash('info', i18n.t('console.callbacks.flash.busy'))
     }
     return response.redirect(adminUrl(`/callbacks/${callback.id}`))
   }
 
-  async redeliverBatch({ request, session, response }: HttpContext) {
+  async redeliverBatch({ request, session, response, i18n }: HttpContext) {
     const query = await callbackListQuery(
       request.only(['status', 'pid', 'network', 'from', 'to', 'q'])
     )
     // A filter that could not be read would widen the batch: refused instead.
     if (query.invalidDays.length > 0) {
       throw new OperatorError(
-        `No such day: ${query.invalidDays.join(', ')}. Nothing was sent again.`
+        i18n.t('console.callbacks.flash.batch_invalid_days', {
+          days: query.invalidDays.join(', '),
+        })
       )
     }
     const result = await this.callbacks.redeliverMatching(query.filters)
-    session.flash(result.queued > 0 ? 'success' : 'info', `${batchMessage(result)}.`)
+    // batchMessage (CallbackAdmin) says the same in English: the admin's words here.
+    session.flash(
+      result.queued > 0 ? 'success' : 'info',
+      i18n.t('console.callbacks.flash.batch', {
+        queued: result.queued,
+        capped: result.capped ? 'yes' : 'no',
+        cap: result.cap,
+        held: result.held,
+      })
+    )
     return response.redirect(listUrl(query.form))
   }
 
-  async #find(id: string) {
+  async #find(id: string, i18n: I18n) {
     const callback = /^\d{1,18}$/.test(id) ? await callbackOutboxQuery.find(Number(id)) : null
-    if (!callback) throw new ConsoleNotFound('No callback has this id.')
+    if (!callback) throw new ConsoleNotFound(i18n.t('console.callbacks.flash.not_found'))
     return callback
   }
 }
