@@ -69,7 +69,7 @@ test.group('Console settings in Chinese: the pages', (group) => {
     const agent = await chineseAdmin()
     const expected: Record<string, string[]> = {
       site: ['站点与品牌', '收银台名称', '收银台预览', '我已付款', '保存站点与品牌'],
-      orders: ['订单有效期（分钟）', '待支付订单的有效期，单位为分钟。 默认值：10。'],
+      orders: ['订单有效期（分钟）', '待支付订单的有效期，单位为分钟。默认值：10。'],
       rates: ['固定汇率', '还没有固定汇率', '添加或替换汇率', 'CoinGecko API 密钥'],
       callbacks: ['失败后重试次数', '允许私有地址', '开启', '关闭'],
       rate_limits: ['频率限制', '每分钟创建订单数'],
