@@ -25,24 +25,24 @@ export function keyMarkupField(token: string, fiat: string): string {
 export default class RatesController {
   #audit = new AuditLog()
 
-  async index({ view }: HttpContext) {
-    const overview = await new RatesOverviewQuery().load()
+  async index({ view, i18n }: HttpContext) {
+    const overview = await new RatesOverviewQuery().load(Date.now(), i18n)
     return view.render('console/rates/index', { ...overview, markupField, keyMarkupField })
   }
 
   async markup(ctx: HttpContext) {
-    const { request, session, response } = ctx
+    const { request, session, response, i18n } = ctx
     const token = String(request.input('token', '')).toUpperCase()
     const fiat = String(request.input('fiat', '')).toUpperCase()
     const back = `${adminUrl('/rates')}#pair-${token}_${fiat}`.replace(/[^\w/#-]/g, '')
     if (!/^[A-Z0-9]{1,16}$/.test(token) || !/^[A-Z]{3,10}$/.test(fiat)) {
-      session.flash('error', 'Nothing changed: that is not a pair this page shows.')
+      session.flash('error', i18n.t('console.rates.flash.not_a_pair'))
       return response.redirect(adminUrl('/rates'))
     }
     const pid = String(request.input('api_key', '')).trim() || null
     const field = pid ? keyMarkupField(token, fiat) : markupField(token, fiat)
     const value = String(request.input(field, '')).trim()
-    const whose = pid ? ` for API key ${pid}` : ''
+    const pair = `${token}/${fiat}`
     try {
       const admin = new RateAdmin(this.#audit)
       if (request.input('clear')) {
@@ -50,31 +50,39 @@ export default class RatesController {
         session.flash(
           'success',
           pid
-            ? `Markup of ${token}/${fiat} for API key ${pid} cleared: its orders follow the pair's markup.`
-            : `Markup of ${token}/${fiat} cleared: the live rate applies as it is.`
+            ? i18n.t('console.rates.flash.key_cleared', { pair, pid })
+            : i18n.t('console.rates.flash.cleared', { pair })
         )
       } else {
         if (!isMarkup(value))
           throw new OperatorError(
-            value === ''
-              ? 'Write a markup such as ~1.02, +0.3 or -0.2 (or use Clear to remove it).'
-              : 'A markup starts with ~, + or - (~1.02, +0.3, -0.2); a fixed rate is set under Settings → Rates.'
+            i18n.t(
+              value === ''
+                ? 'console.rates.flash.markup_missing'
+                : 'console.rates.flash.markup_invalid'
+            )
           )
         const saved = await admin.set(token, fiat, value, { apiKeyPid: pid })
-        const shadow =
-          'shadowedByFixed' in saved && saved.shadowedByFixed
-            ? ` The pair has a fixed rate (${saved.shadowedByFixed}), which prices every key's orders until it is removed.`
-            : ''
+        const message = pid
+          ? i18n.t('console.rates.flash.key_set', { pair, pid, rate: saved.rate })
+          : i18n.t('console.rates.flash.set', { pair, rate: saved.rate })
         session.flash(
           'success',
-          `Markup of ${token}/${fiat}${whose} set to ${saved.rate}.${shadow}`
+          'shadowedByFixed' in saved && saved.shadowedByFixed
+            ? i18n.t('console.rates.flash.shadowed', { message, fixed: saved.shadowedByFixed })
+            : message
         )
       }
     } catch (error) {
       if (!(error instanceof OperatorError)) throw error
       flashInputWithoutSecrets(ctx)
       session.flash('inputErrorsBag', { [field]: [error.message] })
-      session.flash('error', `Nothing changed: the markup of ${token}/${fiat}${whose} was refused.`)
+      session.flash(
+        'error',
+        pid
+          ? i18n.t('console.rates.flash.key_refused', { pair, pid })
+          : i18n.t('console.rates.flash.refused', { pair })
+      )
     }
     return response.redirect(back)
   }

@@ -4,17 +4,21 @@ import Rate from '#models/rate'
 import { MarkupError, applyMarkup, parseMarkup } from '#rates/rate_markup'
 import { Decimal } from '#support/money'
 import { chartTable, renderChart } from '#services/console/svg_chart'
-import { relativeTime } from '#services/console/console_format'
+import i18nManager from '@adonisjs/i18n/services/main'
+import { relativeTime, type FormatI18n } from '#services/console/console_format'
 
 /**
  * What the console's Rates page shows (the same as `rate:list`): each live
  * pair with its rate, state, markup, sources and their last answers, the
  * fixed rates, and per pair 30 days of its rate and of its paid volume.
+ * Its words (chart titles, summaries, day labels, ages, "not computed
+ * yet") are the admin's language's (console.rates.*, console.format.*);
+ * the reasons the rate refresh stored in rate_current, the sources' errors
+ * and a markup's problem (MarkupError) stay the English they were written in.
  */
 
 const DAY = 86_400_000
 const DAYS = 30
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
 
 type Dropped = { source: string; price: string; deviation_percent: string }
 
@@ -31,7 +35,11 @@ export type PairChart = {
   title: string
   svg: string
   table: string
-  /** Said under the chart: its axis starts at 0, so a rate's small moves need words. */
+  /**
+   * Said under the chart: the range and the last value in words (the rate
+   * chart's axis fits the data, see svg_chart's fitAxis, but a reader still
+   * wants the figures without hovering each point).
+   */
   summary: string | null
 }
 
@@ -73,10 +81,13 @@ export type RatesOverview = {
 
 const pairKey = (token: string, fiat: string) => `${token}|${fiat}`
 
-/** UTC day number → "5 Jun". */
-function dayLabel(day: number): string {
+/** UTC day number → "5 Jun" (zh-CN: "6月5日"). */
+function dayLabel(day: number, i18n: FormatI18n): string {
   const date = new Date(day * DAY)
-  return `${date.getUTCDate()} ${MONTHS[date.getUTCMonth()]}`
+  return i18n.t('console.rates.chart.day', {
+    day: String(date.getUTCDate()),
+    month: i18n.t(`console.rates.chart.months.${date.getUTCMonth() + 1}`),
+  })
 }
 
 function parseSources(text: string | null): {
@@ -111,9 +122,15 @@ function charged(rate: string | null, markup: string | null) {
 }
 
 const plain = (value: number) => value.toLocaleString('en-US', { maximumFractionDigits: 6 })
+/** svg_chart's default value format (the volume chart's axis, tooltips and table). */
+const chartFigure = (value: number) => value.toLocaleString('en-US', { maximumFractionDigits: 2 })
 
 export class RatesOverviewQuery {
-  async load(now = Date.now()): Promise<RatesOverview> {
+  /** `i18n`: the admin's language (ctx.i18n); English by default. */
+  async load(
+    now = Date.now(),
+    i18n: FormatI18n = i18nManager.locale('en')
+  ): Promise<RatesOverview> {
     const today = Math.floor(now / DAY)
     const firstDay = today - DAYS + 1
     const since = firstDay * DAY
@@ -166,8 +183,9 @@ export class RatesOverviewQuery {
           key: id,
           rate,
           ok: Boolean(row?.ok),
-          reason: row ? row.reason : 'Not computed yet: the workers have not refreshed this pair.',
-          computedAge: row ? relativeTime(Number(row.computed_at), now) : null,
+          // row.reason: written in English by the rate refresh job (data, not translated).
+          reason: row ? row.reason : i18n.t('console.rates.not_computed'),
+          computedAge: row ? relativeTime(Number(row.computed_at), now, i18n) : null,
           markup,
           charged: marked.charged,
           markupProblem: marked.problem,
@@ -193,7 +211,7 @@ export class RatesOverviewQuery {
               source: answer.source,
               price: answer.price ?? null,
               quote: answer.quote || '',
-              age: relativeTime(Number(answer.fetched_at), now),
+              age: relativeTime(Number(answer.fetched_at), now, i18n),
               error: String(answer.error || '').slice(0, 200),
             })),
           rateChart: rateChart(
@@ -201,14 +219,16 @@ export class RatesOverviewQuery {
             token,
             fiat,
             history.filter((point) => point.token === token && point.fiat === fiat),
-            today
+            today,
+            i18n
           ),
           volumeChart: volumeChart(
             id,
             token,
             fiat,
             volumes.filter((entry) => entry.token === token && entry.currency === fiat),
-            firstDay
+            firstDay,
+            i18n
           ),
         }
       })
@@ -233,7 +253,8 @@ function rateChart(
   token: string,
   fiat: string,
   points: { rate: string; at: number | string }[],
-  today: number
+  today: number,
+  i18n: FormatI18n
 ): PairChart | null {
   if (points.length === 0) return null
   const lastOfDay = new Map<number, number>()
@@ -244,17 +265,28 @@ function rateChart(
   let last = lastOfDay.get(first) ?? 0
   for (let day = first; day <= today; day++) {
     last = lastOfDay.get(day) ?? last
-    labels.push(dayLabel(day))
+    labels.push(dayLabel(day, i18n))
     values.push(last)
   }
-  const summary = `${labels[0]} to ${labels.at(-1)}: between ${plain(Math.min(...values))} and ${plain(Math.max(...values))} ${fiat} per ${token}, ${plain(values.at(-1) ?? 0)} at the end.`
+  const summary = i18n.t('console.rates.chart.rate_summary', {
+    from: labels[0],
+    to: labels.at(-1),
+    min: plain(Math.min(...values)),
+    max: plain(Math.max(...values)),
+    last: plain(values.at(-1) ?? 0),
+    token,
+    fiat,
+  })
   const input = {
     ...CHART_SIZE,
     id: `rate-${id}`,
     kind: 'line' as const,
-    title: `${token} in ${fiat}, last rate of each day`,
+    title: i18n.t('console.rates.chart.rate_title', { token, fiat }),
     labels,
-    series: [{ name: `${fiat} per ${token}`, key: 'rate', values }],
+    labelHeading: i18n.t('console.rates.chart.day_heading'),
+    series: [
+      { name: i18n.t('console.rates.chart.rate_series', { token, fiat }), key: 'rate', values },
+    ],
     format: plain,
     description: summary,
   }
@@ -273,7 +305,8 @@ function volumeChart(
   token: string,
   fiat: string,
   rows: { day: number | string; total: number | string | null }[],
-  firstDay: number
+  firstDay: number,
+  i18n: FormatI18n
 ): PairChart | null {
   if (rows.length === 0) return null
   const byDay = new Map<number, number>()
@@ -284,16 +317,19 @@ function volumeChart(
   const labels: string[] = []
   const values: number[] = []
   for (let day = firstDay; day < firstDay + DAYS; day++) {
-    labels.push(dayLabel(day))
+    labels.push(dayLabel(day, i18n))
     values.push(byDay.get(day) ?? 0)
   }
+  const series = i18n.t('console.rates.chart.volume_series', { fiat })
   const input = {
     ...CHART_SIZE,
     id: `volume-${id}`,
     kind: 'bar' as const,
-    title: `Paid in ${token}, per day (${fiat})`,
+    title: i18n.t('console.rates.chart.volume_title', { token, fiat }),
     labels,
-    series: [{ name: `Paid (${fiat})`, key: 'volume', values }],
+    labelHeading: i18n.t('console.rates.chart.day_heading'),
+    series: [{ name: series, key: 'volume', values }],
+    description: volumeSummary(labels, values, series, i18n),
   }
   return {
     id: input.id,
@@ -302,4 +338,23 @@ function volumeChart(
     table: chartTable(input),
     summary: null,
   }
+}
+
+/**
+ * The volume chart's <desc>: what svg_chart's chartSummary says ("5 Jun to
+ * 4 Jul. Paid (CNY): 200 in total, highest 150.5 on 2 Jul."), in the
+ * admin's language.
+ */
+function volumeSummary(labels: string[], raw: number[], series: string, i18n: FormatI18n) {
+  const values = raw.map((value) => (Number.isFinite(value) && value > 0 ? value : 0))
+  const total = values.reduce((sum, value) => sum + value, 0)
+  const range = { from: labels[0], to: labels.at(-1), series }
+  if (total === 0) return i18n.t('console.rates.chart.volume_summary_none', range)
+  const peak = Math.max(...values)
+  return i18n.t('console.rates.chart.volume_summary', {
+    ...range,
+    total: chartFigure(total),
+    peak: chartFigure(peak),
+    day: labels[values.indexOf(peak)],
+  })
 }
