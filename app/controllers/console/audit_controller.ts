@@ -22,7 +22,7 @@ const PAGE_SIZE = 50
 export default class AuditController {
   constructor(protected audit: AuditLog) {}
 
-  async index({ request, response, view }: HttpContext) {
+  async index({ request, response, view, i18n }: HttpContext) {
     const parsed = readAuditFilters(request.qs())
     const refused = Object.keys(parsed.errors).length > 0
     const page = refused
@@ -33,9 +33,9 @@ export default class AuditController {
 
     const now = Date.now()
     const rows = page.rows.map((row) => ({
-      ...presentAuditRow(row),
-      when: utcTime(row.createdAt),
-      ago: relativeTime(row.createdAt, now),
+      ...presentAuditRow(row, i18n),
+      when: utcTime(row.createdAt, i18n),
+      ago: relativeTime(row.createdAt, now, i18n),
     }))
     const users = await User.query().select('email').orderBy('email')
     const base = adminUrl('/audit')
@@ -44,8 +44,8 @@ export default class AuditController {
       values: parsed.values,
       errors: parsed.errors,
       filtered: parsed.active,
-      actionGroups: actionFilterOptions(parsed.values.action || undefined),
-      subjectTypes: subjectTypeOptions(),
+      actionGroups: actionFilterOptions(parsed.values.action || undefined, i18n),
+      subjectTypes: subjectTypeOptions(i18n),
       actors: [...users.map((user) => user.email), 'system', 'anonymous'],
       nextUrl: page.next ? base + auditQuery(parsed.values, page.next) : null,
       firstUrl: parsed.after ? base + auditQuery(parsed.values) : null,

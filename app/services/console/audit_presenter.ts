@@ -1,4 +1,4 @@
-import { utcSecond } from '#services/console/console_format'
+import { utcSecond, type FormatI18n } from '#services/console/console_format'
 import type { AuditRow } from '#services/audit/audit_log'
 import { adminUrl } from '#console/console_paths'
 import { groupedKeys } from '#services/console/settings_groups'
@@ -8,7 +8,21 @@ import { groupedKeys } from '#services/console/settings_groups'
  * author, the subject, and what changed (before → after) as one line per
  * field. Actions it does not know (added later, or by a plugin) are shown
  * from their name ("order.mark_paid" → "Order: mark paid").
+ *
+ * Each function takes the request's i18n (`ctx.i18n`, keys console.audit.*)
+ * as an optional last argument; without it the words are the English
+ * below, as they always were.
  */
+
+/** The English below, or its key's text in the admin's language. */
+function say(
+  i18n: FormatI18n | undefined,
+  key: string,
+  english: string,
+  values?: Record<string, string>
+): string {
+  return i18n ? i18n.t(`console.audit.${key}`, values) : english
+}
 
 /** The console's badge tones. */
 export type Tone = 'neutral' | 'success' | 'warning' | 'danger'
@@ -109,12 +123,27 @@ const words = (text: string) =>
     .trim()
 const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
 
-export function actionLabel(action: string): { label: string; tone: Tone } {
-  const known = ACTIONS[action]
-  if (known) return { label: known.label, tone: known.tone ?? 'neutral' }
+/** A known action's label (console.audit.action.<action>). */
+function knownActionLabel(action: string, i18n?: FormatI18n): string {
+  return say(i18n, `action.${action}`, ACTIONS[action].label)
+}
+
+/** A group's label (console.audit.group.<prefix without its dot>). */
+function groupLabel(group: { prefix: string; label: string }, i18n?: FormatI18n): string {
+  return say(i18n, `group.${group.prefix.slice(0, -1)}`, group.label)
+}
+
+export function actionLabel(action: string, i18n?: FormatI18n): { label: string; tone: Tone } {
+  const known = Object.hasOwn(ACTIONS, action) ? ACTIONS[action] : undefined
+  if (known) return { label: knownActionLabel(action, i18n), tone: known.tone ?? 'neutral' }
   const tone: Tone = /fail|refus|denied|forced|locked|throttl/.test(action) ? 'danger' : 'neutral'
-  if (action.startsWith('auth.2fa_'))
-    return { label: `Two-factor sign-in: ${words(action.slice(9))}`, tone }
+  if (action.startsWith('auth.2fa_')) {
+    const step = words(action.slice(9))
+    return {
+      label: say(i18n, 'presenter.two_factor_action', `Two-factor sign-in: ${step}`, { step }),
+      tone,
+    }
+  }
   const dot = action.indexOf('.')
   if (dot === -1) return { label: capitalised(words(action)), tone }
   return {
@@ -123,32 +152,48 @@ export function actionLabel(action: string): { label: string; tone: Tone } {
   }
 }
 
-export function subjectTypeLabel(type: string): string {
-  return SUBJECT_TYPES[type] ?? capitalised(words(type))
+export function subjectTypeLabel(type: string, i18n?: FormatI18n): string {
+  if (!Object.hasOwn(SUBJECT_TYPES, type)) return capitalised(words(type))
+  return say(i18n, `subject_type.${type}`, SUBJECT_TYPES[type])
 }
 
 /** Options of the action filter: one group per kind, its "all of them" first, then each known action. */
-export function actionFilterOptions(current?: string) {
-  const groups = ACTION_GROUPS.map((group) => ({
-    label: group.label,
-    options: [
-      { value: `${group.prefix}*`, label: `${group.label}: all` },
-      ...Object.keys(ACTIONS)
-        .filter((action) => action.startsWith(group.prefix))
-        .map((action) => ({ value: action, label: ACTIONS[action].label })),
-    ],
-  }))
+export function actionFilterOptions(current?: string, i18n?: FormatI18n) {
+  const groups = ACTION_GROUPS.map((group) => {
+    const label = groupLabel(group, i18n)
+    return {
+      label,
+      options: [
+        {
+          value: `${group.prefix}*`,
+          label: say(i18n, 'presenter.group_all', `${label}: all`, { group: label }),
+        },
+        ...Object.keys(ACTIONS)
+          .filter((action) => action.startsWith(group.prefix))
+          .map((action) => ({ value: action, label: knownActionLabel(action, i18n) })),
+      ],
+    }
+  })
   // Two-factor sign-in steps under Sign-in.
-  groups[0].options.push({ value: 'auth.2fa_*', label: 'Two-factor sign-in steps' })
+  groups[0].options.push({
+    value: 'auth.2fa_*',
+    label: say(i18n, 'presenter.two_factor_steps', 'Two-factor sign-in steps'),
+  })
   const known = groups.some((group) => group.options.some((option) => option.value === current))
   if (current && !known)
-    groups.push({ label: 'Other', options: [{ value: current, label: current }] })
+    groups.push({
+      label: say(i18n, 'presenter.other', 'Other'),
+      options: [{ value: current, label: current }],
+    })
   return groups
 }
 
 /** Subject types offered by the subject filter. */
-export function subjectTypeOptions() {
-  return Object.entries(SUBJECT_TYPES).map(([value, label]) => ({ value, label }))
+export function subjectTypeOptions(i18n?: FormatI18n) {
+  return Object.keys(SUBJECT_TYPES).map((value) => ({
+    value,
+    label: subjectTypeLabel(value, i18n),
+  }))
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -228,14 +273,32 @@ export function auditDiff(before: unknown, after: unknown): DiffLine[] {
   return lines
 }
 
-function actorView(row: AuditRow) {
-  if (row.actorKind === 'user') return { label: row.actor, kind: 'user', detail: 'console' }
+function actorView(row: AuditRow, i18n?: FormatI18n) {
+  if (row.actorKind === 'user')
+    return {
+      label: row.actor,
+      kind: 'user',
+      detail: say(i18n, 'presenter.actor_console', 'console'),
+    }
   if (row.actorKind === 'ace')
-    return { label: row.actor.replace(/^ace:/, ''), kind: 'ace', detail: 'shell (node ace)' }
-  if (row.actorKind === 'system') return { label: 'Gateway', kind: 'system', detail: 'system' }
+    return {
+      label: row.actor.replace(/^ace:/, ''),
+      kind: 'ace',
+      detail: say(i18n, 'presenter.actor_shell', 'shell (node ace)'),
+    }
+  if (row.actorKind === 'system')
+    return {
+      label: say(i18n, 'presenter.actor_gateway', 'Gateway'),
+      kind: 'system',
+      detail: say(i18n, 'presenter.actor_system', 'system'),
+    }
   // A failed sign-in: nobody is signed in yet; the address and the e-mail tried say more.
   if (row.actorKind === 'visitor')
-    return { label: 'Not signed in', kind: 'visitor', detail: 'visitor' }
+    return {
+      label: say(i18n, 'presenter.actor_visitor', 'Not signed in'),
+      kind: 'visitor',
+      detail: say(i18n, 'presenter.actor_visitor_detail', 'visitor'),
+    }
   return { label: row.actor, kind: row.actorKind, detail: row.actorKind }
 }
 
@@ -261,8 +324,9 @@ function subjectHref(type: string, id: string): string | null {
   return null
 }
 
-function subjectView(row: AuditRow) {
-  const type = subjectTypeLabel(row.subjectType)
+function subjectView(row: AuditRow, i18n?: FormatI18n) {
+  const type = subjectTypeLabel(row.subjectType, i18n)
+  const id = row.subjectId
   const href = subjectHref(row.subjectType, row.subjectId)
   if (row.subjectType === 'user') {
     const email = [row.after, row.before]
@@ -271,27 +335,30 @@ function subjectView(row: AuditRow) {
     if (typeof email === 'string') {
       // No id: a sign-in that matched no one (or is not told apart from one, on purpose).
       const label =
-        row.subjectId === '' ? `Sign-in as ${email}` : `${type} ${email} (#${row.subjectId})`
+        id === ''
+          ? say(i18n, 'presenter.sign_in_as', `Sign-in as ${email}`, { email })
+          : say(i18n, 'presenter.subject_user', `${type} ${email} (#${id})`, { type, email, id })
       return { type: row.subjectType, id: row.subjectId, label, href }
     }
   }
   return {
     type: row.subjectType,
     id: row.subjectId,
-    label: row.subjectId === '' ? type : `${type} ${row.subjectId}`,
+    label:
+      id === '' ? type : say(i18n, 'presenter.subject_id_label', `${type} ${id}`, { type, id }),
     href,
   }
 }
 
-export function presentAuditRow(row: AuditRow): AuditRowView {
+export function presentAuditRow(row: AuditRow, i18n?: FormatI18n): AuditRowView {
   const hasBefore = row.before !== null && row.before !== undefined
   const hasAfter = row.after !== null && row.after !== undefined
   return {
     id: row.id,
     createdAt: row.createdAt,
-    actor: actorView(row),
-    action: { name: row.action, ...actionLabel(row.action) },
-    subject: subjectView(row),
+    actor: actorView(row, i18n),
+    action: { name: row.action, ...actionLabel(row.action, i18n) },
+    subject: subjectView(row, i18n),
     shape:
       hasBefore && hasAfter ? 'changed' : hasAfter ? 'created' : hasBefore ? 'removed' : 'none',
     changes: auditDiff(row.before, row.after),
