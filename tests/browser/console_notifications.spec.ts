@@ -127,6 +127,17 @@ test.group('Console in a browser: notifications', (group) => {
     assert.include(await page.locator('.flash').first().textContent(), 'Resumed')
     assert.equal(Number((await db.from('notification_targets').count('* as n'))[0].n), 0)
     assert.deepEqual(errors, [], `no CSP violation nor script error: ${errors.join(' | ')}`)
+
+    // In Chinese (the admin's choice): the same page, filled, at 320 px and on a desktop.
+    admin.user.locale = 'zh-CN'
+    await admin.user.save()
+    await page.goto(adminUrl('/notifications'))
+    assert.isTrue(await page.getByRole('heading', { name: '通知', level: 1 }).isVisible())
+    assert.isTrue(await page.getByRole('heading', { name: '最近投递' }).isVisible())
+    await checkConsolePage(page, assert, 'notifications-zh', [
+      ['320', NARROW_PHONE],
+      ['desktop', DESKTOP],
+    ])
     await context.close()
   }).timeout(180_000)
 })

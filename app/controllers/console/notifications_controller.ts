@@ -1,7 +1,9 @@
 import type { HttpContext } from '@adonisjs/core/http'
+import type { I18n } from '@adonisjs/i18n'
 import db from '@adonisjs/lucid/services/db'
 import settings, { SettingsInputError } from '#settings/settings_service'
 import type { SettingDefinition } from '#settings/setting_types'
+import i18nManager from '@adonisjs/i18n/services/main'
 import notificationChannels from '#notifications/channel_registry'
 import type { NotificationChannel } from '#notifications/notification_channel'
 import { raiseNotification } from '#notifications/notifier'
@@ -13,6 +15,7 @@ import { flashInputWithoutSecrets } from '#console/console_session'
 import { SecretPurpose, revealSecret } from '#support/secret_box'
 import { MASK, maskSecret, redactSecrets, redactUrl, urlCredentials } from '#support/redaction'
 import { OperatorError } from '#support/operator_error'
+import { settingErrorText, settingMessageKey } from '#services/console/settings_groups'
 
 /** The notify.* settings that are no channel's: the page's "Delivery" form. */
 const GLOBAL_LABELS: Record<string, string> = {
@@ -46,6 +49,8 @@ type NotifyField = {
   value: string
   stored: boolean
   options?: readonly string[]
+  /** What the admin reads for each option (the severities), when not the value itself. */
+  optionLabels?: Record<string, string>
   bounds?: { min: number; max: number }
   secret?: { set: boolean; masked: string }
 }
@@ -124,29 +129,79 @@ function shownError(error: string, target: string): string {
   return redactSecrets(error, urlCredentials(target))
 }
 
-async function fieldsOf(keys: string[], labels: (key: string) => string): Promise<NotifyField[]> {
+/** A definition's text as a sentence (the form adds the default after it). */
+function sentence(description: string): string {
+  return /[.!?)]$/.test(description) ? description : `${description}.`
+}
+
+/**
+ * A setting's label and help in the admin's language. The catalogue's
+ * English must say what the definition says (else a plugin from elsewhere
+ * wrote its own text): then both come from the catalogue; otherwise the
+ * English label and the definition's text are shown.
+ */
+function fieldWords(
+  i18n: I18n,
+  key: string,
+  english: { label: string; help: string }
+): { label: string; help: string } {
+  const english18n = i18nManager.locale('en')
+  let base = `console.notifications.field.${settingMessageKey(key)}`
+  let values: Record<string, string> = {}
+  const rule = /^notify\.([a-z0-9_-]+)\.([a-z_]+)$/.exec(key)
+  if (rule && rule[2] in RULE_LABELS && !english18n.resolveIdentifier(`${base}.help`)) {
+    base = `console.notifications.rule.${rule[2]}`
+    values = { channel: rule[1] }
+  }
+  if (
+    !english18n.resolveIdentifier(`${base}.help`) ||
+    english18n.t(`${base}.help`, values) !== english.help ||
+    english18n.t(`${base}.label`) !== english.label
+  )
+    return english
+  return { label: i18n.t(`${base}.label`), help: i18n.t(`${base}.help`, values) }
+}
+
+async function fieldsOf(
+  keys: string[],
+  labels: (key: string) => string,
+  i18n: I18n
+): Promise<NotifyField[]> {
   const list = await settings.list()
   const rows = new Map(list.map((row) => [row.key, row]))
   return keys.map((key) => {
     const definition = settings.definition(key)
     const row = rows.get(key)!
-    const description = /[.!?)]$/.test(definition.description)
-      ? definition.description
-      : `${definition.description}.`
+    const words = fieldWords(i18n, key, {
+      label: labels(key),
+      help: sentence(definition.description),
+    })
+    const description = words.help
     const input = inputOf(definition)
     const defaultText = definition.secret ? '' : definition.serialize(definition.default)
     const field: NotifyField = {
       key,
       name: fieldName(key),
-      label: labels(key),
+      label: words.label,
       help:
         input === 'secret'
           ? description
-          : `${description} Default: ${defaultText === '' ? 'empty' : defaultText}.`,
+          : i18n.t('console.settings.help_default', {
+              help: description,
+              value: defaultText === '' ? i18n.t('console.settings.default_empty') : defaultText,
+            }),
       input,
       value: definition.secret ? '' : definition.serialize(row.value),
       stored: row.stored,
       options: definition.options,
+      optionLabels: key.endsWith('.min_severity')
+        ? Object.fromEntries(
+            (definition.options ?? []).map((option) => [
+              option,
+              i18n.t('console.notifications.severity.' + option, {}, option),
+            ])
+          )
+        : undefined,
       bounds: definition.bounds,
     }
     if (definition.secret) {
@@ -160,9 +215,9 @@ async function fieldsOf(keys: string[], labels: (key: string) => string): Promis
         }
       }
       field.secret = { set: stored !== '', masked }
-      field.help += field.secret.set
-        ? ` Stored: ${masked}. Leave blank to keep it.`
-        : ' None is stored.'
+      field.help = field.secret.set
+        ? i18n.t('console.settings.secret_stored', { help: description, masked })
+        : i18n.t('console.settings.secret_none', { help: description })
     }
     return field
   })
@@ -188,9 +243,56 @@ function channelLabel(channel: string) {
   }
 }
 
-async function channelView(channel: NotificationChannel, now: number) {
+/**
+ * What the channels' problem() says (the bundled plugins' English, joined
+ * by "; "), in the admin's language: patterns → catalogue key under
+ * `console.notifications.problem.`. A part none matches is shown as it is.
+ */
+const PROBLEMS: [RegExp, string, (match: RegExpExecArray) => Record<string, string>][] = [
+  [
+    /^(notify\.webhook\.secret) is empty \(the receiver could not check the signature\)$/,
+    'webhook_secret',
+    (m) => ({ setting: m[1] }),
+  ],
+  [/^(notify\.[\w.]+) is empty$/, 'empty', (m) => ({ setting: m[1] })],
+  [/^no bot token \((notify\.[\w.]+)\)$/, 'no_bot_token', (m) => ({ setting: m[1] })],
+  [/^no chat ids \((notify\.[\w.]+)\)$/, 'no_chat_ids', (m) => ({ setting: m[1] })],
+  [/^the bot token cannot be read: (.*)$/s, 'token_unreadable', (m) => ({ error: m[1] })],
+  [/^not configured: set (notify\.[\w., ]+)$/, 'not_configured', (m) => ({ settings: m[1] })],
+  [
+    /^(notify\.[\w.]+) is set but (notify\.[\w.]+) is empty$/,
+    'user_without_password',
+    (m) => ({ user: m[1], password: m[2] }),
+  ],
+  [/^its settings cannot be checked: (.*)$/s, 'unchecked', (m) => ({ error: m[1] })],
+]
+
+export function problemText(i18n: I18n, problem: string): string {
+  if (problem === '') return ''
+  return problem
+    .split('; ')
+    .map((part) => {
+      for (const [pattern, name, values] of PROBLEMS) {
+        const match = pattern.exec(part)
+        if (match) return i18n.t('console.notifications.problem.' + name, values(match))
+      }
+      return part
+    })
+    .join(i18n.t('console.notifications.problem.separator'))
+}
+
+/** A channel's description in the admin's language (the catalogue's when its English is the channel's own). */
+function channelDescription(i18n: I18n, channel: NotificationChannel): string {
+  const key = 'console.notifications.channel_description.' + channel.name
+  const english = i18nManager.locale('en')
+  return english.resolveIdentifier(key) && english.t(key) === channel.description
+    ? i18n.t(key)
+    : channel.description
+}
+
+async function channelView(channel: NotificationChannel, now: number, i18n: I18n) {
   const keys = await channelKeys(channel.name)
-  const fields = await fieldsOf(keys, channelLabel(channel.name))
+  const fields = await fieldsOf(keys, channelLabel(channel.name), i18n)
   const rules = fields.filter(
     (field) => field.key.slice(`notify.${channel.name}.`.length) in RULE_LABELS
   )
@@ -212,9 +314,9 @@ async function channelView(channel: NotificationChannel, now: number) {
     .select('id', 'target', 'reason', 'stopped_at')
   return {
     name: channel.name,
-    description: channel.description,
+    description: channelDescription(i18n, channel),
     enabled,
-    problem,
+    problem: problemText(i18n, problem),
     mutedUntil: mutedUntil > now ? mutedUntil : 0,
     rules,
     own,
@@ -285,14 +387,14 @@ async function lastDeliveries(filters: { channel: string; status: string }) {
 export default class NotificationsController {
   #audit = new AuditLog()
 
-  async index({ request, view }: HttpContext) {
+  async index({ request, view, i18n }: HttpContext) {
     const now = Date.now()
     const channels = await Promise.all(
-      notificationChannels.all().map((channel) => channelView(channel, now))
+      notificationChannels.all().map((channel) => channelView(channel, now, i18n))
     )
     const all = await settingKeys()
     const globalKeys = all.filter((key) => key in GLOBAL_LABELS)
-    const global = await fieldsOf(globalKeys, (key) => GLOBAL_LABELS[key])
+    const global = await fieldsOf(globalKeys, (key) => GLOBAL_LABELS[key], i18n)
     const filters = deliveryFilters(request.qs())
     const deliveries = await lastDeliveries(filters)
     return view.render('console/notifications/index', {
@@ -311,24 +413,38 @@ export default class NotificationsController {
   async saveGlobal(ctx: HttpContext) {
     const all = await settingKeys()
     const keys = all.filter((key) => key in GLOBAL_LABELS)
-    await this.#save(ctx, keys, (key) => GLOBAL_LABELS[key], 'delivery settings')
+    await this.#save(
+      ctx,
+      keys,
+      (key) => GLOBAL_LABELS[key],
+      ctx.i18n.t('console.notifications.title_delivery')
+    )
     return ctx.response.redirect(`${adminUrl('/notifications')}#delivery`)
   }
 
   async saveChannel(ctx: HttpContext) {
-    const channel = this.#channel(ctx.params.channel)
+    const channel = this.#channel(ctx, ctx.params.channel)
     const keys = await channelKeys(channel.name)
-    await this.#save(ctx, keys, channelLabel(channel.name), `the ${channel.name} channel`)
+    await this.#save(
+      ctx,
+      keys,
+      channelLabel(channel.name),
+      ctx.i18n.t('console.notifications.title_channel', { channel: channel.name })
+    )
     return ctx.response.redirect(`${adminUrl('/notifications')}#channel-${channel.name}`)
   }
 
   /** A test message to this channel only, whatever its rules say; the workers send it. */
-  async sendTest({ params, session, response, auth }: HttpContext) {
-    const channel = this.#channel(params.channel)
+  async sendTest(ctx: HttpContext) {
+    const { params, session, response, auth, i18n } = ctx
+    const channel = this.#channel(ctx, params.channel)
     const problem = await channel.problem()
     if (problem) {
       throw new OperatorError(
-        `No test was queued: the ${channel.name} channel cannot send yet (${problem}).`
+        i18n.t('console.notifications.test_refused', {
+          channel: channel.name,
+          problem: problemText(i18n, problem),
+        })
       )
     }
     const by = auth.use('web').user?.email ?? 'the console'
@@ -349,23 +465,27 @@ export default class NotificationsController {
     )
     session.flash(
       'success',
-      `A test message was queued for ${channel.name} (event #${eventId}). The process running the background jobs sends it within seconds; its outcome appears under Last deliveries on this page.`
+      i18n.t('console.notifications.test_queued', {
+        channel: channel.name,
+        event: String(eventId),
+      })
     )
     return response.redirect(`${adminUrl('/notifications')}?channel=${channel.name}#deliveries`)
   }
 
   /** Clears a stopped target: the channel sends to it again from the next event on. */
-  async resume({ params, session, response }: HttpContext) {
+  async resume({ params, session, response, i18n }: HttpContext) {
     const id = Number(params.id)
     const row = Number.isSafeInteger(id)
       ? await db.from('notification_targets').where('id', id).first()
       : null
-    if (!row) throw new OperatorError('That target is not stopped (any more): nothing to resume.')
+    if (!row) throw new OperatorError(i18n.t('console.notifications.not_stopped'))
     const target = shownTarget(row.target)
     await this.#audit.change(
       async (trx) => {
         const deleted = await trx.from('notification_targets').where('id', row.id).delete()
-        if (Number(deleted) !== 1) throw new OperatorError('That target was resumed meanwhile.')
+        if (Number(deleted) !== 1)
+          throw new OperatorError(i18n.t('console.notifications.resumed_meanwhile'))
       },
       () => ({
         action: 'notification.target_resumed',
@@ -381,17 +501,14 @@ export default class NotificationsController {
     )
     session.flash(
       'success',
-      `Resumed ${target} on ${row.channel}: it gets the notifications raised from now on.`
+      i18n.t('console.notifications.resumed', { target, channel: row.channel })
     )
     return response.redirect(`${adminUrl('/notifications')}#channel-${row.channel}`)
   }
 
-  #channel(name: string): NotificationChannel {
+  #channel(ctx: HttpContext, name: string): NotificationChannel {
     const channel = notificationChannels.get(name)
-    if (!channel)
-      throw new ConsoleNotFound(
-        'There is no notification channel of that name (is its plugin on?).'
-      )
+    if (!channel) throw new ConsoleNotFound(ctx.i18n.t('console.notifications.no_channel'))
     return channel
   }
 
@@ -402,7 +519,7 @@ export default class NotificationsController {
    * at its field and nothing is stored.
    */
   async #save(ctx: HttpContext, keys: string[], labels: (key: string) => string, title: string) {
-    const { request, session } = ctx
+    const { request, session, i18n } = ctx
     const body = request.body()
     const has = (name: string) => Object.prototype.hasOwnProperty.call(body, name)
     const raws: Record<string, string> = {}
@@ -430,21 +547,22 @@ export default class NotificationsController {
       session.flash(
         'success',
         changed.length === 0
-          ? `Nothing changed in ${title}: every value was already as submitted.`
-          : `Saved ${title}: ${changed.length} setting${changed.length === 1 ? '' : 's'} changed. Running processes use the new values within 2 seconds.`
+          ? i18n.t('console.notifications.unchanged', { title })
+          : i18n.t('console.notifications.saved', { title, count: changed.length })
       )
     } catch (error) {
       if (!(error instanceof SettingsInputError)) throw error
       flashInputWithoutSecrets(ctx)
       const bag: Record<string, string[]> = {}
       for (const [key, message] of Object.entries(error.errors)) {
-        bag[fieldName(key)] = [`${labels(key)} ${message}.`]
+        const label = fieldWords(i18n, key, {
+          label: labels(key),
+          help: sentence(settings.definition(key).description),
+        }).label
+        bag[fieldName(key)] = [settingErrorText(i18n, label, message)]
       }
       session.flash('inputErrorsBag', bag)
-      session.flash(
-        'error',
-        `Nothing was saved in ${title}: some values need your attention (see the messages below).`
-      )
+      session.flash('error', i18n.t('console.notifications.refused', { title }))
     }
   }
 }
