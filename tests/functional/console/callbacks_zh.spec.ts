@@ -98,6 +98,7 @@ test.group('Console callbacks in Chinese', (group) => {
       { queued: 1, capped: false, cap: 500, held: 0 },
       { queued: 3, capped: false, cap: 500, held: 1 },
       { queued: 500, capped: true, cap: 500, held: 2 },
+      { queued: 1000, capped: true, cap: 1000, held: 1200 },
       { queued: 0, capped: false, cap: 500, held: 1 },
     ]) {
       assert.equal(
