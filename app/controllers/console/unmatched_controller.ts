@@ -16,7 +16,8 @@ import {
 import { ConsoleNotFound } from '#console/console_errors'
 import { adminUrl } from '#console/console_paths'
 import { utcMinute, utcSecond } from '#services/console/console_format'
-import { KIND_CHOICES, presentUnmatched } from '#services/console/unmatched_presenter'
+import { kindChoices, presentUnmatched } from '#services/console/unmatched_presenter'
+import type { I18n } from '@adonisjs/i18n'
 
 /** The list's kind filter (blank: any kind); an unknown kind is refused like an unknown state. */
 const kindQuery = vine.compile(vine.object({ kind: vine.enum(UNMATCHED_KINDS).optional() }))
@@ -46,7 +47,7 @@ function suggestedTradeId(reason: string): string {
 export default class UnmatchedController {
   constructor(protected unmatched: UnmatchedPaymentAdmin) {}
 
-  async index({ request, view }: HttpContext) {
+  async index({ request, view, i18n }: HttpContext) {
     const query = await unmatchedListQuery(request.qs())
     const given = request.qs().kind
     const { kind } = await kindQuery.validate({
@@ -60,20 +61,20 @@ export default class UnmatchedController {
     return view.render('console/unmatched/index', {
       utcMinute,
       utcSecond,
-      rows: page.rows.map(presentUnmatched),
+      rows: page.rows.map((row) => presentUnmatched(row, i18n)),
       openCount,
       form,
       filtered:
         form.state !== 'open' || form.network !== '' || form.token !== '' || form.kind !== '',
       states: [...UNMATCHED_STATES, 'all'],
-      kinds: KIND_CHOICES,
+      kinds: kindChoices(i18n),
       firstUrl: query.after ? listUrl(form) : null,
       nextUrl: page.next ? listUrl(form, page.next) : null,
     })
   }
 
-  async show({ params, view }: HttpContext) {
-    const payment = presentUnmatched(await this.#find(params.id))
+  async show({ params, view, i18n }: HttpContext) {
+    const payment = presentUnmatched(await this.#find(params.id, i18n), i18n)
     return view.render('console/unmatched/show', {
       utcMinute,
       utcSecond,
@@ -82,34 +83,39 @@ export default class UnmatchedController {
     })
   }
 
-  async assign({ params, request, session, response }: HttpContext) {
-    const payment = await this.#find(params.id)
+  async assign({ params, request, session, response, i18n }: HttpContext) {
+    const payment = await this.#find(params.id, i18n)
     const { trade_id: tradeId } = await request.validateUsing(assignForm)
     const result = await this.unmatched.assign(payment.id, tradeId)
-    const notified = result.notified
-      ? ` The merchant's callback is queued for ${result.notified.tradeId}.`
-      : ''
+    const values = { tradeId: result.order.tradeId, reference: result.reference }
     session.flash(
       'success',
-      `Order ${result.order.tradeId} is paid by ${result.reference}.${notified}`
+      result.notified
+        ? i18n.t('console.unmatched.flash.paid_queued', {
+            ...values,
+            notified: result.notified.tradeId,
+          })
+        : i18n.t('console.unmatched.flash.paid', values)
     )
     return response.redirect(adminUrl(`/unmatched/${payment.id}`))
   }
 
-  async dismiss({ params, request, session, response }: HttpContext) {
-    const payment = await this.#find(params.id)
+  async dismiss({ params, request, session, response, i18n }: HttpContext) {
+    const payment = await this.#find(params.id, i18n)
     const { note } = await request.validateUsing(dismissForm)
     await this.unmatched.dismiss(payment.id, note)
     session.flash(
       'success',
-      `Unmatched payment #${payment.id} is ${assignableKind(payment.kind) ? 'dismissed' : 'marked as handled'}.`
+      assignableKind(payment.kind)
+        ? i18n.t('console.unmatched.flash.dismissed', { id: payment.id })
+        : i18n.t('console.unmatched.flash.handled', { id: payment.id })
     )
     return response.redirect(adminUrl(`/unmatched/${payment.id}`))
   }
 
-  async #find(id: string) {
+  async #find(id: string, i18n: I18n) {
     const payment = /^\d{1,18}$/.test(id) ? await this.unmatched.find(Number(id)) : null
-    if (!payment) throw new ConsoleNotFound('No unmatched payment has this id.')
+    if (!payment) throw new ConsoleNotFound(i18n.t('console.unmatched.flash.not_found'))
     return payment
   }
 }

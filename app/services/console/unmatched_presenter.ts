@@ -1,41 +1,40 @@
 import { assignableKind, type UnmatchedRow } from '#services/operators/unmatched_payment_admin'
-import { describePosition } from '#services/transfer_references'
+import i18nManager from '@adonisjs/i18n/services/main'
+import type { I18n } from '@adonisjs/i18n'
 import { utcMinute } from '#services/console/console_format'
+import { positionInWords } from '#services/console/order_detail'
 import { Decimal, isDecimalLiteral } from '#support/money'
 
 /**
  * How the console's unmatched inbox shows a row: its kind in words and in
  * a badge tone, whether it is a transfer an order may be paid with or a
  * notice that is only marked as handled, its state and who settled it in
- * words. The rules (what may be assigned) are UnmatchedPaymentAdmin's.
+ * words (the admin's language: resources/lang/<locale>/console/unmatched.json,
+ * English unless told). The rules (what may be assigned) are UnmatchedPaymentAdmin's.
  */
 
 type Tone = 'info' | 'neutral' | 'warning' | 'danger' | 'success'
 
-type KindWords = {
-  /** The badge's text. */
-  label: string
-  tone: Tone
-  /** What the reason explains, as the detail page's label. */
-  reasonLabel: string
+/** Each kind's badge tone; its words (badge, what the reason explains) are `console.unmatched.kind.<kind>` and `.reason_label.<kind>`. */
+const KIND_TONES: Record<string, Tone> = {
+  transfer: 'info',
+  unreadable: 'neutral',
+  unexplained: 'warning',
+  reorged: 'danger',
 }
 
-const KINDS: Record<string, KindWords> = {
-  transfer: { label: 'Paid nothing', tone: 'info', reasonLabel: 'Why it paid nothing' },
-  unreadable: { label: 'Unreadable', tone: 'neutral', reasonLabel: 'Why it could not be read' },
-  unexplained: {
-    label: 'Unexplained incoming amount',
-    tone: 'warning',
-    reasonLabel: 'What was seen',
-  },
-  reorged: { label: 'Reorganised payment', tone: 'danger', reasonLabel: 'What happened' },
-}
+const english = () => i18nManager.locale('en')
 
-/** The kind filter's choices ('' first: any kind). */
-export const KIND_CHOICES = [
-  { value: '', label: 'Any kind' },
-  ...Object.entries(KINDS).map(([value, words]) => ({ value, label: words.label })),
-]
+/** The kind filter's choices ('' first: any kind), in the admin's words. */
+export function kindChoices(i18n: I18n = english()) {
+  return [
+    { value: '', label: i18n.t('console.unmatched.filter.any_kind') },
+    ...Object.keys(KIND_TONES).map((value) => ({
+      value,
+      label: i18n.t('console.unmatched.kind.' + value),
+    })),
+  ]
+}
 
 export type UnmatchedView = UnmatchedRow & {
   /** The amount as written everywhere else (PostgreSQL's trailing zeros dropped: "13.80000000" → "13.8"); '' when unknown. */
@@ -70,25 +69,40 @@ function amountText(amount: string): string {
   return isDecimalLiteral(amount) ? new Decimal(amount).toFixed() : amount
 }
 
-function headline(row: UnmatchedRow): string {
-  const amount = amountText(row.amount)
-  if (row.kind === 'unexplained')
-    return `${amount} ${row.token} came in on ${row.network} that no transfer seen explains.`
+function headline(row: UnmatchedRow, i18n: I18n): string {
+  const values = { amount: amountText(row.amount), token: row.token, network: row.network }
+  if (row.kind === 'unexplained') return i18n.t('console.unmatched.headline.unexplained', values)
   if (row.kind === 'reorged') {
-    return `The payment of order ${row.orderTradeId ?? '(unknown)'} on ${row.network} came from a block a reorganisation replaced.`
+    return i18n.t('console.unmatched.headline.reorged', {
+      network: row.network,
+      tradeId: row.orderTradeId ?? i18n.t('console.unmatched.headline.unknown_order'),
+    })
   }
-  if (row.amount === '') return `An unreadable transfer received on ${row.network}.`
-  return `${amount} ${row.token} received on ${row.network}.`
+  if (row.amount === '') return i18n.t('console.unmatched.headline.unreadable', values)
+  return i18n.t('console.unmatched.headline.transfer', values)
 }
 
-function settled(row: UnmatchedRow, assignable: boolean, bySystem: boolean): string {
+function settled(row: UnmatchedRow, assignable: boolean, bySystem: boolean, i18n: I18n): string {
   if (row.state !== 'dismissed') return ''
-  if (bySystem) return `Set aside by the gateway itself at ${utcMinute(row.dismissedAt)}.`
-  return `${assignable ? 'Dismissed' : 'Marked as handled'} by ${row.dismissedBy} at ${utcMinute(row.dismissedAt)}.`
+  const at = utcMinute(row.dismissedAt)
+  if (bySystem) return i18n.t('console.unmatched.settled.system', { at })
+  return assignable
+    ? i18n.t('console.unmatched.settled.dismissed', { who: row.dismissedBy, at })
+    : i18n.t('console.unmatched.settled.handled', { who: row.dismissedBy, at })
 }
 
-export function presentUnmatched(row: UnmatchedRow): UnmatchedView {
-  const words = KINDS[row.kind] ?? { label: row.kind, tone: 'neutral', reasonLabel: 'Reason' }
+/** A row as the console shows it, in `i18n`'s language (English unless given). */
+export function presentUnmatched(row: UnmatchedRow, i18n: I18n = english()): UnmatchedView {
+  const known = row.kind in KIND_TONES
+  const words = {
+    label: known ? i18n.t('console.unmatched.kind.' + row.kind) : row.kind,
+    tone: KIND_TONES[row.kind] ?? 'neutral',
+    reasonLabel: i18n.t(
+      'console.unmatched.reason_label.' + (known ? row.kind : 'other'),
+      {},
+      row.kind
+    ),
+  }
   const assignable = assignableKind(row.kind)
   const bySystem = row.state === 'dismissed' && row.dismissedBy === 'system'
   const window = row.kind === 'unexplained' ? /^balance:(\d+)-(\d+)$/.exec(row.reference) : null
@@ -99,17 +113,21 @@ export function presentUnmatched(row: UnmatchedRow): UnmatchedView {
     kindTone: words.tone,
     reasonLabel: words.reasonLabel,
     assignable,
-    positionText: row.position === '' ? '' : describePosition(row.position),
+    positionText: row.position === '' ? '' : positionInWords(i18n, row.position),
     heights: window ? { from: window[1], to: window[2] } : null,
-    stateLabel:
-      row.state === 'open'
-        ? 'waiting'
-        : row.state === 'dismissed' && !assignable
-          ? 'handled'
-          : row.state,
+    stateLabel: i18n.t(
+      'console.unmatched.state.' +
+        (row.state === 'open'
+          ? 'waiting'
+          : row.state === 'dismissed' && !assignable
+            ? 'handled'
+            : row.state),
+      {},
+      row.state
+    ),
     stateTone: STATE_TONES[row.state] ?? 'neutral',
     bySystem,
-    settled: settled(row, assignable, bySystem),
-    headline: headline(row),
+    settled: settled(row, assignable, bySystem, i18n),
+    headline: headline(row, i18n),
   }
 }
