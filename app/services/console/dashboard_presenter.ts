@@ -12,6 +12,7 @@ import {
   percent,
   relativeTime,
   utcTime,
+  type FormatI18n,
 } from '#services/console/console_format'
 import { adminUrl } from '#console/console_paths'
 
@@ -19,7 +20,21 @@ import { adminUrl } from '#console/console_paths'
  * The dashboard's figures as the page shows them: words, tones and links.
  * Kept apart from the queries (dashboard_stats.ts) so that the page's
  * template only lays things out.
+ *
+ * `dashboardView` takes the request's i18n (`ctx.i18n`, keys
+ * console.dashboard.* and console.format.*) as an optional argument;
+ * without it the words are the English below, as they always were.
  */
+
+/** The English below, or its key's text in the admin's language. */
+function say(
+  i18n: FormatI18n | undefined,
+  key: string,
+  english: string,
+  values?: Record<string, string | number>
+): string {
+  return i18n ? i18n.t(`console.dashboard.${key}`, values) : english
+}
 
 type Tone = 'success' | 'warning' | 'danger' | 'info' | 'neutral'
 
@@ -56,10 +71,49 @@ const SCANNER_STATES: Record<ScannerState, { label: string; tone: Tone }> = {
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
 
-/** "2025-06-05" → "5 Jun". */
-function dayLabel(date: string): string {
+/** "2025-06-05" → "5 Jun" (6月5日). */
+function dayLabel(date: string, i18n?: FormatI18n): string {
   const [, month, day] = date.split('-').map(Number)
-  return `${day} ${MONTHS[month - 1]}`
+  if (!i18n) return `${day} ${MONTHS[month - 1]}`
+  return say(i18n, 'chart.day_label', '', {
+    day: String(day),
+    month: i18n.t(`console.dashboard.chart.month.${month}`),
+  })
+}
+
+/**
+ * The chart's summary (its <desc>) in the admin's words: chartSummary's
+ * sentences, for counts (only used with an i18n; chartSummary otherwise).
+ */
+function chartSummaryIn(input: ChartInput, i18n: FormatI18n): string {
+  const t = (key: string, values?: Record<string, string>) =>
+    i18n.t(`console.dashboard.chart.${key}`, values)
+  if (input.labels.length === 0) return t('no_data')
+  const range =
+    input.labels.length === 1
+      ? input.labels[0]
+      : t('range', { from: input.labels[0], to: input.labels.at(-1)! })
+  const parts = input.series.map((series) => {
+    const values = series.values.map((value) => (Number.isFinite(value) && value > 0 ? value : 0))
+    const total = values.reduce((sum, value) => sum + value, 0)
+    if (total === 0) return t('series_none', { name: series.name })
+    const peak = Math.max(...values)
+    return t('series', {
+      name: series.name,
+      total: groupedCount(total),
+      peak: groupedCount(peak),
+      day: input.labels[values.indexOf(peak)],
+    })
+  })
+  return t('summary', { range, series: parts.join(' ') })
+}
+
+/** relativeTime without its "ago" ("3 h"; "just now" and "never" as they are). */
+function sinceTime(epochMs: number | null, now: number, i18n?: FormatI18n): string {
+  if (!i18n) return relativeTime(epochMs, now).replace(' ago', '')
+  return relativeTime(epochMs, now, {
+    t: (key, data) => (key === 'console.format.ago' ? String(data?.time) : i18n.t(key, data)),
+  })
 }
 
 function rateTone(rate: number | null): Tone {
@@ -69,71 +123,108 @@ function rateTone(rate: number | null): Tone {
   return 'success'
 }
 
-function scannerHelp(status: ScannerStatus, now: number): string {
+function scannerHelp(status: ScannerStatus, now: number, i18n?: FormatI18n): string {
   switch (status.state) {
-    case 'stale':
-      return `No scan for ${relativeTime(status.lastScanAt, now).replace(' ago', '')}: are the background jobs running (RUN_JOBS)?`
+    case 'stale': {
+      const time = sinceTime(status.lastScanAt, now, i18n)
+      return say(
+        i18n,
+        'help.stale',
+        `No scan for ${time}: are the background jobs running (RUN_JOBS)?`,
+        { time }
+      )
+    }
     case 'never':
-      return 'Waiting for its first scan.'
+      return say(i18n, 'help.never', 'Waiting for its first scan.')
     case 'idle':
       return status.wallets === 0
-        ? 'Add a receiving wallet to watch this chain.'
-        : 'Enable a token to watch this chain.'
+        ? say(i18n, 'help.no_wallet', 'Add a receiving wallet to watch this chain.')
+        : say(i18n, 'help.no_token', 'Enable a token to watch this chain.')
     case 'unavailable':
-      return `No loaded plugin scans the ${status.family} family (PLUGINS).`
+      return say(
+        i18n,
+        'help.unavailable',
+        `No loaded plugin scans the ${status.family} family (PLUGINS).`,
+        { family: status.family }
+      )
     case 'behind':
       return status.caughtUp
-        ? 'Far behind the head.'
-        : 'Catching up: more blocks to scan right away.'
+        ? say(i18n, 'help.far_behind', 'Far behind the head.')
+        : say(i18n, 'help.catching_up', 'Catching up: more blocks to scan right away.')
     default:
       return ''
   }
 }
 
-function networkLabel(names: Map<string, string>, network: string): string {
-  if (network === 'provider') return 'Hosted provider'
+function networkLabel(names: Map<string, string>, network: string, i18n?: FormatI18n): string {
+  if (network === 'provider') return say(i18n, 'hosted_provider', 'Hosted provider')
   if (network === '') return '—'
   return names.get(network) ?? network
 }
 
-export function dashboardView(figures: DashboardFigures) {
+export function dashboardView(figures: DashboardFigures, i18n?: FormatI18n) {
   const { periods, generatedAt: now } = figures
   const names = new Map(figures.scanners.map((status) => [status.network, status.displayName]))
   const byPeriod = <T>(pick: (period: DashboardFigures['periods'][PeriodName]) => T) =>
     PERIOD_COLUMNS.map((column) => pick(periods[column.key]))
+  const count = groupedCount
+  const ago = (epochMs: number | null) => relativeTime(epochMs, now, i18n)
 
   const headline = [
     {
-      label: 'Orders today',
+      label: say(i18n, 'headline.orders_today', 'Orders today'),
       value: groupedCount(periods.today.orders.total),
-      hint: `${groupedCount(periods.today.orders.paid)} paid · ${groupedCount(periods.today.orders.waiting)} waiting`,
+      hint: say(
+        i18n,
+        'headline.orders_today_hint',
+        `${count(periods.today.orders.paid)} paid · ${count(periods.today.orders.waiting)} waiting`,
+        { paid: count(periods.today.orders.paid), waiting: count(periods.today.orders.waiting) }
+      ),
       tone: 'neutral' as Tone,
       href: adminUrl('/orders'),
     },
     {
-      label: 'Conversion, 7 days',
+      label: say(i18n, 'headline.conversion', 'Conversion, 7 days'),
       value: percent(periods.week.conversion),
       hint:
         periods.week.orders.total === 0
-          ? 'No order in 7 days'
-          : `${groupedCount(periods.week.orders.paid)} of ${groupedCount(periods.week.orders.total)} orders paid`,
+          ? say(i18n, 'headline.no_order', 'No order in 7 days')
+          : say(
+              i18n,
+              'headline.conversion_hint',
+              `${count(periods.week.orders.paid)} of ${count(periods.week.orders.total)} orders paid`,
+              { paid: count(periods.week.orders.paid), total: count(periods.week.orders.total) }
+            ),
       tone: 'neutral' as Tone,
       href: null,
     },
     {
-      label: 'Callback success, 7 days',
+      label: say(i18n, 'headline.callbacks', 'Callback success, 7 days'),
       value: percent(periods.week.callbacks.successRate),
       hint:
         periods.week.callbacks.attempts === 0
-          ? 'No delivery attempt in 7 days'
-          : `${groupedCount(periods.week.callbacks.acknowledged)} of ${groupedCount(periods.week.callbacks.attempts)} attempts acknowledged`,
+          ? say(i18n, 'headline.no_attempt', 'No delivery attempt in 7 days')
+          : say(
+              i18n,
+              'headline.callbacks_hint',
+              `${count(periods.week.callbacks.acknowledged)} of ${count(periods.week.callbacks.attempts)} attempts acknowledged`,
+              {
+                acknowledged: count(periods.week.callbacks.acknowledged),
+                attempts: count(periods.week.callbacks.attempts),
+              }
+            ),
       tone: rateTone(periods.week.callbacks.successRate),
       href: null,
     },
     {
-      label: 'Callbacks to deliver',
+      label: say(i18n, 'headline.outbox', 'Callbacks to deliver'),
       value: groupedCount(figures.outbox.pending),
-      hint: `${groupedCount(figures.outbox.retrying)} retrying · ${groupedCount(figures.outbox.failed)} failed`,
+      hint: say(
+        i18n,
+        'headline.outbox_hint',
+        `${count(figures.outbox.retrying)} retrying · ${count(figures.outbox.failed)} failed`,
+        { retrying: count(figures.outbox.retrying), failed: count(figures.outbox.failed) }
+      ),
       tone: (figures.outbox.failed > 0
         ? 'danger'
         : figures.outbox.retrying > 0
@@ -142,45 +233,59 @@ export function dashboardView(figures: DashboardFigures) {
       href: adminUrl('/callbacks'),
     },
     {
-      label: 'Unmatched payments',
+      label: say(i18n, 'headline.unmatched', 'Unmatched payments'),
       value: groupedCount(figures.unmatched.waiting),
       hint:
         figures.unmatched.waiting === 0
-          ? 'Nothing to sort out'
-          : `Newest ${relativeTime(figures.unmatched.newestAt, now)}`,
+          ? say(i18n, 'headline.unmatched_none', 'Nothing to sort out')
+          : say(i18n, 'headline.unmatched_hint', `Newest ${ago(figures.unmatched.newestAt)}`, {
+              ago: ago(figures.unmatched.newestAt),
+            }),
       tone: (figures.unmatched.waiting > 0 ? 'warning' : 'neutral') as Tone,
       href: adminUrl('/unmatched'),
     },
   ]
 
   const statusRows = [
-    { label: 'Created', values: byPeriod((period) => groupedCount(period.orders.total)) },
-    { label: 'Paid', values: byPeriod((period) => groupedCount(period.orders.paid)) },
     {
-      label: 'Waiting for payment',
+      label: say(i18n, 'rows.created', 'Created'),
+      values: byPeriod((period) => groupedCount(period.orders.total)),
+    },
+    {
+      label: say(i18n, 'rows.paid', 'Paid'),
+      values: byPeriod((period) => groupedCount(period.orders.paid)),
+    },
+    {
+      label: say(i18n, 'rows.waiting', 'Waiting for payment'),
       values: byPeriod((period) => groupedCount(period.orders.waiting)),
     },
     {
-      label: 'Choosing a network',
+      label: say(i18n, 'rows.selecting', 'Choosing a network'),
       values: byPeriod((period) => groupedCount(period.orders.selecting)),
     },
-    { label: 'Expired', values: byPeriod((period) => groupedCount(period.orders.expired)) },
     {
-      label: 'Conversion (paid ÷ created)',
+      label: say(i18n, 'rows.expired', 'Expired'),
+      values: byPeriod((period) => groupedCount(period.orders.expired)),
+    },
+    {
+      label: say(i18n, 'rows.conversion', 'Conversion (paid ÷ created)'),
       values: byPeriod((period) => percent(period.conversion)),
     },
   ]
 
   const callbackRows = [
     {
-      label: 'Delivery attempts',
+      label: say(i18n, 'rows.attempts', 'Delivery attempts'),
       values: byPeriod((period) => groupedCount(period.callbacks.attempts)),
     },
     {
-      label: 'Acknowledged by the merchant',
+      label: say(i18n, 'rows.acknowledged', 'Acknowledged by the merchant'),
       values: byPeriod((period) => groupedCount(period.callbacks.acknowledged)),
     },
-    { label: 'Success rate', values: byPeriod((period) => percent(period.callbacks.successRate)) },
+    {
+      label: say(i18n, 'rows.success_rate', 'Success rate'),
+      values: byPeriod((period) => percent(period.callbacks.successRate)),
+    },
   ]
 
   // Every token / network / currency seen in 30 days, with its amount per period ("0" when none).
@@ -193,7 +298,7 @@ export function dashboardView(figures: DashboardFigures) {
   }))
   const networkRows = periods.month.volumeByNetwork.flatMap((network) =>
     network.tokens.map((entry) => ({
-      network: networkLabel(names, network.network),
+      network: networkLabel(names, network.network, i18n),
       token: entry.token,
       values: byPeriod((period) =>
         groupedDecimal(
@@ -216,12 +321,29 @@ export function dashboardView(figures: DashboardFigures) {
   const chartInput: ChartInput = {
     id: 'orders-per-day',
     kind: 'bar',
-    title: `Orders created and paid per day, last ${figures.series.length} days (UTC)`,
-    labels: figures.series.map((day) => dayLabel(day.date)),
+    title: say(
+      i18n,
+      'chart.name',
+      `Orders created and paid per day, last ${figures.series.length} days (UTC)`,
+      { days: String(figures.series.length) }
+    ),
+    labels: figures.series.map((day) => dayLabel(day.date, i18n)),
     series: [
-      { name: 'Created', key: 'created', values: figures.series.map((day) => day.created) },
-      { name: 'Paid', key: 'paid', values: figures.series.map((day) => day.paid) },
+      {
+        name: say(i18n, 'chart.created', 'Created'),
+        key: 'created',
+        values: figures.series.map((day) => day.created),
+      },
+      {
+        name: say(i18n, 'chart.paid', 'Paid'),
+        key: 'paid',
+        values: figures.series.map((day) => day.paid),
+      },
     ],
+  }
+  if (i18n) {
+    chartInput.description = chartSummaryIn(chartInput, i18n)
+    chartInput.labelHeading = say(i18n, 'chart.day', 'Day')
   }
 
   const scanners = figures.scanners.map((status) => ({
@@ -229,23 +351,33 @@ export function dashboardView(figures: DashboardFigures) {
     href: adminUrl(`/chains/${encodeURIComponent(status.network)}`),
     name: status.displayName,
     family: status.family,
-    state: SCANNER_STATES[status.state],
-    help: scannerHelp(status, now),
+    state: {
+      tone: SCANNER_STATES[status.state].tone,
+      label: say(i18n, `state.${status.state}`, SCANNER_STATES[status.state].label),
+    },
+    help: scannerHelp(status, now, i18n),
     scanning: status.scanning,
     scanned: status.scannedHeight === null ? '—' : groupedDecimal(status.scannedHeight),
     head: status.headHeight === null ? '—' : groupedDecimal(status.headHeight),
-    lag:
-      status.lagBlocks === null
-        ? '—'
-        : `${groupedDecimal(status.lagBlocks)} block${status.lagBlocks === '1' ? '' : 's'}${status.lagMs === null ? '' : ` (≈ ${duration(status.lagMs)})`}`,
+    lag: status.lagBlocks === null ? '—' : lagText(status.lagBlocks, status.lagMs, i18n),
     lagLarge: status.lagLarge && status.enabled,
     lagNote:
       status.lagBlocks === null
         ? ''
-        : `waits for ${status.confirmations} confirmation${status.confirmations === 1 ? '' : 's'}`,
-    heightsAt: status.heightsAt === null ? '' : `as of ${relativeTime(status.heightsAt, now)}`,
-    lastScan: relativeTime(status.lastScanAt, now),
-    lastScanUtc: status.lastScanAt === null ? '' : utcTime(status.lastScanAt),
+        : say(
+            i18n,
+            'scanners.confirmations',
+            `waits for ${status.confirmations} confirmation${status.confirmations === 1 ? '' : 's'}`,
+            { count: status.confirmations }
+          ),
+    heightsAt:
+      status.heightsAt === null
+        ? ''
+        : say(i18n, 'scanners.as_of', `as of ${ago(status.heightsAt)}`, {
+            ago: ago(status.heightsAt),
+          }),
+    lastScan: ago(status.lastScanAt),
+    lastScanUtc: status.lastScanAt === null ? '' : utcTime(status.lastScanAt, i18n),
     lastError: status.lastError,
   }))
 
@@ -255,20 +387,32 @@ export function dashboardView(figures: DashboardFigures) {
     merchant: `${order.pid} · ${order.orderId}`,
     fiat: `${groupedDecimal(order.amount)} ${order.currency}`,
     crypto: order.token === '' ? '—' : `${groupedDecimal(order.actualAmount)} ${order.token}`,
-    network: networkLabel(names, order.network),
-    status: ORDER_STATUS[order.status] ?? {
-      label: `status ${order.status}`,
-      tone: 'neutral' as Tone,
-    },
-    created: utcTime(order.createdAt),
-    createdAgo: relativeTime(order.createdAt, now),
-    callback: CALLBACK_STATUS[order.callbackStatus] ?? order.callbackStatus,
+    network: networkLabel(names, order.network, i18n),
+    status: ORDER_STATUS[order.status]
+      ? {
+          label: say(i18n, `status.${order.status}`, ORDER_STATUS[order.status].label),
+          tone: ORDER_STATUS[order.status].tone,
+        }
+      : {
+          label: say(i18n, 'status.other', `status ${order.status}`, {
+            status: String(order.status),
+          }),
+          tone: 'neutral' as Tone,
+        },
+    created: utcTime(order.createdAt, i18n),
+    createdAgo: ago(order.createdAt),
+    callback: Object.hasOwn(CALLBACK_STATUS, order.callbackStatus)
+      ? say(i18n, `callback.${order.callbackStatus}`, CALLBACK_STATUS[order.callbackStatus])
+      : order.callbackStatus,
   }))
 
   return {
     empty: figures.empty,
-    generatedAt: utcTime(now),
-    periodColumns: PERIOD_COLUMNS,
+    generatedAt: utcTime(now, i18n),
+    periodColumns: PERIOD_COLUMNS.map((column) => ({
+      key: column.key,
+      label: say(i18n, `period.${column.key}`, column.label),
+    })),
     headline,
     statusRows,
     callbackRows,
@@ -282,6 +426,18 @@ export function dashboardView(figures: DashboardFigures) {
     ).length,
     recentOrders,
   }
+}
+
+/** "12 blocks (≈ 2 min)". */
+function lagText(blocks: string, lagMs: number | null, i18n?: FormatI18n): string {
+  const english = `${groupedDecimal(blocks)} block${blocks === '1' ? '' : 's'}`
+  const lag = say(i18n, 'scanners.blocks', english, {
+    count: Number(blocks),
+    blocks: groupedDecimal(blocks),
+  })
+  if (lagMs === null) return lag
+  const time = duration(lagMs, i18n)
+  return say(i18n, 'scanners.lag_time', `${lag} (≈ ${time})`, { lag, time })
 }
 
 export type DashboardView = ReturnType<typeof dashboardView>
