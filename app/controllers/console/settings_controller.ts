@@ -15,6 +15,7 @@ import { siteLook } from '#cashier/site_look'
 import { ConsoleNotFound } from '#console/console_errors'
 import { adminUrl } from '#console/console_paths'
 import { flashInputWithoutSecrets } from '#console/console_session'
+import { OperatorError } from '#support/operator_error'
 
 /** A setting's form field: dots become `__` (a dotted name reads as a path in flash messages). */
 export function settingFieldName(key: string): string {
@@ -59,6 +60,12 @@ export default class SettingsController {
     const { params, request, session, response } = ctx
     const page = localizedPage(await this.#page(ctx, params.group), ctx.i18n)
     const back = adminUrl(`/settings/${page.group.id}`)
+    // The service refuses it too (in English, as `settings:set` would): said here in the admin's words.
+    if (page.turnedOffPlugin) {
+      throw new OperatorError(
+        ctx.i18n.t('console.settings.plugin_off_refused', { plugin: page.turnedOffPlugin })
+      )
+    }
     const body = request.body()
     const values: Record<string, string | null> = {}
     for (const field of page.fields) {

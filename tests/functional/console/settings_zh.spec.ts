@@ -7,6 +7,7 @@ import pluginsConfig from '#config/plugins'
 import { SETTINGS_GROUPS, settingMessageKey } from '#services/console/settings_groups'
 import { emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { ConsoleAgent, createConsoleUser, pageText } from '#tests/helpers/console'
+import { startServerProcess } from '#tests/helpers/processes'
 
 const CHINESE = { 'accept-language': 'zh-CN,zh;q=0.9' }
 
@@ -130,4 +131,33 @@ test.group('Console settings in Chinese: the pages', (group) => {
     assert.include(rates, '已设置固定汇率：1 USDT = 7.25 CNY。')
     assert.include(rates, 'USDT 兑 CNY 的新汇率')
   })
+
+  test('a group whose plugin is off says so in Chinese, and so does a refused save', async ({
+    assert,
+  }) => {
+    const admin = await createConsoleUser()
+    const server = await startServerProcess({ PLUGINS: '-provider' })
+    const appUrl = process.env.APP_URL
+    process.env.APP_URL = server.url
+    try {
+      const agent = await ConsoleAgent.signIn(admin)
+      agent.headers['accept-language'] = 'zh-CN'
+      const page = await agent.get('/settings/provider')
+      assert.include(page.text, '<html lang="zh-CN">')
+      const text = pageText(page.text)
+      assert.include(text, 'provider 插件已关闭（PLUGINS），因此现在无法修改这些设置。')
+      assert.match(
+        page.text,
+        /服务商账户\s*<\/span>\s*<span class="badge badge-neutral">已关闭<\/span>/
+      )
+      await agent.post('/settings/provider', { provider__shop_id: 'changed' })
+      assert.include(
+        pageText((await agent.get('/settings/provider')).text),
+        'provider 插件已关闭（PLUGINS）：插件重新启用之前，无法修改其设置'
+      )
+    } finally {
+      process.env.APP_URL = appUrl
+      await server.stop()
+    }
+  }).timeout(60_000)
 })
