@@ -74,7 +74,7 @@ test.group('Console unmatched payments in Chinese', (group) => {
     for (const words of [
       '有 1 笔等待你处理。',
       '未匹配付款，最新的在前',
-      '未支付订单',
+      '未匹配到订单',
       '待处理',
       '全部类型',
       '等待你处理',
