@@ -380,7 +380,11 @@ export function settingErrorText(i18n: I18n, label: string, message: string): st
     for (const [pattern, name, values] of VALUE_ERRORS) {
       const match = pattern.exec(message)
       if (match) {
-        text = i18n.t('console.settings.errors.' + name, values(match))
+        const given = values(match)
+        // The page named by its title: in the admin's words too.
+        const named = SETTINGS_GROUPS.find((group) => group.title === given.group)
+        if (named) given.group = localizedGroup(named, i18n).title
+        text = i18n.t('console.settings.errors.' + name, given)
         break
       }
     }

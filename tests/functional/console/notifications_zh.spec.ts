@@ -125,7 +125,7 @@ test.group('Console notifications in Chinese', (group) => {
     const refused = pageText((await agent.get('/notifications')).text)
     assert.include(refused, 'webhook 渠道未保存任何内容：有些值需要修改（见下方提示）。')
     assert.include(refused, '免打扰时段：必须是 HH:MM-HH:MM（24 小时制，两个时间不同）或留空。')
-    assert.include(refused, '事件：“bad name”不是事件名、order.* 这样的前缀或 *。')
+    assert.include(refused, '事件：“bad name”不是有效的事件名、order.* 这样的前缀或 *。')
 
     await agent.submit(
       '/notifications/settings',

@@ -4,7 +4,11 @@ import settings from '#settings/settings_service'
 import { SETTINGS } from '#settings/definitions'
 import type { SettingDefinition } from '#settings/setting_types'
 import pluginsConfig from '#config/plugins'
-import { SETTINGS_GROUPS, settingMessageKey } from '#services/console/settings_groups'
+import {
+  SETTINGS_GROUPS,
+  settingErrorText,
+  settingMessageKey,
+} from '#services/console/settings_groups'
 import { emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { ConsoleAgent, createConsoleUser, pageText } from '#tests/helpers/console'
 import { startServerProcess } from '#tests/helpers/processes'
@@ -54,6 +58,36 @@ test.group('Console settings in Chinese: the catalogue', () => {
     for (const group of SETTINGS_GROUPS) {
       assert.equal(english.t(`console.settings.group.${group.id}.title`), group.title)
       assert.equal(english.t(`console.settings.group.${group.id}.description`), group.description)
+    }
+  })
+})
+
+test.group('Console settings in Chinese: refused values', () => {
+  test('the setting types’ messages read Chinese; English stays as settings:set says it; an unknown one is kept', ({
+    assert,
+  }) => {
+    const chinese = i18nManager.locale('zh-CN')
+    const english = i18nManager.locale('en')
+    const cases: [string, string][] = [
+      ['must be a whole number', '必须是整数'],
+      ['must be between 1 and 10000', '必须在 1 到 10000 之间'],
+      ['must be at most 100 characters', '最多 100 个字符'],
+      ['must be an http(s) URL or empty', '必须是 http(s) 地址或留空'],
+      ['must be true or false', '必须是 true 或 false'],
+      ['must be one of memory, database, redis', '必须是以下之一：memory, database, redis'],
+      ['"nope" is not a source name', '“nope”不是有效的汇率源名称'],
+      [
+        '"1.2.3" is not an IP address or CIDR range',
+        '“1.2.3”不是有效的网络地址（IP 或 CIDR 网段）',
+      ],
+      ['must list at most 100 addresses or ranges', '最多列出 100 个地址或网段'],
+      ['is not a setting of the Order lifetime page', '不是“订单有效期”页面的设置'],
+      ['type a new value or tick clear, not both', '请输入新值或勾选清除，不能同时进行'],
+      ['something new', 'something new'],
+    ]
+    for (const [message, words] of cases) {
+      assert.equal(settingErrorText(english, 'Label', message), `Label ${message}.`)
+      assert.equal(settingErrorText(chinese, '标签', message), `标签：${words}。`)
     }
   })
 })
