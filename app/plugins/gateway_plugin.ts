@@ -17,11 +17,19 @@ export type SeedToken = {
 }
 
 /**
- * A chain installed by `node ace setup` when its plugin is on. Chains start
- * enabled but are offered to payers only once a wallet is added.
+ * A chain installed by `node ace setup` (and by every start, when missing:
+ * an installation made before a plugin seeded it gains it, after its own
+ * chains) when its plugin is on. Chains start enabled but are offered to
+ * payers only once a wallet is added, unless `enabled` is false.
  */
 export type SeedChain = {
   network: string
+  /**
+   * False: installed disabled (neither scanned nor offered) until the
+   * operator enables it, e.g. once its RPC URL and a wallet are set.
+   * Default true.
+   */
+  enabled?: boolean
   /** A family this plugin (or another enabled one) contributes. */
   family: string
   displayName: string

@@ -121,10 +121,14 @@ export class InstallationService {
 
   /**
    * Inserts what is missing of the defaults: the seeders of
-   * database/seeders, the same `node ace db:seed` runs.
+   * database/seeders, the same `node ace db:seed` runs. Under the
+   * migration lock, one process at a time: a seeder may look at what is
+   * there before it inserts (the chains seeder adds a default token to a
+   * chain it did not add itself disabled), and a process starting beside
+   * another must not take that one's fresh rows for an operator's.
    */
   async installDefaults(print: Printer) {
-    await new IndexSeeder(db.connection(), print).run()
+    await this.#exclusively(() => new IndexSeeder(db.connection(), print).run())
   }
 }
 

@@ -5,15 +5,33 @@ import { InstallationSeeder } from '#database/installation_seeder'
 /**
  * The chains and tokens of the enabled plugins. A chain whose family no
  * enabled plugin brings is skipped (with a line saying so), not an error.
+ * Rows are only ever added, never changed: a chain missing from an
+ * installation (one made before its plugin seeded it) is added after the
+ * chains it has. A default token missing from a chain the installation
+ * had already (the operator's, perhaps: one added by hand under the same
+ * name) is added disabled, so that what that chain offers payers stays as
+ * the operator set it; none is added to a chain of another family.
+ * Starting processes seed one at a time (InstallationService.installDefaults).
  */
 export default class PluginChainsSeeder extends InstallationSeeder {
   async run() {
     const now = Date.now()
-    for (const [index, chain] of pluginRegistry.seedChains().entries()) {
+    for (const chain of pluginRegistry.seedChains()) {
       const family = chainRegistry.find(chain.family)
       if (!family) {
         this.print(
           `Skipped the chain ${chain.network}: no enabled plugin brings the family "${chain.family}".`
+        )
+        continue
+      }
+      const existing: { family: string } | null = await this.client
+        .from('chains')
+        .where('network', chain.network)
+        .select('family')
+        .first()
+      if (existing && existing.family !== chain.family) {
+        this.print(
+          `Left the chain ${chain.network} as it is: its family is "${existing.family}", not "${chain.family}"; its default tokens were not added.`
         )
         continue
       }
@@ -25,13 +43,16 @@ export default class PluginChainsSeeder extends InstallationSeeder {
           family: chain.family,
           display_name: chain.displayName,
           options: JSON.stringify(family.validateOptions?.(chain.options ?? {}) ?? {}),
-          enabled: true,
+          enabled: chain.enabled ?? true,
           rpc_urls: JSON.stringify(chain.rpcUrls),
           confirmations: chain.confirmations,
           scan_interval_seconds: chain.scanIntervalSeconds,
           block_time_ms: chain.blockTimeMs,
           explorer_tx_url: chain.explorerTxUrl,
-          sort_order: (index + 1) * 10,
+          // Last of the list, in one statement (several processes may seed at once).
+          sort_order: this.client.knexRawQuery(
+            '(SELECT COALESCE(MAX(sort_order), 0) + 10 FROM chains)'
+          ),
           created_at: now,
           updated_at: now,
         })
@@ -48,7 +69,7 @@ export default class PluginChainsSeeder extends InstallationSeeder {
             contract: token.contract === null ? null : family.normalizeContract(token.contract),
             decimals: token.decimals,
             amount_precision: token.amountPrecision,
-            enabled: true,
+            enabled: !existing,
             created_at: now,
             updated_at: now,
           })

@@ -125,15 +125,15 @@ test.group('Operator commands: chains, tokens, wallets, rates', (group) => {
 
   test('chain:set with --family adds a new network', async ({ assert }) => {
     const result = await runCommand(ChainSet, [
-      'arbitrum',
+      'linea',
       '--family=evm',
-      '--option=chainId=42161',
-      '--display-name=Arbitrum One',
+      '--option=chainId=59144',
+      '--display-name=Linea',
     ])
     assert.equal(result.exitCode, 0, result.output)
-    const chain = await Chain.findByOrFail('network', 'arbitrum')
+    const chain = await Chain.findByOrFail('network', 'linea')
     assert.equal(chain.family, 'evm')
-    assert.deepEqual(chain.options, { chainId: 42161 })
+    assert.deepEqual(chain.options, { chainId: 59144 })
     assert.equal((await runCommand(ChainSet, ['newnet', '--family=bitcoin'])).exitCode, 1)
   })
 

@@ -24,14 +24,34 @@ test.group('Plugin catalog: what each plugin brings', (group) => {
       {
         name: 'evm',
         addressFormat: '0x followed by 40 hex characters (EIP-55 checksum if mixed-case)',
-        networks: ['ethereum', 'bsc', 'polygon', 'plasma'],
+        networks: [
+          'ethereum',
+          'bsc',
+          'polygon',
+          'plasma',
+          'arbitrum',
+          'base',
+          'optimism',
+          'avalanche',
+          'xlayer',
+        ],
         canScan: true,
         canVerify: true,
         canTestConnection: true,
         paymentUris: true,
       },
     ])
-    assert.deepEqual(evm.seedNetworks, ['ethereum', 'bsc', 'polygon', 'plasma'])
+    assert.deepEqual(evm.seedNetworks, [
+      'ethereum',
+      'bsc',
+      'polygon',
+      'plasma',
+      'arbitrum',
+      'base',
+      'optimism',
+      'avalanche',
+      'xlayer',
+    ])
     assert.isNull(evm.routePrefix)
     assert.deepEqual(evm.routes, [])
 

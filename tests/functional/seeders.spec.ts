@@ -26,7 +26,19 @@ test.group('Installation seeders (node ace db:seed)', (group) => {
     )
     assert.equal((await ApiKey.findByOrFail('pid', '1000')).signingSecret(), TEST_SECRET)
     const networks = (await Chain.query().orderBy('sort_order')).map((chain) => chain.network)
-    assert.deepEqual(networks, ['tron', 'ethereum', 'bsc', 'polygon', 'plasma', 'solana'])
+    assert.deepEqual(networks, [
+      'tron',
+      'ethereum',
+      'bsc',
+      'polygon',
+      'plasma',
+      'arbitrum',
+      'base',
+      'optimism',
+      'avalanche',
+      'xlayer',
+      'solana',
+    ])
     assert.equal(await countRows('tokens', { network: 'ton' }), 0)
     assert.equal(await countRows('users'), 1)
 
