@@ -244,7 +244,11 @@ test.group('Notifications end to end: the worker’s loop to real protocol fakes
       .update({ next_attempt_at: Date.now() })
     notificationDelivery.wake()
     await channels.smtp.waitForMessages(5, 15_000)
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // Every delivery recorded as delivered: none is sent again, so a duplicate would be here by now.
+    await until(async () => {
+      const rows = await db.from('notification_deliveries').where('channel', 'email')
+      return rows.length === 5 && rows.every((row) => row.status === 'delivered')
+    }, 'the five mails recorded as delivered')
     const subjects = channels.smtp.messages.map((message) => message.parsed.text ?? '')
     for (const order of orders)
       assert.lengthOf(
