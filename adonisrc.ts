@@ -17,12 +17,13 @@ export default defineConfig({
     },
     () => import('@adonisjs/core/providers/vinejs_provider'),
     () => import('@adonisjs/core/providers/edge_provider'),
-    () => import('@adonisjs/i18n/i18n_provider'),
     () => import('@adonisjs/lucid/database_provider'),
     () => import('@adonisjs/redis/redis_provider'),
     () => import('@adonisjs/limiter/limiter_provider'),
     () => import('adonisjs-scheduler/scheduler_provider'),
     () => import('#providers/plugins_provider'),
+    // After the plugins: their lang folders are part of the catalogue.
+    () => import('@adonisjs/i18n/i18n_provider'),
     () => import('@adonisjs/static/static_provider'),
     // The admin console: sessions, CSRF and security headers, the session guard.
     () => import('@adonisjs/session/session_provider'),
@@ -70,6 +71,15 @@ export default defineConfig({
     },
     {
       pattern: 'resources/lang/**',
+      reloadServer: false,
+    },
+    // A plugin's own texts and views (app/plugins/plugin_resources.ts).
+    {
+      pattern: 'plugins/*/lang/**',
+      reloadServer: false,
+    },
+    {
+      pattern: 'plugins/*/views/**/*.edge',
       reloadServer: false,
     },
   ],

@@ -1,9 +1,11 @@
 import app from '@adonisjs/core/services/app'
 import { defineConfig, formatters, loaders } from '@adonisjs/i18n'
+import { pluginTranslations } from '#app_plugins/plugin_resources'
 
 /**
  * Translations (resources/lang/<locale>/<area>.json: the file's path is its
- * keys' prefix, e.g. `cashier.pay.heading`), formatted as ICU messages
+ * keys' prefix, e.g. `cashier.pay.heading`) and the enabled plugins' own
+ * (app/plugins/plugin_resources.ts), formatted as ICU messages
  * (plurals, numbers, dates per locale). English is every locale's fallback.
  *
  * - The cashier speaks the eight locales below (app/cashier/languages.ts).
@@ -14,7 +16,8 @@ const i18nConfig = defineConfig({
   defaultLocale: 'en',
   supportedLocales: ['en', 'zh-CN', 'zh-TW', 'ja', 'ko', 'ru', 'es', 'vi'],
   formatter: formatters.icu(),
-  loaders: [loaders.fs({ location: app.languageFilesPath() })],
+  // The core's texts, then each enabled plugin's (plugins/<name>/lang, keys `plugins.<name>.…`).
+  loaders: [loaders.fs({ location: app.languageFilesPath() }), pluginTranslations],
 })
 
 export default i18nConfig

@@ -3,6 +3,7 @@ import callbackFormats from '#callbacks/callback_format'
 import { NativeCallbackFormat } from '#callbacks/native_callback_format'
 import { loadPlugins } from '#app_plugins/plugin_loader'
 import pluginRegistry from '#app_plugins/plugin_registry'
+import { mountPluginViews } from '#app_plugins/plugin_resources'
 
 /**
  * Loads the plugins of config/plugins.ts (and PLUGIN_MODULES), keeps the
@@ -16,5 +17,10 @@ export default class PluginsProvider {
   async boot() {
     callbackFormats.register(new NativeCallbackFormat())
     pluginRegistry.activate(await loadPlugins())
+    // Their views as Edge disks; their texts are read by the i18n provider, booted after this one.
+    if (this.app.usingEdgeJS) {
+      const { default: edge } = await import('edge.js')
+      mountPluginViews(edge)
+    }
   }
 }

@@ -10,7 +10,6 @@ import { fractionDigits, toFixedDigits } from '#support/money'
 import { qrSvg } from '#cashier/qr_svg'
 import { siteLook, type SiteLook } from '#cashier/site_look'
 import {
-  DEFAULT_LANGUAGE,
   languageChoices,
   messagesOf,
   translator,
@@ -18,6 +17,9 @@ import {
   type Translate,
 } from '#cashier/languages'
 import { isWebAddress } from '#support/web_address'
+import i18nManager from '@adonisjs/i18n/services/main'
+import pluginRegistry from '#app_plugins/plugin_registry'
+import { pluginKeyPrefix } from '#app_plugins/plugin_resources'
 
 /** What the page shows first; the script moves between them afterwards. */
 export type CashierState = 'choose' | 'pay' | 'provider' | 'paid' | 'expired'
@@ -32,8 +34,8 @@ export type PayTarget = {
   addressQr: string
   /**
    * The "I have paid" dialog's intro: a family whose references take
-   * several forms has its own text (`hash.intro_<family>` in the
-   * language files), the others the general one.
+   * several forms has its own text (its plugin's `cashier.hash_intro`),
+   * the others the general one.
    */
   referenceIntro: string
 }
@@ -71,7 +73,7 @@ export async function cashierPage(order: Order, language: Language, now = Date.n
   const look = siteLook(config.site)
   const state = stateOf(order, now)
 
-  const pay = order.isOnChain && state === 'pay' ? await payTarget(order, t) : null
+  const pay = order.isOnChain && state === 'pay' ? await payTarget(order, language, t) : null
   const paidAmount = order.isOnChain ? (pay?.amount ?? (await amountOf(order))) : ''
   const isParent = order.parentId === null
   const canChoose = isParent && isOpen(order, now)
@@ -117,7 +119,7 @@ function stateOf(order: Order, now: number): CashierState {
   return order.isProviderOrder ? 'provider' : 'pay'
 }
 
-async function payTarget(order: Order, t: Translate): Promise<PayTarget> {
+async function payTarget(order: Order, language: Language, t: Translate): Promise<PayTarget> {
   const [chain, token, uri] = await Promise.all([
     Chain.findBy('network', order.network),
     Token.query().where('network', order.network).where('symbol', order.token).first(),
@@ -131,13 +133,21 @@ async function payTarget(order: Order, t: Translate): Promise<PayTarget> {
     uri,
     qr: await qrSvg(uri, t('pay.qr_label')),
     addressQr: await qrSvg(order.receiveAddress, t('pay.address_qr_label')),
-    referenceIntro: referenceIntro(t, chain?.family),
+    referenceIntro: referenceIntro(language, t, chain?.family),
   }
 }
 
-function referenceIntro(t: Translate, family: string | undefined): string {
-  const own = family ? `hash.intro_${family}` : null
-  return own && own in messagesOf(DEFAULT_LANGUAGE) ? t(own) : t('hash.intro')
+/**
+ * The "I have paid" dialog's intro: the family's plugin may bring its own
+ * (`lang/<locale>/cashier.json`'s `hash_intro`: TON's references take
+ * several forms), else the general one.
+ */
+function referenceIntro(language: Language, t: Translate, family: string | undefined): string {
+  const plugin = family ? pluginRegistry.pluginOfFamily(family) : undefined
+  if (!plugin) return t('hash.intro')
+  const key = `${pluginKeyPrefix(plugin)}cashier.hash_intro`
+  const i18n = i18nManager.locale(language)
+  return i18n.hasMessage(key) || i18n.hasFallbackMessage(key) ? i18n.t(key) : t('hash.intro')
 }
 
 async function amountOf(order: Order): Promise<string> {

@@ -84,6 +84,13 @@ export type GatewayPlugin = {
   /** Lower-case identifier: the PLUGINS env and the route prefix use it. */
   name: string
   description: string
+  /**
+   * The plugin's folder (`new URL('./', import.meta.url)`), when it brings
+   * texts or views (app/plugins/plugin_resources.ts): `lang/<locale>/*.json`
+   * (keys `plugins.<name>.<file>.<key>` in the i18n catalogue) and `views/`
+   * (the Edge disk `<name>`: `@include('<name>::console/hint')`).
+   */
+  folder?: URL
   families?: ChainFamily[]
   callbackFormats?: CallbackFormat[]
   providers?: PaymentProvider[]

@@ -49,6 +49,11 @@ export class PluginRegistry {
     return this.#loaded.enabled
   }
 
+  /** The enabled plugin that contributes a chain family. */
+  pluginOfFamily(family: string): GatewayPlugin | undefined {
+    return this.enabled.find((plugin) => plugin.families?.some((entry) => entry.name === family))
+  }
+
   isEnabled(name: string) {
     return this.#loaded.enabled.some((plugin) => plugin.name === name)
   }

@@ -10,6 +10,8 @@ import { TonFamily } from '#plugins/ton/ton_family'
 export default definePlugin({
   name: 'ton',
   description: 'TON: jetton and TON transfers',
+  // lang/<locale>/cashier.json: the "I have paid" dialog's intro to TON's references.
+  folder: new URL('./', import.meta.url),
   families: [new TonFamily()],
   seed: {
     chains: [

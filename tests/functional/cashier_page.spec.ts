@@ -57,7 +57,7 @@ test.group('Cashier page: first render from the order', (group) => {
       intro((await page(`/cashier/${order.tradeId}`)).html),
       'Paste the transaction hash from your wallet and we check it on the network at once.'
     )
-    // A family with several reference forms (its own `hash.intro_<family>` text).
+    // A family with several reference forms (its plugin's own `cashier.hash_intro`, plugins/ton/lang).
     await db.from('chains').where('network', FAKE_NETWORK).update({ family: 'ton' })
     assert.equal(
       intro((await page(`/cashier/${order.tradeId}`)).html),

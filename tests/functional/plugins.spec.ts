@@ -341,6 +341,21 @@ test.group('Plugins: a plugin from PLUGIN_MODULES', (group) => {
     const greet = await runAce(['demo:greet'], { PLUGIN_MODULES: DEMO_MODULE })
     assert.include(greet.stdout, 'greeting: hi there')
 
+    // Its view and texts, from its own folder, in English (ICU plural) and in Chinese.
+    const english = await fetch(`${server.url}/payments/demo/v1/page?name=Ann&count=2`)
+    assert.equal(english.status, 200)
+    const englishHtml = await english.text()
+    assert.include(englishHtml, '<title>Demo page</title>')
+    assert.include(englishHtml, '<p id="greeting">Hello, Ann: 2 demo networks</p>')
+    const one = await (await fetch(`${server.url}/payments/demo/v1/page?name=Ann&count=1`)).text()
+    assert.include(one, 'Hello, Ann: 1 demo network</p>')
+    const chinese = await (
+      await fetch(`${server.url}/payments/demo/v1/page?lang=zh-CN&name=Ann&count=2`)
+    ).text()
+    assert.include(chinese, '<html lang="zh-CN">')
+    assert.include(chinese, '<title>演示页面</title>')
+    assert.include(chinese, '你好，Ann：2 个演示网络')
+
     // Without the module line, none of it exists.
     const without = await runAce(['settings:set', 'demo.greeting', 'x'])
     assert.include(without.stdout + without.stderr, 'unknown setting "demo.greeting"')

@@ -105,7 +105,20 @@ test.group('Production build', (group) => {
       assert.isTrue(files.has(entry), `${entry} is in the build`)
     }
     // Read at run time by path: views, lang files, public assets, migrations.
-    for (const dir of ['resources/views', 'resources/lang', 'public', 'database/migrations']) {
+    // A plugin's own texts and views (app/plugins/plugin_resources.ts) too.
+    const pluginResources = readdirSync(join(APP_ROOT, 'plugins')).flatMap((name) =>
+      ['lang', 'views']
+        .map((sub) => `plugins/${name}/${sub}`)
+        .filter((dir) => existsSync(join(APP_ROOT, dir)))
+    )
+    assert.include(pluginResources, 'plugins/ton/lang')
+    for (const dir of [
+      'resources/views',
+      'resources/lang',
+      'public',
+      'database/migrations',
+      ...pluginResources,
+    ]) {
       const sources = filesUnder(join(APP_ROOT, dir)).map((file) =>
         join(dir, file).replace(/\.ts$/, '.js')
       )

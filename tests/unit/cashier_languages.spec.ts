@@ -3,6 +3,7 @@ import { existsSync, readdirSync } from 'node:fs'
 import app from '@adonisjs/core/services/app'
 import { LANGUAGES, messagesOf, translator } from '#cashier/languages'
 import { SCRIPT_KEYS } from '#cashier/cashier_page'
+import i18nManager from '@adonisjs/i18n/services/main'
 
 /** The ICU arguments a text uses: `{name}`, and `{count, plural, …}`'s `count`. */
 const placeholders = (text: string) =>
@@ -61,6 +62,25 @@ test.group('Cashier translations', () => {
         assert.isAbove(messages[key].trim().length, 0, `${language} ${key}`)
         assert.deepEqual(placeholders(messages[key]), placeholders(text), `${language} ${key}`)
       }
+    }
+  })
+
+  test("the plugins' cashier texts exist in every cashier language with English's arguments", ({
+    assert,
+  }) => {
+    const pluginKeys = (language: string) =>
+      Object.fromEntries(
+        Object.entries(i18nManager.getTranslationsFor(language)).filter(([key]) =>
+          /^plugins\.[^.]+\.cashier\./.test(key)
+        )
+      ) as Record<string, string>
+    const english = pluginKeys('en')
+    assert.isString(english['plugins.ton.cashier.hash_intro'], "TON's own, from plugins/ton/lang")
+    for (const language of LANGUAGES) {
+      const messages = pluginKeys(language)
+      assert.sameMembers(Object.keys(messages), Object.keys(english), language)
+      for (const [key, text] of Object.entries(english))
+        assert.deepEqual(placeholders(messages[key]), placeholders(text), `${language} ${key}`)
     }
   })
 
