@@ -5,6 +5,7 @@ import {
   fitAxis,
   niceMax,
   renderChart,
+  textWidthOf,
   type ChartInput,
 } from '#services/console/svg_chart'
 
@@ -24,6 +25,30 @@ function count(text: string, pattern: RegExp) {
 }
 
 test.group('SVG chart', () => {
+  test("the legend leaves room for wide (Chinese) names: a swatch never sits under the next name's text", ({
+    assert,
+  }) => {
+    assert.equal(textWidthOf('Paid'), 28)
+    assert.equal(textWidthOf('已创建'), 36)
+    assert.equal(textWidthOf('USDT 成交额'), 7 * 5 + 12 * 3)
+    const svg = renderChart({
+      ...week,
+      series: [
+        { name: '已创建', key: 'created', values: week.series[0].values },
+        { name: '已支付', key: 'paid', values: week.series[1].values },
+      ],
+    })
+    const legend = /<g class="chart-legend"[^>]*>(.*?)<\/g>/s.exec(svg)![1]
+    const texts = [...legend.matchAll(/<text x="([\d.]+)"[^>]*>([^<]*)<\/text>/g)].map((m) => ({
+      x: Number(m[1]),
+      name: m[2],
+    }))
+    const swatches = [...legend.matchAll(/<rect[^>]* x="([\d.]+)"/g)].map((m) => Number(m[1]))
+    // Right to left: 已支付, its swatch, 已创建, its swatch. 已创建 must end before 已支付's swatch.
+    const created = texts.find((text) => text.name === '已创建')!
+    assert.isAtMost(created.x + 3 * 12, swatches[0], "已创建 ends before 已支付's swatch")
+  })
+
   test('an image named by its title and described by a summary of the data', ({ assert }) => {
     const svg = renderChart(week)
     assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" [^>]*role="img"/)

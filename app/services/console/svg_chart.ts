@@ -292,6 +292,28 @@ function lines(
   return parts
 }
 
+/**
+ * About how wide a legend name draws at 11 px: 7 px a Latin character, 12 px
+ * a wide one (Chinese, Japanese, Korean, full-width forms), which would
+ * otherwise run into the next swatch.
+ */
+export function textWidthOf(text: string): number {
+  let width = 0
+  for (const character of text) {
+    const code = character.codePointAt(0) ?? 0
+    const wide =
+      (code >= 0x1100 && code <= 0x115f) ||
+      (code >= 0x2e80 && code <= 0xa4cf) ||
+      (code >= 0xac00 && code <= 0xd7a3) ||
+      (code >= 0xf900 && code <= 0xfaff) ||
+      (code >= 0xfe30 && code <= 0xfe4f) ||
+      (code >= 0xff00 && code <= 0xff60) ||
+      (code >= 0xffe0 && code <= 0xffe6)
+    width += wide ? 12 : 7
+  }
+  return width
+}
+
 /** Top right, one swatch and name per series (the summary says the same to a screen reader). */
 function legend(input: ChartInput, width: number): string[] {
   const parts: string[] = ['<g class="chart-legend" aria-hidden="true">']
@@ -299,7 +321,7 @@ function legend(input: ChartInput, width: number): string[] {
   // Laid out right to left, so that the legend ends at the right edge.
   for (let index = input.series.length - 1; index >= 0; index--) {
     const series = input.series[index]
-    const textWidth = series.name.length * 7
+    const textWidth = textWidthOf(series.name)
     x -= textWidth
     parts.push(
       `<text x="${x}" y="14" dominant-baseline="middle" fill="currentColor">${escapeMarkup(series.name)}</text>`
