@@ -225,6 +225,30 @@ export type ChainHead = {
   time: number | null
 }
 
+/**
+ * A family option that every network of the family should name, asked for
+ * by the console's add-network form (a required field) and compared with
+ * what the endpoint serves (ChainFamily.checkEndpoint), e.g. the EVM chain id.
+ */
+export type NetworkOptionField = {
+  /** The option's key in chains.options (`chain:set --option name=…`). */
+  name: string
+  /** The form field's label. */
+  label: string
+  /** One sentence under the field. */
+  help: string
+  /** A whole number (the field asks for digits). */
+  numeric?: boolean
+}
+
+/** An endpoint that answers, but for another network than the chain's options name. */
+export type EndpointMismatch = {
+  /** The option the answer contradicts (a NetworkOptionField's name). */
+  option: string
+  /** What the endpoint serves instead, in plain words. */
+  message: string
+}
+
 /** What a head watch reports (ChainFamily.watchHeads). */
 export type HeadHandlers = {
   /** A new head, as a decimal string in the family's numbering (block, slot…). */
@@ -318,6 +342,18 @@ export interface ChainFamily {
    * timeout). Used to test an endpoint: no state is kept.
    */
   head?(rpc: RpcPool, chain: Chain): Promise<ChainHead>
+
+  /** Options a network of this family should name (see NetworkOptionField). */
+  readonly networkOptions?: readonly NetworkOptionField[]
+
+  /**
+   * Whether the pool's endpoint serves the network the chain's options
+   * name (EVM: eth_chainId against the chainId option), asked after a
+   * successful `head` by every connection test. Null when it does, or when
+   * the options name nothing to compare; rejects when the endpoint cannot
+   * answer. Without it, a test proves only that the endpoint answers.
+   */
+  checkEndpoint?(rpc: RpcPool, chain: Chain): Promise<EndpointMismatch | null>
 
   /**
    * A payment URI for wallets (the family's URI scheme),

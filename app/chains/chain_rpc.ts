@@ -61,6 +61,11 @@ export type RpcPoolOverrides = {
    * (chains.verify_requests_per_*), counted apart from the scanners'.
    */
   purpose?: 'verify'
+  /**
+   * False: the endpoints' shared state (held, learned log range) is
+   * neither read nor written, e.g. for a network not saved yet.
+   */
+  remember?: boolean
 }
 
 /**
@@ -108,7 +113,10 @@ export async function rpcFor(chain: Chain, overrides: RpcPoolOverrides = {}): Pr
       const endpoint = budgetOf(chain, url, apiKey, fallback)
       return verify ? verificationBudgetOf(endpoint, verify) : endpoint
     },
-    memory: await DatabaseEndpointMemory.load(chain.network, urls, apiKey),
+    memory:
+      overrides.remember === false
+        ? undefined
+        : await DatabaseEndpointMemory.load(chain.network, urls, apiKey),
     ...(overrides.retries !== undefined ? { retries: overrides.retries } : {}),
   })
 }

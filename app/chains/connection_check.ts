@@ -19,6 +19,11 @@ export type EndpointTest = {
   latencyMs: number
   /** Why it failed, in plain words (secrets masked); null when it answered. */
   error: string | null
+  /**
+   * The family option the answer contradicts (EVM: chainId) when the
+   * endpoint answered for another network; null otherwise.
+   */
+  mismatch: string | null
 }
 
 export type ConnectionTest = {
@@ -99,6 +104,9 @@ export function describeRpcFailure(error: unknown, timeoutMs: number, rpc: RpcPo
       return rpc.redact(`${firstLine(item.message)}${hint}`)
     }
   }
+  // A web page or a proxy's message where JSON-RPC answers were expected.
+  if (chain.some((item) => item instanceof SyntaxError))
+    return 'the answer is not JSON (is this URL the node’s JSON-RPC endpoint?)'
   for (const item of chain) {
     const record = item as { name?: unknown; code?: unknown; status?: unknown }
     if (typeof record.name === 'string' && TIMEOUT_NAMES.has(record.name)) return timeout
@@ -108,12 +116,19 @@ export function describeRpcFailure(error: unknown, timeoutMs: number, rpc: RpcPo
     // HTTP errors of client libraries that do their own HTTP (viem, @solana/kit).
     if (typeof record.status === 'number' && record.status >= 400) return `HTTP ${record.status}`
   }
-  // The innermost message that says something (viem's shortMessage first).
+  // The innermost message that says something (viem's shortMessage first,
+  // with the endpoint's own words: a JSON-RPC error's message is its details).
   for (const item of chain.reverse()) {
     if (item instanceof RpcUnavailableError) continue
     const short = (item as { shortMessage?: unknown }).shortMessage
-    if (typeof short === 'string' && short.trim() !== '' && short !== 'HTTP request failed.')
-      return rpc.redact(firstLine(short))
+    const details = (item as { details?: unknown }).details
+    if (typeof short === 'string' && short.trim() !== '' && short !== 'HTTP request failed.') {
+      const said =
+        typeof details === 'string' && details.trim() !== '' && !short.includes(details.trim())
+          ? `${firstLine(short).replace(/\.$/, '')}: ${firstLine(details)}`
+          : firstLine(short)
+      return rpc.redact(said)
+    }
     if (item instanceof Error && item.message.trim() !== '' && item.message !== 'fetch failed') {
       return rpc.redact(firstLine(item.message))
     }
@@ -123,27 +138,37 @@ export function describeRpcFailure(error: unknown, timeoutMs: number, rpc: RpcPo
 
 class Deadline extends Error {}
 
-/** Asks one endpoint for the head, within `timeoutMs` in all (the family may send more than one request). */
+/**
+ * Asks one endpoint for the head, then (when the family can tell) whether
+ * it serves the chain's network, within `timeoutMs` in all (the family may
+ * send more than one request).
+ */
 async function testEndpoint(
   chain: Chain,
   family: ChainFamily,
   url: string,
-  timeoutMs: number
+  timeoutMs: number,
+  remember: boolean
 ): Promise<EndpointTest> {
-  const rpc = await rpcFor(chain, { urls: [url], timeoutMs, retries: 0 })
+  const rpc = await rpcFor(chain, { urls: [url], timeoutMs, retries: 0, remember })
   const started = performance.now()
   let timer: NodeJS.Timeout | undefined
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Deadline()), timeoutMs)
   })
+  const ask = async () => {
+    const head = await family.head!(rpc, chain)
+    return { head, mismatch: family.checkEndpoint ? await family.checkEndpoint(rpc, chain) : null }
+  }
   try {
-    const head = await Promise.race([family.head!(rpc, chain), deadline])
+    const { head, mismatch } = await Promise.race([ask(), deadline])
     return {
       url: redactUrl(url),
-      ok: true,
+      ok: mismatch === null,
       head,
       latencyMs: Math.round(performance.now() - started),
-      error: null,
+      error: mismatch ? rpc.redact(mismatch.message) : null,
+      mismatch: mismatch?.option ?? null,
     }
   } catch (error) {
     const latencyMs = Math.round(performance.now() - started)
@@ -151,7 +176,7 @@ async function testEndpoint(
       error instanceof Deadline
         ? `no answer within ${timeoutMs / 1000} s`
         : describeRpcFailure(error, timeoutMs, rpc)
-    return { url: redactUrl(url), ok: false, head: null, latencyMs, error: message }
+    return { url: redactUrl(url), ok: false, head: null, latencyMs, error: message, mismatch: null }
   } finally {
     clearTimeout(timer)
   }
@@ -159,16 +184,21 @@ async function testEndpoint(
 
 /**
  * Asks every RPC endpoint of the chain for its head, in parallel, each
- * with its own budget and no retry: what the scanner would meet now.
+ * with its own budget and no retry: what the scanner would meet now, and
+ * whether each serves the chain's network (ChainFamily.checkEndpoint).
  * The family must be able to report a head (ChainFamily.head).
+ * `remember: false` (a network not saved yet) keeps no endpoint state.
  */
 export async function testChainConnection(
   chain: Chain,
   family: ChainFamily,
-  timeoutMs: number
+  timeoutMs: number,
+  options: { remember?: boolean } = {}
 ): Promise<ConnectionTest> {
   const endpoints = await Promise.all(
-    chain.rpcUrls.map((url) => testEndpoint(chain, family, url, timeoutMs))
+    chain.rpcUrls.map((url) =>
+      testEndpoint(chain, family, url, timeoutMs, options.remember ?? true)
+    )
   )
   return { network: chain.network, ok: endpoints.every((endpoint) => endpoint.ok), endpoints }
 }

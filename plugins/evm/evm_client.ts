@@ -27,6 +27,35 @@ function callsIn(body: unknown): number {
 
 const MAX_BATCH = 50
 
+/**
+ * Some gateways answer a whole JSON-RPC batch with one error object (a
+ * refused key, a rate limit) instead of one answer per call: viem then
+ * fails on reading the missing answers ("Cannot read properties of
+ * undefined"). Each call of the batch gets that error instead, so that it
+ * reads as the endpoint meant it (evm_errors.ts: a rate limit is still one).
+ */
+async function answerPerCall(body: unknown, response: Response): Promise<Response> {
+  if (typeof body !== 'string' || !body.startsWith('[')) return response
+  const text = await response.text()
+  const rebuilt = (payload: string) =>
+    new Response(payload, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: { 'content-type': 'application/json' },
+    })
+  if (!text.trimStart().startsWith('{')) return rebuilt(text)
+  try {
+    const answer = JSON.parse(text) as { error?: unknown }
+    const calls = JSON.parse(body) as { id?: unknown }[]
+    if (answer.error === undefined || !Array.isArray(calls)) return rebuilt(text)
+    return rebuilt(
+      JSON.stringify(calls.map((call) => ({ jsonrpc: '2.0', id: call.id, error: answer.error })))
+    )
+  } catch {
+    return rebuilt(text)
+  }
+}
+
 function batchSizeFor(rpc: RpcPool, url: string) {
   const perSecond = rpc.budget(url)?.perSecond
   return perSecond && Number.isFinite(perSecond)
@@ -53,12 +82,15 @@ export function evmClient(rpc: RpcPool, url: string): PublicClient {
         // the provider's whole bucket is refused as soon as a request
         // before it arrives a little late.
         batch: { batchSize: batchSizeFor(rpc, url), wait: 0 },
-        fetchFn: (input, init) =>
-          rpc.fetch(
-            url,
-            init ?? {},
-            input instanceof Request ? input.url : input,
-            callsIn(init?.body)
+        fetchFn: async (input, init) =>
+          answerPerCall(
+            init?.body,
+            await rpc.fetch(
+              url,
+              init ?? {},
+              input instanceof Request ? input.url : input,
+              callsIn(init?.body)
+            )
           ),
       }),
     }) as PublicClient

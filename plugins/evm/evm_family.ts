@@ -3,6 +3,8 @@ import {
   InvalidAddressError,
   type ChainFamily,
   type ChainHead,
+  type EndpointMismatch,
+  type NetworkOptionField,
   type HeadHandlers,
   type HeadWatch,
   type ObservedTransfer,
@@ -19,7 +21,7 @@ import { evmRequestsPerDay, evmRpcBudget } from '#plugins/evm/evm_budget'
 import type { RpcPool } from '#chains/rpc_pool'
 
 /**
- * EVM chains (ethereum, bsc, polygon, plasma). The scanner, the head watch
+ * EVM chains (ethereum, bsc, polygon, plasma, the L2s …). The scanner, the head watch
  * and the reference checks load viem (about 30 MB resident) on first use: a
  * web process that never scans holds only the address checks.
  */
@@ -81,6 +83,33 @@ export class EvmFamily implements ChainFamily {
   ): Promise<ObservedTransfer[]> {
     const { verifyEvmReference } = await import('#plugins/evm/evm_verify')
     return verifyEvmReference(reference, context)
+  }
+
+  /** A network's EIP-155 chain id: payment URIs carry it, and a connection test compares it. */
+  readonly networkOptions: readonly NetworkOptionField[] = [
+    {
+      name: 'chainId',
+      label: 'Chain id',
+      help: 'The EIP-155 chain id (Arbitrum One 42161, Base 8453 …): the RPC endpoint must serve it (eth_chainId).',
+      numeric: true,
+    },
+  ]
+
+  /**
+   * eth_chainId against the chainId option: an endpoint of another chain
+   * answers heads too, and a wallet given the wrong chain id in its
+   * payment URI would pay on another chain.
+   */
+  async checkEndpoint(rpc: RpcPool, chain: Chain): Promise<EndpointMismatch | null> {
+    const { chainId } = evmOptions(chain)
+    if (chainId === undefined) return null
+    const { evmCall } = await import('#plugins/evm/evm_client')
+    const served = await evmCall(rpc)((client) => client.getChainId())
+    if (served === chainId) return null
+    return {
+      option: 'chainId',
+      message: `the endpoint serves chain id ${served}, not ${chainId}`,
+    }
   }
 
   /** The latest block's header: one eth_getBlockByNumber. */

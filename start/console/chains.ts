@@ -1,7 +1,7 @@
 /*
 | The console's "chains" pages (registered inside the signed-in group of
 | start/console/index.ts: paths here are relative to ADMIN_PATH): chains,
-| their tokens, the connection test, and the plugins page.
+| adding a network, their tokens, the connection test, and the plugins page.
 */
 import router from '@adonisjs/core/services/router'
 
@@ -11,6 +11,7 @@ const PluginsController = () => import('#controllers/console/plugins_controller'
 
 export function chainsRoutes() {
   router.get('/chains', [ChainsController, 'index'])
+  router.post('/chains', [ChainsController, 'create'])
   router.get('/chains/:network', [ChainsController, 'show'])
   router.post('/chains/:network', [ChainsController, 'update'])
   router.post('/chains/:network/enable', [ChainsController, 'enable'])

@@ -10,7 +10,8 @@ export class HttpStub {
   #server: Server | null = null
   url = ''
 
-  async start() {
+  /** `port`: this one rather than any free one. */
+  async start(port = 0) {
     this.#server = createServer((request, response) => {
       let body = ''
       request.on('data', (chunk) => (body += chunk))
@@ -24,7 +25,7 @@ export class HttpStub {
         this.handler(request, response, body)
       })
     })
-    await new Promise<void>((resolve) => this.#server!.listen(0, '127.0.0.1', resolve))
+    await new Promise<void>((resolve) => this.#server!.listen(port, '127.0.0.1', resolve))
     const address = this.#server.address()
     this.url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
     return this

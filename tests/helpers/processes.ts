@@ -23,6 +23,23 @@ export async function freePort(): Promise<number> {
 }
 
 /**
+ * A port of `from`..`to` on 127.0.0.1 that nothing listens on now (for
+ * tests asked to stay within a range of ports); throws when none is.
+ */
+export async function freePortIn(from: number, to: number, skip: number[] = []): Promise<number> {
+  for (let port = from; port <= to; port++) {
+    if (skip.includes(port)) continue
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createServer()
+      server.once('error', () => resolve(false))
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
+    })
+    if (free) return port
+  }
+  throw new Error(`no free port from ${from} to ${to}`)
+}
+
+/**
  * Environment of a child process: the test process's own (so the test
  * database), plus `extra`; a key set to undefined in `extra` is removed.
  */

@@ -1,12 +1,15 @@
 import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
-import vine from '@vinejs/vine'
+import vine, { errors as vineErrors } from '@vinejs/vine'
 import {
   ChainAdmin,
+  ChainInputError,
   budgetInput,
   optionsInput,
   type ChainChanges,
+  type ChainInput,
 } from '#services/operators/chain_admin'
+import chainRegistry from '#chains/chain_registry'
 import { ChainOverview, type ChainSummary } from '#services/operators/chain_overview'
 import { OperatorError } from '#support/operator_error'
 import { redactUrl } from '#support/redaction'
@@ -37,6 +40,52 @@ const chainForm = vine.compile(
   })
 )
 
+const networkForm = vine.compile(
+  vine.object({
+    network: vine.string().trim().maxLength(32),
+    family: vine.string().trim().maxLength(64),
+    display_name: vine.string().trim().maxLength(64),
+    rpc_url: vine.string().trim().maxLength(2000),
+    confirmations: vine.number().withoutDecimals(),
+    block_time: vine.number(),
+    // Blank (the block time) is allowed: read below, not by vine (which takes "" for 0).
+    scan_interval: vine.string().trim().maxLength(20).optional(),
+    explorer_tx_url: vine.string().trim().maxLength(500).optional(),
+  })
+)
+
+/** The add-network form's field of an option of a family (one set of fields per family). */
+export function networkOptionField(family: string, option: string) {
+  return `option_${family}_${option}`
+}
+
+/** The add-network form's field of each input ChainAdmin.add may refuse. */
+const NETWORK_FIELDS: Partial<Record<ChainInput, string>> = {
+  network: 'network',
+  family: 'family',
+  displayName: 'display_name',
+  rpcUrls: 'rpc_url',
+  confirmations: 'confirmations',
+  blockTimeSeconds: 'block_time',
+  scanIntervalSeconds: 'scan_interval',
+  explorerTxUrl: 'explorer_tx_url',
+}
+
+/** The families a network can be added to from the console: those that can test an endpoint. */
+function addableFamilies() {
+  return chainRegistry
+    .names()
+    .map((name) => chainRegistry.family(name))
+    .filter((family) => typeof family.head === 'function')
+    .map((family) => ({
+      name: family.name,
+      options: (family.networkOptions ?? []).map((option) => ({
+        ...option,
+        field: networkOptionField(family.name, option.name),
+      })),
+    }))
+}
+
 /**
  * Chains: list with the scanner's state, the settings form, enable and
  * disable, and the connection test; all through ChainAdmin (the service of
@@ -52,8 +101,68 @@ export default class ChainsController {
     protected overview: ChainOverview
   ) {}
 
-  async index({ view }: HttpContext) {
-    return view.render('console/chains/index', { chains: await this.overview.all() })
+  async index({ view, session }: HttpContext) {
+    const chains = await this.overview.all()
+    // After a refusal the URL sent is shown again, its key masked (as the chain page does).
+    const sent = session.flashMessages.get('rpc_url')
+    return view.render('console/chains/index', {
+      chains,
+      // The family of most networks first: the one chosen unless told.
+      families: addableFamilies()
+        .map((family) => ({
+          ...family,
+          networks: chains.filter((chain) => chain.family === family.name).map((c) => c.network),
+        }))
+        .sort((a, b) => b.networks.length - a.networks.length || a.name.localeCompare(b.name)),
+      sentRpcUrl: typeof sent === 'string' ? redactUrl(sent.trim()) : '',
+    })
+  }
+
+  /**
+   * Adds a network of an installed family (the add-network form of the
+   * chains page) through ChainAdmin.add: its RPC URL is tested first (the
+   * head, and for EVM eth_chainId against the chain id given), and a
+   * refusal is shown at the field it concerns with nothing written.
+   */
+  async create(ctx: HttpContext) {
+    const { request, session, response } = ctx
+    const input = await request.validateUsing(networkForm)
+    const family = chainRegistry.find(input.family)
+    const options: Record<string, string> = {}
+    for (const option of family?.networkOptions ?? []) {
+      const value = request.input(networkOptionField(input.family, option.name))
+      options[option.name] = typeof value === 'string' ? value.trim() : ''
+    }
+    const changes: ChainChanges & { family: string } = {
+      family: input.family,
+      displayName: input.display_name,
+      rpcUrls: [input.rpc_url],
+      confirmations: input.confirmations,
+      blockTimeSeconds: input.block_time,
+      // Blank: polled at the block time, as the seeded chains are (whole seconds, at least 1).
+      scanIntervalSeconds: input.scan_interval
+        ? Number(input.scan_interval)
+        : Math.max(1, Math.round(input.block_time)),
+      explorerTxUrl: input.explorer_tx_url ?? '',
+      options,
+    }
+    let saved
+    try {
+      saved = await this.chains.add(input.network, changes)
+    } catch (error) {
+      if (!(error instanceof ChainInputError)) throw error
+      const field = error.input.startsWith('option:')
+        ? networkOptionField(input.family, error.input.slice('option:'.length))
+        : NETWORK_FIELDS[error.input]
+      if (!field) throw error
+      // Shown at its field by the console's error page handling (console_errors.ts).
+      throw new vineErrors.E_VALIDATION_ERROR([{ field, message: error.message, rule: 'chain' }])
+    }
+    session.flash(
+      'success',
+      `${saved.displayName} (${saved.network}) was added: its RPC endpoint answered for it. Add its tokens and a wallet: then it is offered to payers.`
+    )
+    return response.redirect(adminUrl(`/chains/${saved.network}`))
   }
 
   async show({ params, view, session }: HttpContext) {

@@ -10,6 +10,7 @@ import { OperatorError } from '#support/operator_error'
 import { refuseSealedLookalike } from '#services/operators/sealed_lookalike'
 import { testChainConnection, type ConnectionTest } from '#chains/connection_check'
 import { MASK, redactUrl } from '#support/redaction'
+import { isUniqueViolation } from '#support/database_errors'
 import settings from '#settings/settings_service'
 
 export type ChainChanges = {
@@ -32,6 +33,22 @@ export type ChainChanges = {
   requestsPerSecond?: number | null
   /** Requests per UTC day to each RPC endpoint (0: no daily cap); null: the family's default again. */
   requestsPerDay?: number | null
+}
+
+/** What a refusal of a chain change is about: an input of ChainChanges, the network's name, or one family option. */
+export type ChainInput = keyof ChainChanges | 'network' | `option:${string}`
+
+/**
+ * A refusal of one input of a chain change (an OperatorError: the command
+ * prints it as any other); the console shows it at that input's field.
+ */
+export class ChainInputError extends OperatorError {
+  constructor(
+    readonly input: ChainInput,
+    message: string
+  ) {
+    super(message)
+  }
 }
 
 /** Endpoints a chain may list, and the longest URL taken. */
@@ -121,9 +138,7 @@ export class ChainAdmin {
     if (chain.rpcUrls.length === 0) {
       throw new OperatorError(`${chain.network} has no RPC endpoint to test: add one first`)
     }
-    const timeoutMs =
-      options.timeoutMs ??
-      Math.min((await settings.get('chains.rpc_timeout_seconds')) * 1000, MAX_TEST_TIMEOUT_MS)
+    const timeoutMs = options.timeoutMs ?? (await this.#testTimeout())
     return testChainConnection(chain, family, timeoutMs)
   }
 
@@ -143,28 +158,30 @@ export class ChainAdmin {
           (candidate) => candidate !== redactUrl(candidate) && redactUrl(candidate) === entry
         )
         if (!original) {
-          throw new OperatorError(
+          throw new ChainInputError(
+            'rpcUrls',
             `"${entry}" has a masked part (${MASK}) that matches no stored URL: type the URL in full`
           )
         }
         url = original
       }
       if (url.length > MAX_URL_LENGTH)
-        throw new OperatorError(`An RPC URL is at most ${MAX_URL_LENGTH} characters`)
+        throw new ChainInputError('rpcUrls', `An RPC URL is at most ${MAX_URL_LENGTH} characters`)
       let parsed: URL
       try {
         parsed = new URL(url)
       } catch {
-        throw new OperatorError(`"${redactUrl(url)}" is not a URL`)
+        throw new ChainInputError('rpcUrls', `"${redactUrl(url)}" is not a URL`)
       }
       if (!['http:', 'https:', 'ws:', 'wss:'].includes(parsed.protocol)) {
-        throw new OperatorError(`"${redactUrl(url)}" must be an http(s) or ws(s) URL`)
+        throw new ChainInputError('rpcUrls', `"${redactUrl(url)}" must be an http(s) or ws(s) URL`)
       }
-      if (result.includes(url)) throw new OperatorError(`"${redactUrl(url)}" is listed twice`)
+      if (result.includes(url))
+        throw new ChainInputError('rpcUrls', `"${redactUrl(url)}" is listed twice`)
       result.push(url)
     }
     if (result.length > MAX_RPC_URLS)
-      throw new OperatorError(`A chain takes at most ${MAX_RPC_URLS} RPC URLs`)
+      throw new ChainInputError('rpcUrls', `A chain takes at most ${MAX_RPC_URLS} RPC URLs`)
     return result
   }
 
@@ -177,7 +194,8 @@ export class ChainAdmin {
     const entry = (input ?? '').trim()
     if (entry === '') return null
     if (!this.familyOf(chain).watchHeads) {
-      throw new OperatorError(
+      throw new ChainInputError(
+        'wsUrl',
         `The ${chain.family} family takes no WebSocket endpoint: its chains are polled`
       )
     }
@@ -185,22 +203,24 @@ export class ChainAdmin {
     if (entry.includes(MASK)) {
       const stored = chain.wsUrl ?? ''
       if (!stored || stored === redactUrl(stored) || redactUrl(stored) !== entry) {
-        throw new OperatorError(
+        throw new ChainInputError(
+          'wsUrl',
           `"${entry}" has a masked part (${MASK}) that matches no stored URL: type the URL in full`
         )
       }
       url = stored
     }
     if (url.length > MAX_URL_LENGTH)
-      throw new OperatorError(`A WebSocket URL is at most ${MAX_URL_LENGTH} characters`)
+      throw new ChainInputError('wsUrl', `A WebSocket URL is at most ${MAX_URL_LENGTH} characters`)
     let parsed: URL
     try {
       parsed = new URL(url)
     } catch {
-      throw new OperatorError(`"${redactUrl(url)}" is not a URL`)
+      throw new ChainInputError('wsUrl', `"${redactUrl(url)}" is not a URL`)
     }
     if (!['ws:', 'wss:'].includes(parsed.protocol)) {
-      throw new OperatorError(
+      throw new ChainInputError(
+        'wsUrl',
         `"${redactUrl(url)}" must be a ws:// or wss:// URL (the node's WebSocket endpoint)`
       )
     }
@@ -211,10 +231,14 @@ export class ChainAdmin {
    * The chain's options with `changes` applied ("" removes an option),
    * checked by the chain's family.
    */
-  #familyOptions(chain: Chain, changes: Record<string, string>): Record<string, unknown> {
+  #familyOptions(
+    chain: Chain,
+    changes: Record<string, string>,
+    input: ChainInput = 'options'
+  ): Record<string, unknown> {
     const family = this.familyOf(chain)
     if (!family.validateOptions)
-      throw new OperatorError(`The ${chain.family} family takes no options`)
+      throw new ChainInputError(input, `The ${chain.family} family takes no options`)
     const merged: Record<string, unknown> = { ...chain.options }
     for (const [key, value] of Object.entries(changes)) {
       if (value === '') delete merged[key]
@@ -223,14 +247,15 @@ export class ChainAdmin {
     try {
       return family.validateOptions(merged)
     } catch (error) {
-      if (error instanceof InvalidOptionsError) throw new OperatorError(error.message)
+      if (error instanceof InvalidOptionsError) throw new ChainInputError(input, error.message)
       throw error
     }
   }
 
   /**
    * Changes a chain, or adds a network when `family` is given and the
-   * network is new (its family cannot change afterwards).
+   * network is new (its family cannot change afterwards). A network added
+   * here is not tested: `add` tests it first (the console).
    */
   async set(network: string, changes: ChainChanges) {
     const name = network.toLowerCase()
@@ -241,40 +266,140 @@ export class ChainAdmin {
         await this.find(name) // throws the "unknown network" message
         return null as never
       }
-      if (!/^[a-z0-9-]{1,32}$/.test(name)) {
-        throw new OperatorError('A network name is 1 to 32 lower-case letters, digits or "-"')
-      }
-      if (!chainRegistry.has(changes.family)) {
-        throw new OperatorError(
-          `Unknown chain family "${changes.family}". Families: ${chainRegistry.names().join(', ')}`
+      chain = await this.#newChain(name, changes.family)
+    } else if (changes.family && changes.family !== chain.family) {
+      throw new ChainInputError(
+        'family',
+        `The family of ${name} is ${chain.family}; it cannot be changed`
+      )
+    }
+    this.#apply(chain, changes)
+    return this.#save(chain, before)
+  }
+
+  /**
+   * Adds a network of an installed family once its RPC endpoints prove it:
+   * each must answer the head (ChainFamily.head) and serve the network the
+   * options name (ChainFamily.checkEndpoint; EVM: eth_chainId equals the
+   * chainId option). An endpoint that cannot be reached, answers an error
+   * or serves another network refuses the whole change, at the input it
+   * concerns, and nothing is written; the endpoints' state is not kept
+   * either. The options of the family's `networkOptions` are required.
+   * Audited as `chain.create`, like `set` with a family.
+   */
+  async add(
+    network: string,
+    changes: ChainChanges & { family: string },
+    options: { timeoutMs?: number } = {}
+  ) {
+    const name = network.trim().toLowerCase()
+    if (await Chain.findBy('network', name)) throw this.#exists(name)
+    const chain = await this.#newChain(name, changes.family)
+    const family = this.familyOf(chain)
+    if (!family.head) {
+      throw new ChainInputError(
+        'family',
+        `The ${family.name} family cannot test an endpoint: add ${name} with chain:set ${name} --family ${family.name}`
+      )
+    }
+    for (const field of family.networkOptions ?? []) {
+      const value = (changes.options?.[field.name] ?? '').trim()
+      if (value === '') {
+        throw new ChainInputError(
+          `option:${field.name}`,
+          `Give the ${field.label.toLowerCase()} of ${name}: the endpoint is checked against it`
         )
       }
-      const last = await Chain.query().orderBy('sort_order', 'desc').first()
-      chain = new Chain()
-      chain.merge({
-        network: name,
-        family: changes.family,
-        displayName: changes.displayName ?? name,
-        options: {},
-        enabled: true,
-        rpcUrls: [],
-        confirmations: 1,
-        scanIntervalSeconds: 10,
-        blockTimeMs: 12000,
-        sortOrder: (last?.sortOrder ?? 0) + 10,
-        apiKey: '',
-        explorerTxUrl: '',
-        wsUrl: null,
-      })
-    } else if (changes.family && changes.family !== chain.family) {
-      throw new OperatorError(`The family of ${name} is ${chain.family}; it cannot be changed`)
+      // Checked alone first, so that a refusal names its own field.
+      this.#familyOptions(chain, { [field.name]: value }, `option:${field.name}`)
     }
+    this.#apply(chain, changes)
+    if (chain.rpcUrls.length === 0) {
+      throw new ChainInputError(
+        'rpcUrls',
+        `Give an RPC URL of ${name}: it is tested before the network is added`
+      )
+    }
+    const timeoutMs = options.timeoutMs ?? (await this.#testTimeout())
+    const test = await testChainConnection(chain, family, timeoutMs, { remember: false })
+    const failed = test.endpoints.find((endpoint) => !endpoint.ok)
+    if (failed?.mismatch) {
+      const label =
+        family.networkOptions?.find((option) => option.name === failed.mismatch)?.label ??
+        failed.mismatch
+      throw new ChainInputError(
+        `option:${failed.mismatch}`,
+        `${failed.url}: ${failed.error}. Nothing was added: check the ${label.toLowerCase()} or the URL.`
+      )
+    }
+    if (failed) {
+      throw new ChainInputError(
+        'rpcUrls',
+        `${failed.url} did not answer: ${failed.error?.replace(/\.+$/, '')}. Nothing was added.`
+      )
+    }
+    try {
+      return await this.#save(chain, null)
+    } catch (error) {
+      // Another admin added the same network meanwhile.
+      if (isUniqueViolation(error)) throw this.#exists(name)
+      throw error
+    }
+  }
 
+  #exists(name: string) {
+    return new ChainInputError(
+      'network',
+      `${name} exists already: change it on its page or with chain:set ${name}`
+    )
+  }
+
+  /** The RPC timeout setting, at most MAX_TEST_TIMEOUT_MS: a test waits no longer. */
+  async #testTimeout() {
+    return Math.min((await settings.get('chains.rpc_timeout_seconds')) * 1000, MAX_TEST_TIMEOUT_MS)
+  }
+
+  /** A network not saved yet, with the defaults of `chain:set --family`, last in the list. */
+  async #newChain(name: string, familyName: string): Promise<Chain> {
+    if (!/^[a-z0-9-]{1,32}$/.test(name)) {
+      throw new ChainInputError(
+        'network',
+        'A network name is 1 to 32 lower-case letters, digits or "-"'
+      )
+    }
+    if (!chainRegistry.has(familyName)) {
+      throw new ChainInputError(
+        'family',
+        `Unknown chain family "${familyName}". Families: ${chainRegistry.names().join(', ')}`
+      )
+    }
+    const last = await Chain.query().orderBy('sort_order', 'desc').first()
+    const chain = new Chain()
+    chain.merge({
+      network: name,
+      family: familyName,
+      displayName: name,
+      options: {},
+      enabled: true,
+      rpcUrls: [],
+      confirmations: 1,
+      scanIntervalSeconds: 10,
+      blockTimeMs: 12000,
+      sortOrder: (last?.sortOrder ?? 0) + 10,
+      apiKey: '',
+      explorerTxUrl: '',
+      wsUrl: null,
+    })
+    return chain
+  }
+
+  /** Applies `changes` to the chain (not saved), each input checked; refusals are ChainInputErrors. */
+  #apply(chain: Chain, changes: ChainChanges) {
     if (changes.enabled !== undefined) chain.enabled = changes.enabled
     if (changes.displayName !== undefined) {
       const displayName = changes.displayName.trim()
       if (displayName === '' || displayName.length > 64) {
-        throw new OperatorError('The display name is 1 to 64 characters')
+        throw new ChainInputError('displayName', 'The display name is 1 to 64 characters')
       }
       chain.displayName = displayName
     }
@@ -283,14 +408,14 @@ export class ChainAdmin {
     }
     if (changes.apiKey !== undefined) {
       if (changes.apiKey.trim().length > 500)
-        throw new OperatorError('An API key is at most 500 characters')
+        throw new ChainInputError('apiKey', 'An API key is at most 500 characters')
       refuseSealedLookalike(changes.apiKey.trim())
       chain.apiKey = changes.apiKey.trim() // encrypted by the model
     }
     if (changes.explorerTxUrl !== undefined) {
       const template = changes.explorerTxUrl.trim()
       const problem = explorerTemplateProblem(template)
-      if (problem) throw new OperatorError(problem)
+      if (problem) throw new ChainInputError('explorerTxUrl', problem)
       chain.explorerTxUrl = template
     }
     if (changes.rpcUrls !== undefined) chain.rpcUrls = this.#rpcUrls(chain, changes.rpcUrls)
@@ -301,7 +426,10 @@ export class ChainAdmin {
         changes.confirmations < 0 ||
         changes.confirmations > 1000
       ) {
-        throw new OperatorError('Confirmations must be a whole number from 0 to 1000')
+        throw new ChainInputError(
+          'confirmations',
+          'Confirmations must be a whole number from 0 to 1000'
+        )
       }
       chain.confirmations = changes.confirmations
     }
@@ -311,7 +439,8 @@ export class ChainAdmin {
         changes.scanIntervalSeconds < 1 ||
         changes.scanIntervalSeconds > 3600
       ) {
-        throw new OperatorError(
+        throw new ChainInputError(
+          'scanIntervalSeconds',
           'The scan interval must be a whole number of seconds from 1 to 3600'
         )
       }
@@ -320,7 +449,8 @@ export class ChainAdmin {
     if (changes.requestsPerSecond !== undefined) {
       const value = changes.requestsPerSecond
       if (value !== null && (!Number.isFinite(value) || value < 0.01 || value > 100_000)) {
-        throw new OperatorError(
+        throw new ChainInputError(
+          'requestsPerSecond',
           'Requests per second must be a number from 0.01 to 100000 ("" for the default)'
         )
       }
@@ -332,7 +462,8 @@ export class ChainAdmin {
         value !== null &&
         (!Number.isSafeInteger(value) || value < 0 || value > 1_000_000_000_000)
       ) {
-        throw new OperatorError(
+        throw new ChainInputError(
+          'requestsPerDay',
           'Requests per day must be a whole number from 0 (no daily cap) up ("" for the default)'
         )
       }
@@ -341,16 +472,22 @@ export class ChainAdmin {
     if (changes.blockTimeSeconds !== undefined) {
       const ms = Math.round(changes.blockTimeSeconds * 1000)
       if (!Number.isFinite(changes.blockTimeSeconds) || ms < 100 || ms > 600_000) {
-        throw new OperatorError('The block time must be from 0.1 to 600 seconds')
+        throw new ChainInputError(
+          'blockTimeSeconds',
+          'The block time must be from 0.1 to 600 seconds'
+        )
       }
       chain.blockTimeMs = ms
     }
-    const changed = chain
+  }
+
+  /** Saves the chain and its audit row in one transaction (`before` null: a new network). */
+  #save(chain: Chain, before: ReturnType<typeof snapshot.chain> | null) {
     return this.audit.change(
       async (trx) => {
-        changed.useTransaction(trx)
-        await changed.save()
-        return changed
+        chain.useTransaction(trx)
+        await chain.save()
+        return chain
       },
       (saved) => ({
         action: before ? 'chain.update' : 'chain.create',

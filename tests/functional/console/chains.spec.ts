@@ -383,7 +383,10 @@ test.group('Console chains: changes', (group) => {
       'rate_json',
     ])
       assert.include(page.text, `id="plugin-${name}"`)
-    assert.include(text, 'Networks: ethereum bsc polygon plasma')
+    assert.include(
+      text,
+      'Networks: ethereum bsc polygon plasma arbitrum base optimism avalanche xlayer'
+    )
     assert.include(page.text, 'href="/admin/chains/plasma"')
     assert.include(text, 'POST /payments/provider/v1/notify')
     assert.include(text, 'GET, POST /payments/compat/v1/order/create-transaction/submit.php')

@@ -31,9 +31,12 @@ export class Anvil {
   wallet!: WalletClient
   payer: PrivateKeyAccount = privateKeyToAccount(PAYER_KEY)
 
-  /** `fork`: start as a copy of another node at a block (`--fork-url`), its own blocks after it. */
-  async start(chainId = 1, fork?: { url: string; block: bigint }) {
-    const port = await freePort()
+  /**
+   * `fork`: start as a copy of another node at a block (`--fork-url`), its
+   * own blocks after it. `port`: this one rather than any free one.
+   */
+  async start(chainId = 1, fork?: { url: string; block: bigint }, port?: number) {
+    port ??= await freePort()
     this.url = `http://127.0.0.1:${port}`
     const forking = fork ? ['--fork-url', fork.url, '--fork-block-number', String(fork.block)] : []
     this.process = spawn(
