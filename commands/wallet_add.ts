@@ -16,5 +16,13 @@ export default class WalletAdd extends OperatorCommand {
     const wallets = await this.app.container.make(WalletAdmin)
     const wallet = await wallets.add(this.network, this.address)
     this.logger.success(`Added wallet ${wallet.address} on ${wallet.network}`)
+    // A network seeded disabled (or disabled since) takes no order until it is enabled.
+    const { default: Chain } = await import('#models/chain')
+    const chain = await Chain.findBy('network', wallet.network)
+    if (chain && !chain.enabled) {
+      this.logger.info(
+        `${chain.network} is disabled: it takes orders once enabled, node ace chain:set ${chain.network} --enable (check its RPC URLs first: node ace chain:list)`
+      )
+    }
   }
 }

@@ -7,6 +7,8 @@ import installation from '#services/installation_service'
 import { ChainAdmin } from '#services/operators/chain_admin'
 import { WalletAdmin } from '#services/operators/wallet_admin'
 import { resetDatabase } from '#tests/helpers/database'
+import { runCommand } from '#tests/helpers/ace_command'
+import WalletAdd from '#commands/wallet_add'
 
 /**
  * The EVM networks seeded after Plasma, as their issuers list them (Tether's
@@ -176,6 +178,27 @@ test.group('Seeded EVM networks: Arbitrum, Base, OP Mainnet, Avalanche, X Layer'
       tokens: ['USDC', 'ETH'],
     })
     assert.notInclude(JSON.stringify(await chainSetupChecks()), 'base is enabled without')
+  })
+
+  test('wallet:add on one of them says it is disabled and how to enable it', async ({ assert }) => {
+    const added = await runCommand(WalletAdd, [
+      'xlayer',
+      '0x52908400098527886e0f7030069857d2e4169ee7',
+    ])
+    assert.equal(added.exitCode, 0, added.output)
+    assert.include(
+      added.output,
+      'Added wallet 0x52908400098527886E0F7030069857D2E4169EE7 on xlayer'
+    )
+    assert.include(
+      added.output,
+      'xlayer is disabled: it takes orders once enabled, node ace chain:set xlayer --enable (check its RPC URLs first: node ace chain:list)'
+    )
+    const enabled = await runCommand(WalletAdd, [
+      'ethereum',
+      '0x52908400098527886e0f7030069857d2e4169ee7',
+    ])
+    assert.notInclude(enabled.output, 'disabled')
   })
 
   test('an installation made before them gains them at its next start, disabled and last; its own rows stay as they were', async ({
