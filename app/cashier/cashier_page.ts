@@ -19,6 +19,7 @@ import {
 import { isWebAddress } from '#support/web_address'
 import i18nManager from '@adonisjs/i18n/services/main'
 import pluginRegistry from '#app_plugins/plugin_registry'
+import providers from '#payments/payment_provider'
 import { pluginKeyPrefix } from '#app_plugins/plugin_resources'
 
 /** What the page shows first; the script moves between them afterwards. */
@@ -82,7 +83,7 @@ export async function cashierPage(order: Order, language: Language, now = Date.n
     name: asset.display_name,
     tokens: asset.tokens,
   }))
-  const providerTokens = config.provider.enabled ? config.provider.allow_tokens : []
+  const providerChoices = await providerChoicesOf(language, t)
   const merchantReturn = order.redirectUrl !== '' ? order.redirectUrl : ''
 
   return {
@@ -100,7 +101,7 @@ export async function cashierPage(order: Order, language: Language, now = Date.n
     providerUrl: order.isProviderOrder && isWebAddress(order.paymentUrl) ? order.paymentUrl : '',
     canChoose,
     choices,
-    providerTokens,
+    providerChoices,
     current: { network: order.network, token: order.token },
     countdown: countdownText(order.expirationTime - now),
     lifeMs: Math.max(1, order.expirationTime - order.createdAt),
@@ -135,6 +136,36 @@ async function payTarget(order: Order, language: Language, t: Translate): Promis
     addressQr: await qrSvg(order.receiveAddress, t('pay.address_qr_label')),
     referenceIntro: referenceIntro(language, t, chain?.family),
   }
+}
+
+/** A hosted payment provider the payer may choose: its name (the switch's network), texts and tokens. */
+export type ProviderChoice = { network: string; legend: string; hint: string; tokens: string[] }
+
+/**
+ * Each installed payment provider that offers itself (enabled, with
+ * tokens), named by its plugin's `cashier.choice_legend` and
+ * `cashier.choice_hint` when it brings them, else by the general texts.
+ */
+async function providerChoicesOf(language: Language, t: Translate): Promise<ProviderChoice[]> {
+  const i18n = i18nManager.locale(language)
+  const own = (prefix: string, key: string, general: string) => {
+    const id = `${prefix}cashier.${key}`
+    return i18n.hasMessage(id) || i18n.hasFallbackMessage(id) ? i18n.t(id) : general
+  }
+  const choices: ProviderChoice[] = []
+  for (const provider of providers.all()) {
+    const offer = provider.offer ? await provider.offer() : null
+    if (!offer?.enabled || offer.tokens.length === 0) continue
+    const plugin = pluginRegistry.pluginOfProvider(provider.name)
+    const prefix = plugin ? pluginKeyPrefix(plugin) : `plugins.${provider.name}.`
+    choices.push({
+      network: provider.name,
+      legend: own(prefix, 'choice_legend', t('choose.provider')),
+      hint: own(prefix, 'choice_hint', t('choose.provider_hint')),
+      tokens: offer.tokens,
+    })
+  }
+  return choices
 }
 
 /**

@@ -228,9 +228,9 @@ const queriedTargetFields: Record<string, SchemaObject> = {
   receive_address: receiveAddress,
   status: ref('OrderStatus'),
   payment_type: paymentType,
-  pay_provider: string('`provider` for a hosted-provider order, else empty', {
-    enum: ['', 'provider'],
-  }),
+  pay_provider: string(
+    'The hosted payment provider of a provider order (`provider` for the bundled one), else empty'
+  ),
   block_transaction_id: string(
     'On-chain transaction hash or provider payment number; empty until paid'
   ),

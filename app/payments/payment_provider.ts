@@ -49,8 +49,19 @@ export class ProviderRequestError extends Error {}
 export class NotificationRejectedError extends Error {}
 
 export interface PaymentProvider {
-  /** The value of `pay_provider` and of the switch's `network` (`provider`). */
+  /**
+   * The value of `pay_provider`, of the order's `network` and of the
+   * switch's `network` (the bundled one: `provider`); `receive_address` is
+   * it in capitals. Unique among the installed providers and networks.
+   */
   readonly name: string
+
+  /**
+   * What the cashier and the public config offer: whether the payer may
+   * choose it and in which tokens. Optional: without it, the provider is
+   * not offered (it can still pay orders switched to it by name).
+   */
+  offer?(): Promise<{ enabled: boolean; tokens: string[] }>
 
   /** Throws BusinessError 10017 (disabled), 10018 (incomplete) or 10019 (token). */
   ensureUsable(token: string): Promise<void>
@@ -81,6 +92,15 @@ export class ProviderRegistry {
 
   has(name: string) {
     return this.#providers.has(name)
+  }
+
+  /** Every installed provider, in the order their plugins registered them. */
+  all(): PaymentProvider[] {
+    return [...this.#providers.values()]
+  }
+
+  unregister(name: string) {
+    this.#providers.delete(name)
   }
 
   get(name: string): PaymentProvider {

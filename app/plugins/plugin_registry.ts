@@ -54,6 +54,11 @@ export class PluginRegistry {
     return this.enabled.find((plugin) => plugin.families?.some((entry) => entry.name === family))
   }
 
+  /** The enabled plugin that contributes a payment provider. */
+  pluginOfProvider(name: string): GatewayPlugin | undefined {
+    return this.enabled.find((plugin) => plugin.providers?.some((entry) => entry.name === name))
+  }
+
   isEnabled(name: string) {
     return this.#loaded.enabled.some((plugin) => plugin.name === name)
   }

@@ -17,26 +17,38 @@ import { Decimal, ceilToPrecision, toDecimalString, toFixedDigits } from '#suppo
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { isWebAddress } from '#support/web_address'
 
-export const PROVIDER_NETWORK = 'provider'
-export const PROVIDER_ADDRESS = 'PROVIDER'
+/**
+ * The spec's special `network` value of the switch: the hosted provider.
+ * Every installed payment provider is a target under its own name (the
+ * bundled one is named `provider`, as the spec has it); this name alone is
+ * refused with 10017 while no provider by that name is installed.
+ */
+export const SPEC_PROVIDER_NETWORK = 'provider'
+
+/** The `receive_address` of a provider order: the provider's name in capitals (`PROVIDER`). */
+export function providerAddress(name: string): string {
+  return name.toUpperCase()
+}
 
 export type OpenedPayment = { amount: string; payUrl: string; providerOrderId: string }
 
 /**
- * The core side of the hosted provider channel: prices a payment, asks the
- * provider for a link (recording it in provider_orders), and turns a
- * verified notification into a payment through the one payment path.
+ * The core side of the hosted provider channels (one per installed
+ * payment provider, each a switch target under its name): prices a
+ * payment, asks that provider for a link (recording it in provider_orders
+ * with the provider's name), and turns a verified notification into a
+ * payment through the one payment path.
  */
 export class ProviderCheckout {
   /**
-   * The payment provider answering the `provider` network. Without one
-   * (its plugin is off), the channel is refused like a disabled provider.
+   * The payment provider answering the `name` network. Without one (its
+   * plugin is off), the channel is refused like a disabled provider.
    */
-  get provider() {
-    if (!providers.has(PROVIDER_NETWORK)) {
+  provider(name: string) {
+    if (!providers.has(name)) {
       throw new BusinessError(ErrorCode.PROVIDER_DISABLED, 'Payment provider is not enabled')
     }
-    return providers.get(PROVIDER_NETWORK)
+    return providers.get(name)
   }
 
   /** Crypto amount of `order` in `token`, rounded up at the token precision. */
@@ -62,20 +74,22 @@ export class ProviderCheckout {
   }
 
   /**
-   * Creates the provider payment for `tradeId` before the order row changes:
-   * if the provider fails, nothing of the order is touched.
+   * Creates the payment at provider `name` for `tradeId` before the order
+   * row changes: if the provider fails, nothing of the order is touched.
    */
   async open(
+    name: string,
     tradeId: string,
     order: Pick<Order, 'amount' | 'currency' | 'redirectUrl'> & { apiKeyId?: number | null },
     token: string
   ) {
+    const provider = this.provider(name)
     const amount = await this.quote(order, token)
     // A failed earlier attempt for the same trade_id is tried again in place.
     const record = await ProviderOrder.updateOrCreate(
       { uniqueId: tradeId },
       {
-        provider: PROVIDER_NETWORK,
+        provider: name,
         orderId: null,
         providerOrderId: '',
         status: 'creating',
@@ -92,7 +106,7 @@ export class ProviderCheckout {
     // redirect_url, and before the notification has arrived to the cashier, which waits for it.
     const returnUrl = order.redirectUrl ? returnPageUrl(tradeId) : null
     try {
-      const payment = await this.provider.createPayment({
+      const payment = await provider.createPayment({
         tradeId,
         coin: token,
         amount,
@@ -146,25 +160,38 @@ export class ProviderCheckout {
   }
 
   /**
-   * A notification from the provider. Returns when the order is paid (or
-   * already was); throws NotificationRejectedError otherwise.
+   * A notification from provider `name` (its plugin's notify route).
+   * Returns when the order is paid (or already was); throws
+   * NotificationRejectedError otherwise.
    */
-  async handleNotification(fields: Record<string, string>, raw: string): Promise<void> {
-    const notice = await this.provider.readNotification(fields)
-    await this.applyNotice(notice, { notificationRaw: raw })
+  async handleNotification(
+    name: string,
+    fields: Record<string, string>,
+    raw: string
+  ): Promise<void> {
+    if (!providers.has(name)) throw new NotificationRejectedError(`no provider ${name}`)
+    const notice = await providers.get(name).readNotification(fields)
+    await this.applyNotice(name, notice, { notificationRaw: raw })
   }
 
   /**
-   * A payment the provider reports paid (by notification or when asked):
-   * checked against its order (provider order id, coin, amount) and paid
-   * through the one payment path. Throws NotificationRejectedError.
+   * A payment provider `name` reports paid (by notification or when asked):
+   * checked against its order (opened at this provider, provider order id,
+   * coin, amount) and paid through the one payment path. Throws
+   * NotificationRejectedError.
    */
   async applyNotice(
+    name: string,
     notice: ProviderNotice,
     from: { notificationRaw?: string } = {}
   ): Promise<void> {
     const record = await ProviderOrder.findBy('unique_id', notice.uniqueId)
     if (!record) throw new NotificationRejectedError(`unknown unique_id ${notice.uniqueId}`)
+    // One provider's word never pays a payment opened at another.
+    if (record.provider !== name)
+      throw new NotificationRejectedError(
+        `unique_id ${notice.uniqueId} was opened at ${record.provider}, not ${name}`
+      )
     // A notification is kept as received; a status asked for is not one
     // (the order stays due for reconciliation if it is refused).
     if (from.notificationRaw !== undefined) {
@@ -208,8 +235,9 @@ export class ProviderCheckout {
   }
 }
 
+/** Whether a switch's `network` names a payment provider (or the spec's `provider`). */
 export function isProviderTarget(network: string) {
-  return network === PROVIDER_NETWORK
+  return network === SPEC_PROVIDER_NETWORK || providers.has(network)
 }
 
 const providerCheckout = new ProviderCheckout()

@@ -1,7 +1,8 @@
 import logger from '@adonisjs/core/services/logger'
 import db from '@adonisjs/lucid/services/db'
 import providers, { NotificationRejectedError } from '#payments/payment_provider'
-import providerCheckout, { PROVIDER_NETWORK } from '#services/provider_checkout'
+import providerCheckout from '#services/provider_checkout'
+import type { PaymentProvider } from '#payments/payment_provider'
 import { OrderStatus } from '#models/order'
 
 /** A payment is first asked about this long after it was created (the notification usually comes first). */
@@ -29,21 +30,34 @@ type Due = {
 }
 
 /**
- * Asks the payment provider about its pending payments whose order still
+ * Asks each payment provider about its pending payments whose order still
  * waits (or expired less than a day ago) and whose notification never came, so that a lost notification
- * does not lose a payment. Bounded (RECONCILE_BATCH a run) and backing off
- * per payment. Does nothing when the provider cannot be asked
- * (no retrieveStatus in its contract).
+ * does not lose a payment. Bounded (RECONCILE_BATCH a run per provider) and backing off
+ * per payment. A provider that cannot be asked (no retrieveStatus in its
+ * contract) is left out.
  */
 export class ProviderReconciliation {
   async runOnce(now = Date.now()): Promise<{ asked: number; paid: number }> {
-    if (!providers.has(PROVIDER_NETWORK)) return { asked: 0, paid: 0 }
-    const provider = providers.get(PROVIDER_NETWORK)
-    if (!provider.retrieveStatus) return { asked: 0, paid: 0 }
+    const total = { asked: 0, paid: 0 }
+    for (const provider of providers.all()) {
+      const retrieve = provider.retrieveStatus?.bind(provider)
+      if (!retrieve) continue
+      const { asked, paid } = await this.#reconcile(provider.name, retrieve, now)
+      total.asked += asked
+      total.paid += paid
+    }
+    return total
+  }
 
+  async #reconcile(
+    name: string,
+    retrieveStatus: NonNullable<PaymentProvider['retrieveStatus']>,
+    now: number
+  ): Promise<{ asked: number; paid: number }> {
     const due: Due[] = await db
       .from('provider_orders')
       .join('orders', 'orders.id', 'provider_orders.order_id')
+      .where('provider_orders.provider', name)
       .where('provider_orders.status', 'pending')
       .whereNull('provider_orders.notified_at')
       .where((open) =>
@@ -90,22 +104,22 @@ export class ProviderReconciliation {
       if (Number(claimed) === 0) continue
       asked++
       try {
-        const status = await provider.retrieveStatus({
+        const status = await retrieveStatus({
           tradeId: row.unique_id,
           providerOrderId: row.provider_order_id,
           coin: row.coin,
         })
         if (status.state !== 'paid') continue
-        await providerCheckout.applyNotice(status.notice)
+        await providerCheckout.applyNotice(name, status.notice)
         paid++
         logger.info(
-          { unique_id: row.unique_id, status: status.raw },
+          { provider: name, unique_id: row.unique_id, status: status.raw },
           'provider payment reconciled: paid'
         )
       } catch (error) {
         const reason = error instanceof NotificationRejectedError ? 'refused' : 'failed'
         logger.warn(
-          { unique_id: row.unique_id, reason: (error as Error).message },
+          { provider: name, unique_id: row.unique_id, reason: (error as Error).message },
           `provider status ${reason}`
         )
       }

@@ -3,23 +3,19 @@ import Order, { OrderStatus } from '#models/order'
 import orderService from '#services/order_service'
 import { orderByTradeId } from '#services/order_lookup'
 import { assertOpen } from '#services/order_rules'
-import providerCheckout, {
-  PROVIDER_ADDRESS,
-  PROVIDER_NETWORK,
-  isProviderTarget,
-} from '#services/provider_checkout'
+import providerCheckout, { isProviderTarget, providerAddress } from '#services/provider_checkout'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
 import { isUniqueViolation } from '#support/database_errors'
 import { lockRow } from '#support/row_lock'
 import { newTradeId } from '#support/trade_id'
 
-/** Target of a switch: an on-chain (network, token) or the provider with a token. */
+/** Target of a switch: an on-chain (network, token) or a payment provider (by name) with a token. */
 type Target = { network: string; token: string }
 
 function isSameTarget(order: Order, target: Target) {
   if (isProviderTarget(target.network))
-    return order.payProvider === PROVIDER_NETWORK && order.token === target.token
+    return order.payProvider === target.network && order.token === target.token
   return (
     order.payProvider === '' && order.network === target.network && order.token === target.token
   )
@@ -52,7 +48,7 @@ export class SwitchService {
 
       if (order.status === OrderStatus.SELECTING) {
         const completed = isProviderTarget(target.network)
-          ? await this.#completeWithProvider(order, target.token)
+          ? await this.#completeWithProvider(order, target)
           : await this.#completeOnChain(order, target)
         if (completed) return completed
         continue // someone else completed it meanwhile: decide again
@@ -66,7 +62,7 @@ export class SwitchService {
         throw CHILD_LIMIT()
       }
       return isProviderTarget(target.network)
-        ? this.#createProviderChild(order, target.token)
+        ? this.#createProviderChild(order, target)
         : this.#createOnChainChild(order, target)
     }
     throw new BusinessError(ErrorCode.STATUS_CHANGED)
@@ -91,9 +87,10 @@ export class SwitchService {
     })
   }
 
-  async #completeWithProvider(order: Order, token: string): Promise<Order | null> {
-    await providerCheckout.provider.ensureUsable(token)
-    const opened = await providerCheckout.open(order.tradeId, order, token)
+  async #completeWithProvider(order: Order, target: Target): Promise<Order | null> {
+    const { network: name, token } = target
+    await providerCheckout.provider(name).ensureUsable(token)
+    const opened = await providerCheckout.open(name, order.tradeId, order, token)
     const completed = await db.transaction(async (trx) => {
       await lockRow(trx, 'orders', order.id)
       const fresh = await Order.query({ client: trx }).where('id', order.id).firstOrFail()
@@ -101,9 +98,9 @@ export class SwitchService {
       fresh.merge({
         status: OrderStatus.WAITING,
         token,
-        network: PROVIDER_NETWORK,
-        receiveAddress: PROVIDER_ADDRESS,
-        payProvider: PROVIDER_NETWORK,
+        network: name,
+        receiveAddress: providerAddress(name),
+        payProvider: name,
         actualAmount: opened.amount,
         paymentUrl: opened.payUrl,
         wasPlaceholder: true,
@@ -182,10 +179,11 @@ export class SwitchService {
     }
   }
 
-  async #createProviderChild(parent: Order, token: string): Promise<Order> {
-    await providerCheckout.provider.ensureUsable(token)
+  async #createProviderChild(parent: Order, target: Target): Promise<Order> {
+    const { network: name, token } = target
+    await providerCheckout.provider(name).ensureUsable(token)
     const tradeId = newTradeId()
-    const opened = await providerCheckout.open(tradeId, parent, token)
+    const opened = await providerCheckout.open(name, tradeId, parent, token)
     try {
       return await db.transaction(async (trx) => {
         await this.#lockWaitingParent(trx, parent.id)
@@ -193,9 +191,9 @@ export class SwitchService {
           {
             ...this.#childOf(parent, tradeId),
             token,
-            network: PROVIDER_NETWORK,
-            receiveAddress: PROVIDER_ADDRESS,
-            payProvider: PROVIDER_NETWORK,
+            network: name,
+            receiveAddress: providerAddress(name),
+            payProvider: name,
             actualAmount: opened.amount,
             paymentUrl: opened.payUrl,
           },

@@ -24,12 +24,23 @@ function shopToken(config: ProviderConfig): string {
   return revealSecret(config.shopToken, SecretPurpose.setting('provider.shop_token'))
 }
 
+/** Its switch `network`, `pay_provider` and route prefix: the spec's `provider`. */
+export const HOSTED_PROVIDER_NAME = 'provider'
+
 /**
  * The hosted, shop-token based payment-link provider
  * (shared/reference/provider-protocol.md).
  */
 export class HostedProvider implements PaymentProvider {
-  readonly name = 'provider'
+  readonly name = HOSTED_PROVIDER_NAME
+
+  /** Offered while `provider.enabled`, in `provider.allow_tokens` (the public config's `provider`). */
+  async offer() {
+    return {
+      enabled: await providerSettings.get('provider.enabled'),
+      tokens: await providerSettings.get('provider.allow_tokens'),
+    }
+  }
 
   async ensureUsable(token: string): Promise<void> {
     await this.#config()

@@ -1,6 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import logger from '@adonisjs/core/services/logger'
 import providerCheckout from '#services/provider_checkout'
+import { HOSTED_PROVIDER_NAME } from '#plugins/provider/hosted_provider'
 import { NotificationRejectedError } from '#payments/payment_provider'
 import { BODY_LIMIT_BYTES, bodyTooLarge } from '#support/body_limit'
 
@@ -39,7 +40,7 @@ export default class ProviderNotifyController {
   async notify(ctx: HttpContext) {
     const { fields, raw } = await this.#read(ctx)
     try {
-      await providerCheckout.handleNotification(fields, raw)
+      await providerCheckout.handleNotification(HOSTED_PROVIDER_NAME, fields, raw)
     } catch (error) {
       if (!(error instanceof NotificationRejectedError)) throw error
       ctx.logger.warn(

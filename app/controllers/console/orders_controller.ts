@@ -13,6 +13,7 @@ import { OrderAdmin } from '#services/operators/order_admin'
 import { ConsoleNotFound } from '#console/console_errors'
 import { adminUrl } from '#console/console_paths'
 import { markPaidValidator, orderFiltersValidator } from '#validators/console_orders'
+import providers from '#payments/payment_provider'
 
 const DAY_MS = 86_400_000
 /** The filter form's fields, in the order they are written into links. */
@@ -290,7 +291,13 @@ export default class OrdersController {
             value: chain.network,
             label: chain.display_name || chain.network,
           })),
-          { value: 'provider', label: i18n.t('console.orders.filter.hosted_provider') },
+          ...providers.all().map((provider) => ({
+            value: provider.name,
+            label:
+              providers.all().length === 1
+                ? i18n.t('console.orders.filter.hosted_provider')
+                : `${i18n.t('console.orders.filter.hosted_provider')}: ${provider.name}`,
+          })),
         ],
         params.network
       ),

@@ -15,6 +15,7 @@ import {
   type FormatI18n,
 } from '#services/console/console_format'
 import { adminUrl } from '#console/console_paths'
+import providers from '#payments/payment_provider'
 
 /**
  * The dashboard's figures as the page shows them: words, tones and links.
@@ -157,7 +158,7 @@ function scannerHelp(status: ScannerStatus, now: number, i18n?: FormatI18n): str
 }
 
 function networkLabel(names: Map<string, string>, network: string, i18n?: FormatI18n): string {
-  if (network === 'provider') return say(i18n, 'hosted_provider', 'Hosted provider')
+  if (providers.has(network)) return say(i18n, 'hosted_provider', 'Hosted provider')
   if (network === '') return '—'
   return names.get(network) ?? network
 }
