@@ -24,6 +24,12 @@ export interface CallbackFormat {
    * compat adds the EPay return parameters, signed like its callback.
    */
   returnUrl(order: Order, apiKey: ApiKey): string
+  /**
+   * Why a merchant key cannot have orders of this payment_type (compat:
+   * EPay's numeric pid), or null. Asked on create and by the console's
+   * test callback.
+   */
+  refusesKey?(apiKey: Pick<ApiKey, 'pid'>): string | null
 }
 
 export class CallbackFormatRegistry {
@@ -45,6 +51,12 @@ export class CallbackFormatRegistry {
   /** Whether a loaded format serves orders of this payment_type. */
   servesPaymentType(paymentType: string): boolean {
     return [...this.#formats.values()].some((format) => format.paymentType === paymentType)
+  }
+
+  /** The loaded format serving a payment_type, in any case (`compat` → the `Compat` one). */
+  forPaymentType(paymentType: string): CallbackFormat | undefined {
+    const wanted = paymentType.toLowerCase()
+    return [...this.#formats.values()].find((format) => format.paymentType.toLowerCase() === wanted)
   }
 
   get(name: string): CallbackFormat {

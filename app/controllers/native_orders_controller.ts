@@ -13,6 +13,7 @@ import { readFlatParams, withoutEmpty } from '#support/request_params'
 import { signingHint } from '#services/merchant_auth'
 import { nativeSignature, type SignableParams } from '#support/signing'
 import { ok } from '#support/envelope'
+import pluginRegistry from '#app_plugins/plugin_registry'
 
 export default class NativeOrdersController {
   /** POST /payments/native/v1/order/create-transaction */
@@ -25,16 +26,19 @@ export default class NativeOrdersController {
     const fields = await ctx.request.validateUsing(createOrderValidator, {
       data: withoutEmpty(params),
     })
-    const paymentType = fields.payment_type === 'compat' ? 'Compat' : 'Native'
-    if (paymentType === 'Compat' && !/^\d+$/.test(apiKey.pid)) {
-      throw BusinessError.parameter('payment_type Compat requires a numeric pid')
-    }
+    // The format serving the payment type (any case) writes it as its own: `compat` → Compat.
+    const asked = fields.payment_type ?? 'native'
+    const format = callbackFormats.forPaymentType(asked)
     // An order must be able to tell its merchant once paid: no loaded format, no order.
-    if (!callbackFormats.servesPaymentType(paymentType)) {
+    if (!format) {
+      const known = pluginRegistry.paymentTypes().find((type) => type.toLowerCase() === asked)
       throw BusinessError.parameter(
-        `payment_type ${paymentType} is not available: its plugin is turned off on this gateway`
+        `payment_type ${known ?? asked} is not available: its plugin is turned off on this gateway`
       )
     }
+    const paymentType = format.paymentType
+    const refusal = format.refusesKey?.(apiKey)
+    if (refusal) throw BusinessError.parameter(refusal)
 
     const order = await orderService.create({
       apiKey,

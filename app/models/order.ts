@@ -11,8 +11,11 @@ export const OrderStatus = {
 } as const
 export type OrderStatusValue = (typeof OrderStatus)[keyof typeof OrderStatus]
 
-/** Stored capitalised; the cashier shows them lower-case. */
-export type PaymentType = 'Native' | 'Compat'
+/**
+ * The callback format's payment type, stored capitalised (`Native`, or a
+ * plugin format's own: `Compat`); the cashier shows them lower-case.
+ */
+export type PaymentType = string
 
 export default class Order extends TimestampedRecord {
   static table = 'orders'

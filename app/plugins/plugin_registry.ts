@@ -49,6 +49,18 @@ export class PluginRegistry {
     return this.#loaded.enabled
   }
 
+  /**
+   * Every payment_type this gateway knows, served now or by a plugin
+   * turned off (`Native`, then the plugins' formats' own: `Compat`).
+   */
+  paymentTypes(): string[] {
+    const types = new Set<string>()
+    for (const name of callbackFormats.names()) types.add(callbackFormats.get(name).paymentType)
+    for (const plugin of this.all)
+      for (const format of plugin.callbackFormats ?? []) types.add(format.paymentType)
+    return [...types]
+  }
+
   /** The enabled plugin that contributes a chain family. */
   pluginOfFamily(family: string): GatewayPlugin | undefined {
     return this.enabled.find((plugin) => plugin.families?.some((entry) => entry.name === family))

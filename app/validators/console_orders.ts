@@ -1,4 +1,5 @@
 import vine from '@vinejs/vine'
+import pluginRegistry from '#app_plugins/plugin_registry'
 
 const day = () => vine.date({ formats: ['YYYY-MM-DD'] })
 
@@ -13,7 +14,7 @@ export const orderFiltersValidator = vine.compile(
     network: vine.string().trim().maxLength(32).optional(),
     token: vine.string().trim().maxLength(16).optional(),
     pid: vine.string().trim().maxLength(32).optional(),
-    payment_type: vine.enum(['Native', 'Compat']).optional(),
+    payment_type: vine.enum(() => pluginRegistry.paymentTypes()).optional(),
     from: day().optional(),
     to: day().afterOrSameAs('from').optional(),
     after: vine.string().maxLength(64).optional(),

@@ -1,4 +1,6 @@
 import vine, { SimpleMessagesProvider } from '@vinejs/vine'
+import type { FieldContext } from '@vinejs/vine/types'
+import pluginRegistry from '#app_plugins/plugin_registry'
 import {
   ORDER_FIELD_MESSAGES,
   currencyField,
@@ -27,14 +29,36 @@ export const createOrderValidator = vine.create({
   notify_url: httpUrl(),
   redirect_url: httpUrl().optional(),
   name: vine.string().maxLength(255).optional(),
-  payment_type: vine.string().trim().toLowerCase().in(['native', 'compat']).optional(),
+  // The payment types of the callback formats (Native; Compat from its plugin …), in any case.
+  payment_type: vine
+    .string()
+    .trim()
+    .toLowerCase()
+    .in(() => pluginRegistry.paymentTypes().map((type) => type.toLowerCase()))
+    .optional(),
   signature: vine.string(),
 })
 
-createOrderValidator.messagesProvider = new SimpleMessagesProvider({
+/** "Native or Compat" (or "Native, Compat or …"): the payment types this gateway knows. */
+function paymentTypeList(): string {
+  const types = pluginRegistry.paymentTypes()
+  return types.length <= 1
+    ? types.join('')
+    : `${types.slice(0, -1).join(', ')} or ${types[types.length - 1]}`
+}
+
+/** The spec's messages, the payment types named as they are now. */
+class CreateOrderMessages extends SimpleMessagesProvider {
+  getMessage(rawMessage: string, rule: string, field: FieldContext, args?: Record<string, any>) {
+    if (rule === 'in' && field.name === 'payment_type')
+      return `The payment_type field must be ${paymentTypeList()}`
+    return super.getMessage(rawMessage, rule, field, args)
+  }
+}
+
+createOrderValidator.messagesProvider = new CreateOrderMessages({
   ...ORDER_FIELD_MESSAGES,
   'order_id.maxLength': 'The order_id field must be at most 32 characters',
   'order_id.regex': 'The order_id field must not contain control characters',
   'redirect_url.url': 'The redirect_url field must be an http(s) URL',
-  'payment_type.in': 'The payment_type field must be Native or Compat',
 })

@@ -14,6 +14,11 @@ export class CompatCallbackFormat implements CallbackFormat {
   readonly name = 'compat'
   readonly paymentType = 'Compat'
 
+  /** EPay's merchant ids are numbers: its plugins sign and check a numeric pid. */
+  refusesKey(apiKey: Pick<ApiKey, 'pid'>): string | null {
+    return /^\d+$/.test(apiKey.pid) ? null : 'payment_type Compat requires a numeric pid'
+  }
+
   build(order: Order, apiKey: ApiKey): CallbackRequest {
     return {
       method: 'GET',

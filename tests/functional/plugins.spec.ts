@@ -341,6 +341,25 @@ test.group('Plugins: a plugin from PLUGIN_MODULES', (group) => {
     const greet = await runAce(['demo:greet'], { PLUGIN_MODULES: DEMO_MODULE })
     assert.include(greet.stdout, 'greeting: hi there')
 
+    // Its order flavour: payment_type demo (any case) is its format's; the refusal names it too.
+    const createWith = (paymentType: string) =>
+      fetch(`${server.url}/payments/native/v1/order/create-transaction`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'accept': 'application/json' },
+        body: JSON.stringify(
+          signed(orderParams({ token: undefined, network: undefined, payment_type: paymentType }))
+        ),
+      })
+    const demoOrder = await createWith('demo')
+    assert.equal(demoOrder.status, 200)
+    const demoTradeId = ((await demoOrder.json()) as any).data.trade_id
+    assert.equal((await Order.findByOrFail('trade_id', demoTradeId)).paymentType, 'Demo')
+    const unknownType = (await (await createWith('xml')).json()) as any
+    assert.include(
+      JSON.stringify(unknownType),
+      'The payment_type field must be Native, Compat or Demo'
+    )
+
     // Its view and texts, from its own folder, in English (ICU plural) and in Chinese.
     const english = await fetch(`${server.url}/payments/demo/v1/page?name=Ann&count=2`)
     assert.equal(english.status, 200)

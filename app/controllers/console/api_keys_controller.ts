@@ -211,14 +211,13 @@ export default class ApiKeysController {
     return view.render('console/api_keys/integration', {
       key,
       guide,
-      formatOptions: formats.map((name) => ({
-        value: name,
-        label: i18n.t(
-          name === 'compat'
-            ? 'console.api_keys.integration.format_compat'
-            : 'console.api_keys.integration.format_native'
-        ),
-      })),
+      formatOptions: formats.map((name) => {
+        const own = `console.api_keys.integration.format_${name}`
+        return {
+          value: name,
+          label: i18n.hasMessage(own) || i18n.hasFallbackMessage(own) ? i18n.t(own) : name,
+        }
+      }),
       result: result ?? null,
       testPrefix: TEST_PREFIX,
       testHeader: TEST_HEADER,

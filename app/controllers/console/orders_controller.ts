@@ -14,6 +14,7 @@ import { ConsoleNotFound } from '#console/console_errors'
 import { adminUrl } from '#console/console_paths'
 import { markPaidValidator, orderFiltersValidator } from '#validators/console_orders'
 import providers from '#payments/payment_provider'
+import pluginRegistry from '#app_plugins/plugin_registry'
 
 const DAY_MS = 86_400_000
 /** The filter form's fields, in the order they are written into links. */
@@ -320,8 +321,7 @@ export default class OrdersController {
       ),
       paymentTypes: [
         { value: '', label: i18n.t('console.orders.filter.any_type') },
-        { value: 'Native', label: 'Native' },
-        { value: 'Compat', label: 'Compat' },
+        ...pluginRegistry.paymentTypes().map((type) => ({ value: type, label: type })),
       ],
     }
   }

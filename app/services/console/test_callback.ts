@@ -61,22 +61,23 @@ export class TestCallbackSender {
     protected audit: AuditLog
   ) {}
 
-  /** The callback formats a key's orders can use: native, and compat for numeric pids when its plugin is on. */
+  /**
+   * The callback formats a key's orders can use: each loaded one that does
+   * not refuse the key (compat: a numeric pid), native first.
+   */
   formatsFor(apiKey: Pick<ApiKey, 'pid'>): string[] {
-    const names: string[] = []
-    if (callbackFormats.has('native')) names.push('native')
-    if (callbackFormats.has('compat') && /^\d+$/.test(apiKey.pid)) names.push('compat')
-    return names
+    return callbackFormats.names().filter((name) => !callbackFormats.get(name).refusesKey?.(apiKey))
   }
 
   async send(pid: string, url: string, format = 'native'): Promise<TestCallbackResult> {
     const apiKey = await this.apiKeys.find(pid)
     const target = checkCallbackUrl(url)
     if (!this.formatsFor(apiKey).includes(format)) {
+      const refusal = callbackFormats.has(format)
+        ? callbackFormats.get(format).refusesKey?.(apiKey)
+        : null
       throw new OperatorError(
-        format === 'compat'
-          ? 'Compat callbacks need the compat plugin and a numeric pid'
-          : `Unknown callback format "${format}"`
+        refusal ? `${format} callbacks: ${refusal}` : `Unknown callback format "${format}"`
       )
     }
 
@@ -160,7 +161,7 @@ function testOrder(notifyUrl: string, format: string): Order {
   const order = new Order()
   order.tradeId = mark
   order.orderId = mark
-  order.paymentType = format === 'compat' ? 'Compat' : 'Native'
+  order.paymentType = callbackFormats.get(format).paymentType
   order.compatType = ''
   order.name = 'Test callback'
   order.currency = 'CNY'

@@ -3,6 +3,7 @@ import type { FieldContext } from '@vinejs/vine/types'
 import { OperatorError } from '#support/operator_error'
 import { checkPid, normalizeIpAllowlist, normalizeNote } from '#services/operators/api_key_admin'
 import { checkCallbackUrl } from '#services/console/test_callback'
+import callbackFormats from '#callbacks/callback_format'
 
 /**
  * The console's API key forms. Each field is checked by the very function
@@ -47,5 +48,9 @@ export const updateApiKeyValidator = vine.create({
 
 export const testCallbackValidator = vine.create({
   url: vine.string().use(serviceCheck(checkCallbackUrl)),
-  format: vine.string().in(['native', 'compat']).optional(),
+  // A loaded callback format's name (native; compat while its plugin is on …).
+  format: vine
+    .string()
+    .in(() => callbackFormats.names())
+    .optional(),
 })
