@@ -64,6 +64,22 @@ export type PluginRoutes = {
   plainTextFailures?: string[]
 }
 
+/**
+ * Where the console's Settings pages show a plugin's settings, with their
+ * labels (English; other languages from the plugin's
+ * `lang/<locale>/settings.json`: `title`, `description`,
+ * `field.<key with underscores>.label|help`).
+ */
+export type PluginConsoleSettings = {
+  /** A core group to join (`rates` for a rate source); without it, a page of the plugin's own. */
+  group?: string
+  /** The own page's title and description (English). */
+  title?: string
+  description?: string
+  /** Setting key → its label (English), in page order. */
+  labels: Record<string, string>
+}
+
 /** A recurring job of the plugin, run by the scheduler (worker process). */
 export type PluginJob = {
   name: string
@@ -101,6 +117,8 @@ export type GatewayPlugin = {
   routes?: PluginRoutes
   /** Setting definitions, keyed by setting name (prefix them with the plugin name). */
   settings?: Record<string, SettingDefinition<any>>
+  /** Where the console shows those settings, and their labels. */
+  consoleSettings?: PluginConsoleSettings
   seed?: {
     chains?: SeedChain[]
     /** Settings stored on installation unless already present. */

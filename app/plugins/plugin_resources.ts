@@ -14,7 +14,7 @@ import type { GatewayPlugin } from '#app_plugins/gateway_plugin'
 
 /**
  * What a plugin brings besides code, from its `folder`:
- * - `lang/<locale>/<file>.json`: its texts, keyed `plugins.<name>.<file>.<key>`
+ * - `lang/<locale>/<file>.json`: its texts (on or off), keyed `plugins.<name>.<file>.<key>`
  *   (e.g. plugins/tron/lang/en/console.json's `rpc_hint` is
  *   `plugins.tron.console.rpc_hint`), in the one i18n catalogue;
  * - `views/`: its Edge views and partials, mounted as the disk `<name>`
@@ -32,13 +32,17 @@ function folderOf(plugin: GatewayPlugin, sub: string): string | null {
   return existsSync(path) ? path : null
 }
 
-/** Loads every enabled plugin's `lang/` folder, each key under its plugin's prefix. */
+/**
+ * Loads every plugin's `lang/` folder, each key under its plugin's prefix:
+ * a plugin turned off keeps its texts (the console names its settings page
+ * and says that it is off, in the admin's language).
+ */
 export class PluginTranslationsLoader implements TranslationsLoaderContract {
   constructor(protected config: I18nManagerConfig) {}
 
   async load() {
     const merged: Record<string, Record<string, string>> = {}
-    for (const plugin of pluginRegistry.enabled) {
+    for (const plugin of pluginRegistry.all) {
       const location = folderOf(plugin, 'lang/')
       if (!location) continue
       const prefix = pluginKeyPrefix(plugin)

@@ -14,6 +14,18 @@ const CompatApiController = () => import('#plugins/compat/compat_api_controller'
 export default definePlugin({
   name: 'compat',
   description: 'Compat flavour: EPay submit.php, mapi.php and api.php (MD5) and GET callbacks',
+  // lang/<locale>/settings.json: its settings' titles, labels and help on the console.
+  folder: new URL('./', import.meta.url),
+  consoleSettings: {
+    title: 'Compat defaults',
+    description:
+      'What a compat (EPay-style) order gets when its request names no currency, token or network.',
+    labels: {
+      'compat.default_currency': 'Default currency',
+      'compat.default_token': 'Default token',
+      'compat.default_network': 'Default network',
+    },
+  },
   callbackFormats: [new CompatCallbackFormat()],
   routes: {
     define({ router }) {

@@ -9,6 +9,23 @@ const hosted = new HostedProvider()
 export default definePlugin({
   name: 'provider',
   description: 'Hosted payment provider: payment links and signed notifications',
+  // lang/<locale>/settings.json: its settings' titles, labels and help on the console.
+  folder: new URL('./', import.meta.url),
+  consoleSettings: {
+    title: 'Provider account',
+    description:
+      'The hosted provider channel: the shop account, its shared token and where it calls back.',
+    labels: {
+      'provider.enabled': 'Offer the provider channel',
+      'provider.shop_id': 'Shop id',
+      'provider.shop_token': 'Shop token',
+      'provider.api_url': 'Shop API URL',
+      'provider.callback_url': 'Notification URL',
+      'provider.return_url': 'Return URL',
+      'provider.timeout_seconds': 'Timeout (seconds)',
+      'provider.allow_tokens': 'Tokens offered',
+    },
+  },
   providers: [hosted],
   routes: {
     define({ router, middleware }) {

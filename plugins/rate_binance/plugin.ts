@@ -5,6 +5,9 @@ import { binanceSource } from '#plugins/rate_binance/binance_source'
 export default definePlugin({
   name: 'rate_binance',
   description: 'Exchange rates from Binance spot tickers (tokens in USDT; no key needed)',
+  // lang/<locale>/settings.json: its settings' titles, labels and help on the console.
+  folder: new URL('./', import.meta.url),
+  consoleSettings: { group: 'rates', labels: { 'rate.binance.url': 'Binance base URL' } },
   rateSources: [binanceSource],
   settings: rateSourceSettings(binanceSource),
 })

@@ -5,6 +5,9 @@ import { coinbaseSource } from '#plugins/rate_coinbase/coinbase_source'
 export default definePlugin({
   name: 'rate_coinbase',
   description: 'Exchange rates from Coinbase (public exchange-rates API)',
+  // lang/<locale>/settings.json: its settings' titles, labels and help on the console.
+  folder: new URL('./', import.meta.url),
+  consoleSettings: { group: 'rates', labels: { 'rate.coinbase.url': 'Coinbase base URL' } },
   rateSources: [coinbaseSource],
   settings: rateSourceSettings(coinbaseSource),
 })

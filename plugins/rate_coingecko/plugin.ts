@@ -5,6 +5,15 @@ import { coingeckoSource } from '#plugins/rate_coingecko/coingecko_source'
 export default definePlugin({
   name: 'rate_coingecko',
   description: 'Exchange rates from CoinGecko (simple price; optional Demo or Pro API key)',
+  // lang/<locale>/settings.json: its settings' titles, labels and help on the console.
+  folder: new URL('./', import.meta.url),
+  consoleSettings: {
+    group: 'rates',
+    labels: {
+      'rate.coingecko.url': 'CoinGecko base URL',
+      'rate.coingecko.api_key': 'CoinGecko API key',
+    },
+  },
   rateSources: [coingeckoSource],
   settings: rateSourceSettings(coingeckoSource, {
     apiKey: true,

@@ -5,6 +5,9 @@ import { krakenSource } from '#plugins/rate_kraken/kraken_source'
 export default definePlugin({
   name: 'rate_kraken',
   description: 'Exchange rates from Kraken (public ticker)',
+  // lang/<locale>/settings.json: its settings' titles, labels and help on the console.
+  folder: new URL('./', import.meta.url),
+  consoleSettings: { group: 'rates', labels: { 'rate.kraken.url': 'Kraken base URL' } },
   rateSources: [krakenSource],
   settings: rateSourceSettings(krakenSource),
 })

@@ -6,6 +6,7 @@ import { RateAdmin } from '#services/operators/rate_admin'
 import { SecretPurpose, revealSecret } from '#support/secret_box'
 import { MASK, maskSecret } from '#support/redaction'
 import { OperatorError } from '#support/operator_error'
+import pluginRegistry from '#app_plugins/plugin_registry'
 
 /**
  * The console's settings pages: every setting belongs to exactly one group
@@ -13,18 +14,12 @@ import { OperatorError } from '#support/operator_error'
  * core or of a bundled plugin is left out). A setting of a plugin from
  * elsewhere (PLUGIN_MODULES) that no group names lands in `plugins`.
  */
-export type SettingsGroupId =
-  | 'site'
-  | 'orders'
-  | 'rates'
-  | 'callbacks'
-  | 'rate_limits'
-  | 'chains'
-  | 'compat'
-  | 'provider'
-  | 'metrics'
-  | 'console'
-  | 'plugins'
+/**
+ * A core group's id, or a plugin's own group (its name). Plugins place
+ * their settings through the contract's `consoleSettings`: in a group of
+ * their own, or joining a core one (the rate sources join `rates`).
+ */
+export type SettingsGroupId = string
 
 export type SettingsGroup = {
   id: SettingsGroupId
@@ -34,9 +29,15 @@ export type SettingsGroup = {
   plugin?: string
   /** Setting key → label shown beside its input. */
   labels: Record<string, string>
+  /**
+   * Setting key → the plugin that placed it here (its texts are that
+   * plugin's: `plugins.<name>.settings.field.<key>.label|help`).
+   */
+  labelPlugins?: Record<string, string>
 }
 
-export const SETTINGS_GROUPS: readonly SettingsGroup[] = [
+/** The core's groups; the plugins' are added by settingsGroups(). */
+const CORE_GROUPS: readonly SettingsGroup[] = [
   {
     id: 'site',
     title: 'Site and branding',
@@ -72,15 +73,6 @@ export const SETTINGS_GROUPS: readonly SettingsGroup[] = [
       'rate.max_age_seconds': 'Answer lifetime (seconds)',
       'rate.refresh_seconds': 'Refresh every (seconds)',
       'rate.currencies': 'Currencies kept priced',
-      'rate.coingecko.url': 'CoinGecko base URL',
-      'rate.coingecko.api_key': 'CoinGecko API key',
-      'rate.binance.url': 'Binance base URL',
-      'rate.okx.url': 'OKX base URL',
-      'rate.okx_p2p.url': 'OKX P2P base URL',
-      'rate.coinbase.url': 'Coinbase base URL',
-      'rate.kraken.url': 'Kraken base URL',
-      'rate.frankfurter.url': 'Frankfurter (ECB) base URL',
-      'rate.json.url': 'Generic JSON source URL',
       'rate.api_url': 'Live source URL',
       'rate.cache_ttl_seconds': 'Live rate lifetime (seconds)',
       'rate.timeout_seconds': 'Live source timeout (seconds)',
@@ -128,35 +120,6 @@ export const SETTINGS_GROUPS: readonly SettingsGroup[] = [
       'chains.dust_percent': 'Dust threshold (%)',
       'chains.max_blocks_per_scan': 'Blocks per scan',
       'chains.balance_check_minutes': 'Balance watch interval (minutes)',
-    },
-  },
-  {
-    id: 'compat',
-    title: 'Compat defaults',
-    description:
-      'What a compat (EPay-style) order gets when its request names no currency, token or network.',
-    plugin: 'compat',
-    labels: {
-      'compat.default_currency': 'Default currency',
-      'compat.default_token': 'Default token',
-      'compat.default_network': 'Default network',
-    },
-  },
-  {
-    id: 'provider',
-    title: 'Provider account',
-    description:
-      'The hosted provider channel: the shop account, its shared token and where it calls back.',
-    plugin: 'provider',
-    labels: {
-      'provider.enabled': 'Offer the provider channel',
-      'provider.shop_id': 'Shop id',
-      'provider.shop_token': 'Shop token',
-      'provider.api_url': 'Shop API URL',
-      'provider.callback_url': 'Notification URL',
-      'provider.return_url': 'Return URL',
-      'provider.timeout_seconds': 'Timeout (seconds)',
-      'provider.allow_tokens': 'Tokens offered',
     },
   },
   {
@@ -226,10 +189,46 @@ export type SettingsGroupInput = {
   clear?: string[]
 }
 
+/**
+ * Every settings page in order: the core's, each plugin's own group
+ * (before `metrics`, in the plugins' order; on or off: an off plugin's page
+ * says so), and the fallback `plugins` last. A plugin joining a core group
+ * adds its labels there.
+ */
+export function settingsGroups(): SettingsGroup[] {
+  const groups: SettingsGroup[] = CORE_GROUPS.map((group) => ({
+    ...group,
+    labels: { ...group.labels },
+    labelPlugins: {} as Record<string, string>,
+  }))
+  const own: SettingsGroup[] = []
+  for (const plugin of pluginRegistry.all) {
+    const placed = plugin.consoleSettings
+    if (!placed) continue
+    const joined = placed.group ? groups.find((group) => group.id === placed.group) : undefined
+    if (joined) {
+      Object.assign(joined.labels, placed.labels)
+      for (const key of Object.keys(placed.labels)) joined.labelPlugins![key] = plugin.name
+      continue
+    }
+    own.push({
+      id: plugin.name,
+      title: placed.title ?? plugin.name,
+      description: placed.description ?? plugin.description,
+      plugin: plugin.name,
+      labels: { ...placed.labels },
+      labelPlugins: Object.fromEntries(Object.keys(placed.labels).map((key) => [key, plugin.name])),
+    })
+  }
+  const at = groups.findIndex((group) => group.id === 'metrics')
+  groups.splice(at === -1 ? groups.length - 1 : at, 0, ...own)
+  return groups
+}
+
 /** The keys every group names (the fallback `plugins` names none). */
 export function groupedKeys(): Map<string, SettingsGroupId> {
   const keys = new Map<string, SettingsGroupId>()
-  for (const group of SETTINGS_GROUPS) {
+  for (const group of settingsGroups()) {
     for (const key of Object.keys(group.labels)) keys.set(key, group.id)
   }
   return keys
@@ -250,7 +249,7 @@ export function keysByGroup(keys: string[]): Map<SettingsGroupId, string[]> {
     const id = named.get(key) ?? 'plugins'
     byGroup.set(id, [...(byGroup.get(id) ?? []), key])
   }
-  for (const group of SETTINGS_GROUPS) {
+  for (const group of settingsGroups()) {
     const order = Object.keys(group.labels)
     const shown = byGroup.get(group.id)
     if (shown && order.length > 0) shown.sort((a, b) => order.indexOf(a) - order.indexOf(b))
@@ -279,9 +278,14 @@ function translated(i18n: I18n, key: string, english: string, values?: Record<st
   return i18n.resolveIdentifier(key) ? i18n.t(key, values) : english
 }
 
+/** Where a group's texts are: a plugin's own group in its plugin's catalogue. */
+export function groupBase(group: Pick<SettingsGroup, 'id' | 'plugin'>): string {
+  return group.plugin ? `plugins.${group.plugin}.settings` : `console.settings.group.${group.id}`
+}
+
 /** A group's title and description in the admin's language (English: the group's own). */
 export function localizedGroup(group: SettingsGroup, i18n: I18n): SettingsGroup {
-  const base = 'console.settings.group.' + group.id
+  const base = groupBase(group)
   return {
     ...group,
     title: translated(i18n, `${base}.title`, group.title),
@@ -313,8 +317,17 @@ export function localizedPage(page: SettingsGroupPage, i18n: I18n): SettingsGrou
   return {
     ...page,
     group: localizedGroup(page.group, i18n),
-    fields: page.fields.map((field) => ({ ...field, ...localizedSetting(i18n, field.key, field) })),
+    fields: page.fields.map((field) => ({
+      ...field,
+      ...localizedSetting(i18n, field.key, field, fieldPrefix(page.group, field.key)),
+    })),
   }
+}
+
+/** Where a field's texts are: its plugin's catalogue when a plugin placed it, else the console's. */
+export function fieldPrefix(group: SettingsGroup, key: string): string {
+  const plugin = group.labelPlugins?.[key]
+  return plugin ? `plugins.${plugin}.settings.field.` : 'console.settings.field.'
 }
 
 /** The sub-navigation's titles in the admin's language. */
@@ -322,9 +335,14 @@ export function localizedSummaries(
   summaries: SettingsGroupSummary[],
   i18n: I18n
 ): SettingsGroupSummary[] {
+  const plugins = new Map(settingsGroups().map((group) => [group.id, group.plugin]))
   return summaries.map((summary) => ({
     ...summary,
-    title: translated(i18n, `console.settings.group.${summary.id}.title`, summary.title),
+    title: translated(
+      i18n,
+      `${groupBase({ id: summary.id, plugin: plugins.get(summary.id) })}.title`,
+      summary.title
+    ),
   }))
 }
 
@@ -382,7 +400,7 @@ export function settingErrorText(i18n: I18n, label: string, message: string): st
       if (match) {
         const given = values(match)
         // The page named by its title: in the admin's words too.
-        const named = SETTINGS_GROUPS.find((group) => group.title === given.group)
+        const named = settingsGroups().find((group) => group.title === given.group)
         if (named) given.group = localizedGroup(named, i18n).title
         text = i18n.t('console.settings.errors.' + name, given)
         break
@@ -428,7 +446,7 @@ export class SettingsGroups {
   constructor(protected rates: RateAdmin) {}
 
   group(id: string): SettingsGroup {
-    const group = SETTINGS_GROUPS.find((entry) => entry.id === id)
+    const group = settingsGroups().find((entry) => entry.id === id)
     if (!group) throw new UnknownSettingsGroupError(`No settings group "${id}"`)
     return group
   }
@@ -437,14 +455,14 @@ export class SettingsGroups {
   async summaries(): Promise<SettingsGroupSummary[]> {
     const keys = await this.#keysByGroup()
     const off = settings.turnedOff()
-    return SETTINGS_GROUPS.filter(
-      (group) => group.id !== 'plugins' || (keys.get('plugins') ?? []).length > 0
-    ).map((group) => ({
-      id: group.id,
-      title: group.title,
-      count: (keys.get(group.id) ?? []).length,
-      turnedOffPlugin: turnedOffPlugin(group, off),
-    }))
+    return settingsGroups()
+      .filter((group) => group.id !== 'plugins' || (keys.get('plugins') ?? []).length > 0)
+      .map((group) => ({
+        id: group.id,
+        title: group.title,
+        count: (keys.get(group.id) ?? []).length,
+        turnedOffPlugin: turnedOffPlugin(group, off),
+      }))
   }
 
   async page(id: string): Promise<SettingsGroupPage> {

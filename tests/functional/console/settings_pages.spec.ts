@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import settings from '#settings/settings_service'
-import { SETTINGS_GROUPS } from '#services/console/settings_groups'
+import { settingsGroups } from '#services/console/settings_groups'
 import { SecretPurpose, revealSecret } from '#support/secret_box'
 import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { ConsoleAgent, createConsoleUser, pageText } from '#tests/helpers/console'
@@ -37,7 +37,7 @@ test.group('Console settings pages', (group) => {
     const start = await agent.get('/settings')
     assert.equal(start.status, 302)
     assert.equal(start.location, '/admin/settings/site')
-    for (const entry of SETTINGS_GROUPS.filter((item) => item.id !== 'plugins')) {
+    for (const entry of settingsGroups().filter((item) => item.id !== 'plugins')) {
       const page = await agent.get(`/settings/${entry.id}`)
       assert.equal(page.status, 200, entry.id)
       assert.include(pageText(page.text), entry.title)

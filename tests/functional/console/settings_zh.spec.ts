@@ -5,7 +5,9 @@ import { SETTINGS } from '#settings/definitions'
 import type { SettingDefinition } from '#settings/setting_types'
 import pluginsConfig from '#config/plugins'
 import {
-  SETTINGS_GROUPS,
+  settingsGroups,
+  fieldPrefix,
+  groupBase,
   settingErrorText,
   settingMessageKey,
 } from '#services/console/settings_groups'
@@ -40,11 +42,15 @@ test.group('Console settings in Chinese: the catalogue', () => {
   }) => {
     const english = i18nManager.locale('en')
     const chinese = i18nManager.locale('zh-CN')
-    const labels = new Map(SETTINGS_GROUPS.flatMap((group) => Object.entries(group.labels)))
+    const labels = new Map(settingsGroups().flatMap((group) => Object.entries(group.labels)))
+    const groupOf = new Map(
+      settingsGroups().flatMap((group) => Object.keys(group.labels).map((key) => [key, group]))
+    )
     const definitions = await pageDefinitions()
     assert.isAbove(definitions.size, 50)
     for (const [key, definition] of definitions) {
-      const base = `console.settings.field.${settingMessageKey(key)}`
+      // A plugin's setting has its texts in that plugin's catalogue (plugins/<name>/lang).
+      const base = `${fieldPrefix(groupOf.get(key)!, key)}${settingMessageKey(key)}`
       for (const part of ['label', 'help']) {
         assert.isTrue(english.hasMessage(`${base}.${part}`), `en ${base}.${part}`)
         assert.isTrue(chinese.hasMessage(`${base}.${part}`), `zh-CN ${base}.${part}`)
@@ -55,10 +61,16 @@ test.group('Console settings in Chinese: the catalogue', () => {
         : `${definition.description}.`
       assert.equal(english.t(`${base}.help`), sentence, key)
     }
-    for (const group of SETTINGS_GROUPS) {
-      assert.equal(english.t(`console.settings.group.${group.id}.title`), group.title)
-      assert.equal(english.t(`console.settings.group.${group.id}.description`), group.description)
+    for (const group of settingsGroups()) {
+      assert.equal(english.t(`${groupBase(group)}.title`), group.title)
+      assert.equal(english.t(`${groupBase(group)}.description`), group.description)
+      assert.isTrue(chinese.hasMessage(`${groupBase(group)}.title`), `zh-CN ${group.id}`)
     }
+    // The plugins' settings are in their own catalogues, none left in the console's.
+    assert.isTrue(english.hasMessage('plugins.compat.settings.field.compat_default_token.label'))
+    assert.isTrue(chinese.hasMessage('plugins.rate_okx.settings.field.rate_okx_p2p_url.label'))
+    assert.isFalse(english.hasMessage('console.settings.field.compat_default_token.label'))
+    assert.isFalse(english.hasMessage('console.settings.group.provider.title'))
   })
 })
 
