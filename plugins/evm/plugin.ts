@@ -29,6 +29,8 @@ export default definePlugin({
   name: 'evm',
   description:
     'EVM chains (Ethereum, BNB Smart Chain, Polygon, Plasma, Arbitrum One, Base, OP Mainnet, Avalanche C-Chain, X Layer): ERC-20 and native coin transfers',
+  // lang/<locale>/console.json: the chain page's help of the API key and the options, the chain id field.
+  folder: new URL('./', import.meta.url),
   families: [new EvmFamily()],
   seed: {
     chains: [

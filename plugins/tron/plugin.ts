@@ -8,6 +8,8 @@ import { TronFamily } from '#plugins/tron/tron_family'
 export default definePlugin({
   name: 'tron',
   description: 'TRON: TRC-20 and TRX transfers',
+  // lang/<locale>/console.json: the chain page's help of the API key and the options.
+  folder: new URL('./', import.meta.url),
   families: [new TronFamily()],
   seed: {
     chains: [

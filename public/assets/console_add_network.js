@@ -40,7 +40,9 @@
     }
     if (on) form.setAttribute('aria-busy', 'true')
     else form.removeAttribute('aria-busy')
-    if (status) status.textContent = on ? 'Testing the endpoint: this takes up to 15 s.' : idle.status
+    // The busy texts come from the page (data-busy-*), in the console's language.
+    var busyStatus = button ? button.getAttribute('data-busy-status-text') : null
+    if (status) status.textContent = on ? busyStatus || idle.status : idle.status
   }
   form.addEventListener('submit', function () {
     busy(true)

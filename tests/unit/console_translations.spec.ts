@@ -1,9 +1,11 @@
 import { test } from '@japa/runner'
-import { readFileSync, readdirSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import app from '@adonisjs/core/services/app'
 import i18nManager from '@adonisjs/i18n/services/main'
 import { CONSOLE_LOCALES } from '#console/console_locale'
+import pluginRegistry from '#app_plugins/plugin_registry'
+import { FAMILY_CONSOLE_TEXTS } from '#controllers/console/chains_controller'
 
 /** The console's texts of a locale (keys `console.<area>.…`), as the catalogue holds them. */
 function consoleMessages(locale: string): Record<string, string> {
@@ -92,5 +94,101 @@ test.group('Console translations', () => {
       unknown.map(({ file, key }) => `${file}: ${key}`),
       []
     )
+  })
+})
+
+/** A JSON catalogue file's texts, nested keys flattened with dots. */
+function flatten(value: unknown, prefix = ''): Record<string, string> {
+  if (typeof value !== 'object' || value === null) return { [prefix]: String(value) }
+  const flat: Record<string, string> = {}
+  for (const [key, inner] of Object.entries(value))
+    Object.assign(flat, flatten(inner, prefix ? `${prefix}.${key}` : key))
+  return flat
+}
+
+/** The bundled plugins (plugins/<name>) that bring console texts (`lang/en/console.json`). */
+function pluginsWithConsoleTexts(): string[] {
+  return readdirSync(app.makePath('plugins'), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .filter((name) => existsSync(app.makePath('plugins', name, 'lang', 'en', 'console.json')))
+}
+
+test.group('Console translations of the plugins', () => {
+  test('a bundled plugin console.json has every English key in every console language, with the same arguments', ({
+    assert,
+  }) => {
+    const names = pluginsWithConsoleTexts()
+    assert.includeMembers(names, ['tron', 'evm', 'ton'])
+    for (const name of names) {
+      const english = flatten(
+        JSON.parse(
+          readFileSync(app.makePath('plugins', name, 'lang', 'en', 'console.json'), 'utf8')
+        )
+      )
+      for (const locale of CONSOLE_LOCALES) {
+        const file = app.makePath('plugins', name, 'lang', locale, 'console.json')
+        assert.isTrue(existsSync(file), `plugins/${name}/lang/${locale}/console.json`)
+        const messages = flatten(JSON.parse(readFileSync(file, 'utf8')))
+        assert.deepEqual(
+          Object.keys(messages).sort(),
+          Object.keys(english).sort(),
+          `${name} ${locale}`
+        )
+        // Loaded into the catalogue under the plugin's prefix (its definePlugin names its folder).
+        const i18n = i18nManager.locale(locale)
+        for (const [key, text] of Object.entries(english)) {
+          const full = `plugins.${name}.console.${key}`
+          assert.isTrue(i18n.hasMessage(full), `${locale} ${full} is not in the catalogue`)
+          assert.deepEqual(argumentsOf(messages[key]), argumentsOf(text), `${locale} ${full}`)
+          const formatted = i18n.formatMessage(
+            full,
+            Object.fromEntries(argumentsOf(text).map((arg) => [arg, 2]))
+          )
+          assert.notInclude(formatted, 'translation missing', `${locale} ${full}`)
+        }
+      }
+    }
+  })
+
+  test("a family's plugin brings only the console texts the chain pages ask for", ({ assert }) => {
+    const familyPlugins = new Set(
+      pluginRegistry.all.filter((plugin) => plugin.families?.length).map((plugin) => plugin.name)
+    )
+    for (const name of pluginsWithConsoleTexts().filter((plugin) => familyPlugins.has(plugin))) {
+      const keys = Object.keys(
+        flatten(
+          JSON.parse(
+            readFileSync(app.makePath('plugins', name, 'lang', 'en', 'console.json'), 'utf8')
+          )
+        )
+      )
+      const unknown = keys.filter(
+        (key) =>
+          !FAMILY_CONSOLE_TEXTS.some((known) =>
+            known.endsWith('.') ? key.startsWith(known) : key === known
+          )
+      )
+      assert.deepEqual(unknown, [], `plugins/${name}/lang/en/console.json`)
+    }
+  })
+
+  test('every literal plugins.<name>.console key the code asks for is in en and zh-CN', ({
+    assert,
+  }) => {
+    const files = [
+      ...filesUnder(app.makePath('resources', 'views'), ['.edge']),
+      ...filesUnder(app.makePath('app'), ['.ts']),
+      ...filesUnder(app.makePath('plugins'), ['.ts', '.edge']),
+    ]
+    const missing: string[] = []
+    for (const file of files) {
+      const text = readFileSync(file, 'utf8')
+      for (const match of text.matchAll(/\bt\(\s*'(plugins\.[\w-]+\.console\.[\w.-]+)'/g))
+        for (const locale of CONSOLE_LOCALES)
+          if (!i18nManager.locale(locale).hasMessage(match[1]))
+            missing.push(`${relative(app.makePath(), file)}: ${locale} ${match[1]}`)
+    }
+    assert.deepEqual(missing, [])
   })
 })

@@ -1,5 +1,6 @@
 import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
+import type { I18n } from '@adonisjs/i18n'
 import vine, { errors as vineErrors } from '@vinejs/vine'
 import {
   ChainAdmin,
@@ -10,6 +11,8 @@ import {
   type ChainInput,
 } from '#services/operators/chain_admin'
 import chainRegistry from '#chains/chain_registry'
+import pluginRegistry from '#app_plugins/plugin_registry'
+import { pluginKeyPrefix } from '#app_plugins/plugin_resources'
 import { ChainOverview, type ChainSummary } from '#services/operators/chain_overview'
 import { OperatorError } from '#support/operator_error'
 import { redactUrl } from '#support/redaction'
@@ -71,8 +74,26 @@ const NETWORK_FIELDS: Partial<Record<ChainInput, string>> = {
   explorerTxUrl: 'explorer_tx_url',
 }
 
+/**
+ * The texts of the chain pages a family's plugin may bring
+ * (`lang/<locale>/console.json`, keyed `plugins.<name>.console.<key>`):
+ * - `api_key_help`, `options_help`: the chain page's help of the API key
+ *   and the options fields (else the general texts of console/chains.json);
+ * - `network_options.<option>.label` / `.help`: the add-network form's
+ *   field of a family's option (else the family's own words).
+ */
+export const FAMILY_CONSOLE_TEXTS = ['api_key_help', 'options_help', 'network_options.'] as const
+
+/** A text of the family's plugin in the admin's language, or null when it brings none. */
+export function familyText(i18n: I18n, family: string, key: string): string | null {
+  const plugin = pluginRegistry.pluginOfFamily(family)
+  if (!plugin) return null
+  const full = `${pluginKeyPrefix(plugin)}console.${key}`
+  return i18n.hasMessage(full) || i18n.hasFallbackMessage(full) ? i18n.t(full) : null
+}
+
 /** The families a network can be added to from the console: those that can test an endpoint. */
-function addableFamilies() {
+function addableFamilies(i18n: I18n) {
   return chainRegistry
     .names()
     .map((name) => chainRegistry.family(name))
@@ -81,6 +102,9 @@ function addableFamilies() {
       name: family.name,
       options: (family.networkOptions ?? []).map((option) => ({
         ...option,
+        label:
+          familyText(i18n, family.name, `network_options.${option.name}.label`) ?? option.label,
+        help: familyText(i18n, family.name, `network_options.${option.name}.help`) ?? option.help,
         field: networkOptionField(family.name, option.name),
       })),
     }))
@@ -101,14 +125,14 @@ export default class ChainsController {
     protected overview: ChainOverview
   ) {}
 
-  async index({ view, session }: HttpContext) {
+  async index({ view, session, i18n }: HttpContext) {
     const chains = await this.overview.all()
     // After a refusal the URL sent is shown again, its key masked (as the chain page does).
     const sent = session.flashMessages.get('rpc_url')
     return view.render('console/chains/index', {
       chains,
       // The family of most networks first: the one chosen unless told.
-      families: addableFamilies()
+      families: addableFamilies(i18n)
         .map((family) => ({
           ...family,
           networks: chains.filter((chain) => chain.family === family.name).map((c) => c.network),
@@ -121,8 +145,8 @@ export default class ChainsController {
   /**
    * Adds a network of an installed family (the add-network form of the
    * chains page) through ChainAdmin.add: its RPC URL is tested first (the
-   * head, and for EVM eth_chainId against the chain id given), and a
-   * refusal is shown at the field it concerns with nothing written.
+   * head, and the family's own check of the network given, such as a chain
+   * id), and a refusal is shown at the field it concerns with nothing written.
    */
   async create(ctx: HttpContext) {
     const { request, session, response } = ctx
@@ -160,13 +184,13 @@ export default class ChainsController {
     }
     session.flash(
       'success',
-      `${saved.displayName} (${saved.network}) was added: its RPC endpoint answered for it. Add its tokens and a wallet: then it is offered to payers.`
+      ctx.i18n.t('console.chains.flash.added', { chain: saved.displayName, network: saved.network })
     )
     return response.redirect(adminUrl(`/chains/${saved.network}`))
   }
 
-  async show({ params, view, session }: HttpContext) {
-    const chain = await this.#summary(params.network)
+  async show({ params, view, session, i18n }: HttpContext) {
+    const chain = await this.#summary(i18n, params.network)
     // After a refusal the form shows what was sent, with keys masked like the stored URLs.
     const sent = session.flashMessages.get('rpc_urls')
     return view.render('console/chains/show', {
@@ -177,14 +201,23 @@ export default class ChainsController {
               .map((url) => redactUrl(url))
               .join('\n')
           : chain.rpcUrls.join('\n'),
+      // The help of the fields whose use differs by family: its plugin's words, else the general ones.
+      familyTexts: {
+        apiKeyHelp:
+          familyText(i18n, chain.family, 'api_key_help') ??
+          i18n.t('console.chains.show.api_key_help'),
+        optionsHelp:
+          familyText(i18n, chain.family, 'options_help') ??
+          i18n.t('console.chains.show.options_help'),
+      },
       optionsText: Object.entries(chain.options)
         .map(([key, value]) => `${key}=${value}`)
         .join('\n'),
     })
   }
 
-  async update({ params, request, session, response }: HttpContext) {
-    const chain = await this.#summary(params.network)
+  async update({ params, request, session, response, i18n }: HttpContext) {
+    const chain = await this.#summary(i18n, params.network)
     const input = await request.validateUsing(chainForm)
     const changes: ChainChanges = {
       displayName: input.display_name,
@@ -199,7 +232,7 @@ export default class ChainsController {
     // A blank key keeps the stored one; "remove" clears it.
     const apiKey = (input.api_key ?? '').trim()
     if (input.clear_api_key && apiKey !== '') {
-      throw new OperatorError('Either type a new API key or tick "Remove the API key", not both')
+      throw new OperatorError(i18n.t('console.chains.error.key_and_clear'))
     }
     if (input.clear_api_key) changes.apiKey = ''
     else if (apiKey !== '') changes.apiKey = apiKey
@@ -212,7 +245,10 @@ export default class ChainsController {
     if (changed.length > 0) changes.options = Object.fromEntries(changed)
 
     const saved = await this.chains.set(chain.network, changes)
-    session.flash('success', `${saved.displayName} (${saved.network}) was saved.`)
+    session.flash(
+      'success',
+      i18n.t('console.chains.flash.saved', { chain: saved.displayName, network: saved.network })
+    )
     return response.redirect(adminUrl(`/chains/${chain.network}`))
   }
 
@@ -228,42 +264,50 @@ export default class ChainsController {
    * Asks every endpoint for the head now and shows the answers on the
    * chain's page (flashed: a reload does not ask again).
    */
-  async testConnection({ params, session, response }: HttpContext) {
-    const chain = await this.#summary(params.network)
+  async testConnection({ params, session, response, i18n }: HttpContext) {
+    const chain = await this.#summary(i18n, params.network)
     const result = await this.chains.testConnection(chain.network)
     session.flash('connectionTest', result)
     const failed = result.endpoints.filter((endpoint) => !endpoint.ok).length
-    if (failed === 0) session.flash('success', `Every RPC endpoint of ${chain.network} answered.`)
+    if (failed === 0)
+      session.flash(
+        'success',
+        i18n.t('console.chains.flash.all_answered', { network: chain.network })
+      )
     else
       session.flash(
         'error',
-        `${failed} of ${result.endpoints.length} RPC endpoint(s) of ${chain.network} did not answer.`
+        i18n.t('console.chains.flash.some_failed', {
+          failed,
+          total: result.endpoints.length,
+          network: chain.network,
+        })
       )
     return response.redirect(adminUrl(`/chains/${chain.network}`))
   }
 
-  async #setEnabled({ params, session, response, request }: HttpContext, enabled: boolean) {
-    const chain = await this.#summary(params.network)
+  async #setEnabled({ params, session, response, request, i18n }: HttpContext, enabled: boolean) {
+    const chain = await this.#summary(i18n, params.network)
     await this.chains.set(chain.network, { enabled })
     session.flash(
       'success',
-      enabled
-        ? `${chain.displayName} is enabled: offered to payers once it has a wallet and an enabled token.`
-        : `${chain.displayName} is disabled: new orders on it are refused (10014) and it is no longer scanned.`
+      i18n.t(enabled ? 'console.chains.flash.enabled' : 'console.chains.flash.disabled', {
+        chain: chain.displayName,
+      })
     )
     return response.redirect(
       safeConsoleReturn(request.input('_back')) ?? adminUrl(`/chains/${chain.network}`)
     )
   }
 
-  async #summary(network: unknown): Promise<ChainSummary> {
+  async #summary(i18n: I18n, network: unknown): Promise<ChainSummary> {
     if (typeof network !== 'string' || !/^[a-z0-9-]{1,32}$/i.test(network))
-      throw new ConsoleNotFound('No chain has this name.')
+      throw new ConsoleNotFound(i18n.t('console.chains.error.no_chain'))
     try {
       return await this.overview.one(network)
     } catch (error) {
       if (error instanceof OperatorError)
-        throw new ConsoleNotFound(`No chain is named "${network}".`)
+        throw new ConsoleNotFound(i18n.t('console.chains.error.no_chain_named', { network }))
       throw error
     }
   }

@@ -1,5 +1,6 @@
 import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
+import type { I18n } from '@adonisjs/i18n'
 import vine from '@vinejs/vine'
 import Token from '#models/token'
 import { ChainAdmin, type TokenChanges } from '#services/operators/chain_admin'
@@ -31,30 +32,46 @@ export default class TokensController {
     protected overview: ChainOverview
   ) {}
 
-  async show({ params, view }: HttpContext) {
-    const token = await this.#token(params.network, params.symbol)
+  async show({ params, view, i18n }: HttpContext) {
+    const token = await this.#token(i18n, params.network, params.symbol)
     const chain = await this.overview.one(token.network)
     return view.render('console/chains/token', { chain, token: tokenSummary(token) })
   }
 
-  async create({ params, request, session, response }: HttpContext) {
-    const chain = await this.#chain(params.network)
+  async create({ params, request, session, response, i18n }: HttpContext) {
+    const chain = await this.#chain(i18n, params.network)
     const input = await request.validateUsing(newToken)
-    const token = await this.chains.addToken(chain.network, input.symbol, this.#changes(input))
+    const token = await this.chains.addToken(
+      chain.network,
+      input.symbol,
+      this.#changes(i18n, input)
+    )
     session.flash(
       'success',
-      `${token.symbol} was added to ${chain.network} (${token.contract ?? 'native coin'}).`
+      i18n.t('console.chains.flash.token_added', {
+        symbol: token.symbol,
+        network: chain.network,
+        contract: token.contract ?? i18n.t('console.chains.show.native_coin'),
+      })
     )
     return response.redirect(adminUrl(`/chains/${chain.network}`))
   }
 
-  async update({ params, request, session, response }: HttpContext) {
-    const token = await this.#token(params.network, params.symbol)
+  async update({ params, request, session, response, i18n }: HttpContext) {
+    const token = await this.#token(i18n, params.network, params.symbol)
     const input = await request.validateUsing(tokenForm)
-    const saved = await this.chains.setToken(token.network, token.symbol, this.#changes(input))
+    const saved = await this.chains.setToken(
+      token.network,
+      token.symbol,
+      this.#changes(i18n, input)
+    )
     session.flash(
       'success',
-      `${saved.symbol} on ${saved.network} was saved (${saved.contract ?? 'native coin'}).`
+      i18n.t('console.chains.flash.token_saved', {
+        symbol: saved.symbol,
+        network: saved.network,
+        contract: saved.contract ?? i18n.t('console.chains.show.native_coin'),
+      })
     )
     return response.redirect(adminUrl(`/chains/${saved.network}`))
   }
@@ -68,17 +85,20 @@ export default class TokensController {
   }
 
   /** The form's contract or "native coin": one of the two, as `token:set` asks. */
-  #changes(input: {
-    contract?: string
-    native?: boolean
-    decimals: number
-    precision: number
-  }): TokenChanges {
+  #changes(
+    i18n: I18n,
+    input: {
+      contract?: string
+      native?: boolean
+      decimals: number
+      precision: number
+    }
+  ): TokenChanges {
     const contract = input.contract ?? ''
     if (input.native && contract !== '')
-      throw new OperatorError('Give either a contract or "native coin", not both')
+      throw new OperatorError(i18n.t('console.chains.error.contract_and_native'))
     if (!input.native && contract === '')
-      throw new OperatorError('Give the token contract, or tick "native coin"')
+      throw new OperatorError(i18n.t('console.chains.error.contract_or_native'))
     return {
       ...(input.native ? { native: true } : { contract }),
       decimals: input.decimals,
@@ -86,30 +106,35 @@ export default class TokensController {
     }
   }
 
-  async #setEnabled({ params, session, response }: HttpContext, enabled: boolean) {
-    const token = await this.#token(params.network, params.symbol)
+  async #setEnabled({ params, session, response, i18n }: HttpContext, enabled: boolean) {
+    const token = await this.#token(i18n, params.network, params.symbol)
     await this.chains.setToken(token.network, token.symbol, { enabled })
     session.flash(
       'success',
-      enabled
-        ? `${token.symbol} on ${token.network} is enabled: payers can choose it.`
-        : `${token.symbol} on ${token.network} is disabled: new orders cannot use it.`
+      i18n.t(
+        enabled ? 'console.chains.flash.token_enabled' : 'console.chains.flash.token_disabled',
+        {
+          symbol: token.symbol,
+          network: token.network,
+        }
+      )
     )
     return response.redirect(adminUrl(`/chains/${token.network}`))
   }
 
-  async #chain(network: unknown) {
+  async #chain(i18n: I18n, network: unknown) {
     try {
       if (typeof network !== 'string') throw new OperatorError('no network')
       return await this.chains.find(network)
     } catch (error) {
-      if (error instanceof OperatorError) throw new ConsoleNotFound('No chain has this name.')
+      if (error instanceof OperatorError)
+        throw new ConsoleNotFound(i18n.t('console.chains.error.no_chain'))
       throw error
     }
   }
 
-  async #token(network: unknown, symbol: unknown) {
-    const chain = await this.#chain(network)
+  async #token(i18n: I18n, network: unknown, symbol: unknown) {
+    const chain = await this.#chain(i18n, network)
     const token =
       typeof symbol === 'string'
         ? await Token.query()
@@ -117,7 +142,8 @@ export default class TokensController {
             .where('symbol', symbol.toUpperCase())
             .first()
         : null
-    if (!token) throw new ConsoleNotFound(`${chain.network} has no token of this symbol.`)
+    if (!token)
+      throw new ConsoleNotFound(i18n.t('console.chains.error.no_token', { network: chain.network }))
     return token
   }
 }
