@@ -101,6 +101,11 @@ test.group('Console chains in Chinese', (group) => {
       'Sent by the family in a header (TronGrid: TRON-PRO-API-KEY). Leave blank to keep the stored key.'
     )
 
+    // The add-network form's busy texts (console_add_network.js shows them) in English as before.
+    const listEn = (await english.get('/chains')).text
+    assert.include(listEn, 'data-busy-label="Testing the endpoint…"')
+    assert.include(listEn, 'data-busy-status-text="Testing the endpoint: this takes up to 15 s."')
+
     const evmEn = (await english.get('/chains/ethereum')).text
     assert.equal(
       helpOf(evmEn, 'options'),
