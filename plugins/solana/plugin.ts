@@ -8,6 +8,8 @@ import { SolanaFamily } from '#plugins/solana/solana_family'
 export default definePlugin({
   name: 'solana',
   description: 'Solana: SPL token and SOL transfers',
+  // lang/<locale>/console.json: its description and address format on the plugins page.
+  folder: new URL('./', import.meta.url),
   families: [new SolanaFamily()],
   seed: {
     chains: [

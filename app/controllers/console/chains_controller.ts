@@ -80,9 +80,17 @@ const NETWORK_FIELDS: Partial<Record<ChainInput, string>> = {
  * - `api_key_help`, `options_help`: the chain page's help of the API key
  *   and the options fields (else the general texts of console/chains.json);
  * - `network_options.<option>.label` / `.help`: the add-network form's
- *   field of a family's option (else the family's own words).
+ *   field of a family's option (else the family's own words);
+ * - `description`, `families.<family>.address_format`: the plugins page's.
  */
-export const FAMILY_CONSOLE_TEXTS = ['api_key_help', 'options_help', 'network_options.'] as const
+export const FAMILY_CONSOLE_TEXTS = [
+  'api_key_help',
+  'options_help',
+  'network_options.',
+  // The plugins page's (plugins_controller.ts).
+  'description',
+  'families.',
+] as const
 
 /** A text of the family's plugin in the admin's language, or null when it brings none. */
 export function familyText(i18n: I18n, family: string, key: string): string | null {

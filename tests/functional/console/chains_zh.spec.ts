@@ -76,7 +76,20 @@ test.group('Console chains in Chinese', (group) => {
       '已加载',
       '链类型',
       '扫描 · 校验交易',
+      // The plugins' own words: their descriptions, address formats and settings' help.
+      'TRON：TRC-20 与 TRX 转账',
+      '以 T 开头的 base58 地址（34 个字符）',
+      '原始格式 0:<64 位十六进制>，或用户友好格式（48 个字符，EQ…/UQ…）',
+      'Solana：SPL 代币与 SOL 转账',
+      '未指定法币的兼容订单所用的法币。',
     ])
+    const english = pageText((await agent.get('/plugins', { 'accept-language': 'en' })).text)
+    for (const words of [
+      'TRON: TRC-20 and TRX transfers',
+      'addresses: raw form 0:<64 hex> or user-friendly form (48 characters, EQ…/UQ…)',
+      'Fiat currency of compat orders that send none',
+    ])
+      assert.include(english, words)
 
     const missing = await agent.get('/chains/nowhere')
     assert.equal(missing.status, 404)
