@@ -1,6 +1,9 @@
 import { test } from '@japa/runner'
 import type { Assert } from '@japa/assert'
 import operator from '#services/operator_service'
+import { RpcPool } from '#chains/rpc_pool'
+import { Anvil } from '#tests/helpers/evm/anvil'
+import { freePort, freePortIn } from '#tests/helpers/processes'
 import { resetDatabase } from '#tests/helpers/database'
 import { ConsoleAgent, createConsoleUser, pageText } from '#tests/helpers/console'
 
@@ -174,5 +177,34 @@ test.group('Console chains in Chinese', (group) => {
     )
     assert.equal(refused.status, 302)
     assertPage(assert, await agent.get('/chains/tron'), 'zh-CN', ['请填写代币合约，或勾选“原生币”'])
+  })
+})
+
+test.group('Console chains in Chinese: test connection', (group) => {
+  const anvil = new Anvil()
+  group.setup(async () => {
+    await anvil.start(1, undefined, await freePortIn(38600, 38699))
+    return () => anvil.stop()
+  })
+  group.each.setup(async () => {
+    await resetDatabase()
+    RpcPool.reset()
+  })
+
+  test('the results and the flash speak Chinese', async ({ assert }) => {
+    const closed = `http://127.0.0.1:${await freePort()}`
+    await operator.setChain('ethereum', { rpcUrls: [anvil.url, closed] })
+    const agent = await adminIn('zh-CN')
+    await agent.get('/chains/ethereum')
+    const response = await agent.post('/chains/ethereum/test')
+    const page = await agent.follow(response.location!)
+    assertPage(assert, page, 'zh-CN', [
+      'ethereum 的 2 个 RPC 节点中有 1 个未应答。',
+      '连接测试',
+      '各 RPC 节点刚才的应答。',
+      '节点 结果 最新区块 延迟',
+      `${anvil.url} 已应答`,
+      `${closed} 失败`,
+    ])
   })
 })
