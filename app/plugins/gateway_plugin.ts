@@ -7,6 +7,7 @@ import type { LiveRateSource } from '#rates/live_rate_source'
 import type { SettingDefinition } from '#settings/setting_types'
 import type { middleware } from '#start/kernel'
 import type { Router } from '@adonisjs/core/http'
+import type { I18n } from '@adonisjs/i18n'
 
 /** A token installed with a seeded chain. */
 export type SeedToken = {
@@ -80,6 +81,34 @@ export type PluginConsoleSettings = {
   labels: Record<string, string>
 }
 
+/** What a plugin's integration section is given: one API key, this installation's URL. */
+export type IntegrationContext = {
+  /** The gateway's base URL, without a trailing slash. */
+  baseUrl: string
+  pid: string
+  /** The admin's language (absent: English, e.g. for the docs and tests). */
+  i18n?: I18n
+}
+
+/**
+ * A part of the console's integration page of an API key (the compat
+ * plugin's EPay base URL and endpoints): rows for the guide's endpoint
+ * table and a card drawn by the plugin's own view with `data`.
+ */
+export type PluginIntegrationSection = {
+  /** The card's anchor on the page. */
+  id: string
+  /** Its Edge view, from the plugin's views/ (`compat::console/integration`): it reads `section.data`, `guide` and `key`. */
+  view: string
+  data(context: IntegrationContext): Record<string, unknown>
+  endpoints?(context: IntegrationContext): {
+    name: string
+    method: string
+    url: string
+    signed: string
+  }[]
+}
+
 /** A recurring job of the plugin, run by the scheduler (worker process). */
 export type PluginJob = {
   name: string
@@ -119,6 +148,8 @@ export type GatewayPlugin = {
   settings?: Record<string, SettingDefinition<any>>
   /** Where the console shows those settings, and their labels. */
   consoleSettings?: PluginConsoleSettings
+  /** Its parts of each API key's integration page on the console. */
+  integrationSections?: PluginIntegrationSection[]
   seed?: {
     chains?: SeedChain[]
     /** Settings stored on installation unless already present. */

@@ -66,6 +66,13 @@ export class PluginRegistry {
     return this.enabled.find((plugin) => plugin.families?.some((entry) => entry.name === family))
   }
 
+  /** The enabled plugin that contributes a callback format. */
+  pluginOfCallbackFormat(name: string): GatewayPlugin | undefined {
+    return this.enabled.find((plugin) =>
+      plugin.callbackFormats?.some((format) => format.name === name)
+    )
+  }
+
   /** The enabled plugin that contributes a payment provider. */
   pluginOfProvider(name: string): GatewayPlugin | undefined {
     return this.enabled.find((plugin) => plugin.providers?.some((entry) => entry.name === name))

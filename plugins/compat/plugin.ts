@@ -1,6 +1,7 @@
 import { definePlugin } from '#app_plugins/gateway_plugin'
 import { CompatCallbackFormat } from '#plugins/compat/compat_callback_format'
 import { COMPAT_SETTINGS, compatSettings } from '#plugins/compat/compat_settings'
+import { compatIntegration } from '#plugins/compat/compat_integration'
 
 const CompatOrdersController = () => import('#plugins/compat/compat_orders_controller')
 const CompatApiController = () => import('#plugins/compat/compat_api_controller')
@@ -16,6 +17,8 @@ export default definePlugin({
   description: 'Compat flavour: EPay submit.php, mapi.php and api.php (MD5) and GET callbacks',
   // lang/<locale>/settings.json: its settings' titles, labels and help on the console.
   folder: new URL('./', import.meta.url),
+  // The EPay card of each API key's integration page (views/console/integration.edge).
+  integrationSections: [compatIntegration],
   consoleSettings: {
     title: 'Compat defaults',
     description:

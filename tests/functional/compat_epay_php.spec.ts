@@ -1,3 +1,4 @@
+import { compatIntegration } from '#plugins/compat/compat_integration'
 import { test } from '@japa/runner'
 import Order from '#models/order'
 import ApiKey from '#models/api_key'
@@ -200,9 +201,9 @@ function consoleBaseUrl() {
     pid: '1000',
     baseUrl: String(process.env.APP_URL),
     asset: null,
-    compatEnabled: true,
+    sections: [compatIntegration],
   })
-  return guide.compat!.baseUrl
+  return guide.sections[0].data.baseUrl as string
 }
 
 type Shop = {

@@ -5,7 +5,6 @@ import type { I18n } from '@adonisjs/i18n'
 import ApiKey from '#models/api_key'
 import { ApiKeyAdmin, type ApiKeyOverview } from '#services/operators/api_key_admin'
 import {
-  COMPAT_BASE_PATH,
   IntegrationExamples,
   NATIVE_CONFIG_PATH,
   NATIVE_CREATE_PATH,
@@ -20,6 +19,7 @@ import {
   type TestCallbackResult,
 } from '#services/console/test_callback'
 import { adminUrl } from '#console/console_paths'
+import pluginRegistry from '#app_plugins/plugin_registry'
 import { ConsoleNotFound } from '#console/console_errors'
 import {
   createApiKeyValidator,
@@ -54,7 +54,6 @@ const ENDPOINT_TEXTS: [path: string, name: string, signed: string][] = [
   [NATIVE_QUERY_PATH, 'query', 'hmac'],
   [NATIVE_CONFIG_PATH, 'config', 'none'],
   [NATIVE_OPENAPI_PATH, 'openapi', 'none'],
-  [COMPAT_BASE_PATH, 'compat', 'md5'],
 ]
 
 /** The migration steps by their `what`: which of what / before / after are words to translate. */
@@ -67,15 +66,6 @@ const STEP_TEXTS: Record<string, { key: string; before?: true; after?: true }> =
   'Receiving address': { key: 'address', after: true },
   'Expiry': { key: 'expiry', before: true, after: true },
   'Callback check': { key: 'callback', before: true, after: true },
-}
-
-/** The EPay endpoints by their call. */
-const COMPAT_TEXTS: Record<string, string> = {
-  'submit.php': 'submit',
-  'mapi.php': 'mapi',
-  'api.php?act=order': 'order',
-  'api.php?act=orders': 'orders',
-  'api.php?act=refund': 'refund',
 }
 
 /**
@@ -100,19 +90,6 @@ function guideIn(guide: IntegrationGuide, i18n: I18n): IntegrationGuide {
     createExamples: guide.createExamples.map((example) =>
       example.id === 'shell' ? { ...example, title: t('example_shell') } : example
     ),
-    compat: guide.compat && {
-      ...guide.compat,
-      endpoints: guide.compat.endpoints.map((endpoint) => {
-        const key = COMPAT_TEXTS[endpoint.call]
-        if (!key) return endpoint
-        return {
-          ...endpoint,
-          method: endpoint.method === 'GET or POST' ? t('compat.get_or_post') : endpoint.method,
-          purpose: t(`compat.${key}_purpose`),
-          answers: t(`compat.${key}_answers`),
-        }
-      }),
-    },
     migration: {
       ...guide.migration,
       steps: guide.migration.steps.map((step) => {
@@ -205,14 +182,22 @@ export default class ApiKeysController {
 
   async integration({ params, view, session, i18n }: HttpContext) {
     const key = present(await this.#overview(params.pid, i18n))
-    const guide = guideIn(await this.examples.forKey(key.pid), i18n)
+    // The plugins' sections are written in the admin's language by the plugins themselves.
+    const guide = guideIn(
+      await this.examples.forKey(key.pid, { i18n: i18n.locale === 'en' ? undefined : i18n }),
+      i18n
+    )
     const formats = this.testCallbacks.formatsFor(key)
     const result = session.flashMessages.get('testCallback') as TestCallbackResult | undefined
     return view.render('console/api_keys/integration', {
       key,
       guide,
       formatOptions: formats.map((name) => {
-        const own = `console.api_keys.integration.format_${name}`
+        // The core's native, or the format's plugin's own words (lang/<locale>/console.json).
+        const plugin = pluginRegistry.pluginOfCallbackFormat(name)
+        const own = plugin
+          ? `plugins.${plugin.name}.console.integration.format`
+          : `console.api_keys.integration.format_${name}`
         return {
           value: name,
           label: i18n.hasMessage(own) || i18n.hasFallbackMessage(own) ? i18n.t(own) : name,

@@ -3,6 +3,8 @@ import env from '#start/env'
 import assetCatalog from '#services/asset_catalog'
 import pluginRegistry from '#app_plugins/plugin_registry'
 import { ApiKeyAdmin } from '#services/operators/api_key_admin'
+import type { I18n } from '@adonisjs/i18n'
+import type { PluginIntegrationSection } from '#app_plugins/gateway_plugin'
 
 /**
  * Copy-ready integration examples for one API key: creating an order on
@@ -20,14 +22,6 @@ export const NATIVE_CREATE_PATH = '/payments/native/v1/order/create-transaction'
 export const NATIVE_CONFIG_PATH = '/payments/native/v1/config'
 export const NATIVE_QUERY_PATH = '/payments/native/v1/order/query'
 export const NATIVE_OPENAPI_PATH = '/payments/native/v1/openapi.json'
-/**
- * The compat (EPay) base URL's path: EPay SDKs and shop plugins take the
- * base URL with its trailing slash and append submit.php, mapi.php and
- * api.php to it.
- */
-export const COMPAT_BASE_PATH = '/payments/compat/v1/order/create-transaction/'
-export const COMPAT_SUBMIT_PATH = `${COMPAT_BASE_PATH}submit.php`
-
 /** Where the examples tell the gateway to send the callback (the merchant replaces it). */
 export const EXAMPLE_NOTIFY_URL = 'https://shop.example/payment/notify'
 export const EXAMPLE_REDIRECT_URL = 'https://shop.example/order/complete'
@@ -46,6 +40,9 @@ export type IntegrationExample = {
 
 export type IntegrationEndpoint = { name: string; method: string; url: string; signed: string }
 
+/** A plugin's part of the guide for one key: its view (`<plugin>::…`) and what the view shows. */
+export type IntegrationSection = { id: string; view: string; data: Record<string, unknown> }
+
 export type IntegrationGuide = {
   pid: string
   baseUrl: string
@@ -55,8 +52,11 @@ export type IntegrationGuide = {
   asset: { token: string; network: string } | null
   createExamples: IntegrationExample[]
   callbackExamples: IntegrationExample[]
-  /** The compat (EPay-style) front door when its plugin is enabled. */
-  compat: CompatGuide | null
+  /**
+   * What the enabled plugins add (an order flavour's own front door: the
+   * compat plugin's EPay URLs), each shown by its own view.
+   */
+  sections: IntegrationSection[]
   /** Moving a shop from epusdt or BEpusdt to the native API: what to change, with this installation's URLs. */
   migration: MigrationGuide
 }
@@ -112,54 +112,6 @@ export function migrationSteps(baseUrl: string, pid: string): MigrationStep[] {
     },
   ]
 }
-
-/** One EPay endpoint under the base URL: what it is called with and what it answers. */
-export type CompatEndpoint = { call: string; method: string; purpose: string; answers: string }
-
-export type CompatGuide = {
-  /** What an EPay shop plugin or SDK is given as its API / gateway URL (trailing slash). */
-  baseUrl: string
-  submitUrl: string
-  endpoints: CompatEndpoint[]
-  pidIsNumeric: boolean
-}
-
-/** The EPay endpoints (the SDK appends each `call` to the base URL). */
-export const COMPAT_ENDPOINTS: CompatEndpoint[] = [
-  {
-    call: 'submit.php',
-    method: 'GET or POST',
-    purpose: 'Page jump: the payer is sent here with the signed order fields',
-    answers: 'HTTP 302 to the cashier page (a refusal: JSON with status_code)',
-  },
-  {
-    call: 'mapi.php',
-    method: 'POST',
-    purpose: 'API mode: the shop creates the order and shows the payment itself',
-    answers:
-      'JSON: code 1, trade_no, payurl (the cashier page) and, once token and network are known, qrcode (the wallet URI to show as a QR code); a refusal: code -1 and msg',
-  },
-  {
-    call: 'api.php?act=order',
-    method: 'GET or POST',
-    purpose: 'Order query by trade_no or out_trade_no, with pid and key (the secret)',
-    answers:
-      'JSON: code 1, trade_no, out_trade_no, type, pid, name, money, status (1 paid, 0 not), addtime, endtime, api_trade_no (the paying transaction); a refusal: code -1 and msg',
-  },
-  {
-    call: 'api.php?act=orders',
-    method: 'GET or POST',
-    purpose: 'The latest orders, limit (up to 50, default 20) per page',
-    answers: 'JSON: code 1 and data, the orders with the fields of act=order',
-  },
-  {
-    call: 'api.php?act=refund',
-    method: 'POST',
-    purpose: 'Refund',
-    answers:
-      'Always code -1: refunds are not supported (the gateway holds no private keys); refund from your own wallet',
-  },
-]
 
 export type GuideOptions = {
   /** Base address of the gateway; default APP_URL. */
@@ -441,10 +393,14 @@ export function renderGuide(input: {
   pid: string
   baseUrl: string
   asset: IntegrationGuide['asset']
-  compatEnabled: boolean
+  /** The enabled plugins' sections (default: none); `i18n`: their words in the admin's language. */
+  sections?: PluginIntegrationSection[]
+  i18n?: I18n
 }): IntegrationGuide {
   const baseUrl = input.baseUrl.replace(/\/+$/, '')
   const { pid, asset } = input
+  const context = { baseUrl, pid, i18n: input.i18n }
+  const plugins = input.sections ?? []
   const fields = exampleFields(pid, asset)
   const run = (command: string) => `${SECRET_VARIABLE}='<secret of pid ${pid}>' ${command}`
   return {
@@ -476,16 +432,7 @@ export function renderGuide(input: {
         url: `${baseUrl}${NATIVE_OPENAPI_PATH}`,
         signed: 'none',
       },
-      ...(input.compatEnabled
-        ? [
-            {
-              name: 'EPay base URL (compat): the API URL of an EPay shop plugin',
-              method: '+ submit.php, mapi.php, api.php',
-              url: `${baseUrl}${COMPAT_BASE_PATH}`,
-              signed: 'MD5 in the sign field; api.php: the secret as key',
-            },
-          ]
-        : []),
+      ...plugins.flatMap((section) => section.endpoints?.(context) ?? []),
     ],
     asset,
     createExamples: [
@@ -532,14 +479,11 @@ export function renderGuide(input: {
         code: nodeCallbackExample(pid),
       },
     ],
-    compat: input.compatEnabled
-      ? {
-          baseUrl: `${baseUrl}${COMPAT_BASE_PATH}`,
-          submitUrl: `${baseUrl}${COMPAT_SUBMIT_PATH}`,
-          endpoints: COMPAT_ENDPOINTS,
-          pidIsNumeric: /^\d+$/.test(pid),
-        }
-      : null,
+    sections: plugins.map((section) => ({
+      id: section.id,
+      view: section.view,
+      data: section.data(context),
+    })),
     migration: {
       createUrl: `${baseUrl}${NATIVE_CREATE_PATH}`,
       queryUrl: `${baseUrl}${NATIVE_QUERY_PATH}`,
@@ -553,7 +497,10 @@ export class IntegrationExamples {
   constructor(protected apiKeys: ApiKeyAdmin) {}
 
   /** The guide of one key (refused as OperatorError when no such key). */
-  async forKey(pid: string, options: GuideOptions = {}): Promise<IntegrationGuide> {
+  async forKey(
+    pid: string,
+    options: GuideOptions & { i18n?: I18n } = {}
+  ): Promise<IntegrationGuide> {
     const apiKey = await this.apiKeys.find(pid)
     let asset = options.asset
     if (asset === undefined) {
@@ -564,7 +511,8 @@ export class IntegrationExamples {
       pid: apiKey.pid,
       baseUrl: options.baseUrl ?? String(env.get('APP_URL')),
       asset,
-      compatEnabled: pluginRegistry.isEnabled('compat'),
+      sections: pluginRegistry.enabled.flatMap((plugin) => plugin.integrationSections ?? []),
+      i18n: options.i18n,
     })
   }
 }

@@ -413,7 +413,12 @@ test.group('Console API keys: the integration page', (group) => {
       `epusdt / BEpusdt: {epusdt}/api/v1/order/create-transaction Here: ${process.env.APP_URL}/payments/native/v1/order/create-transaction`
     )
     assert.include(text, 'pid=1000 in every request, signed')
-    assert.include(text, 'A shop with an EPay plugin needs no change: use the EPay base URL below.')
+    // The migration card is the core's (it names no flavour's URL); the EPay card is compat's own.
+    assert.include(text, 'A shop with an EPay plugin needs no change once the compat plugin is on')
+    assert.include(
+      text,
+      'The compat plugin is on: a shop with an EPay plugin or the EPay SDK works unmodified.'
+    )
     for (const id of [
       'create-shell',
       'create-php',

@@ -1,3 +1,4 @@
+import { compatIntegration } from '#plugins/compat/compat_integration'
 import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import Order, { OrderStatus } from '#models/order'
@@ -186,7 +187,7 @@ test.group('Integration examples: what the page shows', (group) => {
       pid: '1001',
       baseUrl: 'https://pay.example/',
       asset: null,
-      compatEnabled: true,
+      sections: [compatIntegration],
     })
     assert.equal(guide.baseUrl, 'https://pay.example')
     assert.deepEqual(
@@ -200,7 +201,17 @@ test.group('Integration examples: what the page shows', (group) => {
         'https://pay.example/payments/compat/v1/order/create-transaction/',
       ]
     )
-    const compat = guide.compat!
+    // The compat plugin's card: its own view, with what it computed for this key.
+    assert.deepEqual(
+      guide.sections.map((section) => [section.id, section.view]),
+      [['compat', 'compat::console/integration']]
+    )
+    const compat = guide.sections[0].data as {
+      baseUrl: string
+      submitUrl: string
+      pidIsNumeric: boolean
+      endpoints: { call: string; answers: string }[]
+    }
     assert.equal(compat.baseUrl, 'https://pay.example/payments/compat/v1/order/create-transaction/')
     assert.equal(compat.submitUrl, `${compat.baseUrl}submit.php`)
     assert.isTrue(compat.pidIsNumeric)
@@ -214,17 +225,17 @@ test.group('Integration examples: what the page shows', (group) => {
       pid: 'shop-7',
       baseUrl: 'https://pay.example',
       asset: null,
-      compatEnabled: false,
+      sections: [],
     })
-    assert.isNull(off.compat)
+    assert.lengthOf(off.sections, 0)
     assert.lengthOf(off.endpoints, 4)
     assert.isFalse(
       renderGuide({
         pid: 'shop-7',
         baseUrl: 'https://pay.example',
         asset: null,
-        compatEnabled: true,
-      }).compat!.pidIsNumeric
+        sections: [compatIntegration],
+      }).sections[0].data.pidIsNumeric
     )
   })
 
@@ -235,7 +246,7 @@ test.group('Integration examples: what the page shows', (group) => {
       pid: '2001',
       baseUrl: 'https://pay.example/',
       asset: null,
-      compatEnabled: false,
+      sections: [],
     })
     assert.equal(
       guide.migration.createUrl,
@@ -265,7 +276,7 @@ test.group('Integration examples: what the page shows', (group) => {
       pid: '1001',
       baseUrl: "https://pay.example/it's",
       asset: null,
-      compatEnabled: false,
+      sections: [],
     })
     const code = Object.fromEntries(
       guide.createExamples.map((example) => [example.id, example.code])
