@@ -4,6 +4,7 @@ import env from '#start/env'
 import app from '@adonisjs/core/services/app'
 import { defineConfig } from '@adonisjs/lucid'
 import { SQLITE_PRAGMAS } from '#support/sqlite_pragmas'
+import { pluginMigrationPaths } from '#app_plugins/plugin_migrations'
 
 /**
  * Models declare their columns themselves (amounts as decimal strings,
@@ -20,9 +21,13 @@ const sqlitePath = (() => {
   return file
 })()
 
+/** The core's migrations, then the plugins' (app/plugins/plugin_migrations.ts). */
 const migrations = {
   naturalSort: true,
-  paths: ['database/migrations'],
+  paths: [
+    'database/migrations',
+    ...pluginMigrationPaths(app.makePath(), env.get('PLUGIN_MODULES', '') ?? ''),
+  ],
 }
 
 /**

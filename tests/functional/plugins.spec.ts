@@ -302,8 +302,20 @@ test.group('Plugins: a plugin from PLUGIN_MODULES', (group) => {
     assert,
     cleanup,
   }) => {
+    // Its migrations (tests/fixtures/plugins/demo/migrations) join the core's.
+    const migrated = await runAce(['migration:run', '--force'], { PLUGIN_MODULES: DEMO_MODULE })
+    assert.equal(migrated.code, 0, migrated.stdout + migrated.stderr)
+    cleanup(async () => {
+      await db.connection().schema.dropTableIfExists('demo_greetings')
+      await db.from('adonis_schema').where('name', 'like', '%demo_greetings%').delete()
+    })
+    assert.isTrue(await db.connection().schema.hasTable('demo_greetings'))
     const server = await startServerProcess({ PLUGIN_MODULES: DEMO_MODULE })
     cleanup(() => server.stop())
+    const ready = await fetch(`${server.url}/health/ready`)
+    assert.equal(ready.status, 200, 'no migration of the plugin left pending')
+    const kept = await fetch(`${server.url}/payments/demo/v1/greetings`, { method: 'POST' })
+    assert.deepEqual(((await kept.json()) as any).data, { kept: 1 })
 
     const hello = await fetch(`${server.url}/payments/demo/v1/hello`)
     assert.equal(hello.status, 200)
