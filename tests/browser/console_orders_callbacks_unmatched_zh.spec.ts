@@ -126,7 +126,15 @@ test.group('Console in Chinese in a browser: orders, callbacks, unmatched paymen
             path: join(SHOTS, `console-zh-${name}-${size}.png`),
             fullPage: true,
           })
-          assert.isAtMost(await horizontalOverflow(page), 0, `${path} scrolls sideways at ${size}`)
+          const overflow = await horizontalOverflow(page)
+          if (overflow > 0) {
+            const wide = await page.evaluate(
+              `[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5).slice(-6).map((e) => e.tagName + '.' + e.className + ': ' + (e.textContent || '').trim().slice(0, 60))`
+            )
+            assert.fail(
+              `${path} scrolls sideways at ${size} by ${overflow}px: ${JSON.stringify(wide)}`
+            )
+          }
           const violations = await seriousAxeViolations(page)
           assert.deepEqual(violations, [], `${path} (${size}): ${JSON.stringify(violations)}`)
         }
