@@ -60,7 +60,7 @@ export function channelRuleSettings(channel: string) {
     ),
     [`notify.${channel}.muted_until`]: integerSetting(
       0,
-      `Until when (epoch ms) ${channel} sends only critical events (Telegram's /mute sets it; 0: not muted)`,
+      `Until when (epoch ms) ${channel} sends only critical events (a channel's own mute command may set it; 0: not muted)`,
       { min: 0, max: 8_640_000_000_000_000 }
     ),
   } as Record<string, SettingDefinition<any>>

@@ -178,7 +178,7 @@ export class RateRefresh {
       return {
         price: null,
         quote: usd.quote,
-        error: `priced in ${usd.quote}: no USD→${pair.fiat} cross rate (enable a fiat cross source such as frankfurter)`,
+        error: `priced in ${usd.quote}: no USD→${pair.fiat} cross rate (enable a fiat cross source: rate:sources lists them)`,
       }
     return { price: usd.price.multipliedBy(rate).toFixed(), quote: usd.quote, error: '' }
   }

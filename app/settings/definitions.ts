@@ -61,7 +61,7 @@ export const SETTINGS = {
 
   'rate.sources': listSetting(
     [],
-    'Live rate sources used, by name (coingecko, binance, okx, okx_p2p, coinbase, kraken, frankfurter, json); empty: none (fixed rates only, or rate.api_url)',
+    'Live rate sources used, by name, in order (node ace rate:sources lists those the plugins bring); empty: none (fixed rates only, or rate.api_url)',
     { item: /^[a-z][a-z0-9_]*$/, itemHint: 'a source name' }
   ),
   'rate.min_sources': integerSetting(

@@ -168,7 +168,8 @@ function testOrder(notifyUrl: string, format: string): Order {
   order.amount = '10'
   order.actualAmount = '1.37931034'
   order.token = 'USDT'
-  order.network = 'tron'
+  // A sample: no callback format sends the network, and no chain is asked.
+  order.network = 'test'
   order.receiveAddress = 'TEST-ADDRESS'
   order.blockTransactionId = `${TEST_PREFIX}TX-${randomBytes(8).toString('hex')}`
   order.status = OrderStatus.PAID

@@ -85,7 +85,7 @@ export function normalizeNote(note: string): string {
 export function checkPid(pid: string) {
   if (!PID_PATTERN.test(pid)) {
     throw new OperatorError(
-      'The pid must be 1 to 32 letters, digits, "_" or "-" (numeric for compat shops)'
+      'The pid must be 1 to 32 letters, digits, "_" or "-" (numeric for EPay-style shops)'
     )
   }
 }
