@@ -112,3 +112,16 @@ export class ProviderRegistry {
 
 const providers = new ProviderRegistry()
 export default providers
+
+/**
+ * The spec's special `network` value of the switch: the hosted provider.
+ * Every installed payment provider is a target under its own name (the
+ * bundled one is named `provider`, as the spec has it); this name alone is
+ * refused with 10017 while no provider by that name is installed.
+ */
+export const SPEC_PROVIDER_NETWORK = 'provider'
+
+/** Whether a switch's `network` names a payment provider (or the spec's `provider`). */
+export function isProviderTarget(network: string) {
+  return network === SPEC_PROVIDER_NETWORK || providers.has(network)
+}

@@ -17,13 +17,7 @@ import { Decimal, ceilToPrecision, toDecimalString, toFixedDigits } from '#suppo
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { isWebAddress } from '#support/web_address'
 
-/**
- * The spec's special `network` value of the switch: the hosted provider.
- * Every installed payment provider is a target under its own name (the
- * bundled one is named `provider`, as the spec has it); this name alone is
- * refused with 10017 while no provider by that name is installed.
- */
-export const SPEC_PROVIDER_NETWORK = 'provider'
+export { SPEC_PROVIDER_NETWORK, isProviderTarget } from '#payments/payment_provider'
 
 /** The `receive_address` of a provider order: the provider's name in capitals (`PROVIDER`). */
 export function providerAddress(name: string): string {
@@ -233,11 +227,6 @@ export class ProviderCheckout {
       throw error
     }
   }
-}
-
-/** Whether a switch's `network` names a payment provider (or the spec's `provider`). */
-export function isProviderTarget(network: string) {
-  return network === SPEC_PROVIDER_NETWORK || providers.has(network)
 }
 
 const providerCheckout = new ProviderCheckout()

@@ -12,6 +12,7 @@ import { testChainConnection, type ConnectionTest } from '#chains/connection_che
 import { MASK, redactUrl } from '#support/redaction'
 import { isUniqueViolation } from '#support/database_errors'
 import settings from '#settings/settings_service'
+import { isProviderTarget } from '#payments/payment_provider'
 
 export type ChainChanges = {
   enabled?: boolean
@@ -365,6 +366,13 @@ export class ChainAdmin {
       throw new ChainInputError(
         'network',
         'A network name is 1 to 32 lower-case letters, digits or "-"'
+      )
+    }
+    // A switch's network names a chain or a payment provider: never both.
+    if (isProviderTarget(name)) {
+      throw new ChainInputError(
+        'network',
+        `"${name}" is the name of a payment channel (a hosted provider): choose another network name`
       )
     }
     if (!chainRegistry.has(familyName)) {

@@ -196,6 +196,13 @@ test.group('Console: add a network of an installed family', (group) => {
           message: /^ethereum exists already: change it on its page or with chain:set ethereum$/,
         },
         {
+          name: "the hosted provider's channel name",
+          form: networkForm(anvil.url, { network: 'provider' }),
+          field: 'network',
+          message:
+            /^"provider" is the name of a payment channel \(a hosted provider\): choose another network name$/,
+        },
+        {
           name: 'a name that is not one',
           form: networkForm(anvil.url, { network: 'Dev Net!' }),
           field: 'network',
