@@ -1,3 +1,4 @@
+import { textOr } from '#support/catalogue'
 import type Order from '#models/order'
 import { OrderStatus } from '#models/order'
 import Chain from '#models/chain'
@@ -148,10 +149,6 @@ export type ProviderChoice = { network: string; legend: string; hint: string; to
  */
 async function providerChoicesOf(language: Language, t: Translate): Promise<ProviderChoice[]> {
   const i18n = i18nManager.locale(language)
-  const own = (prefix: string, key: string, general: string) => {
-    const id = `${prefix}cashier.${key}`
-    return i18n.hasMessage(id) || i18n.hasFallbackMessage(id) ? i18n.t(id) : general
-  }
   const choices: ProviderChoice[] = []
   for (const provider of providers.all()) {
     const offer = provider.offer ? await provider.offer() : null
@@ -160,8 +157,8 @@ async function providerChoicesOf(language: Language, t: Translate): Promise<Prov
     const prefix = plugin ? pluginKeyPrefix(plugin) : `plugins.${provider.name}.`
     choices.push({
       network: provider.name,
-      legend: own(prefix, 'choice_legend', t('choose.provider')),
-      hint: own(prefix, 'choice_hint', t('choose.provider_hint')),
+      legend: textOr(i18n, `${prefix}cashier.choice_legend`, t('choose.provider')),
+      hint: textOr(i18n, `${prefix}cashier.choice_hint`, t('choose.provider_hint')),
       tokens: offer.tokens,
     })
   }
@@ -176,9 +173,11 @@ async function providerChoicesOf(language: Language, t: Translate): Promise<Prov
 function referenceIntro(language: Language, t: Translate, family: string | undefined): string {
   const plugin = family ? pluginRegistry.pluginOfFamily(family) : undefined
   if (!plugin) return t('hash.intro')
-  const key = `${pluginKeyPrefix(plugin)}cashier.hash_intro`
-  const i18n = i18nManager.locale(language)
-  return i18n.hasMessage(key) || i18n.hasFallbackMessage(key) ? i18n.t(key) : t('hash.intro')
+  return textOr(
+    i18nManager.locale(language),
+    `${pluginKeyPrefix(plugin)}cashier.hash_intro`,
+    t('hash.intro')
+  )
 }
 
 async function amountOf(order: Order): Promise<string> {

@@ -1,3 +1,4 @@
+import { textOr } from '#support/catalogue'
 import { utcMinute } from '#services/console/console_format'
 import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
@@ -200,7 +201,7 @@ export default class ApiKeysController {
           : `console.api_keys.integration.format_${name}`
         return {
           value: name,
-          label: i18n.hasMessage(own) || i18n.hasFallbackMessage(own) ? i18n.t(own) : name,
+          label: textOr(i18n, own, name),
         }
       }),
       result: result ?? null,

@@ -1,3 +1,4 @@
+import { textOr } from '#support/catalogue'
 import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import type { I18n } from '@adonisjs/i18n'
@@ -97,7 +98,7 @@ export function familyText(i18n: I18n, family: string, key: string): string | nu
   const plugin = pluginRegistry.pluginOfFamily(family)
   if (!plugin) return null
   const full = `${pluginKeyPrefix(plugin)}console.${key}`
-  return i18n.hasMessage(full) || i18n.hasFallbackMessage(full) ? i18n.t(full) : null
+  return textOr(i18n, full, null)
 }
 
 /** The families a network can be added to from the console: those that can test an endpoint. */

@@ -1,3 +1,4 @@
+import { textOr } from '#support/catalogue'
 import type { HttpContext } from '@adonisjs/core/http'
 import type { I18n } from '@adonisjs/i18n'
 import router from '@adonisjs/core/services/router'
@@ -7,7 +8,7 @@ import { pluginKeyPrefix } from '#app_plugins/plugin_resources'
 /** A text of a plugin (`plugins.<name>.<file>.<key>`) in the admin's language, or null when it brings none. */
 function pluginText(i18n: I18n, plugin: string, key: string): string | null {
   const full = `${pluginKeyPrefix({ name: plugin })}${key}`
-  return i18n.hasMessage(full) || i18n.hasFallbackMessage(full) ? i18n.t(full) : null
+  return textOr(i18n, full, null)
 }
 
 /**

@@ -1,3 +1,4 @@
+import { textOr } from '#support/catalogue'
 import { inject } from '@adonisjs/core'
 import type { I18n } from '@adonisjs/i18n'
 import settings, { SettingsInputError } from '#settings/settings_service'
@@ -196,6 +197,17 @@ export type SettingsGroupInput = {
  * adds its labels there.
  */
 export function settingsGroups(): SettingsGroup[] {
+  // The plugins are fixed once activated: built once per set of plugins, not per call (the audit
+  // log's page asks for every row).
+  if (built?.plugins !== pluginRegistry.all) {
+    built = { plugins: pluginRegistry.all, groups: buildGroups() }
+  }
+  return built.groups
+}
+
+let built: { plugins: readonly unknown[]; groups: SettingsGroup[] } | null = null
+
+function buildGroups(): SettingsGroup[] {
   const groups: SettingsGroup[] = CORE_GROUPS.map((group) => ({
     ...group,
     labels: { ...group.labels },
@@ -274,9 +286,8 @@ export function settingMessageKey(key: string): string {
 }
 
 /** The admin's words for `key`, or `english` when the catalogue has none (a plugin from elsewhere). */
-function translated(i18n: I18n, key: string, english: string, values?: Record<string, unknown>) {
-  return i18n.resolveIdentifier(key) ? i18n.t(key, values) : english
-}
+const translated = (i18n: I18n, key: string, english: string, values?: Record<string, unknown>) =>
+  textOr(i18n, key, english, values)
 
 /** Where a group's texts are: a plugin's own group in its plugin's catalogue. */
 export function groupBase(group: Pick<SettingsGroup, 'id' | 'plugin'>): string {
