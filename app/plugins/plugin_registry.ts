@@ -63,19 +63,24 @@ export class PluginRegistry {
 
   /** The enabled plugin that contributes a chain family. */
   pluginOfFamily(family: string): GatewayPlugin | undefined {
-    return this.enabled.find((plugin) => plugin.families?.some((entry) => entry.name === family))
+    return this.#contributorOf('families', family)
   }
 
   /** The enabled plugin that contributes a callback format. */
   pluginOfCallbackFormat(name: string): GatewayPlugin | undefined {
-    return this.enabled.find((plugin) =>
-      plugin.callbackFormats?.some((format) => format.name === name)
-    )
+    return this.#contributorOf('callbackFormats', name)
   }
 
   /** The enabled plugin that contributes a payment provider. */
   pluginOfProvider(name: string): GatewayPlugin | undefined {
-    return this.enabled.find((plugin) => plugin.providers?.some((entry) => entry.name === name))
+    return this.#contributorOf('providers', name)
+  }
+
+  #contributorOf(
+    part: 'families' | 'providers' | 'callbackFormats',
+    name: string
+  ): GatewayPlugin | undefined {
+    return this.enabled.find((plugin) => plugin[part]?.some((entry) => entry.name === name))
   }
 
   isEnabled(name: string) {
