@@ -25,6 +25,30 @@ function count(text: string, pattern: RegExp) {
 }
 
 test.group('SVG chart', () => {
+  test('an axis label stays inside the image: the last Chinese date is not cut at the right edge', ({
+    assert,
+  }) => {
+    // The Rates page's chart: 30 days on 900 px, each label under a slot of 28 px.
+    const days = Array.from({ length: 30 }, (_, index) =>
+      index < 3 ? `10月${29 + index}日` : `11月${index - 2}日`
+    )
+    const svg = renderChart({
+      ...week,
+      width: 900,
+      labels: days,
+      series: week.series.map((series) => ({ ...series, values: days.map((_, i) => i) })),
+    })
+    const labels = /<g class="chart-labels"[^>]*>(.*?)<\/g>/s.exec(svg)![1]
+    const xs = [...labels.matchAll(/<text x="([\d.]+)"[^>]*>([^<]*)<\/text>/g)].map((m) => ({
+      x: Number(m[1]),
+      text: m[2],
+    }))
+    const last = xs[xs.length - 1]
+    assert.equal(last.text, '11月27日')
+    assert.isAtMost(last.x + textWidthOf(last.text) / 2, 900)
+    assert.isAtLeast(xs[0].x - textWidthOf(xs[0].text) / 2, 0)
+  })
+
   test("the legend leaves room for wide (Chinese) names: a swatch never sits under the next name's text", ({
     assert,
   }) => {

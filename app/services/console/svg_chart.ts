@@ -221,8 +221,11 @@ export function renderChart(input: ChartInput): string {
   parts.push('<g class="chart-labels" aria-hidden="true">')
   input.labels.forEach((label, index) => {
     if ((count - 1 - index) % every !== 0) return
+    // Centred under its slot, but never past the image's edges (a Chinese date is wider).
+    const half = textWidthOf(label) / 2
+    const x = Math.min(Math.max(centre(index), half), width - half)
     parts.push(
-      `<text x="${at(centre(index))}" y="${height - 6}" text-anchor="middle" fill="currentColor">${escapeMarkup(label)}</text>`
+      `<text x="${at(x)}" y="${height - 6}" text-anchor="middle" fill="currentColor">${escapeMarkup(label)}</text>`
     )
   })
   parts.push('</g>')
