@@ -4,8 +4,8 @@ export default defineConfig({
   commands: [
     () => import('@adonisjs/core/commands'),
     () => import('@adonisjs/lucid/commands'),
-    // The enabled plugins' commands (app/plugins/gateway_plugin.ts).
-    () => import('#app_plugins/plugin_commands'),
+    // The enabled plugins' commands (app/plugin_host/gateway_plugin.ts).
+    () => import('#plugin_host/plugin_commands'),
   ],
 
   providers: [
@@ -73,7 +73,7 @@ export default defineConfig({
       pattern: 'resources/lang/**',
       reloadServer: false,
     },
-    // A plugin's own texts and views (app/plugins/plugin_resources.ts).
+    // A plugin's own texts and views (app/plugin_host/plugin_resources.ts).
     {
       pattern: 'plugins/*/lang/**',
       reloadServer: false,

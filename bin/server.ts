@@ -18,8 +18,8 @@
 import 'reflect-metadata'
 import { createServer, type ServerOptions } from 'node:http'
 import { Ignitor, prettyPrintError } from '@adonisjs/core'
-import { GracefulHttp } from '#support/graceful_http'
-import { beginShutdown } from '#support/shutdown'
+import { GracefulHttp } from '#support/http/graceful_http'
+import { beginShutdown } from '#support/runtime/shutdown'
 
 const APP_ROOT = new URL('../', import.meta.url)
 
@@ -47,9 +47,9 @@ new Ignitor(APP_ROOT, { importer: IMPORTER })
   .tap((app) => {
     app.booting(async () => {
       await import('#start/env')
-      const { httpServerOptions } = await import('#support/http_server_options')
+      const { httpServerOptions } = await import('#support/http/http_server_options')
       serverOptions = httpServerOptions()
-      const { metrics } = await import('#support/metrics')
+      const { metrics } = await import('#support/runtime/metrics')
       graceful.onCount = (inFlight) => metrics.httpRequestsInFlight.set(inFlight)
     })
     app.starting(async () => {

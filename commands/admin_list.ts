@@ -1,4 +1,4 @@
-import { OperatorCommand } from '#support/operator_command'
+import { OperatorCommand } from '#support/cli/operator_command'
 
 function when(epoch: number | null) {
   return epoch === null ? '-' : new Date(epoch).toISOString()

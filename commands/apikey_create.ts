@@ -1,5 +1,5 @@
 import { flags } from '@adonisjs/core/ace'
-import { OperatorCommand } from '#support/operator_command'
+import { OperatorCommand } from '#support/cli/operator_command'
 
 export default class ApiKeyCreate extends OperatorCommand {
   static commandName = 'apikey:create'

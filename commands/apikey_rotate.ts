@@ -1,5 +1,5 @@
 import { args, flags } from '@adonisjs/core/ace'
-import { OperatorCommand } from '#support/operator_command'
+import { OperatorCommand } from '#support/cli/operator_command'
 
 export default class ApiKeyRotate extends OperatorCommand {
   static commandName = 'apikey:rotate'

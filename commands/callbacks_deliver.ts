@@ -1,5 +1,5 @@
-import { OperatorCommand } from '#support/operator_command'
-import { Progress } from '#support/progress'
+import { OperatorCommand } from '#support/cli/operator_command'
+import { Progress } from '#support/cli/progress'
 
 export default class CallbacksDeliver extends OperatorCommand {
   static commandName = 'callbacks:deliver'

@@ -1,4 +1,4 @@
-import { OperatorCommand } from '#support/operator_command'
+import { OperatorCommand } from '#support/cli/operator_command'
 import type { ScanState } from '#services/operators/chain_overview'
 
 export default class ChainList extends OperatorCommand {

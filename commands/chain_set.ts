@@ -1,6 +1,6 @@
 import { args, flags } from '@adonisjs/core/ace'
-import { OperatorCommand, OperatorError } from '#support/operator_command'
-import { redactUrl } from '#support/redaction'
+import { OperatorCommand, OperatorError } from '#support/cli/operator_command'
+import { redactUrl } from '#support/http/redaction'
 
 export default class ChainSet extends OperatorCommand {
   static commandName = 'chain:set'

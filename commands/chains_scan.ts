@@ -1,5 +1,5 @@
 import { flags } from '@adonisjs/core/ace'
-import { OperatorCommand } from '#support/operator_command'
+import { OperatorCommand } from '#support/cli/operator_command'
 import type { ScanReport } from '#services/chain_scanner'
 
 /** Runs one catch-up takes at most (each covers chains.max_blocks_per_scan blocks). */
@@ -19,7 +19,7 @@ export default class ChainsScan extends OperatorCommand {
   async execute() {
     const { default: chainScanner } = await import('#services/chain_scanner')
     const { default: Chain } = await import('#models/chain')
-    const { Progress } = await import('#support/progress')
+    const { Progress } = await import('#support/cli/progress')
     const reports = await chainScanner.scan({ network: this.network })
     if (reports.length === 0) this.logger.info('No enabled chain to scan')
     for (let report of reports) {

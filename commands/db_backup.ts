@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { flags } from '@adonisjs/core/ace'
-import { OperatorCommand, OperatorError } from '#support/operator_command'
+import { OperatorCommand, OperatorError } from '#support/cli/operator_command'
 
 export default class DbBackup extends OperatorCommand {
   static commandName = 'db:backup'

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { args, flags } from '@adonisjs/core/ace'
-import { OperatorCommand, OperatorError } from '#support/operator_command'
+import { OperatorCommand, OperatorError } from '#support/cli/operator_command'
 
 export default class DbRestore extends OperatorCommand {
   static commandName = 'db:restore'

@@ -1,5 +1,5 @@
 import { flags } from '@adonisjs/core/ace'
-import { OperatorCommand } from '#support/operator_command'
+import { OperatorCommand } from '#support/cli/operator_command'
 import type { CheckResult } from '#services/doctor/doctor_check'
 
 const LABELS = { ok: 'ok     ', warning: 'warning', problem: 'problem' } as const

@@ -1,5 +1,5 @@
 import { args, flags } from '@adonisjs/core/ace'
-import { OperatorCommand, OperatorError } from '#support/operator_command'
+import { OperatorCommand, OperatorError } from '#support/cli/operator_command'
 
 export default class NotificationsTest extends OperatorCommand {
   static commandName = 'notifications:test'

@@ -1,5 +1,5 @@
 import { args } from '@adonisjs/core/ace'
-import { OperatorCommand } from '#support/operator_command'
+import { OperatorCommand } from '#support/cli/operator_command'
 
 export default class OrdersClose extends OperatorCommand {
   static commandName = 'orders:close'

@@ -1,4 +1,4 @@
-import { OperatorCommand } from '#support/operator_command'
+import { OperatorCommand } from '#support/cli/operator_command'
 
 export default class OrdersExpire extends OperatorCommand {
   static commandName = 'orders:expire'
@@ -6,7 +6,7 @@ export default class OrdersExpire extends OperatorCommand {
 
   async execute() {
     const { default: orderExpiry } = await import('#services/order_expiry')
-    const { Progress } = await import('#support/progress')
+    const { Progress } = await import('#support/cli/progress')
     // On stderr, at most once a second while batches run, and a last line.
     const progress = new Progress('orders:expire')
     const count = await orderExpiry.expireDue(Date.now(), (expired) => progress.update({ expired }))

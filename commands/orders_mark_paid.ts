@@ -1,5 +1,5 @@
 import { args } from '@adonisjs/core/ace'
-import { OperatorCommand } from '#support/operator_command'
+import { OperatorCommand } from '#support/cli/operator_command'
 
 export default class OrdersMarkPaid extends OperatorCommand {
   static commandName = 'orders:mark-paid'

@@ -1,12 +1,12 @@
-import { OperatorCommand } from '#support/operator_command'
-import type { PluginDescription } from '#app_plugins/plugin_catalog'
+import { OperatorCommand } from '#support/cli/operator_command'
+import type { PluginDescription } from '#plugin_host/plugin_catalog'
 
 export default class PluginsList extends OperatorCommand {
   static commandName = 'plugins:list'
   static description = 'List the plugins, whether each is on (PLUGINS env), and what it contributes'
 
   async execute() {
-    const { pluginCatalog } = await import('#app_plugins/plugin_catalog')
+    const { pluginCatalog } = await import('#plugin_host/plugin_catalog')
     const catalog = await pluginCatalog()
     this.printTable(
       ['plugin', 'on', 'description', 'contributes'],

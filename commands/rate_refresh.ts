@@ -1,4 +1,4 @@
-import { OperatorCommand } from '#support/operator_command'
+import { OperatorCommand } from '#support/cli/operator_command'
 
 export default class RateRefreshCommand extends OperatorCommand {
   static commandName = 'rate:refresh'

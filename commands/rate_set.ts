@@ -1,6 +1,6 @@
 import { args, flags } from '@adonisjs/core/ace'
-import { OperatorCommand } from '#support/operator_command'
-import { OperatorError } from '#support/operator_error'
+import { OperatorCommand } from '#support/cli/operator_command'
+import { OperatorError } from '#support/cli/operator_error'
 
 export default class RateSet extends OperatorCommand {
   static commandName = 'rate:set'

@@ -1,5 +1,5 @@
 import { flags } from '@adonisjs/core/ace'
-import { OperatorCommand, OperatorError } from '#support/operator_command'
+import { OperatorCommand, OperatorError } from '#support/cli/operator_command'
 
 export default class RateSources extends OperatorCommand {
   static commandName = 'rate:sources'

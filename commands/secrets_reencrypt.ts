@@ -1,4 +1,4 @@
-import { OperatorCommand, OperatorError } from '#support/operator_command'
+import { OperatorCommand, OperatorError } from '#support/cli/operator_command'
 
 export default class SecretsReencrypt extends OperatorCommand {
   static commandName = 'secrets:reencrypt'
@@ -8,7 +8,7 @@ export default class SecretsReencrypt extends OperatorCommand {
   async execute() {
     const { default: db } = await import('@adonisjs/lucid/services/db')
     const { sealStoredSecrets } = await import('#services/secrets_reencryption')
-    const { Progress } = await import('#support/progress')
+    const { Progress } = await import('#support/cli/progress')
     // On stderr, at most once a second, and a last line; the counts per column follow on stdout.
     const progress = new Progress('secrets:reencrypt', { rateOf: 'checked' })
     let last = { checked: 0, written: 0 }

@@ -1,5 +1,5 @@
 import { args, flags } from '@adonisjs/core/ace'
-import { OperatorCommand, OperatorError } from '#support/operator_command'
+import { OperatorCommand, OperatorError } from '#support/cli/operator_command'
 
 export default class TokenSet extends OperatorCommand {
   static commandName = 'token:set'

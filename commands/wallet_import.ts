@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { args, flags } from '@adonisjs/core/ace'
-import { OperatorCommand, OperatorError } from '#support/operator_command'
+import { OperatorCommand, OperatorError } from '#support/cli/operator_command'
 
 export default class WalletImport extends OperatorCommand {
   static commandName = 'wallet:import'

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { defineConfig } from '@adonisjs/core/http'
 import env from '#start/env'
-import { clientIpOnce } from '#support/trust_proxy'
+import { clientIpOnce } from '#support/http/trust_proxy'
 
 /**
  * HTTP server settings.
@@ -10,7 +10,7 @@ import { clientIpOnce } from '#support/trust_proxy'
  * like an id (see request_id_middleware); otherwise one is generated here.
  *
  * Client address (request.ip()): X-Forwarded-For is believed only from the
- * proxies TRUST_PROXY names (default: loopback), see app/support/trust_proxy.ts.
+ * proxies TRUST_PROXY names (default: loopback), see app/support/http/trust_proxy.ts.
  */
 export const http = defineConfig({
   trustProxy: env.get('TRUST_PROXY'),

@@ -3,8 +3,8 @@ import { dirname, isAbsolute } from 'node:path'
 import env from '#start/env'
 import app from '@adonisjs/core/services/app'
 import { defineConfig } from '@adonisjs/lucid'
-import { SQLITE_PRAGMAS } from '#support/sqlite_pragmas'
-import { pluginMigrationPaths } from '#app_plugins/plugin_migrations'
+import { SQLITE_PRAGMAS } from '#support/database/sqlite_pragmas'
+import { pluginMigrationPaths } from '#plugin_host/plugin_migrations'
 
 /**
  * Models declare their columns themselves (amounts as decimal strings,
@@ -21,7 +21,7 @@ const sqlitePath = (() => {
   return file
 })()
 
-/** The core's migrations, then the plugins' (app/plugins/plugin_migrations.ts). */
+/** The core's migrations, then the plugins' (app/plugin_host/plugin_migrations.ts). */
 const migrations = {
   naturalSort: true,
   paths: [

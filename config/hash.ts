@@ -23,7 +23,7 @@ export const PASSWORD_SCRYPT = {
 /**
  * The test suite (NODE_ENV=test, set by `node ace test`) hashes with the
  * former cost: thousands of sign-ins on a busy 2-core machine would each
- * take seconds. tests/functional/console/password_hashing.spec.ts checks
+ * take seconds. tests/functional/admin/password_hashing.spec.ts checks
  * PASSWORD_SCRYPT itself and the rehash from one cost to another.
  */
 export const TEST_PASSWORD_SCRYPT = { ...PASSWORD_SCRYPT, cost: 16384 }

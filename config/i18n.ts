@@ -1,16 +1,16 @@
 import app from '@adonisjs/core/services/app'
 import { defineConfig, formatters, loaders } from '@adonisjs/i18n'
-import { pluginTranslations } from '#app_plugins/plugin_resources'
+import { pluginTranslations } from '#plugin_host/plugin_resources'
 
 /**
  * Translations (resources/lang/<locale>/<area>.json: the file's path is its
  * keys' prefix, e.g. `cashier.pay.heading`) and the enabled plugins' own
- * (app/plugins/plugin_resources.ts), formatted as ICU messages
+ * (app/plugin_host/plugin_resources.ts), formatted as ICU messages
  * (plurals, numbers, dates per locale). English is every locale's fallback.
  *
  * - The cashier speaks the eight locales below (app/cashier/languages.ts).
  * - The admin console speaks English and Simplified Chinese
- *   (app/console/console_locale.ts).
+ *   (app/admin/admin_locale.ts).
  */
 const i18nConfig = defineConfig({
   defaultLocale: 'en',

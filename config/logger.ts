@@ -1,7 +1,7 @@
 import env from '#start/env'
 import app from '@adonisjs/core/services/app'
 import { defineConfig, destination, targets } from '@adonisjs/core/logger'
-import { redactLogFields, redactSecrets, serializeError } from '#support/redaction'
+import { redactLogFields, redactSecrets, serializeError } from '#support/http/redaction'
 
 const loggerConfig = defineConfig({
   default: 'app',

@@ -1,4 +1,4 @@
-import type { PluginModule } from '#app_plugins/gateway_plugin'
+import type { PluginModule } from '#plugin_host/gateway_plugin'
 
 /**
  * The plugins this gateway is built with, each on by default. The PLUGINS

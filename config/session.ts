@@ -12,7 +12,7 @@ const sessionConfig = defineConfig({
   cookieName: 'gateway_console',
   clearWithBrowser: true,
   // The store's own expiry; the console's idle timeout (ADMIN_IDLE_MINUTES,
-  // app/middleware/console_auth_middleware.ts) is checked on every request.
+  // app/middleware/admin_auth_middleware.ts) is checked on every request.
   age: '12h',
   cookie: {
     path: env.get('ADMIN_PATH'),

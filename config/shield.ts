@@ -3,7 +3,7 @@ import { defineConfig } from '@adonisjs/shield'
 /**
  * Shield runs on the console's routes only. CSRF on every form; the
  * Content-Security-Policy is written by the console's headers middleware
- * (app/middleware/console_headers_middleware.ts) with a per-response nonce,
+ * (app/middleware/admin_headers_middleware.ts) with a per-response nonce,
  * so shield's own CSP stays off.
  */
 const shieldConfig = defineConfig({

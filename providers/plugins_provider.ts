@@ -1,9 +1,9 @@
 import type { ApplicationService } from '@adonisjs/core/types'
 import callbackFormats from '#callbacks/callback_format'
 import { NativeCallbackFormat } from '#callbacks/native_callback_format'
-import { loadPlugins } from '#app_plugins/plugin_loader'
-import pluginRegistry from '#app_plugins/plugin_registry'
-import { mountPluginViews } from '#app_plugins/plugin_resources'
+import { loadPlugins } from '#plugin_host/plugin_loader'
+import pluginRegistry from '#plugin_host/plugin_registry'
+import { mountPluginViews } from '#plugin_host/plugin_resources'
 
 /**
  * Loads the plugins of config/plugins.ts (and PLUGIN_MODULES), keeps the

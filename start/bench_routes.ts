@@ -18,7 +18,7 @@
 import router from '@adonisjs/core/services/router'
 import db from '@adonisjs/lucid/services/db'
 import type { HttpContext } from '@adonisjs/core/http'
-import { ok } from '#support/envelope'
+import { ok } from '#support/http/envelope'
 
 let statements = 0
 const connection = db.connection()

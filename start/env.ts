@@ -9,9 +9,9 @@
 */
 import { Env } from '@adonisjs/core/env'
 import { Secret } from '@adonisjs/core/helpers'
-import { loadOrCreateAppKey } from '#support/app_key'
-import { parseTrustProxy } from '#support/trust_proxy'
-import { parseBenchRoutes } from '#support/bench_routes_flag'
+import { loadOrCreateAppKey } from '#support/crypto/app_key'
+import { parseTrustProxy } from '#support/http/trust_proxy'
+import { parseBenchRoutes } from '#support/http/bench_routes_flag'
 
 const APP_ROOT = new URL('../', import.meta.url)
 
@@ -93,7 +93,7 @@ const env = await Env.create(APP_ROOT, {
   ADMIN_PATH: (key: string, value?: string) => parseAdminPath(key, value),
   ADMIN_IDLE_MINUTES: Env.schema.number.optional(),
 
-  // Whose X-Forwarded-For is believed (app/support/trust_proxy.ts); a bad
+  // Whose X-Forwarded-For is believed (app/support/http/trust_proxy.ts); a bad
   // value stops the start with a message naming it.
   TRUST_PROXY: (_key: string, value?: string) => parseTrustProxy(value),
 

@@ -4,7 +4,7 @@
 |--------------------------------------------------------------------------
 */
 import emitter from '@adonisjs/core/services/emitter'
-import { metrics } from '#support/metrics'
+import { metrics } from '#support/runtime/metrics'
 
 /** Probes and scrapes come every few seconds: their successful answers are logged at debug level. */
 const QUIET_ROUTES = new Set(['/health/live', '/health/ready', '/metrics'])

@@ -22,11 +22,11 @@ router.use([() => import('@adonisjs/core/bodyparser_middleware')])
 export const middleware = router.named({
   throttle: () => import('#middleware/throttle_middleware'),
   multipartFields: () => import('#middleware/multipart_fields_middleware'),
-  // The admin console's stack (start/console/index.ts): the merchant API and
+  // The admin console's stack (start/admin/index.ts): the merchant API and
   // the cashier stay free of sessions and CSRF.
-  consoleHeaders: () => import('#middleware/console_headers_middleware'),
+  adminHeaders: () => import('#middleware/admin_headers_middleware'),
   session: () => import('@adonisjs/session/session_middleware'),
   shield: () => import('@adonisjs/shield/shield_middleware'),
   initializeAuth: () => import('@adonisjs/auth/initialize_auth_middleware'),
-  consoleAuth: () => import('#middleware/console_auth_middleware'),
+  adminAuth: () => import('#middleware/admin_auth_middleware'),
 })

@@ -10,8 +10,8 @@
 */
 import router from '@adonisjs/core/services/router'
 import { middleware } from '#start/kernel'
-import pluginRegistry from '#app_plugins/plugin_registry'
-import { registerConsoleRoutes } from '#start/console/index'
+import pluginRegistry from '#plugin_host/plugin_registry'
+import { registerAdminRoutes } from '#start/admin/index'
 import env from '#start/env'
 
 const NativeOrdersController = () => import('#controllers/native_orders_controller')
@@ -63,8 +63,8 @@ router
   .get('/cashier/:trade_id', [CashierPageController, 'show'])
   .use(middleware.throttle({ bucket: 'cashier' }))
 
-// The admin console, under ADMIN_PATH (default /admin): start/console/index.ts.
-registerConsoleRoutes()
+// The admin console, under ADMIN_PATH (default /admin): start/admin/index.ts.
+registerAdminRoutes()
 
 // Benchmark baselines (bench/create_orders.ts), only with BENCH_ROUTES=true.
 if (env.get('BENCH_ROUTES') === true) await import('#start/bench_routes')

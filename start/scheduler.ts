@@ -11,7 +11,7 @@
 import scheduler from 'adonisjs-scheduler/services/main'
 import { scheduledJobs } from '#jobs/scheduled_jobs'
 import jobRunner from '#jobs/job_runner'
-import pluginRegistry from '#app_plugins/plugin_registry'
+import pluginRegistry from '#plugin_host/plugin_registry'
 
 // Chain watches: configuration changes seen within a second; scans on new heads or at the poll interval.
 scheduler.call(scheduledJobs.scanChains).everySecond()

@@ -10,8 +10,8 @@ import callbackFormats from '#callbacks/callback_format'
 import { isAcknowledged, retryDelayMs } from '#callbacks/retry_policy'
 import { ForbiddenTargetError, safeRequest } from '#callbacks/safe_http'
 import { DeliveryLoop, type DrainProgress } from '#callbacks/delivery_loop'
-import { claimLeases, releaseLeases } from '#support/lease'
-import { metrics } from '#support/metrics'
+import { claimLeases, releaseLeases } from '#support/database/lease'
+import { metrics } from '#support/runtime/metrics'
 import { raiseNotification } from '#notifications/notifier'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 
@@ -254,7 +254,7 @@ class AttemptRecorder {
 
 /**
  * Delivers due callbacks from the outbox. Safe to run in several processes:
- * each claims rows with a lease (#support/lease), so a callback is
+ * each claims rows with a lease (#support/database/lease), so a callback is
  * never sent by two workers at the same moment. A worker that dies leaves
  * its lease to expire; the callback is then retried by another.
  *

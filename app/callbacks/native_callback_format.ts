@@ -1,8 +1,8 @@
 import type ApiKey from '#models/api_key'
 import type Order from '#models/order'
 import type { CallbackFormat, CallbackRequest } from '#callbacks/callback_format'
-import { toJsonNumber } from '#support/money'
-import { nativeSignature, signedNumber, type SignableParams } from '#support/signing'
+import { toJsonNumber } from '#support/text/money'
+import { nativeSignature, signedNumber, type SignableParams } from '#support/crypto/signing'
 
 /**
  * Native callback: POST JSON with exactly the spec's fields, signed like a

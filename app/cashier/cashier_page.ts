@@ -1,4 +1,4 @@
-import { textOr } from '#support/catalogue'
+import { textOr } from '#support/text/catalogue'
 import type Order from '#models/order'
 import { OrderStatus } from '#models/order'
 import Chain from '#models/chain'
@@ -7,7 +7,7 @@ import { presentCashier } from '#services/order_presenter'
 import { publicConfig } from '#services/public_config'
 import { paymentUriOf } from '#services/payment_uri'
 import { isOpen } from '#services/order_rules'
-import { fractionDigits, toFixedDigits } from '#support/money'
+import { fractionDigits, toFixedDigits } from '#support/text/money'
 import { qrSvg } from '#cashier/qr_svg'
 import { siteLook, type SiteLook } from '#cashier/site_look'
 import {
@@ -17,11 +17,11 @@ import {
   type Language,
   type Translate,
 } from '#cashier/languages'
-import { isWebAddress } from '#support/web_address'
+import { isWebAddress } from '#support/http/web_address'
 import i18nManager from '@adonisjs/i18n/services/main'
-import pluginRegistry from '#app_plugins/plugin_registry'
+import pluginRegistry from '#plugin_host/plugin_registry'
 import providers from '#payments/payment_provider'
-import { pluginKeyPrefix } from '#app_plugins/plugin_resources'
+import { pluginKeyPrefix } from '#plugin_host/plugin_resources'
 
 /** What the page shows first; the script moves between them afterwards. */
 export type CashierState = 'choose' | 'pay' | 'provider' | 'paid' | 'expired'

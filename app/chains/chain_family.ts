@@ -5,7 +5,7 @@ import type { RpcBudget, RpcPool } from '#chains/rpc_pool'
 
 /**
  * What the core asks of a chain family plugin (one folder under plugins/,
- * registered through app/plugins/gateway_plugin.ts). The core itself
+ * registered through app/plugin_host/gateway_plugin.ts). The core itself
  * knows no chain.
  */
 export class InvalidAddressError extends Error {}

@@ -2,7 +2,7 @@ import type { ChainFamily } from '#chains/chain_family'
 
 /**
  * The chain families of the enabled plugins, filled by
- * app/plugins/plugin_registry.ts. Adding a family = adding a plugin folder
+ * app/plugin_host/plugin_registry.ts. Adding a family = adding a plugin folder
  * and one line in config/plugins.ts.
  */
 export class ChainRegistry {

@@ -4,7 +4,7 @@ import Chain from '#models/chain'
 import chainRegistry from '#chains/chain_registry'
 import type { ChainFamily, HeadWatch } from '#chains/chain_family'
 import chainScanner, { type ScanReport } from '#services/chain_scanner'
-import { redactSecrets, serializeError, urlCredentials } from '#support/redaction'
+import { redactSecrets, serializeError, urlCredentials } from '#support/http/redaction'
 
 /** Shortest poll interval, whatever the block time says (sub-second chains). */
 export const MIN_POLL_MS = 1000

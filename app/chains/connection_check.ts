@@ -7,7 +7,7 @@ import {
   RpcUnavailableError,
   type RpcPool,
 } from '#chains/rpc_pool'
-import { redactUrl } from '#support/redaction'
+import { redactUrl } from '#support/http/redaction'
 
 /** What one endpoint answered when asked for the head. */
 export type EndpointTest = {

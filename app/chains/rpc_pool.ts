@@ -1,5 +1,5 @@
 import { TransferLookupError } from '#chains/chain_family'
-import { redactSecrets, urlCredentials } from '#support/redaction'
+import { redactSecrets, urlCredentials } from '#support/http/redaction'
 import {
   dailyBudgetSpent,
   holdOff,
@@ -8,7 +8,7 @@ import {
   resetPacers,
   usedToday,
 } from '#chains/rpc_pacer'
-import { metrics } from '#support/metrics'
+import { metrics } from '#support/runtime/metrics'
 
 /** Every endpoint of a chain failed (the last error's text, redacted, is in the message; the error is the cause). */
 export class RpcUnavailableError extends Error {}

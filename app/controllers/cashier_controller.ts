@@ -1,7 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import { presentCashier, presentStatus } from '#services/order_presenter'
 import { orderByTradeId } from '#services/order_lookup'
-import { ok } from '#support/envelope'
+import { ok } from '#support/http/envelope'
 
 export default class CashierController {
   /** GET /pay/checkout-counter/:trade_id → 301 to the cashier page. */

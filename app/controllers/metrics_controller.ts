@@ -1,9 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { HttpContext } from '@adonisjs/core/http'
 import settings from '#settings/settings_service'
-import { registry } from '#support/metrics'
-import { allowListIncludes, splitAllowList } from '#support/ip_allowlist'
-import { SecretPurpose, revealSecret } from '#support/secret_box'
+import { registry } from '#support/runtime/metrics'
+import { allowListIncludes, splitAllowList } from '#support/http/ip_allowlist'
+import { SecretPurpose, revealSecret } from '#support/crypto/secret_box'
 import { registerDatabaseGauges } from '#services/metrics_gauges'
 
 registerDatabaseGauges()
@@ -12,7 +12,7 @@ registerDatabaseGauges()
 const LOOPBACK = ['127.0.0.0/8', '::1/128']
 
 /**
- * GET /metrics: the process's Prometheus series (app/support/metrics.ts).
+ * GET /metrics: the process's Prometheus series (app/support/runtime/metrics.ts).
  *
  * Access (settings `metrics.token`, `metrics.allowed_ips`):
  * - a token set: `Authorization: Bearer <token>` required (compared in

@@ -9,11 +9,11 @@ import Order from '#models/order'
 import { ErrorCode } from '#exceptions/error_codes'
 import BusinessError from '#exceptions/business_error'
 import callbackFormats from '#callbacks/callback_format'
-import { readFlatParams, withoutEmpty } from '#support/request_params'
+import { readFlatParams, withoutEmpty } from '#support/http/request_params'
 import { signingHint } from '#services/merchant_auth'
-import { nativeSignature, type SignableParams } from '#support/signing'
-import { ok } from '#support/envelope'
-import pluginRegistry from '#app_plugins/plugin_registry'
+import { nativeSignature, type SignableParams } from '#support/crypto/signing'
+import { ok } from '#support/http/envelope'
+import pluginRegistry from '#plugin_host/plugin_registry'
 
 export default class NativeOrdersController {
   /** POST /payments/native/v1/order/create-transaction */

@@ -1,7 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import { orderByTradeId } from '#services/order_lookup'
 import { presentProgress } from '#services/payment_progress'
-import { ok } from '#support/envelope'
+import { ok } from '#support/http/envelope'
 
 /**
  * GET /pay/payment-progress/:trade_id (not in the interface spec; for the

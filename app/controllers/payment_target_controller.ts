@@ -4,8 +4,8 @@ import txHashSubmission from '#services/tx_hash_submission'
 import { presentCashier } from '#services/order_presenter'
 import { switchNetworkValidator } from '#validators/switch_network_validator'
 import { submitTxHashValidator } from '#validators/submit_tx_hash_validator'
-import { readFlatParams, withoutEmpty } from '#support/request_params'
-import { ok } from '#support/envelope'
+import { readFlatParams, withoutEmpty } from '#support/http/request_params'
+import { ok } from '#support/http/envelope'
 import requestLimits from '#services/request_limits'
 
 /** The payer's actions on an order: choose a target, report a payment. */

@@ -4,16 +4,16 @@ import { errors as vineErrors } from '@vinejs/vine'
 import { errors as limiterErrors } from '@adonisjs/limiter'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
-import { envelope } from '#support/envelope'
-import pluginRegistry from '#app_plugins/plugin_registry'
-import { isConsolePath } from '#console/console_paths'
-import { OperatorError } from '#support/operator_error'
-import { renderConsoleError } from '#console/console_errors'
+import { envelope } from '#support/http/envelope'
+import pluginRegistry from '#plugin_host/plugin_registry'
+import { isAdminPath } from '#admin/admin_paths'
+import { OperatorError } from '#support/cli/operator_error'
+import { renderAdminError } from '#admin/admin_errors'
 import {
   DATABASE_RETRY_AFTER_SECONDS,
   DATABASE_UNAVAILABLE_MESSAGE,
   isDatabaseUnavailable,
-} from '#support/database_unavailable'
+} from '#support/database/database_unavailable'
 
 type Rendered = { httpStatus: number; statusCode: number; message: string; data: unknown }
 
@@ -45,7 +45,7 @@ export default class HttpExceptionHandler extends ExceptionHandler {
       ctx.response.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
     }
     // The admin console answers in HTML pages of its own layout.
-    if (isConsolePath(ctx.request.url())) return renderConsoleError(error, ctx)
+    if (isAdminPath(ctx.request.url())) return renderAdminError(error, ctx)
     const rendered = this.#render(error)
     if (error instanceof limiterErrors.E_TOO_MANY_REQUESTS) {
       const headers = error.getDefaultHeaders()

@@ -1,7 +1,7 @@
 import orderExpiry from '#services/order_expiry'
 import chainWatch from '#chains/chain_watch'
 import jobRunner from '#jobs/job_runner'
-import providerReconciliation from '#services/provider_reconciliation'
+import providerReconciliation from '#payments/provider_reconciliation'
 import { watchForNotifications } from '#notifications/notification_watch'
 import rateRefresh from '#rates/rate_refresh'
 

@@ -2,7 +2,7 @@ import type { Socket } from 'node:net'
 import type { IncomingMessage } from 'node:http'
 import type { HttpContext } from '@adonisjs/core/http'
 import type { NextFn } from '@adonisjs/core/types/http'
-import { BODY_LIMIT_BYTES, bodyTooLarge } from '#support/body_limit'
+import { BODY_LIMIT_BYTES, bodyTooLarge } from '#support/http/body_limit'
 
 /** How long the rest of an unread body is read and dropped after the answer, at most. */
 const LINGER_MS = 2000

@@ -1,6 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import type { NextFn } from '@adonisjs/core/types/http'
-import { BODY_LIMIT_BYTES, bodyTooLarge, countBodyBytes } from '#support/body_limit'
+import { BODY_LIMIT_BYTES, bodyTooLarge, countBodyBytes } from '#support/http/body_limit'
 
 /**
  * Parses a multipart/form-data body into its text fields, on the routes

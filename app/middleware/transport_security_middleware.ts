@@ -1,6 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import type { NextFn } from '@adonisjs/core/types/http'
-import { HSTS_VALUE, servedOverHttps, withSecureFlag } from '#support/transport_security'
+import { HSTS_VALUE, servedOverHttps, withSecureFlag } from '#support/http/transport_security'
 
 /**
  * Every response of an installation served over HTTPS (APP_URL https, or a

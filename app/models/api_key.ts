@@ -1,7 +1,7 @@
 import { column } from '@adonisjs/lucid/orm'
 import { TimestampedRecord } from '#models/base_record'
 import { epochColumn } from '#models/columns'
-import { SecretPurpose, revealSecret, sealSecret } from '#support/secret_box'
+import { SecretPurpose, revealSecret, sealSecret } from '#support/crypto/secret_box'
 
 export type ApiKeyStatus = 'active' | 'disabled'
 

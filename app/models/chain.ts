@@ -1,7 +1,7 @@
 import { column } from '@adonisjs/lucid/orm'
 import { TimestampedRecord } from '#models/base_record'
 import { booleanColumn, integerColumn } from '#models/columns'
-import { SecretPurpose, revealSecret, sealSecret } from '#support/secret_box'
+import { SecretPurpose, revealSecret, sealSecret } from '#support/crypto/secret_box'
 
 /** A network the gateway can watch, of a family some plugin brings. */
 export default class Chain extends TimestampedRecord {

@@ -1,5 +1,5 @@
 import { column } from '@adonisjs/lucid/orm'
-import { storableDecimal, toDecimalString } from '#support/money'
+import { storableDecimal, toDecimalString } from '#support/text/money'
 
 /**
  * Column decorators shared by the models. The two databases hand values

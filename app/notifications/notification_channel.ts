@@ -1,6 +1,6 @@
 /**
  * The contract of a notification channel (Telegram, e-mail, a webhook …):
- * what a plugin brings under `notificationChannels` (app/plugins/gateway_plugin.ts).
+ * what a plugin brings under `notificationChannels` (app/plugin_host/gateway_plugin.ts).
  *
  * The core decides what is said and to which channel (events, rules,
  * quiet hours, caps: app/notifications/); a channel only says it, once

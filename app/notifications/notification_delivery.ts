@@ -17,7 +17,7 @@ import {
   raiseNotification,
   severityRank,
 } from '#notifications/notifier'
-import { claimLeases, releaseLeases } from '#support/lease'
+import { claimLeases, releaseLeases } from '#support/database/lease'
 
 /** Longest sleep of an idle loop (a delivery queued by another process is seen within it). */
 export const NOTIFY_POLL_MS = 1000

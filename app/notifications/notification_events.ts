@@ -11,13 +11,13 @@ type EventDefinition = {
 }
 
 /** The console page of a path, absolute (APP_URL). */
-export function consoleUrl(path: string): string {
+export function absoluteAdminUrl(path: string): string {
   return `${env.get('APP_URL', 'http://localhost:3333').replace(/\/+$/, '')}/admin${path}`
 }
 
 const orderLink = (data: Data): NotificationLink[] =>
   data.trade_id
-    ? [{ label: 'Order', url: consoleUrl(`/orders/${encodeURIComponent(data.trade_id)}`) }]
+    ? [{ label: 'Order', url: absoluteAdminUrl(`/orders/${encodeURIComponent(data.trade_id)}`) }]
     : []
 
 const amount = (data: Data) =>
@@ -70,7 +70,7 @@ export const NOTIFICATION_EVENTS: Record<string, EventDefinition> = {
         data.reference ? `Transaction: ${data.reference}` : '',
         `Reason: ${data.reason}`,
       ].filter(Boolean),
-      links: [{ label: 'Unmatched payments', url: consoleUrl('/unmatched') }],
+      links: [{ label: 'Unmatched payments', url: absoluteAdminUrl('/unmatched') }],
     }),
   },
   'callback.failing': {
@@ -79,7 +79,7 @@ export const NOTIFICATION_EVENTS: Record<string, EventDefinition> = {
     render: (data) => ({
       title: `Callback failing: order ${data.trade_id}, ${data.attempts} attempts`,
       lines: [`Merchant order: ${data.order_id}`, `Last error: ${data.error}`],
-      links: [{ label: 'Callback', url: consoleUrl(`/callbacks/${data.callback_id}`) }],
+      links: [{ label: 'Callback', url: absoluteAdminUrl(`/callbacks/${data.callback_id}`) }],
     }),
   },
   'callback.gave_up': {
@@ -88,7 +88,7 @@ export const NOTIFICATION_EVENTS: Record<string, EventDefinition> = {
     render: (data) => ({
       title: `Callback given up: order ${data.trade_id} after ${data.attempts} attempts`,
       lines: [`Merchant order: ${data.order_id}`, `Last error: ${data.error}`],
-      links: [{ label: 'Callback', url: consoleUrl(`/callbacks/${data.callback_id}`) }],
+      links: [{ label: 'Callback', url: absoluteAdminUrl(`/callbacks/${data.callback_id}`) }],
     }),
   },
   'reorg.credited_order': {
@@ -101,7 +101,10 @@ export const NOTIFICATION_EVENTS: Record<string, EventDefinition> = {
         `Block: ${data.block}`,
         'Check whether the payment is in the new chain before delivering the goods.',
       ],
-      links: [...orderLink(data), { label: 'Unmatched payments', url: consoleUrl('/unmatched') }],
+      links: [
+        ...orderLink(data),
+        { label: 'Unmatched payments', url: absoluteAdminUrl('/unmatched') },
+      ],
     }),
   },
   'scanner.stalled': {
@@ -119,7 +122,7 @@ export const NOTIFICATION_EVENTS: Record<string, EventDefinition> = {
         data.last_error ? `Last error: ${data.last_error}` : '',
         data.interrupted ? 'The last run was interrupted (rate limit or outage).' : '',
       ].filter(Boolean),
-      links: [{ label: 'Chains', url: consoleUrl('/chains') }],
+      links: [{ label: 'Chains', url: absoluteAdminUrl('/chains') }],
     }),
   },
   'scanner.recovered': {
@@ -128,7 +131,7 @@ export const NOTIFICATION_EVENTS: Record<string, EventDefinition> = {
     render: (data) => ({
       title: `Scanner recovered: ${data.network}`,
       lines: [`Last scan: ${data.last_scan_at}`],
-      links: [{ label: 'Chains', url: consoleUrl('/chains') }],
+      links: [{ label: 'Chains', url: absoluteAdminUrl('/chains') }],
     }),
   },
   'rpc.budget_low': {
@@ -137,7 +140,7 @@ export const NOTIFICATION_EVENTS: Record<string, EventDefinition> = {
     render: (data) => ({
       title: `RPC budget low: ${data.endpoint} (${data.network}) used ${data.used} of ${data.per_day} requests today`,
       lines: ['Scanning stops on it at 100 % until 00:00 UTC: add an endpoint or a paid key.'],
-      links: [{ label: 'Chains', url: consoleUrl('/chains') }],
+      links: [{ label: 'Chains', url: absoluteAdminUrl('/chains') }],
     }),
   },
   'rpc.exhausted': {
@@ -149,7 +152,7 @@ export const NOTIFICATION_EVENTS: Record<string, EventDefinition> = {
         data.detail ? `${data.detail}` : '',
         'The pool moves to the next endpoint, if any.',
       ].filter(Boolean),
-      links: [{ label: 'Chains', url: consoleUrl('/chains') }],
+      links: [{ label: 'Chains', url: absoluteAdminUrl('/chains') }],
     }),
   },
   'rate.stale': {
@@ -158,7 +161,7 @@ export const NOTIFICATION_EVENTS: Record<string, EventDefinition> = {
     render: (data) => ({
       title: `No usable rate: ${data.finding}`,
       lines: data.fix ? [`Fix: ${data.fix}`] : [],
-      links: [{ label: 'Settings', url: consoleUrl('/settings') }],
+      links: [{ label: 'Settings', url: absoluteAdminUrl('/settings') }],
     }),
   },
   'admin.sign_in': {
@@ -167,7 +170,7 @@ export const NOTIFICATION_EVENTS: Record<string, EventDefinition> = {
     render: (data) => ({
       title: `Console sign-in from a new IP: ${data.email} from ${data.ip}`,
       lines: [`Role: ${data.role}`, `Method: ${data.method}`],
-      links: [{ label: 'Audit log', url: consoleUrl('/audit') }],
+      links: [{ label: 'Audit log', url: absoluteAdminUrl('/audit') }],
     }),
   },
   'daily.report': {
@@ -185,7 +188,7 @@ export const NOTIFICATION_EVENTS: Record<string, EventDefinition> = {
         }`,
         `Unmatched payments: ${data.unmatched_payments}`,
       ],
-      links: [{ label: 'Dashboard', url: consoleUrl('') }],
+      links: [{ label: 'Dashboard', url: absoluteAdminUrl('') }],
     }),
   },
   'notifications.folded': {
@@ -203,7 +206,7 @@ export const NOTIFICATION_EVENTS: Record<string, EventDefinition> = {
     render: (data) => ({
       title: 'Test notification from the payment gateway',
       lines: [`Sent by ${data.by}`, 'If you can read this, the channel works.'],
-      links: [{ label: 'Console', url: consoleUrl('') }],
+      links: [{ label: 'Console', url: absoluteAdminUrl('') }],
     }),
   },
 }

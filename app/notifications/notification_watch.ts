@@ -3,7 +3,7 @@ import logger from '@adonisjs/core/services/logger'
 import BigNumber from 'bignumber.js'
 import settings from '#settings/settings_service'
 import { raiseNotification } from '#notifications/notifier'
-import { toDecimalString } from '#support/money'
+import { toDecimalString } from '#support/text/money'
 import { onRpcBudgetAlert, type RpcBudgetAlert } from '#chains/rpc_pool'
 
 /** Events (and their deliveries) are kept this long once every delivery is over. */

@@ -3,7 +3,7 @@ import { parameters, paths } from '#openapi/paths'
 import { headers, responses } from '#openapi/responses'
 import { schemas } from '#openapi/schemas'
 import { nativeCallback, webhooks } from '#openapi/webhooks'
-import { SERVICE_VERSION } from '#support/version'
+import { SERVICE_VERSION } from '#support/runtime/version'
 
 const DESCRIPTION = `The merchant-facing API of this crypto payment gateway: the native flavour (JSON, HMAC-SHA256) under \`/payments/native/v1\`, the public cashier endpoints under \`/pay\`, and the payment-success callbacks sent to merchants (\`webhooks\`).
 

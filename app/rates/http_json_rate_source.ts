@@ -1,4 +1,4 @@
-import { Decimal } from '#support/money'
+import { Decimal } from '#support/text/money'
 import { RateSourceError, type RateSource } from '#rates/rate_source'
 
 /**

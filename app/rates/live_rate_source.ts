@@ -1,9 +1,9 @@
-import type { Decimal } from '#support/money'
+import type { Decimal } from '#support/text/money'
 
 /**
  * The contract of a live exchange-rate source (CoinGecko, Binance, OKX,
  * Coinbase, Kraken, a fiat cross source …): what a plugin brings under
- * `rateSources` (app/plugins/gateway_plugin.ts).
+ * `rateSources` (app/plugin_host/gateway_plugin.ts).
  *
  * The core asks each enabled source, in the workers' background refresh
  * (never on the create path), for the pairs payers use; it keeps every

@@ -1,4 +1,4 @@
-import { Decimal } from '#support/money'
+import { Decimal } from '#support/text/money'
 
 /** One source's last answer for a pair, as the refresh stored it. */
 export type SourceAnswer = {

@@ -1,4 +1,4 @@
-import { Decimal } from '#support/money'
+import { Decimal } from '#support/text/money'
 import { RateSourceFailure } from '#rates/live_rate_source'
 
 /**

@@ -1,4 +1,4 @@
-import { Decimal } from '#support/money'
+import { Decimal } from '#support/text/money'
 
 /**
  * An operator's markup on a live rate, in BEpusdt's notation:

@@ -2,7 +2,7 @@ import db from '@adonisjs/lucid/services/db'
 import logger from '@adonisjs/core/services/logger'
 import settings from '#settings/settings_service'
 import rateSources from '#rates/rate_source_registry'
-import { Decimal } from '#support/money'
+import { Decimal } from '#support/text/money'
 import {
   RateSourceFailure,
   type LiveRateSource,
@@ -10,7 +10,7 @@ import {
   type RateQuote,
 } from '#rates/live_rate_source'
 import { aggregate, type SourceAnswer } from '#rates/rate_aggregation'
-import { SecretPurpose, revealSecret } from '#support/secret_box'
+import { SecretPurpose, revealSecret } from '#support/crypto/secret_box'
 import { raiseNotification } from '#notifications/notifier'
 
 /** Orders' currencies of this many days are kept priced. */

@@ -1,4 +1,4 @@
-import type { Decimal } from '#support/money'
+import type { Decimal } from '#support/text/money'
 
 /**
  * A live source of exchange rates. `fetch(fiat)` returns, per upper-case

@@ -5,8 +5,8 @@ import type Token from '#models/token'
 import type { BalanceReading, ScanResult, SeenAmount } from '#chains/chain_family'
 import settings from '#settings/settings_service'
 import { recordUnmatched } from '#services/unmatched_inbox'
-import { Decimal } from '#support/money'
-import { metrics } from '#support/metrics'
+import { Decimal } from '#support/text/money'
+import { metrics } from '#support/runtime/metrics'
 
 /** Rows per multi-row INSERT (well under both databases' bound-parameter limits). */
 const INSERT_CHUNK = 200

@@ -16,9 +16,9 @@ import paymentSightings from '#services/payment_sightings'
 import balanceWatch from '#services/balance_watch'
 import reorgFlags from '#services/reorg_flags'
 import { dustCheck, LATE_WINDOW_MS } from '#services/dust_threshold'
-import { insertUnlessPresent } from '#support/insert_unless_present'
-import { claimLeases, releaseLeases } from '#support/lease'
-import { redactSecrets, serializeError } from '#support/redaction'
+import { insertUnlessPresent } from '#support/database/insert_unless_present'
+import { claimLeases, releaseLeases } from '#support/database/lease'
+import { redactSecrets, serializeError } from '#support/http/redaction'
 
 export type ScanReport = {
   network: string

@@ -1,6 +1,6 @@
 import Order, { OrderStatus } from '#models/order'
 import type Token from '#models/token'
-import { Decimal, stepOf } from '#support/money'
+import { Decimal, stepOf } from '#support/text/money'
 
 /**
  * How long after its end an order is still watched for a transfer: the

@@ -6,7 +6,7 @@ import {
   isKeptExactly,
   significantDigits,
   toDecimalString,
-} from '#support/money'
+} from '#support/text/money'
 
 /**
  * Refuses (10004) a crypto amount that could not be stored, shown and

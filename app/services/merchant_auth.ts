@@ -5,8 +5,8 @@ import db from '@adonisjs/lucid/services/db'
 import type ApiKey from '#models/api_key'
 import configCache from '#services/config_cache'
 import BusinessError from '#exceptions/business_error'
-import { allowListIncludes } from '#support/ip_allowlist'
-import { hexDigestsEqual, type SignableParams } from '#support/signing'
+import { allowListIncludes } from '#support/http/ip_allowlist'
+import { hexDigestsEqual, type SignableParams } from '#support/crypto/signing'
 
 /** last_used_at is refreshed at most this often, to keep writes rare. */
 const TOUCH_INTERVAL_MS = 60_000

@@ -1,5 +1,5 @@
 import db from '@adonisjs/lucid/services/db'
-import { registerScrapeGauge } from '#support/metrics'
+import { registerScrapeGauge } from '#support/runtime/metrics'
 
 /**
  * The gauges of /metrics that describe shared state, read from the

@@ -1,9 +1,9 @@
 import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { OrderStatus } from '#models/order'
-import { isPostgres } from '#support/row_lock'
+import { isPostgres } from '#support/database/row_lock'
 import amountAllocator from '#services/amount_allocator'
-import { metrics } from '#support/metrics'
+import { metrics } from '#support/runtime/metrics'
 
 type EndedRow = { id: number | string; network: string | null; token: string | null }
 

@@ -1,8 +1,8 @@
 import env from '#start/env'
 import type Order from '#models/order'
 import type { CreatedOrder } from '#services/order_service'
-import { toJsonNumber } from '#support/money'
-import { isWebAddress } from '#support/web_address'
+import { toJsonNumber } from '#support/text/money'
+import { isWebAddress } from '#support/http/web_address'
 
 /**
  * The shapes in which orders leave the service, field for field as the

@@ -18,10 +18,10 @@ import {
   stepOf,
   storableDecimal,
   toDecimalString,
-} from '#support/money'
-import { metrics } from '#support/metrics'
-import { isUniqueViolation } from '#support/database_errors'
-import { newTradeId } from '#support/trade_id'
+} from '#support/text/money'
+import { metrics } from '#support/runtime/metrics'
+import { isUniqueViolation } from '#support/database/database_errors'
+import { newTradeId } from '#support/text/trade_id'
 import { refuseInexactAmount } from '#services/exact_amount'
 
 export type NewOrder = {

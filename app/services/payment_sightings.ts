@@ -7,7 +7,7 @@ import type Token from '#models/token'
 import type { ObservedTransfer } from '#chains/chain_family'
 import { claimOf } from '#services/transfer_claim'
 import { isPayableBy } from '#services/order_rules'
-import { Decimal } from '#support/money'
+import { Decimal } from '#support/text/money'
 import { usedReference } from '#services/transfer_references'
 
 /** Rows per DELETE … WHERE IN (well under both databases' bound-parameter limits). */

@@ -3,7 +3,7 @@ import Chain from '#models/chain'
 import Token from '#models/token'
 import chainRegistry from '#chains/chain_registry'
 import { assertOnChainTarget } from '#services/order_rules'
-import { isWebAddress } from '#support/web_address'
+import { isWebAddress } from '#support/http/web_address'
 
 /**
  * The wallet URI of an order's target, amount included (each family's

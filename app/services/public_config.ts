@@ -1,7 +1,7 @@
 import settings from '#settings/settings_service'
 import assetCatalog from '#services/asset_catalog'
-import pluginRegistry from '#app_plugins/plugin_registry'
-import { SERVICE_VERSION } from '#support/version'
+import pluginRegistry from '#plugin_host/plugin_registry'
+import { SERVICE_VERSION } from '#support/runtime/version'
 
 /**
  * `data` of the public config endpoint. The cashier page renders from the

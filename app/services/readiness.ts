@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises'
 import { extname, join } from 'node:path'
 import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
-import { isShuttingDown } from '#support/shutdown'
+import { isShuttingDown } from '#support/runtime/shutdown'
 
 export type CheckResult = 'ok' | 'unreachable' | 'timeout' | 'pending' | 'unknown' | 'shutting_down'
 

@@ -6,7 +6,7 @@ import { AuditLog } from '#services/audit/audit_log'
 import { recordUnmatched } from '#services/unmatched_inbox'
 import { raiseNotification } from '#notifications/notifier'
 import type { UsedReference } from '#services/transfer_references'
-import { metrics } from '#support/metrics'
+import { metrics } from '#support/runtime/metrics'
 
 /** Rows flagged per statement (bounded lists of ids). */
 const CHUNK = 200

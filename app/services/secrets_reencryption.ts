@@ -6,7 +6,7 @@ import {
   revealSecret,
   sealSecret,
   sealedWithCurrentKey,
-} from '#support/secret_box'
+} from '#support/crypto/secret_box'
 
 type Client = QueryClientContract | TransactionClientContract
 type Row = Record<string, string | number | null>

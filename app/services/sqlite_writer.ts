@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
-import { SQLITE_PRAGMAS } from '#support/sqlite_pragmas'
+import { SQLITE_PRAGMAS } from '#support/database/sqlite_pragmas'
 
 /** A statement and its values. */
 export type SqliteStep = { sql: string; bindings: (string | number)[] }

@@ -3,12 +3,12 @@ import Order, { OrderStatus } from '#models/order'
 import orderService from '#services/order_service'
 import { orderByTradeId } from '#services/order_lookup'
 import { assertOpen } from '#services/order_rules'
-import providerCheckout, { isProviderTarget, providerAddress } from '#services/provider_checkout'
+import providerCheckout, { isProviderTarget, providerAddress } from '#payments/provider_checkout'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
-import { isUniqueViolation } from '#support/database_errors'
-import { lockRow } from '#support/row_lock'
-import { newTradeId } from '#support/trade_id'
+import { isUniqueViolation } from '#support/database/database_errors'
+import { lockRow } from '#support/database/row_lock'
+import { newTradeId } from '#support/text/trade_id'
 
 /** Target of a switch: an on-chain (network, token) or a payment provider (by name) with a token. */
 type Target = { network: string; token: string }

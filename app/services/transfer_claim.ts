@@ -2,7 +2,7 @@ import Order, { OrderStatus } from '#models/order'
 import type { ModelQueryBuilderContract } from '@adonisjs/lucid/types/model'
 import type Token from '#models/token'
 import { BLOCK_TIME_SKEW_MS, type ObservedTransfer } from '#chains/chain_family'
-import { Decimal } from '#support/money'
+import { Decimal } from '#support/text/money'
 
 /** Which order a transfer claims, and what the decision looked at. */
 export type TransferClaim = {

@@ -11,7 +11,7 @@ import {
 } from '#chains/chain_family'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
-import { Decimal, toDecimalString } from '#support/money'
+import { Decimal, toDecimalString } from '#support/text/money'
 import { usedReference } from '#services/transfer_references'
 
 /**

@@ -10,7 +10,11 @@ import {
   listSetting,
   upperListSetting,
 } from '#settings/setting_types'
-import { MAX_ALLOWLIST_ENTRIES, parseAllowListEntry, splitAllowList } from '#support/ip_allowlist'
+import {
+  MAX_ALLOWLIST_ENTRIES,
+  parseAllowListEntry,
+  splitAllowList,
+} from '#support/http/ip_allowlist'
 
 const COLOR = /^#[0-9a-fA-F]{3,8}$|^[a-zA-Z]{1,20}$/
 
@@ -39,7 +43,7 @@ function ipListSetting(description: string): SettingDefinition<string> {
 
 /**
  * Every setting of the core, with its default (plugins add theirs, see
- * app/plugins/gateway_plugin.ts). Settings live in the
+ * app/plugin_host/gateway_plugin.ts). Settings live in the
  * `settings` table; a key that was never set has its default here.
  */
 export const SETTINGS = {
@@ -260,7 +264,7 @@ export const SETTINGS = {
   ),
 
   // Console sign-in (docs/console.md "Sign-in security").
-  'console.require_2fa_admins': booleanSetting(
+  'admin.require_2fa_admins': booleanSetting(
     true,
     'Administrators (role admin) must use two-factor sign-in: until they turn it on, they can only reach the enrolment page and sign out'
   ),

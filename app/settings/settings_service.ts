@@ -2,9 +2,9 @@ import db from '@adonisjs/lucid/services/db'
 import logger from '@adonisjs/core/services/logger'
 import { SETTINGS, type SettingKey, type SettingValue } from '#settings/definitions'
 import { SettingValueError, type SettingDefinition } from '#settings/setting_types'
-import { SecretPurpose, looksSealed, sealSecret } from '#support/secret_box'
+import { SecretPurpose, looksSealed, sealSecret } from '#support/crypto/secret_box'
 import { AuditLog } from '#services/audit/audit_log'
-import { MASK, redactSecrets } from '#support/redaction'
+import { MASK, redactSecrets } from '#support/http/redaction'
 
 /** Settings are a singleton (no container): the audit log is stateless, one instance serves. */
 const audit = new AuditLog()

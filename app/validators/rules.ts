@@ -1,6 +1,6 @@
 import vine from '@vinejs/vine'
 import type { FieldContext } from '@vinejs/vine/types'
-import { Decimal, fractionDigits, isDecimalLiteral } from '#support/money'
+import { Decimal, fractionDigits, isDecimalLiteral } from '#support/text/money'
 
 /**
  * A fiat amount: a plain decimal (no sign, no exponent) strictly above

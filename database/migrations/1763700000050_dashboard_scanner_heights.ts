@@ -1,7 +1,7 @@
 import { BaseSchema } from '@adonisjs/lucid/schema'
 
 /**
- * What the console's dashboard reads (app/services/console/dashboard_stats.ts)
+ * What the console's dashboard reads (app/services/admin/dashboard_stats.ts)
  * besides the orders' (created_at, id) index of the orders list
  * (1763700000040_console_order_indexes.ts):
  * - callback attempts by time, for the delivery success rate of a period;

@@ -1,7 +1,7 @@
 import { BaseSchema } from '@adonisjs/lucid/schema'
 
 /**
- * Indexes of the console's order list (app/services/console/order_search.ts),
+ * Indexes of the console's order list (app/services/admin/order_search.ts),
  * which pages newest first by keyset (created_at DESC, id DESC) and must
  * answer in a few milliseconds with a million orders.
  *

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import env from '#start/env'
 import { InstallationSeeder } from '#database/installation_seeder'
-import { insertUnlessPresent } from '#support/insert_unless_present'
-import { SecretPurpose, sealSecret } from '#support/secret_box'
+import { insertUnlessPresent } from '#support/database/insert_unless_present'
+import { SecretPurpose, sealSecret } from '#support/crypto/secret_box'
 
 export const DEFAULT_PID = '1000'
 

@@ -1,5 +1,5 @@
 import chainRegistry from '#chains/chain_registry'
-import pluginRegistry from '#app_plugins/plugin_registry'
+import pluginRegistry from '#plugin_host/plugin_registry'
 import { InstallationSeeder } from '#database/installation_seeder'
 
 /**

@@ -1,5 +1,5 @@
 import settings from '#settings/settings_service'
-import pluginRegistry from '#app_plugins/plugin_registry'
+import pluginRegistry from '#plugin_host/plugin_registry'
 import { InstallationSeeder } from '#database/installation_seeder'
 
 /** The installation settings of the enabled plugins (a disabled plugin's are left out). */

@@ -5,7 +5,7 @@ import merchantAuth from '#services/merchant_auth'
 import requestLimits from '#services/request_limits'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
-import { withoutEmpty } from '#support/request_params'
+import { withoutEmpty } from '#support/http/request_params'
 import { CompatParams } from '#plugins/compat/compat_params'
 import { compatSigning } from '#plugins/compat/compat_order_creation'
 import {

@@ -1,7 +1,7 @@
 import type ApiKey from '#models/api_key'
 import type Order from '#models/order'
 import type { CallbackFormat, CallbackRequest } from '#callbacks/callback_format'
-import { toFixedDigits } from '#support/money'
+import { toFixedDigits } from '#support/text/money'
 import { compatSignature } from '#plugins/compat/compat_signature'
 
 /**

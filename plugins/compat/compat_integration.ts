@@ -1,4 +1,4 @@
-import type { PluginIntegrationSection } from '#app_plugins/gateway_plugin'
+import type { PluginIntegrationSection } from '#plugin_host/gateway_plugin'
 
 /**
  * The compat (EPay) base URL's path: EPay SDKs and shop plugins take the
@@ -47,7 +47,7 @@ export const COMPAT_ENDPOINTS: CompatEndpoint[] = [
       'Always code -1: refunds are not supported (the gateway holds no private keys); refund from your own wallet',
   },
 ]
-/** Keys of lang/<locale>/console.json's guide: each endpoint's purpose and answer, by its call. */
+/** Keys of lang/<locale>/admin.json's guide: each endpoint's purpose and answer, by its call. */
 const CALL_KEYS: Record<string, string> = {
   'submit.php': 'submit',
   'mapi.php': 'mapi',
@@ -64,23 +64,23 @@ const CALL_KEYS: Record<string, string> = {
  */
 export const compatIntegration: PluginIntegrationSection = {
   id: 'compat',
-  view: 'compat::console/integration',
+  view: 'compat::admin/integration',
   endpoints({ baseUrl, i18n }) {
     return [
       {
         name: i18n
-          ? i18n.t('plugins.compat.console.guide.endpoint')
+          ? i18n.t('plugins.compat.admin.guide.endpoint')
           : 'EPay base URL (compat): the API URL of an EPay shop plugin',
         method: '+ submit.php, mapi.php, api.php',
         url: `${baseUrl}${COMPAT_BASE_PATH}`,
         signed: i18n
-          ? i18n.t('plugins.compat.console.guide.signed')
+          ? i18n.t('plugins.compat.admin.guide.signed')
           : 'MD5 in the sign field; api.php: the secret as key',
       },
     ]
   },
   data({ baseUrl, pid, i18n }) {
-    const t = (key: string) => i18n!.t(`plugins.compat.console.guide.${key}`)
+    const t = (key: string) => i18n!.t(`plugins.compat.admin.guide.${key}`)
     return {
       baseUrl: `${baseUrl}${COMPAT_BASE_PATH}`,
       submitUrl: `${baseUrl}${COMPAT_SUBMIT_PATH}`,

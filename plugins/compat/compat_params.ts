@@ -1,7 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import BusinessError from '#exceptions/business_error'
 import { ErrorCode } from '#exceptions/error_codes'
-import { readFlatParams } from '#support/request_params'
+import { readFlatParams } from '#support/http/request_params'
 
 /** One parameter as it came: the bytes that were signed, and their text. */
 type CompatParam = { bytes: Buffer; text: string }

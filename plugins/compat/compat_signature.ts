@@ -17,7 +17,7 @@ function bytesOf(value: string | Buffer): Buffer {
  * `&` (values as sent, not URL-encoded), the secret appended directly, MD5
  * in lower-case hex. Computed on bytes, so that a value sent in GBK is
  * checked on the very bytes the shop signed; for text it is the canonical
- * string of #support/signing with the secret appended.
+ * string of #support/crypto/signing with the secret appended.
  */
 export function compatSignature(params: CompatSignable, secretKey: string): string {
   const names = Object.keys(params)

@@ -6,7 +6,7 @@ import {
   DATABASE_RETRY_AFTER_SECONDS,
   DATABASE_UNAVAILABLE_MESSAGE,
   isDatabaseUnavailable,
-} from '#support/database_unavailable'
+} from '#support/database/database_unavailable'
 
 /**
  * The JSON answers of mapi.php and api.php, the EPay way: `code` 1 and the

@@ -1,4 +1,4 @@
-import { definePlugin } from '#app_plugins/gateway_plugin'
+import { definePlugin } from '#plugin_host/gateway_plugin'
 import { CompatCallbackFormat } from '#plugins/compat/compat_callback_format'
 import { COMPAT_SETTINGS, compatSettings } from '#plugins/compat/compat_settings'
 import { compatIntegration } from '#plugins/compat/compat_integration'
@@ -17,9 +17,9 @@ export default definePlugin({
   description: 'Compat flavour: EPay submit.php, mapi.php and api.php (MD5) and GET callbacks',
   // lang/<locale>/settings.json: its settings' titles, labels and help on the console.
   folder: new URL('./', import.meta.url),
-  // The EPay card of each API key's integration page (views/console/integration.edge).
+  // The EPay card of each API key's integration page (views/admin/integration.edge).
   integrationSections: [compatIntegration],
-  consoleSettings: {
+  adminSettings: {
     title: 'Compat defaults',
     description:
       'What a compat (EPay-style) order gets when its request names no currency, token or network.',

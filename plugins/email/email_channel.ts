@@ -5,7 +5,7 @@ import type {
   NotificationMessage,
   SendOutcome,
 } from '#notifications/notification_channel'
-import { SecretPurpose, revealSecret } from '#support/secret_box'
+import { SecretPurpose, revealSecret } from '#support/crypto/secret_box'
 import { emailSettings, parseFrom, type TlsMode } from '#plugins/email/email_settings'
 import {
   oneLine,

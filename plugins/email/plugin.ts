@@ -1,4 +1,4 @@
-import { definePlugin } from '#app_plugins/gateway_plugin'
+import { definePlugin } from '#plugin_host/gateway_plugin'
 import { channelRuleSettings } from '#notifications/channel_settings'
 import { emailChannel } from '#plugins/email/email_channel'
 import { EMAIL_SETTINGS } from '#plugins/email/email_settings'

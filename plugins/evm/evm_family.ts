@@ -14,7 +14,7 @@ import {
   type VerificationContext,
 } from '#chains/chain_family'
 import { evmOptions, validateEvmOptions } from '#plugins/evm/evm_options'
-import { toBaseUnits } from '#support/money'
+import { toBaseUnits } from '#support/text/money'
 import type Chain from '#models/chain'
 import type { RpcBudget } from '#chains/rpc_pool'
 import { evmRequestsPerDay, evmRpcBudget } from '#plugins/evm/evm_budget'

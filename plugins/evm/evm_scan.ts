@@ -11,7 +11,7 @@ import { RpcAnswerError, RpcUnavailableError } from '#chains/rpc_pool'
 import { evmCall } from '#plugins/evm/evm_client'
 import { evmOptions } from '#plugins/evm/evm_options'
 import { MissingBlockError } from '#plugins/evm/evm_errors'
-import { fromBaseUnits } from '#support/money'
+import { fromBaseUnits } from '#support/text/money'
 import { min, readBlocks, readHead, type Call } from '#plugins/evm/evm_reads'
 import {
   InconsistentAnswerError,

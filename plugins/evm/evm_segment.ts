@@ -1,7 +1,7 @@
 import { getAddress, type Hex } from 'viem'
 import type Token from '#models/token'
 import type { ObservedTransfer, ScanContext, SeenAmount } from '#chains/chain_family'
-import { fromBaseUnits } from '#support/money'
+import { fromBaseUnits } from '#support/text/money'
 import { tokenOfContract } from '#plugins/evm/erc20_transfers'
 import { BloomQuery } from '#plugins/evm/evm_bloom'
 import { internalTransfers } from '#plugins/evm/evm_traces'

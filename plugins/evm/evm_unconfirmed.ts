@@ -1,7 +1,7 @@
 import { getAddress, type Hash } from 'viem'
 import type Token from '#models/token'
 import type { ObservedTransfer, ScanContext } from '#chains/chain_family'
-import { fromBaseUnits } from '#support/money'
+import { fromBaseUnits } from '#support/text/money'
 import { tokenOfContract } from '#plugins/evm/erc20_transfers'
 import {
   BLOCK_BATCH,

@@ -13,7 +13,7 @@ import {
   type VerificationContext,
 } from '#chains/chain_family'
 import { evmCall } from '#plugins/evm/evm_client'
-import { fromBaseUnits } from '#support/money'
+import { fromBaseUnits } from '#support/text/money'
 import { TRANSFER_EVENT, tokenOfContract } from '#plugins/evm/erc20_transfers'
 import { internalTransfersOf } from '#plugins/evm/evm_traces'
 import { evmOptions } from '#plugins/evm/evm_options'

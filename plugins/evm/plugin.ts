@@ -1,4 +1,4 @@
-import { definePlugin } from '#app_plugins/gateway_plugin'
+import { definePlugin } from '#plugin_host/gateway_plugin'
 import { EvmFamily } from '#plugins/evm/evm_family'
 
 /**
@@ -29,7 +29,7 @@ export default definePlugin({
   name: 'evm',
   description:
     'EVM chains (Ethereum, BNB Smart Chain, Polygon, Plasma, Arbitrum One, Base, OP Mainnet, Avalanche C-Chain, X Layer): ERC-20 and native coin transfers',
-  // lang/<locale>/console.json: its console texts (the chain page's help, the chain id field, the plugins page's description).
+  // lang/<locale>/admin.json: its console texts (the chain page's help, the chain id field, the plugins page's description).
   folder: new URL('./', import.meta.url),
   families: [new EvmFamily()],
   seed: {

@@ -15,7 +15,7 @@ import {
   notificationSignatureValid,
   providerRequestSign,
 } from '#plugins/provider/provider_signature'
-import { SecretPurpose, revealSecret } from '#support/secret_box'
+import { SecretPurpose, revealSecret } from '#support/crypto/secret_box'
 
 /** shopToken as stored (encrypted): revealed only to sign or check a signature. */
 type ProviderConfig = { shopId: string; shopToken: string; apiUrl: string }

@@ -1,4 +1,4 @@
-import { definePlugin } from '#app_plugins/gateway_plugin'
+import { definePlugin } from '#plugin_host/gateway_plugin'
 import { HostedProvider } from '#plugins/provider/hosted_provider'
 import { PROVIDER_SETTINGS } from '#plugins/provider/provider_settings'
 
@@ -11,7 +11,7 @@ export default definePlugin({
   description: 'Hosted payment provider: payment links and signed notifications',
   // lang/<locale>/settings.json: its settings' titles, labels and help on the console.
   folder: new URL('./', import.meta.url),
-  consoleSettings: {
+  adminSettings: {
     title: 'Provider account',
     description:
       'The hosted provider channel: the shop account, its shared token and where it calls back.',

@@ -1,9 +1,9 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import logger from '@adonisjs/core/services/logger'
-import providerCheckout from '#services/provider_checkout'
+import providerCheckout from '#payments/provider_checkout'
 import { HOSTED_PROVIDER_NAME } from '#plugins/provider/hosted_provider'
 import { NotificationRejectedError } from '#payments/payment_provider'
-import { BODY_LIMIT_BYTES, bodyTooLarge } from '#support/body_limit'
+import { BODY_LIMIT_BYTES, bodyTooLarge } from '#support/http/body_limit'
 
 /** Nested objects become bracketed names: {data: {amount: 1}} → data[amount]. */
 function flatten(value: unknown, prefix: string, into: Record<string, string>) {

@@ -1,4 +1,4 @@
-import { hexDigestsEqual, md5Hex } from '#support/signing'
+import { hexDigestsEqual, md5Hex } from '#support/crypto/signing'
 
 /** The fields of a notification's signature, in the provider's fixed order. */
 export const NOTIFICATION_SIGN_ORDER = [

@@ -4,7 +4,7 @@ import {
   type RatePair,
   type RateQuote,
 } from '#rates/live_rate_source'
-import type { Decimal } from '#support/money'
+import type { Decimal } from '#support/text/money'
 import {
   asObject,
   baseUrlOf,

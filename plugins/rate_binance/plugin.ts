@@ -1,4 +1,4 @@
-import { definePlugin } from '#app_plugins/gateway_plugin'
+import { definePlugin } from '#plugin_host/gateway_plugin'
 import { rateSourceSettings } from '#rates/source_settings'
 import { binanceSource } from '#plugins/rate_binance/binance_source'
 
@@ -7,7 +7,7 @@ export default definePlugin({
   description: 'Exchange rates from Binance spot tickers (tokens in USDT; no key needed)',
   // lang/<locale>/settings.json: its settings' titles, labels and help on the console.
   folder: new URL('./', import.meta.url),
-  consoleSettings: { group: 'rates', labels: { 'rate.binance.url': 'Binance base URL' } },
+  adminSettings: { group: 'rates', labels: { 'rate.binance.url': 'Binance base URL' } },
   rateSources: [binanceSource],
   settings: rateSourceSettings(binanceSource),
 })

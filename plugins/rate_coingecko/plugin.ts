@@ -1,4 +1,4 @@
-import { definePlugin } from '#app_plugins/gateway_plugin'
+import { definePlugin } from '#plugin_host/gateway_plugin'
 import { rateSourceSettings } from '#rates/source_settings'
 import { coingeckoSource } from '#plugins/rate_coingecko/coingecko_source'
 
@@ -7,7 +7,7 @@ export default definePlugin({
   description: 'Exchange rates from CoinGecko (simple price; optional Demo or Pro API key)',
   // lang/<locale>/settings.json: its settings' titles, labels and help on the console.
   folder: new URL('./', import.meta.url),
-  consoleSettings: {
+  adminSettings: {
     group: 'rates',
     labels: {
       'rate.coingecko.url': 'CoinGecko base URL',

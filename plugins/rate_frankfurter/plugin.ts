@@ -1,4 +1,4 @@
-import { definePlugin } from '#app_plugins/gateway_plugin'
+import { definePlugin } from '#plugin_host/gateway_plugin'
 import { rateSourceSettings } from '#rates/source_settings'
 import { frankfurterSource } from '#plugins/rate_frankfurter/frankfurter_source'
 
@@ -7,7 +7,7 @@ export default definePlugin({
   description: 'USD → fiat crosses from Frankfurter (ECB reference rates)',
   // lang/<locale>/settings.json: its settings' titles, labels and help on the console.
   folder: new URL('./', import.meta.url),
-  consoleSettings: {
+  adminSettings: {
     group: 'rates',
     labels: { 'rate.frankfurter.url': 'Frankfurter (ECB) base URL' },
   },

@@ -1,5 +1,5 @@
 import BigNumber from 'bignumber.js'
-import { Decimal } from '#support/money'
+import { Decimal } from '#support/text/money'
 import {
   RateSourceFailure,
   type LiveRateSource,

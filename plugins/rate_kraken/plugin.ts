@@ -1,4 +1,4 @@
-import { definePlugin } from '#app_plugins/gateway_plugin'
+import { definePlugin } from '#plugin_host/gateway_plugin'
 import { rateSourceSettings } from '#rates/source_settings'
 import { krakenSource } from '#plugins/rate_kraken/kraken_source'
 
@@ -7,7 +7,7 @@ export default definePlugin({
   description: 'Exchange rates from Kraken (public ticker)',
   // lang/<locale>/settings.json: its settings' titles, labels and help on the console.
   folder: new URL('./', import.meta.url),
-  consoleSettings: { group: 'rates', labels: { 'rate.kraken.url': 'Kraken base URL' } },
+  adminSettings: { group: 'rates', labels: { 'rate.kraken.url': 'Kraken base URL' } },
   rateSources: [krakenSource],
   settings: rateSourceSettings(krakenSource),
 })

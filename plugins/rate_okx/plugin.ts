@@ -1,4 +1,4 @@
-import { definePlugin } from '#app_plugins/gateway_plugin'
+import { definePlugin } from '#plugin_host/gateway_plugin'
 import { rateSourceSettings } from '#rates/source_settings'
 import { okxSource } from '#plugins/rate_okx/okx_source'
 import { okxP2pSource } from '#plugins/rate_okx/okx_p2p_source'
@@ -8,7 +8,7 @@ export default definePlugin({
   description: 'Exchange rates from OKX: spot tickers (in USDT) and P2P offers for USDT in CNY',
   // lang/<locale>/settings.json: its settings' titles, labels and help on the console.
   folder: new URL('./', import.meta.url),
-  consoleSettings: {
+  adminSettings: {
     group: 'rates',
     labels: { 'rate.okx.url': 'OKX base URL', 'rate.okx_p2p.url': 'OKX P2P base URL' },
   },

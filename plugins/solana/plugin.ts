@@ -1,4 +1,4 @@
-import { definePlugin } from '#app_plugins/gateway_plugin'
+import { definePlugin } from '#plugin_host/gateway_plugin'
 import { SolanaFamily } from '#plugins/solana/solana_family'
 
 /**
@@ -8,7 +8,7 @@ import { SolanaFamily } from '#plugins/solana/solana_family'
 export default definePlugin({
   name: 'solana',
   description: 'Solana: SPL token and SOL transfers',
-  // lang/<locale>/console.json: its description and address format on the plugins page.
+  // lang/<locale>/admin.json: its description and address format on the plugins page.
   folder: new URL('./', import.meta.url),
   families: [new SolanaFamily()],
   seed: {

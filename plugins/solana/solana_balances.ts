@@ -9,7 +9,7 @@ import {
 } from '#plugins/solana/solana_rpc'
 import { SOL_DECIMALS } from '#plugins/solana/solana_transfers'
 import { pairKey } from '#plugins/solana/solana_token_accounts'
-import { Decimal, fromBaseUnits } from '#support/money'
+import { Decimal, fromBaseUnits } from '#support/text/money'
 
 /** One balance as the node answered it, at its own slot. */
 export type BalanceRead = { address: string; contract: string | null; amount: string; slot: bigint }

@@ -1,5 +1,5 @@
 import type { PaymentUriContext } from '#chains/chain_family'
-import { toDecimalString } from '#support/money'
+import { toDecimalString } from '#support/text/money'
 
 /**
  * Solana Pay transfer request: `solana:<recipient>?amount=<decimal>`, plus

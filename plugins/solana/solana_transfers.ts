@@ -1,5 +1,5 @@
 import { TOKEN_2022_PROGRAM_ADDRESS, TOKEN_PROGRAM_NAMES } from '#plugins/solana/solana_programs'
-import { fromBaseUnits } from '#support/money'
+import { fromBaseUnits } from '#support/text/money'
 
 /** Lamports per SOL: the native coin has 9 decimals. */
 export const SOL_DECIMALS = 9

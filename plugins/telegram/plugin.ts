@@ -1,4 +1,4 @@
-import { definePlugin } from '#app_plugins/gateway_plugin'
+import { definePlugin } from '#plugin_host/gateway_plugin'
 import { channelRuleSettings } from '#notifications/channel_settings'
 import { telegramChannel } from '#plugins/telegram/telegram_channel'
 import { TELEGRAM_SETTINGS } from '#plugins/telegram/telegram_settings'

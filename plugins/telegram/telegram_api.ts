@@ -1,4 +1,4 @@
-import { redactSecrets } from '#support/redaction'
+import { redactSecrets } from '#support/http/redaction'
 
 /** A sendMessage (or getMe) that takes longer is abandoned and counted as a retry (tests shorten it). */
 export const botApiTiming = { requestTimeoutMs: 10_000 }

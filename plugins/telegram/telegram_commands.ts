@@ -1,10 +1,10 @@
 import db from '@adonisjs/lucid/services/db'
 import { DateTime } from 'luxon'
 import settings from '#settings/settings_service'
-import { DashboardStats } from '#services/console/dashboard_stats'
-import { ORDER_STATUS_NAMES } from '#services/console/order_search'
-import { groupedDecimal, relativeTime } from '#services/console/console_format'
-import { toDecimalString } from '#support/money'
+import { DashboardStats } from '#services/admin/dashboard_stats'
+import { ORDER_STATUS_NAMES } from '#services/admin/order_search'
+import { groupedDecimal, relativeTime } from '#services/admin/admin_format'
+import { toDecimalString } from '#support/text/money'
 import { cleanText, escapeHtml, cut } from '#plugins/telegram/telegram_html'
 
 /** `/mute` takes 1 to this many minutes (a day); `/mute 0` unmutes. */

@@ -6,7 +6,7 @@ import {
   urlSetting,
 } from '#settings/setting_types'
 import { pluginSettings } from '#settings/settings_service'
-import { SecretPurpose, revealSecret } from '#support/secret_box'
+import { SecretPurpose, revealSecret } from '#support/crypto/secret_box'
 
 export const DEFAULT_API_URL = 'https://api.telegram.org'
 

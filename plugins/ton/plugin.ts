@@ -1,4 +1,4 @@
-import { definePlugin } from '#app_plugins/gateway_plugin'
+import { definePlugin } from '#plugin_host/gateway_plugin'
 import { TonFamily } from '#plugins/ton/ton_family'
 
 /**

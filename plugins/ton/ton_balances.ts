@@ -6,7 +6,7 @@ import {
   type SeenAmount,
 } from '#chains/chain_family'
 import type Token from '#models/token'
-import { fromBaseUnits } from '#support/money'
+import { fromBaseUnits } from '#support/text/money'
 import { withToncenter } from '#plugins/ton/toncenter_client'
 import type { JettonWalletAccount } from '#plugins/ton/ton_jetton_wallet'
 import type { SeenOnAccount } from '#plugins/ton/ton_seen'

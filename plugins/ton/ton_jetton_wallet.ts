@@ -1,6 +1,6 @@
 import type { Address, Transaction } from '@ton/core'
 import type Token from '#models/token'
-import { fromBaseUnits } from '#support/money'
+import { fromBaseUnits } from '#support/text/money'
 import {
   OP_INTERNAL_TRANSFER,
   OP_TRANSFER_NOTIFICATION,

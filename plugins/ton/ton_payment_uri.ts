@@ -1,5 +1,5 @@
 import type { PaymentUriContext } from '#chains/chain_family'
-import { toBaseUnits } from '#support/money'
+import { toBaseUnits } from '#support/text/money'
 
 /**
  * The ton:// transfer link TON wallets (Tonkeeper, Tonhub, MyTonWallet)

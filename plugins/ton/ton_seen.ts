@@ -1,7 +1,7 @@
 import type { Transaction } from '@ton/core'
 import type { SeenAmount } from '#chains/chain_family'
 import type Token from '#models/token'
-import { fromBaseUnits } from '#support/money'
+import { fromBaseUnits } from '#support/text/money'
 import {
   OP_INTERNAL_TRANSFER,
   operationOf,

@@ -1,7 +1,7 @@
 import { Address, type Transaction } from '@ton/core'
 import type { ObservedTransfer, UnreadableTransfer } from '#chains/chain_family'
 import type Token from '#models/token'
-import { fromBaseUnits } from '#support/money'
+import { fromBaseUnits } from '#support/text/money'
 import { canonicalTonReference } from '#plugins/ton/ton_references'
 import {
   OP_EXCESSES,

@@ -1,4 +1,4 @@
-import { definePlugin } from '#app_plugins/gateway_plugin'
+import { definePlugin } from '#plugin_host/gateway_plugin'
 import { TronFamily } from '#plugins/tron/tron_family'
 
 /**
@@ -8,7 +8,7 @@ import { TronFamily } from '#plugins/tron/tron_family'
 export default definePlugin({
   name: 'tron',
   description: 'TRON: TRC-20 and TRX transfers',
-  // lang/<locale>/console.json: its console texts (the chain page's help, the plugins page's description).
+  // lang/<locale>/admin.json: its console texts (the chain page's help, the plugins page's description).
   folder: new URL('./', import.meta.url),
   families: [new TronFamily()],
   seed: {

@@ -1,6 +1,6 @@
 import logger from '@adonisjs/core/services/logger'
 import type { BalanceReading, ScanContext, ScanResult } from '#chains/chain_family'
-import { fromBaseUnits } from '#support/money'
+import { fromBaseUnits } from '#support/text/money'
 import type { TronGridClient } from '#plugins/tron/trongrid_client'
 import type { HeldBalances } from '#plugins/tron/tron_scan_cursor'
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type Token from '#models/token'
 import type { UnreadableTransfer } from '#chains/chain_family'
 import { tronAddressFromAny } from '#plugins/tron/tron_addresses'
-import { fromBaseUnits } from '#support/money'
+import { fromBaseUnits } from '#support/text/money'
 import type {
   TronInternalRow,
   TronTransaction,

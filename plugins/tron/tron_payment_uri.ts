@@ -1,5 +1,5 @@
 import type { PaymentUriContext } from '#chains/chain_family'
-import { toDecimalString } from '#support/money'
+import { toDecimalString } from '#support/text/money'
 
 /**
  * TRON has no URI standard like EIP-681. The de-facto form wallets read

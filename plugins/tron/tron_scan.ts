@@ -6,7 +6,7 @@ import type {
   SeenAmount,
   UnreadableTransfer,
 } from '#chains/chain_family'
-import { redactSecrets } from '#support/redaction'
+import { redactSecrets } from '#support/http/redaction'
 import { tronOptions, type TronOptions } from '#plugins/tron/tron_options'
 import {
   isFreshCursor,

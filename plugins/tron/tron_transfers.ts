@@ -1,6 +1,6 @@
 import type Token from '#models/token'
 import type { ObservedTransfer } from '#chains/chain_family'
-import { fromBaseUnits } from '#support/money'
+import { fromBaseUnits } from '#support/text/money'
 import {
   tronAddressFromAny,
   tronAddressFromHex,

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto'
 import { pluginSettings } from '#settings/settings_service'
 import { booleanSetting, stringSetting, urlSetting } from '#settings/setting_types'
-import { SecretPurpose, revealSecret } from '#support/secret_box'
+import { SecretPurpose, revealSecret } from '#support/crypto/secret_box'
 import type {
   NotificationChannel,
   NotificationMessage,

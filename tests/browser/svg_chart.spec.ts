@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { chartTable, renderChart, type ChartInput } from '#services/console/svg_chart'
+import { chartTable, renderChart, type ChartInput } from '#services/admin/svg_chart'
 import { DESKTOP, closeBrowser, newPage, seriousAxeViolations } from '#tests/helpers/browser'
 
 const chart: ChartInput = {

@@ -4,7 +4,7 @@ import Order from '#models/order'
 import operator from '#services/operator_service'
 import paymentService from '#services/payment_service'
 import settings from '#settings/settings_service'
-import { canonicalString } from '#support/signing'
+import { canonicalString } from '#support/crypto/signing'
 import { compatSignature } from '#plugins/compat/compat_signature'
 import {
   API_AUTH_FAILED_MESSAGE,

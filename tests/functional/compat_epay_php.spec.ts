@@ -6,7 +6,7 @@ import operator from '#services/operator_service'
 import paymentService from '#services/payment_service'
 import callbackDeliverer from '#callbacks/callback_deliverer'
 import callbackFormats from '#callbacks/callback_format'
-import { renderGuide } from '#services/console/integration_examples'
+import { renderGuide } from '#services/admin/integration_examples'
 import { REFUNDS_UNSUPPORTED_MESSAGE } from '#plugins/compat/compat_api_controller'
 import { resetDatabase } from '#tests/helpers/database'
 import { prepareLifecycle } from '#tests/helpers/orders'
@@ -196,7 +196,7 @@ function requirePhp() {
 }
 
 /** The base URL as the console's integration page shows it for this installation. */
-function consoleBaseUrl() {
+function adminBaseUrl() {
   const guide = renderGuide({
     pid: '1000',
     baseUrl: String(process.env.APP_URL),
@@ -219,7 +219,7 @@ async function startShop(
   requirePhp()
   const scratch = await scratchDirectory()
   const file = await scratch.write('epay_client.php', EPAY_CLIENT_PHP)
-  const env = { EPAY_URL: consoleBaseUrl(), EPAY_PID: credentials.pid, EPAY_KEY: credentials.key }
+  const env = { EPAY_URL: adminBaseUrl(), EPAY_PID: credentials.pid, EPAY_KEY: credentials.key }
   const server = await startListeningProgram(
     'php',
     (port) => ['-S', `127.0.0.1:${port}`, file],
@@ -271,7 +271,7 @@ test.group('Compat: a PHP shop following the EPay protocol', (group) => {
     assert,
   }) => {
     assert.equal(
-      consoleBaseUrl(),
+      adminBaseUrl(),
       `${process.env.APP_URL}/payments/compat/v1/order/create-transaction/`
     )
   })

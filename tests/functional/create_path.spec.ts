@@ -8,7 +8,7 @@ import { countRows, resetDatabase } from '#tests/helpers/database'
 import { makeTronPayable } from '#tests/helpers/setup'
 import { TEST_SECRET, TRON_WALLET, createOrder, orderParams } from '#tests/helpers/merchant'
 import { runAce } from '#tests/helpers/processes'
-import { metrics } from '#support/metrics'
+import { metrics } from '#support/runtime/metrics'
 
 /** The SQL statements sent while `work` runs (knex `query` events: BEGIN/COMMIT included). */
 async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {

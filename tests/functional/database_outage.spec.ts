@@ -7,7 +7,7 @@ import { makeTronPayable } from '#tests/helpers/setup'
 import { CREATE_PATH, createOrder, orderParams, signed } from '#tests/helpers/merchant'
 import { startServerProcess } from '#tests/helpers/processes'
 import { TcpProxy, send, waitFor } from '#tests/helpers/ops'
-import { isDatabaseUnavailable } from '#support/database_unavailable'
+import { isDatabaseUnavailable } from '#support/database/database_unavailable'
 import { sqliteWriter } from '#services/prepared_statements'
 
 /** better-sqlite3 ships no types; only exec/close/inTransaction are used here. */
@@ -77,10 +77,10 @@ test.group('Database outage', (group) => {
     assert.equal(JSON.parse(ready.body).ready, false)
     assert.equal((await send(url('/health/live'))).status, 200)
     // The console: a 503 page in plain words.
-    const consolePage = await send(url('/admin/login'), { headers: { accept: 'text/html' } })
-    assert.equal(consolePage.status, 503, consolePage.body)
-    assert.equal(consolePage.headers['retry-after'], '5')
-    assert.include(consolePage.body, 'Database unavailable')
+    const adminPage = await send(url('/admin/login'), { headers: { accept: 'text/html' } })
+    assert.equal(adminPage.status, 503, adminPage.body)
+    assert.equal(adminPage.headers['retry-after'], '5')
+    assert.include(adminPage.body, 'Database unavailable')
     assert.notInclude(
       server.stdout() + server.stderr(),
       '"level":50',

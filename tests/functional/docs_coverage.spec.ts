@@ -5,7 +5,7 @@ import app from '@adonisjs/core/services/app'
 import router from '@adonisjs/core/services/router'
 import env from '#start/env'
 import { SETTINGS } from '#settings/definitions'
-import pluginRegistry from '#app_plugins/plugin_registry'
+import pluginRegistry from '#plugin_host/plugin_registry'
 
 /**
  * The manual (README.md and docs/*.md) names everything an operator or a

@@ -15,7 +15,7 @@ import { ChainAdmin } from '#services/operators/chain_admin'
 import settings from '#settings/settings_service'
 import { resetDatabase } from '#tests/helpers/database'
 import { runCommand } from '#tests/helpers/ace_command'
-import { createConsoleUser } from '#tests/helpers/console'
+import { createAdminUser } from '#tests/helpers/admin'
 import { HttpStub } from '#tests/helpers/http_stub'
 import { FakeTronGrid } from '#tests/helpers/tron/fake_trongrid'
 import { resetOrderRows, seedOrderRow } from '#tests/helpers/order_rows'
@@ -124,13 +124,13 @@ test.group('Doctor: configuration checks', (group) => {
     assert.equal(none.status, 'warning')
     assert.include(none.fix!, 'admin:create')
 
-    await createConsoleUser({ role: 'admin' })
-    await createConsoleUser({ role: 'viewer', totp: true })
+    await createAdminUser({ role: 'admin' })
+    await createAdminUser({ role: 'viewer', totp: true })
     const without = only(await doctor.run(sound()), 'admin_2fa')
     assert.equal(without.status, 'warning')
     assert.include(without.finding, 'None of the 1 admin account has two-factor sign-in')
 
-    await createConsoleUser({ role: 'admin', totp: true })
+    await createAdminUser({ role: 'admin', totp: true })
     const enrolled = only(await doctor.run(sound()), 'admin_2fa')
     assert.equal(enrolled.status, 'ok')
     assert.equal(enrolled.finding, '1 of 2 admin accounts with 2FA')

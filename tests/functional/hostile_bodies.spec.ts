@@ -4,7 +4,7 @@ import { makeTronPayable } from '#tests/helpers/setup'
 import { CREATE_PATH, orderParams, signed } from '#tests/helpers/merchant'
 import { streamBody, trickle, type StreamedExchange } from '#tests/helpers/raw_http'
 import { startServerProcess } from '#tests/helpers/processes'
-import { httpServerOptions } from '#support/http_server_options'
+import { httpServerOptions } from '#support/http/http_server_options'
 
 const NOTIFY_PATH = '/payments/provider/v1/notify'
 const MB = 1024 * 1024

@@ -13,7 +13,7 @@ import settings from '#settings/settings_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { CREATE_PATH, TRON_WALLET, merchantSign, orderParams } from '#tests/helpers/merchant'
 import { runAce, startServerProcess } from '#tests/helpers/processes'
-import { loadOrCreateAppKey } from '#support/app_key'
+import { loadOrCreateAppKey } from '#support/crypto/app_key'
 import { compatSettings } from '#plugins/compat/compat_settings'
 
 test.group('Installation defaults', (group) => {

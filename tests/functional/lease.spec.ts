@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import type { Knex } from 'knex'
 import db from '@adonisjs/lucid/services/db'
-import { claimLeases, releaseLeases } from '#support/lease'
+import { claimLeases, releaseLeases } from '#support/database/lease'
 import { resetDatabase } from '#tests/helpers/database'
 
 const LEASE_MS = 60_000

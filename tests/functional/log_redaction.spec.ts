@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import paymentService from '#services/payment_service'
-import { redactLogFields } from '#support/redaction'
+import { redactLogFields } from '#support/http/redaction'
 import { resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
 import { MerchantServer } from '#tests/helpers/merchant_server'

@@ -6,7 +6,7 @@ import { NotificationWatch, zonedMidnight, zonedParts } from '#notifications/not
 import { resetDatabase } from '#tests/helpers/database'
 import { FAKE_NETWORK, installFakeChain } from '#tests/helpers/fake_chain'
 import { insertOrders } from '#tests/helpers/order_rows'
-import { ConsoleAgent, createConsoleUser } from '#tests/helpers/console'
+import { AdminAgent, createAdminUser } from '#tests/helpers/admin'
 
 async function events(name?: string) {
   const query = db.from('notification_events').orderBy('id')
@@ -177,18 +177,18 @@ test.group('Notifications: what the workers watch for', (group) => {
   test('admin.sign_in when an account signs in from an address it never used', async ({
     assert,
   }) => {
-    const admin = await createConsoleUser()
-    await ConsoleAgent.signIn(admin)
+    const admin = await createAdminUser()
+    await AdminAgent.signIn(admin)
     const first = await events('admin.sign_in')
     assert.lengthOf(first, 1)
     assert.equal(first[0].data.email, admin.email)
     assert.equal(first[0].data.ip, '127.0.0.1')
 
-    await ConsoleAgent.signIn(admin)
+    await AdminAgent.signIn(admin)
     assert.lengthOf(await events('admin.sign_in'), 1, 'a known address is not told')
 
     // Another account, known only from another address (the log is append-only: a row is added).
-    const other = await createConsoleUser()
+    const other = await createAdminUser()
     await db.table('audit_log').insert({
       created_at: Date.now() - 86_400_000,
       actor_kind: 'user',
@@ -199,7 +199,7 @@ test.group('Notifications: what the workers watch for', (group) => {
       subject_id: String(other.user.id),
       ip: '203.0.113.9',
     })
-    await ConsoleAgent.signIn(other)
+    await AdminAgent.signIn(other)
     const all = await events('admin.sign_in')
     assert.lengthOf(all, 2)
     assert.equal(all[1].data.email, other.email)

@@ -20,7 +20,7 @@ import {
   submitGet,
   tradeIdFromLocation,
 } from '#tests/helpers/compat_merchant'
-import { isUniqueViolation } from '#support/database_errors'
+import { isUniqueViolation } from '#support/database/database_errors'
 
 /** A second merchant beside the installed PID 1000. */
 const OTHER_PID = '2002'

@@ -1,4 +1,4 @@
-import pluginRegistry from '#app_plugins/plugin_registry'
+import pluginRegistry from '#plugin_host/plugin_registry'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Chain from '#models/chain'

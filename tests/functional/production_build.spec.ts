@@ -105,7 +105,7 @@ test.group('Production build', (group) => {
       assert.isTrue(files.has(entry), `${entry} is in the build`)
     }
     // Read at run time by path: views, lang files, public assets, migrations.
-    // A plugin's own texts and views (app/plugins/plugin_resources.ts) too.
+    // A plugin's own texts and views (app/plugin_host/plugin_resources.ts) too.
     const pluginResources = readdirSync(join(APP_ROOT, 'plugins')).flatMap((name) =>
       ['lang', 'views']
         .map((sub) => `plugins/${name}/${sub}`)

@@ -7,7 +7,7 @@ import providerReconciliation, {
   RECONCILE_AFTER_EXPIRY_MS,
   RECONCILE_BATCH,
   RECONCILE_FIRST_DELAY_MS,
-} from '#services/provider_reconciliation'
+} from '#payments/provider_reconciliation'
 import { FakeProvider } from '#tests/helpers/fake_provider'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { newPlaceholder, prepareLifecycle, switchTo } from '#tests/helpers/orders'

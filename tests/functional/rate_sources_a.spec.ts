@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import { readFile } from 'node:fs/promises'
 import { RateSourceFailure, type LiveRateSource, type RateQuote } from '#rates/live_rate_source'
-import { Decimal } from '#support/money'
+import { Decimal } from '#support/text/money'
 import coingeckoPlugin from '#plugins/rate_coingecko/plugin'
 import binancePlugin from '#plugins/rate_binance/plugin'
 import okxPlugin from '#plugins/rate_okx/plugin'

@@ -9,7 +9,7 @@ import { coinbaseSource } from '#plugins/rate_coinbase/coinbase_source'
 import { forgetUnknownKrakenPairs, krakenSource } from '#plugins/rate_kraken/kraken_source'
 import { frankfurterSource } from '#plugins/rate_frankfurter/frankfurter_source'
 import { invertRate, jsonSource } from '#plugins/rate_json/json_source'
-import { Decimal } from '#support/money'
+import { Decimal } from '#support/text/money'
 import { FakeRatesMore } from '#tests/helpers/fake_rates_more'
 
 const fake = new FakeRatesMore()

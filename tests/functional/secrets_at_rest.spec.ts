@@ -1,4 +1,4 @@
-import { ConsoleAgent, createConsoleUser } from '#tests/helpers/console'
+import { AdminAgent, createAdminUser } from '#tests/helpers/admin'
 import { test } from '@japa/runner'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -18,7 +18,7 @@ import {
   SecretUnreadableError,
   looksSealed,
   revealSecret,
-} from '#support/secret_box'
+} from '#support/crypto/secret_box'
 import { resetDatabase } from '#tests/helpers/database'
 import { makeTronPayable } from '#tests/helpers/setup'
 import {
@@ -240,7 +240,7 @@ test.group('Secrets at rest: APP_KEY rotation', (group) => {
     await makeTronPayable()
     await operator.setChain('tron', { apiKey: TRON_API_KEY })
     await settings.set('provider.shop_token', SHOP_TOKEN)
-    const admin = await createConsoleUser({ email: 'twofa@example.com', totp: true })
+    const admin = await createAdminUser({ email: 'twofa@example.com', totp: true })
     const oldKey = env.get('APP_KEY').release()
     const newKey = randomBytes(32).toString('base64url')
     const before = await stored('api_keys', 'secret_key', { pid: '1000' })
@@ -286,7 +286,7 @@ test.group('Secrets at rest: APP_KEY rotation', (group) => {
     })
     assert.equal(response.status, 200, await response.text())
     // ... and an administrator's two-factor codes still match.
-    await ConsoleAgent.signIn(admin, server.url)
+    await AdminAgent.signIn(admin, server.url)
 
     // A key that never wrote them decrypts nothing: refused, named, nothing written.
     const stranger = await runAce(['secrets:reencrypt'], {

@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { adminUrl } from '#console/console_paths'
+import { adminUrl } from '#admin/admin_paths'
 import { resetDatabase } from '#tests/helpers/database'
 import { startServerProcess } from '#tests/helpers/processes'
 

@@ -3,7 +3,7 @@ import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import User from '#models/user'
 import { TwoFactor, RECOVERY_CODE_COUNT } from '#services/operators/two_factor'
-import { base32Decode, hotp } from '#support/totp'
+import { base32Decode, hotp } from '#support/crypto/totp'
 import { resetDatabase } from '#tests/helpers/database'
 
 const EMAIL = 'admin@example.test'

@@ -123,12 +123,12 @@ export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> 
  * Signs in to the console in `page` as a person would: the form, then the
  * 6-digit code when the user has two-factor sign-in on.
  */
-export async function consoleSignIn(
+export async function adminSignIn(
   page: Page,
   user: { email: string; password: string; totpSecret?: string | null },
   code?: () => string
 ) {
-  const { adminUrl } = await import('#console/console_paths')
+  const { adminUrl } = await import('#admin/admin_paths')
   await page.goto(adminUrl('/login'))
   await page.getByLabel('E-mail').fill(user.email)
   await page.getByLabel('Password').fill(user.password)
@@ -148,7 +148,7 @@ export async function consoleSignIn(
  * sideways scroll (the widest elements are named when there is one), and
  * at each width no serious or critical axe violation.
  */
-export async function checkConsolePage(
+export async function checkAdminPage(
   page: Page,
   assert: {
     fail(message: string): never

@@ -5,7 +5,7 @@ import {
   actionLabel,
   auditDiff,
   presentAuditRow,
-} from '#services/console/audit_presenter'
+} from '#services/admin/audit_presenter'
 
 function row(overrides: Partial<AuditRow>): AuditRow {
   return {

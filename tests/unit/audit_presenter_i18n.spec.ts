@@ -6,7 +6,7 @@ import {
   actionLabel,
   presentAuditRow,
   subjectTypeOptions,
-} from '#services/console/audit_presenter'
+} from '#services/admin/audit_presenter'
 
 function row(overrides: Partial<AuditRow>): AuditRow {
   return {

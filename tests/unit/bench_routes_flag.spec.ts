@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { parseBenchRoutes } from '#support/bench_routes_flag'
+import { parseBenchRoutes } from '#support/http/bench_routes_flag'
 
 test.group('BENCH_ROUTES', () => {
   test('off unless true; true outside production', ({ assert }) => {

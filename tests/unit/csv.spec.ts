@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { csvCell, csvRow } from '#support/csv'
+import { csvCell, csvRow } from '#support/text/csv'
 
 test.group('CSV cells', () => {
   test('plain text and numbers are written as they are', ({ assert }) => {

@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { allowListIncludes, parseAllowListEntry, splitAllowList } from '#support/ip_allowlist'
+import { allowListIncludes, parseAllowListEntry, splitAllowList } from '#support/http/ip_allowlist'
 
 test.group('API key IP allow-list entries', () => {
   test('addresses and CIDR ranges of both families are read', ({ assert }) => {

@@ -10,7 +10,7 @@ import {
   toDecimalString,
   toFixedDigits,
   toJsonNumber,
-} from '#support/money'
+} from '#support/text/money'
 
 test.group('Money', () => {
   test('decimal strings are canonical whatever the database hands back', ({ assert }) => {

@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { Decimal } from '#support/money'
+import { Decimal } from '#support/text/money'
 import { aggregate, type SourceAnswer } from '#rates/rate_aggregation'
 import { MarkupError, applyMarkup, isMarkup, parseMarkup } from '#rates/rate_markup'
 

@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import { RpcPool, RpcUnavailableError } from '#chains/rpc_pool'
-import { maskSecret, redactSecrets, redactUrl, serializeError } from '#support/redaction'
+import { maskSecret, redactSecrets, redactUrl, serializeError } from '#support/http/redaction'
 
 const INFURA_KEY = '9aa3d95b3bc440fa88ea12eaa4456161'
 const ALCHEMY_KEY = 'Xk3t_vR9pQ2-mN8bL4cJ7wZ1aS6dF0gH'

@@ -1,6 +1,11 @@
 import { test } from '@japa/runner'
 import { compatSignature } from '#plugins/compat/compat_signature'
-import { canonicalString, hexDigestsEqual, nativeSignature, signedNumber } from '#support/signing'
+import {
+  canonicalString,
+  hexDigestsEqual,
+  nativeSignature,
+  signedNumber,
+} from '#support/crypto/signing'
 
 test.group('Signatures: canonical string', () => {
   test('sorts by name in ASCII order, drops empty and null, excludes the signature', ({

@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { StatementBatcher } from '#support/statement_batcher'
+import { StatementBatcher } from '#support/database/statement_batcher'
 
 /** A statement the test answers by hand. */
 type Sent = { jobs: string[]; answer: (results: string[]) => void; fail: (error: unknown) => void }

@@ -7,7 +7,7 @@ import {
   renderChart,
   textWidthOf,
   type ChartInput,
-} from '#services/console/svg_chart'
+} from '#services/admin/svg_chart'
 
 const week: ChartInput = {
   id: 'orders-chart',

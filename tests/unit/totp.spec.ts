@@ -7,7 +7,7 @@ import {
   newTotpSecret,
   otpauthUri,
   totpCode,
-} from '#support/totp'
+} from '#support/crypto/totp'
 
 const SHA1_KEY = Buffer.from('12345678901234567890')
 const SHA256_KEY = Buffer.from('12345678901234567890123456789012')

@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { newTradeId } from '#support/trade_id'
+import { newTradeId } from '#support/text/trade_id'
 
 test.group('trade_id', () => {
   test('22 alphanumerics, all characters used, no repeats in 20000', ({ assert }) => {

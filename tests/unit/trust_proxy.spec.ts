@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { parseTrustProxy } from '#support/trust_proxy'
+import { parseTrustProxy } from '#support/http/trust_proxy'
 
 test.group('TRUST_PROXY values', () => {
   test('loopback by default', ({ assert }) => {

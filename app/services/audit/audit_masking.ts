@@ -1,4 +1,4 @@
-import { MASK, maskSecret, redactSecrets } from '#support/redaction'
+import { MASK, maskSecret, redactSecrets } from '#support/http/redaction'
 
 /** Never even partly shown: a hint of a password or a TOTP secret helps guessing it. */
 const HIDDEN = /password|totp|recovery/i

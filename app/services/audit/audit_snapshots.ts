@@ -5,7 +5,7 @@ import type Wallet from '#models/wallet'
 import type Rate from '#models/rate'
 import type User from '#models/user'
 import type Order from '#models/order'
-import { MASK, maskSecret, redactUrl } from '#support/redaction'
+import { MASK, maskSecret, redactUrl } from '#support/http/redaction'
 
 /** A secret as the audit log shows it: masked like listings; MASK when it cannot be read. */
 function masked(reveal: () => string): string {

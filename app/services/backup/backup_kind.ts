@@ -1,6 +1,6 @@
 import { closeSync, openSync, readSync } from 'node:fs'
 import { join } from 'node:path'
-import { OperatorError } from '#support/operator_error'
+import { OperatorError } from '#support/cli/operator_error'
 
 /** The two engines the gateway runs on, named as DB_CONNECTION names them. */
 export type DatabaseKind = 'sqlite' | 'pg'

@@ -12,7 +12,7 @@ import {
 } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { userInfo } from 'node:os'
-import { OperatorError } from '#support/operator_error'
+import { OperatorError } from '#support/cli/operator_error'
 
 /** Backups hold order data and encrypted secrets: readable by their owner only. */
 export const BACKUP_MODE = 0o600

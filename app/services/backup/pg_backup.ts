@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { OperatorError } from '#support/operator_error'
+import { OperatorError } from '#support/cli/operator_error'
 import type { PartialFile } from '#services/backup/partial_file'
 import type { BackupContents } from '#services/backup/backup_kind'
 

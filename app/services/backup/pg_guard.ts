@@ -1,5 +1,5 @@
 import db from '@adonisjs/lucid/services/db'
-import { OperatorError } from '#support/operator_error'
+import { OperatorError } from '#support/cli/operator_error'
 
 /**
  * The advisory lock a starting process holds while it migrates

@@ -1,6 +1,6 @@
 import { sourceFiles } from '@adonisjs/lucid/utils'
 import type { ApplicationService } from '@adonisjs/core/types'
-import { OperatorError } from '#support/operator_error'
+import { OperatorError } from '#support/cli/operator_error'
 
 /**
  * The schema version a database (or a backup of one) holds is the list of

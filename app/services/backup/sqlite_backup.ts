@@ -15,7 +15,7 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { dirname } from 'node:path'
-import { OperatorError } from '#support/operator_error'
+import { OperatorError } from '#support/cli/operator_error'
 import type { PartialFile } from '#services/backup/partial_file'
 import { BACKUP_MODE } from '#services/backup/partial_file'
 import type { BackupContents } from '#services/backup/backup_kind'

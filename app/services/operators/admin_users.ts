@@ -6,9 +6,9 @@ import hash from '@adonisjs/core/services/hash'
 import db from '@adonisjs/lucid/services/db'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import User, { ADMIN_ROLES, type AdminRole } from '#models/user'
-import { OperatorError } from '#support/operator_error'
-import { insertUnlessPresent } from '#support/insert_unless_present'
-import { isPostgres } from '#support/row_lock'
+import { OperatorError } from '#support/cli/operator_error'
+import { insertUnlessPresent } from '#support/database/insert_unless_present'
+import { isPostgres } from '#support/database/row_lock'
 
 export const MIN_PASSWORD_LENGTH = 12
 const MAX_PASSWORD_LENGTH = 256

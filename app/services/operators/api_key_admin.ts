@@ -3,11 +3,15 @@ import { inject } from '@adonisjs/core'
 import { AuditLog } from '#services/audit/audit_log'
 import { snapshot } from '#services/audit/audit_snapshots'
 import ApiKey from '#models/api_key'
-import { OperatorError } from '#support/operator_error'
-import { isUniqueViolation } from '#support/database_errors'
+import { OperatorError } from '#support/cli/operator_error'
+import { isUniqueViolation } from '#support/database/database_errors'
 import { refuseSealedLookalike } from '#services/operators/sealed_lookalike'
-import { MAX_ALLOWLIST_ENTRIES, parseAllowListEntry, splitAllowList } from '#support/ip_allowlist'
-import { maskSecret } from '#support/redaction'
+import {
+  MAX_ALLOWLIST_ENTRIES,
+  parseAllowListEntry,
+  splitAllowList,
+} from '#support/http/ip_allowlist'
+import { maskSecret } from '#support/http/redaction'
 import { OrderStatus } from '#models/order'
 import db from '@adonisjs/lucid/services/db'
 

@@ -3,10 +3,10 @@ import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import callbackOutbox from '#callbacks/callback_outbox'
 import callbackFormats from '#callbacks/callback_format'
-import callbackOutboxQuery, { type CallbackFilters } from '#services/console/callback_outbox_query'
+import callbackOutboxQuery, { type CallbackFilters } from '#services/admin/callback_outbox_query'
 import { AuditLog } from '#services/audit/audit_log'
 import { snapshot } from '#services/audit/audit_snapshots'
-import { OperatorError } from '#support/operator_error'
+import { OperatorError } from '#support/cli/operator_error'
 
 /** A batch redelivery queues at most this many callbacks (the newest that match). */
 export const REDELIVER_BATCH_CAP = 1000

@@ -5,8 +5,8 @@ import chainRegistry from '#chains/chain_registry'
 import { chainLoad, type ChainLoad } from '#chains/chain_load'
 import { rememberedEndpoints } from '#chains/endpoint_memory'
 import type { RememberedEndpoint } from '#chains/rpc_pool'
-import { maskSecret, redactSecrets, redactUrl, urlCredentials } from '#support/redaction'
-import { OperatorError } from '#support/operator_error'
+import { maskSecret, redactSecrets, redactUrl, urlCredentials } from '#support/http/redaction'
+import { OperatorError } from '#support/cli/operator_error'
 
 /** A token as listings show it. */
 export type TokenSummary = {

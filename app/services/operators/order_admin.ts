@@ -11,7 +11,7 @@ import callbackOutbox from '#callbacks/callback_outbox'
 import callbackDeliverer, { type DeliveryReport } from '#callbacks/callback_deliverer'
 import { AuditLog } from '#services/audit/audit_log'
 import { snapshot } from '#services/audit/audit_snapshots'
-import { OperatorError } from '#support/operator_error'
+import { OperatorError } from '#support/cli/operator_error'
 
 /** A reference longer than this fits no chain (payment_references.reference is 255). */
 const MAX_REFERENCE_LENGTH = 255

@@ -4,7 +4,7 @@ import ApiKey from '#models/api_key'
 import db from '@adonisjs/lucid/services/db'
 import { AuditLog } from '#services/audit/audit_log'
 import { snapshot } from '#services/audit/audit_snapshots'
-import { OperatorError } from '#support/operator_error'
+import { OperatorError } from '#support/cli/operator_error'
 import configCache from '#services/config_cache'
 import { MarkupError, isMarkup, parseMarkup } from '#rates/rate_markup'
 import {
@@ -13,7 +13,7 @@ import {
   isDecimalLiteral,
   significantDigits,
   toDecimalString,
-} from '#support/money'
+} from '#support/text/money'
 
 /** Fixed exchange rates (1 token = rate fiat) as operators manage them. */
 @inject()

@@ -1,5 +1,5 @@
-import { OperatorError } from '#support/operator_error'
-import { looksSealed } from '#support/secret_box'
+import { OperatorError } from '#support/cli/operator_error'
+import { looksSealed } from '#support/crypto/secret_box'
 
 /**
  * Stored secrets are recognised as encrypted by their shape: a plain one an

@@ -5,9 +5,15 @@ import db from '@adonisjs/lucid/services/db'
 import User from '#models/user'
 import { AuditLog } from '#services/audit/audit_log'
 import { snapshot } from '#services/audit/audit_snapshots'
-import { OperatorError } from '#support/operator_error'
-import { SecretPurpose, revealSecret, sealSecret } from '#support/secret_box'
-import { base32Decode, base32Encode, matchTotp, newTotpSecret, otpauthUri } from '#support/totp'
+import { OperatorError } from '#support/cli/operator_error'
+import { SecretPurpose, revealSecret, sealSecret } from '#support/crypto/secret_box'
+import {
+  base32Decode,
+  base32Encode,
+  matchTotp,
+  newTotpSecret,
+  otpauthUri,
+} from '#support/crypto/totp'
 
 export const RECOVERY_CODE_COUNT = 10
 

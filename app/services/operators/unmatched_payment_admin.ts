@@ -5,8 +5,8 @@ import type Order from '#models/order'
 import { OrderAdmin, type MarkPaidResult } from '#services/operators/order_admin'
 import { AuditLog } from '#services/audit/audit_log'
 import { actorLabel, currentAuditContext } from '#services/audit/audit_context'
-import { OperatorError } from '#support/operator_error'
-import { Decimal, isDecimalLiteral } from '#support/money'
+import { OperatorError } from '#support/cli/operator_error'
+import { Decimal, isDecimalLiteral } from '#support/text/money'
 import type { UnmatchedKind } from '#services/unmatched_inbox'
 
 /** open: waiting for an operator; assigned: paid an order; dismissed: set aside with a note. */

@@ -13,7 +13,7 @@ import {
   deployTokens,
   type EvmFixture,
 } from '#tests/helpers/evm/evm_setup'
-import { registry } from '#support/metrics'
+import { registry } from '#support/runtime/metrics'
 
 /**
  * The EVM scanner against endpoints as operators meet them (a real node,

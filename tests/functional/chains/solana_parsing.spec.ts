@@ -18,7 +18,7 @@ import {
   type JsonParsedTransaction,
 } from '#plugins/solana/solana_transfers'
 import { TOKEN_2022_PROGRAM_ADDRESS } from '#plugins/solana/solana_programs'
-import { fromBaseUnits } from '#support/money'
+import { fromBaseUnits } from '#support/text/money'
 
 const SYSTEM = '11111111111111111111111111111111'
 

@@ -13,7 +13,7 @@ import {
   settleReading,
   type AccountBalanceRun,
 } from '#plugins/ton/ton_balances'
-import { fromBaseUnits } from '#support/money'
+import { fromBaseUnits } from '#support/text/money'
 import { resetDatabase } from '#tests/helpers/database'
 import { tonReference } from '#tests/helpers/ton/ton_test_chain'
 import {

@@ -7,7 +7,7 @@ import {
   transactionHashHex,
 } from '#plugins/ton/ton_references'
 import { pickByHash } from '#plugins/ton/ton_verify'
-import { fromBaseUnits, toBaseUnits } from '#support/money'
+import { fromBaseUnits, toBaseUnits } from '#support/text/money'
 import { tonPaymentUri } from '#plugins/ton/ton_payment_uri'
 import { TonFamily } from '#plugins/ton/ton_family'
 import { TONCENTER_PACING_MARGIN } from '#plugins/ton/ton_budget'

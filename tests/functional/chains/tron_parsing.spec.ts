@@ -10,7 +10,7 @@ import {
   tronAddressToHex,
 } from '#plugins/tron/tron_addresses'
 import { TRANSFER_TOPIC, transfersOf } from '#plugins/tron/tron_transfers'
-import { fromBaseUnits } from '#support/money'
+import { fromBaseUnits } from '#support/text/money'
 import { MAX_REPORTED, pruneReported, readCursor } from '#plugins/tron/tron_scan_cursor'
 import { TronFamily } from '#plugins/tron/tron_family'
 import type { TronTransaction } from '#plugins/tron/trongrid_client'

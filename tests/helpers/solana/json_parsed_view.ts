@@ -19,7 +19,7 @@ import {
   getTransferInstructionDataDecoder,
   identifyTokenInstruction,
 } from '@solana-program/token'
-import { Decimal } from '#support/money'
+import { Decimal } from '#support/text/money'
 import { TOKEN_2022_PROGRAM_ADDRESS } from '#plugins/solana/solana_programs'
 import type {
   CompiledInstructionView,

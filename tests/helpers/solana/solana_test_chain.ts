@@ -32,7 +32,7 @@ import {
   getTransferCheckedInstruction,
   getTransferInstruction,
 } from '@solana-program/token'
-import { Decimal } from '#support/money'
+import { Decimal } from '#support/text/money'
 import { TOKEN_2022_PROGRAM_ADDRESS } from '#plugins/solana/solana_programs'
 
 /** The address lookup table program (version-0 transactions load accounts through its tables). */

@@ -1,6 +1,6 @@
 import { isSome } from '@solana/kit'
 import { AccountState, getTokenDecoder, getTokenSize } from '@solana-program/token'
-import { Decimal } from '#support/money'
+import { Decimal } from '#support/text/money'
 import { TOKEN_2022_PROGRAM_ADDRESS } from '#plugins/solana/solana_programs'
 import type { TokenAccountState } from '#tests/helpers/solana/solana_test_chain'
 

@@ -1,0 +1,96 @@
+import { test } from '@japa/runner'
+import db from '@adonisjs/lucid/services/db'
+import operator from '#services/operator_service'
+import { resetDatabase } from '#tests/helpers/database'
+import { createAdminUser } from '#tests/helpers/admin'
+import { adminUrl } from '#admin/admin_paths'
+import { TRON_WALLET } from '#tests/helpers/merchant'
+import {
+  DESKTOP,
+  PHONE,
+  closeBrowser,
+  adminSignIn,
+  horizontalOverflow,
+  newPage,
+  screenshot,
+  seriousAxeViolations,
+} from '#tests/helpers/browser'
+
+const EVM_LOWER = '0x52908400098527886e0f7030069857d2e4169ee7'
+const EVM_CANONICAL = '0x52908400098527886E0F7030069857D2E4169EE7'
+
+test.group('Console chains and wallets in Chromium', (group) => {
+  group.each.setup(async () => {
+    await resetDatabase()
+    await operator.setChain('ethereum', {
+      rpcUrls: ['https://mainnet.infura.io/v3/0123456789abcdef0123456789abcdef'],
+    })
+    await operator.setChain('tron', { apiKey: 'tron-pro-key-abcdefghijklmnop-1234' })
+    await operator.addWallet('tron', TRON_WALLET)
+    const now = Date.now()
+    await db.table('chain_cursors').insert({
+      network: 'tron',
+      cursor: '{"since":1763700000000,"lagging":{}}',
+      caught_up: false,
+      last_scan_at: now,
+      last_error: 'interrupted: HTTP 429 from https://api.trongrid.io/v1/accounts',
+      updated_at: now,
+    })
+  })
+  group.teardown(() => closeBrowser())
+  group.each.timeout(120_000)
+
+  test('add a wallet: the canonical form is shown, then it is listed', async ({ assert }) => {
+    const user = await createAdminUser()
+    const { context, page } = await newPage(DESKTOP)
+    try {
+      await adminSignIn(page, user)
+      await page.goto(adminUrl('/wallets'))
+      await page.locator('#new-wallet-network').selectOption('ethereum')
+      await page.locator('#new-wallet-address').fill(EVM_LOWER)
+      await page.getByRole('button', { name: 'Add wallet' }).last().click()
+      await page.waitForURL((url) => url.search === '?network=ethereum')
+      assert.include(
+        await page.getByRole('status').innerText(),
+        `Wallet added on ethereum: ${EVM_CANONICAL} (stored in its canonical form).`
+      )
+      assert.include(await page.getByRole('region', { name: 'Wallets' }).innerText(), EVM_CANONICAL)
+    } finally {
+      await context.close()
+    }
+  })
+
+  test('the pages: no serious accessibility violation, no sideways scroll on a phone; screenshots', async ({
+    assert,
+  }) => {
+    const user = await createAdminUser()
+    for (const [viewport, suffix] of [
+      [DESKTOP, 'desktop'],
+      [PHONE, 'phone'],
+    ] as const) {
+      const { context, page } = await newPage(viewport)
+      try {
+        await adminSignIn(page, user)
+        for (const [path, name] of [
+          ['/chains', 'chains'],
+          ['/chains/tron', 'chain'],
+          ['/chains/tron/tokens/USDT', 'token'],
+          ['/plugins', 'plugins'],
+          ['/wallets', 'wallets'],
+          ['/wallets/import', 'wallets-import'],
+        ]) {
+          const response = await page.goto(adminUrl(path))
+          assert.equal(response?.status(), 200, path)
+          const violations = await seriousAxeViolations(page)
+          assert.deepEqual(violations, [], `${path} at ${suffix}: ${JSON.stringify(violations)}`)
+          if (suffix === 'phone')
+            assert.equal(await horizontalOverflow(page), 0, `${path} scrolls sideways`)
+          assert.notInclude(await page.content(), 'tron-pro-key-abcdefghijklmnop-1234')
+          await screenshot(page, `console-${name}-${suffix}`)
+        }
+      } finally {
+        await context.close()
+      }
+    }
+  })
+})

@@ -1,0 +1,143 @@
+import { test } from '@japa/runner'
+import db from '@adonisjs/lucid/services/db'
+import operator from '#services/operator_service'
+import { resetDatabase } from '#tests/helpers/database'
+import { createAdminUser } from '#tests/helpers/admin'
+import { insertOrders, type OrderRow } from '#tests/helpers/order_rows'
+import { TRON_WALLET, TRON_WALLET_2 } from '#tests/helpers/merchant'
+import { adminUrl } from '#admin/admin_paths'
+import {
+  DESKTOP,
+  NARROW_PHONE,
+  checkAdminPage,
+  closeBrowser,
+  adminSignIn,
+  newPage,
+} from '#tests/helpers/browser'
+
+const DAY = 86_400_000
+const SIZES = [
+  ['320', NARROW_PHONE],
+  ['desktop', DESKTOP],
+] as const
+
+/** A live pair with a per-key markup, 30 days of history and paid orders; a refused pair. */
+async function seedRates(now: number) {
+  await db.table('rate_current').multiInsert([
+    {
+      token: 'USDT',
+      fiat: 'CNY',
+      rate: '7.2',
+      ok: true,
+      reason: '',
+      sources: JSON.stringify({
+        used: ['binance', 'okx'],
+        dropped: [{ source: 'kraken', price: '7.9', deviation_percent: '9.72' }],
+        stale: [],
+        failed: ['coingecko'],
+      }),
+      computed_at: now - 40_000,
+    },
+    {
+      token: 'TRX',
+      fiat: 'USD',
+      rate: null,
+      ok: false,
+      reason: 'only 1 fresh source agrees, 2 needed',
+      sources: JSON.stringify({ used: [], dropped: [], stale: ['binance'], failed: [] }),
+      computed_at: now - 40_000,
+    },
+  ])
+  const history = []
+  for (let day = 29; day >= 0; day--)
+    history.push({
+      token: 'USDT',
+      fiat: 'CNY',
+      rate: String(7.1 + (day % 5) * 0.03),
+      at: now - day * DAY,
+    })
+  await db.table('rate_history').multiInsert(history)
+  await insertOrders(6, (index) => {
+    const row: Partial<OrderRow> & { paid_at: number; amount: string } = {
+      trade_id: `ZB${index}`,
+      status: 2,
+      token: 'USDT',
+      paid_at: now - index * 3 * DAY,
+      amount: String(50 + index * 25),
+    }
+    return row
+  })
+  const key = await db.from('api_keys').firstOrFail()
+  await db.table('rate_markups').multiInsert([
+    {
+      token: 'USDT',
+      fiat: 'CNY',
+      markup: '~1.02',
+      api_key_id: 0,
+      created_at: now,
+      updated_at: now,
+    },
+    {
+      token: 'USDT',
+      fiat: 'CNY',
+      markup: '~1.05',
+      api_key_id: key.id,
+      created_at: now,
+      updated_at: now,
+    },
+  ])
+}
+
+/**
+ * The API keys, wallets and rates pages in Chinese (the admin's choice):
+ * no serious axe violation and no sideways scroll at 320 px and on a
+ * desktop, with the longest Chinese texts (the integration guide, a chart's
+ * summary, a flash message).
+ */
+test.group('Console in Chinese in a browser: API keys, wallets, rates', (group) => {
+  group.setup(async () => {
+    return async () => {
+      await closeBrowser()
+    }
+  })
+  group.each.setup(async () => {
+    await resetDatabase()
+  })
+
+  test('the pages of the three areas, accessible on every width', async ({ assert }) => {
+    await operator.addWallet('tron', TRON_WALLET)
+    await operator.addWallet('tron', TRON_WALLET_2)
+    await operator.updateWallet('tron', TRON_WALLET_2, { enabled: false, note: '冷钱包' })
+    await seedRates(Date.now())
+    const admin = await createAdminUser({ role: 'admin' })
+    const { context, page } = await newPage(DESKTOP)
+    try {
+      await adminSignIn(page, admin)
+      admin.user.locale = 'zh-CN'
+      await admin.user.save()
+
+      await page.goto(adminUrl('/api-keys/1000/integration'))
+      assert.equal(await page.getAttribute('html', 'lang'), 'zh-CN')
+      assert.isTrue(
+        await page.getByRole('heading', { name: 'pid 1000 的接入', level: 1 }).isVisible()
+      )
+      await checkAdminPage(page, assert, 'zh-api-keys-integration', SIZES)
+
+      await page.goto(adminUrl('/api-keys/1000'))
+      await page.getByText('停用', { exact: true }).click()
+      await page.getByRole('button', { name: '停用密钥' }).click()
+      await page.getByText('pid 1000 已停用').waitFor()
+      await checkAdminPage(page, assert, 'zh-api-keys-disabled', SIZES)
+
+      await page.goto(adminUrl('/wallets'))
+      assert.isTrue(await page.getByRole('heading', { name: '钱包', level: 1 }).isVisible())
+      await checkAdminPage(page, assert, 'zh-wallets', SIZES)
+
+      await page.goto(adminUrl('/rates'))
+      assert.isTrue(await page.getByRole('img', { name: 'USDT 兑 CNY，每日最后汇率' }).isVisible())
+      await checkAdminPage(page, assert, 'zh-rates', SIZES)
+    } finally {
+      await context.close()
+    }
+  })
+})

@@ -1,0 +1,146 @@
+import { test } from '@japa/runner'
+import { mkdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import db from '@adonisjs/lucid/services/db'
+import Callback from '#models/callback'
+import Chain from '#models/chain'
+import UnmatchedPayment from '#models/unmatched_payment'
+import paymentService from '#services/payment_service'
+import chainScanner from '#services/chain_scanner'
+import orderExpiry from '#services/order_expiry'
+import reorgFlags from '#services/reorg_flags'
+import callbackDeliverer from '#callbacks/callback_deliverer'
+import { resetDatabase } from '#tests/helpers/database'
+import { insertOrders } from '#tests/helpers/order_rows'
+import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
+import { FAKE_NETWORK, fakeFamily, fakeTransfer } from '#tests/helpers/fake_chain'
+import { MerchantServer } from '#tests/helpers/merchant_server'
+import { createAdminUser } from '#tests/helpers/admin'
+import { adminUrl } from '#admin/admin_paths'
+import {
+  DESKTOP,
+  NARROW_PHONE,
+  closeBrowser,
+  adminSignIn,
+  horizontalOverflow,
+  newPage,
+  seriousAxeViolations,
+} from '#tests/helpers/browser'
+
+/** Screenshots of the Chinese pages go outside the repository (ADMIN_ZH_SHOTS, else the system's temp dir). */
+const SHOTS = process.env.ADMIN_ZH_SHOTS ?? join(tmpdir(), 'console-zh-screenshots')
+
+test.group('Console in Chinese in a browser: orders, callbacks, unmatched payments', (group) => {
+  const merchant = new MerchantServer()
+  group.setup(async () => {
+    await merchant.start()
+    return async () => {
+      await merchant.stop()
+      await closeBrowser()
+    }
+  })
+  group.each.setup(async () => {
+    await resetDatabase()
+    await prepareLifecycle()
+    merchant.reset([
+      { status: 503, body: 'maintenance, try later' },
+      { status: 200, body: 'success' },
+    ])
+  })
+  group.each.timeout(180_000)
+
+  test('every page of the three areas, in Chinese at 1280 and 320 px: no sideways scroll, no serious axe violation, no English label left', async ({
+    client,
+    assert,
+  }) => {
+    const admin = await createAdminUser()
+    await insertOrders(60, (index) => ({
+      status: (index % 4) + 1,
+      name: index === 59 ? 'A rather long product name that wraps' : '',
+    }))
+    const paid = await newOrder(client, { notify_url: merchant.notifyUrl, name: 'T 恤，蓝色' })
+    await paymentService.markPaid(paid.id, { reference: `tx-${paid.tradeId}`, source: 'scanner' })
+    await callbackDeliverer.runOnce()
+    await db.from('callbacks').where('order_id', paid.id).update({ next_attempt_at: 0 })
+    await callbackDeliverer.runOnce()
+    const waiting = await newOrder(client)
+
+    const late = await newOrder(client)
+    await db
+      .from('orders')
+      .where('id', late.id)
+      .update({ expiration_time: Date.now() - 1000 })
+    await orderExpiry.expireDue()
+    fakeFamily.pending = [fakeTransfer('0xzhbrowser0001', late.actualAmount)]
+    await chainScanner.scan({ network: FAKE_NETWORK })
+    const payment = await UnmatchedPayment.findByOrFail('reference', '0xzhbrowser0001')
+
+    const moved = await newOrder(client)
+    fakeFamily.pending = [
+      fakeTransfer('0xzhbrowser0002', moved.actualAmount, {
+        position: 'log:3',
+        block: { number: '120', hash: `0x${'c3'.repeat(32)}` },
+      }),
+    ]
+    await chainScanner.scan({ network: FAKE_NETWORK })
+    await reorgFlags.flag(await Chain.findByOrFail('network', FAKE_NETWORK), {
+      ancestor: '100',
+      replacedUpTo: '130',
+    })
+    const notice = await db.from('unmatched_payments').where('kind', 'reorged').first()
+    const callback = await Callback.findByOrFail('order_id', paid.id)
+
+    // The admin's own choice: the sign-in page stays in the browser's English.
+    admin.user.locale = 'zh-CN'
+    await admin.user.save()
+    mkdirSync(SHOTS, { recursive: true })
+    const pages = [
+      ['/orders', 'orders'],
+      ['/orders?q=no-such-order', 'orders-empty'],
+      [`/orders/${paid.tradeId}`, 'order-paid'],
+      [`/orders/${waiting.tradeId}`, 'order-waiting'],
+      [`/orders/${moved.tradeId}`, 'order-reorged'],
+      ['/callbacks', 'callbacks'],
+      [`/callbacks/${callback.id}`, 'callback'],
+      ['/unmatched', 'unmatched'],
+      [`/unmatched/${payment.id}`, 'unmatched-transfer'],
+      [`/unmatched/${notice.id}`, 'unmatched-reorged'],
+    ] as const
+    for (const [viewport, size] of [
+      [DESKTOP, '1280'],
+      [NARROW_PHONE, '320'],
+    ] as const) {
+      const { context, page } = await newPage(viewport)
+      try {
+        await adminSignIn(page, admin)
+        for (const [path, name] of pages) {
+          await page.goto(adminUrl(path))
+          assert.equal(await page.getAttribute('html', 'lang'), 'zh-CN', path)
+          const text = await page.innerText('main')
+          assert.notInclude(text, 'translation missing', path)
+          // Open the confirmations too, so their questions are seen and checked.
+          for (const summary of await page.locator('details.confirm > summary').all())
+            await summary.click()
+          await page.screenshot({
+            path: join(SHOTS, `console-zh-${name}-${size}.png`),
+            fullPage: true,
+          })
+          const overflow = await horizontalOverflow(page)
+          if (overflow > 0) {
+            const wide = await page.evaluate(
+              `[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5).slice(-6).map((e) => e.tagName + '.' + e.className + ': ' + (e.textContent || '').trim().slice(0, 60))`
+            )
+            assert.fail(
+              `${path} scrolls sideways at ${size} by ${overflow}px: ${JSON.stringify(wide)}`
+            )
+          }
+          const violations = await seriousAxeViolations(page)
+          assert.deepEqual(violations, [], `${path} (${size}): ${JSON.stringify(violations)}`)
+        }
+      } finally {
+        await context.close()
+      }
+    }
+  })
+})

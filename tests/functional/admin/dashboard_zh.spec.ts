@@ -1,0 +1,124 @@
+import { test } from '@japa/runner'
+import db from '@adonisjs/lucid/services/db'
+import { resetDatabase } from '#tests/helpers/database'
+import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
+import { resetOrderRows, seedOrderRow, seededTradeId } from '#tests/helpers/order_rows'
+import app from '@adonisjs/core/services/app'
+import i18nManager from '@adonisjs/i18n/services/main'
+import doctor from '#services/doctor/doctor'
+import { DashboardStats } from '#services/admin/dashboard_stats'
+import { dashboardView } from '#services/admin/dashboard_presenter'
+
+const DAY = 86_400_000
+
+test.group('Console dashboard in Chinese', (group) => {
+  group.each.setup(async () => {
+    await resetDatabase()
+    resetOrderRows()
+    doctor.reset()
+  })
+  group.each.timeout(60_000)
+
+  test('a new installation: the first steps, the health card and the scanners in Chinese', async ({
+    assert,
+  }) => {
+    const agent = await AdminAgent.signIn(await createAdminUser({ role: 'admin' }))
+    const page = await agent.get('/', { 'accept-language': 'zh-CN' })
+    assert.equal(page.status, 200)
+    assert.include(page.text, '<html lang="zh-CN">')
+    assert.include(page.text, '<title>仪表盘 · 网关控制台</title>')
+    const text = pageText(page.text)
+    for (const words of [
+      '网关概览',
+      '还没有订单',
+      '为商户创建 API 密钥',
+      '健康检查',
+      '今日订单',
+      '链扫块',
+      '最近订单',
+    ])
+      assert.include(text, words)
+    assert.include(
+      page.text,
+      '<a href="/admin/api-keys">为商户创建 API 密钥</a>：商户用它为请求签名。'
+    )
+    assert.notInclude(page.text, 'translation missing')
+  })
+
+  test('figures, the chart and the scanners’ states in Chinese; values as they are', async ({
+    assert,
+  }) => {
+    const now = Date.now()
+    await seedOrderRow({ status: 2, createdAt: now - 2000, actualAmount: '10.5', amount: '76.13' })
+    await seedOrderRow({ status: 1, createdAt: now - 500 })
+    await seedOrderRow({ status: 2, createdAt: now - 3 * DAY, actualAmount: '1.1' })
+    await db.table('wallets').insert({
+      network: 'bsc',
+      address: 'bsc-wallet',
+      enabled: true,
+      note: '',
+      created_at: now,
+      updated_at: now,
+    })
+    await db.from('chains').where('network', 'bsc').update({
+      enabled: true,
+      confirmations: 15,
+      block_time_ms: 3000,
+    })
+    await db.table('chain_cursors').insert({
+      network: 'bsc',
+      cursor: '{}',
+      caught_up: true,
+      last_scan_at: now - 5000,
+      last_error: '',
+      head_height: '50000100',
+      scanned_height: '50000000',
+      heights_at: now - 5000,
+      updated_at: now,
+    })
+    const agent = await AdminAgent.signIn(await createAdminUser({ role: 'viewer' }))
+    agent.headers['accept-language'] = 'zh-CN'
+    const page = await agent.get('/')
+    const text = pageText(page.text)
+    assert.include(text, '今日订单 2 已支付 1 · 等待中 1')
+    assert.include(text, '7 天转化率')
+    assert.include(text, '已创建 2 3 3')
+    assert.include(text, '落后 远远落后于最新区块。 50,000,000 最新区块 50,000,100')
+    assert.include(text, '100 个区块（≈ 5 分钟） 需等待 15 个确认')
+    assert.include(text, '1 个扫块程序需要关注')
+    assert.include(text, `${seededTradeId(2)} 1000 · O2 100 CNY`)
+    assert.include(text, '等待付款')
+    assert.match(text, /\d+ 秒前|刚刚/)
+    assert.include(page.text, '已创建：共 3')
+    assert.match(page.text, /<th scope="col">日期<\/th>/)
+    assert.match(text, /\d+月\d+日/)
+    assert.notInclude(page.text, 'translation missing')
+
+    // English through the catalogue is the presenter's English, word for word.
+    await db.from('chains').where('network', 'ethereum').update({ enabled: true })
+    await db.table('wallets').insert({
+      network: 'ethereum',
+      address: 'eth-wallet',
+      enabled: true,
+      note: '',
+      created_at: now,
+      updated_at: now,
+    })
+    await db.table('chain_cursors').insert({
+      network: 'ethereum',
+      cursor: '{}',
+      caught_up: false,
+      last_scan_at: now - 2 * 3600_000,
+      last_error: '',
+      updated_at: now,
+    })
+    const figures = await (await app.container.make(DashboardStats)).read({ timeZone: 'UTC' })
+    const english = dashboardView(figures)
+    assert.deepEqual(dashboardView(figures, i18nManager.locale('en')), english)
+    assert.isTrue(english.scanners.some((scanner) => scanner.help.startsWith('No scan for 2 h:')))
+    const chinese = dashboardView(figures, i18nManager.locale('zh-CN'))
+    assert.isTrue(
+      chinese.scanners.some((scanner) => scanner.help.startsWith('已有 2 小时没有扫描'))
+    )
+  })
+})

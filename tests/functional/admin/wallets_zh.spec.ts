@@ -1,0 +1,94 @@
+import { test } from '@japa/runner'
+import type { Assert } from '@japa/assert'
+import operator from '#services/operator_service'
+import Wallet from '#models/wallet'
+import { resetDatabase } from '#tests/helpers/database'
+import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
+import { TRON_WALLET, TRON_WALLET_2 } from '#tests/helpers/merchant'
+import { prepareLifecycle } from '#tests/helpers/orders'
+
+const EVM_LOWER = '0x52908400098527886e0f7030069857d2e4169ee7'
+const EVM_CANONICAL = '0x52908400098527886E0F7030069857D2E4169EE7'
+
+async function chineseAdmin() {
+  const agent = await AdminAgent.signIn(await createAdminUser({ role: 'admin' }))
+  agent.headers['accept-language'] = 'zh-CN,zh;q=0.9'
+  return agent
+}
+
+function assertChinese(assert: Assert, page: { status: number; text: string }, words: string[]) {
+  assert.equal(page.status, 200)
+  assert.include(page.text, '<html lang="zh-CN">')
+  assert.notInclude(page.text, 'translation missing')
+  const text = pageText(page.text)
+  for (const expected of words) assert.include(text, expected)
+}
+
+test.group('Console wallets in Chinese', (group) => {
+  group.each.setup(async () => {
+    await resetDatabase()
+    await prepareLifecycle()
+  })
+
+  test('the list, its filters and the add form speak Chinese', async ({ assert }) => {
+    await operator.addWallet('tron', TRON_WALLET)
+    await operator.addWallet('tron', TRON_WALLET_2)
+    await operator.updateWallet('tron', TRON_WALLET_2, { enabled: false })
+    const agent = await chineseAdmin()
+    const page = await agent.get('/wallets')
+    assertChinese(assert, page, [
+      '收款地址。订单会分配到其网络下已启用的钱包上。',
+      '批量导入',
+      '全部网络',
+      '地址或备注',
+      '待支付',
+      '已停用',
+      `从 tron 删除 ${TRON_WALLET}？`,
+      '本页 3 个钱包',
+      '添加钱包',
+      '备注（可选）',
+    ])
+    assertChinese(assert, await agent.get('/wallets?network=nowhere'), ['没有符合筛选条件的钱包'])
+  })
+
+  test('flash messages come in Chinese', async ({ assert }) => {
+    const agent = await chineseAdmin()
+    const added = await agent.submit(
+      '/wallets',
+      { network: 'ethereum', address: EVM_LOWER, note: '' },
+      '/wallets'
+    )
+    assert.equal(added.status, 302)
+    assertChinese(assert, await agent.get('/wallets?network=ethereum'), [
+      `已在 ethereum 上添加钱包：${EVM_CANONICAL}（已按规范格式保存）。`,
+    ])
+    const wallet = await Wallet.findByOrFail('address', EVM_CANONICAL)
+    await agent.submit(`/wallets/${wallet.id}/disable`, {}, '/wallets')
+    assert.include(
+      pageText((await agent.get('/wallets')).text),
+      `ethereum 上的 ${EVM_CANONICAL} 已停用：新订单不再使用它`
+    )
+    const missing = await agent.post('/wallets/999999/enable')
+    assert.equal(missing.status, 404)
+    assert.include(pageText(missing.text), '没有这个 id 的钱包。')
+  })
+
+  test('the import page and its report speak Chinese', async ({ assert }) => {
+    const agent = await chineseAdmin()
+    assertChinese(assert, await agent.get('/wallets/import'), [
+      '导入钱包',
+      '每行自带网络',
+      '以 # 开头的行会被跳过',
+    ])
+    const report = await agent.post('/wallets/import', {
+      network: 'ethereum',
+      text: [EVM_LOWER, `tron ${TRON_WALLET}`, 'tron not-an-address', EVM_CANONICAL].join('\n'),
+    })
+    assertChinese(assert, report, [
+      '新增 2 个，已存在 1 个，无效 1 个。',
+      `1 ethereum ${EVM_CANONICAL} 已新增`,
+      '3 tron not-an-address 无效',
+      '继续导入',
+    ])
+  })
+})
