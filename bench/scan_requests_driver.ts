@@ -9,7 +9,7 @@
 | anvil node the parent started, and, scenario by scenario, mines and scans
 | as a caught-up gateway does (one scanner process, in-memory state kept
 | between runs). Prints one JSON line: the calls of every scan, by method.
-| Uses only what every version of the gateway has (the operator service,
+| Uses only what every version of the gateway has (the operator services,
 | the chain scanner, the tests' RpcProxy).
 |
 | Env: BENCH_ANVIL (node URL), BENCH_USDT, BENCH_USDC (token contracts),
@@ -59,6 +59,35 @@ async function rpc(method: string, params: unknown[] = []) {
   return ((await response.json()) as { result: unknown }).result
 }
 
+type ChainService = {
+  set(network: string, changes: Record<string, unknown>): Promise<unknown>
+  setToken(network: string, symbol: string, changes: Record<string, unknown>): Promise<unknown>
+}
+type WalletService = { add(network: string, address: string): Promise<unknown> }
+
+/**
+ * The chain and wallet services: module singletons today; a tree from before
+ * 2026-11-27 (the baseline) reached them through its operator_service facade.
+ */
+async function operatorServices(): Promise<{
+  chainAdmin: ChainService
+  walletAdmin: WalletService
+}> {
+  const chains: { default?: ChainService } = await import('#services/operators/chain_admin')
+  const wallets: { default?: WalletService } = await import('#services/operators/wallet_admin')
+  if (chains.default && wallets.default)
+    return { chainAdmin: chains.default, walletAdmin: wallets.default }
+  const facade = '#services/operator_service'
+  const { default: operator } = await import(facade)
+  return {
+    chainAdmin: {
+      set: (network, changes) => operator.setChain(network, changes),
+      setToken: (network, symbol, changes) => operator.setToken(network, symbol, changes),
+    },
+    walletAdmin: { add: (network, address) => operator.addWallet(network, address) },
+  }
+}
+
 async function main() {
   const app = new Ignitor(APP_ROOT, { importer: IMPORTER }).createApp('console')
   app.booting(async () => {
@@ -69,30 +98,30 @@ async function main() {
   await app.start(() => {})
   try {
     const { default: installation } = await import('#services/installation_service')
-    const { default: operator } = await import('#services/operator_service')
+    const { chainAdmin, walletAdmin } = await operatorServices()
     const { default: chainScanner } = await import('#services/chain_scanner')
     const { RpcProxy } = await import('#tests/helpers/evm/rpc_proxy')
     await installation.migrate()
     await installation.installDefaults(() => {})
     const proxy = await new RpcProxy(ANVIL).start()
 
-    await operator.setChain('ethereum', { rpcUrls: [proxy.url], confirmations: 3, enabled: true })
-    await operator.setToken('ethereum', 'USDT', {
+    await chainAdmin.set('ethereum', { rpcUrls: [proxy.url], confirmations: 3, enabled: true })
+    await chainAdmin.setToken('ethereum', 'USDT', {
       contract: process.env.BENCH_USDT!,
       decimals: 6,
       precision: 2,
     })
-    await operator.setToken('ethereum', 'USDC', {
+    await chainAdmin.setToken('ethereum', 'USDC', {
       contract: process.env.BENCH_USDC!,
       decimals: 6,
       precision: 2,
     })
-    await operator.addWallet('ethereum', process.env.BENCH_WALLET!)
+    await walletAdmin.add('ethereum', process.env.BENCH_WALLET!)
 
     const results: { scenario: string; scans: Record<string, number>[] }[] = []
     for (const scenario of SCENARIOS) {
-      await operator.setChain('ethereum', { confirmations: scenario.confirmations })
-      await operator.setToken('ethereum', 'ETH', { enabled: scenario.native })
+      await chainAdmin.set('ethereum', { confirmations: scenario.confirmations })
+      await chainAdmin.setToken('ethereum', 'ETH', { enabled: scenario.native })
       // Caught up first (and the in-memory windows warm), then measured.
       for (let warm = 0; warm < 2; warm++) {
         await rpc('anvil_mine', [`0x${scenario.blocksPerScan.toString(16)}`])

@@ -10,8 +10,7 @@ export default class Admin2faReset extends OperatorCommand {
   declare email: string
 
   async execute() {
-    const { AdminUsers } = await import('#services/operators/admin_users')
-    const users = await this.app.container.make(AdminUsers)
+    const { default: users } = await import('#services/operators/admin_users')
     const { user, wasEnabled } = await users.reset2fa(this.email)
     if (wasEnabled)
       this.logger.success(`Two-factor sign-in of ${user.email} turned off; it may enrol again`)

@@ -16,8 +16,7 @@ export default class AdminCreate extends OperatorCommand {
   declare password?: string
 
   async execute() {
-    const { AdminUsers } = await import('#services/operators/admin_users')
-    const users = await this.app.container.make(AdminUsers)
+    const { default: users } = await import('#services/operators/admin_users')
     const { user, generatedPassword } = await users.create({
       email: this.email,
       role: this.role,

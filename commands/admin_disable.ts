@@ -10,8 +10,7 @@ export default class AdminDisable extends OperatorCommand {
   declare email: string
 
   async execute() {
-    const { AdminUsers } = await import('#services/operators/admin_users')
-    const users = await this.app.container.make(AdminUsers)
+    const { default: users } = await import('#services/operators/admin_users')
     const { user, changed } = await users.disable(this.email)
     if (changed)
       this.logger.success(`${user.email} is disabled: it cannot sign in, its sessions end`)

@@ -9,8 +9,7 @@ export default class AdminEnable extends OperatorCommand {
   declare email: string
 
   async execute() {
-    const { AdminUsers } = await import('#services/operators/admin_users')
-    const users = await this.app.container.make(AdminUsers)
+    const { default: users } = await import('#services/operators/admin_users')
     const { user, changed } = await users.enable(this.email)
     if (changed) this.logger.success(`${user.email} is enabled: it can sign in again`)
     else this.logger.info(`${user.email} was not disabled: nothing changed`)

@@ -9,8 +9,7 @@ export default class AdminList extends OperatorCommand {
   static description = 'List the console administrators'
 
   async execute() {
-    const { AdminUsers } = await import('#services/operators/admin_users')
-    const users = await this.app.container.make(AdminUsers)
+    const { default: users } = await import('#services/operators/admin_users')
     const rows = await users.list()
     if (rows.length === 0) {
       this.logger.info('No administrator yet: create one with admin:create EMAIL')

@@ -13,8 +13,7 @@ export default class AdminPassword extends OperatorCommand {
   declare password?: string
 
   async execute() {
-    const { AdminUsers } = await import('#services/operators/admin_users')
-    const users = await this.app.container.make(AdminUsers)
+    const { default: users } = await import('#services/operators/admin_users')
     const { user, generatedPassword } = await users.setPassword(this.email, this.password)
     this.logger.success(`Password of ${user.email} changed; its open sessions end`)
     if (generatedPassword !== null) {

@@ -12,8 +12,7 @@ export default class AdminRole extends OperatorCommand {
   declare role: string
 
   async execute() {
-    const { AdminUsers } = await import('#services/operators/admin_users')
-    const users = await this.app.container.make(AdminUsers)
+    const { default: users } = await import('#services/operators/admin_users')
     const user = await users.setRole(this.email, this.role)
     this.logger.success(`${user.email} is now ${user.role}`)
   }

@@ -18,8 +18,7 @@ export default class ApiKeyCreate extends OperatorCommand {
   declare note?: string
 
   async execute() {
-    const { ApiKeyAdmin } = await import('#services/operators/api_key_admin')
-    const apiKeys = await this.app.container.make(ApiKeyAdmin)
+    const { default: apiKeys } = await import('#services/operators/api_key_admin')
     const apiKey = await apiKeys.create({
       pid: this.pid,
       secret: this.secret,

@@ -5,8 +5,7 @@ export default class ApiKeyList extends OperatorCommand {
   static description = 'List merchant API keys with their use (secrets masked)'
 
   async execute() {
-    const { ApiKeyAdmin } = await import('#services/operators/api_key_admin')
-    const admin = await this.app.container.make(ApiKeyAdmin)
+    const { default: admin } = await import('#services/operators/api_key_admin')
     const keys = await admin.overview()
     this.printTable(
       ['pid', 'status', 'secret', 'allowed IPs', 'last used', 'orders', 'paid', 'note'],

@@ -12,8 +12,7 @@ export default class ApiKeyRotate extends OperatorCommand {
   declare secret?: string
 
   async execute() {
-    const { ApiKeyAdmin } = await import('#services/operators/api_key_admin')
-    const apiKeys = await this.app.container.make(ApiKeyAdmin)
+    const { default: apiKeys } = await import('#services/operators/api_key_admin')
     const apiKey = await apiKeys.rotate(this.pid, this.secret)
     this.logger.success(`Rotated the secret of API key ${apiKey.pid}; the old one no longer signs`)
     this.logger.log(`secret_key: ${apiKey.signingSecret()}`)

@@ -26,8 +26,7 @@ export default class ApiKeySet extends OperatorCommand {
   async execute() {
     if (this.enable && this.disable) throw new OperatorError('Give --enable or --disable, not both')
     if (this.ip && this.anyIp) throw new OperatorError('Give --ip or --any-ip, not both')
-    const { ApiKeyAdmin } = await import('#services/operators/api_key_admin')
-    const apiKeys = await this.app.container.make(ApiKeyAdmin)
+    const { default: apiKeys } = await import('#services/operators/api_key_admin')
     const apiKey = await apiKeys.update(this.pid, {
       enabled: this.enable ? true : this.disable ? false : undefined,
       ips: this.anyIp ? [] : this.ip,

@@ -9,8 +9,7 @@ export default class CallbacksRedeliver extends OperatorCommand {
   declare tradeId: string
 
   async execute() {
-    const { OrderAdmin } = await import('#services/operators/order_admin')
-    const orders = await this.app.container.make(OrderAdmin)
+    const { default: orders } = await import('#services/operators/order_admin')
     const { order, report } = await orders.resendCallback(this.tradeId)
     this.logger.success(
       `Callback of ${order.tradeId} queued again; now ${order.callbackStatus}` +

@@ -87,9 +87,11 @@ export default class ChainSet extends OperatorCommand {
 
   async execute() {
     if (this.enable && this.disable) throw new OperatorError('Give --enable or --disable, not both')
-    const { ChainAdmin, budgetInput, optionsInput } =
-      await import('#services/operators/chain_admin')
-    const chains = await this.app.container.make(ChainAdmin)
+    const {
+      default: chains,
+      budgetInput,
+      optionsInput,
+    } = await import('#services/operators/chain_admin')
     const chain = await chains.set(this.network, {
       enabled: this.enable ? true : this.disable ? false : undefined,
       rpcUrls: this.rpc,

@@ -10,8 +10,7 @@ export default class OrdersClose extends OperatorCommand {
   declare tradeId: string
 
   async execute() {
-    const { OrderAdmin } = await import('#services/operators/order_admin')
-    const orders = await this.app.container.make(OrderAdmin)
+    const { default: orders } = await import('#services/operators/order_admin')
     const { order } = await orders.close(this.tradeId)
     this.logger.success(`Closed order ${order.tradeId} (status 3); its amount lock is released`)
   }

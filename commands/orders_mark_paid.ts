@@ -15,8 +15,7 @@ export default class OrdersMarkPaid extends OperatorCommand {
   declare reference: string
 
   async execute() {
-    const { OrderAdmin } = await import('#services/operators/order_admin')
-    const orders = await this.app.container.make(OrderAdmin)
+    const { default: orders } = await import('#services/operators/order_admin')
     const paid = await orders.markPaid(this.tradeId, this.reference)
     const notified = paid.notified ? `; callback queued for ${paid.notified.tradeId}` : ''
     this.logger.success(`Order ${paid.order.tradeId} is paid by ${paid.reference}${notified}`)

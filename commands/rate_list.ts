@@ -7,8 +7,7 @@ export default class RateList extends OperatorCommand {
 
   async execute() {
     const { default: db } = await import('@adonisjs/lucid/services/db')
-    const { RateAdmin } = await import('#services/operators/rate_admin')
-    const admin = await this.app.container.make(RateAdmin)
+    const { default: admin } = await import('#services/operators/rate_admin')
     const fixed = await admin.list()
     if (fixed.length > 0) {
       this.logger.info('Fixed rates')

@@ -29,8 +29,7 @@ export default class RateSet extends OperatorCommand {
   declare clear?: boolean
 
   async execute() {
-    const { RateAdmin } = await import('#services/operators/rate_admin')
-    const rates = await this.app.container.make(RateAdmin)
+    const { default: rates } = await import('#services/operators/rate_admin')
     if (this.clear) {
       if (this.rate !== undefined)
         throw new OperatorError('Give either a rate or markup, or --clear, not both')

@@ -33,8 +33,7 @@ export default class TokenSet extends OperatorCommand {
 
   async execute() {
     if (this.enable && this.disable) throw new OperatorError('Give --enable or --disable, not both')
-    const { ChainAdmin } = await import('#services/operators/chain_admin')
-    const chains = await this.app.container.make(ChainAdmin)
+    const { default: chains } = await import('#services/operators/chain_admin')
     const token = await chains.setToken(this.network, this.symbol, {
       contract: this.contract,
       native: this.native,

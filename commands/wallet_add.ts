@@ -12,8 +12,7 @@ export default class WalletAdd extends OperatorCommand {
   declare address: string
 
   async execute() {
-    const { WalletAdmin } = await import('#services/operators/wallet_admin')
-    const wallets = await this.app.container.make(WalletAdmin)
+    const { default: wallets } = await import('#services/operators/wallet_admin')
     const wallet = await wallets.add(this.network, this.address)
     this.logger.success(`Added wallet ${wallet.address} on ${wallet.network}`)
     // A network seeded disabled (or disabled since) takes no order until it is enabled.

@@ -15,8 +15,7 @@ export default class WalletImport extends OperatorCommand {
 
   async execute() {
     const text = this.file === '-' ? await this.#stdin() : await this.#read(this.file)
-    const { WalletAdmin } = await import('#services/operators/wallet_admin')
-    const wallets = await this.app.container.make(WalletAdmin)
+    const { default: wallets } = await import('#services/operators/wallet_admin')
     const report = await wallets.importBatch(text, { defaultNetwork: this.network })
     this.printTable(
       ['line', 'network', 'address', 'result'],

@@ -9,8 +9,7 @@ export default class WalletList extends OperatorCommand {
   declare network?: string
 
   async execute() {
-    const { WalletAdmin } = await import('#services/operators/wallet_admin')
-    const admin = await this.app.container.make(WalletAdmin)
+    const { default: admin } = await import('#services/operators/wallet_admin')
     const wallets = await admin.list(this.network)
     this.printTable(
       ['network', 'address', 'enabled'],

@@ -15,8 +15,7 @@ export default class WalletRemove extends OperatorCommand {
   declare force?: boolean
 
   async execute() {
-    const { WalletAdmin, WalletInUseError } = await import('#services/operators/wallet_admin')
-    const wallets = await this.app.container.make(WalletAdmin)
+    const { default: wallets, WalletInUseError } = await import('#services/operators/wallet_admin')
     try {
       const wallet = await wallets.remove(this.network, this.address, this.force === true)
       this.logger.success(`Removed wallet ${wallet.address} from ${wallet.network}`)

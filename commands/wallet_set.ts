@@ -27,8 +27,7 @@ export default class WalletSet extends OperatorCommand {
     if (!this.enable && !this.disable && this.note === undefined) {
       throw new OperatorError('Nothing to change: give --enable, --disable or --note')
     }
-    const { WalletAdmin } = await import('#services/operators/wallet_admin')
-    const wallets = await this.app.container.make(WalletAdmin)
+    const { default: wallets } = await import('#services/operators/wallet_admin')
     const wallet = await wallets.update(this.network, this.address, {
       enabled: this.enable ? true : this.disable ? false : undefined,
       note: this.note,

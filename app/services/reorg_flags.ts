@@ -2,7 +2,7 @@ import db from '@adonisjs/lucid/services/db'
 import logger from '@adonisjs/core/services/logger'
 import type Chain from '#models/chain'
 import type { ObservedTransfer } from '#chains/chain_family'
-import { AuditLog } from '#services/audit/audit_log'
+import auditLog from '#services/audit/audit_log'
 import { recordUnmatched } from '#services/unmatched_inbox'
 import { raiseNotification } from '#notifications/notifier'
 import type { UsedReference } from '#services/transfer_references'
@@ -25,7 +25,7 @@ const brief = (hash: string | null) => (hash ? `${hash.slice(0, 10)}…` : 'hash
  * the operator knows the payment may be gone.
  */
 export class ReorgFlags {
-  constructor(private readonly audit = new AuditLog()) {}
+  constructor(private readonly audit = auditLog) {}
 
   /** Flags the network's payments credited from a block above `ancestor`, up to `replacedUpTo`. Returns how many. */
   async flag(chain: Chain, reorg: { ancestor: string; replacedUpTo: string }): Promise<number> {

@@ -3,11 +3,8 @@ import logger from '@adonisjs/core/services/logger'
 import { SETTINGS, type SettingKey, type SettingValue } from '#settings/definitions'
 import { SettingValueError, type SettingDefinition } from '#settings/setting_types'
 import { SecretPurpose, looksSealed, sealSecret } from '#support/crypto/secret_box'
-import { AuditLog } from '#services/audit/audit_log'
+import auditLog from '#services/audit/audit_log'
 import { MASK, redactSecrets } from '#support/http/redaction'
-
-/** Settings are a singleton (no container): the audit log is stateless, one instance serves. */
-const audit = new AuditLog()
 
 /** How long a process trusts its copy of the settings table. */
 export const SETTINGS_REFRESH_MS = 2000
@@ -157,7 +154,7 @@ export class SettingsService {
             .insert({ key, type: definition.type, value: text, updated_at: Date.now() })
             .onConflict('key')
             .merge(['type', 'value', 'updated_at'])
-          await audit.record(
+          await auditLog.record(
             {
               action: 'setting.set',
               subjectType: 'setting',

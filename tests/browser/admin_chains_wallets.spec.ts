@@ -1,6 +1,7 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
-import operator from '#services/operator_service'
 import { resetDatabase } from '#tests/helpers/database'
 import { createAdminUser } from '#tests/helpers/admin'
 import { adminUrl } from '#admin/admin_paths'
@@ -22,11 +23,11 @@ const EVM_CANONICAL = '0x52908400098527886E0F7030069857D2E4169EE7'
 test.group('Console chains and wallets in Chromium', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
-    await operator.setChain('ethereum', {
+    await chainAdmin.set('ethereum', {
       rpcUrls: ['https://mainnet.infura.io/v3/0123456789abcdef0123456789abcdef'],
     })
-    await operator.setChain('tron', { apiKey: 'tron-pro-key-abcdefghijklmnop-1234' })
-    await operator.addWallet('tron', TRON_WALLET)
+    await chainAdmin.set('tron', { apiKey: 'tron-pro-key-abcdefghijklmnop-1234' })
+    await walletAdmin.add('tron', TRON_WALLET)
     const now = Date.now()
     await db.table('chain_cursors').insert({
       network: 'tron',

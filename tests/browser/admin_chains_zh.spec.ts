@@ -1,8 +1,9 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import { mkdirSync } from 'node:fs'
 import db from '@adonisjs/lucid/services/db'
 import type { Page } from 'playwright-core'
-import operator from '#services/operator_service'
 import { resetDatabase } from '#tests/helpers/database'
 import { createAdminUser } from '#tests/helpers/admin'
 import { adminUrl } from '#admin/admin_paths'
@@ -46,11 +47,11 @@ test.group('Console in Chinese in a browser: chains', (group) => {
   })
   group.each.setup(async () => {
     await resetDatabase()
-    await operator.setChain('ethereum', {
+    await chainAdmin.set('ethereum', {
       rpcUrls: ['https://mainnet.infura.io/v3/0123456789abcdef0123456789abcdef'],
     })
-    await operator.setChain('tron', { apiKey: 'tron-pro-key-abcdefghijklmnop-1234' })
-    await operator.addWallet('tron', TRON_WALLET)
+    await chainAdmin.set('tron', { apiKey: 'tron-pro-key-abcdefghijklmnop-1234' })
+    await walletAdmin.add('tron', TRON_WALLET)
     const now = Date.now()
     await db.table('chain_cursors').insert({
       network: 'tron',

@@ -1,6 +1,6 @@
+import walletAdmin from '#services/operators/wallet_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
-import operator from '#services/operator_service'
 import { resetDatabase } from '#tests/helpers/database'
 import { createAdminUser } from '#tests/helpers/admin'
 import { insertOrders, type OrderRow } from '#tests/helpers/order_rows'
@@ -105,9 +105,9 @@ test.group('Console in Chinese in a browser: API keys, wallets, rates', (group) 
   })
 
   test('the pages of the three areas, accessible on every width', async ({ assert }) => {
-    await operator.addWallet('tron', TRON_WALLET)
-    await operator.addWallet('tron', TRON_WALLET_2)
-    await operator.updateWallet('tron', TRON_WALLET_2, { enabled: false, note: '冷钱包' })
+    await walletAdmin.add('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET_2)
+    await walletAdmin.update('tron', TRON_WALLET_2, { enabled: false, note: '冷钱包' })
     await seedRates(Date.now())
     const admin = await createAdminUser({ role: 'admin' })
     const { context, page } = await newPage(DESKTOP)

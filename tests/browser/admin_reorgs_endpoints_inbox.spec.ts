@@ -1,8 +1,8 @@
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Chain from '#models/chain'
 import Order from '#models/order'
-import operator from '#services/operator_service'
 import chainScanner from '#services/chain_scanner'
 import orderExpiry from '#services/order_expiry'
 import reorgFlags from '#services/reorg_flags'
@@ -99,7 +99,7 @@ test.group(
     test('the chain page: an endpoint out of daily credits, one rate limited, one fine with its log range', async ({
       assert,
     }) => {
-      await operator.setChain('ethereum', {
+      await chainAdmin.set('ethereum', {
         rpcUrls: [INFURA_URL, ALCHEMY_URL, OWN_NODE],
         apiKey: API_KEY,
       })

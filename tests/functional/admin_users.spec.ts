@@ -1,9 +1,8 @@
 import { test } from '@japa/runner'
-import app from '@adonisjs/core/services/app'
 import hash from '@adonisjs/core/services/hash'
 import db from '@adonisjs/lucid/services/db'
 import User from '#models/user'
-import { AdminUsers } from '#services/operators/admin_users'
+import adminUsers from '#services/operators/admin_users'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { runCommand } from '#tests/helpers/ace_command'
 import AdminCreate from '#commands/admin_create'
@@ -111,7 +110,7 @@ test.group('Admin users: password, role, 2fa, list', (group) => {
   test('admin:password without --password prints a random one that works', async ({ assert }) => {
     const { exitCode, output } = await runCommand(AdminPassword, [INSTALLED])
     assert.equal(exitCode, 0)
-    const users = await app.container.make(AdminUsers)
+    const users = adminUsers
     assert.isNotNull(await users.verifyCredentials(INSTALLED, printedPassword(output)!))
     assert.isNull(await users.verifyCredentials(INSTALLED, INSTALLED_PASSWORD))
   })
@@ -154,7 +153,7 @@ test.group('Admin users: password, role, 2fa, list', (group) => {
 
   test('two admins demoting each other at once: one admin remains', async ({ assert }) => {
     await runCommand(AdminCreate, ['second@example.test'])
-    const users = await app.container.make(AdminUsers)
+    const users = adminUsers
     const results = await Promise.allSettled([
       users.setRole(INSTALLED, 'viewer'),
       users.setRole('second@example.test', 'viewer'),
@@ -206,7 +205,7 @@ test.group('Admin users: verifyCredentials', (group) => {
   test('matches any case of the e-mail; wrong password, unknown and malformed e-mails give null', async ({
     assert,
   }) => {
-    const users = await app.container.make(AdminUsers)
+    const users = adminUsers
     assert.equal(
       (await users.verifyCredentials(' Admin@Example.Test', INSTALLED_PASSWORD))?.email,
       INSTALLED
@@ -217,7 +216,7 @@ test.group('Admin users: verifyCredentials', (group) => {
   })
 
   test('an unknown e-mail costs a scrypt verification too', async ({ assert }) => {
-    const users = await app.container.make(AdminUsers)
+    const users = adminUsers
     const scrypt = hash.use('scrypt')
     const original = scrypt.verify.bind(scrypt)
     let verifications = 0

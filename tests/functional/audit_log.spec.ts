@@ -1,10 +1,9 @@
 import { test } from '@japa/runner'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import { userInfo } from 'node:os'
-import { AuditLog } from '#services/audit/audit_log'
+import auditLog, { AuditLog } from '#services/audit/audit_log'
 import { actingAs } from '#services/audit/audit_context'
-import { RateAdmin } from '#services/operators/rate_admin'
+import rateAdmin from '#services/operators/rate_admin'
 import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { runCommand } from '#tests/helpers/ace_command'
 import ApiKeyCreate from '#commands/apikey_create'
@@ -193,7 +192,7 @@ test.group('Audit log: each change through the services writes one row', (group)
   test('outside a command the author is system; a console context gives user, ip and request id', async ({
     assert,
   }) => {
-    const rates = await app.container.make(RateAdmin)
+    const rates = rateAdmin
     await rates.set('usdt', 'cny', '7')
     await actingAs(
       {
@@ -266,7 +265,7 @@ test.group('Audit log: listing', (group) => {
   test('newest first, filtered by actor, action and subject, paginated without skipping rows of the same millisecond', async ({
     assert,
   }) => {
-    const audit = await app.container.make(AuditLog)
+    const audit = auditLog
     const now = Date.now()
     // Same created_at for all: the cursor must order by id too.
     const rows = Array.from({ length: 7 }, (_, index) => ({
@@ -312,7 +311,7 @@ test.group('Audit log: listing', (group) => {
   test('action prefix (wildcards taken literally, case kept) and client address filters', async ({
     assert,
   }) => {
-    const audit = await app.container.make(AuditLog)
+    const audit = auditLog
     const now = Date.now()
     const actions = [
       'api_key.create',

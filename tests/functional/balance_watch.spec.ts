@@ -140,9 +140,7 @@ test.group('Balance watch', (group) => {
     await readAt('100', '0')
     await readAt('110', '13.8')
     const [row] = await unexplained()
-    const { default: app } = await import('@adonisjs/core/services/app')
-    const { UnmatchedPaymentAdmin } = await import('#services/operators/unmatched_payment_admin')
-    const admin = await app.container.make(UnmatchedPaymentAdmin)
+    const { default: admin } = await import('#services/operators/unmatched_payment_admin')
     await assert.rejects(
       () => admin.assign(Number(row.id), 'any'),
       /unexplained balance change, not a transfer: it can only be dismissed/

@@ -1,3 +1,4 @@
+import walletAdmin from '#services/operators/wallet_admin'
 import { test } from '@japa/runner'
 import { createHash } from 'node:crypto'
 import db from '@adonisjs/lucid/services/db'
@@ -20,7 +21,6 @@ import {
   tradeIdFromLocation,
 } from '#tests/helpers/compat_merchant'
 import { runAce } from '#tests/helpers/processes'
-import operator from '#services/operator_service'
 import { TRON_WALLET } from '#tests/helpers/merchant'
 
 /** How an EPay plugin checks a compat callback. */
@@ -103,7 +103,7 @@ test.group('Merchant callbacks: formats', (group) => {
     client,
     assert,
   }) => {
-    await operator.addWallet('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET)
     const response = await submitGet(
       client,
       compatSigned(
@@ -163,7 +163,7 @@ test.group('Merchant callbacks: formats', (group) => {
     client,
     assert,
   }) => {
-    await operator.addWallet('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET)
     const cases: [string | undefined, string][] = [
       [undefined, 'alipay'],
       ['ALIPAY', 'ALIPAY'],

@@ -1,9 +1,8 @@
 import { test } from '@japa/runner'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import Chain from '#models/chain'
 import Token from '#models/token'
-import { ChainAdmin } from '#services/operators/chain_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import { ChainOverview } from '#services/operators/chain_overview'
 import { OperatorError } from '#support/cli/operator_error'
 import { RpcPool } from '#chains/rpc_pool'
@@ -24,8 +23,6 @@ import ChainList from '#commands/chain_list'
 const INFURA_KEY = '0123456789abcdef0123456789abcdef'
 const KEYED_URL = `https://mainnet.infura.io/v3/${INFURA_KEY}`
 const MASKED_URL = 'https://mainnet.infura.io/v3/***'
-
-const chains = () => app.container.make(ChainAdmin)
 
 test.group('Chains: test connection against real and fake nodes', (group) => {
   const anvil = new Anvil()
@@ -62,9 +59,9 @@ test.group('Chains: test connection against real and fake nodes', (group) => {
   test('EVM (anvil): the head block, its time and the latency', async ({ assert }) => {
     await anvil.mine(5)
     const expected = await anvil.client.getBlock({ blockTag: 'latest' })
-    await (await chains()).set('ethereum', { rpcUrls: [anvil.url] })
+    await chainAdmin.set('ethereum', { rpcUrls: [anvil.url] })
 
-    const result = await (await chains()).testConnection('ethereum')
+    const result = await chainAdmin.testConnection('ethereum')
     assert.isTrue(result.ok)
     assert.lengthOf(result.endpoints, 1)
     const [endpoint] = result.endpoints
@@ -80,7 +77,7 @@ test.group('Chains: test connection against real and fake nodes', (group) => {
     assert.isBelow(endpoint.latencyMs, 10_000)
 
     await anvil.mine(3)
-    const later = await (await chains()).testConnection('ethereum')
+    const later = await chainAdmin.testConnection('ethereum')
     assert.equal(
       later.endpoints[0].head?.number,
       (expected.number + 3n).toString(),
@@ -92,8 +89,8 @@ test.group('Chains: test connection against real and fake nodes', (group) => {
     assert,
   }) => {
     const closed = `http://127.0.0.1:${await freePort()}`
-    await (await chains()).set('ethereum', { rpcUrls: [closed, anvil.url] })
-    const result = await (await chains()).testConnection('ethereum')
+    await chainAdmin.set('ethereum', { rpcUrls: [closed, anvil.url] })
+    const result = await chainAdmin.testConnection('ethereum')
     assert.isFalse(result.ok)
     const [down, up] = result.endpoints
     assert.equal(down.url, closed)
@@ -107,9 +104,9 @@ test.group('Chains: test connection against real and fake nodes', (group) => {
   test('a node that does not answer: "no answer within" the timeout, not a hang', async ({
     assert,
   }) => {
-    await (await chains()).set('ethereum', { rpcUrls: [silent.url] })
+    await chainAdmin.set('ethereum', { rpcUrls: [silent.url] })
     const started = Date.now()
-    const result = await (await chains()).testConnection('ethereum', { timeoutMs: 400 })
+    const result = await chainAdmin.testConnection('ethereum', { timeoutMs: 400 })
     assert.isBelow(Date.now() - started, 5_000)
     assert.isFalse(result.ok)
     assert.equal(result.endpoints[0].error, 'no answer within 0.4 s')
@@ -125,8 +122,8 @@ test.group('Chains: test connection against real and fake nodes', (group) => {
       response.end(JSON.stringify({ error: `invalid project id in ${request.url}` }))
     }
     const url = `${refusing.url}/v3/${INFURA_KEY}`
-    await (await chains()).set('ethereum', { rpcUrls: [url] })
-    const result = await (await chains()).testConnection('ethereum')
+    await chainAdmin.set('ethereum', { rpcUrls: [url] })
+    const result = await chainAdmin.testConnection('ethereum')
     const [endpoint] = result.endpoints
     assert.isFalse(endpoint.ok)
     assert.equal(endpoint.url, `${refusing.url}/v3/***`)
@@ -139,8 +136,8 @@ test.group('Chains: test connection against real and fake nodes', (group) => {
   }) => {
     tron.reset()
     tron.mine(4)
-    await (await chains()).set('tron', { rpcUrls: [tron.url] })
-    const tronResult = await (await chains()).testConnection('tron')
+    await chainAdmin.set('tron', { rpcUrls: [tron.url] })
+    const tronResult = await chainAdmin.testConnection('tron')
     assert.isTrue(tronResult.ok, JSON.stringify(tronResult))
     assert.deepEqual(tronResult.endpoints[0].head, {
       kind: 'block',
@@ -150,15 +147,15 @@ test.group('Chains: test connection against real and fake nodes', (group) => {
 
     const ledger = await SolanaTestChain.create()
     solana.serve(ledger)
-    await (await chains()).set('solana', { rpcUrls: [solana.url] })
-    const solanaResult = await (await chains()).testConnection('solana')
+    await chainAdmin.set('solana', { rpcUrls: [solana.url] })
+    const solanaResult = await chainAdmin.testConnection('solana')
     assert.isTrue(solanaResult.ok, JSON.stringify(solanaResult))
     assert.equal(solanaResult.endpoints[0].head?.kind, 'slot')
     assert.match(solanaResult.endpoints[0].head!.number, /^\d+$/)
     assert.equal(solana.calls.at(-1)?.method, 'getSlot')
 
-    await (await chains()).set('ton', { rpcUrls: [ton.toncenter.rpcUrl] })
-    const tonResult = await (await chains()).testConnection('ton')
+    await chainAdmin.set('ton', { rpcUrls: [ton.toncenter.rpcUrl] })
+    const tonResult = await chainAdmin.testConnection('ton')
     assert.isTrue(tonResult.ok, JSON.stringify(tonResult))
     assert.deepEqual(tonResult.endpoints[0].head, {
       kind: 'seqno',
@@ -170,7 +167,7 @@ test.group('Chains: test connection against real and fake nodes', (group) => {
   test('refused with a clear message: unknown network, no endpoint, a family without head, a family not loaded', async ({
     assert,
   }) => {
-    const admin = await chains()
+    const admin = chainAdmin
     await assert.rejects(() => admin.testConnection('nowhere'), /Unknown network "nowhere"/)
     await admin.set('ethereum', { rpcUrls: [] })
     await assert.rejects(
@@ -213,7 +210,7 @@ test.group('Chains: RPC URLs, tokens and the overview', (group) => {
   test('a URL shown masked stands for the stored one: the form can be sent back without the key', async ({
     assert,
   }) => {
-    const admin = await chains()
+    const admin = chainAdmin
     await admin.set('ethereum', { rpcUrls: [KEYED_URL, 'https://ethereum-rpc.publicnode.com'] })
     const shown = (await new ChainOverview().one('ethereum')).rpcUrls
     assert.deepEqual(shown, [MASKED_URL, 'https://ethereum-rpc.publicnode.com'])
@@ -227,7 +224,7 @@ test.group('Chains: RPC URLs, tokens and the overview', (group) => {
   test('RPC URLs refused: not a URL, another scheme, a mask matching nothing, twice the same, too many', async ({
     assert,
   }) => {
-    const admin = await chains()
+    const admin = chainAdmin
     await admin.set('ethereum', { rpcUrls: [KEYED_URL] })
     const before = await countRows('audit_log')
     for (const [urls, message] of [
@@ -250,7 +247,7 @@ test.group('Chains: RPC URLs, tokens and the overview', (group) => {
   })
 
   test('chain:set takes the masked URL chain:list prints', async ({ assert }) => {
-    await (await chains()).set('ethereum', { rpcUrls: [KEYED_URL] })
+    await chainAdmin.set('ethereum', { rpcUrls: [KEYED_URL] })
     const listed = await runCommand(ChainList, [])
     assert.include(listed.output, MASKED_URL)
     assert.notInclude(listed.output, INFURA_KEY)
@@ -268,7 +265,7 @@ test.group('Chains: RPC URLs, tokens and the overview', (group) => {
   test('tokens: enable and disable, audited; a bad contract or a family not loaded is an operator refusal', async ({
     assert,
   }) => {
-    const admin = await chains()
+    const admin = chainAdmin
     const disabled = await admin.setToken('ethereum', 'usdc', { enabled: false })
     assert.isFalse(disabled.enabled)
     assert.isTrue((await admin.setToken('ethereum', 'USDC', { enabled: true })).enabled)
@@ -307,7 +304,7 @@ test.group('Chains: RPC URLs, tokens and the overview', (group) => {
     assert,
   }) => {
     const apiKey = 'tron-pro-key-abcdefghijklmnop-1234'
-    const admin = await chains()
+    const admin = chainAdmin
     await admin.set('tron', { apiKey, rpcUrls: ['https://api.trongrid.io'] })
     await admin.setToken('tron', 'TRX', { enabled: false })
     const now = Date.now()

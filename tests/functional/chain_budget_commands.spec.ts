@@ -1,8 +1,9 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import Chain from '#models/chain'
-import operator from '#services/operator_service'
 import ChainList from '#commands/chain_list'
 import { resetDatabase } from '#tests/helpers/database'
 import { runAce } from '#tests/helpers/processes'
@@ -31,8 +32,8 @@ test.group('Operator commands: request budgets', (group) => {
   test('chain:list shows the estimate, the budget and a warning when over it; chain:set sets the budget (processes)', async ({
     assert,
   }) => {
-    await operator.setChain('ethereum', { rpcUrls: [INFURA], enabled: true })
-    await operator.addWallet('ethereum', randomAddress())
+    await chainAdmin.set('ethereum', { rpcUrls: [INFURA], enabled: true })
+    await walletAdmin.add('ethereum', randomAddress())
 
     const listed = await runAce(['chain:list'])
     assert.equal(listed.code, 0, listed.stderr)

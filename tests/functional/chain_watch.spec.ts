@@ -1,3 +1,5 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import type { Assert } from '@japa/assert'
 import db from '@adonisjs/lucid/services/db'
@@ -5,7 +7,6 @@ import Chain from '#models/chain'
 import Order from '#models/order'
 import chainRegistry from '#chains/chain_registry'
 import chainWatch from '#chains/chain_watch'
-import operator from '#services/operator_service'
 import ChainSet from '#commands/chain_set'
 import ChainList from '#commands/chain_list'
 import ChainsScan from '#commands/chains_scan'
@@ -68,7 +69,7 @@ test.group('Chain watch: a real node (anvil) over WebSocket', (group) => {
     await relay.open()
     fixture = await configureEthereum(tokens, [anvil.url], 3)
     // Polls a minute apart (and the same while the socket is down): only a head scans sooner.
-    await operator.setChain('ethereum', {
+    await chainAdmin.set('ethereum', {
       wsUrl: relay.wsUrl,
       scanIntervalSeconds: 60,
       blockTimeSeconds: 60,
@@ -178,7 +179,7 @@ test.group('Chain watch: a real node (anvil) over WebSocket', (group) => {
     client,
     assert,
   }) => {
-    await operator.setChain('ethereum', { wsUrl: '', scanIntervalSeconds: 1, blockTimeSeconds: 1 })
+    await chainAdmin.set('ethereum', { wsUrl: '', scanIntervalSeconds: 1, blockTimeSeconds: 1 })
     const order = await createEthOrder(client, { amount: 100 })
     await chainWatch.start()
     const state = chainWatch.state('ethereum')!
@@ -198,10 +199,10 @@ test.group('Chain watch: a real node (anvil) over WebSocket', (group) => {
   }) => {
     await chainWatch.start()
     assert.isTrue(await eventually(() => chainWatch.state('ethereum')?.push === 'up', 20_000))
-    await operator.setChain('ethereum', { wsUrl: null })
+    await chainAdmin.set('ethereum', { wsUrl: null })
     await chainWatch.sync()
     assert.equal(chainWatch.state('ethereum')!.mode, 'poll')
-    await operator.setChain('ethereum', { enabled: false })
+    await chainAdmin.set('ethereum', { enabled: false })
     await chainWatch.sync()
     assert.isNull(chainWatch.state('ethereum'))
   }).timeout(60_000)
@@ -412,7 +413,7 @@ test.group('Chain watch: chain:set --ws', (group) => {
     assert.isNull((await Chain.findByOrFail('network', 'ethereum')).wsUrl)
     // A family that cannot watch heads takes none.
     await assert.rejects(
-      () => operator.setChain('tron', { wsUrl: 'wss://tron.example' }),
+      () => chainAdmin.set('tron', { wsUrl: 'wss://tron.example' }),
       OperatorError
     )
     const tron = await runCommand(ChainSet, ['tron', '--ws', 'wss://tron.example'])
@@ -467,16 +468,16 @@ test.group('Chain watch: the request estimate counts a scan per head', (group) =
   test('with a WebSocket, chain:list estimates a scan per block, not per (longer) scan interval', async ({
     assert,
   }) => {
-    await operator.setChain('ethereum', {
+    await chainAdmin.set('ethereum', {
       rpcUrls: [`https://mainnet.infura.io/v3/${KEY}`],
       scanIntervalSeconds: 60,
       blockTimeSeconds: 12,
       enabled: true,
     })
-    await operator.addWallet('ethereum', '0x' + '11'.repeat(20))
+    await walletAdmin.add('ethereum', '0x' + '11'.repeat(20))
     const polled = await runCommand(ChainList, [])
     assert.notMatch(polled.output, /ethereum needs about/)
-    await operator.setChain('ethereum', { wsUrl: `wss://mainnet.infura.io/ws/v3/${KEY}` })
+    await chainAdmin.set('ethereum', { wsUrl: `wss://mainnet.infura.io/ws/v3/${KEY}` })
     const pushed = await runCommand(ChainList, [])
     // Infura's free tier (37,500 a day) is over with a scan every 12 s (57,600).
     assert.match(

@@ -1,7 +1,10 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import rateAdmin from '#services/operators/rate_admin'
+import chainAdmin from '#services/operators/chain_admin'
+import apiKeyAdmin from '#services/operators/api_key_admin'
 import { test } from '@japa/runner'
 import { createHash } from 'node:crypto'
 import Order from '#models/order'
-import operator from '#services/operator_service'
 import paymentService from '#services/payment_service'
 import settings from '#settings/settings_service'
 import { canonicalString } from '#support/crypto/signing'
@@ -81,7 +84,7 @@ test.group('Compat mapi.php (EPay API mode)', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
     await prepareLifecycle()
-    await operator.addWallet('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET)
   })
 
   test('the SDK fields: code 1, trade_no, payurl (the cashier) and qrcode (the wallet URI the cashier shows)', async ({
@@ -215,7 +218,7 @@ test.group('Compat mapi.php (EPay API mode)', (group) => {
     )
 
     // business errors: no wallet on the network, no rate for the currency, a repeated out_trade_no
-    await operator.removeWallet('tron', TRON_WALLET, true)
+    await walletAdmin.remove('tron', TRON_WALLET, true)
     assertEpayRefusal(
       assert,
       await mapiPost(
@@ -308,8 +311,8 @@ test.group('Compat api.php (EPay merchant API)', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
     await prepareLifecycle()
-    await operator.addWallet('tron', TRON_WALLET)
-    await operator.createApiKey({ pid: OTHER_PID, secret: OTHER_SECRET })
+    await walletAdmin.add('tron', TRON_WALLET)
+    await apiKeyAdmin.create({ pid: OTHER_PID, secret: OTHER_SECRET })
   })
 
   test('act=order by trade_no as the SDK asks: status 0 until paid, then 1 with endtime and the transaction', async ({
@@ -420,13 +423,13 @@ test.group('Compat api.php (EPay merchant API)', (group) => {
       await queryOrder({ trade_no: mine.trade_no }, { pid: '4040' }),
       API_AUTH_FAILED_MESSAGE
     )
-    await operator.updateApiKey('1000', { enabled: false })
+    await apiKeyAdmin.update('1000', { enabled: false })
     assertEpayRefusal(
       assert,
       await queryOrder({ trade_no: mine.trade_no }),
       API_AUTH_FAILED_MESSAGE
     )
-    await operator.updateApiKey('1000', { enabled: true })
+    await apiKeyAdmin.update('1000', { enabled: true })
 
     assertEpayRefusal(
       assert,
@@ -444,12 +447,12 @@ test.group('Compat api.php (EPay merchant API)', (group) => {
     client,
     assert,
   }) => {
-    await operator.setToken(FAKE_NETWORK, 'USDC', {
+    await chainAdmin.setToken(FAKE_NETWORK, 'USDC', {
       contract: 'fake:usdc-contract',
       decimals: 6,
       precision: 2,
     })
-    await operator.setRate('USDC', 'CNY', '7.25')
+    await rateAdmin.set('USDC', 'CNY', '7.25')
     const parent = await mapiOrder({ out_trade_no: 'Q-4001' })
     assert.equal((await Order.findByOrFail('trade_id', parent.trade_no)).status, 4)
     await switchTo(client, parent.trade_no, FAKE_NETWORK, 'usdt')
@@ -599,7 +602,7 @@ test.group('Compat api.php (EPay merchant API)', (group) => {
   test('a key with a "+" put unencoded in the query by an SDK still matches', async ({
     assert,
   }) => {
-    await operator.createApiKey({ pid: '2002', secret: 'plus+secret+0123456789' })
+    await apiKeyAdmin.create({ pid: '2002', secret: 'plus+secret+0123456789' })
     const created = await mapiPost(
       epaySigned(compatParams({ pid: '2002' }), 'plus+secret+0123456789')
     )
@@ -616,7 +619,7 @@ test.group("Compat submit.php with the SDK's request shapes", (group) => {
   group.each.setup(async () => {
     await resetDatabase()
     await prepareLifecycle()
-    await operator.addWallet('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET)
   })
 
   test('the page jump by link (GET) and by form (POST), with a GBK or UTF-8 name, sign_type absent', async ({

@@ -1,8 +1,8 @@
+import walletAdmin from '#services/operators/wallet_admin'
 import { compatIntegration } from '#plugins/compat/compat_integration'
 import { test } from '@japa/runner'
 import Order from '#models/order'
 import ApiKey from '#models/api_key'
-import operator from '#services/operator_service'
 import paymentService from '#services/payment_service'
 import callbackDeliverer from '#callbacks/callback_deliverer'
 import callbackFormats from '#callbacks/callback_format'
@@ -264,7 +264,7 @@ test.group('Compat: a PHP shop following the EPay protocol', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
     await prepareLifecycle()
-    await operator.addWallet('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET)
   })
 
   test("the console's base URL is what an EPay SDK wants: it ends in create-transaction/", async ({

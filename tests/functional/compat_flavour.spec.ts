@@ -1,6 +1,7 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import rateAdmin from '#services/operators/rate_admin'
 import { test } from '@japa/runner'
 import Order from '#models/order'
-import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { prepareLifecycle } from '#tests/helpers/orders'
@@ -30,7 +31,7 @@ test.group('Compat submit.php', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
     await prepareLifecycle()
-    await operator.addWallet('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET)
   })
 
   test('GET with a token.network type: 302 to the cashier, a concrete compat order', async ({
@@ -141,8 +142,8 @@ test.group('Compat submit.php', (group) => {
     client,
     assert,
   }) => {
-    await operator.setRate('USDT', 'USD', '1')
-    await operator.setRate('USDT', 'EUR', '0.9')
+    await rateAdmin.set('USDT', 'USD', '1')
+    await rateAdmin.set('USDT', 'EUR', '0.9')
     const explicit = await orderFrom(
       await submitGet(client, compatSigned(compatParams({ type: 'usdt.tron', currency: 'usd' })))
     )

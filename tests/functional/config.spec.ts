@@ -1,7 +1,8 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import { readFileSync } from 'node:fs'
 import db from '@adonisjs/lucid/services/db'
-import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import { resetDatabase } from '#tests/helpers/database'
 import { TRON_WALLET } from '#tests/helpers/merchant'
@@ -34,14 +35,14 @@ test.group('Public config', (group) => {
     client,
     assert,
   }) => {
-    await operator.addWallet('tron', TRON_WALLET)
-    await operator.addWallet('bsc', EVM_WALLET)
-    await operator.addWallet('polygon', EVM_WALLET)
-    await operator.addWallet('plasma', EVM_WALLET)
-    await operator.setChain('polygon', { enabled: false })
-    await operator.setToken('plasma', 'USDT', { enabled: false })
-    await operator.setToken('plasma', 'XPL', { enabled: false })
-    await operator.setToken('bsc', 'usdc', { enabled: false })
+    await walletAdmin.add('tron', TRON_WALLET)
+    await walletAdmin.add('bsc', EVM_WALLET)
+    await walletAdmin.add('polygon', EVM_WALLET)
+    await walletAdmin.add('plasma', EVM_WALLET)
+    await chainAdmin.set('polygon', { enabled: false })
+    await chainAdmin.setToken('plasma', 'USDT', { enabled: false })
+    await chainAdmin.setToken('plasma', 'XPL', { enabled: false })
+    await chainAdmin.setToken('bsc', 'usdc', { enabled: false })
 
     const assets = (await client.get(CONFIG_PATH)).body().data.supported_assets
     assert.deepEqual(assets, [
@@ -51,7 +52,7 @@ test.group('Public config', (group) => {
   })
 
   test('a chain whose only wallet is disabled is not offered', async ({ client, assert }) => {
-    await operator.addWallet('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET)
     await db.from('wallets').update({ enabled: false })
     assert.deepEqual((await client.get(CONFIG_PATH)).body().data.supported_assets, [])
   })

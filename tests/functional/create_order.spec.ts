@@ -1,8 +1,11 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import rateAdmin from '#services/operators/rate_admin'
+import chainAdmin from '#services/operators/chain_admin'
+import apiKeyAdmin from '#services/operators/api_key_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import AmountLock from '#models/amount_lock'
-import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { makeTronPayable } from '#tests/helpers/setup'
@@ -76,7 +79,7 @@ test.group('Create native transaction: concrete orders', (group) => {
   })
 
   test('rounds the crypto amount up at the token precision', async ({ client, assert }) => {
-    await operator.setToken('tron', 'USDT', { precision: 4 })
+    await chainAdmin.setToken('tron', 'USDT', { precision: 4 })
     const response = await createOrder(client, orderParams({ amount: 100 }))
     response.assertStatus(200)
     assert.strictEqual(response.body().data.actual_amount, 13.7932)
@@ -133,7 +136,7 @@ test.group('Create native transaction: concrete orders', (group) => {
   })
 
   test('payment_type Compat needs a numeric pid', async ({ client, assert }) => {
-    const key = await operator.createApiKey({ pid: 'shop-abc', secret: 'secret-of-shop-abc-123' })
+    const key = await apiKeyAdmin.create({ pid: 'shop-abc', secret: 'secret-of-shop-abc-123' })
     const response = await createOrder(
       client,
       orderParams({ pid: key.pid, payment_type: 'Compat' }),
@@ -226,7 +229,7 @@ test.group('Create native transaction: field rules', (group) => {
   }
 
   test('amount just above 0.01 is accepted', async ({ client }) => {
-    await operator.setRate('USDT', 'CNY', '0.001')
+    await rateAdmin.set('USDT', 'CNY', '0.001')
     const response = await createOrder(client, orderParams({ amount: 0.02 }))
     response.assertStatus(200)
   })
@@ -283,21 +286,21 @@ test.group('Create native transaction: business codes', (group) => {
 
   test('10016 for a disabled token', async ({ client, assert }) => {
     await makeTronPayable()
-    await operator.setToken('tron', 'USDT', { enabled: false })
+    await chainAdmin.setToken('tron', 'USDT', { enabled: false })
     const response = await createOrder(client, orderParams())
     assert.equal(response.body().status_code, 10016)
   })
 
   test('10014 for a disabled chain', async ({ client, assert }) => {
     await makeTronPayable()
-    await operator.setChain('tron', { enabled: false })
+    await chainAdmin.set('tron', { enabled: false })
     const response = await createOrder(client, orderParams())
     response.assertStatus(400)
     assert.equal(response.body().status_code, 10014)
   })
 
   test('10003 when the network has no wallet', async ({ client, assert }) => {
-    await operator.setRate('USDT', 'CNY', '7.25')
+    await rateAdmin.set('USDT', 'CNY', '7.25')
     const response = await createOrder(client, orderParams())
     response.assertStatus(400)
     assert.equal(response.body().status_code, 10003)
@@ -311,7 +314,7 @@ test.group('Create native transaction: business codes', (group) => {
   })
 
   test('10006 when no rate is known', async ({ client, assert }) => {
-    await operator.addWallet('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET)
     const response = await createOrder(client, orderParams())
     response.assertStatus(400)
     assert.equal(response.body().status_code, 10006)
@@ -347,7 +350,7 @@ test.group('Create native transaction: business codes', (group) => {
     assert,
   }) => {
     await makeTronPayable()
-    await operator.addWallet('tron', 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t')
+    await walletAdmin.add('tron', 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t')
     const pairs = new Set<string>()
     for (let index = 0; index < 4; index++) {
       const data = (await createOrder(client, orderParams({ amount: 72.5 }))).body().data

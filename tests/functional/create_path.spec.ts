@@ -1,7 +1,9 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import rateAdmin from '#services/operators/rate_admin'
+import apiKeyAdmin from '#services/operators/api_key_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import type { ApiClient } from '@japa/api-client'
-import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import configCache, { CONFIG_REFRESH_MS } from '#services/config_cache'
 import { countRows, resetDatabase } from '#tests/helpers/database'
@@ -284,12 +286,12 @@ test.group('Create path: configuration cache', (group) => {
     assert.equal((await createOrder(client, nextParams()())).body().status_code, 200)
     await configCache.snapshot() // fresh copy: only the invalidation can make the next create see the change
 
-    await operator.updateApiKey('1000', { enabled: false })
+    await apiKeyAdmin.update('1000', { enabled: false })
     assert.equal((await createOrder(client, nextParams()())).body().status_code, 401)
-    await operator.updateApiKey('1000', { enabled: true })
+    await apiKeyAdmin.update('1000', { enabled: true })
     assert.equal((await createOrder(client, nextParams()())).body().status_code, 200)
 
-    await operator.rotateApiKey('1000', 'in-process-secret-0123456789ab')
+    await apiKeyAdmin.rotate('1000', 'in-process-secret-0123456789ab')
     assert.equal((await createOrder(client, nextParams()())).body().status_code, 401)
     assert.equal(
       (await createOrder(client, nextParams()(), 'in-process-secret-0123456789ab')).body()
@@ -297,13 +299,13 @@ test.group('Create path: configuration cache', (group) => {
       200
     )
 
-    await operator.setRate('USDT', 'CNY', '8')
+    await rateAdmin.set('USDT', 'CNY', '8')
     const priced = (
       await createOrder(client, nextParams({ amount: 800 })(), 'in-process-secret-0123456789ab')
     ).body()
     assert.equal(priced.data.actual_amount, '100')
 
-    await operator.updateWallet('tron', TRON_WALLET, { enabled: false })
+    await walletAdmin.update('tron', TRON_WALLET, { enabled: false })
     assert.equal(
       (await createOrder(client, nextParams()(), 'in-process-secret-0123456789ab')).body()
         .status_code,

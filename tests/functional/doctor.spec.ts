@@ -4,14 +4,13 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import doctor, { type DoctorReport } from '#services/doctor/doctor'
 import type { CheckResult, DoctorContext } from '#services/doctor/doctor_check'
 import { filesystemOf } from '#services/doctor/database_checks'
 import { endpointKey } from '#chains/endpoint_memory'
 import { RpcPool } from '#chains/rpc_pool'
-import { ChainAdmin } from '#services/operators/chain_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import settings from '#settings/settings_service'
 import { resetDatabase } from '#tests/helpers/database'
 import { runCommand } from '#tests/helpers/ace_command'
@@ -62,7 +61,7 @@ async function watchTron(urls: string[]) {
     created_at: now,
     updated_at: now,
   })
-  await (await app.container.make(ChainAdmin)).set('tron', { rpcUrls: urls })
+  await chainAdmin.set('tron', { rpcUrls: urls })
 }
 
 test.group('Doctor: configuration checks', (group) => {
@@ -339,7 +338,7 @@ test.group('Doctor: live checks (RPC endpoints, clock, rates)', (group) => {
     )
     assert.include(down.fix!, 'chain:set tron --rpc')
 
-    await (await app.container.make(ChainAdmin)).set('tron', { rpcUrls: [tron.url, silent.url] })
+    await chainAdmin.set('tron', { rpcUrls: [tron.url, silent.url] })
     const lines = linesOf(await doctor.run({ ...sound(), rpcTimeoutMs: 500 }), 'rpc_endpoints')
     assert.deepEqual(
       lines.map((line) => line.status),
@@ -378,7 +377,7 @@ test.group('Doctor: live checks (RPC endpoints, clock, rates)', (group) => {
     )
 
     await db.from('rpc_endpoints').delete()
-    await (await app.container.make(ChainAdmin)).set('tron', { requestsPerDay: 10 })
+    await chainAdmin.set('tron', { requestsPerDay: 10 })
     const budget = linesOf(await doctor.run(sound()), 'rpc_endpoints').find(
       (line) => line.status !== 'ok'
     )

@@ -1,8 +1,9 @@
+import rateAdmin from '#services/operators/rate_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import Rate from '#models/rate'
-import operator from '#services/operator_service'
 import chainScanner from '#services/chain_scanner'
 import providerCheckout from '#payments/provider_checkout'
 import callbackDeliverer from '#callbacks/callback_deliverer'
@@ -64,7 +65,7 @@ test.group('Exact amounts', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
     await prepareLifecycle()
-    await operator.setToken(FAKE_NETWORK, 'USDT', { precision: 6 })
+    await chainAdmin.setToken(FAKE_NETWORK, 'USDT', { precision: 6 })
     merchant.reset()
   })
 
@@ -119,7 +120,7 @@ test.group('Exact amounts', (group) => {
     assert,
   }) => {
     // A tiny rate: 9999999999.9999 CNY would be 9999999999999900 USDT.
-    await operator.setRate('USDT', 'CNY', '0.000001')
+    await rateAdmin.set('USDT', 'CNY', '0.000001')
     const tiny = await createOrder(
       client,
       orderParams({ network: FAKE_NETWORK, token: 'usdt', amount: '9999999999.9999' })
@@ -130,7 +131,7 @@ test.group('Exact amounts', (group) => {
     assert.match(tiny.body().message, /16 significant digits; amounts are kept exactly up to 15/)
 
     // Many decimals: 9999999999.9999 CNY at 7.25 and precision 6 is 1379310344.827573 (16 digits).
-    await operator.setRate('USDT', 'CNY', '7.25')
+    await rateAdmin.set('USDT', 'CNY', '7.25')
     const decimals = await createOrder(
       client,
       orderParams({ network: FAKE_NETWORK, token: 'usdt', amount: '9999999999.9999' })
@@ -177,7 +178,7 @@ test.group('Exact amounts', (group) => {
     client,
     assert,
   }) => {
-    await operator.setRate('USDT', 'CNY', '0.000001')
+    await rateAdmin.set('USDT', 'CNY', '0.000001')
     const created = await createOrder(
       client,
       orderParams({ network: undefined, token: undefined, amount: '9999999999.9999' })
@@ -193,7 +194,7 @@ test.group('Exact amounts', (group) => {
   })
 
   test('the provider quote is refused beyond the bound too', async ({ assert }) => {
-    await operator.setRate('USDT', 'CNY', '0.000001')
+    await rateAdmin.set('USDT', 'CNY', '0.000001')
     try {
       await providerCheckout.quote({ amount: '9999999999.9999', currency: 'CNY' }, 'USDT')
       assert.fail('the quote was accepted')

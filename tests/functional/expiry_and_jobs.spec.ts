@@ -1,3 +1,4 @@
+import walletAdmin from '#services/operators/wallet_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
@@ -5,7 +6,6 @@ import Callback from '#models/callback'
 import ProviderOrder from '#models/provider_order'
 import orderExpiry from '#services/order_expiry'
 import paymentService from '#services/payment_service'
-import operator from '#services/operator_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { newOrder, newPlaceholder, prepareLifecycle, switchTo } from '#tests/helpers/orders'
 import { FakeProvider } from '#tests/helpers/fake_provider'
@@ -59,7 +59,7 @@ test.group('Expiry', (group) => {
   })
 
   test('a parent with a live child expires with it', async ({ client, assert }) => {
-    await operator.addWallet('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET)
     const parent = await newOrder(client)
     const childTradeId = (await switchTo(client, parent.tradeId, 'tron')).body().data.trade_id
     const child = await Order.findByOrFail('trade_id', childTradeId)

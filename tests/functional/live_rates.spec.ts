@@ -1,3 +1,4 @@
+import apiKeyAdmin from '#services/operators/api_key_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import settings from '#settings/settings_service'
@@ -17,7 +18,6 @@ import RateRefreshCommand from '#commands/rate_refresh'
 import { createOrder, orderParams } from '#tests/helpers/merchant'
 import { FAKE_NETWORK } from '#tests/helpers/fake_chain'
 import { rateChecks } from '#services/doctor/rate_checks'
-import operator from '#services/operator_service'
 
 /** A market source answering from a table; `fail` makes it throw; `calls` counts its refreshes. */
 class TableSource implements LiveRateSource {
@@ -255,7 +255,7 @@ test.group('Live rates: refreshed by the workers, read by order creation', (grou
     assert,
   }) => {
     const otherSecret = 'secret-of-2001-rates-0123'
-    await operator.createApiKey({ pid: '2001', secret: otherSecret })
+    await apiKeyAdmin.create({ pid: '2001', secret: otherSecret })
     await new RateRefresh().refresh()
     assert.equal((await runCommand(RateSet, ['USDT', 'CNY', '~1.02'])).exitCode, 0)
     const own = await runCommand(RateSet, ['usdt', 'cny', '+0.29', '--key=2001'])

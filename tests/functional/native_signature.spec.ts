@@ -1,6 +1,6 @@
+import apiKeyAdmin from '#services/operators/api_key_admin'
 import { test } from '@japa/runner'
 import ApiKey from '#models/api_key'
-import operator from '#services/operator_service'
 import { AUTH_FAILED_MESSAGE } from '#services/merchant_auth'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { makeTronPayable } from '#tests/helpers/setup'
@@ -163,7 +163,7 @@ test.group('Native signature', (group) => {
   })
 
   test('the key is chosen by pid', async ({ client, assert }) => {
-    await operator.createApiKey({ pid: '2001', secret: 'secret-of-2001-abcdef' })
+    await apiKeyAdmin.create({ pid: '2001', secret: 'secret-of-2001-abcdef' })
     ;(
       await createOrder(client, orderParams({ pid: '2001' }), 'secret-of-2001-abcdef')
     ).assertStatus(200)
@@ -199,7 +199,7 @@ test.group('Native signature', (group) => {
       .accept('json')
     assert.equal(md5.body().message, message)
     // An unknown pid with the same fields: the same words (it does not tell the pid is unknown).
-    await operator.updateApiKey('1000', { enabled: false })
+    await apiKeyAdmin.update('1000', { enabled: false })
     const disabled = await client
       .post(CREATE_PATH)
       .json({ ...params, signature: merchantSign(params) })
@@ -227,27 +227,27 @@ test.group('Native signature', (group) => {
   })
 
   test('a disabled key is 401; enabled again it works', async ({ client, assert }) => {
-    await operator.updateApiKey('1000', { enabled: false })
+    await apiKeyAdmin.update('1000', { enabled: false })
     const refused = await createOrder(client, orderParams())
     refused.assertStatus(401)
     assert.equal(refused.body().message, refusal(orderParams()))
-    await operator.updateApiKey('1000', { enabled: true })
+    await apiKeyAdmin.update('1000', { enabled: true })
     ;(await createOrder(client, orderParams())).assertStatus(200)
   })
 
   test('after a rotation the old secret no longer signs', async ({ client }) => {
-    await operator.rotateApiKey('1000', 'the-new-secret-0123456789')
+    await apiKeyAdmin.rotate('1000', 'the-new-secret-0123456789')
     ;(await createOrder(client, orderParams())).assertStatus(401)
     ;(await createOrder(client, orderParams(), 'the-new-secret-0123456789')).assertStatus(200)
   })
 
   test('an IP allow-list refuses other clients with 401', async ({ client, assert }) => {
-    await operator.updateApiKey('1000', { ips: ['10.0.0.0/8', '192.168.1.7'] })
+    await apiKeyAdmin.update('1000', { ips: ['10.0.0.0/8', '192.168.1.7'] })
     const refused = await createOrder(client, orderParams())
     refused.assertStatus(401)
     assert.equal(refused.body().message, refusal(orderParams()))
 
-    await operator.updateApiKey('1000', { ips: ['127.0.0.0/8'] })
+    await apiKeyAdmin.update('1000', { ips: ['127.0.0.0/8'] })
     ;(await createOrder(client, orderParams())).assertStatus(200)
   })
 

@@ -2,10 +2,9 @@ import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Chain from '#models/chain'
 import Token from '#models/token'
-import app from '@adonisjs/core/services/app'
 import installation from '#services/installation_service'
-import { ChainAdmin } from '#services/operators/chain_admin'
-import { WalletAdmin } from '#services/operators/wallet_admin'
+import chainAdmin from '#services/operators/chain_admin'
+import walletAdmin from '#services/operators/wallet_admin'
 import { resetDatabase } from '#tests/helpers/database'
 import { runCommand } from '#tests/helpers/ace_command'
 import WalletAdd from '#commands/wallet_add'
@@ -155,8 +154,8 @@ test.group('Seeded EVM networks: Arbitrum, Base, OP Mainnet, Avalanche, X Layer'
     const { default: chainScanner } = await import('#services/chain_scanner')
     const { chainSetupChecks } = await import('#services/doctor/chain_checks')
     const { default: assetCatalog } = await import('#services/asset_catalog')
-    const wallets = await app.container.make(WalletAdmin)
-    const chains = await app.container.make(ChainAdmin)
+    const wallets = walletAdmin
+    const chains = chainAdmin
     await wallets.add('base', '0x52908400098527886E0F7030069857D2E4169EE7')
     const reports = await chainScanner.scan({})
     for (const network of NEW) {
@@ -205,7 +204,7 @@ test.group('Seeded EVM networks: Arbitrum, Base, OP Mainnet, Avalanche, X Layer'
     assert,
   }) => {
     // The installation as an earlier release left it, changed by its operator.
-    const operator = await app.container.make(ChainAdmin)
+    const operator = chainAdmin
     await db.from('tokens').whereIn('network', NEW).delete()
     await db.from('chains').whereIn('network', NEW).delete()
     await operator.set('ethereum', { confirmations: 7, rpcUrls: ['https://eth.example/rpc'] })
@@ -284,7 +283,7 @@ test.group('Seeded EVM networks: Arbitrum, Base, OP Mainnet, Avalanche, X Layer'
   }) => {
     await db.from('tokens').where('network', 'base').delete()
     await db.from('chains').where('network', 'base').delete()
-    const operator = await app.container.make(ChainAdmin)
+    const operator = chainAdmin
     await operator.set('base', { family: 'tron', rpcUrls: ['https://api.trongrid.io'] })
     const before = await storedRows()
 

@@ -1,17 +1,15 @@
 import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import type { BaseCommand } from '@adonisjs/core/ace'
-import { ChainAdmin } from '#services/operators/chain_admin'
-import { RateAdmin } from '#services/operators/rate_admin'
-import { WalletAdmin } from '#services/operators/wallet_admin'
+import chainAdmin from '#services/operators/chain_admin'
+import rateAdmin from '#services/operators/rate_admin'
+import walletAdmin from '#services/operators/wallet_admin'
 import { OperatorError } from '#support/cli/operator_error'
-import operator from '#services/operator_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { TRON_WALLET } from '#tests/helpers/merchant'
 import WalletAdd from '#commands/wallet_add'
 import RateSet from '#commands/rate_set'
 import RateList from '#commands/rate_list'
-import { AuditLog } from '#services/audit/audit_log'
 
 async function run(command: typeof BaseCommand, argv: string[]) {
   const ace = await app.container.make('ace')
@@ -25,47 +23,56 @@ async function run(command: typeof BaseCommand, argv: string[]) {
   return { exitCode: instance.exitCode ?? 0, output }
 }
 
-/** Refuses every network, as a console's own rule (say, a read-only operator) might. */
-class FrozenChains extends ChainAdmin {
-  async find(network: string): Promise<never> {
-    throw new OperatorError(`${network} is frozen`)
-  }
+/**
+ * Replaces one method of a service for a test (the services are module
+ * singletons: commands, the console and tests all hold the same instance),
+ * restored by the group's teardown.
+ */
+const restores: Array<() => void> = []
+function replaceMethod<S extends object, K extends keyof S>(service: S, name: K, method: S[K]) {
+  const own = Object.prototype.hasOwnProperty.call(service, name)
+  const previous = service[name]
+  service[name] = method
+  restores.push(() => {
+    if (own) service[name] = previous
+    else delete service[name]
+  })
 }
 
 test.group('Operator services: one rule, two front doors', (group) => {
   group.each.setup(() => resetDatabase())
   group.each.teardown(() => {
-    app.container.restoreAll([ChainAdmin, RateAdmin, WalletAdmin])
+    while (restores.length > 0) restores.pop()!()
   })
 
-  test('commands use the services the container gives: a swapped one answers them', async ({
+  test('commands call the same service instance as the console: a change to it answers them', async ({
     assert,
   }) => {
     const calls: string[][] = []
-    class RecordingRates extends RateAdmin {
-      async set(token: string, fiat: string, rate: string) {
-        calls.push([token, fiat, rate])
-        return super.set(token, fiat, rate)
-      }
-    }
-    app.container.swap(RateAdmin, () => new RecordingRates(new AuditLog()))
+    const set = rateAdmin.set.bind(rateAdmin)
+    replaceMethod(rateAdmin, 'set', (token: string, fiat: string, rate: string) => {
+      calls.push([token, fiat, rate])
+      return set(token, fiat, rate)
+    })
     const result = await run(RateSet, ['usdt', 'cny', '7.25'])
     assert.equal(result.exitCode, 0, result.output)
     assert.deepEqual(calls, [['usdt', 'cny', '7.25']])
     assert.match((await run(RateList, [])).output, /USDT.*CNY.*7\.25/)
   })
 
-  test('the wallet service is built with the chain service of the container', async ({
+  test('the wallet service asks the chain service for its network: a refusal there stops a wallet', async ({
     assert,
   }) => {
-    app.container.swap(ChainAdmin, () => new FrozenChains(new AuditLog()))
+    replaceMethod(chainAdmin, 'find', async (network: string): Promise<never> => {
+      throw new OperatorError(`${network} is frozen`)
+    })
     const refused = await run(WalletAdd, ['tron', TRON_WALLET])
     assert.equal(refused.exitCode, 1)
     assert.match(refused.output, /tron is frozen/)
-    await assert.rejects(() => operator.addWallet('tron', TRON_WALLET), /tron is frozen/)
+    await assert.rejects(() => walletAdmin.add('tron', TRON_WALLET), /tron is frozen/)
     assert.equal(await countRows('wallets'), 0)
 
-    app.container.restore(ChainAdmin)
+    restores.pop()!()
     const added = await run(WalletAdd, ['tron', TRON_WALLET])
     assert.equal(added.exitCode, 0, added.output)
   })
@@ -73,7 +80,7 @@ test.group('Operator services: one rule, two front doors', (group) => {
   test('the services check their input themselves, whichever door calls them', async ({
     assert,
   }) => {
-    const wallets = await app.container.make(WalletAdmin)
+    const wallets = walletAdmin
     await assert.rejects(
       () => wallets.add('tron', '0x52908400098527886E0F7030069857D2E4169EE7'),
       /TRON/
@@ -82,10 +89,10 @@ test.group('Operator services: one rule, two front doors', (group) => {
       () => wallets.add('nowhere', TRON_WALLET),
       /Unknown network "nowhere"\. Known networks: /
     )
-    const rates = await app.container.make(RateAdmin)
+    const rates = rateAdmin
     await assert.rejects(() => rates.set('USDT', 'CNY', '0'), OperatorError)
     await assert.rejects(() => rates.set('USDT', 'CNY', '-x'), OperatorError)
-    const chains = await app.container.make(ChainAdmin)
+    const chains = chainAdmin
     await assert.rejects(() => chains.set('tron', { confirmations: 1001 }), /from 0 to 1000/)
   })
 })

@@ -1,7 +1,7 @@
+import apiKeyAdmin from '#services/operators/api_key_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
-import operator from '#services/operator_service'
 import paymentService from '#services/payment_service'
 import callbackDeliverer from '#callbacks/callback_deliverer'
 import { countRows, resetDatabase } from '#tests/helpers/database'
@@ -38,7 +38,7 @@ test.group('Order numbers belong to their merchant (pid)', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
     await prepareLifecycle()
-    await operator.createApiKey({ pid: OTHER_PID, secret: OTHER_SECRET })
+    await apiKeyAdmin.create({ pid: OTHER_PID, secret: OTHER_SECRET })
   })
 
   test('two merchants may use the same order_id; each gets its own order', async ({

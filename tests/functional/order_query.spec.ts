@@ -1,7 +1,8 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import apiKeyAdmin from '#services/operators/api_key_admin'
 import { test } from '@japa/runner'
 import type { ApiClient } from '@japa/api-client'
 import Order from '#models/order'
-import operator from '#services/operator_service'
 import paymentService from '#services/payment_service'
 import settings from '#settings/settings_service'
 import { resetDatabase } from '#tests/helpers/database'
@@ -83,7 +84,7 @@ test.group('Native order query', (group) => {
     client,
     assert,
   }) => {
-    await operator.addWallet('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET)
     const placeholder = await newPlaceholder(client, { order_id: 'shop-ph' })
     const open = await query(client, { order_id: 'shop-ph' })
     assert.equal(open.body().data.status, 4)
@@ -126,8 +127,8 @@ test.group('Native order query', (group) => {
     client,
     assert,
   }) => {
-    await operator.addWallet('tron', TRON_WALLET)
-    await operator.createApiKey({ pid: '2001', secret: 'secret-of-2001-abcdef' })
+    await walletAdmin.add('tron', TRON_WALLET)
+    await apiKeyAdmin.create({ pid: '2001', secret: 'secret-of-2001-abcdef' })
     const mine = await newOrder(client, { order_id: 'same-number' })
     const childId = (await switchTo(client, mine.tradeId, 'tron')).body().data.trade_id
     for (const [fields, secret, pid] of [

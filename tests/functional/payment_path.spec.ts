@@ -1,3 +1,4 @@
+import walletAdmin from '#services/operators/wallet_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
@@ -8,7 +9,6 @@ import { countRows, resetDatabase } from '#tests/helpers/database'
 import { newOrder, newPlaceholder, prepareLifecycle, switchTo } from '#tests/helpers/orders'
 import { FAKE_NETWORK } from '#tests/helpers/fake_chain'
 import { TRON_WALLET } from '#tests/helpers/merchant'
-import operator from '#services/operator_service'
 
 async function rejectsWith(promise: Promise<unknown>, code: number) {
   try {
@@ -112,7 +112,7 @@ test.group('One payment path', (group) => {
     client,
     assert,
   }) => {
-    await operator.addWallet('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET)
     const parent = await newOrder(client, { order_id: 'merchant-7' })
     const response = await switchTo(client, parent.tradeId, 'tron')
     response.assertStatus(200)
@@ -145,7 +145,7 @@ test.group('One payment path', (group) => {
     client,
     assert,
   }) => {
-    await operator.addWallet('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET)
     const parent = await newOrder(client)
     const childId = (await switchTo(client, parent.tradeId, 'tron')).body().data.trade_id
     const before = Date.now()
@@ -184,7 +184,7 @@ test.group('One payment path', (group) => {
   })
 
   test('references are unique per network', async ({ client, assert }) => {
-    await operator.addWallet('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET)
     const onFake = await newOrder(client)
     const onTron = await newOrder(client, { network: 'tron' })
     await paymentService.markPaid(onFake.id, { reference: 'same-hash', source: 'scanner' })

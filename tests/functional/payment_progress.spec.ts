@@ -1,3 +1,4 @@
+import chainAdmin from '#services/operators/chain_admin'
 import pluginRegistry from '#plugin_host/plugin_registry'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
@@ -6,7 +7,6 @@ import Order from '#models/order'
 import Token from '#models/token'
 import chainScanner from '#services/chain_scanner'
 import orderExpiry from '#services/order_expiry'
-import operator from '#services/operator_service'
 import paymentSightings from '#services/payment_sightings'
 import { explorerUrl } from '#chains/explorer_links'
 import type { ObservedTransfer } from '#chains/chain_family'
@@ -364,7 +364,7 @@ test.group('Explorer links', (group) => {
 
   test('a provider payment has no explorer link', async ({ client, assert }) => {
     const order = await newOrder(client)
-    await operator.setChain(FAKE_NETWORK, { explorerTxUrl: 'https://explorer.example/tx/{tx}' })
+    await chainAdmin.set(FAKE_NETWORK, { explorerTxUrl: 'https://explorer.example/tx/{tx}' })
     await db
       .from('orders')
       .where('id', order.id)

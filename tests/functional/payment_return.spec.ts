@@ -1,7 +1,8 @@
+import rateAdmin from '#services/operators/rate_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import { createHash } from 'node:crypto'
 import Order from '#models/order'
-import operator from '#services/operator_service'
 import paymentService from '#services/payment_service'
 import { resetDatabase } from '#tests/helpers/database'
 import { FAKE_NETWORK, fakeTransfer } from '#tests/helpers/fake_chain'
@@ -187,12 +188,12 @@ test.group('Return to the shop: GET /pay/return/{trade_id}', (group) => {
     client,
     assert,
   }) => {
-    await operator.setToken(FAKE_NETWORK, 'USDC', {
+    await chainAdmin.setToken(FAKE_NETWORK, 'USDC', {
       contract: 'fake:usdc-contract',
       decimals: 6,
       precision: 2,
     })
-    await operator.setRate('USDC', 'CNY', '7.25')
+    await rateAdmin.set('USDC', 'CNY', '7.25')
     const parent = await compatOrder(client, { out_trade_no: 'EP-3001' })
     const switched = await switchTo(client, parent.tradeId, FAKE_NETWORK, 'usdc')
     const child = await Order.findByOrFail('trade_id', switched.body().data.trade_id)

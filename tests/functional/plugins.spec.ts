@@ -1,8 +1,9 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import rateAdmin from '#services/operators/rate_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Chain from '#models/chain'
 import Order from '#models/order'
-import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import Callback from '#models/callback'
 import paymentService from '#services/payment_service'
@@ -34,7 +35,7 @@ async function walletEverywhere() {
       updated_at: now,
     })
   }
-  await operator.setRate('USDT', 'CNY', '7.25')
+  await rateAdmin.set('USDT', 'CNY', '7.25')
   await settings.set('rate_limit.create_per_minute', '0')
 }
 
@@ -187,8 +188,8 @@ test.group('Plugins: orders of a left-out family', (group) => {
     assert,
     cleanup,
   }) => {
-    await operator.addWallet('tron', TRON_WALLET)
-    await operator.setRate('USDT', 'CNY', '7.25')
+    await walletAdmin.add('tron', TRON_WALLET)
+    await rateAdmin.set('USDT', 'CNY', '7.25')
     const created = await createOrder(client, orderParams({ network: 'tron' }))
     const tradeId = created.body().data.trade_id
     await Order.query()
@@ -230,8 +231,8 @@ test.group('Plugins: compat left out with Compat orders in the database', (group
     client,
     assert,
   }) => {
-    await operator.addWallet('tron', TRON_WALLET)
-    await operator.setRate('USDT', 'CNY', '7.25')
+    await walletAdmin.add('tron', TRON_WALLET)
+    await rateAdmin.set('USDT', 'CNY', '7.25')
     await settings.set('callbacks.allow_private_targets', 'true')
     const response = await submitGet(
       client,

@@ -1,10 +1,11 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import rateAdmin from '#services/operators/rate_admin'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { isAbsolute, join, relative } from 'node:path'
 import { test } from '@japa/runner'
 import env from '#start/env'
-import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import { resetDatabase } from '#tests/helpers/database'
 import { CREATE_PATH, TRON_WALLET, orderParams, signed } from '#tests/helpers/merchant'
@@ -177,8 +178,8 @@ test.group('Production build', (group) => {
     assert,
   }) => {
     await builtOnce()
-    await operator.addWallet('tron', TRON_WALLET)
-    await operator.setRate('USDT', 'CNY', '7.25')
+    await walletAdmin.add('tron', TRON_WALLET)
+    await rateAdmin.set('USDT', 'CNY', '7.25')
     await settings.set('rate_limit.create_per_minute', '0')
 
     const restartStarted = performance.now()

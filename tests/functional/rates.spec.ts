@@ -1,5 +1,6 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import rateAdmin from '#services/operators/rate_admin'
 import { test } from '@japa/runner'
-import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import rateService from '#rates/rate_service'
 import { resetDatabase } from '#tests/helpers/database'
@@ -15,7 +16,7 @@ test.group('Live rate source', (group) => {
   })
   group.each.setup(async () => {
     await resetDatabase()
-    await operator.addWallet('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET)
     await settings.set('rate.api_url', `${stub.url}/v1/currencies`)
     stub.requests = []
     // 1 CNY buys 0.138 USDT
@@ -40,7 +41,7 @@ test.group('Live rate source', (group) => {
   })
 
   test('a fixed rate wins over the live source', async ({ client, assert }) => {
-    await operator.setRate('USDT', 'CNY', '10')
+    await rateAdmin.set('USDT', 'CNY', '10')
     const response = await createOrder(client, orderParams({ amount: 100 }))
     assert.strictEqual(response.body().data.actual_amount, 10)
     assert.lengthOf(stub.requests, 0)

@@ -1,8 +1,8 @@
+import apiKeyAdmin from '#services/operators/api_key_admin'
 import { test } from '@japa/runner'
 import { randomBytes } from 'node:crypto'
 import type { ApiClient } from '@japa/api-client'
 import settings from '#settings/settings_service'
-import operator from '#services/operator_service'
 import { resetDatabase } from '#tests/helpers/database'
 import { makeTronPayable } from '#tests/helpers/setup'
 import { CREATE_PATH, TEST_SECRET, orderParams, signed } from '#tests/helpers/merchant'
@@ -41,7 +41,7 @@ test.group('Request limits: order creation per merchant', (group) => {
   })
 
   test('two pids from one IP each get their own budget', async ({ client, assert }) => {
-    await operator.createApiKey({ pid: '2001', secret: OTHER_SECRET })
+    await apiKeyAdmin.create({ pid: '2001', secret: OTHER_SECRET })
     const ip = '198.51.100.10'
     const first = await statusesOf([
       () => createFrom(client, ip),
@@ -186,7 +186,7 @@ test.group('Request limits: shared by every process', (group) => {
       // A pid of its own, so that concurrent runs sharing one Redis never meet.
       const pid = `p${randomBytes(6).toString('hex')}`
       const secret = `secret-${randomBytes(12).toString('hex')}`
-      await operator.createApiKey({ pid, secret })
+      await apiKeyAdmin.create({ pid, secret })
       await settings.set('rate_limit.store', store)
       await settings.set('rate_limit.create_per_minute', '3')
       const [first, second] = await Promise.all([startServerProcess(), startServerProcess()])

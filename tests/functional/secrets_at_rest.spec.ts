@@ -1,3 +1,6 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import chainAdmin from '#services/operators/chain_admin'
+import apiKeyAdmin from '#services/operators/api_key_admin'
 import { AdminAgent, createAdminUser } from '#tests/helpers/admin'
 import { test } from '@japa/runner'
 import { randomBytes } from 'node:crypto'
@@ -8,7 +11,6 @@ import db from '@adonisjs/lucid/services/db'
 import env from '#start/env'
 import ApiKey from '#models/api_key'
 import Chain from '#models/chain'
-import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import { rpcFor } from '#chains/chain_rpc'
 import { sealStoredSecrets } from '#services/secrets_reencryption'
@@ -86,8 +88,8 @@ test.group('Secrets at rest', (group) => {
     assert,
   }) => {
     await makeTronPayable()
-    await operator.createApiKey({ pid: 'shop2', secret: 'shop2-secret-0123456789' })
-    await operator.setChain('tron', { apiKey: TRON_API_KEY })
+    await apiKeyAdmin.create({ pid: 'shop2', secret: 'shop2-secret-0123456789' })
+    await chainAdmin.set('tron', { apiKey: TRON_API_KEY })
     await settings.set('provider.shop_token', SHOP_TOKEN)
 
     const secrets: [string, string, Record<string, string>, string][] = [
@@ -132,11 +134,11 @@ test.group('Secrets at rest', (group) => {
   test('a value shaped like ciphertext is refused as a plain secret', async ({ assert }) => {
     const lookalike = `app.v1:${'A'.repeat(40)}.${'B'.repeat(16)}.${'C'.repeat(22)}`
     await assert.rejects(
-      () => operator.createApiKey({ pid: 'shop3', secret: lookalike }),
+      () => apiKeyAdmin.create({ pid: 'shop3', secret: lookalike }),
       /shape of an encrypted value/
     )
     await assert.rejects(
-      () => operator.setChain('tron', { apiKey: lookalike }),
+      () => chainAdmin.set('tron', { apiKey: lookalike }),
       /shape of an encrypted value/
     )
     await assert.rejects(
@@ -150,7 +152,7 @@ test.group('Secrets at rest', (group) => {
     assert,
   }) => {
     await makeTronPayable()
-    await operator.createApiKey({ pid: 'shop2', secret: 'shop2-secret-0123456789' })
+    await apiKeyAdmin.create({ pid: 'shop2', secret: 'shop2-secret-0123456789' })
     const alreadySealed = await stored('api_keys', 'secret_key', { pid: 'shop2' })
     // Rows as an older version wrote them: plain text.
     await db.from('api_keys').where('pid', '1000').update({ secret_key: TEST_SECRET })
@@ -202,7 +204,7 @@ test.group('Secrets at rest', (group) => {
   })
 
   test('apikey:list, chain:list and settings:get show secrets masked', async ({ assert }) => {
-    await operator.setChain('ethereum', {
+    await chainAdmin.set('ethereum', {
       apiKey: TRON_API_KEY,
       rpcUrls: [
         'https://mainnet.infura.io/v3/9aa3d95b3bc440fa88ea12eaa4456161?api-key=queryKey1234567',
@@ -238,7 +240,7 @@ test.group('Secrets at rest: APP_KEY rotation', (group) => {
     cleanup,
   }) => {
     await makeTronPayable()
-    await operator.setChain('tron', { apiKey: TRON_API_KEY })
+    await chainAdmin.set('tron', { apiKey: TRON_API_KEY })
     await settings.set('provider.shop_token', SHOP_TOKEN)
     const admin = await createAdminUser({ email: 'twofa@example.com', totp: true })
     const oldKey = env.get('APP_KEY').release()
@@ -310,9 +312,9 @@ test.group('Secrets at rest: refusals and logs', (group) => {
     cleanup,
   }) => {
     await makeTronPayable()
-    await operator.createApiKey({ pid: 'shop-off', secret: 'shop-off-secret-0123456' })
-    await operator.updateApiKey('shop-off', { enabled: false })
-    await operator.createApiKey({
+    await apiKeyAdmin.create({ pid: 'shop-off', secret: 'shop-off-secret-0123456' })
+    await apiKeyAdmin.update('shop-off', { enabled: false })
+    await apiKeyAdmin.create({
       pid: 'shop-ip',
       secret: 'shop-ip-secret-01234567',
       ips: ['10.9.9.9'],
@@ -433,8 +435,8 @@ test.group('Secrets at rest: refusals and logs', (group) => {
     const queryKey = `q${randomBytes(12).toString('hex')}`
     // Nothing listens there: the client fails and quotes the URL.
     const url = `http://127.0.0.1:${await freePort()}/v3/${infuraKey}?api-key=${queryKey}`
-    await operator.setChain('ethereum', { rpcUrls: [url], apiKey: TRON_API_KEY })
-    await operator.addWallet('ethereum', '0x52908400098527886e0f7030069857d2e4169ee7')
+    await chainAdmin.set('ethereum', { rpcUrls: [url], apiKey: TRON_API_KEY })
+    await walletAdmin.add('ethereum', '0x52908400098527886e0f7030069857d2e4169ee7')
 
     const scan = await runAce(['chains:scan', '--network', 'ethereum'], { LOG_LEVEL: 'debug' })
     const output = scan.stdout + scan.stderr

@@ -1,10 +1,11 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import rateAdmin from '#services/operators/rate_admin'
 import http from 'node:http'
 import type { ChildProcess } from 'node:child_process'
 import type { ServerResponse } from 'node:http'
 import { test } from '@japa/runner'
 import type { Assert } from '@japa/assert'
 import db from '@adonisjs/lucid/services/db'
-import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import paymentService from '#services/payment_service'
@@ -89,7 +90,7 @@ const onPostgres = process.env.DB_CONNECTION === 'pg'
 test.group('Graceful shutdown', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
-    await operator.addWallet('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET)
     await settings.set('rate_limit.create_per_minute', '0')
   })
 
@@ -185,7 +186,7 @@ test.group('Graceful shutdown', (group) => {
     assert,
     cleanup,
   }) => {
-    await operator.setRate('USDT', 'CNY', '7.25')
+    await rateAdmin.set('USDT', 'CNY', '7.25')
     const server = await startServerProcess()
     cleanup(() => server.stop())
     const exited = exitOf(server.process)

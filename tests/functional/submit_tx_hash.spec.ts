@@ -1,3 +1,5 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
@@ -8,7 +10,6 @@ import { fakeFamily, fakeTransfer } from '#tests/helpers/fake_chain'
 import chainRegistry from '#chains/chain_registry'
 import { FakeProvider } from '#tests/helpers/fake_provider'
 import { runCommand } from '#tests/helpers/ace_command'
-import operator from '#services/operator_service'
 import OrdersMarkPaid from '#commands/orders_mark_paid'
 
 function submit(client: any, tradeId: string, reference: unknown) {
@@ -156,9 +157,9 @@ test.group('Submit transaction hash', (group) => {
       normalizeAddress: (address: string) => address,
       normalizeContract: (contract: string) => contract,
     })
-    await operator.setChain('silentnet', { family: 'unverifiable' })
-    await operator.setToken('silentnet', 'USDT', { contract: 'silent:usdt', decimals: 6 })
-    await operator.addWallet('silentnet', 'silent:wallet')
+    await chainAdmin.set('silentnet', { family: 'unverifiable' })
+    await chainAdmin.setToken('silentnet', 'USDT', { contract: 'silent:usdt', decimals: 6 })
+    await walletAdmin.add('silentnet', 'silent:wallet')
     const order = await newOrder(client, { network: 'silentnet' })
     const response = await submit(client, order.tradeId, '0xabc123def456')
     response.assertStatus(400)

@@ -1,8 +1,9 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import ProviderOrder from '#models/provider_order'
-import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import paymentService from '#services/payment_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
@@ -173,7 +174,7 @@ test.group('Switch network: placeholders', (group) => {
     assert,
   }) => {
     const order = await newPlaceholder(client)
-    await operator.setChain('ethereum', { enabled: false })
+    await chainAdmin.set('ethereum', { enabled: false })
     assert.equal((await switchTo(client, order.tradeId, 'ethereum')).body().status_code, 10014)
     assert.equal((await switchTo(client, order.tradeId, 'nowhere')).body().status_code, 10016)
     assert.equal(
@@ -185,8 +186,8 @@ test.group('Switch network: placeholders', (group) => {
   })
 
   test('concurrent first selections complete the placeholder once', async ({ client, assert }) => {
-    await operator.addWallet('tron', TRON_WALLET)
-    await operator.setToken(FAKE_NETWORK, 'USDT', { precision: 2 })
+    await walletAdmin.add('tron', TRON_WALLET)
+    await chainAdmin.setToken(FAKE_NETWORK, 'USDT', { precision: 2 })
     const order = await newPlaceholder(client)
     const responses = await Promise.all(
       Array.from({ length: 6 }, (_, index) =>
@@ -212,7 +213,7 @@ test.group('Switch network: waiting parents', (group) => {
     await resetDatabase()
     await prepareLifecycle()
     await provider.configure()
-    await operator.addWallet('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET)
   })
 
   test('the same target returns the order unchanged', async ({ client, assert }) => {

@@ -1,3 +1,4 @@
+import walletAdmin from '#services/operators/wallet_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
@@ -5,7 +6,6 @@ import ProviderOrder from '#models/provider_order'
 import orderExpiry from '#services/order_expiry'
 import orderService from '#services/order_service'
 import paymentService from '#services/payment_service'
-import operator from '#services/operator_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { newOrder, newPlaceholder, prepareLifecycle, switchTo } from '#tests/helpers/orders'
 import { FAKE_NETWORK, fakeTransfer } from '#tests/helpers/fake_chain'
@@ -31,7 +31,7 @@ test.group('Order state transitions (spec table)', (group) => {
     await resetDatabase()
     await prepareLifecycle()
     await provider.configure()
-    await operator.addWallet('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET)
   })
 
   async function notifyPaid(order: Order) {

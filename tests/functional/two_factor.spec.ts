@@ -1,8 +1,7 @@
 import { test } from '@japa/runner'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import User from '#models/user'
-import { TwoFactor, RECOVERY_CODE_COUNT } from '#services/operators/two_factor'
+import twoFactor, { RECOVERY_CODE_COUNT } from '#services/operators/two_factor'
 import { base32Decode, hotp } from '#support/crypto/totp'
 import { resetDatabase } from '#tests/helpers/database'
 
@@ -12,12 +11,11 @@ const NOW = 1_800_000_000_000
 const STEP = Math.floor(NOW / 30_000)
 
 async function enrolled() {
-  const twoFactor = await app.container.make(TwoFactor)
   const user = await User.findByOrFail('email', EMAIL)
   const { secret, uri } = await twoFactor.begin(user, 'Gateway')
   const key = base32Decode(secret)!
   const codes = await twoFactor.confirm(user, hotp(key, STEP), NOW)
-  return { twoFactor, user, secret, uri, key, codes }
+  return { user, secret, uri, key, codes }
 }
 
 test.group('Two-factor sign-in', (group) => {
@@ -26,7 +24,6 @@ test.group('Two-factor sign-in', (group) => {
   test('enrolment: the secret is stored sealed, 2FA is off until a valid code confirms it', async ({
     assert,
   }) => {
-    const twoFactor = await app.container.make(TwoFactor)
     const user = await User.findByOrFail('email', EMAIL)
     const { secret, uri } = await twoFactor.begin(user, 'Gateway')
     assert.include(uri, `secret=${secret}`)
@@ -51,7 +48,6 @@ test.group('Two-factor sign-in', (group) => {
   })
 
   test('confirm without a pending secret is refused', async ({ assert }) => {
-    const twoFactor = await app.container.make(TwoFactor)
     const user = await User.findByOrFail('email', EMAIL)
     await assert.rejects(() => twoFactor.confirm(user, '123456', NOW), /Start the enrolment first/)
   })
@@ -59,7 +55,7 @@ test.group('Two-factor sign-in', (group) => {
   test('a code works once; an older code after a newer one is refused; a wrong code is refused', async ({
     assert,
   }) => {
-    const { twoFactor, user, key } = await enrolled()
+    const { user, key } = await enrolled()
     // The confirming code's step is already used.
     assert.isFalse(await twoFactor.verify(user, hotp(key, STEP), NOW))
     const later = NOW + 30_000
@@ -70,7 +66,7 @@ test.group('Two-factor sign-in', (group) => {
   })
 
   test('two sign-ins racing with the same code: exactly one is accepted', async ({ assert }) => {
-    const { twoFactor, user, key } = await enrolled()
+    const { user, key } = await enrolled()
     const code = hotp(key, STEP + 1)
     const results = await Promise.all([
       twoFactor.verify(user, code, NOW + 30_000),
@@ -83,7 +79,7 @@ test.group('Two-factor sign-in', (group) => {
   test('recovery codes: each works once, in any case and without the dash; a made-up one fails', async ({
     assert,
   }) => {
-    const { twoFactor, user, codes } = await enrolled()
+    const { user, codes } = await enrolled()
     assert.isTrue(await twoFactor.useRecoveryCode(user, codes[3].toUpperCase().replace('-', '')))
     assert.isFalse(await twoFactor.useRecoveryCode(user, codes[3]))
     assert.isFalse(await twoFactor.useRecoveryCode(user, 'aaaaa-bbbbb'))
@@ -98,7 +94,7 @@ test.group('Two-factor sign-in', (group) => {
   test('disable asks the password: wrong one refused, right one clears everything; both audited changes', async ({
     assert,
   }) => {
-    const { twoFactor, user, key } = await enrolled()
+    const { user, key } = await enrolled()
     await assert.rejects(() => twoFactor.disable(user, 'wrong password!'), /Wrong password/)
     assert.isNotNull((await User.findByOrFail('email', EMAIL)).totpEnabledAt)
     await twoFactor.disable(await User.findByOrFail('email', EMAIL), PASSWORD)

@@ -4,7 +4,11 @@ import db from '@adonisjs/lucid/services/db'
 import { writeFile, mkdir } from 'node:fs/promises'
 import Order, { OrderStatus, type OrderStatusValue } from '#models/order'
 import Wallet from '#models/wallet'
-import { WalletAdmin, WalletInUseError, MAX_IMPORT_ENTRIES } from '#services/operators/wallet_admin'
+import walletAdmin, {
+  WalletAdmin,
+  WalletInUseError,
+  MAX_IMPORT_ENTRIES,
+} from '#services/operators/wallet_admin'
 import { OperatorError } from '#support/cli/operator_error'
 import chainScanner from '#services/chain_scanner'
 import { countRows, resetDatabase } from '#tests/helpers/database'
@@ -20,8 +24,6 @@ const EVM_LOWER = '0x52908400098527886e0f7030069857d2e4169ee7'
 const EVM_CANONICAL = '0x52908400098527886E0F7030069857D2E4169EE7'
 /** The same address with one letter's case flipped: a broken EIP-55 checksum. */
 const EVM_BAD_CHECKSUM = '0x52908400098527886E0F7030069857D2E4169Ee7'
-
-const wallets = () => app.container.make(WalletAdmin)
 
 let orderCounter = 0
 async function storedOrder(
@@ -59,7 +61,7 @@ test.group('Wallets: batch import', (group) => {
   test('one report line per entry: added in canonical form, present, or invalid with the reason', async ({
     assert,
   }) => {
-    const admin = await wallets()
+    const admin = walletAdmin
     await admin.add('tron', TRON_WALLET_2)
     const text = [
       '# receiving wallets, pasted from the spreadsheet',
@@ -126,7 +128,7 @@ test.group('Wallets: batch import', (group) => {
   test('a bare address without a network to fall back on is invalid; a line naming one still works', async ({
     assert,
   }) => {
-    const report = await (await wallets()).importBatch(`${TRON_WALLET}\ntron ${TRON_WALLET}`)
+    const report = await walletAdmin.importBatch(`${TRON_WALLET}\ntron ${TRON_WALLET}`)
     assert.deepEqual(
       report.lines.map((line) => [line.outcome, line.reason]),
       [
@@ -140,7 +142,7 @@ test.group('Wallets: batch import', (group) => {
   })
 
   test('refused as a whole, nothing added: empty text, too many entries', async ({ assert }) => {
-    const admin = await wallets()
+    const admin = walletAdmin
     await assert.rejects(
       () => admin.importBatch('\n  \n# only a comment\n', { defaultNetwork: 'tron' }),
       /Nothing to import/
@@ -190,7 +192,7 @@ test.group('Wallets: add, enable and disable, remove', (group) => {
   test('add: canonical form, note; refusals are operator errors and write nothing', async ({
     assert,
   }) => {
-    const admin = await wallets()
+    const admin = walletAdmin
     const wallet = await admin.add('ethereum', EVM_LOWER, '  cold storage  ')
     assert.equal(wallet.address, EVM_CANONICAL)
     assert.equal(wallet.note, 'cold storage')
@@ -218,7 +220,7 @@ test.group('Wallets: add, enable and disable, remove', (group) => {
     client,
     assert,
   }) => {
-    const admin = await wallets()
+    const admin = walletAdmin
     const disabled = await admin.update(FAKE_NETWORK, FAKE_WALLET, { enabled: false })
     assert.isFalse(disabled.enabled)
     // A disabled wallet is handed to no new order.
@@ -255,7 +257,7 @@ test.group('Wallets: add, enable and disable, remove', (group) => {
     assert,
   }) => {
     const order = await newOrder(client)
-    await (await wallets()).update(FAKE_NETWORK, FAKE_WALLET, { enabled: false })
+    await walletAdmin.update(FAKE_NETWORK, FAKE_WALLET, { enabled: false })
 
     fakeFamily.pending = [fakeTransfer('tx-disabled', order.actualAmount)]
     const [report] = await chainScanner.scan({ network: FAKE_NETWORK })
@@ -275,7 +277,7 @@ test.group('Wallets: add, enable and disable, remove', (group) => {
     assert,
   }) => {
     await newOrder(client)
-    const admin = await wallets()
+    const admin = walletAdmin
     const before = await countRows('audit_log')
     const error = await admin.remove(FAKE_NETWORK, FAKE_WALLET).catch((failure) => failure)
     assert.instanceOf(error, WalletInUseError)
@@ -326,7 +328,7 @@ test.group('Wallets: listing and usage', (group) => {
   test('orders, paid orders, reservations and received volume per token, in two grouped queries', async ({
     assert,
   }) => {
-    const admin = await wallets()
+    const admin = walletAdmin
     const ethereum = await admin.add('ethereum', EVM_CANONICAL)
     const bsc = await admin.add('bsc', EVM_CANONICAL)
     const tron = await admin.add('tron', TRON_WALLET)
@@ -398,7 +400,7 @@ test.group('Wallets: listing and usage', (group) => {
   test('filters: network, state, part of the address or note (case-insensitive, % taken literally)', async ({
     assert,
   }) => {
-    const admin = await wallets()
+    const admin = walletAdmin
     await admin.add('ethereum', EVM_CANONICAL, 'Cold 100%')
     await admin.add('tron', TRON_WALLET, 'hot')
     await admin.add('tron', TRON_WALLET_2)

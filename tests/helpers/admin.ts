@@ -1,6 +1,5 @@
-import app from '@adonisjs/core/services/app'
-import { AdminUsers } from '#services/operators/admin_users'
-import { TwoFactor } from '#services/operators/two_factor'
+import adminUsers from '#services/operators/admin_users'
+import twoFactor from '#services/operators/two_factor'
 import { adminUrl } from '#admin/admin_paths'
 import settings from '#settings/settings_service'
 import { base32Decode, totpCode } from '#support/crypto/totp'
@@ -24,11 +23,10 @@ export async function createAdminUser(
   counter += 1
   const email = options.email ?? `admin${counter}-${process.pid}@example.com`
   const password = options.password ?? ADMIN_PASSWORD
-  const users = await app.container.make(AdminUsers)
+  const users = adminUsers
   const { user } = await users.create({ email, password, role: options.role ?? 'admin' })
   let totpSecret: string | null = null
   if (options.totp) {
-    const twoFactor = await app.container.make(TwoFactor)
     const { secret } = await twoFactor.begin(user, 'Test')
     // The step before now: sign-in tests may then use the current step's code.
     await twoFactor.confirm(user, currentTotp(secret, Date.now() - 30_000), Date.now() - 30_000)

@@ -1,13 +1,13 @@
+import rateAdmin from '#services/operators/rate_admin'
 import type { ApiClient } from '@japa/api-client'
 import Order from '#models/order'
-import operator from '#services/operator_service'
 import { createOrder, orderParams } from '#tests/helpers/merchant'
 import { FAKE_NETWORK, installFakeChain } from '#tests/helpers/fake_chain'
 
 /** The fake chain, a 7.25 CNY/USDT rate and callbacks allowed to 127.0.0.1. */
 export async function prepareLifecycle() {
   await installFakeChain()
-  await operator.setRate('USDT', 'CNY', '7.25')
+  await rateAdmin.set('USDT', 'CNY', '7.25')
   const { default: settings } = await import('#settings/settings_service')
   await settings.set('callbacks.allow_private_targets', 'true')
   await settings.set('rate_limit.create_per_minute', '0')

@@ -1,9 +1,8 @@
-import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import vine from '@vinejs/vine'
 import User from '#models/user'
-import { AdminUsers, MIN_PASSWORD_LENGTH } from '#services/operators/admin_users'
-import { TwoFactor } from '#services/operators/two_factor'
+import adminUsers, { MIN_PASSWORD_LENGTH } from '#services/operators/admin_users'
+import twoFactor from '#services/operators/two_factor'
 import settings from '#settings/settings_service'
 import { qrSvg } from '#cashier/qr_svg'
 import { adminUrl } from '#admin/admin_paths'
@@ -37,11 +36,10 @@ const codeForm = vine.compile(
 const passwordForm = vine.compile(vine.object({ password: vine.string().maxLength(256) }))
 
 /** The signed-in user's own account: password and two-factor sign-in (open to viewers too). */
-@inject()
 export default class AccountController {
   constructor(
-    protected users: AdminUsers,
-    protected twoFactor: TwoFactor
+    protected users = adminUsers,
+    protected twoFactorAuth = twoFactor
   ) {}
 
   async show({ view, auth }: HttpContext) {
@@ -56,7 +54,7 @@ export default class AccountController {
       })),
       twoFactorOn: user.totpEnabledAt !== null,
       enrolmentPending: user.totpEnabledAt === null && user.totpSecret !== null,
-      recoveryCodesLeft: this.twoFactor.remainingRecoveryCodes(user),
+      recoveryCodesLeft: this.twoFactorAuth.remainingRecoveryCodes(user),
       twoFactorRequired: await mustEnrolTwoFactor(user),
     })
   }
@@ -93,13 +91,13 @@ export default class AccountController {
   async startTwoFactor({ auth, request, response }: HttpContext) {
     const user = auth.use('web').getUserOrFail()
     const { password } = await request.validateUsing(passwordForm)
-    await this.twoFactor.begin(user, await this.#issuer(), { password })
+    await this.twoFactorAuth.begin(user, await this.#issuer(), { password })
     return response.redirect(adminUrl('/account/2fa'))
   }
 
   async showEnrolment({ auth, view, response, i18n }: HttpContext) {
     const user = auth.use('web').getUserOrFail()
-    const pending = this.twoFactor.pendingEnrolment(user, await this.#issuer())
+    const pending = this.twoFactorAuth.pendingEnrolment(user, await this.#issuer())
     if (!pending) return response.redirect(adminUrl('/account'))
     return view.render('admin/account/two_factor_enrol', {
       secret: pending.secret.replace(/(.{4})/g, '$1 ').trim(),
@@ -111,7 +109,7 @@ export default class AccountController {
   async confirmTwoFactor({ auth, request, view, response }: HttpContext) {
     const user = auth.use('web').getUserOrFail()
     const { code } = await request.validateUsing(codeForm)
-    const codes = await this.twoFactor.confirm(user, code)
+    const codes = await this.twoFactorAuth.confirm(user, code)
     response.header('cache-control', 'no-store')
     return view.render('admin/account/recovery_codes', { codes })
   }
@@ -119,7 +117,7 @@ export default class AccountController {
   async disableTwoFactor(ctx: HttpContext) {
     const user = ctx.auth.use('web').getUserOrFail()
     const { password } = await ctx.request.validateUsing(passwordForm)
-    await this.twoFactor.disable(user, password)
+    await this.twoFactorAuth.disable(user, password)
     ctx.session.flash('success', ctx.i18n.t('admin.account.two_factor.turned_off'))
     return ctx.response.redirect(adminUrl('/account'))
   }

@@ -1,22 +1,19 @@
 import { textOr } from '#support/text/catalogue'
 import { utcMinute } from '#services/admin/admin_format'
-import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import type { I18n } from '@adonisjs/i18n'
 import ApiKey from '#models/api_key'
-import { ApiKeyAdmin, type ApiKeyOverview } from '#services/operators/api_key_admin'
-import {
-  IntegrationExamples,
+import apiKeyAdmin, { type ApiKeyOverview } from '#services/operators/api_key_admin'
+import integrationExamples, {
   NATIVE_CONFIG_PATH,
   NATIVE_CREATE_PATH,
   NATIVE_OPENAPI_PATH,
   NATIVE_QUERY_PATH,
   type IntegrationGuide,
 } from '#services/admin/integration_examples'
-import {
+import testCallbackSender, {
   TEST_HEADER,
   TEST_PREFIX,
-  TestCallbackSender,
   type TestCallbackResult,
 } from '#services/admin/test_callback'
 import { adminUrl } from '#admin/admin_paths'
@@ -112,12 +109,11 @@ function guideIn(guide: IntegrationGuide, i18n: I18n): IntegrationGuide {
  * with its examples and the test callback. Every change goes through
  * ApiKeyAdmin, the service of the apikey:* commands.
  */
-@inject()
 export default class ApiKeysController {
   constructor(
-    protected apiKeys: ApiKeyAdmin,
-    protected examples: IntegrationExamples,
-    protected testCallbacks: TestCallbackSender
+    protected apiKeys = apiKeyAdmin,
+    protected examples = integrationExamples,
+    protected testCallbacks = testCallbackSender
   ) {}
 
   async index({ view }: HttpContext) {

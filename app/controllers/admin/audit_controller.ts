@@ -1,7 +1,6 @@
-import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import User from '#models/user'
-import { AuditLog } from '#services/audit/audit_log'
+import auditLog from '#services/audit/audit_log'
 import {
   actionFilterOptions,
   presentAuditRow,
@@ -18,9 +17,8 @@ const PAGE_SIZE = 50
  * row (and the database refuses both). Filters are a GET form; pages go
  * by keyset (newest first), so a deep page costs what the first does.
  */
-@inject()
 export default class AuditController {
-  constructor(protected audit: AuditLog) {}
+  constructor(protected audit = auditLog) {}
 
   async index({ request, response, view, i18n }: HttpContext) {
     const parsed = readAuditFilters(request.qs())

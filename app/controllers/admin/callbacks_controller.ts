@@ -1,8 +1,7 @@
-import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import callbackOutboxQuery, { CALLBACK_LIST_STATUSES } from '#services/admin/callback_outbox_query'
-import { CallbackAdmin, REDELIVER_BATCH_CAP } from '#services/operators/callback_admin'
-import { OrderAdmin } from '#services/operators/order_admin'
+import callbackAdmin, { REDELIVER_BATCH_CAP } from '#services/operators/callback_admin'
+import orderAdmin from '#services/operators/order_admin'
 import { callbackListQuery, type CallbackListQuery } from '#validators/admin_lists'
 import { AdminNotFound } from '#admin/admin_errors'
 import { adminUrl } from '#admin/admin_paths'
@@ -24,11 +23,10 @@ function listUrl(form: CallbackListQuery['form'], after: string | null = null): 
  * callback with its attempts, and redelivery of one (OrderAdmin, as
  * `callbacks:redeliver`) or of a filtered batch (CallbackAdmin), audited.
  */
-@inject()
 export default class CallbacksController {
   constructor(
-    protected callbacks: CallbackAdmin,
-    protected orders: OrderAdmin
+    protected callbacks = callbackAdmin,
+    protected orders = orderAdmin
   ) {}
 
   async index({ request, view }: HttpContext) {

@@ -1,10 +1,8 @@
 import { textOr } from '#support/text/catalogue'
-import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import type { I18n } from '@adonisjs/i18n'
 import vine, { errors as vineErrors } from '@vinejs/vine'
-import {
-  ChainAdmin,
+import chainAdmin, {
   ChainInputError,
   budgetInput,
   optionsInput,
@@ -14,7 +12,7 @@ import {
 import chainRegistry from '#chains/chain_registry'
 import pluginRegistry from '#plugin_host/plugin_registry'
 import { pluginKeyPrefix } from '#plugin_host/plugin_resources'
-import { ChainOverview, type ChainSummary } from '#services/operators/chain_overview'
+import chainOverview, { type ChainSummary } from '#services/operators/chain_overview'
 import { OperatorError } from '#support/cli/operator_error'
 import { redactUrl } from '#support/http/redaction'
 import { AdminNotFound } from '#admin/admin_errors'
@@ -127,11 +125,10 @@ function addableFamilies(i18n: I18n) {
  * and a blank field keeps it. RPC URLs are shown masked where they carry
  * a key; sent back masked they keep the stored URL (ChainAdmin).
  */
-@inject()
 export default class ChainsController {
   constructor(
-    protected chains: ChainAdmin,
-    protected overview: ChainOverview
+    protected chains = chainAdmin,
+    protected overview = chainOverview
   ) {}
 
   async index({ view, session, i18n }: HttpContext) {

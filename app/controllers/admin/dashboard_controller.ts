@@ -1,15 +1,13 @@
-import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
-import { DashboardStats } from '#services/admin/dashboard_stats'
+import dashboardStats from '#services/admin/dashboard_stats'
 import { dashboardView } from '#services/admin/dashboard_presenter'
 import { healthCard } from '#services/admin/health_card'
 import { relativeTime } from '#services/admin/admin_format'
 import doctor, { type DashboardHealth } from '#services/doctor/doctor'
 
 /** The console's home: the gateway at a glance (figures read fresh at each load, days in UTC). */
-@inject()
 export default class DashboardController {
-  constructor(protected stats: DashboardStats) {}
+  constructor(protected stats = dashboardStats) {}
 
   async show({ view, auth, i18n }: HttpContext) {
     // The health checks name settings and secrets' state: for admins only (viewers cannot act on them).

@@ -7,7 +7,7 @@ import i18nManager from '@adonisjs/i18n/services/main'
 import notificationChannels from '#notifications/channel_registry'
 import type { NotificationChannel } from '#notifications/notification_channel'
 import { raiseNotification } from '#notifications/notifier'
-import { AuditLog } from '#services/audit/audit_log'
+import auditLog from '#services/audit/audit_log'
 import { utcSecond } from '#services/admin/admin_format'
 import { AdminNotFound } from '#admin/admin_errors'
 import { adminUrl } from '#admin/admin_paths'
@@ -385,7 +385,7 @@ async function lastDeliveries(filters: { channel: string; status: string }) {
  * the last deliveries with their outcome.
  */
 export default class NotificationsController {
-  #audit = new AuditLog()
+  #audit = auditLog
 
   async index({ request, view, i18n }: HttpContext) {
     const now = Date.now()

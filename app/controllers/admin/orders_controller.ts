@@ -1,15 +1,14 @@
 import { utcSecond } from '#services/admin/admin_format'
 import type { I18n } from '@adonisjs/i18n'
 import { Readable } from 'node:stream'
-import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import db from '@adonisjs/lucid/services/db'
 import { errors as vineErrors } from '@vinejs/vine'
 import Order from '#models/order'
 import orderSearch, { ORDER_PAGE_SIZE, type OrderFilters } from '#services/admin/order_search'
 import orderExport, { EXPORT_ROW_CAP } from '#services/admin/order_export'
-import { OrderDetails, positionInWords } from '#services/admin/order_detail'
-import { OrderAdmin } from '#services/operators/order_admin'
+import orderDetails, { positionInWords } from '#services/admin/order_detail'
+import orderAdmin from '#services/operators/order_admin'
 import { AdminNotFound } from '#admin/admin_errors'
 import { adminUrl } from '#admin/admin_paths'
 import { markPaidValidator, orderFiltersValidator } from '#validators/admin_orders'
@@ -87,11 +86,10 @@ function detailUrl(tradeId: string) {
  * actions on an order through OrderAdmin, the service of orders:mark-paid,
  * orders:close and callbacks:redeliver.
  */
-@inject()
 export default class OrdersController {
   constructor(
-    protected orders: OrderAdmin,
-    protected details: OrderDetails
+    protected orders = orderAdmin,
+    protected details = orderDetails
   ) {}
 
   async index(ctx: HttpContext) {

@@ -1,5 +1,5 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import { AuditLog } from '#services/audit/audit_log'
+import auditLog from '#services/audit/audit_log'
 import { RateAdmin } from '#services/operators/rate_admin'
 import { RatesOverviewQuery } from '#services/admin/rates_overview'
 import { isMarkup } from '#rates/rate_markup'
@@ -23,7 +23,7 @@ export function keyMarkupField(token: string, fiat: string): string {
  * Admins set a pair's markup here (through RateAdmin, audited) or clear it.
  */
 export default class RatesController {
-  #audit = new AuditLog()
+  #audit = auditLog
 
   async index({ view, i18n }: HttpContext) {
     const overview = await new RatesOverviewQuery().load(Date.now(), i18n)

@@ -1,12 +1,11 @@
-import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import vine from '@vinejs/vine'
 import db from '@adonisjs/lucid/services/db'
 import User from '#models/user'
 import { raiseNotification } from '#notifications/notifier'
-import { AdminUsers } from '#services/operators/admin_users'
-import { TwoFactor } from '#services/operators/two_factor'
-import { AuditLog } from '#services/audit/audit_log'
+import adminUsers from '#services/operators/admin_users'
+import twoFactor from '#services/operators/two_factor'
+import auditLog from '#services/audit/audit_log'
 import { actingAs, type AuditActor } from '#services/audit/audit_context'
 import { adminUrl, safeAdminReturn } from '#admin/admin_paths'
 import { SESSION_KEYS, startAdminSession } from '#admin/admin_session'
@@ -33,12 +32,11 @@ type Pending = { userId: number; email: string; at: number }
  * (app/admin/login_throttle.ts); every sign-in, failure, throttled
  * attempt and sign-out is in the audit log.
  */
-@inject()
 export default class SessionController {
   constructor(
-    protected users: AdminUsers,
-    protected twoFactor: TwoFactor,
-    protected audit: AuditLog
+    protected users = adminUsers,
+    protected twoFactorAuth = twoFactor,
+    protected audit = auditLog
   ) {}
 
   async showLogin({ view, auth, response }: HttpContext) {
@@ -94,8 +92,8 @@ export default class SessionController {
     let method: 'totp' | 'recovery code' | null = null
     if (user) {
       if (/^\d{6}$/.test(code.replace(/\s/g, ''))) {
-        if (await this.twoFactor.verify(user, code.replace(/\s/g, ''))) method = 'totp'
-      } else if (await this.twoFactor.useRecoveryCode(user, code)) {
+        if (await this.twoFactorAuth.verify(user, code.replace(/\s/g, ''))) method = 'totp'
+      } else if (await this.twoFactorAuth.useRecoveryCode(user, code)) {
         method = 'recovery code'
       }
     }

@@ -1,9 +1,7 @@
-import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import vine from '@vinejs/vine'
 import { SettingsInputError } from '#settings/settings_service'
-import {
-  SettingsGroups,
+import settingsGroups, {
   UnknownSettingsGroupError,
   localizedPage,
   localizedSummaries,
@@ -35,9 +33,8 @@ const fixedRate = vine.compile(
  * saved whole or not at all through the settings service (the parsing and
  * audit of `settings:set`); fixed rates through RateAdmin (`rate:set`).
  */
-@inject()
 export default class SettingsController {
-  constructor(protected groups: SettingsGroups) {}
+  constructor(protected groups = settingsGroups) {}
 
   async index({ response }: HttpContext) {
     return response.redirect(adminUrl('/settings/site'))

@@ -1,10 +1,9 @@
-import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import type { I18n } from '@adonisjs/i18n'
 import vine from '@vinejs/vine'
 import Token from '#models/token'
-import { ChainAdmin, type TokenChanges } from '#services/operators/chain_admin'
-import { ChainOverview, tokenSummary } from '#services/operators/chain_overview'
+import chainAdmin, { type TokenChanges } from '#services/operators/chain_admin'
+import chainOverview, { tokenSummary } from '#services/operators/chain_overview'
 import { OperatorError } from '#support/cli/operator_error'
 import { AdminNotFound } from '#admin/admin_errors'
 import { adminUrl } from '#admin/admin_paths'
@@ -25,11 +24,10 @@ const tokenForm = vine.compile(vine.object(tokenFields))
  * `token:set`): the contract is checked and normalised by the chain's
  * family, decimals and amount precision by the service's rules.
  */
-@inject()
 export default class TokensController {
   constructor(
-    protected chains: ChainAdmin,
-    protected overview: ChainOverview
+    protected chains = chainAdmin,
+    protected overview = chainOverview
   ) {}
 
   async show({ params, view, i18n }: HttpContext) {

@@ -1,10 +1,8 @@
-import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import vine from '@vinejs/vine'
-import {
+import unmatchedPaymentAdmin, {
   UNMATCHED_KINDS,
   UNMATCHED_STATES,
-  UnmatchedPaymentAdmin,
   assignableKind,
 } from '#services/operators/unmatched_payment_admin'
 import {
@@ -43,9 +41,8 @@ function suggestedTradeId(reason: string): string {
  * one to the order it pays (the checks of mark-paid, the one payment path)
  * or dismisses it with a note. Both through UnmatchedPaymentAdmin, audited.
  */
-@inject()
 export default class UnmatchedController {
-  constructor(protected unmatched: UnmatchedPaymentAdmin) {}
+  constructor(protected unmatched = unmatchedPaymentAdmin) {}
 
   async index({ request, view, i18n }: HttpContext) {
     const query = await unmatchedListQuery(request.qs())

@@ -1,9 +1,8 @@
-import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import vine from '@vinejs/vine'
 import User, { ADMIN_ROLES } from '#models/user'
 import hash from '@adonisjs/core/services/hash'
-import { AdminUsers } from '#services/operators/admin_users'
+import adminUsers from '#services/operators/admin_users'
 import { OperatorError } from '#support/cli/operator_error'
 import { AdminNotFound } from '#admin/admin_errors'
 import { adminUrl } from '#admin/admin_paths'
@@ -24,9 +23,8 @@ const passwordForm = vine.compile(vine.object({ password: vine.string().maxLengt
  * nobody disables themself; every change audited). A new user's password is
  * generated and shown once, on the answer to the form.
  */
-@inject()
 export default class UsersController {
-  constructor(protected users: AdminUsers) {}
+  constructor(protected users = adminUsers) {}
 
   async index({ view }: HttpContext) {
     const users = await this.users.list()

@@ -1,9 +1,8 @@
-import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import type { I18n } from '@adonisjs/i18n'
 import vine from '@vinejs/vine'
 import Chain from '#models/chain'
-import { WalletAdmin, type WalletFilters } from '#services/operators/wallet_admin'
+import walletAdmin, { WalletAdmin, type WalletFilters } from '#services/operators/wallet_admin'
 import { OperatorError } from '#support/cli/operator_error'
 import { AdminNotFound } from '#admin/admin_errors'
 import { adminUrl, safeAdminReturn } from '#admin/admin_paths'
@@ -30,9 +29,8 @@ const PAGE_SIZE = 50
  * normalised by the network's family, removal refused while amounts are
  * reserved on the wallet (the console has no --force).
  */
-@inject()
 export default class WalletsController {
-  constructor(protected wallets: WalletAdmin) {}
+  constructor(protected wallets = walletAdmin) {}
 
   async index({ request, view, i18n }: HttpContext) {
     const state = String(request.input('state', ''))

@@ -521,3 +521,6 @@ function scannerState(status: ScannerStatus, now: number, intervalMs: number): S
   if (status.lagLarge) return 'behind'
   return 'ok'
 }
+
+const dashboardStats = new DashboardStats()
+export default dashboardStats

@@ -1,8 +1,7 @@
-import { inject } from '@adonisjs/core'
 import env from '#start/env'
 import assetCatalog from '#services/asset_catalog'
 import pluginRegistry from '#plugin_host/plugin_registry'
-import { ApiKeyAdmin } from '#services/operators/api_key_admin'
+import apiKeyAdmin from '#services/operators/api_key_admin'
 import type { I18n } from '@adonisjs/i18n'
 import type { PluginIntegrationSection } from '#plugin_host/gateway_plugin'
 
@@ -492,9 +491,8 @@ export function renderGuide(input: {
   }
 }
 
-@inject()
 export class IntegrationExamples {
-  constructor(protected apiKeys: ApiKeyAdmin) {}
+  constructor(protected apiKeys = apiKeyAdmin) {}
 
   /** The guide of one key (refused as OperatorError when no such key). */
   async forKey(
@@ -516,3 +514,6 @@ export class IntegrationExamples {
     })
   }
 }
+
+const integrationExamples = new IntegrationExamples()
+export default integrationExamples

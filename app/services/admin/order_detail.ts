@@ -1,4 +1,3 @@
-import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import AmountLock from '#models/amount_lock'
@@ -8,8 +7,8 @@ import Chain from '#models/chain'
 import PaymentSighting from '#models/payment_sighting'
 import ProviderOrder from '#models/provider_order'
 import { explorerUrl } from '#chains/explorer_links'
-import { AuditLog, type AuditRow } from '#services/audit/audit_log'
-import { OrderAdmin } from '#services/operators/order_admin'
+import auditLog, { type AuditRow } from '#services/audit/audit_log'
+import orderAdmin from '#services/operators/order_admin'
 import { describePosition } from '#services/transfer_references'
 import type { I18n } from '@adonisjs/i18n'
 
@@ -189,11 +188,10 @@ function reorgNotice(
 }
 
 /** Everything the console's order page shows about one order. */
-@inject()
 export class OrderDetails {
   constructor(
-    protected orders: OrderAdmin,
-    protected audit: AuditLog
+    protected orders = orderAdmin,
+    protected audit = auditLog
   ) {}
 
   /** null when no order has that trade_id. */
@@ -308,3 +306,6 @@ export class OrderDetails {
     }
   }
 }
+
+const orderDetails = new OrderDetails()
+export default orderDetails

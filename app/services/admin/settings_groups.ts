@@ -1,9 +1,8 @@
 import { textOr } from '#support/text/catalogue'
-import { inject } from '@adonisjs/core'
 import type { I18n } from '@adonisjs/i18n'
 import settings, { SettingsInputError } from '#settings/settings_service'
 import type { SettingDefinition } from '#settings/setting_types'
-import { RateAdmin } from '#services/operators/rate_admin'
+import rateAdmin from '#services/operators/rate_admin'
 import { SecretPurpose, revealSecret } from '#support/crypto/secret_box'
 import { MASK, maskSecret } from '#support/http/redaction'
 import { OperatorError } from '#support/cli/operator_error'
@@ -37,7 +36,7 @@ export type SettingsGroup = {
   labelPlugins?: Record<string, string>
 }
 
-/** The core's groups; the plugins' are added by settingsGroups(). */
+/** The core's groups; the plugins' are added by allSettingsGroups(). */
 const CORE_GROUPS: readonly SettingsGroup[] = [
   {
     id: 'site',
@@ -196,7 +195,7 @@ export type SettingsGroupInput = {
  * says so), and the fallback `plugins` last. A plugin joining a core group
  * adds its labels there.
  */
-export function settingsGroups(): SettingsGroup[] {
+export function allSettingsGroups(): SettingsGroup[] {
   // The plugins are fixed once activated: built once per set of plugins, not per call (the audit
   // log's page asks for every row).
   if (built?.plugins !== pluginRegistry.all) {
@@ -240,7 +239,7 @@ function buildGroups(): SettingsGroup[] {
 /** The keys every group names (the fallback `plugins` names none). */
 export function groupedKeys(): Map<string, SettingsGroupId> {
   const keys = new Map<string, SettingsGroupId>()
-  for (const group of settingsGroups()) {
+  for (const group of allSettingsGroups()) {
     for (const key of Object.keys(group.labels)) keys.set(key, group.id)
   }
   return keys
@@ -261,7 +260,7 @@ export function keysByGroup(keys: string[]): Map<SettingsGroupId, string[]> {
     const id = named.get(key) ?? 'plugins'
     byGroup.set(id, [...(byGroup.get(id) ?? []), key])
   }
-  for (const group of settingsGroups()) {
+  for (const group of allSettingsGroups()) {
     const order = Object.keys(group.labels)
     const shown = byGroup.get(group.id)
     if (shown && order.length > 0) shown.sort((a, b) => order.indexOf(a) - order.indexOf(b))
@@ -346,7 +345,7 @@ export function localizedSummaries(
   summaries: SettingsGroupSummary[],
   i18n: I18n
 ): SettingsGroupSummary[] {
-  const plugins = new Map(settingsGroups().map((group) => [group.id, group.plugin]))
+  const plugins = new Map(allSettingsGroups().map((group) => [group.id, group.plugin]))
   return summaries.map((summary) => ({
     ...summary,
     title: translated(
@@ -411,7 +410,7 @@ export function settingErrorText(i18n: I18n, label: string, message: string): st
       if (match) {
         const given = values(match)
         // The page named by its title: in the admin's words too.
-        const named = settingsGroups().find((group) => group.title === given.group)
+        const named = allSettingsGroups().find((group) => group.title === given.group)
         if (named) given.group = localizedGroup(named, i18n).title
         text = i18n.t('admin.settings.errors.' + name, given)
         break
@@ -452,12 +451,11 @@ function maskedSecret(key: string, stored: string): string {
  * service (the same parsing and audit as `settings:set`); fixed rates go
  * through RateAdmin (the same rules and audit as `rate:set`).
  */
-@inject()
 export class SettingsGroups {
-  constructor(protected rates: RateAdmin) {}
+  constructor(protected rates = rateAdmin) {}
 
   group(id: string): SettingsGroup {
-    const group = settingsGroups().find((entry) => entry.id === id)
+    const group = allSettingsGroups().find((entry) => entry.id === id)
     if (!group) throw new UnknownSettingsGroupError(`No settings group "${id}"`)
     return group
   }
@@ -466,7 +464,7 @@ export class SettingsGroups {
   async summaries(): Promise<SettingsGroupSummary[]> {
     const keys = await this.#keysByGroup()
     const off = settings.turnedOff()
-    return settingsGroups()
+    return allSettingsGroups()
       .filter((group) => group.id !== 'plugins' || (keys.get('plugins') ?? []).length > 0)
       .map((group) => ({
         id: group.id,
@@ -574,3 +572,6 @@ export class SettingsGroups {
     return keysByGroup(settingRows.map((row) => row.key))
   }
 }
+
+const settingsGroups = new SettingsGroups()
+export default settingsGroups

@@ -1,14 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
-import { inject } from '@adonisjs/core'
 import Order, { OrderStatus } from '#models/order'
 import type ApiKey from '#models/api_key'
 import settings from '#settings/settings_service'
 import callbackFormats from '#callbacks/callback_format'
 import { isAcknowledged } from '#callbacks/retry_policy'
 import { ForbiddenTargetError, safeRequest } from '#callbacks/safe_http'
-import { AuditLog } from '#services/audit/audit_log'
-import { ApiKeyAdmin } from '#services/operators/api_key_admin'
+import auditLog from '#services/audit/audit_log'
+import apiKeyAdmin from '#services/operators/api_key_admin'
 import { OperatorError } from '#support/cli/operator_error'
 import { redactUrl } from '#support/http/redaction'
 
@@ -54,11 +53,10 @@ export type TestCallbackResult = {
  * with TEST- and the request carries the X-Gateway-Test-Callback header.
  * Nothing is stored but the audit row saying who sent it where.
  */
-@inject()
 export class TestCallbackSender {
   constructor(
-    protected apiKeys: ApiKeyAdmin,
-    protected audit: AuditLog
+    protected apiKeys = apiKeyAdmin,
+    protected audit = auditLog
   ) {}
 
   /**
@@ -177,3 +175,6 @@ function testOrder(notifyUrl: string, format: string): Order {
   order.redirectUrl = ''
   return order
 }
+
+const testCallbackSender = new TestCallbackSender()
+export default testCallbackSender

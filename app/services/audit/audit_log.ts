@@ -163,3 +163,6 @@ export class AuditLog {
     return { rows, next: raw.length > limit && last ? cursorOf(last) : null }
   }
 }
+
+const auditLog = new AuditLog()
+export default auditLog

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { inject } from '@adonisjs/core'
-import { AuditLog } from '#services/audit/audit_log'
+import auditLog from '#services/audit/audit_log'
 import { snapshot } from '#services/audit/audit_snapshots'
 import hash from '@adonisjs/core/services/hash'
 import db from '@adonisjs/lucid/services/db'
@@ -53,9 +52,8 @@ function newPassword() {
  * today, the console later): every input is checked here, and a refusal
  * is an OperatorError whose message is meant for the operator.
  */
-@inject()
 export class AdminUsers {
-  constructor(protected audit: AuditLog) {}
+  constructor(protected audit = auditLog) {}
 
   /** Verified against when the e-mail is unknown, so the answer takes as long. */
   #standInHash: Promise<string> | null = null
@@ -313,3 +311,6 @@ export class AdminUsers {
     user.password = rehashed
   }
 }
+
+const adminUsers = new AdminUsers()
+export default adminUsers

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { inject } from '@adonisjs/core'
-import { AuditLog } from '#services/audit/audit_log'
+import auditLog from '#services/audit/audit_log'
 import { snapshot } from '#services/audit/audit_snapshots'
 import ApiKey from '#models/api_key'
 import { OperatorError } from '#support/cli/operator_error'
@@ -121,9 +120,8 @@ function describe(key: ApiKey, usage: Map<number, ApiKeyUsage>): ApiKeyOverview 
  * admin console later): every input is checked here, and a refusal is an
  * OperatorError whose message is meant for the operator.
  */
-@inject()
 export class ApiKeyAdmin {
-  constructor(protected audit: AuditLog) {}
+  constructor(protected audit = auditLog) {}
 
   list() {
     return ApiKey.query().orderBy('id')
@@ -253,3 +251,6 @@ export class ApiKeyAdmin {
     )
   }
 }
+
+const apiKeyAdmin = new ApiKeyAdmin()
+export default apiKeyAdmin

@@ -1,10 +1,9 @@
-import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import callbackOutbox from '#callbacks/callback_outbox'
 import callbackFormats from '#callbacks/callback_format'
 import callbackOutboxQuery, { type CallbackFilters } from '#services/admin/callback_outbox_query'
-import { AuditLog } from '#services/audit/audit_log'
+import auditLog from '#services/audit/audit_log'
 import { snapshot } from '#services/audit/audit_snapshots'
 import { OperatorError } from '#support/cli/operator_error'
 
@@ -28,9 +27,8 @@ export type BatchRedelivery = {
  * the same way, one `order.callback_resend` row per order, in the
  * transaction that queues them.
  */
-@inject()
 export class CallbackAdmin {
-  constructor(protected audit: AuditLog) {}
+  constructor(protected audit = auditLog) {}
 
   /**
    * Queues again every callback matching `filters` (at least one filter:
@@ -103,3 +101,6 @@ export function batchMessage(result: BatchRedelivery): string {
   if (result.held > 0) text += `; ${noun(result.held)} held, not sent (format's plugin turned off)`
   return text
 }
+
+const callbackAdmin = new CallbackAdmin()
+export default callbackAdmin

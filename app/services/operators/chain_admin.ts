@@ -1,6 +1,5 @@
-import { inject } from '@adonisjs/core'
 import Chain from '#models/chain'
-import { AuditLog } from '#services/audit/audit_log'
+import auditLog from '#services/audit/audit_log'
 import { snapshot } from '#services/audit/audit_snapshots'
 import Token from '#models/token'
 import chainRegistry from '#chains/chain_registry'
@@ -97,9 +96,8 @@ export type TokenChanges = {
  * by the chain's family), and a refusal is an OperatorError whose message
  * is meant for the operator.
  */
-@inject()
 export class ChainAdmin {
-  constructor(protected audit: AuditLog) {}
+  constructor(protected audit = auditLog) {}
 
   /** The chain of a network; an unknown one is refused with the list of known ones. */
   async find(network: string) {
@@ -583,3 +581,6 @@ export class ChainAdmin {
     )
   }
 }
+
+const chainAdmin = new ChainAdmin()
+export default chainAdmin

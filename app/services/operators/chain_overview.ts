@@ -272,3 +272,6 @@ export class ChainOverview {
     return summaries
   }
 }
+
+const chainOverview = new ChainOverview()
+export default chainOverview

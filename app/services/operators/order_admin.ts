@@ -1,4 +1,3 @@
-import { inject } from '@adonisjs/core'
 import Order, { OrderStatus } from '#models/order'
 import CallbackAttempt from '#models/callback_attempt'
 import Callback from '#models/callback'
@@ -9,7 +8,7 @@ import paymentService, { type PaymentOutcome } from '#services/payment_service'
 import orderService from '#services/order_service'
 import callbackOutbox from '#callbacks/callback_outbox'
 import callbackDeliverer, { type DeliveryReport } from '#callbacks/callback_deliverer'
-import { AuditLog } from '#services/audit/audit_log'
+import auditLog from '#services/audit/audit_log'
 import { snapshot } from '#services/audit/audit_snapshots'
 import { OperatorError } from '#support/cli/operator_error'
 
@@ -40,9 +39,8 @@ export type ResendResult = {
  * refusal is an OperatorError meant for the operator, and every change is
  * written to the audit log in the transaction that makes it.
  */
-@inject()
 export class OrderAdmin {
-  constructor(protected audit: AuditLog) {}
+  constructor(protected audit = auditLog) {}
 
   async find(tradeId: string): Promise<Order> {
     const order = await Order.findBy('trade_id', tradeId.trim())
@@ -215,3 +213,6 @@ export class OrderAdmin {
     return last?.id ?? 0
   }
 }
+
+const orderAdmin = new OrderAdmin()
+export default orderAdmin

@@ -1,8 +1,7 @@
-import { inject } from '@adonisjs/core'
 import Rate from '#models/rate'
 import ApiKey from '#models/api_key'
 import db from '@adonisjs/lucid/services/db'
-import { AuditLog } from '#services/audit/audit_log'
+import auditLog from '#services/audit/audit_log'
 import { snapshot } from '#services/audit/audit_snapshots'
 import { OperatorError } from '#support/cli/operator_error'
 import configCache from '#services/config_cache'
@@ -16,9 +15,8 @@ import {
 } from '#support/text/money'
 
 /** Fixed exchange rates (1 token = rate fiat) as operators manage them. */
-@inject()
 export class RateAdmin {
-  constructor(protected audit: AuditLog) {}
+  constructor(protected audit = auditLog) {}
 
   list() {
     return Rate.query().orderBy('token').orderBy('fiat')
@@ -216,3 +214,6 @@ function markupSnapshot(symbol: string, currency: string, markup: string, key: A
     ? { token: symbol, fiat: currency, markup, api_key: key.pid }
     : { token: symbol, fiat: currency, markup }
 }
+
+const rateAdmin = new RateAdmin()
+export default rateAdmin

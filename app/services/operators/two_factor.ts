@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { inject } from '@adonisjs/core'
 import hash from '@adonisjs/core/services/hash'
 import db from '@adonisjs/lucid/services/db'
 import User from '#models/user'
-import { AuditLog } from '#services/audit/audit_log'
+import auditLog from '#services/audit/audit_log'
 import { snapshot } from '#services/audit/audit_snapshots'
 import { OperatorError } from '#support/cli/operator_error'
 import { SecretPurpose, revealSecret, sealSecret } from '#support/crypto/secret_box'
@@ -33,9 +32,8 @@ function normalizeRecoveryCode(code: string) {
  * code checks that never accept a code twice, ten single-use recovery
  * codes, and turning it off with the password.
  */
-@inject()
 export class TwoFactor {
-  constructor(protected audit: AuditLog) {}
+  constructor(protected audit = auditLog) {}
 
   /** A new secret for `user`, stored sealed but not enabled until confirm(): a half-done enrolment locks nobody out. */
   async begin(user: User, issuer: string, reauthentication?: { password: string }) {
@@ -191,3 +189,6 @@ export class TwoFactor {
     return key
   }
 }
+
+const twoFactor = new TwoFactor()
+export default twoFactor

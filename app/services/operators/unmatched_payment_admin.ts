@@ -1,9 +1,8 @@
-import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import UnmatchedPayment from '#models/unmatched_payment'
 import type Order from '#models/order'
-import { OrderAdmin, type MarkPaidResult } from '#services/operators/order_admin'
-import { AuditLog } from '#services/audit/audit_log'
+import orderAdmin, { type MarkPaidResult } from '#services/operators/order_admin'
+import auditLog from '#services/audit/audit_log'
 import { actorLabel, currentAuditContext } from '#services/audit/audit_context'
 import { OperatorError } from '#support/cli/operator_error'
 import { Decimal, isDecimalLiteral } from '#support/text/money'
@@ -81,11 +80,10 @@ function numberOrNull(value: unknown): number | null {
  * `orders:mark-paid`), or dismissed with a note. Each at most once;
  * audited with the change, in its transaction.
  */
-@inject()
 export class UnmatchedPaymentAdmin {
   constructor(
-    protected orders: OrderAdmin,
-    protected audit: AuditLog
+    protected orders = orderAdmin,
+    protected audit = auditLog
   ) {}
 
   /** Newest first, by id (keyset); `after` is the `next` of the previous page. */
@@ -302,3 +300,6 @@ export class UnmatchedPaymentAdmin {
     }
   }
 }
+
+const unmatchedPaymentAdmin = new UnmatchedPaymentAdmin()
+export default unmatchedPaymentAdmin

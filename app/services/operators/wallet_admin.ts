@@ -1,4 +1,3 @@
-import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import Wallet from '#models/wallet'
 import type Chain from '#models/chain'
@@ -8,8 +7,8 @@ import { InvalidAddressError } from '#chains/chain_family'
 import { OperatorError } from '#support/cli/operator_error'
 import { isUniqueViolation } from '#support/database/database_errors'
 import { Decimal, toDecimalString } from '#support/text/money'
-import { ChainAdmin } from '#services/operators/chain_admin'
-import { AuditLog } from '#services/audit/audit_log'
+import chainAdmin from '#services/operators/chain_admin'
+import auditLog from '#services/audit/audit_log'
 import { snapshot } from '#services/audit/audit_snapshots'
 
 /** Longest stored address (wallets.address) and note (wallets.note). */
@@ -96,11 +95,10 @@ export function walletKey(network: string, address: string) {
  * and a refusal is an OperatorError whose message is meant for the
  * operator. Every change is audited.
  */
-@inject()
 export class WalletAdmin {
   constructor(
-    protected chains: ChainAdmin,
-    protected audit: AuditLog
+    protected chains = chainAdmin,
+    protected audit = auditLog
   ) {}
 
   list(network?: string) {
@@ -449,3 +447,6 @@ export class WalletAdmin {
     return usage.get(walletKey(wallet.network, wallet.address)) ?? { ...NO_USAGE, received: [] }
   }
 }
+
+const walletAdmin = new WalletAdmin()
+export default walletAdmin

@@ -1,9 +1,8 @@
 import { test } from '@japa/runner'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import Chain from '#models/chain'
 import { RpcPool } from '#chains/rpc_pool'
-import { ChainAdmin } from '#services/operators/chain_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
 import { freePortIn } from '#tests/helpers/processes'
@@ -270,7 +269,7 @@ test.group('Console: add a network of an installed family', (group) => {
   test('the connection test of a saved chain names an endpoint that serves another chain', async ({
     assert,
   }) => {
-    const chains = await app.container.make(ChainAdmin)
+    const chains = chainAdmin
     await chains.set('base', { rpcUrls: [anvil.url] })
     const result = await chains.testConnection('base')
     assert.isFalse(result.ok)

@@ -1,19 +1,14 @@
 import { test } from '@japa/runner'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import ApiKey from '#models/api_key'
 import Order, { OrderStatus } from '#models/order'
-import { ApiKeyAdmin } from '#services/operators/api_key_admin'
+import apiKeyAdmin from '#services/operators/api_key_admin'
 import { OperatorError } from '#support/cli/operator_error'
 import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { runCommand } from '#tests/helpers/ace_command'
 import { TEST_SECRET } from '#tests/helpers/merchant'
 import ApiKeySet from '#commands/apikey_set'
 import ApiKeyList from '#commands/apikey_list'
-
-async function admin() {
-  return app.container.make(ApiKeyAdmin)
-}
 
 async function auditRows(action?: string) {
   const query = db.from('audit_log').orderBy('id')
@@ -68,7 +63,7 @@ test.group('API keys for the console: allow-list, note, use', (group) => {
   test('an allow-list is read from a pasted text, duplicates dropped, stored comma-separated and audited', async ({
     assert,
   }) => {
-    const keys = await admin()
+    const keys = apiKeyAdmin
     const key = await keys.update('1000', {
       ips: [' 203.0.113.7, 198.51.100.0/24\n2001:db8::/32\r\n203.0.113.7 '],
     })
@@ -83,7 +78,7 @@ test.group('API keys for the console: allow-list, note, use', (group) => {
   })
 
   test('a bad allow-list entry is refused by name, nothing written', async ({ assert }) => {
-    const keys = await admin()
+    const keys = apiKeyAdmin
     for (const entry of [
       '999.1.1.1',
       '10.0.0.0/33',
@@ -117,7 +112,7 @@ test.group('API keys for the console: allow-list, note, use', (group) => {
   test('the note: set trimmed, cleared, audited; too long or several lines refused', async ({
     assert,
   }) => {
-    const keys = await admin()
+    const keys = apiKeyAdmin
     assert.equal(
       (await keys.update('1000', { note: '  Main shop (WooCommerce)  ' })).note,
       'Main shop (WooCommerce)'
@@ -147,7 +142,7 @@ test.group('API keys for the console: allow-list, note, use', (group) => {
   })
 
   test('an update that changes nothing writes no audit row', async ({ assert }) => {
-    const keys = await admin()
+    const keys = apiKeyAdmin
     await keys.update('1000', { enabled: true, ips: [], note: '' })
     assert.equal(await countRows('audit_log'), 0)
     await keys.update('1000', { enabled: false })
@@ -157,7 +152,7 @@ test.group('API keys for the console: allow-list, note, use', (group) => {
   test('overview: every key with its use and a secret hint, never the secret', async ({
     assert,
   }) => {
-    const keys = await admin()
+    const keys = apiKeyAdmin
     const shop = await keys.create({ pid: 'shop-7', note: 'second shop', ips: ['203.0.113.7'] })
     const main = await ApiKey.findByOrFail('pid', '1000')
     const paidParent = await order(main, OrderStatus.PAID)

@@ -1,8 +1,7 @@
 import { test } from '@japa/runner'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import { actingAs } from '#services/audit/audit_context'
-import { RateAdmin } from '#services/operators/rate_admin'
+import rateAdmin from '#services/operators/rate_admin'
 import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { ADMIN_PASSWORD, AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
 
@@ -37,7 +36,7 @@ test.group('Console audit log page', (group) => {
     assert,
   }) => {
     const viewer = await createAdminUser({ role: 'viewer' })
-    const rates = await app.container.make(RateAdmin)
+    const rates = rateAdmin
     await actingAs({ actor: { kind: 'ace', osUser: 'deploy' } }, async () => {
       await rates.set('usdt', 'cny', '7.25')
       await rates.set('usdt', 'cny', '7.5')

@@ -1,14 +1,13 @@
+import apiKeyAdmin from '#services/operators/api_key_admin'
 import { test } from '@japa/runner'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import Callback from '#models/callback'
 import paymentService from '#services/payment_service'
 import callbackDeliverer from '#callbacks/callback_deliverer'
 import callbackOutboxQuery from '#services/admin/callback_outbox_query'
-import { CallbackAdmin, batchMessage } from '#services/operators/callback_admin'
+import callbackAdmin, { batchMessage } from '#services/operators/callback_admin'
 import { actingAs } from '#services/audit/audit_context'
-import operator from '#services/operator_service'
 import { OperatorError } from '#support/cli/operator_error'
 import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
@@ -31,10 +30,6 @@ async function callbackOf(order: Order) {
   return Callback.findByOrFail('order_id', order.id)
 }
 
-async function callbacks() {
-  return app.container.make(CallbackAdmin)
-}
-
 test.group('Callback outbox: the console query', (group) => {
   const merchant = new MerchantServer()
   group.setup(async () => {
@@ -51,7 +46,7 @@ test.group('Callback outbox: the console query', (group) => {
     client,
     assert,
   }) => {
-    await operator.createApiKey({ pid: '2000', secret: TEST_SECRET })
+    await apiKeyAdmin.create({ pid: '2000', secret: TEST_SECRET })
     const delivered = await paidOrder(client, merchant)
     await callbackDeliverer.runOnce()
     merchant.reset([{ status: 500, body: 'no' }])
@@ -189,7 +184,7 @@ test.group('Callback outbox: redeliver', (group) => {
     await db.from('callbacks').where('order_id', held.id).update({ format: 'retired', attempts: 0 })
 
     const result = await actingAs(ADMIN, async () =>
-      (await callbacks()).redeliverMatching({ pid: '1000' }, 2)
+      callbackAdmin.redeliverMatching({ pid: '1000' }, 2)
     )
     assert.deepEqual(result, { queued: 2, capped: true, cap: 2, held: 1 })
     assert.equal(
@@ -224,18 +219,18 @@ test.group('Callback outbox: redeliver', (group) => {
     })
     assert.include(JSON.parse(first.after), { callbackStatus: 'pending', callbackAttempts: 0 })
 
-    const failedOnly = await (await callbacks()).redeliverMatching({ status: 'failed' })
+    const failedOnly = await callbackAdmin.redeliverMatching({ status: 'failed' })
     assert.deepEqual(failedOnly, { queued: 1, capped: false, cap: 1000, held: 0 })
     assert.equal(batchMessage(failedOnly), '1 callback queued again')
     assert.equal(
-      batchMessage(await (await callbacks()).redeliverMatching({ status: 'failed' })),
+      batchMessage(await callbackAdmin.redeliverMatching({ status: 'failed' })),
       'No callback matches these filters'
     )
   })
 
   test('batch: refused without any filter, and for held callbacks', async ({ client, assert }) => {
     await paidOrder(client, merchant)
-    const service = await callbacks()
+    const service = callbackAdmin
     await assert.rejects(() => service.redeliverMatching({}), OperatorError)
     await assert.rejects(
       () => service.redeliverMatching({ pid: '', search: undefined }),

@@ -1,10 +1,10 @@
+import apiKeyAdmin from '#services/operators/api_key_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import Callback from '#models/callback'
 import paymentService from '#services/payment_service'
 import callbackDeliverer from '#callbacks/callback_deliverer'
-import operator from '#services/operator_service'
 import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
 import { MerchantServer } from '#tests/helpers/merchant_server'
@@ -53,7 +53,7 @@ test.group('Console callbacks pages', (group) => {
     assert.include(pageText(empty.text), 'No callback yet')
     assert.include(pageText(empty.text), 'Choose at least one filter first')
 
-    await operator.createApiKey({ pid: '2000', secret: TEST_SECRET })
+    await apiKeyAdmin.create({ pid: '2000', secret: TEST_SECRET })
     const delivered = await paidOrder(client, merchant)
     await callbackDeliverer.runOnce()
     const other = await paidOrder(client, merchant, { pid: '2000', order_id: 'shop-77' })

@@ -1,6 +1,6 @@
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
-import operator from '#services/operator_service'
 import { ChainOverview } from '#services/operators/chain_overview'
 import { RpcPool, nextUtcMidnight } from '#chains/rpc_pool'
 import { DatabaseEndpointMemory, endpointKey } from '#chains/endpoint_memory'
@@ -51,7 +51,7 @@ test.group('Console chains: the state of each RPC endpoint', (group) => {
     credits.script = [{ status: 402 }]
     limited.script = [{ status: 429, retryAfter: '3600' }]
     const urls = [credits.url, limited.url, fine.url]
-    await operator.setChain('ethereum', { rpcUrls: urls, apiKey: API_KEY })
+    await chainAdmin.set('ethereum', { rpcUrls: urls, apiKey: API_KEY })
 
     // A run of the scanner, as rpcFor() makes its pool: the database remembers what the endpoints asked for.
     const memory = await DatabaseEndpointMemory.load('ethereum', urls, API_KEY)
@@ -146,7 +146,7 @@ test.group('Console chains: the state of each RPC endpoint', (group) => {
     assert,
   }) => {
     const second = 'https://eth-mainnet.example.net/rpc'
-    await operator.setChain('ethereum', { rpcUrls: [INFURA_URL, second], apiKey: API_KEY })
+    await chainAdmin.set('ethereum', { rpcUrls: [INFURA_URL, second], apiKey: API_KEY })
     const memory = await DatabaseEndpointMemory.load('ethereum', [INFURA_URL, second], API_KEY)
     const midnight = nextUtcMidnight()
     const soon = Date.now() + 20 * 60_000
@@ -200,7 +200,7 @@ test.group('Console chains: the state of each RPC endpoint', (group) => {
     assert,
   }) => {
     const url = 'https://eth-mainnet.example.net/rpc'
-    await operator.setChain('ethereum', { rpcUrls: [url], apiKey: API_KEY })
+    await chainAdmin.set('ethereum', { rpcUrls: [url], apiKey: API_KEY })
     const ended = Date.now() - 60_000
     const memory = await DatabaseEndpointMemory.load('ethereum', [url], API_KEY)
     memory.remember(url, {
@@ -232,14 +232,14 @@ test.group('Console chains: the state of each RPC endpoint', (group) => {
   test('no endpoint: said plainly; an API key the APP_KEY cannot read: the state is unknown, not "available"', async ({
     assert,
   }) => {
-    await operator.setChain('ethereum', { rpcUrls: [] })
+    await chainAdmin.set('ethereum', { rpcUrls: [] })
     const agent = await signedIn()
     assert.include(
       pageText((await agent.get('/chains/ethereum')).text),
       'No RPC endpoint is set: Ethereum cannot be scanned. Add one under Settings.'
     )
 
-    await operator.setChain('ethereum', { rpcUrls: ['https://eth-mainnet.example.net/rpc'] })
+    await chainAdmin.set('ethereum', { rpcUrls: ['https://eth-mainnet.example.net/rpc'] })
     await db
       .from('chains')
       .where('network', 'ethereum')

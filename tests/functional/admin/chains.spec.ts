@@ -1,8 +1,9 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Chain from '#models/chain'
 import Token from '#models/token'
-import operator from '#services/operator_service'
 import { RpcPool } from '#chains/rpc_pool'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
@@ -55,11 +56,11 @@ test.group('Console chains: list and chain page', (group) => {
   test('the list shows every chain with its state, tokens, wallets and scanner status, secrets masked', async ({
     assert,
   }) => {
-    await operator.setChain('ethereum', { rpcUrls: [KEYED_URL] })
-    await operator.setChain('tron', { apiKey: API_KEY })
-    await operator.setToken('tron', 'TRX', { enabled: false })
-    await operator.setChain('polygon', { enabled: false })
-    await operator.addWallet('tron', 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf')
+    await chainAdmin.set('ethereum', { rpcUrls: [KEYED_URL] })
+    await chainAdmin.set('tron', { apiKey: API_KEY })
+    await chainAdmin.setToken('tron', 'TRX', { enabled: false })
+    await chainAdmin.set('polygon', { enabled: false })
+    await walletAdmin.add('tron', 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf')
     const now = Date.now()
     await db.table('chain_cursors').insert({
       network: 'ethereum',
@@ -87,7 +88,7 @@ test.group('Console chains: list and chain page', (group) => {
   test('the chain page fills the form in; the API key is never rendered, only its last characters', async ({
     assert,
   }) => {
-    await operator.setChain('tron', {
+    await chainAdmin.set('tron', {
       apiKey: API_KEY,
       rpcUrls: [KEYED_URL, 'https://api.trongrid.io'],
     })
@@ -120,7 +121,7 @@ test.group('Console chains: list and chain page', (group) => {
   })
 
   test('a viewer reads the pages without forms or keys', async ({ assert }) => {
-    await operator.setChain('tron', { apiKey: API_KEY })
+    await chainAdmin.set('tron', { apiKey: API_KEY })
     const viewer = await signedIn('viewer')
     const page = await viewer.get('/chains/tron')
     assert.equal(page.status, 200)
@@ -140,7 +141,7 @@ test.group('Console chains: changes', (group) => {
   test('saving the form changes the chain through the service, audited as the signed-in user', async ({
     assert,
   }) => {
-    await operator.setChain('ethereum', { rpcUrls: [KEYED_URL], apiKey: API_KEY })
+    await chainAdmin.set('ethereum', { rpcUrls: [KEYED_URL], apiKey: API_KEY })
     const admin = await createAdminUser()
     const agent = await AdminAgent.signIn(admin)
     await agent.get('/chains/ethereum')
@@ -412,7 +413,7 @@ test.group('Console chains: test connection', (group) => {
     await anvil.mine(2)
     const head = await anvil.client.getBlockNumber()
     const closed = `http://127.0.0.1:${await freePort()}`
-    await operator.setChain('ethereum', { rpcUrls: [anvil.url, closed] })
+    await chainAdmin.set('ethereum', { rpcUrls: [anvil.url, closed] })
     const agent = await signedIn()
     await agent.get('/chains/ethereum')
     const response = await agent.post('/chains/ethereum/test')
@@ -429,7 +430,7 @@ test.group('Console chains: test connection', (group) => {
   })
 
   test('refused with a message when there is nothing to test', async ({ assert }) => {
-    await operator.setChain('ethereum', { rpcUrls: [] })
+    await chainAdmin.set('ethereum', { rpcUrls: [] })
     const agent = await signedIn()
     await agent.get('/chains/ethereum')
     const response = await agent.post('/chains/ethereum/test')

@@ -1,6 +1,6 @@
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import type { Assert } from '@japa/assert'
-import operator from '#services/operator_service'
 import { RpcPool } from '#chains/rpc_pool'
 import { Anvil } from '#tests/helpers/evm/anvil'
 import { freePort, freePortIn } from '#tests/helpers/processes'
@@ -157,7 +157,7 @@ test.group('Console chains in Chinese', (group) => {
 
   test('flash messages and refusals come in Chinese', async ({ assert }) => {
     const agent = await adminIn('zh-CN')
-    await operator.setChain('tron', { enabled: true })
+    await chainAdmin.set('tron', { enabled: true })
     const disabled = await agent.submit('/chains/tron/disable', {}, '/chains/tron')
     assert.equal(disabled.status, 302)
     assertPage(assert, await agent.get('/chains/tron'), 'zh-CN', [
@@ -193,7 +193,7 @@ test.group('Console chains in Chinese: test connection', (group) => {
 
   test('the results and the flash speak Chinese', async ({ assert }) => {
     const closed = `http://127.0.0.1:${await freePort()}`
-    await operator.setChain('ethereum', { rpcUrls: [anvil.url, closed] })
+    await chainAdmin.set('ethereum', { rpcUrls: [anvil.url, closed] })
     const agent = await adminIn('zh-CN')
     await agent.get('/chains/ethereum')
     const response = await agent.post('/chains/ethereum/test')

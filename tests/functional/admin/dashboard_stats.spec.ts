@@ -1,7 +1,9 @@
 import { test } from '@japa/runner'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
-import { DashboardStats, type DashboardFigures } from '#services/admin/dashboard_stats'
+import dashboardStats, {
+  DashboardStats,
+  type DashboardFigures,
+} from '#services/admin/dashboard_stats'
 import { OperatorError } from '#support/cli/operator_error'
 import { resetDatabase } from '#tests/helpers/database'
 import { FAKE_NETWORK, installFakeChain } from '#tests/helpers/fake_chain'
@@ -502,6 +504,6 @@ test.group('Dashboard figures: scanner status per chain', (group) => {
   })
 
   test('the service resolves from the container', async ({ assert }) => {
-    assert.instanceOf(await app.container.make(DashboardStats), DashboardStats)
+    assert.instanceOf(dashboardStats, DashboardStats)
   })
 })

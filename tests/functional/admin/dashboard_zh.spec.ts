@@ -3,10 +3,9 @@ import db from '@adonisjs/lucid/services/db'
 import { resetDatabase } from '#tests/helpers/database'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
 import { resetOrderRows, seedOrderRow, seededTradeId } from '#tests/helpers/order_rows'
-import app from '@adonisjs/core/services/app'
 import i18nManager from '@adonisjs/i18n/services/main'
 import doctor from '#services/doctor/doctor'
-import { DashboardStats } from '#services/admin/dashboard_stats'
+import dashboardStats from '#services/admin/dashboard_stats'
 import { dashboardView } from '#services/admin/dashboard_presenter'
 
 const DAY = 86_400_000
@@ -112,7 +111,7 @@ test.group('Console dashboard in Chinese', (group) => {
       last_error: '',
       updated_at: now,
     })
-    const figures = await (await app.container.make(DashboardStats)).read({ timeZone: 'UTC' })
+    const figures = await dashboardStats.read({ timeZone: 'UTC' })
     const english = dashboardView(figures)
     assert.deepEqual(dashboardView(figures, i18nManager.locale('en')), english)
     assert.isTrue(english.scanners.some((scanner) => scanner.help.startsWith('No scan for 2 h:')))

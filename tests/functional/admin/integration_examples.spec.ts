@@ -1,19 +1,17 @@
 import { compatIntegration } from '#plugins/compat/compat_integration'
 import { test } from '@japa/runner'
-import app from '@adonisjs/core/services/app'
 import Order, { OrderStatus } from '#models/order'
 import ApiKey from '#models/api_key'
 import settings from '#settings/settings_service'
-import { ApiKeyAdmin } from '#services/operators/api_key_admin'
-import {
+import apiKeyAdmin from '#services/operators/api_key_admin'
+import integrationExamples, {
   EXAMPLE_NOTIFY_URL,
-  IntegrationExamples,
   SECRET_VARIABLE,
   renderGuide,
   type IntegrationExample,
   type IntegrationGuide,
 } from '#services/admin/integration_examples'
-import { TestCallbackSender } from '#services/admin/test_callback'
+import testCallbackSender from '#services/admin/test_callback'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { makeTronPayable } from '#tests/helpers/setup'
 import {
@@ -39,13 +37,13 @@ function requirePhp(example: { id: string }) {
 }
 
 async function newKey(input: { ips?: string[] } = {}) {
-  const admin = await app.container.make(ApiKeyAdmin)
+  const admin = apiKeyAdmin
   const apiKey = await admin.create({ ips: input.ips })
   return { apiKey, secret: apiKey.signingSecret() }
 }
 
 async function guideFor(pid: string): Promise<IntegrationGuide> {
-  return (await app.container.make(IntegrationExamples)).forKey(pid)
+  return integrationExamples.forKey(pid)
 }
 
 async function runCreateExample(example: IntegrationExample, secret: string) {
@@ -169,7 +167,7 @@ test.group('Integration examples: creating an order', (group) => {
     assert.notEqual(refused.code, 0)
     assert.include(refused.stderr, '"status_code":401')
 
-    await (await app.container.make(ApiKeyAdmin)).update(apiKey.pid, { ips: ['127.0.0.1', '::1'] })
+    await apiKeyAdmin.update(apiKey.pid, { ips: ['127.0.0.1', '::1'] })
     const accepted = await runCreateExample(example, secret)
     assert.equal(accepted.code, 0, accepted.stderr)
     assert.equal(await countRows('orders', { api_key_id: apiKey.id }), 1)
@@ -287,7 +285,7 @@ test.group('Integration examples: what the page shows', (group) => {
   })
 
   test('an unknown pid is refused', async ({ assert }) => {
-    const examples = await app.container.make(IntegrationExamples)
+    const examples = integrationExamples
     await assert.rejects(() => examples.forKey('4242'), 'No API key with pid 4242')
   })
 })
@@ -316,7 +314,7 @@ test.group('Integration examples: receiving the callback', (group) => {
         { cwd: scratch.path }
       )
       try {
-        const sender = await app.container.make(TestCallbackSender)
+        const sender = testCallbackSender
         const result = await sender.send(apiKey.pid, `${receiver.url}/payment/notify`)
         assert.equal(
           result.outcome,

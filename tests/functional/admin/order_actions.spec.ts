@@ -1,13 +1,12 @@
 import { test } from '@japa/runner'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import { userInfo } from 'node:os'
 import Order from '#models/order'
 import Callback from '#models/callback'
 import paymentService from '#services/payment_service'
 import callbackDeliverer from '#callbacks/callback_deliverer'
-import { OrderAdmin } from '#services/operators/order_admin'
-import { OrderDetails } from '#services/admin/order_detail'
+import orderAdmin, { OrderAdmin } from '#services/operators/order_admin'
+import orderDetails from '#services/admin/order_detail'
 import { AuditLog, type AuditEntry } from '#services/audit/audit_log'
 import { actingAs } from '#services/audit/audit_context'
 import { OperatorError } from '#support/cli/operator_error'
@@ -28,10 +27,6 @@ const OPERATOR = {
 /** As the console runs it: a signed-in user is the author of the change. */
 function asOperator<T>(work: () => Promise<T>) {
   return actingAs(OPERATOR, work)
-}
-
-async function orderAdmin() {
-  return app.container.make(OrderAdmin)
 }
 
 async function auditRows() {
@@ -92,7 +87,7 @@ test.group('Order actions: mark paid', (group) => {
     const order = await newOrder(client)
     fakeTransfer('0xconsole0001', order.actualAmount)
     const paid = await asOperator(async () =>
-      (await orderAdmin()).markPaid(` ${order.tradeId}`, ' 0xconsole0001 ')
+      orderAdmin.markPaid(` ${order.tradeId}`, ' 0xconsole0001 ')
     )
     assert.equal(paid.reference, '0xconsole0001')
     assert.equal(paid.notified?.tradeId, order.tradeId)
@@ -127,7 +122,7 @@ test.group('Order actions: mark paid', (group) => {
     const order = await newOrder(client)
     await db.from('orders').where('id', order.id).update({ status: 3 })
     fakeTransfer('0xconsole0002', order.actualAmount, { timestamp: Date.now() + 3_600_000 })
-    await (await orderAdmin()).markPaid(order.tradeId, '0xconsole0002')
+    await orderAdmin.markPaid(order.tradeId, '0xconsole0002')
     assert.equal((await Order.findOrFail(order.id)).status, 2)
   })
 
@@ -136,7 +131,7 @@ test.group('Order actions: mark paid', (group) => {
     assert,
   }) => {
     const order = await newOrder(client)
-    const admin = await orderAdmin()
+    const admin = orderAdmin
     await assertRefused(
       assert,
       () => admin.markPaid(order.tradeId, '0xnothing0001'),
@@ -163,7 +158,7 @@ test.group('Order actions: mark paid', (group) => {
     client,
     assert,
   }) => {
-    const admin = await orderAdmin()
+    const admin = orderAdmin
     const paid = await newOrder(client)
     await paymentService.markPaid(paid.id, { reference: '0xscanner0001', source: 'scanner' })
     await assertRefused(
@@ -205,7 +200,7 @@ test.group('Order actions: mark paid', (group) => {
     fakeTransfer('0xshared0001', second.actualAmount)
     await assertRefused(
       assert,
-      async () => (await orderAdmin()).markPaid(second.tradeId, '0xshared0001'),
+      async () => orderAdmin.markPaid(second.tradeId, '0xshared0001'),
       /already paid another order \(10007\)/
     )
     assert.equal((await Order.findOrFail(second.id)).status, 1)
@@ -268,9 +263,7 @@ test.group('Order actions: close', (group) => {
   }) => {
     const order = await newOrder(client)
     const before = Date.now()
-    const { order: closed } = await asOperator(async () =>
-      (await orderAdmin()).close(order.tradeId)
-    )
+    const { order: closed } = await asOperator(async () => orderAdmin.close(order.tradeId))
     assert.equal(closed.status, 3)
     assert.isAtMost(closed.expirationTime, Date.now())
     assert.isAtLeast(closed.expirationTime, before)
@@ -287,7 +280,7 @@ test.group('Order actions: close', (group) => {
   test('a parent takes its waiting child along', async ({ client, assert }) => {
     const parent = await newOrder(client)
     const child = await childOf(parent)
-    const result = await (await orderAdmin()).close(parent.tradeId)
+    const result = await orderAdmin.close(parent.tradeId)
     assert.equal(result.child?.tradeId, child.tradeId)
     assert.equal(result.child?.status, 3)
   })
@@ -296,7 +289,7 @@ test.group('Order actions: close', (group) => {
     client,
     assert,
   }) => {
-    const admin = await orderAdmin()
+    const admin = orderAdmin
     const paid = await newOrder(client)
     await paymentService.markPaid(paid.id, { reference: '0xscanner0002', source: 'scanner' })
     const { updatedAt } = await Order.findOrFail(paid.id)
@@ -375,7 +368,7 @@ test.group('Order actions: resend callback', (group) => {
     const order = await paidOrder(client)
     await callbackDeliverer.runOnce()
     merchant.reset([{ status: 200, body: 'success', delayMs: 30 }])
-    const result = await asOperator(async () => (await orderAdmin()).resendCallback(order.tradeId))
+    const result = await asOperator(async () => orderAdmin.resendCallback(order.tradeId))
     assert.lengthOf(merchant.requests, 1)
     assert.equal(result.order.callbackStatus, 'delivered')
     assert.equal(result.attempt?.httpStatus, 200)
@@ -400,7 +393,7 @@ test.group('Order actions: resend callback', (group) => {
   }) => {
     const order = await paidOrder(client)
     merchant.reset([{ status: 503, body: `busy ${'x'.repeat(500)}` }])
-    const result = await (await orderAdmin()).resendCallback(order.tradeId)
+    const result = await orderAdmin.resendCallback(order.tradeId)
     assert.equal(result.attempt?.httpStatus, 503)
     assert.lengthOf(result.attempt!.responseExcerpt, 200)
     assert.isTrue(result.attempt!.responseExcerpt.startsWith('busy xxx'))
@@ -412,7 +405,7 @@ test.group('Order actions: resend callback', (group) => {
     const parent = await newOrder(client, { notify_url: merchant.notifyUrl })
     const child = await childOf(parent)
     await paymentService.markPaid(child.id, { reference: '0xchild0001', source: 'scanner' })
-    const result = await (await orderAdmin()).resendCallback(child.tradeId)
+    const result = await orderAdmin.resendCallback(child.tradeId)
     assert.equal(result.order.tradeId, parent.tradeId)
     assert.lengthOf(merchant.requests, 1)
     assert.include(merchant.requests[0].body, parent.tradeId)
@@ -424,7 +417,7 @@ test.group('Order actions: resend callback', (group) => {
   }) => {
     const other = await paidOrder(client)
     const order = await paidOrder(client)
-    await (await orderAdmin()).resendCallback(order.tradeId)
+    await orderAdmin.resendCallback(order.tradeId)
     assert.lengthOf(merchant.requests, 1)
     assert.include(merchant.requests[0].body, order.tradeId)
     const waiting = await Callback.findByOrFail('order_id', other.id)
@@ -433,7 +426,7 @@ test.group('Order actions: resend callback', (group) => {
   })
 
   test('an unpaid or unknown order is refused; nothing is queued', async ({ client, assert }) => {
-    const admin = await orderAdmin()
+    const admin = orderAdmin
     const waiting = await newOrder(client)
     await assertRefused(
       assert,
@@ -462,12 +455,8 @@ test.group('Order detail', (group) => {
     merchant.reset()
   })
 
-  async function details() {
-    return app.container.make(OrderDetails)
-  }
-
   test('an unknown trade_id has no detail', async ({ assert }) => {
-    assert.isNull(await (await details()).find('NoSuchOrder'))
+    assert.isNull(await orderDetails.find('NoSuchOrder'))
   })
 
   test('a waiting order: its amount reservation, no payment yet, the actions it allows', async ({
@@ -475,7 +464,7 @@ test.group('Order detail', (group) => {
     assert,
   }) => {
     const order = await newOrder(client)
-    const detail = (await (await details()).find(order.tradeId))!
+    const detail = (await orderDetails.find(order.tradeId))!
     assert.equal(detail.order.id, order.id)
     assert.isNull(detail.parent)
     assert.isNull(detail.child)
@@ -510,9 +499,9 @@ test.group('Order detail', (group) => {
     await callbackDeliverer.runOnce()
     await db.from('callbacks').update({ next_attempt_at: 0 })
     await callbackDeliverer.runOnce()
-    await asOperator(async () => (await orderAdmin()).resendCallback(parent.tradeId))
+    await asOperator(async () => orderAdmin.resendCallback(parent.tradeId))
 
-    const shown = (await (await details()).find(parent.tradeId))!
+    const shown = (await orderDetails.find(parent.tradeId))!
     assert.equal(shown.child?.tradeId, child.tradeId)
     assert.equal(shown.order.status, 2)
     assert.equal(shown.order.blockTransactionId, '0xchildpaid01')
@@ -564,7 +553,7 @@ test.group('Order detail', (group) => {
     })
 
     // The child's page: its parent, and the parent's callback (the merchant only hears of the parent).
-    const fromChild = (await (await details()).find(child.tradeId))!
+    const fromChild = (await orderDetails.find(child.tradeId))!
     assert.equal(fromChild.parent?.tradeId, parent.tradeId)
     assert.equal(fromChild.callbackOrder.tradeId, parent.tradeId)
     assert.lengthOf(fromChild.attempts, 3)

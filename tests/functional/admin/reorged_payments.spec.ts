@@ -1,13 +1,12 @@
+import walletAdmin from '#services/operators/wallet_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
-import app from '@adonisjs/core/services/app'
 import Chain from '#models/chain'
 import Order from '#models/order'
 import chainScanner from '#services/chain_scanner'
-import operator from '#services/operator_service'
 import paymentService from '#services/payment_service'
 import reorgFlags from '#services/reorg_flags'
-import { OrderDetails } from '#services/admin/order_detail'
+import orderDetails from '#services/admin/order_detail'
 import { utcSecond } from '#services/admin/admin_format'
 import { emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle, switchTo } from '#tests/helpers/orders'
@@ -41,7 +40,7 @@ async function reorganise() {
 }
 
 async function details(tradeId: string) {
-  const service = await app.container.make(OrderDetails)
+  const service = orderDetails
   return (await service.find(tradeId))!
 }
 
@@ -149,7 +148,7 @@ test.group('Console order page: a payment whose block a reorganisation replaced'
     client,
     assert,
   }) => {
-    await operator.addWallet('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET)
     const parent = await newOrder(client)
     const switched = await switchTo(client, parent.tradeId, 'tron')
     const child = await Order.findByOrFail('trade_id', switched.body().data.trade_id)

@@ -1,12 +1,10 @@
 import { test } from '@japa/runner'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import settings, { SettingsInputError } from '#settings/settings_service'
 import { SETTINGS } from '#settings/definitions'
 import pluginsConfig from '#config/plugins'
-import {
-  settingsGroups,
-  SettingsGroups,
+import settingsGroups, {
+  allSettingsGroups,
   groupedKeys,
   keysByGroup,
   turnedOffPlugin,
@@ -32,10 +30,6 @@ async function auditRows(action = 'setting.set') {
   }))
 }
 
-async function groups() {
-  return app.container.make(SettingsGroups)
-}
-
 test.group('Settings groups: every definition has a page', () => {
   test('each setting of the core and of every bundled plugin is in exactly one group', async ({
     assert,
@@ -48,7 +42,7 @@ test.group('Settings groups: every definition has a page', () => {
         if (!key.startsWith('notify.')) definitions.add(key)
     }
     const seen = new Map<string, string[]>()
-    for (const group of settingsGroups()) {
+    for (const group of allSettingsGroups()) {
       for (const key of Object.keys(group.labels))
         seen.set(key, [...(seen.get(key) ?? []), group.id])
     }
@@ -71,7 +65,7 @@ test.group('Settings groups: every definition has a page', () => {
   })
 
   test('a group whose plugin is turned off is named so', async ({ assert }) => {
-    const provider = settingsGroups().find((entry) => entry.id === 'provider')!
+    const provider = allSettingsGroups().find((entry) => entry.id === 'provider')!
     assert.equal(
       turnedOffPlugin(provider, new Map([['provider.shop_token', 'provider']])),
       'provider'
@@ -79,7 +73,7 @@ test.group('Settings groups: every definition has a page', () => {
     assert.isNull(turnedOffPlugin(provider, new Map()))
     assert.isNull(
       turnedOffPlugin(
-        settingsGroups().find((entry) => entry.id === 'site')!,
+        allSettingsGroups().find((entry) => entry.id === 'site')!,
         new Map([['x', 'provider']])
       )
     )
@@ -88,7 +82,7 @@ test.group('Settings groups: every definition has a page', () => {
   test('the summaries list every page but the empty fallback, with the count of each', async ({
     assert,
   }) => {
-    const summaries = (await (await groups()).summaries()).filter(
+    const summaries = (await settingsGroups.summaries()).filter(
       (summary) => summary.id !== 'plugins'
     )
     assert.deepEqual(
@@ -119,7 +113,7 @@ test.group('Settings groups: pages and saving', (group) => {
     assert,
   }) => {
     await settings.set('order.expiration_minutes', '25')
-    const page = await (await groups()).page('orders')
+    const page = await settingsGroups.page('orders')
     assert.deepEqual(
       page.fields.map((field) => field.key),
       ['order.expiration_minutes', 'order.late_payment_margin_seconds', 'order.amount_max_steps']
@@ -135,11 +129,11 @@ test.group('Settings groups: pages and saving', (group) => {
     assert.deepEqual(lifetime.bounds, { min: 1, max: 1440 })
     assert.isFalse(page.fields[1].stored)
 
-    const limits = await (await groups()).page('rate_limits')
+    const limits = await settingsGroups.page('rate_limits')
     const store = limits.fields.find((field) => field.key === 'rate_limit.store')!
     assert.equal(store.input, 'select')
     assert.deepEqual(store.options, ['memory', 'database', 'redis'])
-    const provider = await (await groups()).page('provider')
+    const provider = await settingsGroups.page('provider')
     assert.equal(
       provider.fields.find((field) => field.key === 'provider.allow_tokens')!.value,
       'USDT,TRX'
@@ -155,7 +149,7 @@ test.group('Settings groups: pages and saving', (group) => {
   }) => {
     await emptyAuditLog()
     const changed = await actingAs(ADMIN, async () =>
-      (await groups()).save('orders', {
+      settingsGroups.save('orders', {
         values: {
           'order.expiration_minutes': '30',
           'order.late_payment_margin_seconds': '900',
@@ -180,7 +174,7 @@ test.group('Settings groups: pages and saving', (group) => {
 
   test('one invalid value stores nothing and names each refused field', async ({ assert }) => {
     await emptyAuditLog()
-    const service = await groups()
+    const service = settingsGroups
     const error = await service
       .save('orders', {
         values: {
@@ -201,7 +195,7 @@ test.group('Settings groups: pages and saving', (group) => {
   })
 
   test('a key of another page, or unknown, is refused', async ({ assert }) => {
-    const service = await groups()
+    const service = settingsGroups
     const error = await service
       .save('orders', { values: { 'site.cashier_name': 'Shop', 'no.such': 'x' } })
       .catch((caught) => caught)
@@ -214,7 +208,7 @@ test.group('Settings groups: pages and saving', (group) => {
   test('an emptied text is stored as "" and shown as ""; a null from a form counts as emptied', async ({
     assert,
   }) => {
-    const service = await groups()
+    const service = settingsGroups
     await service.save('site', { values: { 'site.cashier_name': '', 'site.website_title': null } })
     assert.strictEqual(await storedValue('site.cashier_name'), '')
     assert.strictEqual(await storedValue('site.website_title'), '')
@@ -228,7 +222,7 @@ test.group('Settings groups: pages and saving', (group) => {
   })
 
   test('colours are checked like settings:set does', async ({ assert }) => {
-    const service = await groups()
+    const service = settingsGroups
     const error = await service
       .save('site', { values: { 'site.background_color': 'red;}body{x' } })
       .catch((caught) => caught)
@@ -239,7 +233,7 @@ test.group('Settings groups: pages and saving', (group) => {
   })
 
   test('booleans, enums and lists are saved through their definitions', async ({ assert }) => {
-    const service = await groups()
+    const service = settingsGroups
     await service.save('callbacks', { values: { 'callbacks.allow_private_targets': 'true' } })
     assert.isTrue(await settings.get('callbacks.allow_private_targets'))
     await service.save('rate_limits', { values: { 'rate_limit.store': 'database' } })
@@ -261,7 +255,7 @@ test.group('Settings groups: the provider token is a secret', (group) => {
   test('stored encrypted, shown masked, never sent back; the audit says only that it was set', async ({
     assert,
   }) => {
-    const service = await groups()
+    const service = settingsGroups
     await emptyAuditLog()
     await service.save('provider', {
       values: { 'provider.shop_token': TOKEN, 'provider.shop_id': 'shop-1' },
@@ -285,7 +279,7 @@ test.group('Settings groups: the provider token is a secret', (group) => {
   test('a blank secret keeps the stored one; "clear" empties it; both at once is refused', async ({
     assert,
   }) => {
-    const service = await groups()
+    const service = settingsGroups
     await service.save('provider', { values: { 'provider.shop_token': TOKEN } })
     const sealed = await storedValue('provider.shop_token')
 
@@ -326,7 +320,7 @@ test.group('Settings groups: fixed rates', (group) => {
   group.each.setup(() => resetDatabase())
 
   test('fixed rates go through RateAdmin: its rules and its audit', async ({ assert }) => {
-    const service = await groups()
+    const service = settingsGroups
     await emptyAuditLog()
     await actingAs(ADMIN, () => service.setFixedRate('usdt', 'eur', '0.92'))
     const rates = await service.fixedRates()

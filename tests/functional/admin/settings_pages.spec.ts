@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import settings from '#settings/settings_service'
-import { settingsGroups } from '#services/admin/settings_groups'
+import { allSettingsGroups } from '#services/admin/settings_groups'
 import { SecretPurpose, revealSecret } from '#support/crypto/secret_box'
 import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
@@ -37,7 +37,7 @@ test.group('Console settings pages', (group) => {
     const start = await agent.get('/settings')
     assert.equal(start.status, 302)
     assert.equal(start.location, '/admin/settings/site')
-    for (const entry of settingsGroups().filter((item) => item.id !== 'plugins')) {
+    for (const entry of allSettingsGroups().filter((item) => item.id !== 'plugins')) {
       const page = await agent.get(`/settings/${entry.id}`)
       assert.equal(page.status, 200, entry.id)
       assert.include(pageText(page.text), entry.title)

@@ -5,7 +5,7 @@ import { SETTINGS } from '#settings/definitions'
 import type { SettingDefinition } from '#settings/setting_types'
 import pluginsConfig from '#config/plugins'
 import {
-  settingsGroups,
+  allSettingsGroups,
   fieldPrefix,
   groupBase,
   settingErrorText,
@@ -42,9 +42,9 @@ test.group('Console settings in Chinese: the catalogue', () => {
   }) => {
     const english = i18nManager.locale('en')
     const chinese = i18nManager.locale('zh-CN')
-    const labels = new Map(settingsGroups().flatMap((group) => Object.entries(group.labels)))
+    const labels = new Map(allSettingsGroups().flatMap((group) => Object.entries(group.labels)))
     const groupOf = new Map(
-      settingsGroups().flatMap((group) => Object.keys(group.labels).map((key) => [key, group]))
+      allSettingsGroups().flatMap((group) => Object.keys(group.labels).map((key) => [key, group]))
     )
     const definitions = await pageDefinitions()
     assert.isAbove(definitions.size, 50)
@@ -61,7 +61,7 @@ test.group('Console settings in Chinese: the catalogue', () => {
         : `${definition.description}.`
       assert.equal(english.t(`${base}.help`), sentence, key)
     }
-    for (const group of settingsGroups()) {
+    for (const group of allSettingsGroups()) {
       assert.equal(english.t(`${groupBase(group)}.title`), group.title)
       assert.equal(english.t(`${groupBase(group)}.description`), group.description)
       assert.isTrue(chinese.hasMessage(`${groupBase(group)}.title`), `zh-CN ${group.id}`)

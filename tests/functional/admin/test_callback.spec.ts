@@ -1,9 +1,8 @@
 import { test } from '@japa/runner'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import settings from '#settings/settings_service'
-import { ApiKeyAdmin } from '#services/operators/api_key_admin'
-import { TEST_HEADER, TestCallbackSender } from '#services/admin/test_callback'
+import apiKeyAdmin from '#services/operators/api_key_admin'
+import testCallbackSender, { TEST_HEADER } from '#services/admin/test_callback'
 import { actingAs } from '#services/audit/audit_context'
 import { MerchantServer } from '#tests/helpers/merchant_server'
 import { merchantVerifiesCallback } from '#tests/helpers/merchant'
@@ -24,12 +23,8 @@ const NATIVE_FIELDS = [
   'trade_id',
 ]
 
-async function sender() {
-  return app.container.make(TestCallbackSender)
-}
-
 async function newKey(pid?: string) {
-  const apiKey = await (await app.container.make(ApiKeyAdmin)).create({ pid })
+  const apiKey = await apiKeyAdmin.create({ pid })
   return { apiKey, secret: apiKey.signingSecret() }
 }
 
@@ -51,7 +46,7 @@ test.group('Send test callback', (group) => {
     const { apiKey, secret } = await newKey()
     const result = await actingAs(
       { actor: { kind: 'user', userId: 1, email: 'admin@example.test' }, ip: '203.0.113.9' },
-      async () => (await sender()).send(apiKey.pid, `${merchant.notifyUrl}?shop=7`)
+      async () => testCallbackSender.send(apiKey.pid, `${merchant.notifyUrl}?shop=7`)
     )
 
     assert.lengthOf(merchant.requests, 1)
@@ -103,7 +98,7 @@ test.group('Send test callback', (group) => {
 
   test('compat: a GET with the EPay fields, MD5-signed, for a numeric pid', async ({ assert }) => {
     const { apiKey, secret } = await newKey()
-    const result = await (await sender()).send(apiKey.pid, merchant.notifyUrl, 'compat')
+    const result = await testCallbackSender.send(apiKey.pid, merchant.notifyUrl, 'compat')
     assert.equal(result.outcome, 'acknowledged')
     assert.equal(result.method, 'GET')
     assert.isNull(result.body)
@@ -121,7 +116,7 @@ test.group('Send test callback', (group) => {
     assert,
   }) => {
     const { apiKey } = await newKey('shop-7')
-    const callbacks = await sender()
+    const callbacks = testCallbackSender
     assert.deepEqual(callbacks.formatsFor(apiKey), ['native'])
     await assert.rejects(
       () => callbacks.send('shop-7', merchant.notifyUrl, 'compat'),
@@ -140,7 +135,7 @@ test.group('Send test callback', (group) => {
   }) => {
     await settings.set('callbacks.allow_private_targets', 'false')
     const { apiKey } = await newKey()
-    const result = await (await sender()).send(apiKey.pid, merchant.notifyUrl)
+    const result = await testCallbackSender.send(apiKey.pid, merchant.notifyUrl)
     assert.equal(result.outcome, 'refused')
     assert.isNull(result.httpStatus)
     assert.include(result.error, '127.0.0.1 is a private or loopback address')
@@ -148,9 +143,10 @@ test.group('Send test callback', (group) => {
     assert.lengthOf(merchant.requests, 0)
 
     // A host name that resolves to loopback is refused after resolution.
-    const byName = await (
-      await sender()
-    ).send(apiKey.pid, merchant.notifyUrl.replace('127.0.0.1', 'localhost'))
+    const byName = await testCallbackSender.send(
+      apiKey.pid,
+      merchant.notifyUrl.replace('127.0.0.1', 'localhost')
+    )
     assert.equal(byName.outcome, 'refused')
     assert.lengthOf(merchant.requests, 0)
   })
@@ -162,7 +158,7 @@ test.group('Send test callback', (group) => {
     const { apiKey } = await newKey()
     // The merchant answers only after the send is over: only the timeout can have ended it.
     merchant.hold()
-    const result = await (await sender()).send(apiKey.pid, merchant.notifyUrl)
+    const result = await testCallbackSender.send(apiKey.pid, merchant.notifyUrl)
     assert.equal(merchant.heldCount, 1, 'the answer is still held')
     merchant.release()
     assert.equal(result.outcome, 'failed')
@@ -177,7 +173,7 @@ test.group('Send test callback', (group) => {
     assert,
   }) => {
     const { apiKey } = await newKey()
-    const callbacks = await sender()
+    const callbacks = testCallbackSender
     merchant.reset([{ status: 500, body: 'Internal error: order lookup failed' }])
     const failed = await callbacks.send(apiKey.pid, merchant.notifyUrl)
     assert.deepInclude(failed, {
@@ -203,7 +199,7 @@ test.group('Send test callback', (group) => {
   test('nobody listening: failed with the connection error', async ({ assert }) => {
     const { apiKey } = await newKey()
     const port = await freePort()
-    const result = await (await sender()).send(apiKey.pid, `http://127.0.0.1:${port}/notify`)
+    const result = await testCallbackSender.send(apiKey.pid, `http://127.0.0.1:${port}/notify`)
     assert.equal(result.outcome, 'failed')
     assert.include(result.error, 'ECONNREFUSED')
   })
@@ -212,7 +208,7 @@ test.group('Send test callback', (group) => {
     assert,
   }) => {
     const { apiKey } = await newKey()
-    const callbacks = await sender()
+    const callbacks = testCallbackSender
     await assert.rejects(
       () => callbacks.send(apiKey.pid, '  '),
       'Give the URL to send the test callback to'

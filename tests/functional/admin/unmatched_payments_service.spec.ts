@@ -1,13 +1,12 @@
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import UnmatchedPayment from '#models/unmatched_payment'
 import chainScanner from '#services/chain_scanner'
 import orderExpiry from '#services/order_expiry'
 import paymentService from '#services/payment_service'
-import operator from '#services/operator_service'
-import { UnmatchedPaymentAdmin } from '#services/operators/unmatched_payment_admin'
+import unmatchedPaymentAdmin from '#services/operators/unmatched_payment_admin'
 import { actingAs } from '#services/audit/audit_context'
 import { OperatorError } from '#support/cli/operator_error'
 import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
@@ -24,10 +23,6 @@ import type { ObservedTransfer } from '#chains/chain_family'
 const ADMIN = { actor: { kind: 'user' as const, userId: 1, email: 'admin@example.com' } }
 const FAKE_USDC = 'fake:usdc-contract'
 let references = 0
-
-async function admin() {
-  return app.container.make(UnmatchedPaymentAdmin)
-}
 
 /** Ends the order's life 1 s ago and runs the expiry job. */
 async function expire(order: Order) {
@@ -77,11 +72,11 @@ test.group('Unmatched payments: list', (group) => {
     client,
     assert,
   }) => {
-    await operator.setToken(FAKE_NETWORK, 'USDC', { contract: FAKE_USDC, decimals: 6 })
+    await chainAdmin.setToken(FAKE_NETWORK, 'USDC', { contract: FAKE_USDC, decimals: 6 })
     const { order, payment: late } = await latePayment(await newOrder(client))
     const usdc = (await scanTransfer('5', { contract: FAKE_USDC }))!
     const stray = (await scanTransfer('10.5'))!
-    const service = await admin()
+    const service = unmatchedPaymentAdmin
 
     const { rows, next } = await service.list()
     assert.isNull(next)
@@ -138,7 +133,7 @@ test.group('Unmatched payments: assign to an order', (group) => {
     const { order, payment } = await latePayment(await newOrder(client))
     fakeFamily.lookups = []
     const outcome = await actingAs(ADMIN, async () =>
-      (await admin()).assign(payment.id, order.tradeId)
+      unmatchedPaymentAdmin.assign(payment.id, order.tradeId)
     )
     assert.equal(outcome.reference, payment.reference)
     // Verified on chain, as orders:mark-paid does.
@@ -153,7 +148,7 @@ test.group('Unmatched payments: assign to an order', (group) => {
     )
     assert.equal(await countRows('callbacks', { order_id: order.id }), 1)
 
-    const row = (await (await admin()).find(payment.id))!
+    const row = (await unmatchedPaymentAdmin.find(payment.id))!
     assert.include(row, {
       state: 'assigned',
       assignedTradeId: order.tradeId,
@@ -181,12 +176,12 @@ test.group('Unmatched payments: assign to an order', (group) => {
     // Twice: refused by the row, before any chain call.
     fakeFamily.lookups = []
     await assert.rejects(
-      () => admin().then((service) => service.assign(payment.id, order.tradeId)),
+      () => unmatchedPaymentAdmin.assign(payment.id, order.tradeId),
       new RegExp(`already assigned to order ${order.tradeId}`)
     )
     assert.deepEqual(fakeFamily.lookups, [])
     await assert.rejects(
-      () => admin().then((service) => service.dismiss(payment.id, 'oops')),
+      () => unmatchedPaymentAdmin.dismiss(payment.id, 'oops'),
       /already assigned/
     )
   })
@@ -198,13 +193,13 @@ test.group('Unmatched payments: assign to an order', (group) => {
     const { payment } = await latePayment(await newOrder(client))
     const other = await newOrder(client)
     assert.notEqual(other.actualAmount, payment.amount)
-    const service = await admin()
+    const service = unmatchedPaymentAdmin
     await assert.rejects(
       () => service.assign(payment.id, other.tradeId),
       `Unmatched payment #${payment.id} cannot pay order ${other.tradeId}: it transfers ${payment.amount} USDT, the order waits for ${other.actualAmount} USDT`
     )
 
-    await operator.setToken(FAKE_NETWORK, 'USDC', { contract: FAKE_USDC, decimals: 6 })
+    await chainAdmin.setToken(FAKE_NETWORK, 'USDC', { contract: FAKE_USDC, decimals: 6 })
     const usdc = (await scanTransfer(other.actualAmount, { contract: FAKE_USDC }))!
     await assert.rejects(
       () => service.assign(usdc.id, other.tradeId),
@@ -269,7 +264,7 @@ test.group('Unmatched payments: assign to an order', (group) => {
     assert,
   }) => {
     const { order, payment } = await latePayment(await newOrder(client))
-    const service = await admin()
+    const service = unmatchedPaymentAdmin
     const paid = await newOrder(client)
     await paymentService.markPaid(paid.id, { reference: '0xother', source: 'scanner' })
     await assert.rejects(
@@ -300,7 +295,7 @@ test.group('Unmatched payments: assign to an order', (group) => {
     assert,
   }) => {
     const { order, payment } = await latePayment(await newOrder(client))
-    const service = await admin()
+    const service = unmatchedPaymentAdmin
     fakeFamily.transactions.delete(payment.reference)
     await assert.rejects(
       () => service.assign(payment.id, order.tradeId),
@@ -341,7 +336,7 @@ test.group('Unmatched payments: assign to an order', (group) => {
     }
     try {
       await assert.rejects(
-        () => admin().then((service) => service.assign(payment.id, order.tradeId)),
+        () => unmatchedPaymentAdmin.assign(payment.id, order.tradeId),
         /was settled meanwhile/
       )
     } finally {
@@ -368,9 +363,9 @@ test.group('Unmatched payments: dismiss', (group) => {
     const { payment } = await latePayment(await newOrder(client))
     const before = Date.now()
     await actingAs(ADMIN, async () =>
-      (await admin()).dismiss(payment.id, '  refunded to the payer on 2 May  ')
+      unmatchedPaymentAdmin.dismiss(payment.id, '  refunded to the payer on 2 May  ')
     )
-    const row = (await (await admin()).find(payment.id))!
+    const row = (await unmatchedPaymentAdmin.find(payment.id))!
     assert.include(row, {
       state: 'dismissed',
       dismissedBy: 'admin@example.com',
@@ -383,10 +378,7 @@ test.group('Unmatched payments: dismiss', (group) => {
       state: 'dismissed',
       note: 'refunded to the payer on 2 May',
     })
-    await assert.rejects(
-      () => admin().then((service) => service.dismiss(payment.id, 'again')),
-      /was dismissed/
-    )
+    await assert.rejects(() => unmatchedPaymentAdmin.dismiss(payment.id, 'again'), /was dismissed/)
   })
 
   test('refused without a note, with a note too long, or for an unknown row', async ({
@@ -394,7 +386,7 @@ test.group('Unmatched payments: dismiss', (group) => {
     assert,
   }) => {
     const { payment } = await latePayment(await newOrder(client))
-    const service = await admin()
+    const service = unmatchedPaymentAdmin
     await assert.rejects(() => service.dismiss(payment.id, '   '), OperatorError)
     await assert.rejects(() => service.dismiss(payment.id, ''), /a note is required/)
     await assert.rejects(

@@ -1,8 +1,8 @@
+import walletAdmin from '#services/operators/wallet_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Wallet from '#models/wallet'
 import Order, { OrderStatus } from '#models/order'
-import operator from '#services/operator_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
 import { TRON_WALLET, TRON_WALLET_2 } from '#tests/helpers/merchant'
@@ -37,8 +37,8 @@ test.group('Console wallets: list', (group) => {
     await db.from('orders').where('id', paid.id).update({ status: OrderStatus.PAID })
     await db.from('amount_locks').where('order_id', paid.id).delete()
     const waiting = await newOrder(client)
-    await operator.addWallet('tron', TRON_WALLET)
-    await operator.updateWallet('tron', TRON_WALLET, { note: 'cold storage' })
+    await walletAdmin.add('tron', TRON_WALLET)
+    await walletAdmin.update('tron', TRON_WALLET, { note: 'cold storage' })
 
     const agent = await signedIn()
     const page = await agent.get('/wallets')
@@ -51,10 +51,10 @@ test.group('Console wallets: list', (group) => {
   })
 
   test('filters by network, state and text; an empty result says so', async ({ assert }) => {
-    await operator.addWallet('tron', TRON_WALLET)
-    await operator.addWallet('tron', TRON_WALLET_2)
-    await operator.updateWallet('tron', TRON_WALLET_2, { enabled: false })
-    await operator.addWallet('ethereum', EVM_CANONICAL)
+    await walletAdmin.add('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET_2)
+    await walletAdmin.update('tron', TRON_WALLET_2, { enabled: false })
+    await walletAdmin.add('ethereum', EVM_CANONICAL)
     const agent = await signedIn()
 
     const tron = pageText((await agent.get('/wallets?network=tron')).text)
@@ -220,7 +220,7 @@ test.group('Console wallets: changes', (group) => {
   test('batch import: a report line per entry; refused as a whole when empty or too long', async ({
     assert,
   }) => {
-    await operator.addWallet('tron', TRON_WALLET_2)
+    await walletAdmin.add('tron', TRON_WALLET_2)
     const agent = await signedIn()
     const form = await agent.get('/wallets/import')
     assert.equal(form.status, 200)

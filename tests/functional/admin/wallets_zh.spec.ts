@@ -1,6 +1,6 @@
+import walletAdmin from '#services/operators/wallet_admin'
 import { test } from '@japa/runner'
 import type { Assert } from '@japa/assert'
-import operator from '#services/operator_service'
 import Wallet from '#models/wallet'
 import { resetDatabase } from '#tests/helpers/database'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
@@ -31,9 +31,9 @@ test.group('Console wallets in Chinese', (group) => {
   })
 
   test('the list, its filters and the add form speak Chinese', async ({ assert }) => {
-    await operator.addWallet('tron', TRON_WALLET)
-    await operator.addWallet('tron', TRON_WALLET_2)
-    await operator.updateWallet('tron', TRON_WALLET_2, { enabled: false })
+    await walletAdmin.add('tron', TRON_WALLET)
+    await walletAdmin.add('tron', TRON_WALLET_2)
+    await walletAdmin.update('tron', TRON_WALLET_2, { enabled: false })
     const agent = await chineseAdmin()
     const page = await agent.get('/wallets')
     assertChinese(assert, page, [

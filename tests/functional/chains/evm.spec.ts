@@ -1,10 +1,11 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import UnmatchedPayment from '#models/unmatched_payment'
 import chainScanner from '#services/chain_scanner'
 import callbackDeliverer from '#callbacks/callback_deliverer'
-import operator from '#services/operator_service'
 import { parseEvmReference } from '#plugins/evm/evm_verify'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { createOrder, merchantVerifiesCallback, orderParams } from '#tests/helpers/merchant'
@@ -192,7 +193,7 @@ test.group('EVM chain: scanning a real node (anvil)', (group) => {
     client,
     assert,
   }) => {
-    await operator.setChain('ethereum', { confirmations: 1 })
+    await chainAdmin.set('ethereum', { confirmations: 1 })
     const order = await createEthOrder(client)
     const snapshot = await anvil.snapshot()
     await anvil.mine(3)
@@ -349,7 +350,7 @@ test.group('EVM chain: RPC behaviour', (group) => {
     const wallets = [fixture.wallet]
     for (let index = 1; index < 100; index++) {
       const wallet = randomAddress()
-      await operator.addWallet('ethereum', wallet)
+      await walletAdmin.add('ethereum', wallet)
       wallets.push(wallet)
     }
     await db.from('settings').where('key', 'order.amount_max_steps').delete()
@@ -417,7 +418,7 @@ test.group('EVM chain: RPC behaviour', (group) => {
     await createEthOrder(client)
     await scanEthereum()
     const before = (await db.from('chain_cursors').first()).cursor
-    await operator.setChain('ethereum', { rpcUrls: ['http://127.0.0.1:9/dead'] })
+    await chainAdmin.set('ethereum', { rpcUrls: ['http://127.0.0.1:9/dead'] })
     const [report] = await chainScanner.scan({ network: 'ethereum' })
     check.match(report.detail, /scan failed: every RPC endpoint failed/)
     const row = await db.from('chain_cursors').first()

@@ -1,9 +1,9 @@
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import chainScanner from '#services/chain_scanner'
 import { RpcPool } from '#chains/rpc_pool'
-import operator from '#services/operator_service'
 import { resetDatabase } from '#tests/helpers/database'
 import { createOrder, orderParams } from '#tests/helpers/merchant'
 import { Anvil } from '#tests/helpers/evm/anvil'
@@ -167,7 +167,7 @@ test.group('EVM chain: request budgets (anvil behind a limiting proxy)', (group)
     client,
     assert,
   }) => {
-    await operator.setChain('ethereum', { options: { blockRange: '20' } })
+    await chainAdmin.set('ethereum', { options: { blockRange: '20' } })
     const order = await createEthOrder(client)
     await scanEthereum()
     const start = BigInt(JSON.parse((await db.from('chain_cursors').first()).cursor).block)

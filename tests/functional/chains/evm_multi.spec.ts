@@ -1,9 +1,9 @@
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import { parseUnits } from 'viem'
 import db from '@adonisjs/lucid/services/db'
 import Order, { OrderStatus } from '#models/order'
 import chainScanner from '#services/chain_scanner'
-import operator from '#services/operator_service'
 import { resetDatabase } from '#tests/helpers/database'
 import { Anvil } from '#tests/helpers/evm/anvil'
 import { RpcProxy } from '#tests/helpers/evm/rpc_proxy'
@@ -101,7 +101,7 @@ test.group('EVM chain: several payments in one transaction, value sent by contra
     client,
     assert,
   }) => {
-    await operator.setChain('ethereum', { confirmations: 1 })
+    await chainAdmin.set('ethereum', { confirmations: 1 })
     const first = await createEthOrder(client)
     const second = await createEthOrder(client)
     const third = await createEthOrder(client)
@@ -160,7 +160,7 @@ test.group('EVM chain: several payments in one transaction, value sent by contra
     client,
     assert,
   }) => {
-    await operator.setChain('ethereum', { confirmations: 1 })
+    await chainAdmin.set('ethereum', { confirmations: 1 })
     const first = await createEthOrder(client, { token: 'eth' })
     const second = await createEthOrder(client, { token: 'eth' })
     const values = [parseUnits(first.actualAmount, 18), parseUnits(second.actualAmount, 18)]
@@ -265,7 +265,7 @@ test.group('EVM chain: several payments in one transaction, value sent by contra
     client,
     assert,
   }) => {
-    await operator.setChain('ethereum', { options: { traces: 'off' } })
+    await chainAdmin.set('ethereum', { options: { traces: 'off' } })
     proxy.reset()
     const order = await createEthOrder(client, { token: 'eth' })
     await anvil.mine(1)

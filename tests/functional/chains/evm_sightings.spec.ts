@@ -1,6 +1,6 @@
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import Order from '#models/order'
-import operator from '#services/operator_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { Anvil } from '#tests/helpers/evm/anvil'
 import { type RpcProxy } from '#tests/helpers/evm/rpc_proxy'
@@ -143,7 +143,7 @@ test.group('EVM chain: payment seen, confirming (anvil)', (group) => {
     client,
     assert,
   }) => {
-    await operator.setChain('ethereum', { confirmations: 10 }) // each payment mines a block: keep all three shallow
+    await chainAdmin.set('ethereum', { confirmations: 10 }) // each payment mines a block: keep all three shallow
     const order = await createEthOrder(client)
     await scanEthereum()
     await anvil.payToken(fixture.usdt, 6, fixture.wallet, '13.79')
@@ -159,7 +159,7 @@ test.group('EVM chain: payment seen, confirming (anvil)', (group) => {
     client,
     assert,
   }) => {
-    await operator.setChain('ethereum', { confirmations: 10 })
+    await chainAdmin.set('ethereum', { confirmations: 10 })
     const order = await createEthOrder(client)
     await scanEthereum()
     await anvil.payToken(fixture.usdt, 6, fixture.wallet, order.actualAmount)
@@ -170,7 +170,7 @@ test.group('EVM chain: payment seen, confirming (anvil)', (group) => {
     assert.equal(seen.sighting.confirmations, 5)
     assert.equal(seen.sighting.required_confirmations, 10)
 
-    await operator.setChain('ethereum', { confirmations: 5 })
+    await chainAdmin.set('ethereum', { confirmations: 5 })
     assert.equal((await scanEthereum()).paid, 1)
     assert.equal((await progressOf(client, order.tradeId)).data.status, 2)
   })
@@ -179,7 +179,7 @@ test.group('EVM chain: payment seen, confirming (anvil)', (group) => {
     client,
     assert,
   }) => {
-    await operator.setChain('ethereum', { confirmations: 12 })
+    await chainAdmin.set('ethereum', { confirmations: 12 })
     await createEthOrder(client, { token: 'eth' })
     await anvil.mine(20)
     await scanEthereum() // the window of 11 unconfirmed blocks is read once here

@@ -1,3 +1,4 @@
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Chain from '#models/chain'
@@ -22,7 +23,6 @@ import {
   usdtUnits,
   type SolanaFixture,
 } from '#tests/helpers/solana/solana_setup'
-import operator from '#services/operator_service'
 import chainScanner from '#services/chain_scanner'
 import { scanOnce } from '#tests/helpers/scanning'
 
@@ -341,7 +341,7 @@ test.group('Solana: paging through endpoints that do not know a signature', (gro
     }) => {
       const { family, context, first, before } = await halfRead()
       lagging.unknownSignature = mode
-      await operator.setChain(SOLANA, { rpcUrls: [lagging.url] })
+      await chainAdmin.set(SOLANA, { rpcUrls: [lagging.url] })
       const chain = await Chain.findByOrFail('network', SOLANA)
       let cursor = JSON.parse(JSON.stringify(first.cursor))
       lagging.calls = []
@@ -374,7 +374,7 @@ test.group('Solana: paging through endpoints that do not know a signature', (gro
     }) => {
       const { family, context, first, before } = await halfRead()
       lagging.unknownSignature = mode
-      await operator.setChain(SOLANA, { rpcUrls: [lagging.url, full.url] })
+      await chainAdmin.set(SOLANA, { rpcUrls: [lagging.url, full.url] })
       const chain = await Chain.findByOrFail('network', SOLANA)
       let cursor = JSON.parse(JSON.stringify(first.cursor))
       lagging.calls = []
@@ -409,7 +409,7 @@ test.group('Solana: paging through endpoints that do not know a signature', (gro
         usdtUnits(String(amount))
       )
     }
-    await operator.setChain(SOLANA, { rpcUrls: [lagging.url] })
+    await chainAdmin.set(SOLANA, { rpcUrls: [lagging.url] })
     const chain = await Chain.findByOrFail('network', SOLANA)
     const runs: string[][] = [first.transfers.map((transfer) => transfer.amount)]
     let cursor = JSON.parse(JSON.stringify(first.cursor))
@@ -460,7 +460,7 @@ test.group('Solana: paging through endpoints that do not know a signature', (gro
       usdtUnits('4')
     )
 
-    await operator.setChain(SOLANA, { rpcUrls: [lagging.url] })
+    await chainAdmin.set(SOLANA, { rpcUrls: [lagging.url] })
     const onLagging = await Chain.findByOrFail('network', SOLANA)
     const result = await family.scan({
       ...context,

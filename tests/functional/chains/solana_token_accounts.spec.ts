@@ -1,9 +1,10 @@
+import rateAdmin from '#services/operators/rate_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import { address, type Address } from '@solana/kit'
 import db from '@adonisjs/lucid/services/db'
 import Chain from '#models/chain'
 import Order from '#models/order'
-import operator from '#services/operator_service'
 import { rpcFor } from '#chains/chain_rpc'
 import { SolanaRpc } from '#plugins/solana/solana_rpc'
 import { TOKEN_2022_PROGRAM_ADDRESS } from '#plugins/solana/solana_programs'
@@ -245,8 +246,8 @@ test.group('Solana: token accounts of the wallet other than its associated one',
     const fixture = await prepareSolana(server)
     const mint = await fixture.chain.createMint(6, { tokenProgram: TOKEN_2022_PROGRAM_ADDRESS })
     await fixture.chain.mintTo(fixture.customer.address, mint, 1_000_000_000n)
-    await operator.setToken(SOLANA, 'USDC', { contract: mint, decimals: 6 })
-    await operator.setRate('USDC', 'CNY', '7.25')
+    await chainAdmin.setToken(SOLANA, 'USDC', { contract: mint, decimals: 6 })
+    await rateAdmin.set('USDC', 'CNY', '7.25')
     const other = await fixture.chain.createOtherTokenAccount(fixture.wallet.address, mint)
     const order = await solanaOrder(client, 'usdc')
     const payment = await fixture.chain.payToken(

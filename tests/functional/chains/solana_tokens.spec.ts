@@ -1,8 +1,9 @@
+import rateAdmin from '#services/operators/rate_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import { ASSOCIATED_TOKEN_PROGRAM_ADDRESS, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
 import Order from '#models/order'
 import UnmatchedPayment from '#models/unmatched_payment'
-import operator from '#services/operator_service'
 import { TOKEN_2022_PROGRAM_ADDRESS } from '#plugins/solana/solana_programs'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { jsonParsedTransaction } from '#tests/helpers/solana/json_parsed_view'
@@ -41,8 +42,8 @@ test.group('Solana: Token-2022, version-0 transactions, unreadable and dust', (g
     const mint = await fixture.chain.createMint(6, { tokenProgram: TOKEN_2022_PROGRAM_ADDRESS })
     assert.equal(fixture.chain.tokenProgramOf(mint), TOKEN_2022_PROGRAM_ADDRESS)
     await fixture.chain.mintTo(fixture.customer.address, mint, 1_000_000_000n)
-    await operator.setToken(SOLANA, 'USDC', { contract: mint, decimals: 6 })
-    await operator.setRate('USDC', 'CNY', '7.25')
+    await chainAdmin.setToken(SOLANA, 'USDC', { contract: mint, decimals: 6 })
+    await rateAdmin.set('USDC', 'CNY', '7.25')
     const order = await solanaOrder(client, 'usdc')
     assert.equal(order.actualAmount, '13.8')
     // the payer's wallet creates the merchant's Token-2022 account in the same transaction
@@ -84,8 +85,8 @@ test.group('Solana: Token-2022, version-0 transactions, unreadable and dust', (g
     const mint = await fixture.chain.createMint(6, { tokenProgram: TOKEN_2022_PROGRAM_ADDRESS })
     await fixture.chain.mintTo(fixture.customer.address, mint, 1_000_000_000n)
     await fixture.chain.createTokenAccount(fixture.wallet.address, mint)
-    await operator.setToken(SOLANA, 'USDC', { contract: mint, decimals: 6 })
-    await operator.setRate('USDC', 'CNY', '7.25')
+    await chainAdmin.setToken(SOLANA, 'USDC', { contract: mint, decimals: 6 })
+    await rateAdmin.set('USDC', 'CNY', '7.25')
     const order = await solanaOrder(client, 'usdc')
     const payment = await fixture.chain.payToken(
       fixture.customer,

@@ -1,3 +1,4 @@
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import { Address, toNano } from '@ton/core'
 import db from '@adonisjs/lucid/services/db'
@@ -6,7 +7,6 @@ import Order from '#models/order'
 import Token from '#models/token'
 import { rpcFor } from '#chains/chain_rpc'
 import { RpcPool } from '#chains/rpc_pool'
-import operator from '#services/operator_service'
 import type { ScanContext, ScanResult } from '#chains/chain_family'
 import { TonFamily } from '#plugins/ton/ton_family'
 import { resetDatabase } from '#tests/helpers/database'
@@ -221,7 +221,7 @@ test.group('TON: rate limits, interrupted runs, dust and unreadable transactions
   }) => {
     await configureTon(fixture, [shop])
     const notAMaster = (await freshTreasury(fixture, 'not-a-master')).address
-    await operator.setToken('ton', 'USDT', { contract: notAMaster.toString(), decimals: 6 })
+    await chainAdmin.setToken('ton', 'USDT', { contract: notAMaster.toString(), decimals: 6 })
     const tonOrder = await createTonOrder(client, { token: 'ton' })
     await fixture.chain.payTon(fixture.payer, shop, toNano(tonOrder.actualAmount))
 

@@ -1,9 +1,10 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import UnmatchedPayment from '#models/unmatched_payment'
 import chainScanner from '#services/chain_scanner'
-import operator from '#services/operator_service'
 import callbackDeliverer from '#callbacks/callback_deliverer'
 import { RpcPool } from '#chains/rpc_pool'
 import { countRows, resetDatabase } from '#tests/helpers/database'
@@ -241,7 +242,7 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
     client,
     assert,
   }) => {
-    await operator.setChain('tron', { options: { lookbackMinutes: '10' } })
+    await chainAdmin.set('tron', { options: { lookbackMinutes: '10' } })
     await db.from('chains').where('network', 'tron').update({ confirmations: 40 })
     const order = await newTronOrder(client)
     await scanTron()
@@ -440,7 +441,7 @@ test.group('TRON: watched addresses', (group) => {
       ]
     )
 
-    await operator.addWallet('tron', newTronAccount().address)
+    await walletAdmin.add('tron', newTronAccount().address)
     fake.requests = []
     await scanTron()
     assert.equal(fake.requests.length, 2 + 6)

@@ -1,6 +1,6 @@
+import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import Order from '#models/order'
-import operator from '#services/operator_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { FakeTronGrid } from '#tests/helpers/tron/fake_trongrid'
 import {
@@ -91,7 +91,7 @@ test.group('TRON: payment seen, confirming (fake TronGrid)', (group) => {
     client,
     assert,
   }) => {
-    await operator.setChain('tron', { confirmations: 1 })
+    await chainAdmin.set('tron', { confirmations: 1 })
     const order = await newTronOrder(client, { token: 'trx' })
     await scanTron()
     const paid = fake.payTrx({

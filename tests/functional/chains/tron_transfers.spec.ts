@@ -1,7 +1,7 @@
+import walletAdmin from '#services/operators/wallet_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
-import operator from '#services/operator_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { FakeTronGrid } from '#tests/helpers/tron/fake_trongrid'
 import { newTronAccount } from '#tests/helpers/tron/tron_transactions'
@@ -136,8 +136,8 @@ test.group('TRON: several TRC-20 transfers in one transaction', (group) => {
     assert.equal(onFirst.receiveAddress, network.wallet)
     // A second wallet takes the next order; the first is still watched for its reservation.
     const second = newTronAccount().address
-    await operator.addWallet('tron', second)
-    await operator.updateWallet('tron', network.wallet, { enabled: false })
+    await walletAdmin.add('tron', second)
+    await walletAdmin.update('tron', network.wallet, { enabled: false })
     const onSecond = await newTronOrder(client)
     assert.equal(onSecond.receiveAddress, second)
 

@@ -1,7 +1,9 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import rateAdmin from '#services/operators/rate_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import { getAddress } from 'viem'
 import type { ApiClient } from '@japa/api-client'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import { RpcPool } from '#chains/rpc_pool'
 import type { Anvil } from '#tests/helpers/evm/anvil'
@@ -35,14 +37,22 @@ export async function configureEthereum(
   confirmations = 3
 ): Promise<EvmFixture> {
   RpcPool.reset()
-  await operator.setChain('ethereum', { rpcUrls, confirmations, enabled: true })
-  await operator.setToken('ethereum', 'USDT', { contract: tokens.usdt, decimals: 6, precision: 2 })
-  await operator.setToken('ethereum', 'USDC', { contract: tokens.usdc, decimals: 6, precision: 2 })
+  await chainAdmin.set('ethereum', { rpcUrls, confirmations, enabled: true })
+  await chainAdmin.setToken('ethereum', 'USDT', {
+    contract: tokens.usdt,
+    decimals: 6,
+    precision: 2,
+  })
+  await chainAdmin.setToken('ethereum', 'USDC', {
+    contract: tokens.usdc,
+    decimals: 6,
+    precision: 2,
+  })
   const wallet = randomAddress()
-  await operator.addWallet('ethereum', wallet)
-  await operator.setRate('USDT', 'CNY', '7.25')
-  await operator.setRate('USDC', 'CNY', '7.25')
-  await operator.setRate('ETH', 'CNY', '20000')
+  await walletAdmin.add('ethereum', wallet)
+  await rateAdmin.set('USDT', 'CNY', '7.25')
+  await rateAdmin.set('USDC', 'CNY', '7.25')
+  await rateAdmin.set('ETH', 'CNY', '20000')
   await settings.set('callbacks.allow_private_targets', 'true')
   await settings.set('rate_limit.create_per_minute', '0')
   await settings.set('rate_limit.cashier_per_minute', '0')

@@ -1,7 +1,9 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import rateAdmin from '#services/operators/rate_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import type { ApiClient } from '@japa/api-client'
 import type { Address, KeyPairSigner } from '@solana/kit'
 import Order from '#models/order'
-import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import { RpcPool } from '#chains/rpc_pool'
 import { createOrder, orderParams } from '#tests/helpers/merchant'
@@ -39,14 +41,14 @@ export async function prepareSolana(
   await chain.mintTo(customer.address, usdt, 1_000_000_000_000n)
   await chain.createTokenAccount(wallet.address, usdt)
 
-  await operator.setChain(SOLANA, {
+  await chainAdmin.set(SOLANA, {
     rpcUrls: options.rpcUrls ?? [server.url],
     confirmations: options.confirmations ?? 32,
   })
-  await operator.setToken(SOLANA, 'USDT', { contract: usdt, decimals: 6 })
-  await operator.addWallet(SOLANA, wallet.address)
-  await operator.setRate('USDT', 'CNY', '7.25')
-  await operator.setRate('SOL', 'CNY', '1000')
+  await chainAdmin.setToken(SOLANA, 'USDT', { contract: usdt, decimals: 6 })
+  await walletAdmin.add(SOLANA, wallet.address)
+  await rateAdmin.set('USDT', 'CNY', '7.25')
+  await rateAdmin.set('SOL', 'CNY', '1000')
   await settings.set('callbacks.allow_private_targets', 'true')
   await settings.set('rate_limit.create_per_minute', '0')
   await settings.set('rate_limit.cashier_per_minute', '0')

@@ -1,5 +1,7 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import rateAdmin from '#services/operators/rate_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import type { Address } from '@ton/core'
-import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import { RpcPool } from '#chains/rpc_pool'
 import { FakeToncenter } from '#tests/helpers/ton/fake_toncenter'
@@ -47,16 +49,16 @@ export async function configureTon(
 ) {
   RpcPool.reset()
   fixture.toncenter.reset()
-  await operator.setChain('ton', {
+  await chainAdmin.set('ton', {
     rpcUrls: options.rpcUrls ?? [fixture.toncenter.rpcUrl],
     confirmations: 1,
     // A key by default: toncenter allows 10 requests/s with one, 1/s without (tests of the keyless limit pass '').
     apiKey: options.apiKey ?? 'ton-test-key',
   })
-  await operator.setToken('ton', 'USDT', { contract: fixture.usdt.toString(), decimals: 6 })
-  for (const wallet of wallets) await operator.addWallet('ton', wallet.toRawString())
-  await operator.setRate('USDT', 'CNY', '7.25')
-  await operator.setRate('TON', 'CNY', '20')
+  await chainAdmin.setToken('ton', 'USDT', { contract: fixture.usdt.toString(), decimals: 6 })
+  for (const wallet of wallets) await walletAdmin.add('ton', wallet.toRawString())
+  await rateAdmin.set('USDT', 'CNY', '7.25')
+  await rateAdmin.set('TON', 'CNY', '20')
   await settings.set('callbacks.allow_private_targets', 'true')
   await settings.set('rate_limit.create_per_minute', '0')
   await settings.set('rate_limit.cashier_per_minute', '0')

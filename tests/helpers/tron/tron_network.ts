@@ -1,6 +1,8 @@
+import walletAdmin from '#services/operators/wallet_admin'
+import rateAdmin from '#services/operators/rate_admin'
+import chainAdmin from '#services/operators/chain_admin'
 import type { ApiClient } from '@japa/api-client'
 import Order from '#models/order'
-import operator from '#services/operator_service'
 import settings from '#settings/settings_service'
 import { RpcPool } from '#chains/rpc_pool'
 import { resetEndpointCapabilities } from '#plugins/tron/tron_endpoints'
@@ -29,15 +31,15 @@ export async function prepareTronNetwork(
   fake.reset()
   fake.registerToken(USDT_CONTRACT, { symbol: 'USDT', name: 'Tether USD', decimals: 6 })
   fake.registerToken(USDC_CONTRACT, { symbol: 'USDC', name: 'USD Coin', decimals: 6 })
-  await operator.setChain('tron', {
+  await chainAdmin.set('tron', {
     rpcUrls: options.rpcUrls ?? [fake.url],
     confirmations: options.confirmations ?? 19,
     apiKey: '',
   })
   const wallet = newTronAccount().address
-  await operator.addWallet('tron', wallet)
-  await operator.setRate('USDT', 'CNY', '7.25')
-  await operator.setRate('TRX', 'CNY', '2')
+  await walletAdmin.add('tron', wallet)
+  await rateAdmin.set('USDT', 'CNY', '7.25')
+  await rateAdmin.set('TRX', 'CNY', '2')
   await settings.set('callbacks.allow_private_targets', 'true')
   await settings.set('rate_limit.create_per_minute', '0')
   await settings.set('rate_limit.cashier_per_minute', '0')
