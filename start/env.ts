@@ -82,7 +82,7 @@ const env = await Env.create(APP_ROOT, {
   RUN_JOBS: Env.schema.boolean.optional(),
   // Benchmark-only routes under /__bench (start/bench_routes.ts): refused when NODE_ENV=production.
   BENCH_ROUTES: (key: string, value?: string) => parseBenchRoutes(key, value, process.env.NODE_ENV),
-  // Plugins: PLUGINS=evm,tron keeps only those, PLUGINS=-ton,-provider removes those;
+  // Plugins: PLUGINS=a,b keeps only those, PLUGINS=-c,-d removes those;
   // PLUGIN_MODULES adds plugin modules (paths from the app root or npm packages).
   PLUGINS: Env.schema.string.optional(),
   PLUGIN_MODULES: Env.schema.string.optional(),

@@ -41,7 +41,7 @@ router
   })
   .prefix('/payments/native/v1')
 
-// Each enabled plugin's routes, under /payments/<plugin>/v1 (compat, provider, ...).
+// Each enabled plugin's routes, under /payments/<plugin>/v1.
 pluginRegistry.mountRoutes({ router, middleware })
 
 router

@@ -15,19 +15,20 @@ export type CallbackRequest = {
  */
 export interface CallbackFormat {
   readonly name: string
-  /** The orders' payment_type this format serves (`Native`, `Compat`). */
+  /** The orders' payment_type this format serves (`Native`, or a plugin format's own). */
   readonly paymentType: string
   build(order: Order, apiKey: ApiKey): CallbackRequest
   /**
    * Where the payer goes back to the shop once `order` is paid
    * (GET /pay/return/{trade_id}): native returns to redirect_url as given,
-   * compat adds the EPay return parameters, signed like its callback.
+   * a plugin format may add its own return parameters, signed like its
+   * callback.
    */
   returnUrl(order: Order, apiKey: ApiKey): string
   /**
-   * Why a merchant key cannot have orders of this payment_type (compat:
-   * EPay's numeric pid), or null. Asked on create and by the console's
-   * test callback.
+   * Why a merchant key cannot have orders of this payment_type (e.g. a
+   * format whose shops sign a numeric pid), or null. Asked on create and by
+   * the console's test callback.
    */
   refusesKey?(apiKey: Pick<ApiKey, 'pid'>): string | null
 }
@@ -53,7 +54,7 @@ export class CallbackFormatRegistry {
     return [...this.#formats.values()].some((format) => format.paymentType === paymentType)
   }
 
-  /** The loaded format serving a payment_type, in any case (`compat` → the `Compat` one). */
+  /** The loaded format serving a payment_type, in any case (`native` → the `Native` one). */
   forPaymentType(paymentType: string): CallbackFormat | undefined {
     const wanted = paymentType.toLowerCase()
     return [...this.#formats.values()].find((format) => format.paymentType.toLowerCase() === wanted)

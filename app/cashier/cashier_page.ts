@@ -167,8 +167,8 @@ async function providerChoicesOf(language: Language, t: Translate): Promise<Prov
 
 /**
  * The "I have paid" dialog's intro: the family's plugin may bring its own
- * (`lang/<locale>/cashier.json`'s `hash_intro`: TON's references take
- * several forms), else the general one.
+ * (`lang/<locale>/cashier.json`'s `hash_intro`, for a family whose
+ * references take several forms), else the general one.
  */
 function referenceIntro(language: Language, t: Translate, family: string | undefined): string {
   const plugin = family ? pluginRegistry.pluginOfFamily(family) : undefined

@@ -35,13 +35,14 @@ export type ObservedTransfer = {
   reference: string
   /**
    * Which transfer of the transaction this is, in the family's own terms,
-   * stable however often it is read: `log:<index>` (an EVM or TRON event
-   * log), `value` (the native value the transaction itself carries),
-   * `trace:<path>` (native value an EVM contract sent), `internal:<index>`
-   * (TRX a TRON contract sent: its internal transaction), `ix:<n>` or
-   * `ix:<n>.<m>` (a Solana instruction, inner ones by their parent),
-   * `in` (a TON transaction's incoming message). One transaction may pay
-   * several orders, one transfer pays at most one (10007).
+   * stable however often it is read, e.g. `log:<index>` (an event log
+   * entry), `value` (the native value the transaction itself carries),
+   * `trace:<path>` or `internal:<index>` (native value a contract sent, by
+   * its call path or its internal transaction), `ix:<n>` or `ix:<n>.<m>`
+   * (an instruction, inner ones by their parent), `in` (the transaction's
+   * incoming message); each family's plugin documents its own. One
+   * transaction may pay several orders, one transfer pays at most one
+   * (10007).
    */
   position: string
   /** The block it was read from, when the chain has blocks that can be replaced. */
@@ -228,7 +229,7 @@ export type ChainHead = {
 /**
  * A family option that every network of the family should name, asked for
  * by the console's add-network form (a required field) and compared with
- * what the endpoint serves (ChainFamily.checkEndpoint), e.g. the EVM chain id.
+ * what the endpoint serves (ChainFamily.checkEndpoint), e.g. a chain id.
  */
 export type NetworkOptionField = {
   /** The option's key in chains.options (`chain:set --option name=…`). */
@@ -348,10 +349,11 @@ export interface ChainFamily {
 
   /**
    * Whether the pool's endpoint serves the network the chain's options
-   * name (EVM: eth_chainId against the chainId option), asked after a
-   * successful `head` by every connection test. Null when it does, or when
-   * the options name nothing to compare; rejects when the endpoint cannot
-   * answer. Without it, a test proves only that the endpoint answers.
+   * name (e.g. the chain id the endpoint reports against a chain id
+   * option), asked after a successful `head` by every connection test.
+   * Null when it does, or when the options name nothing to compare;
+   * rejects when the endpoint cannot answer. Without it, a test proves
+   * only that the endpoint answers.
    */
   checkEndpoint?(rpc: RpcPool, chain: Chain): Promise<EndpointMismatch | null>
 

@@ -20,7 +20,7 @@ export type EndpointTest = {
   /** Why it failed, in plain words (secrets masked); null when it answered. */
   error: string | null
   /**
-   * The family option the answer contradicts (EVM: chainId) when the
+   * The family option the answer contradicts (e.g. a chain id) when the
    * endpoint answered for another network; null otherwise.
    */
   mismatch: string | null
@@ -113,7 +113,7 @@ export function describeRpcFailure(error: unknown, timeoutMs: number, rpc: RpcPo
     if (typeof record.code === 'string' && TIMEOUT_CODES.has(record.code)) return timeout
     if (typeof record.code === 'string' && NETWORK_CODES[record.code])
       return NETWORK_CODES[record.code]
-    // HTTP errors of client libraries that do their own HTTP (viem, @solana/kit).
+    // HTTP errors of client libraries that do their own HTTP (a family plugin's chain SDK).
     if (typeof record.status === 'number' && record.status >= 400) return `HTTP ${record.status}`
   }
   // The innermost message that says something (viem's shortMessage first,

@@ -26,7 +26,7 @@ export default class NativeOrdersController {
     const fields = await ctx.request.validateUsing(createOrderValidator, {
       data: withoutEmpty(params),
     })
-    // The format serving the payment type (any case) writes it as its own: `compat` → Compat.
+    // The format serving the payment type (any case) writes it as its own: `native` → Native.
     const asked = fields.payment_type ?? 'native'
     const format = callbackFormats.forPaymentType(asked)
     // An order must be able to tell its merchant once paid: no loaded format, no order.

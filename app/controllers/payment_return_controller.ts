@@ -7,9 +7,9 @@ import { orderByTradeId } from '#services/order_lookup'
 /**
  * GET /pay/return/:trade_id: where the cashier sends the payer back to the
  * shop. Once paid, to the order's return address in the order's callback
- * format (compat: return_url plus the EPay fields, signed like the compat
- * callback; native: redirect_url as given). Before payment, or without a
- * return address, back to the cashier.
+ * format (CallbackFormat.returnUrl: native returns to redirect_url as
+ * given, a plugin format may add its own fields, signed like its callback).
+ * Before payment, or without a return address, back to the cashier.
  */
 export default class PaymentReturnController {
   async show({ params, response }: HttpContext) {

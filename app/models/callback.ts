@@ -14,7 +14,7 @@ export default class Callback extends TimestampedRecord {
   @column({ consume: (value: unknown) => Number(value) })
   declare orderId: number
 
-  /** Name of the callback format (native, compat). */
+  /** Name of the callback format (native, or a plugin format's). */
   @column()
   declare format: string
 

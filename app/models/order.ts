@@ -13,7 +13,7 @@ export type OrderStatusValue = (typeof OrderStatus)[keyof typeof OrderStatus]
 
 /**
  * The callback format's payment type, stored capitalised (`Native`, or a
- * plugin format's own: `Compat`); the cashier shows them lower-case.
+ * plugin format's own, likewise capitalised); the cashier shows them lower-case.
  */
 export type PaymentType = string
 
@@ -26,7 +26,7 @@ export default class Order extends TimestampedRecord {
   @column()
   declare tradeId: string
 
-  /** The merchant's order number (compat: out_trade_no). */
+  /** The merchant's order number (a plugin format may take it from a field of its own name). */
   @column()
   declare orderId: string
 
@@ -42,7 +42,7 @@ export default class Order extends TimestampedRecord {
   @column()
   declare paymentType: PaymentType
 
-  /** The compat request's `type`, echoed in compat callbacks. */
+  /** The `type` a plugin format's create request gave, echoed in its callbacks ('' if none). */
   @column()
   declare compatType: string
 

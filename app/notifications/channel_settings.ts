@@ -31,7 +31,7 @@ export function quietHoursSetting(description: string): SettingDefinition<string
 
 /**
  * The rules every channel has, `notify.<channel>.*`: a channel plugin lists
- * them among its settings (`settings: { ...channelRuleSettings('telegram'), … }`),
+ * them among its settings (`settings: { ...channelRuleSettings('<channel>'), … }`),
  * and the core applies them (app/notifications/).
  */
 export function channelRuleSettings(channel: string) {

@@ -1,5 +1,5 @@
 /**
- * The contract of a notification channel (Telegram, e-mail, a webhook …):
+ * The contract of a notification channel (a chat bot, e-mail, an HTTP endpoint …):
  * what a plugin brings under `notificationChannels` (app/plugin_host/gateway_plugin.ts).
  *
  * The core decides what is said and to which channel (events, rules,
@@ -22,13 +22,13 @@ export type NotificationMessage = {
   /** Stable event name: order.paid, callback.gave_up, daily.report … */
   event: string
   severity: Severity
-  /** One line: "Order paid: 12.50 USDT on tron (order 1042)". */
+  /** One line: "Order paid: 12.50 USDT on <network> (order 1042)". */
   title: string
   /** Plain-text lines under the title ("Trade ID: …"), without markup. */
   lines: string[]
   /** Into the console (absolute URLs, APP_URL), or an explorer. */
   links: NotificationLink[]
-  /** The event's data as raised (a webhook sends it as is). */
+  /** The event's data as raised (a channel that posts JSON may send it as is). */
   data: Record<string, unknown>
   /** When the event was raised, epoch ms. */
   occurredAt: number
@@ -38,13 +38,13 @@ export type NotificationMessage = {
  * What one attempt came to:
  * - delivered: the channel accepted it;
  * - retry: try again later (after retryAfterMs when the service said so:
- *   Telegram's 429 `retry_after`, an SMTP 4xx, a webhook's Retry-After);
+ *   a rate-limit answer with its retry delay, a mail server's temporary 4xx, an HTTP Retry-After);
  *   `rateLimited` when that is the service's rate limit (429): the wait
  *   then spends none of the delivery's attempts (notify.max_attempts);
  * - failed: no attempt can succeed (a malformed request, a refused
  *   recipient); with `stopTarget`, this target gets nothing more until an
- *   operator clears it (a Telegram chat that blocked the bot, a chat not
- *   found), and `error` is shown on the console.
+ *   operator clears it (a chat that blocked the bot, a chat not found),
+ *   and `error` is shown on the console.
  */
 export type SendOutcome =
   | { status: 'delivered' }
@@ -82,6 +82,6 @@ export type NotificationChannel = {
     minutes(): Promise<number>
     send(messages: NotificationMessage[], target: string): Promise<SendOutcome>
   }
-  /** Releases what it holds (keep-alive connections, an SMTP pool) on shutdown. */
+  /** Releases what it holds (keep-alive connections, a mail transport's pool) on shutdown. */
   close?(): Promise<void>
 }

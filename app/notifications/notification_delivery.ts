@@ -295,7 +295,8 @@ export class NotificationDeliverer {
         )
       return
     }
-    // Muted (Telegram's /mute) or quiet hours: all but critical events wait until they end.
+    // Muted (notify.<channel>.muted_until, e.g. set by a chat bot's mute command) or quiet hours:
+    // all but critical events wait until they end.
     const now = Date.now()
     const mutedUntil = Number(await settings.read(`notify.${name}.muted_until`))
     const quietEnd = quietHoursEnd(
@@ -566,7 +567,7 @@ class Pause {
  * started and stopped with them): one writes the deliveries of raised
  * events (and the fold summaries), woken by each raise in this process; then
  * each channel has a loop of its own that claims and sends only its
- * deliveries, so a channel that hangs (an SMTP server that never answers)
+ * deliveries, so a channel that hangs (a mail server that never answers)
  * holds up no other. Each polls every NOTIFY_POLL_MS for other processes'
  * events and for retries coming due.
  */

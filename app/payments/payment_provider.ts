@@ -1,5 +1,5 @@
 /**
- * A hosted payment provider (plugins/provider): the payer pays on the
+ * A hosted payment provider (a plugin's `providers`): the payer pays on the
  * provider's page; the provider notifies us. The core decides which order
  * is paid; the plugin speaks the provider's protocol.
  */

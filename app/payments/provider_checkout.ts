@@ -95,9 +95,10 @@ export class ProviderCheckout {
         notifyRaw: '',
       }
     )
-    // Back through the gateway's return page, not to the raw redirect_url: once paid it sends a
-    // compat order's payer to return_url with the signed EPay fields (verifyReturn), a native one to
-    // redirect_url, and before the notification has arrived to the cashier, which waits for it.
+    // Back through the gateway's return page, not to the raw redirect_url: once paid it sends the
+    // payer where the order's callback format says (CallbackFormat.returnUrl: a plugin format's
+    // signed return fields, native's redirect_url as given), and before the notification has
+    // arrived to the cashier, which waits for it.
     const returnUrl = order.redirectUrl ? returnPageUrl(tradeId) : null
     try {
       const payment = await provider.createPayment({

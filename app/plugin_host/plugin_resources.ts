@@ -15,10 +15,10 @@ import type { GatewayPlugin } from '#plugin_host/gateway_plugin'
 /**
  * What a plugin brings besides code, from its `folder`:
  * - `lang/<locale>/<file>.json`: its texts (on or off), keyed `plugins.<name>.<file>.<key>`
- *   (e.g. plugins/tron/lang/en/admin.json's `rpc_hint` is
- *   `plugins.tron.admin.rpc_hint`), in the one i18n catalogue;
+ *   (e.g. plugins/<name>/lang/en/admin.json's `rpc_hint` is
+ *   `plugins.<name>.admin.rpc_hint`), in the one i18n catalogue;
  * - `views/`: its Edge views and partials, mounted as the disk `<name>`
- *   (`@include('tron::admin/rpc_hint')`).
+ *   (`@include('<name>::admin/rpc_hint')`).
  */
 
 /** The key prefix of a plugin's texts. */

@@ -1,8 +1,8 @@
 import type { Decimal } from '#support/text/money'
 
 /**
- * The contract of a live exchange-rate source (CoinGecko, Binance, OKX,
- * Coinbase, Kraken, a fiat cross source …): what a plugin brings under
+ * The contract of a live exchange-rate source (a price aggregator, an
+ * exchange's ticker or P2P market, a fiat cross source …): what a plugin brings under
  * `rateSources` (app/plugin_host/gateway_plugin.ts).
  *
  * The core asks each enabled source, in the workers' background refresh
@@ -42,7 +42,7 @@ export type RateSourceContext = {
 
 /**
  * A source's failure, in words an operator can act on ("HTTP 429: Too many
- * requests, retry after 60 s", "OKX code 50011: rate limit reached"). With
+ * requests, retry after 60 s", "code 50011: rate limit reached"). With
  * `retryAfterMs`, the source is not asked again before that long.
  */
 export class RateSourceFailure extends Error {

@@ -2,10 +2,9 @@ import { Decimal } from '#support/text/money'
 import { RateSourceFailure } from '#rates/live_rate_source'
 
 /**
- * What the rate source plugins share (CoinGecko, Binance, OKX): one GET
- * with the refresh's signal, the answer parsed as JSON with every number
- * kept as its source text, Retry-After read, prices checked. (Used by
- * plugins/rate_binance and plugins/rate_okx too; a candidate for app/rates/.)
+ * What the rate source plugins share: one GET with the refresh's signal,
+ * the answer parsed as JSON with every number kept as its source text,
+ * Retry-After read, prices checked.
  */
 
 export type JsonAnswer = {
@@ -27,7 +26,7 @@ export function parseJsonExact(text: string): unknown {
 }
 
 /**
- * GET `url` as `sourceLabel` ("CoinGecko"). A network error, the signal
+ * GET `url` as `sourceLabel` (the source's label). A network error, the signal
  * (the refresh's deadline) or a body that never ends: RateSourceFailure.
  * The URL is not put in messages (a mirror's URL may carry credentials).
  */

@@ -70,8 +70,8 @@ function reservationOf(price: OnChainPrice, expiresAt: number): Omit<AllocationR
 }
 
 /**
- * What the create answers with (the spec's create response, the compat
- * redirect): the columns written, plus the target the allocator chose.
+ * What the create answers with (the spec's create response, a plugin
+ * format's own answer): the columns written, plus the target the allocator chose.
  * Built from the row without a Lucid model (a model costs the create path
  * more than presenting it).
  */

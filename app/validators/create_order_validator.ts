@@ -29,7 +29,7 @@ export const createOrderValidator = vine.create({
   notify_url: httpUrl(),
   redirect_url: httpUrl().optional(),
   name: vine.string().maxLength(255).optional(),
-  // The payment types of the callback formats (Native; Compat from its plugin …), in any case.
+  // The payment types of the callback formats (Native; others from their plugins …), in any case.
   payment_type: vine
     .string()
     .trim()
@@ -39,7 +39,7 @@ export const createOrderValidator = vine.create({
   signature: vine.string(),
 })
 
-/** "Native or Compat" (or "Native, Compat or …"): the payment types this gateway knows. */
+/** "Native or A" (or "Native, A or …"): the payment types this gateway knows. */
 function paymentTypeList(): string {
   const types = pluginRegistry.paymentTypes()
   return types.length <= 1

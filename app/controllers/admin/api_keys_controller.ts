@@ -67,7 +67,7 @@ const STEP_TEXTS: Record<string, { key: string; before?: true; after?: true }> =
 }
 
 /**
- * The guide's words (endpoint names, migration steps, EPay endpoints) in
+ * The guide's words (endpoint names, migration steps, plugins' endpoints) in
  * the admin's language. English keeps IntegrationExamples' own words (the
  * service is the reference, and docs/migration.md says the same); another
  * language takes the catalogue's `admin.api_keys.guide.*`, recognising

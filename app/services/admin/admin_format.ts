@@ -6,7 +6,7 @@
  * The functions with words in their output (utcTime, relativeTime,
  * duration) take the request's i18n (`ctx.i18n`, keys console.format.*)
  * as an optional last argument; without it they write English, as they
- * always did (ace commands, the Telegram bot, callers not translated yet).
+ * always did (ace commands, a chat bot's commands, callers not translated yet).
  */
 
 /** What the console's word-writing functions need of an I18n (ctx.i18n). */

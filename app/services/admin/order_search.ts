@@ -30,8 +30,9 @@ export type OrderFilters = {
    * A trade_id, merchant order number, receiving address or transaction
    * reference, matched EXACTLY (each is one index probe; a prefix match
    * could not use a plain index on both engines). Addresses are also tried
-   * in each chain family's canonical form (a lower-case EVM address finds
-   * the checksummed one), hex references also in lower case.
+   * in each chain family's canonical form (a lower-case address finds the
+   * checksummed one where a family checksums by case), hex references also
+   * in lower case.
    */
   search?: string
 }

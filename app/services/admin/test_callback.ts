@@ -32,7 +32,7 @@ export type TestCallbackResult = {
   outcome: TestCallbackOutcome
   format: string
   method: 'GET' | 'POST'
-  /** The URL called (a compat callback carries its fields in the query). */
+  /** The URL called (a GET callback carries its fields in the query). */
   url: string
   /** The body sent (null for a GET). */
   body: string | null
@@ -61,7 +61,8 @@ export class TestCallbackSender {
 
   /**
    * The callback formats a key's orders can use: each loaded one that does
-   * not refuse the key (compat: a numeric pid), native first.
+   * not refuse the key (CallbackFormat.refusesKey, e.g. one that needs a
+   * numeric pid), native first.
    */
   formatsFor(apiKey: Pick<ApiKey, 'pid'>): string[] {
     return callbackFormats.names().filter((name) => !callbackFormats.get(name).refusesKey?.(apiKey))

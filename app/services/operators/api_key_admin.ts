@@ -16,7 +16,10 @@ import db from '@adonisjs/lucid/services/db'
 
 const SECRET_PATTERN = /^[\x21-\x7e]{16,128}$/
 const PID_PATTERN = /^[A-Za-z0-9_-]{1,32}$/
-/** Generated pids are numeric (compat shops need one) and start above the installation's 1000. */
+/**
+ * Generated pids are numeric (a callback format may need one: CallbackFormat.refusesKey)
+ * and start above the installation's 1000.
+ */
 const FIRST_NUMERIC_PID = 1000
 
 const NOTE_MAX_LENGTH = 255
@@ -88,7 +91,7 @@ export function normalizeNote(note: string): string {
 export function checkPid(pid: string) {
   if (!PID_PATTERN.test(pid)) {
     throw new OperatorError(
-      'The pid must be 1 to 32 letters, digits, "_" or "-" (numeric for EPay-style shops)'
+      'The pid must be 1 to 32 letters, digits, "_" or "-" (numeric for shops of a callback format that needs one)'
     )
   }
 }

@@ -279,11 +279,11 @@ export class ChainAdmin {
   /**
    * Adds a network of an installed family once its RPC endpoints prove it:
    * each must answer the head (ChainFamily.head) and serve the network the
-   * options name (ChainFamily.checkEndpoint; EVM: eth_chainId equals the
-   * chainId option). An endpoint that cannot be reached, answers an error
-   * or serves another network refuses the whole change, at the input it
-   * concerns, and nothing is written; the endpoints' state is not kept
-   * either. The options of the family's `networkOptions` are required.
+   * options name (ChainFamily.checkEndpoint, e.g. the chain id the endpoint
+   * reports equals a chain id option). An endpoint that cannot be reached,
+   * answers an error or serves another network refuses the whole change,
+   * at the input it concerns, and nothing is written; the endpoints' state
+   * is not kept either. The options of the family's `networkOptions` are required.
    * Audited as `chain.create`, like `set` with a family.
    */
   async add(

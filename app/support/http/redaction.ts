@@ -121,7 +121,7 @@ const LOG_DEPTH = 6
 
 /**
  * A log line's fields with every URL in their strings redacted (user
- * info, key-, token- and signature-like query values such as a compat
+ * info, key-, token- and signature-like query values such as a GET
  * callback's `sign`, key-like path segments), however deep. Only plain
  * objects and arrays are walked; errors are left to the `err` serializer
  * (serializeError), other objects as they are. Fields without a URL are

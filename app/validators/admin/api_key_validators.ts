@@ -48,7 +48,7 @@ export const updateApiKeyValidator = vine.create({
 
 export const testCallbackValidator = vine.create({
   url: vine.string().use(serviceCheck(checkCallbackUrl)),
-  // A loaded callback format's name (native; compat while its plugin is on …).
+  // A loaded callback format's name (native; a plugin's format while its plugin is on …).
   format: vine
     .string()
     .in(() => callbackFormats.names())
