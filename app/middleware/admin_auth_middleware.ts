@@ -31,7 +31,7 @@ export async function mustEnrolTwoFactor(user: User): Promise<boolean> {
   return (
     user.role === 'admin' &&
     user.totpEnabledAt === null &&
-    (await settings.get('admin.require_2fa_admins')) === true
+    (await settings.get('console.require_2fa_admins')) === true
   )
 }
 

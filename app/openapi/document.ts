@@ -1,7 +1,13 @@
 import type { OpenApiDocument } from '#openapi/openapi_types'
 import { parameters, paths } from '#openapi/paths'
 import { headers, responses } from '#openapi/responses'
-import { schemas } from '#openapi/schemas'
+import {
+  paymentTypeInputSchema,
+  paymentTypeSchema,
+  publicConfigSchema,
+  schemas,
+} from '#openapi/schemas'
+import pluginRegistry from '#plugin_host/plugin_registry'
 import { nativeCallback, webhooks } from '#openapi/webhooks'
 import { SERVICE_VERSION } from '#support/runtime/version'
 
@@ -19,13 +25,13 @@ Every JSON answer is the envelope \`{status_code, message, data, request_id}\` (
 
 \`pid\` is always signed, \`payment_type\` when non-empty, and every extra field you send too. JSON numbers are signed in the server’s numeric format (100.00 sent as a JSON number is signed as \`100\`): send amounts as strings, or as a form, to sign exactly what you typed. The same rule verifies the native callback. A refusal is HTTP 401 with \`status_code\` 401, the same message for a wrong signature, an unknown or disabled pid and a client IP outside the key’s allow-list.
 
-Example: secret \`demo-secret-please-change\`, string \`amount=100&currency=cny&network=tron&notify_url=https://shop.example/notify&order_id=A-1001&pid=1000&token=usdt\`, signature \`86b3a061c1fb94f41c28dd48fd341305d3d89a8c9cfffca079232be4b3360a1e\`.
+Example (an order the payer completes at the cashier, without token and network): secret \`demo-secret-please-change\`, string \`amount=100&currency=cny&notify_url=https://shop.example/notify&order_id=A-1001&pid=1000\`, signature \`5d97285cde028b5d232b61284c0011261a3c60e405ce0f345c17a09133db9ab2\`.
 
 ## Order status
 
 1 waiting for payment, 2 paid, 3 expired, 4 waiting for the payer to choose network and token (an order created without \`token\` and \`network\`).
 
-The compat flavour (EPay-style, MD5, \`/payments/compat/v1\`) and the hosted provider’s inbound notification are described in the README; the compat callback is described here among the webhooks.`
+The hosted provider’s inbound notification is described in the README.`
 
 /**
  * The OpenAPI 3.1 document of the merchant API, served at
@@ -33,6 +39,9 @@ The compat flavour (EPay-style, MD5, \`/payments/compat/v1\`) and the hosted pro
  * base URL (APP_URL), given by the caller at request time.
  */
 export function openApiDocument(baseUrl: string): OpenApiDocument {
+  const parts = pluginRegistry.openApiParts()
+  const description = [DESCRIPTION, ...parts.flatMap((part) => part.description ?? [])]
+  const paymentTypes = pluginRegistry.paymentTypes()
   return {
     openapi: '3.1.0',
     info: {
@@ -40,7 +49,7 @@ export function openApiDocument(baseUrl: string): OpenApiDocument {
       version: SERVICE_VERSION,
       summary:
         'Create and query orders, the public cashier endpoints, and the payment callbacks sent to merchants',
-      description: DESCRIPTION,
+      description: description.join('\n\n'),
     },
     servers: [{ url: baseUrl.replace(/\/+$/, ''), description: 'This gateway (APP_URL)' }],
     tags: [
@@ -56,9 +65,15 @@ export function openApiDocument(baseUrl: string): OpenApiDocument {
       { name: 'Callbacks', description: 'Gateway to merchant server: payment success' },
     ],
     paths,
-    webhooks,
+    webhooks: Object.assign({}, webhooks, ...parts.map((part) => part.webhooks ?? {})),
     components: {
-      schemas: { ...schemas, NativeCallback: nativeCallback },
+      schemas: {
+        ...schemas,
+        PaymentType: paymentTypeSchema(paymentTypes),
+        PaymentTypeInput: paymentTypeInputSchema(paymentTypes),
+        PublicConfig: publicConfigSchema(pluginRegistry.configSectionSchemas()),
+        NativeCallback: nativeCallback,
+      },
       responses,
       parameters,
       headers,

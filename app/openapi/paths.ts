@@ -109,7 +109,6 @@ const createFields: Record<string, SchemaObject> = {
     pattern: '^[A-Za-z0-9-]{1,32}$',
     description:
       'Network name (see `supported_assets` of the config endpoint); given together with token, or both omitted',
-    examples: ['tron'],
   },
   notify_url: {
     type: 'string',
@@ -124,12 +123,7 @@ const createFields: Record<string, SchemaObject> = {
     description: 'http(s) URL the payer returns to after paying',
   },
   name: { type: 'string', maxLength: 255, description: 'Product or order name' },
-  payment_type: {
-    type: 'string',
-    pattern: '^([Nn][Aa][Tt][Ii][Vv][Ee]|[Cc][Oo][Mm][Pp][Aa][Tt])$',
-    description:
-      'Callback format: `Native` when omitted; `Compat` (any case) for the compat GET/MD5 callback, which needs a numeric pid. Signed when non-empty',
-  },
+  payment_type: ref('PaymentTypeInput'),
   signature: ref('NativeSignature'),
 }
 
@@ -166,7 +160,7 @@ const createOrder: PathItemObject = {
       '400': refusals([
         [
           400,
-          'a field missing or invalid (`data.errors` names each), token without network or the reverse, `payment_type` Compat with a non-numeric pid',
+          'a field missing or invalid (`data.errors` names each), token without network or the reverse, a `payment_type` whose callback format refuses the pid (e.g. one that needs a numeric pid)',
         ],
         [10002, 'this pid already used the order_id'],
         [10003, 'no receiving wallet on the network'],
@@ -244,7 +238,7 @@ const config: PathItemObject = {
   get: {
     operationId: 'getPublicConfig',
     tags: ['Native API'],
-    summary: 'Offered networks and tokens, cashier look, compat defaults, provider, version',
+    summary: 'Offered networks and tokens, cashier look, the plugins’ sections, version',
     description:
       'No signature. Read `supported_assets` rather than assuming a fixed list of networks.',
     responses: {
@@ -332,7 +326,6 @@ const switchFields: Record<string, SchemaObject> = {
     type: 'string',
     pattern: '^[A-Za-z0-9-]{1,32}$',
     description: 'A network of `supported_assets`, or `provider` for the hosted provider’s page',
-    examples: ['tron'],
   },
 }
 
@@ -371,7 +364,7 @@ export const paths: Record<string, PathItemObject> = {
       operationId: 'submitTxHash',
       tags: ['Cashier'],
       summary: 'The payer reports the transaction that paid',
-      description: `${CASHIER_TEXT} The order’s rules are checked before any chain lookup (on-chain order, status 1, not expired, not a provider order); then the transaction is verified on chain (recipient, token, exact amount, success, confirmations, made within the order’s life) and the order is paid. References: a plain transaction hash; TON also \`ton:<receive_raw>:<lt>:<hash>\`, \`<lt>:<hash>\` or a unique recent hash. Also limited per order, from any IP: \`rate_limit.submit_per_order\` submissions per \`rate_limit.submit_window_minutes\` (429 beyond); a reference that failed is answered again from memory, without a chain request, for \`chains.verify_failed_cache_minutes\`.`,
+      description: `${CASHIER_TEXT} The order’s rules are checked before any chain lookup (on-chain order, status 1, not expired, not a provider order); then the transaction is verified on chain (recipient, token, exact amount, success, confirmations, made within the order’s life) and the order is paid. References: a plain transaction hash, or another form the chain’s family accepts (docs/chains.md lists them). Also limited per order, from any IP: \`rate_limit.submit_per_order\` submissions per \`rate_limit.submit_window_minutes\` (429 beyond); a reference that failed is answered again from memory, without a chain request, for \`chains.verify_failed_cache_minutes\`.`,
       parameters: [tradeIdParameter],
       requestBody: flatBody(
         'The transaction reference',
@@ -461,7 +454,7 @@ export const paths: Record<string, PathItemObject> = {
       operationId: 'returnToShop',
       tags: ['Cashier'],
       summary: 'The payer’s way back to the shop',
-      description: `${CASHIER_TEXT} Once the order (or the child that paid it) is paid and has a return address: 302 to it; compat orders get the EPay return fields added (pid, trade_no, out_trade_no, type, name, money, trade_status, sign, sign_type: signed like the compat callback), native orders their redirect_url as given. Otherwise (not paid yet, no return address, unknown trade_id): 302 back to \`/cashier/{trade_id}\`.`,
+      description: `${CASHIER_TEXT} Once the order (or the child that paid it) is paid and has a return address: 302 to it: native orders to their redirect_url as given, an order of a plugin’s callback format to the address that format writes (e.g. with its signed return fields added). Otherwise (not paid yet, no return address, unknown trade_id): 302 back to \`/cashier/{trade_id}\`.`,
       parameters: [tradeIdParameter],
       responses: {
         '302': redirect('To the shop’s return address, or back to the cashier'),

@@ -149,20 +149,12 @@ const token = string('Payment token, upper-case; empty for a placeholder', {
   examples: ['USDT'],
 })
 const network = string(
-  'Payment network; empty for a placeholder; `provider` for a hosted-provider order',
-  {
-    examples: ['tron'],
-  }
+  'Payment network (a network of `supported_assets`); empty for a placeholder; `provider` for a hosted-provider order'
 )
 const receiveAddress = string(
   'Receiving address; empty for a placeholder; `PROVIDER` for a hosted-provider order'
 )
-const paymentType = string(
-  'Callback format of the order (`native`: POST JSON, HMAC-SHA256; `compat`: GET, MD5)',
-  {
-    enum: ['native', 'compat'],
-  }
-)
+const paymentType = ref('PaymentType')
 const cashierUrl = string('The cashier URL: `{base_url}/pay/checkout-counter/{trade_id}`', {
   format: 'uri',
 })
@@ -320,52 +312,63 @@ const paymentProgress = closedObject(
   '`data` of payment-progress'
 )
 
-const publicConfig = closedObject(
-  {
-    supported_assets: {
-      type: 'array',
-      description:
-        'Network and token combinations offered now: the chain is enabled, has a receiving wallet and an enabled token',
-      items: closedObject({
-        network: string('Network name'),
-        display_name: string('Name shown to payers'),
-        tokens: {
-          type: 'array',
-          items: string(undefined, { pattern: '^[A-Z0-9]{1,16}$' }),
-          description: 'Token symbols, upper-case',
+/** `data` of the config endpoint, with the sections the plugins answer (`PluginConfigSection.schema`). */
+export function publicConfigSchema(sections: Record<string, SchemaObject>): SchemaObject {
+  return closedObject(
+    {
+      supported_assets: {
+        type: 'array',
+        description:
+          'Network and token combinations offered now: the chain is enabled, has a receiving wallet and an enabled token',
+        items: closedObject({
+          network: string('Network name'),
+          display_name: string('Name shown to payers'),
+          tokens: {
+            type: 'array',
+            items: string(undefined, { pattern: '^[A-Z0-9]{1,16}$' }),
+            description: 'Token symbols, upper-case',
+          },
+        }),
+      },
+      site: closedObject(
+        {
+          cashier_name: string(),
+          logo_url: string(),
+          website_title: string(),
+          support_link: string(),
+          background_color: string(),
+          background_image_url: string(),
         },
-      }),
+        "The cashier's look"
+      ),
+      ...sections,
+      version: string('Service version label'),
     },
-    site: closedObject(
-      {
-        cashier_name: string(),
-        logo_url: string(),
-        website_title: string(),
-        support_link: string(),
-        background_color: string(),
-        background_image_url: string(),
-      },
-      "The cashier's look"
-    ),
-    compat: closedObject(
-      { default_token: string(), default_currency: string(), default_network: string() },
-      'Compat flavour defaults (empty strings when unset)'
-    ),
-    provider: closedObject(
-      {
-        enabled: { type: 'boolean' },
-        allow_tokens: {
-          type: 'array',
-          items: string(),
-          description: 'Tokens offered through the hosted provider',
-        },
-      },
-      'The hosted provider channel'
-    ),
-    version: string('Service version label'),
-  },
-  '`data` of the config endpoint'
-)
+    '`data` of the config endpoint'
+  )
+}
+
+/**
+ * The payment types of this gateway's callback formats (`Native` and each
+ * plugin format's own, served now or by a plugin turned off), as written in
+ * an order: lower-case.
+ */
+export function paymentTypeSchema(types: string[]): SchemaObject {
+  return string(
+    'Callback format of the order: `native` (POST JSON, HMAC-SHA256), or a plugin format’s own (the document’s `webhooks` describe each served now)',
+    { enum: types.map((type) => type.toLowerCase()) }
+  )
+}
+
+/** The create request's `payment_type`: one of the formats' payment types, in any case. */
+export function paymentTypeInputSchema(types: string[]): SchemaObject {
+  const anyCase = (type: string) =>
+    [...type].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c)).join('')
+  return string(
+    'Callback format: `Native` when omitted; another format’s payment type (any case) for its callback, which may need a certain kind of pid (a refused one is answered 400). Signed when non-empty',
+    { pattern: `^(${types.map(anyCase).join('|')})$` }
+  )
+}
 
 const nativeSignature = string(
   'HMAC-SHA256 of the sorted `name=value` pairs of every other non-empty field joined by `&`, keyed with the secret_key of the pid: 64 lower-case hexadecimal characters',
@@ -387,5 +390,4 @@ export const schemas: Record<string, SchemaObject> = {
   SubmittedPayment: submittedPayment,
   PaymentUri: paymentUri,
   PaymentProgress: paymentProgress,
-  PublicConfig: publicConfig,
 }

@@ -1,22 +1,20 @@
-import type {
-  ParameterObject,
-  PathItemObject,
-  ResponseObject,
-  SchemaObject,
-} from '#openapi/openapi_types'
+import type { PathItemObject, ResponseObject, SchemaObject } from '#openapi/openapi_types'
 import { JSON_TYPE } from '#openapi/responses'
 import { closedObject, ref } from '#openapi/schemas'
 
 /**
  * The payment-success callbacks the gateway sends to an order's
- * notify_url (app/callbacks/native_callback_format.ts and the compat
- * plugin's format), as OpenAPI webhooks: the merchant implements them.
+ * notify_url, as OpenAPI webhooks: the merchant implements them. The
+ * native one is here (app/callbacks/native_callback_format.ts); a plugin's
+ * callback format describes its own (`openapi.webhooks` of its plugin).
  */
 
-const RETRIES =
+/** How every callback is retried (a plugin format's description starts with it too). */
+export const CALLBACK_RETRIES =
   'Sent once the order is paid (status 2), never for other states. Until acknowledged it is retried: after the first failure up to `order_notice_max_retry` times, with exponential backoff from `callback_retry_base_seconds`, each interval at most 5 minutes. Delivery is at-least-once: the same payment may be notified twice, so handle it idempotently (by trade_id).'
 
-const acknowledged: Record<string, ResponseObject> = {
+/** The merchant's acknowledgement, the same for every callback format. */
+export const callbackAcknowledged: Record<string, ResponseObject> = {
   '200': {
     description:
       'Acknowledged, when the body is `ok` or `success` (any case, surrounding white space ignored). Any other answer (status, body, time-out) is a failure and is retried.',
@@ -55,59 +53,15 @@ export const nativeCallback: SchemaObject = closedObject(
   'Body of the native callback. Verify `signature` like a request’s: HMAC-SHA256 over the sorted name=value pairs of every other non-empty field (numbers as printed in the JSON, e.g. 13.8) joined by &, keyed with the secret_key of the pid'
 )
 
-const query = (name: string, description: string, schema: SchemaObject): ParameterObject => ({
-  name,
-  in: 'query',
-  required: true,
-  description,
-  schema,
-})
-
-export const compatCallbackParameters: ParameterObject[] = [
-  query('pid', 'The merchant’s PID, numeric', { type: 'string', pattern: '^[0-9]+$' }),
-  query('trade_no', 'Transaction number (trade_id)', {
-    type: 'string',
-    pattern: '^[A-Za-z0-9]{22}$',
-  }),
-  query('out_trade_no', 'Merchant order number', { type: 'string', maxLength: 32 }),
-  query('type', 'Payment type the order was created with (`alipay` when none)', { type: 'string' }),
-  query('name', 'Product name (may be empty)', { type: 'string' }),
-  query('money', 'Fiat amount with four decimals', {
-    type: 'string',
-    pattern: '^[0-9]+\\.[0-9]{4}$',
-  }),
-  query('trade_status', 'Always TRADE_SUCCESS', { const: 'TRADE_SUCCESS' }),
-  query(
-    'sign',
-    'MD5 (lower-case hex) of the sorted name=value pairs of the other non-empty parameters but sign_type, joined by &, with the secret_key appended',
-    {
-      type: 'string',
-      pattern: '^[0-9a-f]{32}$',
-    }
-  ),
-  query('sign_type', 'Always MD5', { const: 'MD5' }),
-]
-
 export const webhooks: Record<string, PathItemObject> = {
   nativePaymentCallback: {
     post: {
       operationId: 'nativePaymentCallback',
       tags: ['Callbacks'],
       summary: 'Payment success, native orders: POST JSON to notify_url',
-      description: RETRIES,
+      description: CALLBACK_RETRIES,
       requestBody: { required: true, content: { [JSON_TYPE]: { schema: ref('NativeCallback') } } },
-      responses: acknowledged,
-    },
-  },
-  compatPaymentCallback: {
-    get: {
-      operationId: 'compatPaymentCallback',
-      tags: ['Callbacks'],
-      summary:
-        'Payment success, compat orders (payment_type Compat): GET notify_url with query parameters',
-      description: `${RETRIES} The parameters are added to notify_url’s own query, if it has one.`,
-      parameters: compatCallbackParameters,
-      responses: acknowledged,
+      responses: callbackAcknowledged,
     },
   },
 }

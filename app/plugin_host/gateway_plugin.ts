@@ -1,3 +1,4 @@
+import type { PathItemObject, SchemaObject } from '#openapi/openapi_types'
 import type { BaseCommand } from '@adonisjs/core/ace'
 import type { ChainFamily } from '#chains/chain_family'
 import type { CallbackFormat } from '#callbacks/callback_format'
@@ -91,14 +92,14 @@ export type IntegrationContext = {
 }
 
 /**
- * A part of the console's integration page of an API key (the compat
- * plugin's EPay base URL and endpoints): rows for the guide's endpoint
+ * A part of the console's integration page of an API key (a flavour
+ * plugin's base URL and endpoints): rows for the guide's endpoint
  * table and a card drawn by the plugin's own view with `data`.
  */
 export type PluginIntegrationSection = {
   /** The card's anchor on the page. */
   id: string
-  /** Its Edge view, from the plugin's views/ (`compat::admin/integration`): it reads `section.data`, `guide` and `key`. */
+  /** Its Edge view, from the plugin's views/ (`<name>::admin/integration`): it reads `section.data`, `guide` and `key`. */
   view: string
   data(context: IntegrationContext): Record<string, unknown>
   endpoints?(context: IntegrationContext): {
@@ -121,8 +122,9 @@ export type PluginJob = {
 export type PluginCommand = typeof BaseCommand
 
 /**
- * The one contract between the core and a plugin (a chain family, the
- * hosted provider, the compat flavour, or a third party's). The core reads
+ * The one contract between the core and a plugin (a chain family, a
+ * hosted payment provider, an order flavour, a notification channel, a
+ * rate source, or a third party's). The core reads
  * nothing plugin-specific outside it. Every part is optional but the name.
  */
 export type GatewayPlugin = {
@@ -139,9 +141,9 @@ export type GatewayPlugin = {
   families?: ChainFamily[]
   callbackFormats?: CallbackFormat[]
   providers?: PaymentProvider[]
-  /** Ways to tell the operator (Telegram, e-mail, a webhook): app/notifications/notification_channel.ts. */
+  /** Ways to tell the operator (a chat bot, e-mail, an HTTP call): app/notifications/notification_channel.ts. */
   notificationChannels?: NotificationChannel[]
-  /** Live exchange-rate sources (CoinGecko, Binance …): app/rates/live_rate_source.ts. */
+  /** Live exchange-rate sources (an exchange's or an aggregator's API): app/rates/live_rate_source.ts. */
   rateSources?: LiveRateSource[]
   routes?: PluginRoutes
   /** Setting definitions, keyed by setting name (prefix them with the plugin name). */
@@ -158,11 +160,32 @@ export type GatewayPlugin = {
   commands?: PluginCommand[]
   jobs?: PluginJob[]
   /**
-   * Sections of the public config endpoint this plugin answers (the
-   * spec's `compat` and `provider`); without the plugin, the core answers
-   * the section's neutral default.
+   * Sections of the public config endpoint (`GET /payments/native/v1/config`)
+   * this plugin answers, by key. The interface spec requires some of them
+   * whether or not the plugin is on: `whenOff` is the section while it is
+   * off (the core reads it from every known plugin, on or off).
    */
-  configSections?: Record<string, () => Promise<unknown>>
+  configSections?: Record<string, PluginConfigSection>
+  /** What the plugin adds to the merchant API's OpenAPI document (app/openapi). */
+  openapi?: PluginOpenApi
+}
+
+/** One section of the public config endpoint, answered by a plugin. */
+export type PluginConfigSection = {
+  /** The section's value, asked on each config request (cached like the rest by the caller). */
+  answer(): Promise<unknown>
+  /** The section while the plugin is off (nothing configured, not enabled). */
+  whenOff: unknown
+  /** Its JSON schema in the OpenAPI document's `PublicConfig`. */
+  schema: SchemaObject
+}
+
+/** A plugin's part of the OpenAPI document: the document lists it while the plugin is on. */
+export type PluginOpenApi = {
+  /** A paragraph (Markdown) added to the document's description. */
+  description?: string
+  /** Callbacks the plugin's formats send to merchants, by operation name (`webhooks`). */
+  webhooks?: Record<string, PathItemObject>
 }
 
 /** Identity function that gives a plugin definition its type. */

@@ -7,10 +7,12 @@ import settings from '#settings/settings_service'
 import type {
   GatewayPlugin,
   PluginJob,
+  PluginOpenApi,
   PluginRouteContext,
   SeedChain,
 } from '#plugin_host/gateway_plugin'
 import type { LoadedPlugins } from '#plugin_host/plugin_loader'
+import type { SchemaObject } from '#openapi/openapi_types'
 
 /** Every plugin's routes live under this prefix, with the plugin's name. */
 export function pluginPrefix(plugin: GatewayPlugin) {
@@ -51,7 +53,7 @@ export class PluginRegistry {
 
   /**
    * Every payment_type this gateway knows, served now or by a plugin
-   * turned off (`Native`, then the plugins' formats' own: `Compat`).
+   * turned off (`Native`, then each plugin format's own).
    */
   paymentTypes(): string[] {
     const types = new Set<string>()
@@ -115,13 +117,41 @@ export class PluginRegistry {
     return this.enabled.flatMap((plugin) => plugin.jobs ?? [])
   }
 
-  /** A config endpoint section from the enabled plugin that answers it, if any. */
-  configSection(name: string): (() => Promise<unknown>) | null {
-    for (const plugin of this.enabled) {
-      const section = plugin.configSections?.[name]
-      if (section) return section
+  /**
+   * The public config endpoint's plugin sections, by key, in plugin order:
+   * an enabled plugin's answer, else (a plugin turned off) its `whenOff`.
+   * A key answered by an enabled plugin wins over one that is off.
+   */
+  async configSections(): Promise<Record<string, unknown>> {
+    const sections: Record<string, unknown> = {}
+    const answered = new Set<string>()
+    for (const plugin of this.all) {
+      const enabled = this.enabled.includes(plugin)
+      for (const [key, section] of Object.entries(plugin.configSections ?? {})) {
+        if (answered.has(key)) continue
+        if (enabled) {
+          sections[key] = await section.answer()
+          answered.add(key)
+        } else if (!(key in sections)) {
+          sections[key] = section.whenOff
+        }
+      }
     }
-    return null
+    return sections
+  }
+
+  /** Every config section's schema, by key (known plugins, on or off: the spec's keys are always there). */
+  configSectionSchemas(): Record<string, SchemaObject> {
+    const schemas: Record<string, SchemaObject> = {}
+    for (const plugin of this.all)
+      for (const [key, section] of Object.entries(plugin.configSections ?? {}))
+        schemas[key] ??= section.schema
+    return schemas
+  }
+
+  /** What the enabled plugins add to the OpenAPI document. */
+  openApiParts(): PluginOpenApi[] {
+    return this.enabled.flatMap((plugin) => (plugin.openapi ? [plugin.openapi] : []))
   }
 }
 

@@ -8,14 +8,25 @@ import { SERVICE_VERSION } from '#support/runtime/version'
  * same object, so the page and any other front-end see the same choices.
  */
 export async function publicConfig() {
-  const [supportedAssets, site, compat, provider] = await Promise.all([
+  const [supportedAssets, site, sections] = await Promise.all([
     assetCatalog.supportedAssets(),
     siteLook(),
-    compatDefaults(),
-    providerOffer(),
+    pluginRegistry.configSections(),
   ])
-  return { supported_assets: supportedAssets, site, compat, provider, version: SERVICE_VERSION }
+  return {
+    supported_assets: supportedAssets,
+    site,
+    ...(sections as PluginSections),
+    version: SERVICE_VERSION,
+  }
 }
+
+/**
+ * The sections the plugins answer (the interface spec names two, each
+ * answered by the plugin serving it, or its neutral value while that plugin
+ * is off): typed loosely, the core reads none of them.
+ */
+type PluginSections = Record<string, unknown>
 
 export type PublicConfig = Awaited<ReturnType<typeof publicConfig>>
 
@@ -28,24 +39,4 @@ async function siteLook() {
     background_color: await settings.get('site.background_color'),
     background_image_url: await settings.get('site.background_image_url'),
   }
-}
-
-type CompatSection = { default_token: string; default_currency: string; default_network: string }
-type ProviderSection = { enabled: boolean; allow_tokens: string[] }
-
-/**
- * The spec's `compat` and `provider` sections are answered by the plugins
- * that serve them; with that plugin turned off, a neutral value (nothing
- * configured, not enabled).
- */
-async function compatDefaults(): Promise<CompatSection> {
-  const section = pluginRegistry.configSection('compat')
-  return section
-    ? ((await section()) as CompatSection)
-    : { default_token: '', default_currency: '', default_network: '' }
-}
-
-async function providerOffer(): Promise<ProviderSection> {
-  const section = pluginRegistry.configSection('provider')
-  return section ? ((await section()) as ProviderSection) : { enabled: false, allow_tokens: [] }
 }

@@ -264,7 +264,7 @@ export const SETTINGS = {
   ),
 
   // Console sign-in (docs/console.md "Sign-in security").
-  'admin.require_2fa_admins': booleanSetting(
+  'console.require_2fa_admins': booleanSetting(
     true,
     'Administrators (role admin) must use two-factor sign-in: until they turn it on, they can only reach the enrolment page and sign out'
   ),

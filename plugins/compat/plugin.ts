@@ -2,6 +2,7 @@ import { definePlugin } from '#plugin_host/gateway_plugin'
 import { CompatCallbackFormat } from '#plugins/compat/compat_callback_format'
 import { COMPAT_SETTINGS, compatSettings } from '#plugins/compat/compat_settings'
 import { compatIntegration } from '#plugins/compat/compat_integration'
+import { compatConfigSchema, compatOpenApi } from '#plugins/compat/compat_openapi'
 
 const CompatOrdersController = () => import('#plugins/compat/compat_orders_controller')
 const CompatApiController = () => import('#plugins/compat/compat_api_controller')
@@ -61,10 +62,16 @@ export default definePlugin({
     },
   },
   configSections: {
-    compat: async () => ({
-      default_token: await compatSettings.get('compat.default_token'),
-      default_currency: await compatSettings.get('compat.default_currency'),
-      default_network: await compatSettings.get('compat.default_network'),
-    }),
+    compat: {
+      answer: async () => ({
+        default_token: await compatSettings.get('compat.default_token'),
+        default_currency: await compatSettings.get('compat.default_currency'),
+        default_network: await compatSettings.get('compat.default_network'),
+      }),
+      // The interface spec's config has the section whether the flavour is on or off.
+      whenOff: { default_token: '', default_currency: '', default_network: '' },
+      schema: compatConfigSchema,
+    },
   },
+  openapi: compatOpenApi,
 })

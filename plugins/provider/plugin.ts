@@ -1,4 +1,5 @@
 import { definePlugin } from '#plugin_host/gateway_plugin'
+import { closedObject } from '#openapi/schemas'
 import { HostedProvider } from '#plugins/provider/hosted_provider'
 import { PROVIDER_SETTINGS } from '#plugins/provider/provider_settings'
 
@@ -39,9 +40,24 @@ export default definePlugin({
   },
   settings: PROVIDER_SETTINGS,
   configSections: {
-    provider: async () => {
-      const { enabled, tokens } = await hosted.offer()
-      return { enabled, allow_tokens: tokens }
+    provider: {
+      answer: async () => {
+        const { enabled, tokens } = await hosted.offer()
+        return { enabled, allow_tokens: tokens }
+      },
+      // The interface spec's config has the section whether the provider is on or off.
+      whenOff: { enabled: false, allow_tokens: [] },
+      schema: closedObject(
+        {
+          enabled: { type: 'boolean' },
+          allow_tokens: {
+            type: 'array',
+            items: { type: 'string' },
+            description: 'Tokens offered through the hosted provider',
+          },
+        },
+        'The hosted provider channel'
+      ),
     },
   },
 })

@@ -128,7 +128,7 @@ test.group("Console in Chromium: an admin's day", (group) => {
     assert,
   }) => {
     const admin = await createAdminUser({ email: 'new.admin@example.com' })
-    await settings.set('admin.require_2fa_admins', 'true')
+    await settings.set('console.require_2fa_admins', 'true')
     const { context, page } = await newPage(DESKTOP)
     try {
       await adminSignIn(page, admin)

@@ -123,6 +123,18 @@ test.group('Plugins: each left out in turn', (group) => {
       if (left === 'provider')
         assert.deepEqual(config.provider, { enabled: false, allow_tokens: [] })
       else assert.deepEqual(config.provider.allow_tokens, ['USDT', 'TRX'])
+
+      // The OpenAPI document: a left-out plugin's callback is not among the webhooks, while
+      // the config sections the spec requires keep their schema (the answer still has them).
+      const doc = (await (
+        await fetch(`${server.url}/payments/native/v1/openapi.json`)
+      ).json()) as any
+      assert.equal('compatPaymentCallback' in doc.webhooks, left !== 'compat')
+      assert.includeMembers(Object.keys(doc.components.schemas.PublicConfig.properties), [
+        'compat',
+        'provider',
+      ])
+      assert.includeMembers(doc.components.schemas.PaymentType.enum, ['native', 'compat'])
     })
   }
 

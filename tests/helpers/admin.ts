@@ -33,7 +33,7 @@ export async function createAdminUser(
     totpSecret = secret
   }
   if (user.role === 'admin' && !options.totp)
-    await settings.setIfMissing('admin.require_2fa_admins', 'false')
+    await settings.setIfMissing('console.require_2fa_admins', 'false')
   await user.refresh()
   return { user, email, password, totpSecret }
 }

@@ -71,14 +71,11 @@ function clearName(key: string): string {
   return `clear__${fieldName(key)}`
 }
 
-/** `bot_token` → "Bot token", with the usual capitals (URL, TLS, SMTP, API, IDs). */
+/** `bot_token` → "Bot token", with the usual capitals (URL, TLS, API, IDs); a channel's own acronyms come from its labels. */
 function labelOf(suffix: string): string {
   const text = suffix
     .split('_')
-    .map(
-      (word) =>
-        ({ url: 'URL', tls: 'TLS', smtp: 'SMTP', api: 'API', ids: 'IDs', id: 'ID' })[word] ?? word
-    )
+    .map((word) => ({ url: 'URL', tls: 'TLS', api: 'API', ids: 'IDs', id: 'ID' })[word] ?? word)
     .join(' ')
   return text.charAt(0).toUpperCase() + text.slice(1)
 }
@@ -103,7 +100,7 @@ function inputOf(definition: SettingDefinition<unknown>): SettingInput {
 
 /**
  * A target as an admin may see it: a URL without its user info, query
- * string or key-like path segments (a webhook's token lives there); an
+ * string or key-like path segments (an HTTP channel's token may live there); an
  * e-mail address or a chat id as it is.
  */
 export function shownTarget(target: string): string {
@@ -227,7 +224,7 @@ async function fieldsOf(
 async function channelKeys(channel: string): Promise<string[]> {
   const prefix = `notify.${channel}.`
   const all = await settingKeys()
-  // State the gateway keeps for itself (Telegram's update offset) is no field of a form.
+  // State the gateway keeps for itself (a channel's polling offset) is no field of a form.
   const keys = all.filter((key) => key.startsWith(prefix) && !settings.definition(key).internal)
   const rules = Object.keys(RULE_LABELS)
     .map((rule) => `${prefix}${rule}`)
@@ -250,8 +247,8 @@ function channelLabel(channel: string) {
  */
 const PROBLEMS: [RegExp, string, (match: RegExpExecArray) => Record<string, string>][] = [
   [
-    /^(notify\.webhook\.secret) is empty \(the receiver could not check the signature\)$/,
-    'webhook_secret',
+    /^(notify\.[\w.]+\.secret) is empty \(the receiver could not check the signature\)$/,
+    'unsigned_secret',
     (m) => ({ setting: m[1] }),
   ],
   [/^(notify\.[\w.]+) is empty$/, 'empty', (m) => ({ setting: m[1] })],

@@ -52,8 +52,8 @@ export type IntegrationGuide = {
   createExamples: IntegrationExample[]
   callbackExamples: IntegrationExample[]
   /**
-   * What the enabled plugins add (an order flavour's own front door: the
-   * compat plugin's EPay URLs), each shown by its own view.
+   * What the enabled plugins add (an order flavour's own front door and
+   * its URLs), each shown by its own view.
    */
   sections: IntegrationSection[]
   /** Moving a shop from epusdt or BEpusdt to the native API: what to change, with this installation's URLs. */
@@ -84,8 +84,9 @@ export function migrationSteps(baseUrl: string, pid: string): MigrationStep[] {
     },
     {
       what: 'Coin',
-      before: 'trade_type usdt.trc20, usdt.erc20, usdt.bep20 … (BEpusdt)',
-      after: 'token=usdt with network=tron, ethereum, bsc …, or neither (the payer chooses)',
+      before: 'trade_type usdt.<chain standard> … (BEpusdt)',
+      after:
+        'token=usdt with network=<a network of supported_assets>, or neither (the payer chooses)',
     },
     {
       what: 'Signature',

@@ -137,7 +137,7 @@ const CORE_GROUPS: readonly SettingsGroup[] = [
     title: 'Console sign-in',
     description: 'What the console asks of the people who sign in to it.',
     labels: {
-      'admin.require_2fa_admins': 'Admins must use two-factor sign-in',
+      'console.require_2fa_admins': 'Admins must use two-factor sign-in',
     },
   },
   {

@@ -12,14 +12,14 @@ import {
 
 /** Sets the requirement as an operator would (settings:set), after the helper's default. */
 async function requireTwoFactor(on: boolean) {
-  await settings.set('admin.require_2fa_admins', on ? 'true' : 'false')
+  await settings.set('console.require_2fa_admins', on ? 'true' : 'false')
 }
 
 test.group('Console: two-factor required for admins', (group) => {
   group.each.setup(() => resetDatabase())
 
   test('the setting is on by default', async ({ assert }) => {
-    assert.isTrue(await settings.get('admin.require_2fa_admins'))
+    assert.isTrue(await settings.get('console.require_2fa_admins'))
   })
 
   test('an admin without 2FA reaches only the set-up and sign-out until enrolled; then everything', async ({
