@@ -1,9 +1,8 @@
 import { test } from '@japa/runner'
 import ApiKey from '#models/api_key'
 import settings from '#settings/settings_service'
-import { resetDatabase } from '#tests/helpers/database'
 import { createAdminUser } from '#tests/helpers/admin'
-import { MerchantServer } from '#tests/helpers/merchant_server'
+import { merchantForGroup } from '#tests/helpers/merchant_group'
 import { makeTronPayable } from '#tests/helpers/setup'
 import {
   DESKTOP,
@@ -15,18 +14,8 @@ import {
 } from '#tests/helpers/browser'
 
 test.group('Console API keys in a browser', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return async () => {
-      await merchant.stop()
-      await closeBrowser()
-    }
-  })
-  group.each.setup(async () => {
-    await resetDatabase()
-    merchant.reset()
-  })
+  const merchant = merchantForGroup(group, { lifecycle: false })
+  group.teardown(() => closeBrowser())
 
   test('create a key, copy its secret, read the integration page, send a test callback', async ({
     assert,

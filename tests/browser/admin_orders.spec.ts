@@ -1,12 +1,11 @@
 import { test } from '@japa/runner'
 import paymentService from '#services/payment_service'
 import callbackDeliverer from '#callbacks/callback_deliverer'
-import { resetDatabase } from '#tests/helpers/database'
 import { createAdminUser } from '#tests/helpers/admin'
 import { insertOrders } from '#tests/helpers/order_rows'
-import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
+import { newOrder } from '#tests/helpers/orders'
 import { fakeTransfer } from '#tests/helpers/fake_chain'
-import { MerchantServer } from '#tests/helpers/merchant_server'
+import { merchantForGroup } from '#tests/helpers/merchant_group'
 import { adminUrl } from '#admin/admin_paths'
 import {
   DESKTOP,
@@ -20,18 +19,11 @@ import {
 } from '#tests/helpers/browser'
 
 test.group('Console orders in Chromium', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return () => merchant.stop()
-  })
-  group.each.setup(async () => {
-    await resetDatabase()
-    await prepareLifecycle()
-    merchant.reset([
+  const merchant = merchantForGroup(group, {
+    replies: [
       { status: 503, body: 'maintenance, try later' },
       { status: 200, body: 'success' },
-    ])
+    ],
   })
   group.teardown(() => closeBrowser())
   group.each.timeout(120_000)

@@ -11,11 +11,10 @@ import chainScanner from '#services/chain_scanner'
 import orderExpiry from '#services/order_expiry'
 import reorgFlags from '#services/reorg_flags'
 import callbackDeliverer from '#callbacks/callback_deliverer'
-import { resetDatabase } from '#tests/helpers/database'
 import { insertOrders } from '#tests/helpers/order_rows'
-import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
+import { newOrder } from '#tests/helpers/orders'
 import { FAKE_NETWORK, fakeFamily, fakeTransfer } from '#tests/helpers/fake_chain'
-import { MerchantServer } from '#tests/helpers/merchant_server'
+import { merchantForGroup } from '#tests/helpers/merchant_group'
 import { createAdminUser } from '#tests/helpers/admin'
 import { adminUrl } from '#admin/admin_paths'
 import {
@@ -32,22 +31,13 @@ import {
 const SHOTS = process.env.ADMIN_ZH_SHOTS ?? join(tmpdir(), 'console-zh-screenshots')
 
 test.group('Console in Chinese in a browser: orders, callbacks, unmatched payments', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return async () => {
-      await merchant.stop()
-      await closeBrowser()
-    }
-  })
-  group.each.setup(async () => {
-    await resetDatabase()
-    await prepareLifecycle()
-    merchant.reset([
+  const merchant = merchantForGroup(group, {
+    replies: [
       { status: 503, body: 'maintenance, try later' },
       { status: 200, body: 'success' },
-    ])
+    ],
   })
+  group.teardown(() => closeBrowser())
   group.each.timeout(180_000)
 
   test('every page of the three areas, in Chinese at 1280 and 320 px: no sideways scroll, no serious axe violation, no English label left', async ({

@@ -8,10 +8,9 @@ import paymentService from '#services/payment_service'
 import chainScanner from '#services/chain_scanner'
 import orderExpiry from '#services/order_expiry'
 import callbackDeliverer from '#callbacks/callback_deliverer'
-import { resetDatabase } from '#tests/helpers/database'
-import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
+import { newOrder } from '#tests/helpers/orders'
 import { FAKE_NETWORK, fakeFamily, fakeTransfer } from '#tests/helpers/fake_chain'
-import { MerchantServer } from '#tests/helpers/merchant_server'
+import { merchantForGroup } from '#tests/helpers/merchant_group'
 import { createAdminUser } from '#tests/helpers/admin'
 import { adminUrl } from '#admin/admin_paths'
 import {
@@ -25,19 +24,8 @@ import {
 } from '#tests/helpers/browser'
 
 test.group('Console in a browser: settings, callbacks, unmatched payments', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return async () => {
-      await merchant.stop()
-      await closeBrowser()
-    }
-  })
-  group.each.setup(async () => {
-    await resetDatabase()
-    await prepareLifecycle()
-    merchant.reset()
-  })
+  const merchant = merchantForGroup(group)
+  group.teardown(() => closeBrowser())
 
   test("branding: the preview follows what is typed; saving makes it the cashier's", async ({
     assert,

@@ -10,9 +10,10 @@ import paymentService from '#services/payment_service'
 import callbackDeliverer, { CallbackDeliverer } from '#callbacks/callback_deliverer'
 import { isPrivateAddress } from '#callbacks/safe_http'
 import { retryDelayMs } from '#callbacks/retry_policy'
-import { countRows, resetDatabase } from '#tests/helpers/database'
-import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
+import { countRows } from '#tests/helpers/database'
+import { newOrder } from '#tests/helpers/orders'
 import { MerchantServer } from '#tests/helpers/merchant_server'
+import { merchantForGroup, paidOrder } from '#tests/helpers/merchant_group'
 import { TEST_SECRET, merchantVerifiesCallback } from '#tests/helpers/merchant'
 import {
   compatParams,
@@ -38,27 +39,8 @@ function merchantVerifiesCompat(query: URLSearchParams, secret = TEST_SECRET) {
   )
 }
 
-async function paidOrder(
-  client: any,
-  merchant: MerchantServer,
-  overrides: Record<string, unknown> = {}
-) {
-  const order = await newOrder(client, { notify_url: merchant.notifyUrl, ...overrides })
-  await paymentService.markPaid(order.id, { reference: `tx-${order.tradeId}`, source: 'scanner' })
-  return Order.findOrFail(order.id)
-}
-
 test.group('Merchant callbacks: formats', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return () => merchant.stop()
-  })
-  group.each.setup(async () => {
-    await resetDatabase()
-    await prepareLifecycle()
-    merchant.reset()
-  })
+  const merchant = merchantForGroup(group)
 
   test('native: POST JSON with exactly the spec fields, verifiable by the merchant', async ({
     client,
@@ -223,16 +205,7 @@ test.group('Merchant callbacks: formats', (group) => {
 })
 
 test.group('Merchant callbacks: retries and persistence', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return () => merchant.stop()
-  })
-  group.each.setup(async () => {
-    await resetDatabase()
-    await prepareLifecycle()
-    merchant.reset()
-  })
+  const merchant = merchantForGroup(group)
 
   test('a merchant failing twice then succeeding: three attempts recorded, backoff between', async ({
     client,
@@ -433,16 +406,7 @@ test.group('Merchant callbacks: retries and persistence', (group) => {
 })
 
 test.group('Merchant callbacks: target safety', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return () => merchant.stop()
-  })
-  group.each.setup(async () => {
-    await resetDatabase()
-    await prepareLifecycle()
-    merchant.reset()
-  })
+  const merchant = merchantForGroup(group)
 
   test('private, loopback and link-local addresses are refused by default', async ({
     client,

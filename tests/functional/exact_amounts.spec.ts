@@ -9,10 +9,10 @@ import providerCheckout from '#payments/provider_checkout'
 import callbackDeliverer from '#callbacks/callback_deliverer'
 import BusinessError from '#exceptions/business_error'
 import { Decimal, ceilToPrecision, toDecimalString } from '#support/text/money'
-import { countRows, resetDatabase } from '#tests/helpers/database'
-import { prepareLifecycle, switchTo } from '#tests/helpers/orders'
+import { countRows } from '#tests/helpers/database'
+import { switchTo } from '#tests/helpers/orders'
 import { FAKE_NETWORK, FAKE_USDT, FAKE_WALLET, fakeFamily } from '#tests/helpers/fake_chain'
-import { MerchantServer } from '#tests/helpers/merchant_server'
+import { merchantForGroup } from '#tests/helpers/merchant_group'
 import {
   CREATE_PATH,
   createOrder,
@@ -57,16 +57,9 @@ function transfer(reference: string, amount: string) {
 }
 
 test.group('Exact amounts', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return () => merchant.stop()
-  })
+  const merchant = merchantForGroup(group)
   group.each.setup(async () => {
-    await resetDatabase()
-    await prepareLifecycle()
     await chainAdmin.setToken(FAKE_NETWORK, 'USDT', { precision: 6 })
-    merchant.reset()
   })
 
   test('15 significant digits round-trip exactly: create → database → answers → payment → callback', async ({

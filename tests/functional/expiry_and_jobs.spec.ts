@@ -9,7 +9,7 @@ import paymentService from '#services/payment_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { newOrder, newPlaceholder, prepareLifecycle, switchTo } from '#tests/helpers/orders'
 import { FakeProvider } from '#tests/helpers/fake_provider'
-import { MerchantServer } from '#tests/helpers/merchant_server'
+import { merchantForGroup } from '#tests/helpers/merchant_group'
 import { TRON_WALLET } from '#tests/helpers/merchant'
 import { runAce, startServerProcess } from '#tests/helpers/processes'
 import { SETTINGS_REFRESH_MS } from '#settings/settings_service'
@@ -131,16 +131,7 @@ test.group('Expiry', (group) => {
 })
 
 test.group('Background jobs across processes', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return () => merchant.stop()
-  })
-  group.each.setup(async () => {
-    await resetDatabase()
-    await prepareLifecycle()
-    merchant.reset([{ status: 200, body: 'ok', delayMs: 30 }])
-  })
+  const merchant = merchantForGroup(group, { replies: [{ status: 200, body: 'ok', delayMs: 30 }] })
 
   test('two callbacks:deliver processes at once send each callback once', async ({
     client,

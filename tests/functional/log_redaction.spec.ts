@@ -2,9 +2,8 @@ import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import paymentService from '#services/payment_service'
 import { redactLogFields } from '#support/http/redaction'
-import { resetDatabase } from '#tests/helpers/database'
-import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
-import { MerchantServer } from '#tests/helpers/merchant_server'
+import { newOrder } from '#tests/helpers/orders'
+import { merchantForGroup } from '#tests/helpers/merchant_group'
 import { runAce } from '#tests/helpers/processes'
 
 type LogLine = {
@@ -23,16 +22,7 @@ function jsonLines(stdout: string): LogLine[] {
 }
 
 test.group('Log lines carry no URL secrets', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return () => merchant.stop()
-  })
-  group.each.setup(async () => {
-    await resetDatabase()
-    await prepareLifecycle()
-    merchant.reset()
-  })
+  const merchant = merchantForGroup(group)
 
   test("a real compat delivery's JSON log lines mask sign, tokens and user info", async ({
     client,

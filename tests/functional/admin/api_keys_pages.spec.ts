@@ -6,6 +6,7 @@ import { AdminAgent, createAdminUser, pageText, type AdminUser } from '#tests/he
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { CREATE_PATH, TEST_SECRET, orderParams, signed } from '#tests/helpers/merchant'
 import { MerchantServer } from '#tests/helpers/merchant_server'
+import { merchantForGroup } from '#tests/helpers/merchant_group'
 import { makeTronPayable } from '#tests/helpers/setup'
 import { SECRET_VARIABLE } from '#services/admin/integration_examples'
 import { runProgram, scratchDirectory } from '#tests/helpers/example_programs'
@@ -365,14 +366,8 @@ test.group('Console API keys: one key', (group) => {
 })
 
 test.group('Console API keys: the integration page', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return () => merchant.stop()
-  })
+  const merchant = merchantForGroup(group, { lifecycle: false })
   group.each.setup(async () => {
-    await resetDatabase()
-    merchant.reset()
     admin = await createAdminUser({ role: 'admin' })
   })
 

@@ -3,44 +3,23 @@ import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import Callback from '#models/callback'
-import paymentService from '#services/payment_service'
 import callbackDeliverer from '#callbacks/callback_deliverer'
 import callbackOutboxQuery from '#services/admin/callback_outbox_query'
 import callbackAdmin, { batchMessage } from '#services/operators/callback_admin'
 import { actingAs } from '#services/audit/audit_context'
 import { OperatorError } from '#support/cli/operator_error'
-import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
-import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
-import { MerchantServer } from '#tests/helpers/merchant_server'
+import { countRows, emptyAuditLog } from '#tests/helpers/database'
+import { merchantForGroup, paidOrder } from '#tests/helpers/merchant_group'
 import { TEST_SECRET } from '#tests/helpers/merchant'
 
 const ADMIN = { actor: { kind: 'user' as const, userId: 1, email: 'admin@example.com' } }
-
-async function paidOrder(
-  client: any,
-  merchant: MerchantServer,
-  overrides: Record<string, unknown> = {}
-) {
-  const order = await newOrder(client, { notify_url: merchant.notifyUrl, ...overrides })
-  await paymentService.markPaid(order.id, { reference: `tx-${order.tradeId}`, source: 'scanner' })
-  return Order.findOrFail(order.id)
-}
 
 async function callbackOf(order: Order) {
   return Callback.findByOrFail('order_id', order.id)
 }
 
 test.group('Callback outbox: the console query', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return () => merchant.stop()
-  })
-  group.each.setup(async () => {
-    await resetDatabase()
-    await prepareLifecycle()
-    merchant.reset()
-  })
+  const merchant = merchantForGroup(group)
 
   test('filters by status (held apart from pending), pid, network, time and trade_id / order_id', async ({
     client,
@@ -155,15 +134,8 @@ test.group('Callback outbox: the console query', (group) => {
 })
 
 test.group('Callback outbox: redeliver', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return () => merchant.stop()
-  })
+  const merchant = merchantForGroup(group)
   group.each.setup(async () => {
-    await resetDatabase()
-    await prepareLifecycle()
-    merchant.reset()
     await emptyAuditLog()
   })
 

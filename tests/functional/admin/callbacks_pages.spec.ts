@@ -1,25 +1,15 @@
 import apiKeyAdmin from '#services/operators/api_key_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
-import Order from '#models/order'
+import type Order from '#models/order'
 import Callback from '#models/callback'
 import paymentService from '#services/payment_service'
 import callbackDeliverer from '#callbacks/callback_deliverer'
-import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
-import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
-import { MerchantServer } from '#tests/helpers/merchant_server'
+import { countRows, emptyAuditLog } from '#tests/helpers/database'
+import { newOrder } from '#tests/helpers/orders'
+import { merchantForGroup, paidOrder } from '#tests/helpers/merchant_group'
 import { TEST_SECRET } from '#tests/helpers/merchant'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
-
-async function paidOrder(
-  client: any,
-  merchant: MerchantServer,
-  overrides: Record<string, unknown> = {}
-) {
-  const order = await newOrder(client, { notify_url: merchant.notifyUrl, ...overrides })
-  await paymentService.markPaid(order.id, { reference: `tx-${order.tradeId}`, source: 'scanner' })
-  return Order.findOrFail(order.id)
-}
 
 async function callbackOf(order: Order) {
   return Callback.findByOrFail('order_id', order.id)
@@ -31,15 +21,8 @@ async function signedIn(role: 'admin' | 'viewer' = 'admin') {
 }
 
 test.group('Console callbacks pages', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return () => merchant.stop()
-  })
+  const merchant = merchantForGroup(group)
   group.each.setup(async () => {
-    await resetDatabase()
-    await prepareLifecycle()
-    merchant.reset()
     await emptyAuditLog()
   })
 

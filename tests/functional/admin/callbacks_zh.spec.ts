@@ -1,33 +1,14 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import i18nManager from '@adonisjs/i18n/services/main'
-import Order from '#models/order'
 import Callback from '#models/callback'
-import paymentService from '#services/payment_service'
 import callbackDeliverer from '#callbacks/callback_deliverer'
 import { batchMessage } from '#services/operators/callback_admin'
-import { resetDatabase } from '#tests/helpers/database'
-import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
-import { MerchantServer } from '#tests/helpers/merchant_server'
+import { merchantForGroup, paidOrder } from '#tests/helpers/merchant_group'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
 
-async function paidOrder(client: any, merchant: MerchantServer) {
-  const order = await newOrder(client, { notify_url: merchant.notifyUrl })
-  await paymentService.markPaid(order.id, { reference: `tx-${order.tradeId}`, source: 'scanner' })
-  return Order.findOrFail(order.id)
-}
-
 test.group('Console callbacks in Chinese', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return () => merchant.stop()
-  })
-  group.each.setup(async () => {
-    await resetDatabase()
-    await prepareLifecycle()
-    merchant.reset()
-  })
+  const merchant = merchantForGroup(group)
 
   test('the list and a callback page speak Chinese; a redelivery’s flash too', async ({
     client,

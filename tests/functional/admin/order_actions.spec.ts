@@ -13,7 +13,7 @@ import { OperatorError } from '#support/cli/operator_error'
 import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { newOrder, newPlaceholder, prepareLifecycle } from '#tests/helpers/orders'
 import { FAKE_NETWORK, FAKE_WALLET, fakeTransfer } from '#tests/helpers/fake_chain'
-import { MerchantServer } from '#tests/helpers/merchant_server'
+import { merchantForGroup } from '#tests/helpers/merchant_group'
 import { runCommand } from '#tests/helpers/ace_command'
 import OrdersMarkPaid from '#commands/orders_mark_paid'
 import OrdersClose from '#commands/orders_close'
@@ -343,16 +343,9 @@ test.group('Order actions: close', (group) => {
 })
 
 test.group('Order actions: resend callback', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return () => merchant.stop()
-  })
+  const merchant = merchantForGroup(group)
   group.each.setup(async () => {
-    await resetDatabase()
-    await prepareLifecycle()
     await emptyAuditLog()
-    merchant.reset()
   })
 
   async function paidOrder(client: any) {
@@ -440,19 +433,12 @@ test.group('Order actions: resend callback', (group) => {
 })
 
 test.group('Order detail', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return () => merchant.stop()
-  })
+  const merchant = merchantForGroup(group)
   group.each.setup(async () => {
-    await resetDatabase()
-    await prepareLifecycle()
     await db
       .from('chains')
       .where('network', FAKE_NETWORK)
       .update({ explorer_tx_url: 'https://explorer.test/tx/{tx}' })
-    merchant.reset()
   })
 
   test('an unknown trade_id has no detail', async ({ assert }) => {

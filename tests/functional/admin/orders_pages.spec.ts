@@ -6,9 +6,9 @@ import callbackDeliverer from '#callbacks/callback_deliverer'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { AdminAgent, createAdminUser, pageText, type AdminUser } from '#tests/helpers/admin'
 import { insertOrders } from '#tests/helpers/order_rows'
-import { newOrder, newPlaceholder, prepareLifecycle } from '#tests/helpers/orders'
+import { newOrder, newPlaceholder } from '#tests/helpers/orders'
 import { fakeTransfer } from '#tests/helpers/fake_chain'
-import { MerchantServer } from '#tests/helpers/merchant_server'
+import { merchantForGroup } from '#tests/helpers/merchant_group'
 
 const BASE = 1_700_000_000_000
 
@@ -197,16 +197,9 @@ test.group('Console orders: list', (group) => {
 })
 
 test.group('Console orders: order page and actions', (group) => {
-  const merchant = new MerchantServer()
+  const merchant = merchantForGroup(group)
   let admin: AdminUser
-  group.setup(async () => {
-    await merchant.start()
-    return () => merchant.stop()
-  })
   group.each.setup(async () => {
-    await resetDatabase()
-    await prepareLifecycle()
-    merchant.reset()
     admin = await createAdminUser({ email: 'ops@example.com' })
   })
 

@@ -1,11 +1,10 @@
 import { test } from '@japa/runner'
 import paymentService from '#services/payment_service'
 import callbackDeliverer from '#callbacks/callback_deliverer'
-import { resetDatabase } from '#tests/helpers/database'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
 import { insertOrders } from '#tests/helpers/order_rows'
-import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
-import { MerchantServer } from '#tests/helpers/merchant_server'
+import { newOrder } from '#tests/helpers/orders'
+import { merchantForGroup } from '#tests/helpers/merchant_group'
 
 /** A page of the console in Chinese: the language, no key left untranslated. */
 function assertChinese(assert: any, html: string, label: string) {
@@ -14,16 +13,7 @@ function assertChinese(assert: any, html: string, label: string) {
 }
 
 test.group('Console orders in Chinese', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return () => merchant.stop()
-  })
-  group.each.setup(async () => {
-    await resetDatabase()
-    await prepareLifecycle()
-    merchant.reset([{ status: 200, body: 'success' }])
-  })
+  const merchant = merchantForGroup(group)
 
   test('the list, its filters and its empty states speak Chinese', async ({ assert }) => {
     const agent = await AdminAgent.signIn(await createAdminUser())

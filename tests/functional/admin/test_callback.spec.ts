@@ -4,10 +4,10 @@ import settings from '#settings/settings_service'
 import apiKeyAdmin from '#services/operators/api_key_admin'
 import testCallbackSender, { TEST_HEADER } from '#services/admin/test_callback'
 import { actingAs } from '#services/audit/audit_context'
-import { MerchantServer } from '#tests/helpers/merchant_server'
+import { merchantForGroup } from '#tests/helpers/merchant_group'
 import { merchantVerifiesCallback } from '#tests/helpers/merchant'
 import { compatSign } from '#tests/helpers/compat_merchant'
-import { countRows, resetDatabase } from '#tests/helpers/database'
+import { countRows } from '#tests/helpers/database'
 import { freePort } from '#tests/helpers/processes'
 
 const NATIVE_FIELDS = [
@@ -29,14 +29,8 @@ async function newKey(pid?: string) {
 }
 
 test.group('Send test callback', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return () => merchant.stop()
-  })
+  const merchant = merchantForGroup(group, { lifecycle: false })
   group.each.setup(async () => {
-    await resetDatabase()
-    merchant.reset()
     await settings.set('callbacks.allow_private_targets', 'true')
   })
 
