@@ -8,7 +8,7 @@ import settings from '#settings/settings_service'
 import Callback from '#models/callback'
 import paymentService from '#services/payment_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
-import { MerchantServer } from '#tests/helpers/merchant_server'
+import { merchantForGroup } from '#tests/helpers/merchant_group'
 import {
   compatParams,
   compatSigned,
@@ -228,15 +228,7 @@ test.group('Plugins: orders of a left-out family', (group) => {
 })
 
 test.group('Plugins: compat left out with Compat orders in the database', (group) => {
-  const merchant = new MerchantServer()
-  group.setup(async () => {
-    await merchant.start()
-    return () => merchant.stop()
-  })
-  group.each.setup(async () => {
-    await resetDatabase()
-    merchant.reset()
-  })
+  const merchant = merchantForGroup(group, { lifecycle: false })
   group.each.timeout(90_000)
 
   test("a paid Compat order's callback is held (no attempt spent) while compat is off, then delivered", async ({
