@@ -44,7 +44,7 @@ export default class Order extends TimestampedRecord {
 
   /** The `type` a plugin format's create request gave, echoed in its callbacks ('' if none). */
   @column()
-  declare compatType: string
+  declare flavourType: string
 
   @column()
   declare name: string
@@ -131,7 +131,7 @@ export default class Order extends TimestampedRecord {
   @beforeCreate()
   static fillDefaults(order: Order) {
     const defaults: Partial<Order> = {
-      compatType: '',
+      flavourType: '',
       name: '',
       token: '',
       network: '',

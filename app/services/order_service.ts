@@ -39,7 +39,7 @@ export type NewOrder = {
   redirectUrl?: string
   name?: string
   paymentType: PaymentType
-  compatType?: string
+  flavourType?: string
 }
 
 export type OnChainPrice = {
@@ -115,7 +115,7 @@ export class OrderService {
       api_key_id: input.apiKey.id,
       pid: input.apiKey.pid,
       payment_type: input.paymentType,
-      compat_type: input.compatType ?? '',
+      flavour_type: input.flavourType ?? '',
       name: input.name ?? '',
       currency: input.currency,
       amount: storableDecimal(input.amount),
@@ -135,7 +135,7 @@ export class OrderService {
           apiKeyId: columns.api_key_id,
           pid: columns.pid,
           paymentType: input.paymentType,
-          compatType: columns.compat_type,
+          flavourType: columns.flavour_type,
           name: columns.name,
           currency: columns.currency,
           amount: input.amount,

@@ -136,7 +136,7 @@ export class SwitchService {
       apiKeyId: parent.apiKeyId,
       pid: parent.pid,
       paymentType: parent.paymentType,
-      compatType: parent.compatType,
+      flavourType: parent.flavourType,
       name: parent.name,
       currency: parent.currency,
       amount: parent.amount,

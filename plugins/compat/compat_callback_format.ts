@@ -56,8 +56,8 @@ export class CompatCallbackFormat implements CallbackFormat {
  * EPay plugins expect a payment type; upstream sends alipay when the order
  * named none (it is signed like every other field).
  */
-export function epayType(order: Pick<Order, 'compatType'>): string {
-  return order.compatType || 'alipay'
+export function epayType(order: Pick<Order, 'flavourType'>): string {
+  return order.flavourType || 'alipay'
 }
 
 /** The fiat amount in EPay answers: four decimals (the spec's compat callback). */

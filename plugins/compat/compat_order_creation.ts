@@ -54,6 +54,6 @@ export async function createCompatOrder(
     redirectUrl: fields.return_url,
     name: fields.name,
     paymentType: 'Compat',
-    compatType: fields.type,
+    flavourType: fields.type,
   })
 }

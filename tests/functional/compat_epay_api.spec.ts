@@ -111,7 +111,7 @@ test.group('Compat mapi.php (EPay API mode)', (group) => {
     assert.deepEqual(
       [
         order.paymentType,
-        order.compatType,
+        order.flavourType,
         order.orderId,
         order.name,
         order.network,

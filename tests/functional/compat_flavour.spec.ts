@@ -42,7 +42,7 @@ test.group('Compat submit.php', (group) => {
     const order = await orderFrom(await submitGet(client, compatSigned(params)))
     assert.equal(order.paymentType, 'Compat')
     assert.equal(order.orderId, 'EP-1001')
-    assert.equal(order.compatType, 'usdt.tron')
+    assert.equal(order.flavourType, 'usdt.tron')
     assert.equal(order.name, 'Order from shop')
     assert.equal(order.redirectUrl, 'https://shop.example/return')
     assert.equal(order.network, 'tron')
@@ -68,7 +68,7 @@ test.group('Compat submit.php', (group) => {
       await submitGet(client, compatSigned(compatParams({ type: 'alipay' })))
     )
     assert.equal(order.status, 4)
-    assert.equal(order.compatType, 'alipay')
+    assert.equal(order.flavourType, 'alipay')
     assert.equal(await countRows('amount_locks'), 0)
   })
 

@@ -62,6 +62,19 @@ function filesUnder(folder: string): string[] {
   return found
 }
 
+/**
+ * The parts of every identifier of a line, lower-case: `flavourType` and
+ * `flavour_type` are flavour + type, `rateOkxUrl` rate + okx + url.
+ */
+export function identifierSegments(line: string): string[] {
+  return (line.match(/[A-Za-z0-9_]+/g) ?? []).flatMap((identifier) =>
+    identifier
+      .split('_')
+      .flatMap((part) => part.match(/[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])/g) ?? [])
+      .map((segment) => segment.toLowerCase())
+  )
+}
+
 /** Every place in the core that names a plugin: `file:line: text`. */
 export function pluginNamesInCore(): string[] {
   const plugins = bundledPlugins()
@@ -71,12 +84,14 @@ export function pluginNamesInCore(): string[] {
   const referencePattern = new RegExp(
     `plugins[/.](${ordinary.join('|')})\\b|\\b(${ordinary.join('|')})::`
   )
+  const segmentWords = new Set(words.map((word) => word.toLowerCase()))
   const found: string[] = []
   for (const root of ['app', 'start', 'resources/views']) {
     for (const file of filesUnder(app.makePath(root))) {
       const lines = readFileSync(file, 'utf8').split('\n')
       lines.forEach((line, index) => {
-        if (wordPattern.test(line) || referencePattern.test(line)) {
+        const inIdentifier = identifierSegments(line).some((segment) => segmentWords.has(segment))
+        if (wordPattern.test(line) || referencePattern.test(line) || inIdentifier) {
           found.push(`${relative(app.makePath(), file)}:${index + 1}: ${line.trim()}`)
         }
       })
@@ -102,5 +117,9 @@ test.group('The core names no plugin', () => {
     assert.isTrue(wordPattern.test('rate_okx'))
     assert.isFalse(wordPattern.test('// a button, a cotton reel, tonnes'))
     assert.isFalse(wordPattern.test('rate_limited'))
+    // Inside identifiers, by their parts.
+    assert.includeMembers(identifierSegments('order.compatType, compat_type'), ['compat'])
+    assert.includeMembers(identifierSegments('rateOkxP2pUrl'), ['okx'])
+    assert.notInclude(identifierSegments('buttonLabel, cottonType'), 'ton')
   })
 })

@@ -278,7 +278,7 @@ export function turnedOffPlugin(group: SettingsGroup, off: Map<string, string>):
 
 /**
  * A setting's name in the console catalogue: dots become underscores
- * (`rate.okx_p2p.url` → `rate_okx_p2p_url`, under `admin.settings.field.`).
+ * (`site.logo_url` → `site_logo_url`, under `admin.settings.field.` or a plugin's own).
  */
 export function settingMessageKey(key: string): string {
   return key.replace(/\./g, '_')

@@ -161,7 +161,7 @@ function testOrder(notifyUrl: string, format: string): Order {
   order.tradeId = mark
   order.orderId = mark
   order.paymentType = callbackFormats.get(format).paymentType
-  order.compatType = ''
+  order.flavourType = ''
   order.name = 'Test callback'
   order.currency = 'CNY'
   order.amount = '10'
