@@ -9,7 +9,8 @@ import { orderByTradeId } from '#services/order_lookup'
  * shop. Once paid, to the order's return address in the order's callback
  * format (CallbackFormat.returnUrl: native returns to redirect_url as
  * given, a plugin format may add its own fields, signed like its callback).
- * Before payment, or without a return address, back to the cashier.
+ * Before payment, without a return address, or while the order's format
+ * is not loaded (its plugin turned off), back to the cashier.
  */
 export default class PaymentReturnController {
   async show({ params, response }: HttpContext) {
@@ -26,10 +27,14 @@ export default class PaymentReturnController {
       merchantOrder.apiKeyId !== null
         ? await ApiKey.find(merchantOrder.apiKeyId)
         : await ApiKey.findBy('pid', merchantOrder.pid)
+    // The order's format is not loaded (its plugin is turned off): its return address cannot be
+    // written as the shop expects, so the payer stays on the cashier, which shows the order paid.
+    const format = callbackFormats.has(callbackFormats.nameFor(merchantOrder))
+      ? callbackFormats.get(callbackFormats.nameFor(merchantOrder))
+      : null
+    if (!format) return response.redirect().status(302).toPath(cashier)
     // Without its key the return cannot be signed: the shop gets the plain URL.
-    const target = apiKey
-      ? callbackFormats.get(callbackFormats.nameFor(merchantOrder)).returnUrl(merchantOrder, apiKey)
-      : merchantOrder.redirectUrl
+    const target = apiKey ? format.returnUrl(merchantOrder, apiKey) : merchantOrder.redirectUrl
     return response.redirect().status(302).toPath(target)
   }
 }

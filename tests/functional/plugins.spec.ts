@@ -274,6 +274,35 @@ test.group('Plugins: compat left out with Compat orders in the database', (group
     assert.equal((await Callback.findByOrFail('order_id', order.id)).status, 'delivered')
   })
 
+  test("a paid Compat order's return, while compat is off, goes back to the cashier (it cannot be signed)", async ({
+    client,
+    assert,
+    cleanup,
+  }) => {
+    await walletAdmin.add('tron', TRON_WALLET)
+    await rateAdmin.set('USDT', 'CNY', '7.25')
+    const response = await submitGet(client, compatSigned(compatParams({ type: 'usdt.tron' })))
+    const order = await Order.findByOrFail(
+      'trade_id',
+      tradeIdFromLocation(response.header('location'))
+    )
+    await paymentService.markPaid(order.id, { reference: 'tron-hash-return', source: 'scanner' })
+
+    const server = await startServerProcess({ PLUGINS: '-compat' })
+    cleanup(() => server.stop())
+    const back = await fetch(`${server.url}/pay/return/${order.tradeId}`, { redirect: 'manual' })
+    assert.equal(back.status, 302)
+    assert.equal(back.headers.get('location'), `/cashier/${order.tradeId}`)
+
+    // With compat on (this process), the same order returns to the shop with the signed fields.
+    const signedBack = await client.get(`/pay/return/${order.tradeId}`).redirects(0)
+    assert.equal(signedBack.status(), 302)
+    assert.match(
+      signedBack.header('location'),
+      /^https:\/\/shop\.example\/return\?.*sign=[0-9a-f]{32}/
+    )
+  })
+
   test('a native create asking for payment_type Compat is refused while compat is off', async ({
     assert,
     cleanup,
