@@ -1,12 +1,7 @@
 import { test } from '@japa/runner'
 import { resetDatabase } from '#tests/helpers/database'
-import {
-  ADMIN_PASSWORD,
-  AdminAgent,
-  createAdminUser,
-  currentTotp,
-  pageText,
-} from '#tests/helpers/admin'
+import { ADMIN_PASSWORD, currentTotp, pageText } from '#tests/helpers/admin'
+import { assertChinese, signInReading } from '#tests/helpers/admin_language'
 
 test.group('Console account page in Chinese', (group) => {
   group.each.setup(() => resetDatabase())
@@ -14,30 +9,23 @@ test.group('Console account page in Chinese', (group) => {
   test('the account, set-up and recovery-code pages speak Chinese; the flashes too', async ({
     assert,
   }) => {
-    const admin = await createAdminUser()
-    const agent = await AdminAgent.signIn(admin)
-    agent.headers['accept-language'] = 'zh-CN'
+    const { admin, agent } = await signInReading()
 
     const page = await agent.get('/account')
-    assert.include(page.text, '<html lang="zh-CN">')
+    assertChinese(assert, page, [
+      `${admin.email} · 角色：管理员`,
+      '修改密码',
+      '任何知道你密码的人都能登录。',
+    ])
     assert.include(page.text, '<title>我的账户 · 网关控制台</title>')
-    const text = pageText(page.text)
-    assert.include(text, `${admin.email} · 角色：管理员`)
-    assert.include(text, '修改密码')
-    assert.include(text, '任何知道你密码的人都能登录。')
-    assert.notInclude(page.text, 'translation missing')
 
     await agent.submit('/account/2fa/start', { password: ADMIN_PASSWORD }, '/account')
     const enrol = await agent.get('/account/2fa')
+    assertChinese(assert, enrol, ['1. 扫描二维码'])
     assert.include(enrol.text, '<svg role="img" aria-label="用身份验证器应用扫描的二维码"')
-    assert.include(pageText(enrol.text), '1. 扫描二维码')
-    assert.notInclude(enrol.text, 'translation missing')
     const key = /id="totp-secret">([A-Z2-7 ]+)</.exec(enrol.text)![1].replace(/ /g, '')
     const codes = await agent.post('/account/2fa/confirm', { code: currentTotp(key) })
-    assert.equal(codes.status, 200)
-    assert.include(pageText(codes.text), '你的 10 个恢复码')
-    assert.include(pageText(codes.text), '我已保存')
-    assert.notInclude(codes.text, 'translation missing')
+    assertChinese(assert, codes, ['你的 10 个恢复码', '我已保存'])
 
     const on = pageText((await agent.get('/account')).text)
     assert.include(on, '还剩 10 个恢复码。')
@@ -59,9 +47,8 @@ test.group('Console account page in Chinese', (group) => {
   })
 
   test('English stays as it was, the plural included', async ({ assert }) => {
-    const admin = await createAdminUser({ totp: true })
-    const agent = await AdminAgent.signIn(admin)
-    const text = pageText((await agent.get('/account', { 'accept-language': 'en' })).text)
+    const { admin, agent } = await signInReading('en', { totp: true })
+    const text = pageText((await agent.get('/account')).text)
     assert.include(text, `${admin.email} · role: admin`)
     assert.include(text, '10 recovery codes left.')
   })

@@ -1,25 +1,7 @@
 import { test } from '@japa/runner'
-import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
+import { pageText } from '#tests/helpers/admin'
+import { adminReading, assertChinese } from '#tests/helpers/admin_language'
 import { resetDatabase } from '#tests/helpers/database'
-
-/** A signed-in admin whose browser asks for Chinese. */
-async function chineseAdmin() {
-  const agent = await AdminAgent.signIn(await createAdminUser({ role: 'admin' }))
-  agent.headers['accept-language'] = 'zh-CN,zh;q=0.9'
-  return agent
-}
-
-function assertChinese(
-  assert: import('@japa/assert').Assert,
-  page: { status: number; text: string },
-  expected: string[]
-) {
-  assert.equal(page.status, 200)
-  assert.include(page.text, '<html lang="zh-CN">')
-  assert.notInclude(page.text, 'translation missing')
-  const text = pageText(page.text)
-  for (const words of expected) assert.include(text, words)
-}
 
 test.group('Console API keys in Chinese', (group) => {
   group.each.setup(async () => {
@@ -29,7 +11,7 @@ test.group('Console API keys in Chinese', (group) => {
   test('the list, the new-key form, a key and its secret page speak Chinese', async ({
     assert,
   }) => {
-    const agent = await chineseAdmin()
+    const agent = await adminReading()
     assertChinese(assert, await agent.get('/api-keys'), [
       'API 密钥',
       '每个商户用其 pid 的密钥为请求签名。',
@@ -61,7 +43,7 @@ test.group('Console API keys in Chinese', (group) => {
   })
 
   test('a flash message comes in Chinese', async ({ assert }) => {
-    const agent = await chineseAdmin()
+    const agent = await adminReading()
     const disabled = await agent.submit('/api-keys/1000/disable', {}, '/api-keys/1000')
     assert.equal(disabled.location, '/admin/api-keys/1000')
     const page = await agent.get('/api-keys/1000')
@@ -76,7 +58,7 @@ test.group('Console API keys in Chinese', (group) => {
   test('the integration page: prose in Chinese, endpoints and code as they are', async ({
     assert,
   }) => {
-    const agent = await chineseAdmin()
+    const agent = await adminReading()
     const page = await agent.get('/api-keys/1000/integration')
     assertChinese(assert, page, [
       'pid 1000 的接入',

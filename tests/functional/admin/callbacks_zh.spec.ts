@@ -5,7 +5,8 @@ import Callback from '#models/callback'
 import callbackDeliverer from '#callbacks/callback_deliverer'
 import { batchMessage } from '#services/operators/callback_admin'
 import { merchantForGroup, paidOrder } from '#tests/helpers/merchant_group'
-import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
+import { pageText } from '#tests/helpers/admin'
+import { adminReading, assertChinese } from '#tests/helpers/admin_language'
 
 test.group('Console callbacks in Chinese', (group) => {
   const merchant = merchantForGroup(group)
@@ -14,12 +15,8 @@ test.group('Console callbacks in Chinese', (group) => {
     client,
     assert,
   }) => {
-    const agent = await AdminAgent.signIn(await createAdminUser())
-    agent.headers['accept-language'] = 'zh-CN'
-    const empty = await agent.get('/callbacks')
-    assert.include(empty.text, '<html lang="zh-CN">')
-    assert.include(pageText(empty.text), '还没有回调')
-    assert.include(pageText(empty.text), '请先至少选择一个筛选条件')
+    const agent = await adminReading()
+    assertChinese(assert, await agent.get('/callbacks'), ['还没有回调', '请先至少选择一个筛选条件'])
 
     const delivered = await paidOrder(client, merchant)
     await callbackDeliverer.runOnce()
@@ -27,21 +24,23 @@ test.group('Console callbacks in Chinese', (group) => {
     await db.from('callbacks').where('order_id', held.id).update({ format: 'retired' })
 
     const list = await agent.get('/callbacks')
-    assert.include(list.text, '<html lang="zh-CN">')
-    assert.notInclude(list.text, 'translation missing')
-    const text = pageText(list.text)
-    assert.match(text, /全部 待发送 0 已暂停 1 失败 0 已送达 1/)
-    for (const words of ['回调，最新的在前', '尝试次数', '最近应答', '显示 2 个', '批量重新发送'])
-      assert.include(text, words)
+    assertChinese(assert, list, [
+      '回调，最新的在前',
+      '尝试次数',
+      '最近应答',
+      '显示 2 个',
+      '批量重新发送',
+    ])
+    assert.match(pageText(list.text), /全部 待发送 0 已暂停 1 失败 0 已送达 1/)
 
     const callback = await Callback.findByOrFail('order_id', delivered.id)
-    const page = await agent.get(`/callbacks/${callback.id}`)
-    assert.include(page.text, '<html lang="zh-CN">')
-    assert.notInclude(page.text, 'translation missing')
-    const detail = pageText(page.text)
-    assert.include(detail, `通知商户订单 ${delivered.tradeId} 已支付。`)
-    for (const words of ['已送达', '商户已于', '该回调的尝试记录', '重新发送'])
-      assert.include(detail, words)
+    assertChinese(assert, await agent.get(`/callbacks/${callback.id}`), [
+      `通知商户订单 ${delivered.tradeId} 已支付。`,
+      '已送达',
+      '商户已于',
+      '该回调的尝试记录',
+      '重新发送',
+    ])
 
     const heldCallback = await Callback.findByOrFail('order_id', held.id)
     assert.include(pageText((await agent.get(`/callbacks/${heldCallback.id}`)).text), '格式未加载')

@@ -1,30 +1,11 @@
 import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
-import type { Assert } from '@japa/assert'
 import { RpcPool } from '#chains/rpc_pool'
 import { Anvil } from '#tests/helpers/evm/anvil'
 import { freePort, freePortIn } from '#tests/helpers/processes'
 import { resetDatabase } from '#tests/helpers/database'
-import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
-
-async function adminIn(language: string) {
-  const agent = await AdminAgent.signIn(await createAdminUser({ role: 'admin' }))
-  agent.headers['accept-language'] = language
-  return agent
-}
-
-function assertPage(
-  assert: Assert,
-  page: { status: number; text: string },
-  lang: string,
-  words: string[]
-) {
-  assert.equal(page.status, 200)
-  assert.include(page.text, `<html lang="${lang}">`)
-  assert.notInclude(page.text, 'translation missing')
-  const text = pageText(page.text)
-  for (const expected of words) assert.include(text, expected)
-}
+import { pageText } from '#tests/helpers/admin'
+import { adminReading, assertChinese } from '#tests/helpers/admin_language'
 
 /** The help shown under a field of the chain form (console.field's `f-<name>-help`). */
 function helpOf(html: string, field: string): string {
@@ -38,9 +19,9 @@ test.group('Console chains in Chinese', (group) => {
   test('the list, the add-network form, a chain, a token and the plugins speak Chinese', async ({
     assert,
   }) => {
-    const agent = await adminIn('zh-CN,zh;q=0.9')
+    const agent = await adminReading()
     const list = await agent.get('/chains')
-    assertPage(assert, list, 'zh-CN', [
+    assertChinese(assert, list, [
       '本网关监听的网络、网络上的代币及各扫描器的运行状态。',
       '上次扫描',
       '启用 / 全部',
@@ -57,7 +38,7 @@ test.group('Console chains in Chinese', (group) => {
     assert.match(pageText(list.text), /evm（\d+ 个网络：/)
 
     const chain = await agent.get('/chains/ethereum')
-    assertPage(assert, chain, 'zh-CN', [
+    assertChinese(assert, chain, [
       'ethereum · evm 链类型',
       '测试连接',
       '停用链',
@@ -69,12 +50,12 @@ test.group('Console chains in Chinese', (group) => {
       '添加代币',
       '金额精度（2–6）',
     ])
-    assertPage(assert, await agent.get('/chains/ethereum/tokens/USDT'), 'zh-CN', [
+    assertChinese(assert, await agent.get('/chains/ethereum/tokens/USDT'), [
       'Ethereum 上的 USDT',
       '与 token:set 使用相同的规则校验：合约由 evm 链类型校验。',
       '应付金额的小数位数（2 到 6）。',
     ])
-    assertPage(assert, await agent.get('/plugins'), 'zh-CN', [
+    assertChinese(assert, await agent.get('/plugins'), [
       '本网关由哪些插件构成。',
       '已加载',
       '链类型',
@@ -102,8 +83,8 @@ test.group('Console chains in Chinese', (group) => {
   test('the API key and options help come from the family’s plugin, in both languages, else the general text', async ({
     assert,
   }) => {
-    const chinese = await adminIn('zh-CN')
-    const english = await adminIn('en')
+    const chinese = await adminReading('zh-CN')
+    const english = await adminReading('en')
 
     const tronZh = (await chinese.get('/chains/tron')).text
     assert.equal(
@@ -156,17 +137,17 @@ test.group('Console chains in Chinese', (group) => {
   })
 
   test('flash messages and refusals come in Chinese', async ({ assert }) => {
-    const agent = await adminIn('zh-CN')
+    const agent = await adminReading('zh-CN')
     await chainAdmin.set('tron', { enabled: true })
     const disabled = await agent.submit('/chains/tron/disable', {}, '/chains/tron')
     assert.equal(disabled.status, 302)
-    assertPage(assert, await agent.get('/chains/tron'), 'zh-CN', [
+    assertChinese(assert, await agent.get('/chains/tron'), [
       'TRON 已停用：该链上的新订单将被拒绝（10014），且不再扫描。',
       '启用链',
     ])
 
     await agent.submit('/chains/tron/tokens/USDT/disable', {}, '/chains/tron')
-    assertPage(assert, await agent.get('/chains/tron'), 'zh-CN', [
+    assertChinese(assert, await agent.get('/chains/tron'), [
       'tron 上的 USDT 已停用：新订单不能再使用它。',
     ])
 
@@ -176,7 +157,7 @@ test.group('Console chains in Chinese', (group) => {
       '/chains/tron'
     )
     assert.equal(refused.status, 302)
-    assertPage(assert, await agent.get('/chains/tron'), 'zh-CN', ['请填写代币合约，或勾选“原生币”'])
+    assertChinese(assert, await agent.get('/chains/tron'), ['请填写代币合约，或勾选“原生币”'])
   })
 })
 
@@ -194,11 +175,11 @@ test.group('Console chains in Chinese: test connection', (group) => {
   test('the results and the flash speak Chinese', async ({ assert }) => {
     const closed = `http://127.0.0.1:${await freePort()}`
     await chainAdmin.set('ethereum', { rpcUrls: [anvil.url, closed] })
-    const agent = await adminIn('zh-CN')
+    const agent = await adminReading('zh-CN')
     await agent.get('/chains/ethereum')
     const response = await agent.post('/chains/ethereum/test')
     const page = await agent.follow(response.location!)
-    assertPage(assert, page, 'zh-CN', [
+    assertChinese(assert, page, [
       'ethereum 的 2 个 RPC 节点中有 1 个未应答。',
       '连接测试',
       '各 RPC 节点刚才的应答。',

@@ -1,6 +1,7 @@
 import { test } from '@japa/runner'
 import { resetDatabase } from '#tests/helpers/database'
-import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
+import { AdminAgent, pageText } from '#tests/helpers/admin'
+import { signInReading } from '#tests/helpers/admin_language'
 
 test.group('Console error pages in Chinese', (group) => {
   group.each.setup(() => resetDatabase())
@@ -20,9 +21,7 @@ test.group('Console error pages in Chinese', (group) => {
     assert.notInclude(missing.text, 'translation missing')
 
     // The admin's own choice wins over the browser's on an error page too.
-    const admin = await createAdminUser({ role: 'admin' })
-    const agent = await AdminAgent.signIn(admin)
-    agent.headers['accept-language'] = 'en-US'
+    const { agent } = await signInReading('en-US')
     await agent.submit('/account/locale', { locale: 'zh-CN' }, '/account')
     const gone = await agent.get('/callbacks/999999')
     assert.equal(gone.status, 404)

@@ -3,16 +3,10 @@ import db from '@adonisjs/lucid/services/db'
 import i18nManager from '@adonisjs/i18n/services/main'
 import settings from '#settings/settings_service'
 import notificationChannels from '#notifications/channel_registry'
-import { problemText } from '#controllers/admin/notifications_controller'
+import { channelTextPrefix, problemText } from '#controllers/admin/notifications_controller'
 import { emptyAuditLog, resetDatabase } from '#tests/helpers/database'
-import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
-
-async function chineseAdmin() {
-  const user = await createAdminUser({ role: 'admin' })
-  const agent = await AdminAgent.signIn(user)
-  agent.headers['accept-language'] = 'zh-CN,zh;q=0.9'
-  return agent
-}
+import { pageText } from '#tests/helpers/admin'
+import { adminReading, assertChinese } from '#tests/helpers/admin_language'
 
 async function delivery(channel: string, target: string, status: string, severity: string) {
   const now = Date.now()
@@ -50,17 +44,13 @@ test.group('Console notifications in Chinese', (group) => {
   test('the page reads Chinese: channels, rules, their settings, problems, deliveries; identifiers stay', async ({
     assert,
   }) => {
-    const agent = await chineseAdmin()
+    const agent = await adminReading()
     await settings.set('notify.webhook.url', 'https://hooks.example/notify')
     await settings.set('notify.webhook.secret', 'a-shared-secret-1234')
     await delivery('webhook', 'https://hooks.example/notify', 'failed', 'critical')
     await delivery('email', 'ops@example.com', 'pending', 'warning')
     const page = await agent.get('/notifications')
-    assert.equal(page.status, 200)
-    assert.include(page.text, '<html lang="zh-CN">')
-    assert.notInclude(page.text, 'translation missing')
-    const text = pageText(page.text)
-    for (const wanted of [
+    assertChinese(assert, page, [
       '发生事件时发给你（运营者）的消息',
       '渠道：webhook',
       '以签名的 JSON POST 发送到运营者的地址',
@@ -88,7 +78,7 @@ test.group('Console notifications in Chinese', (group) => {
       '待发送',
       '下次尝试：',
     ])
-      assert.include(text, wanted)
+    const text = pageText(page.text)
     // Values stay values: event names, setting names, severities offered by their value.
     assert.include(text, 'callback.gave_up')
     assert.include(text, 'notify.webhook.events')
@@ -105,7 +95,7 @@ test.group('Console notifications in Chinese', (group) => {
   })
 
   test('a save, a refused value and a test refused are told in Chinese', async ({ assert }) => {
-    const agent = await chineseAdmin()
+    const agent = await adminReading()
     await agent.submit(
       '/notifications/webhook/settings',
       { notify__webhook__enabled: 'true' },
@@ -166,7 +156,7 @@ test.group('Console notifications in Chinese', (group) => {
     assert.equal(problemText(chinese, 'something new'), 'something new')
     // Every bundled channel's description has its words.
     for (const channel of notificationChannels.all()) {
-      const key = `admin.notifications.channel_description.${channel.name}`
+      const key = `${channelTextPrefix(channel.name)}.description`
       assert.equal(english.t(key), channel.description, channel.name)
     }
   })

@@ -1,30 +1,24 @@
 import { test } from '@japa/runner'
 import paymentService from '#services/payment_service'
 import callbackDeliverer from '#callbacks/callback_deliverer'
-import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
+import { pageText } from '#tests/helpers/admin'
+import { adminReading, assertChinese } from '#tests/helpers/admin_language'
 import { insertOrders } from '#tests/helpers/order_rows'
 import { newOrder } from '#tests/helpers/orders'
 import { merchantForGroup } from '#tests/helpers/merchant_group'
-
-/** A page of the console in Chinese: the language, no key left untranslated. */
-function assertChinese(assert: any, html: string, label: string) {
-  assert.include(html, '<html lang="zh-CN">', label)
-  assert.notInclude(html, 'translation missing', label)
-}
 
 test.group('Console orders in Chinese', (group) => {
   const merchant = merchantForGroup(group)
 
   test('the list, its filters and its empty states speak Chinese', async ({ assert }) => {
-    const agent = await AdminAgent.signIn(await createAdminUser())
-    agent.headers['accept-language'] = 'zh-CN'
+    const agent = await adminReading()
     const empty = await agent.get('/orders')
-    assertChinese(assert, empty.text, 'no orders')
+    assertChinese(assert, empty, [], 'no orders')
     assert.include(pageText(empty.text), '还没有订单')
 
     await insertOrders(60, (index) => ({ status: (index % 4) + 1 }))
     const list = await agent.get('/orders')
-    assertChinese(assert, list.text, 'list')
+    assertChinese(assert, list, [], 'list')
     const text = pageText(list.text)
     for (const words of ['订单', '导出 CSV', '全部状态', '交易号', '待支付', '已支付', '已过期'])
       assert.include(text, words)
@@ -33,7 +27,7 @@ test.group('Console orders in Chinese', (group) => {
     assert.include(list.text, '<title>订单 · 网关控制台</title>')
 
     const none = await agent.get('/orders?q=no-such-order')
-    assertChinese(assert, none.text, 'no match')
+    assertChinese(assert, none, [], 'no match')
     assert.include(pageText(none.text), '没有订单符合这些筛选条件和搜索内容。')
 
     const invalid = await agent.get('/orders?status=9')
@@ -41,13 +35,12 @@ test.group('Console orders in Chinese', (group) => {
   })
 
   test('an order page and the flash of an action speak Chinese', async ({ client, assert }) => {
-    const agent = await AdminAgent.signIn(await createAdminUser())
-    agent.headers['accept-language'] = 'zh-CN'
+    const agent = await adminReading()
     const paid = await newOrder(client, { notify_url: merchant.notifyUrl })
     await paymentService.markPaid(paid.id, { reference: '0xzh00000001', source: 'scanner' })
     await callbackDeliverer.runOnce()
     const page = await agent.get(`/orders/${paid.tradeId}`)
-    assertChinese(assert, page.text, 'paid order')
+    assertChinese(assert, page, [], 'paid order')
     const text = pageText(page.text)
     for (const words of [
       `订单 ${paid.tradeId}`,

@@ -1,25 +1,10 @@
 import { test } from '@japa/runner'
-import type { Assert } from '@japa/assert'
 import db from '@adonisjs/lucid/services/db'
 import { resetDatabase } from '#tests/helpers/database'
-import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
+import { adminReading, assertChinese } from '#tests/helpers/admin_language'
 import { insertOrders, type OrderRow } from '#tests/helpers/order_rows'
 
 const DAY = 86_400_000
-
-async function chineseAdmin() {
-  const agent = await AdminAgent.signIn(await createAdminUser({ role: 'admin' }))
-  agent.headers['accept-language'] = 'zh-CN,zh;q=0.9'
-  return agent
-}
-
-function assertChinese(assert: Assert, page: { status: number; text: string }, words: string[]) {
-  assert.equal(page.status, 200)
-  assert.include(page.text, '<html lang="zh-CN">')
-  assert.notInclude(page.text, 'translation missing')
-  const text = pageText(page.text)
-  for (const expected of words) assert.include(text, expected)
-}
 
 /** USDT/CNY live with 30 days of history and paid orders; TRX/USD refused (the job's English reason). */
 async function seed(now: number) {
@@ -72,7 +57,7 @@ test.group('Console rates page in Chinese', (group) => {
   test('no source configured: the empty state in Chinese, the setting and command as they are', async ({
     assert,
   }) => {
-    const agent = await chineseAdmin()
+    const agent = await adminReading()
     const page = await agent.get('/rates')
     assertChinese(assert, page, [
       '订单定价所用的汇率',
@@ -89,7 +74,7 @@ test.group('Console rates page in Chinese', (group) => {
   }) => {
     const now = Date.now()
     await seed(now)
-    const agent = await chineseAdmin()
+    const agent = await adminReading()
     const page = await agent.get('/rates')
     assertChinese(assert, page, [
       '5 分钟前计算。',
@@ -114,7 +99,7 @@ test.group('Console rates page in Chinese', (group) => {
 
   test('a markup set, refused and cleared: the flash messages in Chinese', async ({ assert }) => {
     await seed(Date.now())
-    const agent = await chineseAdmin()
+    const agent = await adminReading()
     await agent.submit(
       '/rates/markup',
       { token: 'USDT', fiat: 'CNY', markup_USDT_CNY: '~1.02' },

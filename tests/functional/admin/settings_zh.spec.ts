@@ -13,9 +13,8 @@ import {
 } from '#services/admin/settings_groups'
 import { emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
+import { adminReading, assertChinese } from '#tests/helpers/admin_language'
 import { startServerProcess } from '#tests/helpers/processes'
-
-const CHINESE = { 'accept-language': 'zh-CN,zh;q=0.9' }
 
 /** The settings the settings pages show: the core's and the bundled plugins', but notify.* (Notifications). */
 async function pageDefinitions(): Promise<Map<string, SettingDefinition<unknown>>> {
@@ -27,13 +26,6 @@ async function pageDefinitions(): Promise<Map<string, SettingDefinition<unknown>
   }
   for (const key of all.keys()) if (key.startsWith('notify.')) all.delete(key)
   return all
-}
-
-async function chineseAdmin() {
-  const user = await createAdminUser({ role: 'admin' })
-  const agent = await AdminAgent.signIn(user)
-  agent.headers['accept-language'] = CHINESE['accept-language']
-  return agent
 }
 
 test.group('Console settings in Chinese: the catalogue', () => {
@@ -113,7 +105,7 @@ test.group('Console settings in Chinese: the pages', (group) => {
   test('every settings page reads Chinese: titles, labels, help, defaults, buttons', async ({
     assert,
   }) => {
-    const agent = await chineseAdmin()
+    const agent = await adminReading()
     const expected: Record<string, string[]> = {
       site: ['站点与品牌', '收银台名称', '收银台预览', '我已付款', '保存站点与品牌'],
       orders: ['订单有效期（分钟）', '待支付订单的有效期，单位为分钟。默认值：10。'],
@@ -128,9 +120,7 @@ test.group('Console settings in Chinese: the pages', (group) => {
     }
     for (const [id, texts] of Object.entries(expected)) {
       const page = await agent.get(`/settings/${id}`)
-      assert.equal(page.status, 200, id)
-      assert.include(page.text, '<html lang="zh-CN">', id)
-      assert.notInclude(page.text, 'translation missing', id)
+      assertChinese(assert, page, [], id)
       const text = pageText(page.text)
       assert.include(text, '网关的运行方式。', id)
       for (const wanted of texts) assert.include(text, wanted, id)
@@ -146,7 +136,7 @@ test.group('Console settings in Chinese: the pages', (group) => {
   })
 
   test('a save, a refused value and a fixed rate are told in Chinese', async ({ assert }) => {
-    const agent = await chineseAdmin()
+    const agent = await adminReading()
     await agent.submit('/settings/orders', {
       order__expiration_minutes: '30',
       order__late_payment_margin_seconds: '900',

@@ -9,7 +9,8 @@ import reorgFlags from '#services/reorg_flags'
 import { emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
 import { FAKE_NETWORK, fakeFamily, fakeTransfer } from '#tests/helpers/fake_chain'
-import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
+import { pageText } from '#tests/helpers/admin'
+import { adminReading, assertChinese } from '#tests/helpers/admin_language'
 
 /** An order whose life ended, then a transfer of its amount: kept as unmatched by the scanner. */
 async function latePayment(client: any) {
@@ -48,11 +49,6 @@ async function reorged(client: any) {
   return { order: await Order.findOrFail(order.id), row }
 }
 
-function assertChinese(assert: any, html: string, label: string) {
-  assert.include(html, '<html lang="zh-CN">', label)
-  assert.notInclude(html, 'translation missing', label)
-}
-
 test.group('Console unmatched payments in Chinese', (group) => {
   group.each.setup(async () => {
     await resetDatabase()
@@ -61,15 +57,14 @@ test.group('Console unmatched payments in Chinese', (group) => {
   })
 
   test('the inbox, a transfer and its dismissal speak Chinese', async ({ client, assert }) => {
-    const agent = await AdminAgent.signIn(await createAdminUser())
-    agent.headers['accept-language'] = 'zh-CN'
+    const agent = await adminReading()
     const empty = await agent.get('/unmatched')
-    assertChinese(assert, empty.text, 'empty')
+    assertChinese(assert, empty, [], 'empty')
     assert.include(pageText(empty.text), '没有等待你处理的付款')
 
     const payment = await latePayment(client)
     const list = await agent.get('/unmatched')
-    assertChinese(assert, list.text, 'list')
+    assertChinese(assert, list, [], 'list')
     const text = pageText(list.text)
     for (const words of [
       '有 1 笔等待你处理。',
@@ -83,7 +78,7 @@ test.group('Console unmatched payments in Chinese', (group) => {
       assert.include(text, words)
 
     const page = await agent.get(`/unmatched/${payment.id}`)
-    assertChinese(assert, page.text, 'transfer')
+    assertChinese(assert, page, [], 'transfer')
     const detail = pageText(page.text)
     for (const words of [`未匹配付款 #${payment.id}`, '上收到', '分配给订单', '忽略这笔付款'])
       assert.include(detail, words)
@@ -103,18 +98,17 @@ test.group('Console unmatched payments in Chinese', (group) => {
     client,
     assert,
   }) => {
-    const agent = await AdminAgent.signIn(await createAdminUser())
-    agent.headers['accept-language'] = 'zh-CN'
+    const agent = await adminReading()
     const { order, row } = await reorged(client)
     const notice = await agent.get(`/unmatched/${row.id}`)
-    assertChinese(assert, notice.text, 'notice')
+    assertChinese(assert, notice, [], 'notice')
     const text = pageText(notice.text)
     for (const words of ['链重组影响的付款', '发生了什么', '位置 日志 3 (log:3)', '标记为已处理'])
       assert.include(text, words)
     assert.include(text, `上订单 ${order.tradeId} 的付款所在的区块已被链重组替换。`)
 
     const orderPage = await agent.get(`/orders/${order.tradeId}`)
-    assertChinese(assert, orderPage.text, 'order page')
+    assertChinese(assert, orderPage, [], 'order page')
     const shown = pageText(orderPage.text)
     assert.include(shown, '该订单的付款可能已丢失：链重组替换了它所在的区块')
     assert.include(shown, '（日志 3）来自区块 120')

@@ -1,6 +1,7 @@
 import { test } from '@japa/runner'
 import { resetDatabase } from '#tests/helpers/database'
-import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
+import { createAdminUser, pageText } from '#tests/helpers/admin'
+import { assertChinese, signInReading } from '#tests/helpers/admin_language'
 
 test.group('Console users page in Chinese', (group) => {
   group.each.setup(() => resetDatabase())
@@ -8,17 +9,11 @@ test.group('Console users page in Chinese', (group) => {
   test('the list, the new user’s page and the flashes speak Chinese; roles in words, values kept', async ({
     assert,
   }) => {
-    const admin = await createAdminUser({ role: 'admin' })
+    const { agent } = await signInReading('zh-CN')
     const other = await createAdminUser({ role: 'viewer' })
-    const agent = await AdminAgent.signIn(admin)
-    agent.headers['accept-language'] = 'zh-CN'
 
     const page = await agent.get('/users')
-    assert.equal(page.status, 200)
-    assert.include(page.text, '<html lang="zh-CN">')
-    assert.include(page.text, '<title>用户 · 网关控制台</title>')
-    const text = pageText(page.text)
-    for (const words of [
+    assertChinese(assert, page, [
       '上次登录',
       '设置角色',
       '添加管理员',
@@ -26,10 +21,9 @@ test.group('Console users page in Chinese', (group) => {
       '（你）',
       '从未登录',
     ])
-      assert.include(text, words)
+    assert.include(page.text, '<title>用户 · 网关控制台</title>')
     assert.include(page.text, '<option value="viewer" selected>只读</option>')
     assert.include(page.text, `aria-label="停用 ${other.email}"`)
-    assert.notInclude(page.text, 'translation missing')
 
     await agent.submit(`/users/${other.user.id}/role`, { role: 'admin' }, '/users')
     assert.include(
@@ -44,11 +38,7 @@ test.group('Console users page in Chinese', (group) => {
       { email: 'new@example.com', role: 'viewer' },
       '/users'
     )
-    assert.equal(created.status, 200)
-    assert.include(pageText(created.text), '用户已添加')
-    assert.include(pageText(created.text), 'new@example.com · 角色：只读')
-    assert.include(pageText(created.text), '初始密码')
-    assert.notInclude(created.text, 'translation missing')
+    assertChinese(assert, created, ['用户已添加', 'new@example.com · 角色：只读', '初始密码'])
 
     const missing = await agent.submit('/users/999999/enable', {}, '/users')
     assert.equal(missing.status, 404)

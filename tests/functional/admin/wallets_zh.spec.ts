@@ -1,28 +1,14 @@
 import walletAdmin from '#services/operators/wallet_admin'
 import { test } from '@japa/runner'
-import type { Assert } from '@japa/assert'
 import Wallet from '#models/wallet'
 import { resetDatabase } from '#tests/helpers/database'
-import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
+import { pageText } from '#tests/helpers/admin'
+import { adminReading, assertChinese } from '#tests/helpers/admin_language'
 import { TRON_WALLET, TRON_WALLET_2 } from '#tests/helpers/merchant'
 import { prepareLifecycle } from '#tests/helpers/orders'
 
 const EVM_LOWER = '0x52908400098527886e0f7030069857d2e4169ee7'
 const EVM_CANONICAL = '0x52908400098527886E0F7030069857D2E4169EE7'
-
-async function chineseAdmin() {
-  const agent = await AdminAgent.signIn(await createAdminUser({ role: 'admin' }))
-  agent.headers['accept-language'] = 'zh-CN,zh;q=0.9'
-  return agent
-}
-
-function assertChinese(assert: Assert, page: { status: number; text: string }, words: string[]) {
-  assert.equal(page.status, 200)
-  assert.include(page.text, '<html lang="zh-CN">')
-  assert.notInclude(page.text, 'translation missing')
-  const text = pageText(page.text)
-  for (const expected of words) assert.include(text, expected)
-}
 
 test.group('Console wallets in Chinese', (group) => {
   group.each.setup(async () => {
@@ -34,7 +20,7 @@ test.group('Console wallets in Chinese', (group) => {
     await walletAdmin.add('tron', TRON_WALLET)
     await walletAdmin.add('tron', TRON_WALLET_2)
     await walletAdmin.update('tron', TRON_WALLET_2, { enabled: false })
-    const agent = await chineseAdmin()
+    const agent = await adminReading()
     const page = await agent.get('/wallets')
     assertChinese(assert, page, [
       '收款地址。订单会分配到其网络下已启用的钱包上。',
@@ -52,7 +38,7 @@ test.group('Console wallets in Chinese', (group) => {
   })
 
   test('flash messages come in Chinese', async ({ assert }) => {
-    const agent = await chineseAdmin()
+    const agent = await adminReading()
     const added = await agent.submit(
       '/wallets',
       { network: 'ethereum', address: EVM_LOWER, note: '' },
@@ -74,7 +60,7 @@ test.group('Console wallets in Chinese', (group) => {
   })
 
   test('the import page and its report speak Chinese', async ({ assert }) => {
-    const agent = await chineseAdmin()
+    const agent = await adminReading()
     assertChinese(assert, await agent.get('/wallets/import'), [
       '导入钱包',
       '每行自带网络',
