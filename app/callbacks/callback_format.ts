@@ -60,11 +60,6 @@ export class CallbackFormatRegistry {
     return [...this.#formats.values()].find((format) => format.paymentType.toLowerCase() === wanted)
   }
 
-  /** Whether a format of this name is loaded (its plugin on). */
-  has(name: string): boolean {
-    return this.#formats.has(name)
-  }
-
   get(name: string): CallbackFormat {
     const format = this.#formats.get(name)
     if (!format) throw new Error(`No callback format "${name}" is registered`)

@@ -6,6 +6,8 @@ import { TELEGRAM_SETTINGS } from '#plugins/telegram/telegram_settings'
 /** Operator notifications through a Telegram bot, and its admin commands. */
 export default definePlugin({
   name: 'telegram',
+  // lang/<locale>/settings.json: the channel's description and its settings' labels and help.
+  folder: new URL('./', import.meta.url),
   description:
     'Operator notifications through a Telegram bot (Bot API), with /status, /order and /mute',
   notificationChannels: [telegramChannel],

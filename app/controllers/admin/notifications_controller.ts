@@ -1,3 +1,4 @@
+import pluginRegistry from '#plugin_host/plugin_registry'
 import type { HttpContext } from '@adonisjs/core/http'
 import type { I18n } from '@adonisjs/i18n'
 import db from '@adonisjs/lucid/services/db'
@@ -143,7 +144,14 @@ function fieldWords(
   english: { label: string; help: string }
 ): { label: string; help: string } {
   const english18n = i18nManager.locale('en')
-  let base = `admin.notifications.field.${settingMessageKey(key)}`
+  // A channel's own settings are worded by its plugin (lang/<locale>/settings.json), the
+  // core's (notify.time_zone …) by the console catalogue.
+  const channel = /^notify\.([a-z0-9_-]+)\./.exec(key)?.[1]
+  const own = channel ? `${channelTextPrefix(channel)}.field.${settingMessageKey(key)}` : null
+  let base =
+    own && english18n.resolveIdentifier(`${own}.help`)
+      ? own
+      : `admin.notifications.field.${settingMessageKey(key)}`
   let values: Record<string, string> = {}
   const rule = /^notify\.([a-z0-9_-]+)\.([a-z_]+)$/.exec(key)
   if (rule && rule[2] in RULE_LABELS && !english18n.resolveIdentifier(`${base}.help`)) {
@@ -278,9 +286,21 @@ export function problemText(i18n: I18n, problem: string): string {
     .join(i18n.t('admin.notifications.problem.separator'))
 }
 
-/** A channel's description in the admin's language (the catalogue's when its English is the channel's own). */
+/**
+ * Where the plugin of a channel keeps its console words:
+ * `plugins.<plugin>.settings` (its lang/<locale>/settings.json: `description`,
+ * `field.<setting with underscores>.label|help`).
+ */
+export function channelTextPrefix(channel: string): string {
+  const plugin = pluginRegistry.all.find((candidate) =>
+    (candidate.notificationChannels ?? []).some((item) => item.name === channel)
+  )
+  return `plugins.${plugin?.name ?? channel}.settings`
+}
+
+/** A channel's description in the admin's language (its plugin's words when their English is the channel's own). */
 function channelDescription(i18n: I18n, channel: NotificationChannel): string {
-  const key = 'admin.notifications.channel_description.' + channel.name
+  const key = `${channelTextPrefix(channel.name)}.description`
   const english = i18nManager.locale('en')
   return english.resolveIdentifier(key) && english.t(key) === channel.description
     ? i18n.t(key)
