@@ -125,7 +125,7 @@ export type PluginCommand = typeof BaseCommand
  * The one contract between the core and a plugin (a chain family, a
  * hosted payment provider, an order flavour, a notification channel, a
  * rate source, or a third party's). The core reads
- * nothing plugin-specific outside it. Every part is optional but the name.
+ * nothing plugin-specific outside it. Every part is optional but the name and the description.
  */
 export type GatewayPlugin = {
   /** Lower-case identifier: the PLUGINS env and the route prefix use it. */

@@ -15,10 +15,10 @@ import type { GatewayPlugin } from '#plugin_host/gateway_plugin'
 /**
  * What a plugin brings besides code, from its `folder`:
  * - `lang/<locale>/<file>.json`: its texts (on or off), keyed `plugins.<name>.<file>.<key>`
- *   (e.g. plugins/<name>/lang/en/admin.json's `rpc_hint` is
- *   `plugins.<name>.admin.rpc_hint`), in the one i18n catalogue;
+ *   (e.g. a family plugin's lang/en/admin.json `api_key_help` is
+ *   `plugins.<name>.admin.api_key_help`), in the one i18n catalogue;
  * - `views/`: its Edge views and partials, mounted as the disk `<name>`
- *   (`@include('<name>::admin/rpc_hint')`).
+ *   (a flavour plugin's `<name>::admin/integration`).
  */
 
 /** The key prefix of a plugin's texts. */

@@ -9,7 +9,7 @@ import { Decimal, isDecimalLiteral } from '#support/text/money'
  * How the console's unmatched inbox shows a row: its kind in words and in
  * a badge tone, whether it is a transfer an order may be paid with or a
  * notice that is only marked as handled, its state and who settled it in
- * words (the admin's language: resources/lang/<locale>/console/unmatched.json,
+ * words (the admin's language: resources/lang/<locale>/admin/unmatched.json,
  * English unless told). The rules (what may be assigned) are UnmatchedPaymentAdmin's.
  */
 
