@@ -3,7 +3,7 @@ import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import { resetDatabase } from '#tests/helpers/database'
 import { createAdminUser } from '#tests/helpers/admin'
-import { insertOrders, type OrderRow } from '#tests/helpers/order_rows'
+import { DAY, fillRatesPage } from '#tests/helpers/rate_rows'
 import { TRON_WALLET, TRON_WALLET_2 } from '#tests/helpers/merchant'
 import { adminUrl } from '#admin/admin_paths'
 import {
@@ -15,7 +15,6 @@ import {
   newPage,
 } from '#tests/helpers/browser'
 
-const DAY = 86_400_000
 const SIZES = [
   ['320', NARROW_PHONE],
   ['desktop', DESKTOP],
@@ -23,50 +22,7 @@ const SIZES = [
 
 /** A live pair with a per-key markup, 30 days of history and paid orders; a refused pair. */
 async function seedRates(now: number) {
-  await db.table('rate_current').multiInsert([
-    {
-      token: 'USDT',
-      fiat: 'CNY',
-      rate: '7.2',
-      ok: true,
-      reason: '',
-      sources: JSON.stringify({
-        used: ['binance', 'okx'],
-        dropped: [{ source: 'kraken', price: '7.9', deviation_percent: '9.72' }],
-        stale: [],
-        failed: ['coingecko'],
-      }),
-      computed_at: now - 40_000,
-    },
-    {
-      token: 'TRX',
-      fiat: 'USD',
-      rate: null,
-      ok: false,
-      reason: 'only 1 fresh source agrees, 2 needed',
-      sources: JSON.stringify({ used: [], dropped: [], stale: ['binance'], failed: [] }),
-      computed_at: now - 40_000,
-    },
-  ])
-  const history = []
-  for (let day = 29; day >= 0; day--)
-    history.push({
-      token: 'USDT',
-      fiat: 'CNY',
-      rate: String(7.1 + (day % 5) * 0.03),
-      at: now - day * DAY,
-    })
-  await db.table('rate_history').multiInsert(history)
-  await insertOrders(6, (index) => {
-    const row: Partial<OrderRow> & { paid_at: number; amount: string } = {
-      trade_id: `ZB${index}`,
-      status: 2,
-      token: 'USDT',
-      paid_at: now - index * 3 * DAY,
-      amount: String(50 + index * 25),
-    }
-    return row
-  })
+  await fillRatesPage(now, { count: 6, prefix: 'ZB', paidAt: (index) => now - index * 3 * DAY })
   const key = await db.from('api_keys').firstOrFail()
   await db.table('rate_markups').multiInsert([
     {

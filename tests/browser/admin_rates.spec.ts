@@ -1,8 +1,7 @@
 import { test } from '@japa/runner'
-import db from '@adonisjs/lucid/services/db'
 import { resetDatabase } from '#tests/helpers/database'
 import { createAdminUser } from '#tests/helpers/admin'
-import { insertOrders, type OrderRow } from '#tests/helpers/order_rows'
+import { DAY, fillRatesPage, insertRateAnswer } from '#tests/helpers/rate_rows'
 import { adminUrl } from '#admin/admin_paths'
 import {
   DESKTOP,
@@ -14,73 +13,25 @@ import {
   screenshot,
 } from '#tests/helpers/browser'
 
-const DAY = 86_400_000
-
-/** Two live pairs as the workers leave them (one refused), 30 days of history, paid orders. */
+/** Two live pairs as the workers leave them (one refused), their sources' answers, 30 days of history, paid orders. */
 async function seedRates(now: number) {
-  await db.table('rate_current').multiInsert([
-    {
-      token: 'USDT',
-      fiat: 'CNY',
-      rate: '7.2',
-      ok: true,
-      reason: '',
-      sources: JSON.stringify({
-        used: ['binance', 'okx'],
-        dropped: [{ source: 'kraken', price: '7.9', deviation_percent: '9.72' }],
-        stale: [],
-        failed: ['coingecko'],
-      }),
-      computed_at: now - 40_000,
-    },
-    {
-      token: 'TRX',
-      fiat: 'USD',
-      rate: null,
-      ok: false,
-      reason: 'only 1 fresh source agrees, 2 needed',
-      sources: JSON.stringify({ used: [], dropped: [], stale: ['binance'], failed: [] }),
-      computed_at: now - 40_000,
-    },
-  ])
-  await db.table('rate_answers').multiInsert([
-    {
-      source: 'binance',
-      token: 'USDT',
-      fiat: 'CNY',
-      price: '7.2',
-      quote: 'USDT',
-      fetched_at: now - 60_000,
-      error: '',
-    },
-    {
-      source: 'coingecko',
-      token: 'USDT',
-      fiat: 'CNY',
-      price: null,
-      quote: '',
-      fetched_at: now - 600_000,
-      error: 'HTTP 429: a very long rate limit message from the source that goes on and on',
-    },
-  ])
-  const history = []
-  for (let day = 29; day >= 0; day--)
-    history.push({
-      token: 'USDT',
-      fiat: 'CNY',
-      rate: String(7.1 + (day % 5) * 0.03),
-      at: now - day * DAY,
-    })
-  await db.table('rate_history').multiInsert(history)
-  await insertOrders(12, (index) => {
-    const row: Partial<OrderRow> & { paid_at: number; amount: string } = {
-      trade_id: `BR${index}`,
-      status: 2,
-      token: 'USDT',
-      paid_at: now - (index % 9) * 2 * DAY,
-      amount: String(50 + index * 25),
-    }
-    return row
+  await fillRatesPage(now, {
+    count: 12,
+    prefix: 'BR',
+    paidAt: (index) => now - (index % 9) * 2 * DAY,
+  })
+  await insertRateAnswer({
+    source: 'binance',
+    price: '7.2',
+    quote: 'USDT',
+    fetchedAt: now - 60_000,
+  })
+  await insertRateAnswer({
+    source: 'coingecko',
+    price: null,
+    quote: '',
+    fetchedAt: now - 600_000,
+    error: 'HTTP 429: a very long rate limit message from the source that goes on and on',
   })
 }
 

@@ -4,7 +4,7 @@ import settings from '#settings/settings_service'
 import configCache from '#services/config_cache'
 import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
-import { insertOrders, type OrderRow } from '#tests/helpers/order_rows'
+import { insertCurrentRate, insertPaidOrders, insertRateAnswer } from '#tests/helpers/rate_rows'
 
 async function signedIn(role: 'admin' | 'viewer' = 'admin') {
   const user = await createAdminUser({ role })
@@ -12,38 +12,21 @@ async function signedIn(role: 'admin' | 'viewer' = 'admin') {
 }
 
 /** A pair as the workers leave it: its current rate and each source's last answer. */
-async function livePair(fields: {
-  token?: string
-  fiat?: string
-  rate: string | null
-  ok: boolean
-  reason?: string
-  sources: Record<string, unknown>
-  answers?: { source: string; price: string | null; quote?: string; error?: string }[]
-}) {
-  const token = fields.token ?? 'USDT'
-  const fiat = fields.fiat ?? 'CNY'
-  const now = Date.now()
-  await db.table('rate_current').insert({
-    token,
-    fiat,
-    rate: fields.rate,
-    ok: fields.ok,
-    reason: fields.reason ?? '',
-    sources: JSON.stringify(fields.sources),
-    computed_at: now - 30_000,
-  })
-  for (const answer of fields.answers ?? []) {
-    await db.table('rate_answers').insert({
-      source: answer.source,
-      token,
-      fiat,
-      price: answer.price,
-      quote: answer.quote ?? fiat,
-      fetched_at: now - 90_000,
-      error: answer.error ?? '',
-    })
+async function livePair(
+  fields: Omit<Parameters<typeof insertCurrentRate>[0], 'computedAt'> & {
+    answers?: { source: string; price: string | null; quote?: string; error?: string }[]
   }
+) {
+  const now = Date.now()
+  const { answers, ...pair } = fields
+  await insertCurrentRate({ ...pair, computedAt: now - 30_000 })
+  for (const answer of answers ?? [])
+    await insertRateAnswer({
+      ...answer,
+      token: pair.token,
+      fiat: pair.fiat,
+      fetchedAt: now - 90_000,
+    })
 }
 
 /** A chart's svg on the page, by its id ("rate-USDT_CNY"). */
@@ -167,16 +150,12 @@ test.group('Console rates page', (group) => {
       // Older than 30 days: left out.
       { token: 'USDT', fiat: 'CNY', rate: '1.5', at: now - 40 * day },
     ])
-    await insertOrders(3, (index) => {
-      const row: Partial<OrderRow> & { paid_at: number; amount: string } = {
-        trade_id: `RATE${index}`,
-        status: index === 2 ? 1 : 2,
-        token: 'USDT',
-        paid_at: now - (index === 0 ? 2 * day : 0),
-        amount: index === 0 ? '150.5' : '49.5',
-      }
-      return row
-    })
+    await insertPaidOrders(3, (index) => ({
+      trade_id: `RATE${index}`,
+      status: index === 2 ? 1 : 2,
+      paid_at: now - (index === 0 ? 2 * day : 0),
+      amount: index === 0 ? '150.5' : '49.5',
+    }))
     const page = await agent.get('/rates')
     assert.match(
       page.text,
@@ -213,16 +192,7 @@ test.group('Console rates page', (group) => {
       { token: 'USDT', fiat: 'USD', rate: '1.0002', at: now - 2 * day },
       { token: 'USDT', fiat: 'USD', rate: '1.0002', at: now },
     ])
-    await insertOrders(1, () => {
-      const row: Partial<OrderRow> & { paid_at: number; amount: string } = {
-        trade_id: 'RATEAXIS',
-        status: 2,
-        token: 'USDT',
-        paid_at: now,
-        amount: '72.2',
-      }
-      return row
-    })
+    await insertPaidOrders(1, () => ({ trade_id: 'RATEAXIS', paid_at: now, amount: '72.2' }))
     const page = await agent.get('/rates')
     assert.equal(page.status, 200)
 

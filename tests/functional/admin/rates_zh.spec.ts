@@ -1,52 +1,22 @@
 import { test } from '@japa/runner'
-import db from '@adonisjs/lucid/services/db'
 import { resetDatabase } from '#tests/helpers/database'
 import { adminReading, assertChinese } from '#tests/helpers/admin_language'
-import { insertOrders, type OrderRow } from '#tests/helpers/order_rows'
-
-const DAY = 86_400_000
+import {
+  DAY,
+  insertLiveAndRefusedPairs,
+  insertMonthOfRates,
+  insertPaidOrders,
+} from '#tests/helpers/rate_rows'
 
 /** USDT/CNY live with 30 days of history and paid orders; TRX/USD refused (the job's English reason). */
 async function seed(now: number) {
-  await db.table('rate_current').multiInsert([
-    {
-      token: 'USDT',
-      fiat: 'CNY',
-      rate: '7.2',
-      ok: true,
-      reason: '',
-      sources: JSON.stringify({ used: ['binance', 'okx'], dropped: [], stale: [], failed: [] }),
-      computed_at: now - 5 * 60_000,
-    },
-    {
-      token: 'TRX',
-      fiat: 'USD',
-      rate: null,
-      ok: false,
-      reason: 'only 1 fresh source agrees, 2 needed',
-      sources: JSON.stringify({ used: [], dropped: [], stale: ['binance'], failed: [] }),
-      computed_at: now - 5 * 60_000,
-    },
-  ])
-  const history = []
-  for (let day = 29; day >= 0; day--)
-    history.push({
-      token: 'USDT',
-      fiat: 'CNY',
-      rate: day === 0 ? '7.2' : '7.1',
-      at: now - day * DAY,
-    })
-  await db.table('rate_history').multiInsert(history)
-  await insertOrders(2, (index) => {
-    const row: Partial<OrderRow> & { paid_at: number; amount: string } = {
-      trade_id: `ZH${index}`,
-      status: 2,
-      token: 'USDT',
-      paid_at: now - index * DAY,
-      amount: index === 0 ? '150.5' : '49.5',
-    }
-    return row
-  })
+  await insertLiveAndRefusedPairs(now - 5 * 60_000)
+  await insertMonthOfRates(now, (day) => (day === 0 ? '7.2' : '7.1'))
+  await insertPaidOrders(2, (index) => ({
+    trade_id: `ZH${index}`,
+    paid_at: now - index * DAY,
+    amount: index === 0 ? '150.5' : '49.5',
+  }))
 }
 
 test.group('Console rates page in Chinese', (group) => {
@@ -100,31 +70,24 @@ test.group('Console rates page in Chinese', (group) => {
   test('a markup set, refused and cleared: the flash messages in Chinese', async ({ assert }) => {
     await seed(Date.now())
     const agent = await adminReading()
-    await agent.submit(
-      '/rates/markup',
-      { token: 'USDT', fiat: 'CNY', markup_USDT_CNY: '~1.02' },
-      '/rates'
-    )
-    assertChinese(assert, await agent.get('/rates'), [
+    // The page's markup form for USDT/CNY, sent; then the page it comes back to.
+    const markup = async (fields: Record<string, string>) => {
+      await agent.submit('/rates/markup', { token: 'USDT', fiat: 'CNY', ...fields }, '/rates')
+      return agent.get('/rates')
+    }
+    assertChinese(assert, await markup({ markup_USDT_CNY: '~1.02' }), [
       'USDT/CNY 的加价已设为 ~1.02。',
       '加价 ~1.02 ：付款人按 1 USDT = 7.344 CNY 支付。',
     ])
-    await agent.submit(
-      '/rates/markup',
-      { token: 'USDT', fiat: 'CNY', markup_USDT_CNY: '7.25' },
-      '/rates'
-    )
-    assertChinese(assert, await agent.get('/rates'), [
+    assertChinese(assert, await markup({ markup_USDT_CNY: '7.25' }), [
       '未做更改：USDT/CNY 的加价被拒绝。',
       '加价以 ~、+ 或 - 开头',
     ])
-    await agent.submit(
-      '/rates/markup',
-      { token: 'USDT', fiat: 'CNY', markup_USDT_CNY: '', clear: '1' },
-      '/rates'
-    )
-    assertChinese(assert, await agent.get('/rates'), ['已清除 USDT/CNY 的加价：直接使用实时汇率。'])
-    await agent.submit('/rates/markup', { token: 'bad pair', fiat: 'x' }, '/rates')
-    assertChinese(assert, await agent.get('/rates'), ['未做更改：这不是本页显示的交易对。'])
+    assertChinese(assert, await markup({ markup_USDT_CNY: '', clear: '1' }), [
+      '已清除 USDT/CNY 的加价：直接使用实时汇率。',
+    ])
+    assertChinese(assert, await markup({ token: 'bad pair', fiat: 'x' }), [
+      '未做更改：这不是本页显示的交易对。',
+    ])
   })
 })
