@@ -7,6 +7,9 @@ import { adminUrl, safeAdminReturn } from '#admin/admin_paths'
 import { flashInputWithoutSecrets } from '#admin/admin_session'
 import { applyAdminHeaders } from '#middleware/admin_headers_middleware'
 import { applyAdminLocale } from '#admin/admin_locale'
+import { keyedText, refusalText } from '#admin/refusal_text'
+import type { Refusal } from '#support/cli/operator_error'
+import type { I18n } from '@adonisjs/i18n'
 import {
   DATABASE_RETRY_AFTER_SECONDS,
   isDatabaseUnavailable,
@@ -25,6 +28,14 @@ export class AdminNotFound extends Exception {
 }
 
 type ErrorPage = { status: number; title: string; message: string; retryAfter?: number }
+
+/** A field's message of a refused form; a service's refusal (api_key_validators.ts) keeps its key. */
+type FieldMessage = { field: string; message: string; meta?: { refusal?: Refusal } }
+
+/** A field's message in the admin's language when it is a keyed refusal, else as Vine wrote it. */
+function fieldText(i18n: I18n, { message, meta }: FieldMessage): string {
+  return keyedText(i18n, meta?.refusal, message)
+}
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
@@ -48,14 +59,14 @@ export async function renderAdminError(error: unknown, ctx: HttpContext): Promis
 
   if (hasSession && isWrite && error instanceof OperatorError) {
     flashInputWithoutSecrets(ctx)
-    ctx.session.flash('error', error.message)
+    ctx.session.flash('error', refusalText(i18n, error))
     return ctx.response.redirect(formReturnUrl(ctx))
   }
   if (hasSession && isWrite && error instanceof vineErrors.E_VALIDATION_ERROR) {
     flashInputWithoutSecrets(ctx)
-    const messages = error.messages as { field: string; message: string }[]
+    const messages = error.messages as FieldMessage[]
     const bag: Record<string, string[]> = {}
-    for (const { field, message } of messages) (bag[field] ??= []).push(message)
+    for (const message of messages) (bag[message.field] ??= []).push(fieldText(i18n, message))
     ctx.session.flash('inputErrorsBag', bag)
     ctx.session.flash('error', i18n.t('admin.errors.fields'))
     return ctx.response.redirect(formReturnUrl(ctx))
@@ -91,11 +102,10 @@ function errorPage(error: unknown, i18n: HttpContext['i18n']): ErrorPage {
   if (error instanceof AdminNotFound)
     return { status: 404, title: i18n.t('admin.errors.not_found'), message: error.message }
   if (error instanceof OperatorError)
-    return { status: 400, title: i18n.t('admin.errors.refused'), message: error.message }
+    return { status: 400, title: i18n.t('admin.errors.refused'), message: refusalText(i18n, error) }
   if (error instanceof vineErrors.E_VALIDATION_ERROR) {
-    const first =
-      (error.messages as { message: string }[])[0]?.message ??
-      i18n.t('admin.errors.invalid_message')
+    const [message] = error.messages as FieldMessage[]
+    const first = message ? fieldText(i18n, message) : i18n.t('admin.errors.invalid_message')
     return { status: 400, title: i18n.t('admin.errors.invalid'), message: first }
   }
   if (error instanceof limiterErrors.E_TOO_MANY_REQUESTS) {

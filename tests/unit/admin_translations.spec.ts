@@ -6,6 +6,8 @@ import i18nManager from '@adonisjs/i18n/services/main'
 import { ADMIN_LOCALES } from '#admin/admin_locale'
 import pluginRegistry from '#plugin_host/plugin_registry'
 import { FAMILY_CONSOLE_TEXTS } from '#controllers/admin/chains_controller'
+import { OperatorError } from '#support/cli/operator_error'
+import { REFUSALS_PREFIX, refusalText } from '#admin/refusal_text'
 
 /** The console's texts of a locale (keys `console.<area>.…`), as the catalogue holds them. */
 function adminMessages(locale: string): Record<string, string> {
@@ -113,6 +115,70 @@ function pluginsWithAdminTexts(): string[] {
     .map((entry) => entry.name)
     .filter((name) => existsSync(app.makePath('plugins', name, 'lang', 'en', 'admin.json')))
 }
+
+/**
+ * Every refusal key the code gives (`key: '…'` in a file that uses
+ * #support/cli/operator_error): the console looks it up under `admin.refusals.`.
+ */
+function refusalKeysUsed(): { file: string; key: string }[] {
+  const used: { file: string; key: string }[] = []
+  for (const file of filesUnder(app.makePath('app'), ['.ts'])) {
+    const text = readFileSync(file, 'utf8')
+    if (!text.includes('#support/cli/operator_error')) continue
+    for (const match of text.matchAll(/\bkey: '([\w-]+)'/g))
+      used.push({ file: relative(app.makePath(), file), key: match[1] })
+  }
+  return used
+}
+
+test.group('Console translations of the refusals', () => {
+  test('every refusal key the code gives is in the catalogue, and every catalogued one is given', ({
+    assert,
+  }) => {
+    const english = adminMessages('en')
+    const used = refusalKeysUsed()
+    assert.isAbove(used.length, 100)
+    assert.deepEqual(
+      used
+        .filter(({ key }) => !(`${REFUSALS_PREFIX}${key}` in english))
+        .map(({ file, key }) => `${file}: ${key}`),
+      []
+    )
+    const given = new Set(used.map(({ key }) => key))
+    const catalogued = Object.keys(english)
+      .filter((key) => key.startsWith(REFUSALS_PREFIX))
+      .map((key) => key.slice(REFUSALS_PREFIX.length))
+    assert.deepEqual(
+      catalogued.filter((key) => !given.has(key)),
+      []
+    )
+  })
+
+  test('a keyed refusal is said in the admin language; unkeyed or unknown ones stay English', ({
+    assert,
+  }) => {
+    const keyed = new OperatorError('Unknown network "x". Known networks: tron, bsc', {
+      key: 'unknown_network',
+      args: { network: 'x', known: 'tron, bsc' },
+    })
+    assert.equal(refusalText(i18nManager.locale('en'), keyed), keyed.message)
+    assert.equal(
+      refusalText(i18nManager.locale('zh-CN'), keyed),
+      '未知网络“x”。已知网络：tron, bsc'
+    )
+    // Numbers are shown as written (no grouping), as in the English message.
+    const long = new OperatorError('An RPC URL is at most 2000 characters', {
+      key: 'rpc_url_too_long',
+      args: { max: 2000 },
+    })
+    assert.equal(refusalText(i18nManager.locale('en'), long), long.message)
+    assert.equal(refusalText(i18nManager.locale('zh-CN'), long), 'RPC URL 最多 2000 个字符')
+    const plain = new OperatorError('Something else')
+    assert.equal(refusalText(i18nManager.locale('zh-CN'), plain), 'Something else')
+    const unknown = new OperatorError('Not catalogued', { key: 'no_such_refusal_key' })
+    assert.equal(refusalText(i18nManager.locale('zh-CN'), unknown), 'Not catalogued')
+  })
+})
 
 test.group('Console translations of the plugins', () => {
   test('a bundled plugin admin.json has every English key in every console language, with the same arguments', ({

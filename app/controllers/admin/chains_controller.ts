@@ -16,6 +16,7 @@ import chainOverview, { type ChainSummary } from '#services/operators/chain_over
 import { OperatorError } from '#support/cli/operator_error'
 import { redactUrl } from '#support/http/redaction'
 import { AdminNotFound } from '#admin/admin_errors'
+import { refusalText } from '#admin/refusal_text'
 import { adminUrl, safeAdminReturn } from '#admin/admin_paths'
 
 /** Lines of a textarea, trimmed, blank ones dropped. */
@@ -186,7 +187,9 @@ export default class ChainsController {
         : NETWORK_FIELDS[error.input]
       if (!field) throw error
       // Shown at its field by the console's error page handling (admin_errors.ts).
-      throw new vineErrors.E_VALIDATION_ERROR([{ field, message: error.message, rule: 'chain' }])
+      throw new vineErrors.E_VALIDATION_ERROR([
+        { field, message: refusalText(ctx.i18n, error), rule: 'chain' },
+      ])
     }
     session.flash(
       'success',

@@ -10,6 +10,7 @@ import orderExport, { EXPORT_ROW_CAP } from '#services/admin/order_export'
 import orderDetails, { positionInWords } from '#services/admin/order_detail'
 import orderAdmin from '#services/operators/order_admin'
 import { AdminNotFound } from '#admin/admin_errors'
+import { refusalText } from '#admin/refusal_text'
 import { adminUrl } from '#admin/admin_paths'
 import { markPaidValidator, orderFiltersValidator } from '#validators/admin_orders'
 import providers from '#payments/payment_provider'
@@ -143,7 +144,14 @@ export default class OrdersController {
       )
       return same ? { ...reorg, positionText: labels.positionName(same.position) } : reorg
     })
-    return view.render('admin/orders/show', { ...detail, reorgs, ...labels })
+    // Why an action is not offered, in the admin's language.
+    const refusals = Object.fromEntries(
+      Object.entries(detail.refusalErrors).map(([action, refusal]) => [
+        action,
+        refusal ? refusalText(i18n, refusal) : null,
+      ])
+    )
+    return view.render('admin/orders/show', { ...detail, reorgs, refusals, ...labels })
   }
 
   async markPaid({ params, request, session, response, i18n }: HttpContext) {

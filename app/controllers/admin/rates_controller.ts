@@ -4,6 +4,7 @@ import { RateAdmin } from '#services/operators/rate_admin'
 import { RatesOverviewQuery } from '#services/admin/rates_overview'
 import { isMarkup } from '#rates/rate_markup'
 import { adminUrl } from '#admin/admin_paths'
+import { refusalText } from '#admin/refusal_text'
 import { flashInputWithoutSecrets } from '#admin/admin_session'
 import { OperatorError } from '#support/cli/operator_error'
 
@@ -74,7 +75,7 @@ export default class RatesController {
     } catch (error) {
       if (!(error instanceof OperatorError)) throw error
       flashInputWithoutSecrets(ctx)
-      session.flash('inputErrorsBag', { [field]: [error.message] })
+      session.flash('inputErrorsBag', { [field]: [refusalText(i18n, error)] })
       session.flash(
         'error',
         pid

@@ -5,6 +5,7 @@ import Chain from '#models/chain'
 import walletAdmin, { WalletAdmin, type WalletFilters } from '#services/operators/wallet_admin'
 import { OperatorError } from '#support/cli/operator_error'
 import { AdminNotFound } from '#admin/admin_errors'
+import { keyedText } from '#admin/refusal_text'
 import { adminUrl, safeAdminReturn } from '#admin/admin_paths'
 
 const newWallet = vine.compile(
@@ -91,6 +92,9 @@ export default class WalletsController {
     const report = await this.wallets.importBatch(input.text, {
       defaultNetwork: input.network || undefined,
     })
+    // The lines' reasons in the admin's language.
+    for (const line of report.lines)
+      if (line.reason !== null) line.reason = keyedText(i18n, line.refusal, line.reason)
     return view.render('admin/wallets/import', {
       networks: await this.#networks(i18n),
       report,

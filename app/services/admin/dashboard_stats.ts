@@ -388,7 +388,11 @@ export class DashboardStats {
  */
 export function dayStarts(now: number, timeZone: string): number[] {
   const today = DateTime.fromMillis(now, { zone: timeZone })
-  if (!today.isValid) throw new OperatorError(`unknown time zone "${timeZone}"`)
+  if (!today.isValid)
+    throw new OperatorError(`unknown time zone "${timeZone}"`, {
+      key: 'unknown_time_zone',
+      args: { timeZone },
+    })
   const midnight = today.startOf('day')
   return Array.from({ length: MONTH_DAYS }, (_, index) =>
     midnight.minus({ days: MONTH_DAYS - 1 - index }).toMillis()

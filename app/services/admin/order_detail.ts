@@ -11,6 +11,7 @@ import auditLog, { type AuditRow } from '#services/audit/audit_log'
 import orderAdmin from '#services/operators/order_admin'
 import { describePosition } from '#services/transfer_references'
 import type { I18n } from '@adonisjs/i18n'
+import type { OperatorError } from '#support/cli/operator_error'
 
 /** Position kinds with a number ("log:3"), each with its words in the console's catalogue. */
 const NUMBERED_POSITIONS = new Set(['log', 'ix', 'trace', 'internal'])
@@ -98,6 +99,12 @@ export type OrderDetail = {
   history: AuditRow[]
   /** Why each action is unavailable now, null when it is available (the services' own rules). */
   refusals: { markPaid: string | null; close: string | null; resendCallback: string | null }
+  /** The same refusals as errors: the console says them in the admin's language (refusalText). */
+  refusalErrors: {
+    markPaid: OperatorError | null
+    close: OperatorError | null
+    resendCallback: OperatorError | null
+  }
 }
 
 const HISTORY_ROWS = 50
@@ -217,6 +224,11 @@ export class OrderDetails {
       order.network ? Chain.findBy('network', order.network) : null,
     ])
     const callbackOrder = parent ?? order
+    const refusalErrors = {
+      markPaid: this.orders.markPaidRefusal(order),
+      close: this.orders.closeRefusal(order),
+      resendCallback: this.orders.resendRefusal(callbackOrder),
+    }
     const callback = await Callback.findBy('order_id', callbackOrder.id)
     const attempts = callback
       ? await CallbackAttempt.query().where('callback_id', callback.id).orderBy('id', 'asc')
@@ -299,10 +311,11 @@ export class OrderDetails {
       attempts,
       history: history.rows,
       refusals: {
-        markPaid: this.orders.markPaidRefusal(order),
-        close: this.orders.closeRefusal(order),
-        resendCallback: this.orders.resendRefusal(callbackOrder),
+        markPaid: refusalErrors.markPaid?.message ?? null,
+        close: refusalErrors.close?.message ?? null,
+        resendCallback: refusalErrors.resendCallback?.message ?? null,
       },
+      refusalErrors,
     }
   }
 }

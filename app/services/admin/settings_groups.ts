@@ -522,7 +522,8 @@ export class SettingsGroups {
     const off = turnedOffPlugin(group, settings.turnedOff())
     if (off) {
       throw new OperatorError(
-        `The ${off} plugin is turned off (PLUGINS): its settings cannot be changed until it is back`
+        `The ${off} plugin is turned off (PLUGINS): its settings cannot be changed until it is back`,
+        { key: 'settings_plugin_off', args: { plugin: off } }
       )
     }
     const keysByGroupId = await this.#keysByGroup()

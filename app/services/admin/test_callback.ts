@@ -75,9 +75,15 @@ export class TestCallbackSender {
       const refusal = callbackFormats.has(format)
         ? callbackFormats.get(format).refusesKey?.(apiKey)
         : null
-      throw new OperatorError(
-        refusal ? `${format} callbacks: ${refusal}` : `Unknown callback format "${format}"`
-      )
+      throw refusal
+        ? new OperatorError(`${format} callbacks: ${refusal}`, {
+            key: 'callback_format_refused',
+            args: { format, reason: refusal },
+          })
+        : new OperatorError(`Unknown callback format "${format}"`, {
+            key: 'unknown_callback_format',
+            args: { format },
+          })
     }
 
     const order = testOrder(target, format)
@@ -137,19 +143,28 @@ export class TestCallbackSender {
 /** The URL as it will be called (trimmed), or a refusal: http(s), at most 2048 characters. */
 export function checkCallbackUrl(text: string): string {
   const url = text.trim()
-  if (url === '') throw new OperatorError('Give the URL to send the test callback to')
+  if (url === '')
+    throw new OperatorError('Give the URL to send the test callback to', {
+      key: 'test_url_required',
+    })
   if (url.length > MAX_URL_LENGTH)
-    throw new OperatorError(`The URL must be at most ${MAX_URL_LENGTH} characters`)
+    throw new OperatorError(`The URL must be at most ${MAX_URL_LENGTH} characters`, {
+      key: 'test_url_too_long',
+      args: { max: MAX_URL_LENGTH },
+    })
   let parsed: URL
   try {
     parsed = new URL(url)
   } catch {
     throw new OperatorError(
-      `"${url.slice(0, 100)}" is not a URL (example: https://shop.example/payment/notify)`
+      `"${url.slice(0, 100)}" is not a URL (example: https://shop.example/payment/notify)`,
+      { key: 'test_url_invalid', args: { url: url.slice(0, 100) } }
     )
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new OperatorError('The URL must start with http:// or https://')
+    throw new OperatorError('The URL must start with http:// or https://', {
+      key: 'test_url_scheme',
+    })
   }
   return url
 }

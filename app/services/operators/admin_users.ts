@@ -21,25 +21,38 @@ export type CreatedAdminUser = { user: User; generatedPassword: string | null }
 export function normalizeEmail(email: string): string {
   const normalized = email.trim().toLowerCase()
   if (normalized.length > 254 || !EMAIL_PATTERN.test(normalized)) {
-    throw new OperatorError(`"${email}" is not an e-mail address`)
+    throw new OperatorError(`"${email}" is not an e-mail address`, {
+      key: 'not_an_email',
+      args: { email },
+    })
   }
   return normalized
 }
 
 function checkRole(role: string): AdminRole {
   if (!(ADMIN_ROLES as readonly string[]).includes(role)) {
-    throw new OperatorError(`The role must be one of: ${ADMIN_ROLES.join(', ')}`)
+    throw new OperatorError(`The role must be one of: ${ADMIN_ROLES.join(', ')}`, {
+      key: 'role_unknown',
+      args: { roles: ADMIN_ROLES.join(', ') },
+    })
   }
   return role as AdminRole
 }
 
 function checkPassword(password: string) {
-  if (password.trim().length === 0) throw new OperatorError('The password cannot be empty or blank')
+  if (password.trim().length === 0)
+    throw new OperatorError('The password cannot be empty or blank', { key: 'password_blank' })
   if ([...password].length < MIN_PASSWORD_LENGTH) {
-    throw new OperatorError(`The password must have at least ${MIN_PASSWORD_LENGTH} characters`)
+    throw new OperatorError(`The password must have at least ${MIN_PASSWORD_LENGTH} characters`, {
+      key: 'password_too_short',
+      args: { min: MIN_PASSWORD_LENGTH },
+    })
   }
   if (password.length > MAX_PASSWORD_LENGTH) {
-    throw new OperatorError(`The password may have at most ${MAX_PASSWORD_LENGTH} characters`)
+    throw new OperatorError(`The password may have at most ${MAX_PASSWORD_LENGTH} characters`, {
+      key: 'password_too_long',
+      args: { max: MAX_PASSWORD_LENGTH },
+    })
   }
 }
 
@@ -64,7 +77,11 @@ export class AdminUsers {
 
   async find(email: string): Promise<User> {
     const user = await User.findBy('email', normalizeEmail(email))
-    if (!user) throw new OperatorError(`No administrator has the e-mail ${email.trim()}`)
+    if (!user)
+      throw new OperatorError(`No administrator has the e-mail ${email.trim()}`, {
+        key: 'no_such_admin',
+        args: { email: email.trim() },
+      })
     return user
   }
 
@@ -73,7 +90,8 @@ export class AdminUsers {
     const created = await this.createUnlessPresent(input)
     if (!created)
       throw new OperatorError(
-        `An administrator with the e-mail ${input.email.trim()} already exists`
+        `An administrator with the e-mail ${input.email.trim()} already exists`,
+        { key: 'admin_exists', args: { email: input.email.trim() } }
       )
     return created
   }
@@ -144,10 +162,14 @@ export class AdminUsers {
    */
   async changeOwnPassword(user: User, current: string, next: string) {
     if (!(await hash.use('scrypt').verify(user.password, current))) {
-      throw new OperatorError('The current password is not right: nothing was changed')
+      throw new OperatorError('The current password is not right: nothing was changed', {
+        key: 'current_password_wrong',
+      })
     }
     if (current === next)
-      throw new OperatorError('The new password must differ from the current one')
+      throw new OperatorError('The new password must differ from the current one', {
+        key: 'password_unchanged',
+      })
     return this.setPassword(user.email, next)
   }
 
@@ -160,10 +182,17 @@ export class AdminUsers {
       if (isPostgres(trx)) await trx.from('users').where('role', 'admin').forUpdate().select('id')
       else await trx.from('users').where('role', 'admin').update({ role: 'admin' })
       const user = await User.query({ client: trx }).where('email', normalized).first()
-      if (!user) throw new OperatorError(`No administrator has the e-mail ${email.trim()}`)
+      if (!user)
+        throw new OperatorError(`No administrator has the e-mail ${email.trim()}`, {
+          key: 'no_such_admin',
+          args: { email: email.trim() },
+        })
       if (user.role === 'admin' && user.disabledAt === null && wanted !== 'admin') {
         if ((await this.#enabledAdmins(trx)) <= 1) {
-          throw new OperatorError(`${user.email} is the last admin: make another user admin first`)
+          throw new OperatorError(
+            `${user.email} is the last admin: make another user admin first`,
+            { key: 'last_admin', args: { email: user.email } }
+          )
         }
       }
       const before = snapshot.user(user)
@@ -206,15 +235,23 @@ export class AdminUsers {
       if (isPostgres(trx)) await trx.from('users').where('role', 'admin').forUpdate().select('id')
       else await trx.from('users').where('role', 'admin').update({ role: 'admin' })
       const user = await User.query({ client: trx }).where('email', normalized).first()
-      if (!user) throw new OperatorError(`No administrator has the e-mail ${email.trim()}`)
+      if (!user)
+        throw new OperatorError(`No administrator has the e-mail ${email.trim()}`, {
+          key: 'no_such_admin',
+          args: { email: email.trim() },
+        })
       if ((user.disabledAt !== null) === disable) return { user, changed: false }
       if (disable) {
         if (actingUserId !== undefined && user.id === actingUserId) {
-          throw new OperatorError('You cannot disable your own account: another admin must do it.')
+          throw new OperatorError(
+            'You cannot disable your own account: another admin must do it.',
+            { key: 'disable_self' }
+          )
         }
         if (user.role === 'admin' && (await this.#enabledAdmins(trx)) <= 1) {
           throw new OperatorError(
-            `${user.email} is the last enabled admin: enable or add another admin first`
+            `${user.email} is the last enabled admin: enable or add another admin first`,
+            { key: 'last_enabled_admin', args: { email: user.email } }
           )
         }
       }

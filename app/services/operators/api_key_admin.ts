@@ -48,7 +48,9 @@ function newSecret() {
 
 function checkSecret(secret: string) {
   if (!SECRET_PATTERN.test(secret)) {
-    throw new OperatorError('The secret must be 16 to 128 printable characters without spaces')
+    throw new OperatorError('The secret must be 16 to 128 printable characters without spaces', {
+      key: 'secret_format',
+    })
   }
   refuseSealedLookalike(secret)
 }
@@ -62,13 +64,15 @@ export function normalizeIpAllowlist(given: string[]): string {
   for (const entry of entries) {
     if (!parseAllowListEntry(entry)) {
       throw new OperatorError(
-        `"${entry.slice(0, 64)}" is not an IP address or CIDR range (examples: 203.0.113.7, 203.0.113.0/24, 2001:db8::/32)`
+        `"${entry.slice(0, 64)}" is not an IP address or CIDR range (examples: 203.0.113.7, 203.0.113.0/24, 2001:db8::/32)`,
+        { key: 'not_an_ip', args: { entry: entry.slice(0, 64) } }
       )
     }
   }
   if (entries.length > MAX_ALLOWLIST_ENTRIES) {
     throw new OperatorError(
-      `At most ${MAX_ALLOWLIST_ENTRIES} addresses or ranges can be allowed (${entries.length} given)`
+      `At most ${MAX_ALLOWLIST_ENTRIES} addresses or ranges can be allowed (${entries.length} given)`,
+      { key: 'allowlist_too_long', args: { max: MAX_ALLOWLIST_ENTRIES, given: entries.length } }
     )
   }
   return entries.join(',')
@@ -78,12 +82,15 @@ export function normalizeIpAllowlist(given: string[]): string {
 export function normalizeNote(note: string): string {
   const trimmed = note.trim()
   if ([...trimmed].length > NOTE_MAX_LENGTH) {
-    throw new OperatorError(`The note must be at most ${NOTE_MAX_LENGTH} characters`)
+    throw new OperatorError(`The note must be at most ${NOTE_MAX_LENGTH} characters`, {
+      key: 'api_key_note_too_long',
+      args: { max: NOTE_MAX_LENGTH },
+    })
   }
   // Refuses control characters (line breaks, tabs, escapes): that is the point of this regex.
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(trimmed))
-    throw new OperatorError('The note must be one line of text')
+    throw new OperatorError('The note must be one line of text', { key: 'note_one_line' })
   return trimmed
 }
 
@@ -91,7 +98,8 @@ export function normalizeNote(note: string): string {
 export function checkPid(pid: string) {
   if (!PID_PATTERN.test(pid)) {
     throw new OperatorError(
-      'The pid must be 1 to 32 letters, digits, "_" or "-" (numeric for shops of a callback format that needs one)'
+      'The pid must be 1 to 32 letters, digits, "_" or "-" (numeric for shops of a callback format that needs one)',
+      { key: 'pid_format' }
     )
   }
 }
@@ -170,7 +178,8 @@ export class ApiKeyAdmin {
 
   async find(pid: string) {
     const apiKey = await ApiKey.findBy('pid', pid)
-    if (!apiKey) throw new OperatorError(`No API key with pid ${pid}`)
+    if (!apiKey)
+      throw new OperatorError(`No API key with pid ${pid}`, { key: 'no_api_key', args: { pid } })
     return apiKey
   }
 
@@ -204,7 +213,10 @@ export class ApiKeyAdmin {
       )
     } catch (error) {
       if (isUniqueViolation(error))
-        throw new OperatorError(`An API key with pid ${pid} already exists`)
+        throw new OperatorError(`An API key with pid ${pid} already exists`, {
+          key: 'api_key_exists',
+          args: { pid },
+        })
       throw error
     }
   }

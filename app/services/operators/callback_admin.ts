@@ -42,11 +42,13 @@ export class CallbackAdmin {
     const given = Object.values(filters).some((value) => value !== undefined && value !== '')
     if (!given)
       throw new OperatorError(
-        'Choose at least one filter before sending a batch of callbacks again'
+        'Choose at least one filter before sending a batch of callbacks again',
+        { key: 'batch_needs_filter' }
       )
     if (filters.status === 'held') {
       throw new OperatorError(
-        "Held callbacks cannot be sent: their format's plugin is turned off; they go out once it is back"
+        "Held callbacks cannot be sent: their format's plugin is turned off; they go out once it is back",
+        { key: 'held_callbacks' }
       )
     }
     const held = filters.status

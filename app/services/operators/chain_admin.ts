@@ -5,7 +5,7 @@ import Token from '#models/token'
 import chainRegistry from '#chains/chain_registry'
 import { explorerTemplateProblem } from '#chains/explorer_links'
 import { InvalidAddressError, InvalidOptionsError, type ChainFamily } from '#chains/chain_family'
-import { OperatorError } from '#support/cli/operator_error'
+import { OperatorError, type Refusal } from '#support/cli/operator_error'
 import { refuseSealedLookalike } from '#services/operators/sealed_lookalike'
 import { testChainConnection, type ConnectionTest } from '#chains/connection_check'
 import { MASK, redactUrl } from '#support/http/redaction'
@@ -45,9 +45,10 @@ export type ChainInput = keyof ChainChanges | 'network' | `option:${string}`
 export class ChainInputError extends OperatorError {
   constructor(
     readonly input: ChainInput,
-    message: string
+    message: string,
+    refusal?: Refusal
   ) {
-    super(message)
+    super(message, refusal)
   }
 }
 
@@ -66,7 +67,10 @@ export function budgetInput(value: string | undefined, label: string): number | 
   const text = value.trim()
   if (text === '') return null
   if (!/^\d+(\.\d+)?$/.test(text))
-    throw new OperatorError(`${label} takes a number, not "${value}"`)
+    throw new OperatorError(`${label} takes a number, not "${value}"`, {
+      key: 'budget_not_number',
+      args: { label, value },
+    })
   return Number(text)
 }
 
@@ -75,7 +79,11 @@ export function optionsInput(items: string[], label: string): Record<string, str
   const options: Record<string, string> = {}
   for (const item of items) {
     const match = /^([A-Za-z][A-Za-z0-9_]*)=(.*)$/s.exec(item.trim())
-    if (!match) throw new OperatorError(`${label} takes key=value, not "${item}"`)
+    if (!match)
+      throw new OperatorError(`${label} takes key=value, not "${item}"`, {
+        key: 'option_not_key_value',
+        args: { label, item },
+      })
     options[match[1]] = match[2].trim()
   }
   return options
@@ -105,7 +113,10 @@ export class ChainAdmin {
     if (!chain) {
       const chains = await Chain.query().orderBy('sort_order')
       const known = chains.map((row) => row.network)
-      throw new OperatorError(`Unknown network "${network}". Known networks: ${known.join(', ')}`)
+      throw new OperatorError(`Unknown network "${network}". Known networks: ${known.join(', ')}`, {
+        key: 'unknown_network',
+        args: { network, known: known.join(', ') },
+      })
     }
     return chain
   }
@@ -115,7 +126,8 @@ export class ChainAdmin {
     const family = chainRegistry.find(chain.family)
     if (!family)
       throw new OperatorError(
-        `No enabled plugin brings the family "${chain.family}" of ${chain.network}`
+        `No enabled plugin brings the family "${chain.family}" of ${chain.network}`,
+        { key: 'family_plugin_off', args: { family: chain.family, network: chain.network } }
       )
     return family
   }
@@ -133,9 +145,15 @@ export class ChainAdmin {
     const chain = await this.find(network)
     const family = this.familyOf(chain)
     if (!family.head)
-      throw new OperatorError(`The ${chain.family} family cannot report the head of its chain`)
+      throw new OperatorError(`The ${chain.family} family cannot report the head of its chain`, {
+        key: 'family_no_head',
+        args: { family: chain.family },
+      })
     if (chain.rpcUrls.length === 0) {
-      throw new OperatorError(`${chain.network} has no RPC endpoint to test: add one first`)
+      throw new OperatorError(`${chain.network} has no RPC endpoint to test: add one first`, {
+        key: 'no_rpc_to_test',
+        args: { network: chain.network },
+      })
     }
     const timeoutMs = options.timeoutMs ?? (await this.#testTimeout())
     return testChainConnection(chain, family, timeoutMs)
@@ -159,28 +177,45 @@ export class ChainAdmin {
         if (!original) {
           throw new ChainInputError(
             'rpcUrls',
-            `"${entry}" has a masked part (${MASK}) that matches no stored URL: type the URL in full`
+            `"${entry}" has a masked part (${MASK}) that matches no stored URL: type the URL in full`,
+            { key: 'masked_url_unknown', args: { entry, mask: MASK } }
           )
         }
         url = original
       }
       if (url.length > MAX_URL_LENGTH)
-        throw new ChainInputError('rpcUrls', `An RPC URL is at most ${MAX_URL_LENGTH} characters`)
+        throw new ChainInputError('rpcUrls', `An RPC URL is at most ${MAX_URL_LENGTH} characters`, {
+          key: 'rpc_url_too_long',
+          args: { max: MAX_URL_LENGTH },
+        })
       let parsed: URL
       try {
         parsed = new URL(url)
       } catch {
-        throw new ChainInputError('rpcUrls', `"${redactUrl(url)}" is not a URL`)
+        throw new ChainInputError('rpcUrls', `"${redactUrl(url)}" is not a URL`, {
+          key: 'not_a_url',
+          args: { url: redactUrl(url) },
+        })
       }
       if (!['http:', 'https:', 'ws:', 'wss:'].includes(parsed.protocol)) {
-        throw new ChainInputError('rpcUrls', `"${redactUrl(url)}" must be an http(s) or ws(s) URL`)
+        throw new ChainInputError(
+          'rpcUrls',
+          `"${redactUrl(url)}" must be an http(s) or ws(s) URL`,
+          { key: 'rpc_url_scheme', args: { url: redactUrl(url) } }
+        )
       }
       if (result.includes(url))
-        throw new ChainInputError('rpcUrls', `"${redactUrl(url)}" is listed twice`)
+        throw new ChainInputError('rpcUrls', `"${redactUrl(url)}" is listed twice`, {
+          key: 'url_listed_twice',
+          args: { url: redactUrl(url) },
+        })
       result.push(url)
     }
     if (result.length > MAX_RPC_URLS)
-      throw new ChainInputError('rpcUrls', `A chain takes at most ${MAX_RPC_URLS} RPC URLs`)
+      throw new ChainInputError('rpcUrls', `A chain takes at most ${MAX_RPC_URLS} RPC URLs`, {
+        key: 'too_many_rpc_urls',
+        args: { max: MAX_RPC_URLS },
+      })
     return result
   }
 
@@ -195,7 +230,8 @@ export class ChainAdmin {
     if (!this.familyOf(chain).watchHeads) {
       throw new ChainInputError(
         'wsUrl',
-        `The ${chain.family} family takes no WebSocket endpoint: its chains are polled`
+        `The ${chain.family} family takes no WebSocket endpoint: its chains are polled`,
+        { key: 'family_no_ws', args: { family: chain.family } }
       )
     }
     let url = entry
@@ -204,23 +240,32 @@ export class ChainAdmin {
       if (!stored || stored === redactUrl(stored) || redactUrl(stored) !== entry) {
         throw new ChainInputError(
           'wsUrl',
-          `"${entry}" has a masked part (${MASK}) that matches no stored URL: type the URL in full`
+          `"${entry}" has a masked part (${MASK}) that matches no stored URL: type the URL in full`,
+          { key: 'masked_url_unknown', args: { entry, mask: MASK } }
         )
       }
       url = stored
     }
     if (url.length > MAX_URL_LENGTH)
-      throw new ChainInputError('wsUrl', `A WebSocket URL is at most ${MAX_URL_LENGTH} characters`)
+      throw new ChainInputError(
+        'wsUrl',
+        `A WebSocket URL is at most ${MAX_URL_LENGTH} characters`,
+        { key: 'ws_url_too_long', args: { max: MAX_URL_LENGTH } }
+      )
     let parsed: URL
     try {
       parsed = new URL(url)
     } catch {
-      throw new ChainInputError('wsUrl', `"${redactUrl(url)}" is not a URL`)
+      throw new ChainInputError('wsUrl', `"${redactUrl(url)}" is not a URL`, {
+        key: 'not_a_url',
+        args: { url: redactUrl(url) },
+      })
     }
     if (!['ws:', 'wss:'].includes(parsed.protocol)) {
       throw new ChainInputError(
         'wsUrl',
-        `"${redactUrl(url)}" must be a ws:// or wss:// URL (the node's WebSocket endpoint)`
+        `"${redactUrl(url)}" must be a ws:// or wss:// URL (the node's WebSocket endpoint)`,
+        { key: 'ws_url_scheme', args: { url: redactUrl(url) } }
       )
     }
     return url
@@ -237,7 +282,10 @@ export class ChainAdmin {
   ): Record<string, unknown> {
     const family = this.familyOf(chain)
     if (!family.validateOptions)
-      throw new ChainInputError(input, `The ${chain.family} family takes no options`)
+      throw new ChainInputError(input, `The ${chain.family} family takes no options`, {
+        key: 'family_no_options',
+        args: { family: chain.family },
+      })
     const merged: Record<string, unknown> = { ...chain.options }
     for (const [key, value] of Object.entries(changes)) {
       if (value === '') delete merged[key]
@@ -246,7 +294,11 @@ export class ChainAdmin {
     try {
       return family.validateOptions(merged)
     } catch (error) {
-      if (error instanceof InvalidOptionsError) throw new ChainInputError(input, error.message)
+      if (error instanceof InvalidOptionsError)
+        throw new ChainInputError(input, error.message, {
+          key: 'invalid_options',
+          args: { reason: error.message },
+        })
       throw error
     }
   }
@@ -269,7 +321,8 @@ export class ChainAdmin {
     } else if (changes.family && changes.family !== chain.family) {
       throw new ChainInputError(
         'family',
-        `The family of ${name} is ${chain.family}; it cannot be changed`
+        `The family of ${name} is ${chain.family}; it cannot be changed`,
+        { key: 'family_fixed', args: { network: name, family: chain.family } }
       )
     }
     this.#apply(chain, changes)
@@ -298,7 +351,8 @@ export class ChainAdmin {
     if (!family.head) {
       throw new ChainInputError(
         'family',
-        `The ${family.name} family cannot test an endpoint: add ${name} with chain:set ${name} --family ${family.name}`
+        `The ${family.name} family cannot test an endpoint: add ${name} with chain:set ${name} --family ${family.name}`,
+        { key: 'family_cannot_test', args: { family: family.name, network: name } }
       )
     }
     for (const field of family.networkOptions ?? []) {
@@ -306,7 +360,8 @@ export class ChainAdmin {
       if (value === '') {
         throw new ChainInputError(
           `option:${field.name}`,
-          `Give the ${field.label.toLowerCase()} of ${name}: the endpoint is checked against it`
+          `Give the ${field.label.toLowerCase()} of ${name}: the endpoint is checked against it`,
+          { key: 'option_required', args: { option: field.label.toLowerCase(), network: name } }
         )
       }
       // Checked alone first, so that a refusal names its own field.
@@ -316,7 +371,8 @@ export class ChainAdmin {
     if (chain.rpcUrls.length === 0) {
       throw new ChainInputError(
         'rpcUrls',
-        `Give an RPC URL of ${name}: it is tested before the network is added`
+        `Give an RPC URL of ${name}: it is tested before the network is added`,
+        { key: 'rpc_url_required', args: { network: name } }
       )
     }
     const timeoutMs = options.timeoutMs ?? (await this.#testTimeout())
@@ -328,13 +384,21 @@ export class ChainAdmin {
         failed.mismatch
       throw new ChainInputError(
         `option:${failed.mismatch}`,
-        `${failed.url}: ${failed.error}. Nothing was added: check the ${label.toLowerCase()} or the URL.`
+        `${failed.url}: ${failed.error}. Nothing was added: check the ${label.toLowerCase()} or the URL.`,
+        {
+          key: 'endpoint_mismatch',
+          args: { url: failed.url, error: String(failed.error), option: label.toLowerCase() },
+        }
       )
     }
     if (failed) {
       throw new ChainInputError(
         'rpcUrls',
-        `${failed.url} did not answer: ${failed.error?.replace(/\.+$/, '')}. Nothing was added.`
+        `${failed.url} did not answer: ${failed.error?.replace(/\.+$/, '')}. Nothing was added.`,
+        {
+          key: 'endpoint_no_answer',
+          args: { url: failed.url, error: String(failed.error?.replace(/\.+$/, '')) },
+        }
       )
     }
     try {
@@ -349,7 +413,8 @@ export class ChainAdmin {
   #exists(name: string) {
     return new ChainInputError(
       'network',
-      `${name} exists already: change it on its page or with chain:set ${name}`
+      `${name} exists already: change it on its page or with chain:set ${name}`,
+      { key: 'network_exists', args: { network: name } }
     )
   }
 
@@ -363,20 +428,26 @@ export class ChainAdmin {
     if (!/^[a-z0-9-]{1,32}$/.test(name)) {
       throw new ChainInputError(
         'network',
-        'A network name is 1 to 32 lower-case letters, digits or "-"'
+        'A network name is 1 to 32 lower-case letters, digits or "-"',
+        { key: 'network_name_format' }
       )
     }
     // A switch's network names a chain or a payment provider: never both.
     if (isProviderTarget(name)) {
       throw new ChainInputError(
         'network',
-        `"${name}" is the name of a payment channel (a hosted provider): choose another network name`
+        `"${name}" is the name of a payment channel (a hosted provider): choose another network name`,
+        { key: 'network_name_is_channel', args: { network: name } }
       )
     }
     if (!chainRegistry.has(familyName)) {
       throw new ChainInputError(
         'family',
-        `Unknown chain family "${familyName}". Families: ${chainRegistry.names().join(', ')}`
+        `Unknown chain family "${familyName}". Families: ${chainRegistry.names().join(', ')}`,
+        {
+          key: 'unknown_family',
+          args: { family: familyName, families: chainRegistry.names().join(', ') },
+        }
       )
     }
     const last = await Chain.query().orderBy('sort_order', 'desc').first()
@@ -405,7 +476,9 @@ export class ChainAdmin {
     if (changes.displayName !== undefined) {
       const displayName = changes.displayName.trim()
       if (displayName === '' || displayName.length > 64) {
-        throw new ChainInputError('displayName', 'The display name is 1 to 64 characters')
+        throw new ChainInputError('displayName', 'The display name is 1 to 64 characters', {
+          key: 'display_name_length',
+        })
       }
       chain.displayName = displayName
     }
@@ -414,14 +487,17 @@ export class ChainAdmin {
     }
     if (changes.apiKey !== undefined) {
       if (changes.apiKey.trim().length > 500)
-        throw new ChainInputError('apiKey', 'An API key is at most 500 characters')
+        throw new ChainInputError('apiKey', 'An API key is at most 500 characters', {
+          key: 'chain_api_key_too_long',
+        })
       refuseSealedLookalike(changes.apiKey.trim())
       chain.apiKey = changes.apiKey.trim() // encrypted by the model
     }
     if (changes.explorerTxUrl !== undefined) {
       const template = changes.explorerTxUrl.trim()
       const problem = explorerTemplateProblem(template)
-      if (problem) throw new ChainInputError('explorerTxUrl', problem)
+      if (problem)
+        throw new ChainInputError('explorerTxUrl', problem.message, problem.refusal ?? undefined)
       chain.explorerTxUrl = template
     }
     if (changes.rpcUrls !== undefined) chain.rpcUrls = this.#rpcUrls(chain, changes.rpcUrls)
@@ -434,7 +510,8 @@ export class ChainAdmin {
       ) {
         throw new ChainInputError(
           'confirmations',
-          'Confirmations must be a whole number from 0 to 1000'
+          'Confirmations must be a whole number from 0 to 1000',
+          { key: 'confirmations_range' }
         )
       }
       chain.confirmations = changes.confirmations
@@ -447,7 +524,8 @@ export class ChainAdmin {
       ) {
         throw new ChainInputError(
           'scanIntervalSeconds',
-          'The scan interval must be a whole number of seconds from 1 to 3600'
+          'The scan interval must be a whole number of seconds from 1 to 3600',
+          { key: 'scan_interval_range' }
         )
       }
       chain.scanIntervalSeconds = changes.scanIntervalSeconds
@@ -457,7 +535,8 @@ export class ChainAdmin {
       if (value !== null && (!Number.isFinite(value) || value < 0.01 || value > 100_000)) {
         throw new ChainInputError(
           'requestsPerSecond',
-          'Requests per second must be a number from 0.01 to 100000 ("" for the default)'
+          'Requests per second must be a number from 0.01 to 100000 ("" for the default)',
+          { key: 'requests_per_second_range' }
         )
       }
       chain.rpcRequestsPerSecond = value
@@ -470,7 +549,8 @@ export class ChainAdmin {
       ) {
         throw new ChainInputError(
           'requestsPerDay',
-          'Requests per day must be a whole number from 0 (no daily cap) up ("" for the default)'
+          'Requests per day must be a whole number from 0 (no daily cap) up ("" for the default)',
+          { key: 'requests_per_day_range' }
         )
       }
       chain.rpcRequestsPerDay = value
@@ -480,7 +560,8 @@ export class ChainAdmin {
       if (!Number.isFinite(changes.blockTimeSeconds) || ms < 100 || ms > 600_000) {
         throw new ChainInputError(
           'blockTimeSeconds',
-          'The block time must be from 0.1 to 600 seconds'
+          'The block time must be from 0.1 to 600 seconds',
+          { key: 'block_time_range' }
         )
       }
       chain.blockTimeMs = ms
@@ -510,7 +591,10 @@ export class ChainAdmin {
     const chain = await this.find(network)
     const upper = symbol.trim().toUpperCase()
     if (await Token.query().where('network', chain.network).where('symbol', upper).first()) {
-      throw new OperatorError(`${upper} is already a token of ${chain.network}`)
+      throw new OperatorError(`${upper} is already a token of ${chain.network}`, {
+        key: 'token_exists',
+        args: { symbol: upper, network: chain.network },
+      })
     }
     return this.setToken(chain.network, upper, changes)
   }
@@ -520,17 +604,22 @@ export class ChainAdmin {
     const chain = await this.find(network)
     const upper = symbol.toUpperCase()
     if (!/^[A-Z0-9]{1,16}$/.test(upper)) {
-      throw new OperatorError('A token symbol is 1 to 16 letters or digits')
+      throw new OperatorError('A token symbol is 1 to 16 letters or digits', {
+        key: 'token_symbol_format',
+      })
     }
     if (changes.contract !== undefined && changes.native) {
-      throw new OperatorError('Give either --contract or --native, not both')
+      throw new OperatorError('Give either --contract or --native, not both', {
+        key: 'contract_and_native',
+      })
     }
     let token = await Token.query().where('network', chain.network).where('symbol', upper).first()
     const before = token ? snapshot.token(token) : null
     if (!token) {
       if (changes.decimals === undefined || (changes.contract === undefined && !changes.native)) {
         throw new OperatorError(
-          `${upper} is not set up on ${chain.network} yet: give --decimals and either --contract or --native`
+          `${upper} is not set up on ${chain.network} yet: give --decimals and either --contract or --native`,
+          { key: 'token_not_set_up', args: { symbol: upper, network: chain.network } }
         )
       }
       token = new Token()
@@ -542,25 +631,37 @@ export class ChainAdmin {
       try {
         token.contract = this.familyOf(chain).normalizeContract(changes.contract)
       } catch (error) {
-        if (error instanceof InvalidAddressError) throw new OperatorError(error.message)
+        if (error instanceof InvalidAddressError)
+          throw new OperatorError(error.message, {
+            key: 'invalid_contract',
+            args: { reason: error.message },
+          })
         throw error
       }
     }
     if (changes.decimals !== undefined) {
       if (!Number.isInteger(changes.decimals) || changes.decimals < 0 || changes.decimals > 36) {
-        throw new OperatorError('Decimals must be a whole number from 0 to 36')
+        throw new OperatorError('Decimals must be a whole number from 0 to 36', {
+          key: 'decimals_range',
+        })
       }
       token.decimals = changes.decimals
     }
     if (changes.precision !== undefined) {
       if (!Number.isInteger(changes.precision) || changes.precision < 2 || changes.precision > 6) {
-        throw new OperatorError('The amount precision must be a whole number from 2 to 6')
+        throw new OperatorError('The amount precision must be a whole number from 2 to 6', {
+          key: 'precision_range',
+        })
       }
       token.amountPrecision = changes.precision
     }
     if (token.amountPrecision > token.decimals) {
       throw new OperatorError(
-        `The amount precision (${token.amountPrecision}) cannot exceed the token's decimals (${token.decimals})`
+        `The amount precision (${token.amountPrecision}) cannot exceed the token's decimals (${token.decimals})`,
+        {
+          key: 'precision_over_decimals',
+          args: { precision: token.amountPrecision, decimals: token.decimals },
+        }
       )
     }
     if (changes.enabled !== undefined) token.enabled = changes.enabled

@@ -207,7 +207,11 @@ export class ChainOverview {
   /** One chain; an unknown network is refused. */
   async one(network: string): Promise<ChainSummary> {
     const chain = await Chain.findBy('network', network.toLowerCase())
-    if (!chain) throw new OperatorError(`Unknown network "${network}"`)
+    if (!chain)
+      throw new OperatorError(`Unknown network "${network}"`, {
+        key: 'unknown_network_short',
+        args: { network },
+      })
     const [summary] = await this.#summaries([chain])
     return summary
   }

@@ -44,31 +44,49 @@ export class OrderAdmin {
 
   async find(tradeId: string): Promise<Order> {
     const order = await Order.findBy('trade_id', tradeId.trim())
-    if (!order) throw new OperatorError(`No order with trade_id ${tradeId}`)
+    if (!order)
+      throw new OperatorError(`No order with trade_id ${tradeId}`, {
+        key: 'no_order',
+        args: { tradeId },
+      })
     return order
   }
 
   /** Why mark-paid cannot repair `order`, or null when it may (the chain still has to confirm). */
-  markPaidRefusal(order: Order): string | null {
-    if (!order.isOnChain) return `Order ${order.tradeId} is not an on-chain order`
+  markPaidRefusal(order: Order): OperatorError | null {
+    const args = { tradeId: order.tradeId, status: order.status }
+    if (!order.isOnChain)
+      return new OperatorError(`Order ${order.tradeId} is not an on-chain order`, {
+        key: 'order_not_on_chain',
+        args,
+      })
     if (order.status !== OrderStatus.WAITING && order.status !== OrderStatus.EXPIRED) {
-      return `Order ${order.tradeId} has status ${order.status}; only 1 or 3 can be repaired`
+      return new OperatorError(
+        `Order ${order.tradeId} has status ${order.status}; only 1 or 3 can be repaired`,
+        { key: 'order_not_repairable', args }
+      )
     }
     return null
   }
 
   /** Why `order` cannot be closed, or null. */
-  closeRefusal(order: Order): string | null {
+  closeRefusal(order: Order): OperatorError | null {
     if (order.status !== OrderStatus.WAITING && order.status !== OrderStatus.SELECTING) {
-      return `Order ${order.tradeId} is not open (status ${order.status}); nothing to close`
+      return new OperatorError(
+        `Order ${order.tradeId} is not open (status ${order.status}); nothing to close`,
+        { key: 'order_not_open', args: { tradeId: order.tradeId, status: order.status } }
+      )
     }
     return null
   }
 
   /** Why the callback of `target` (a parent: see callbackTarget) cannot be sent again, or null. */
-  resendRefusal(target: Order): string | null {
+  resendRefusal(target: Order): OperatorError | null {
     if (target.status !== OrderStatus.PAID) {
-      return `Order ${target.tradeId} is not paid (status ${target.status}); there is nothing to tell`
+      return new OperatorError(
+        `Order ${target.tradeId} is not paid (status ${target.status}); there is nothing to tell`,
+        { key: 'order_not_paid', args: { tradeId: target.tradeId, status: target.status } }
+      )
     }
     return null
   }
@@ -93,12 +111,16 @@ export class OrderAdmin {
   ): Promise<MarkPaidResult> {
     const order = await this.find(tradeId)
     const refusal = this.markPaidRefusal(order)
-    if (refusal) throw new OperatorError(refusal)
+    if (refusal) throw refusal
     const given = reference.trim()
-    if (given === '') throw new OperatorError('Give the transaction reference that paid the order')
+    if (given === '')
+      throw new OperatorError('Give the transaction reference that paid the order', {
+        key: 'reference_required',
+      })
     if (given.length > MAX_REFERENCE_LENGTH) {
       throw new OperatorError(
-        `A transaction reference has at most ${MAX_REFERENCE_LENGTH} characters`
+        `A transaction reference has at most ${MAX_REFERENCE_LENGTH} characters`,
+        { key: 'reference_too_long', args: { max: MAX_REFERENCE_LENGTH } }
       )
     }
     const before = snapshot.order(order)
@@ -127,7 +149,10 @@ export class OrderAdmin {
       return { order: outcome.order, reference: transfer.reference, notified: outcome.notified }
     } catch (error) {
       if (error instanceof BusinessError)
-        throw new OperatorError(`${error.message} (${error.businessCode})`)
+        throw new OperatorError(`${error.message} (${error.businessCode})`, {
+          key: 'mark_paid_refused',
+          args: { reason: error.message, code: error.businessCode },
+        })
       throw error
     }
   }
@@ -140,15 +165,19 @@ export class OrderAdmin {
   async close(tradeId: string): Promise<CloseResult> {
     const order = await this.find(tradeId)
     const refusal = this.closeRefusal(order)
-    if (refusal) throw new OperatorError(refusal)
+    if (refusal) throw refusal
     const before = snapshot.order(order)
     const closed = await this.audit.change(
       async (trx) => {
         // Paid or closed since it was read: refused, and nothing is recorded.
         if (!(await orderService.closeIn(trx, order))) {
           const now = await Order.query({ client: trx }).where('id', order.id).firstOrFail()
-          throw new OperatorError(
-            this.closeRefusal(now) ?? `Order ${order.tradeId} could not be closed`
+          throw (
+            this.closeRefusal(now) ??
+            new OperatorError(`Order ${order.tradeId} could not be closed`, {
+              key: 'order_not_closed',
+              args: { tradeId: order.tradeId },
+            })
           )
         }
         return Order.query({ client: trx }).where('id', order.id).firstOrFail()
@@ -173,7 +202,7 @@ export class OrderAdmin {
   async resendCallback(tradeId: string): Promise<ResendResult> {
     const target = await this.callbackTarget(await this.find(tradeId))
     const refusal = this.resendRefusal(target)
-    if (refusal) throw new OperatorError(refusal)
+    if (refusal) throw refusal
     const before = snapshot.order(target)
     await this.audit.change(
       async (trx) => {

@@ -39,16 +39,20 @@ export class RateAdmin {
     const key = await this.#apiKey(options.apiKeyPid)
     if (key && !isMarkup(text))
       throw new OperatorError(
-        `A fixed rate applies to every API key; per key, write a markup on the live rate (~1.02, +0.3, -0.2)`
+        `A fixed rate applies to every API key; per key, write a markup on the live rate (~1.02, +0.3, -0.2)`,
+        { key: 'fixed_rate_per_key' }
       )
     if (isMarkup(text) && !options.fixedOnly) return this.#setMarkup(symbol, currency, text, key)
     if (!isDecimalLiteral(text) || !new Decimal(text).gt(0)) {
       throw new OperatorError(
-        `The rate must be a positive decimal number (1 ${symbol} = RATE ${currency})`
+        `The rate must be a positive decimal number (1 ${symbol} = RATE ${currency})`,
+        { key: 'rate_not_positive', args: { symbol, currency } }
       )
     }
     if (fractionDigits(toDecimalString(text)) > 12 || significantDigits(text) > 15) {
-      throw new OperatorError('The rate may have at most 12 decimals and 15 significant digits')
+      throw new OperatorError('The rate may have at most 12 decimals and 15 significant digits', {
+        key: 'rate_too_precise',
+      })
     }
     const value = toDecimalString(text)
     const existing = await Rate.query().where('token', symbol).where('fiat', currency).first()
@@ -86,7 +90,11 @@ export class RateAdmin {
     try {
       markup = parseMarkup(text)
     } catch (error) {
-      if (error instanceof MarkupError) throw new OperatorError(error.message)
+      if (error instanceof MarkupError)
+        throw new OperatorError(error.message, {
+          key: 'invalid_markup',
+          args: { reason: error.message },
+        })
       throw error
     }
     // The pair's markup replaces its fixed rate; a key's markup leaves the pair as it is.
@@ -150,15 +158,24 @@ export class RateAdmin {
     const { symbol, currency } = pairOf(token, fiat)
     const key = await this.#apiKey(apiKeyPid)
     const row = await this.#markupRow(symbol, currency, key)
-    const whose = key ? ` for API key ${key.pid}` : ''
-    if (!row)
-      throw new OperatorError(
-        `${symbol}/${currency} has no markup${whose} (any more): nothing to clear`
-      )
+    if (!row) {
+      throw key
+        ? new OperatorError(
+            `${symbol}/${currency} has no markup for API key ${key.pid} (any more): nothing to clear`,
+            { key: 'no_key_markup_to_clear', args: { symbol, currency, pid: key.pid } }
+          )
+        : new OperatorError(`${symbol}/${currency} has no markup (any more): nothing to clear`, {
+            key: 'no_markup_to_clear',
+            args: { symbol, currency },
+          })
+    }
     await this.audit.change(
       async (trx) => {
         const deleted = await trx.from('rate_markups').where('id', row.id).delete()
-        if (Number(deleted) !== 1) throw new OperatorError('The markup was cleared meanwhile')
+        if (Number(deleted) !== 1)
+          throw new OperatorError('The markup was cleared meanwhile', {
+            key: 'markup_cleared_meanwhile',
+          })
       },
       () => ({
         action: 'rate.markup_clear',
@@ -180,7 +197,11 @@ export class RateAdmin {
   async #apiKey(pid: string | null | undefined): Promise<ApiKey | null> {
     if (pid === null || pid === undefined || pid.trim() === '') return null
     const key = await ApiKey.findBy('pid', pid.trim())
-    if (!key) throw new OperatorError(`No API key with pid ${pid.trim()} (see apikey:list)`)
+    if (!key)
+      throw new OperatorError(`No API key with pid ${pid.trim()} (see apikey:list)`, {
+        key: 'rate_unknown_pid',
+        args: { pid: pid.trim() },
+      })
     return key
   }
 
@@ -198,9 +219,11 @@ function pairOf(token: string, fiat: string) {
   const symbol = token.toUpperCase()
   const currency = fiat.toUpperCase()
   if (!/^[A-Z0-9]{1,16}$/.test(symbol))
-    throw new OperatorError('The token must be a symbol such as USDT')
+    throw new OperatorError('The token must be a symbol such as USDT', { key: 'rate_token_format' })
   if (!/^[A-Z]{3,10}$/.test(currency))
-    throw new OperatorError('The fiat must be a currency code such as CNY')
+    throw new OperatorError('The fiat must be a currency code such as CNY', {
+      key: 'rate_fiat_format',
+    })
   return { symbol, currency }
 }
 

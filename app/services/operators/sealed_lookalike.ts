@@ -7,5 +7,7 @@ import { looksSealed } from '#support/crypto/secret_box'
  */
 export function refuseSealedLookalike(value: string) {
   if (looksSealed(value))
-    throw new OperatorError('The value has the shape of an encrypted value; choose another')
+    throw new OperatorError('The value has the shape of an encrypted value; choose another', {
+      key: 'sealed_lookalike',
+    })
 }

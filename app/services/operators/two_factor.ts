@@ -38,13 +38,17 @@ export class TwoFactor {
   /** A new secret for `user`, stored sealed but not enabled until confirm(): a half-done enrolment locks nobody out. */
   async begin(user: User, issuer: string, reauthentication?: { password: string }) {
     if (user.totpEnabledAt !== null)
-      throw new OperatorError('Two-factor sign-in is already on: turn it off first')
+      throw new OperatorError('Two-factor sign-in is already on: turn it off first', {
+        key: 'two_factor_on_turn_off',
+      })
     // From the console the password is asked again: a session left open must not bind its own authenticator.
     if (
       reauthentication &&
       !(await hash.use('scrypt').verify(user.password, reauthentication.password))
     ) {
-      throw new OperatorError('Wrong password: two-factor set-up was not started')
+      throw new OperatorError('Wrong password: two-factor set-up was not started', {
+        key: 'two_factor_setup_wrong_password',
+      })
     }
     const secret = newTotpSecret()
     await this.audit.change(
@@ -75,13 +79,17 @@ export class TwoFactor {
 
   /** Turns 2FA on when `code` matches the pending secret; the recovery codes are returned once, stored hashed. */
   async confirm(user: User, code: string, nowMs = Date.now()): Promise<string[]> {
-    if (user.totpEnabledAt !== null) throw new OperatorError('Two-factor sign-in is already on')
+    if (user.totpEnabledAt !== null)
+      throw new OperatorError('Two-factor sign-in is already on', { key: 'two_factor_already_on' })
     if (user.totpSecret === null)
-      throw new OperatorError('Start the enrolment first: no secret is waiting for a code')
+      throw new OperatorError('Start the enrolment first: no secret is waiting for a code', {
+        key: 'two_factor_not_started',
+      })
     const step = matchTotp(this.#key(user), code, nowMs, null)
     if (step === null)
       throw new OperatorError(
-        'That code is not valid: check the time of the phone and try the next one'
+        'That code is not valid: check the time of the phone and try the next one',
+        { key: 'two_factor_bad_code' }
       )
     const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode)
     const hashes = await Promise.all(
@@ -157,7 +165,9 @@ export class TwoFactor {
   /** Turns 2FA off; the password is asked again (a session left open is not enough). */
   async disable(user: User, password: string) {
     if (!(await hash.use('scrypt').verify(user.password, password))) {
-      throw new OperatorError('Wrong password: two-factor sign-in stays on')
+      throw new OperatorError('Wrong password: two-factor sign-in stays on', {
+        key: 'two_factor_off_wrong_password',
+      })
     }
     if (user.totpEnabledAt === null && user.totpSecret === null) return user
     const before = snapshot.user(user)

@@ -4,7 +4,7 @@ import type Order from '#models/order'
 import orderAdmin, { type MarkPaidResult } from '#services/operators/order_admin'
 import auditLog from '#services/audit/audit_log'
 import { actorLabel, currentAuditContext } from '#services/audit/audit_context'
-import { OperatorError } from '#support/cli/operator_error'
+import { OperatorError, type RefusalArgs } from '#support/cli/operator_error'
 import { Decimal, isDecimalLiteral } from '#support/text/money'
 import type { UnmatchedKind } from '#services/unmatched_inbox'
 
@@ -136,14 +136,17 @@ export class UnmatchedPaymentAdmin {
     const payment = await this.#open(id)
     if (!assignableKind(payment.kind)) {
       throw new OperatorError(
-        `Unmatched payment #${payment.id} is ${payment.kind === 'reorged' ? 'a reorganisation notice' : 'an unexplained balance change'}, not a transfer: it can only be dismissed`
+        `Unmatched payment #${payment.id} is ${payment.kind === 'reorged' ? 'a reorganisation notice' : 'an unexplained balance change'}, not a transfer: it can only be dismissed`,
+        { key: 'unmatched_not_transfer', args: { id: payment.id, kind: payment.kind } }
       )
     }
     if (tradeId.trim() === '')
-      throw new OperatorError('Give the trade_id of the order this payment pays')
+      throw new OperatorError('Give the trade_id of the order this payment pays', {
+        key: 'unmatched_trade_id_required',
+      })
     const order = await this.orders.find(tradeId)
     const refusal = this.orders.markPaidRefusal(order)
-    if (refusal) throw new OperatorError(refusal)
+    if (refusal) throw refusal
     this.#assertSameTransfer(payment, order)
     // The row names the transfer of its transaction (one transaction may carry several); an unreadable one names none.
     const position = payment.position === '' ? undefined : payment.position
@@ -164,7 +167,10 @@ export class UnmatchedPaymentAdmin {
           })
         // Settled meanwhile by another operator: the payment is undone with this throw.
         if (Number(updated) !== 1)
-          throw new OperatorError(`Unmatched payment #${payment.id} was settled meanwhile`)
+          throw new OperatorError(`Unmatched payment #${payment.id} was settled meanwhile`, {
+            key: 'unmatched_settled_meanwhile',
+            args: { id: payment.id },
+          })
         await this.audit.record(
           {
             action: 'unmatched.assign',
@@ -189,9 +195,14 @@ export class UnmatchedPaymentAdmin {
   async dismiss(id: number, note: string): Promise<void> {
     const text = (note ?? '').trim()
     if (text === '')
-      throw new OperatorError('Say why the payment is dismissed (a note is required)')
+      throw new OperatorError('Say why the payment is dismissed (a note is required)', {
+        key: 'dismiss_note_required',
+      })
     if (text.length > DISMISS_NOTE_MAX) {
-      throw new OperatorError(`The note may be at most ${DISMISS_NOTE_MAX} characters`)
+      throw new OperatorError(`The note may be at most ${DISMISS_NOTE_MAX} characters`, {
+        key: 'dismiss_note_too_long',
+        args: { max: DISMISS_NOTE_MAX },
+      })
     }
     const payment = await this.#open(id)
     await this.audit.change(
@@ -208,7 +219,10 @@ export class UnmatchedPaymentAdmin {
             dismiss_note: text,
           })
         if (Number(updated) !== 1)
-          throw new OperatorError(`Unmatched payment #${payment.id} was settled meanwhile`)
+          throw new OperatorError(`Unmatched payment #${payment.id} was settled meanwhile`, {
+            key: 'unmatched_settled_meanwhile',
+            args: { id: payment.id },
+          })
       },
       () => ({
         action: 'unmatched.dismiss',
@@ -222,7 +236,11 @@ export class UnmatchedPaymentAdmin {
 
   async #open(id: number): Promise<UnmatchedPayment> {
     const payment = Number.isSafeInteger(id) ? await UnmatchedPayment.find(id) : null
-    if (!payment) throw new OperatorError(`No unmatched payment #${id}`)
+    if (!payment)
+      throw new OperatorError(`No unmatched payment #${id}`, {
+        key: 'unmatched_not_found',
+        args: { id },
+      })
     if (payment.assignedAt !== null) {
       const order = await db
         .from('orders')
@@ -230,11 +248,18 @@ export class UnmatchedPaymentAdmin {
         .select('trade_id')
         .first()
       throw new OperatorError(
-        `Unmatched payment #${id} is already assigned to order ${order?.trade_id ?? payment.assignedOrderId}`
+        `Unmatched payment #${id} is already assigned to order ${order?.trade_id ?? payment.assignedOrderId}`,
+        {
+          key: 'unmatched_assigned',
+          args: { id, order: String(order?.trade_id ?? payment.assignedOrderId) },
+        }
       )
     }
     if (payment.dismissedAt !== null)
-      throw new OperatorError(`Unmatched payment #${id} was dismissed`)
+      throw new OperatorError(`Unmatched payment #${id} was dismissed`, {
+        key: 'unmatched_dismissed',
+        args: { id },
+      })
     return payment
   }
 
@@ -244,24 +269,44 @@ export class UnmatchedPaymentAdmin {
    * left to the chain check that follows.
    */
   #assertSameTransfer(payment: UnmatchedPayment, order: Order) {
-    const refuse = (what: string) =>
+    const refuse = (what: string, { key, args }: { key: string; args: RefusalArgs }) =>
       new OperatorError(
-        `Unmatched payment #${payment.id} cannot pay order ${order.tradeId}: ${what}`
+        `Unmatched payment #${payment.id} cannot pay order ${order.tradeId}: ${what}`,
+        { key, args: { id: payment.id, tradeId: order.tradeId, ...args } }
       )
     if (payment.network !== order.network) {
-      throw refuse(`it was received on ${payment.network}, the order waits on ${order.network}`)
+      throw refuse(`it was received on ${payment.network}, the order waits on ${order.network}`, {
+        key: 'unmatched_other_network',
+        args: { network: payment.network, orderNetwork: order.network },
+      })
     }
     if (payment.toAddress !== order.receiveAddress) {
       throw refuse(
-        `it was sent to ${payment.toAddress}, the order waits on ${order.receiveAddress}`
+        `it was sent to ${payment.toAddress}, the order waits on ${order.receiveAddress}`,
+        {
+          key: 'unmatched_other_address',
+          args: { address: payment.toAddress, orderAddress: order.receiveAddress },
+        }
       )
     }
     if (payment.token !== '?' && payment.token !== order.token) {
-      throw refuse(`it transfers ${payment.token}, the order waits for ${order.token}`)
+      throw refuse(`it transfers ${payment.token}, the order waits for ${order.token}`, {
+        key: 'unmatched_other_token',
+        args: { token: payment.token, orderToken: order.token },
+      })
     }
     if (isDecimalLiteral(payment.amount) && !new Decimal(payment.amount).eq(order.actualAmount)) {
       throw refuse(
-        `it transfers ${payment.amount} ${payment.token}, the order waits for ${order.actualAmount} ${order.token}`
+        `it transfers ${payment.amount} ${payment.token}, the order waits for ${order.actualAmount} ${order.token}`,
+        {
+          key: 'unmatched_other_amount',
+          args: {
+            amount: payment.amount,
+            token: payment.token,
+            orderAmount: order.actualAmount,
+            orderToken: order.token,
+          },
+        }
       )
     }
   }

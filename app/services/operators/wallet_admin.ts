@@ -4,7 +4,7 @@ import type Chain from '#models/chain'
 import AmountLock from '#models/amount_lock'
 import { OrderStatus } from '#models/order'
 import { InvalidAddressError } from '#chains/chain_family'
-import { OperatorError } from '#support/cli/operator_error'
+import { OperatorError, type Refusal } from '#support/cli/operator_error'
 import { isUniqueViolation } from '#support/database/database_errors'
 import { Decimal, toDecimalString } from '#support/text/money'
 import chainAdmin from '#services/operators/chain_admin'
@@ -29,7 +29,8 @@ export class WalletInUseError extends OperatorError {
   ) {
     super(
       `${reservations} order(s) still wait for a payment to ${address} (amounts are reserved on it): ` +
-        'disable the wallet so that no new order uses it, and remove it once they have ended'
+        'disable the wallet so that no new order uses it, and remove it once they have ended',
+      { key: 'wallet_in_use', args: { count: reservations, address } }
     )
   }
 }
@@ -55,8 +56,10 @@ export type ImportLine = {
   /** The canonical address when it could be read. */
   address: string | null
   outcome: 'added' | 'present' | 'invalid'
-  /** Why it is invalid, or where it was present already; null when added. */
+  /** Why it is invalid, or where it was present already (English); null when added. */
   reason: string | null
+  /** The reason as a refusal of the console's catalogue (app/admin/refusal_text.ts), or null. */
+  refusal: Refusal | null
 }
 
 export type ImportReport = { lines: ImportLine[]; added: number; present: number; invalid: number }
@@ -150,7 +153,7 @@ export class WalletAdmin {
 
   async findById(id: number) {
     const wallet = Number.isSafeInteger(id) ? await Wallet.find(id) : null
-    if (!wallet) throw new OperatorError(`No wallet #${id}`)
+    if (!wallet) throw new OperatorError(`No wallet #${id}`, { key: 'no_wallet_id', args: { id } })
     return wallet
   }
 
@@ -160,11 +163,18 @@ export class WalletAdmin {
     try {
       normalized = this.chains.familyOf(chain).normalizeAddress(address)
     } catch (error) {
-      if (error instanceof InvalidAddressError) throw new OperatorError(error.message)
+      if (error instanceof InvalidAddressError)
+        throw new OperatorError(error.message, {
+          key: 'invalid_address',
+          args: { reason: error.message },
+        })
       throw error
     }
     if (normalized.length > MAX_ADDRESS_LENGTH) {
-      throw new OperatorError(`An address is at most ${MAX_ADDRESS_LENGTH} characters`)
+      throw new OperatorError(`An address is at most ${MAX_ADDRESS_LENGTH} characters`, {
+        key: 'address_too_long',
+        args: { max: MAX_ADDRESS_LENGTH },
+      })
     }
     return normalized
   }
@@ -172,7 +182,10 @@ export class WalletAdmin {
   #note(note: string) {
     const value = note.trim()
     if (value.length > MAX_NOTE_LENGTH)
-      throw new OperatorError(`A note is at most ${MAX_NOTE_LENGTH} characters`)
+      throw new OperatorError(`A note is at most ${MAX_NOTE_LENGTH} characters`, {
+        key: 'wallet_note_too_long',
+        args: { max: MAX_NOTE_LENGTH },
+      })
     return value
   }
 
@@ -201,7 +214,8 @@ export class WalletAdmin {
     const wallet = await this.#insert(chain, normalized, this.#note(note))
     if (!wallet)
       throw new OperatorError(
-        `Wallet address already exists (10001): ${normalized} on ${chain.network}`
+        `Wallet address already exists (10001): ${normalized} on ${chain.network}`,
+        { key: 'wallet_exists', args: { address: normalized, network: chain.network } }
       )
     return wallet
   }
@@ -219,7 +233,11 @@ export class WalletAdmin {
       .where('network', chain.network)
       .where('address', normalized)
       .first()
-    if (!wallet) throw new OperatorError(`No wallet ${address} on ${chain.network}`)
+    if (!wallet)
+      throw new OperatorError(`No wallet ${address} on ${chain.network}`, {
+        key: 'no_wallet',
+        args: { address, network: chain.network },
+      })
     return wallet
   }
 
@@ -303,7 +321,8 @@ export class WalletAdmin {
   ): Promise<ImportReport> {
     if (text.length > MAX_IMPORT_CHARACTERS) {
       throw new OperatorError(
-        `The pasted text is longer than ${MAX_IMPORT_CHARACTERS.toLocaleString('en-US')} characters`
+        `The pasted text is longer than ${MAX_IMPORT_CHARACTERS.toLocaleString('en-US')} characters`,
+        { key: 'import_too_long', args: { max: MAX_IMPORT_CHARACTERS.toLocaleString('en-US') } }
       )
     }
     const entries = text
@@ -311,10 +330,13 @@ export class WalletAdmin {
       .map((raw, index) => ({ line: index + 1, text: raw.trim() }))
       .filter((entry) => entry.text !== '' && !entry.text.startsWith('#'))
     if (entries.length === 0)
-      throw new OperatorError('Nothing to import: paste one address per line')
+      throw new OperatorError('Nothing to import: paste one address per line', {
+        key: 'import_empty',
+      })
     if (entries.length > MAX_IMPORT_ENTRIES) {
       throw new OperatorError(
-        `At most ${MAX_IMPORT_ENTRIES} addresses per import (${entries.length} given)`
+        `At most ${MAX_IMPORT_ENTRIES} addresses per import (${entries.length} given)`,
+        { key: 'import_too_many', args: { max: MAX_IMPORT_ENTRIES, given: entries.length } }
       )
     }
     const defaultNetwork = options.defaultNetwork?.trim().toLowerCase() || null
@@ -334,11 +356,13 @@ export class WalletAdmin {
         address: null,
         outcome: 'invalid',
         reason: null,
+        refusal: null,
       }
       lines.push(result)
       const parts = entry.text.split(/[\s,;]+/).filter((part) => part !== '')
       if (parts.length > 2) {
         result.reason = 'expected "address" or "network address"'
+        result.refusal = { key: 'import_line_format' }
         continue
       }
       const network = parts.length === 2 ? parts[0].toLowerCase() : defaultNetwork
@@ -347,6 +371,7 @@ export class WalletAdmin {
       if (!network) {
         result.reason =
           'no network: write "network address", or choose a network for the lines without one'
+        result.refusal = { key: 'import_line_no_network' }
         continue
       }
       result.network = network
@@ -359,15 +384,18 @@ export class WalletAdmin {
         if (earlier !== undefined) {
           result.outcome = 'present'
           result.reason = `same wallet as line ${earlier}`
+          result.refusal = { key: 'import_line_repeated', args: { line: earlier } }
           continue
         }
         seen.set(key, entry.line)
         const added = await this.#insert(chain, result.address, '')
         result.outcome = added ? 'added' : 'present'
         result.reason = added ? null : 'already present'
+        result.refusal = added ? null : { key: 'import_line_present' }
       } catch (error) {
         if (!(error instanceof OperatorError)) throw error
         result.reason = error.message
+        result.refusal = error.refusal
       }
     }
     const count = (outcome: ImportLine['outcome']) =>

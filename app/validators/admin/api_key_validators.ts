@@ -17,7 +17,13 @@ const serviceCheck = vine.createRule(
       check(value)
     } catch (error) {
       if (!(error instanceof OperatorError)) throw error
-      field.report(error.message, 'service', field)
+      // The refusal rides along: the console shows it in the admin's language (admin_errors.ts).
+      field.report(
+        error.message,
+        'service',
+        field,
+        error.refusal ? { refusal: error.refusal } : undefined
+      )
     }
   }
 )
