@@ -78,7 +78,7 @@ const NETWORK_FIELDS: Partial<Record<ChainInput, string>> = {
  * The texts of the chain pages a family's plugin may bring
  * (`lang/<locale>/admin.json`, keyed `plugins.<name>.admin.<key>`):
  * - `api_key_help`, `options_help`: the chain page's help of the API key
- *   and the options fields (else the general texts of console/chains.json);
+ *   and the options fields (else the general texts of resources/lang/<locale>/admin/chains.json);
  * - `network_options.<option>.label` / `.help`: the add-network form's
  *   field of a family's option (else the family's own words);
  * - `description`, `families.<family>.address_format`: the plugins page's.
