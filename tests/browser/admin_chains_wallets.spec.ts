@@ -1,44 +1,23 @@
-import walletAdmin from '#services/operators/wallet_admin'
-import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
-import db from '@adonisjs/lucid/services/db'
-import { resetDatabase } from '#tests/helpers/database'
 import { createAdminUser } from '#tests/helpers/admin'
 import { adminUrl } from '#admin/admin_paths'
-import { TRON_WALLET } from '#tests/helpers/merchant'
 import {
   DESKTOP,
   PHONE,
-  closeBrowser,
+  browserGroup,
   adminSignIn,
   horizontalOverflow,
   newPage,
   screenshot,
   seriousAxeViolations,
 } from '#tests/helpers/browser'
+import { prepareChainsPages } from '#tests/helpers/chain_rows'
 
 const EVM_LOWER = '0x52908400098527886e0f7030069857d2e4169ee7'
 const EVM_CANONICAL = '0x52908400098527886E0F7030069857D2E4169EE7'
 
 test.group('Console chains and wallets in Chromium', (group) => {
-  group.each.setup(async () => {
-    await resetDatabase()
-    await chainAdmin.set('ethereum', {
-      rpcUrls: ['https://mainnet.infura.io/v3/0123456789abcdef0123456789abcdef'],
-    })
-    await chainAdmin.set('tron', { apiKey: 'tron-pro-key-abcdefghijklmnop-1234' })
-    await walletAdmin.add('tron', TRON_WALLET)
-    const now = Date.now()
-    await db.table('chain_cursors').insert({
-      network: 'tron',
-      cursor: '{"since":1763700000000,"lagging":{}}',
-      caught_up: false,
-      last_scan_at: now,
-      last_error: 'interrupted: HTTP 429 from https://api.trongrid.io/v1/accounts',
-      updated_at: now,
-    })
-  })
-  group.teardown(() => closeBrowser())
+  browserGroup(group, prepareChainsPages)
   group.each.timeout(120_000)
 
   test('add a wallet: the canonical form is shown, then it is listed', async ({ assert }) => {

@@ -1,26 +1,14 @@
-import walletAdmin from '#services/operators/wallet_admin'
-import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import { mkdirSync } from 'node:fs'
-import db from '@adonisjs/lucid/services/db'
 import type { Page } from 'playwright-core'
-import { resetDatabase } from '#tests/helpers/database'
-import { createAdminUser } from '#tests/helpers/admin'
 import { adminUrl } from '#admin/admin_paths'
-import { TRON_WALLET } from '#tests/helpers/merchant'
 import {
-  DESKTOP,
-  NARROW_PHONE,
+  NARROW_AND_DESKTOP as SIZES,
+  browserGroup,
   checkAdminPage,
-  closeBrowser,
-  adminSignIn,
-  newPage,
+  chineseAdminPage,
 } from '#tests/helpers/browser'
-
-const SIZES = [
-  ['320', NARROW_PHONE],
-  ['desktop', DESKTOP],
-] as const
+import { prepareChainsPages } from '#tests/helpers/chain_rows'
 
 /** Where ADMIN_SHOTS asks (outside the repository): full-page screenshots to look at. */
 async function shot(page: Page, name: string) {
@@ -40,38 +28,12 @@ async function shot(page: Page, name: string) {
  * serious axe violation and no sideways scroll at 320 px and on a desktop.
  */
 test.group('Console in Chinese in a browser: chains', (group) => {
-  group.setup(async () => {
-    return async () => {
-      await closeBrowser()
-    }
-  })
-  group.each.setup(async () => {
-    await resetDatabase()
-    await chainAdmin.set('ethereum', {
-      rpcUrls: ['https://mainnet.infura.io/v3/0123456789abcdef0123456789abcdef'],
-    })
-    await chainAdmin.set('tron', { apiKey: 'tron-pro-key-abcdefghijklmnop-1234' })
-    await walletAdmin.add('tron', TRON_WALLET)
-    const now = Date.now()
-    await db.table('chain_cursors').insert({
-      network: 'tron',
-      cursor: '{"since":1763700000000,"lagging":{}}',
-      caught_up: false,
-      last_scan_at: now,
-      last_error: 'interrupted: HTTP 429 from https://api.trongrid.io/v1/accounts',
-      updated_at: now,
-    })
-  })
+  browserGroup(group, prepareChainsPages)
   group.each.timeout(180_000)
 
   test('the chains pages, accessible on every width', async ({ assert }) => {
-    const admin = await createAdminUser({ role: 'admin' })
-    const { context, page } = await newPage(DESKTOP)
+    const { context, page } = await chineseAdminPage()
     try {
-      await adminSignIn(page, admin)
-      admin.user.locale = 'zh-CN'
-      await admin.user.save()
-
       await page.goto(adminUrl('/chains'))
       assert.equal(await page.getAttribute('html', 'lang'), 'zh-CN')
       assert.isTrue(await page.getByRole('heading', { name: '链', level: 1 }).isVisible())

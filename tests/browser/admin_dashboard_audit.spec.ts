@@ -1,33 +1,26 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
-import { resetDatabase } from '#tests/helpers/database'
 import { createAdminUser, currentTotp } from '#tests/helpers/admin'
-import doctor from '#services/doctor/doctor'
-import { resetOrderRows, seedOrderRow } from '#tests/helpers/order_rows'
+import { seedOrderRow } from '#tests/helpers/order_rows'
 import {
   DESKTOP,
   NARROW_PHONE,
   PHONE,
   checkAdminPage,
-  closeBrowser,
+  browserGroup,
   adminSignIn,
   newPage,
   screenshot,
 } from '#tests/helpers/browser'
+import { fillDashboard, forgetDashboard } from '#tests/helpers/chain_rows'
 
-const DAY = 86_400_000
 const DESKTOP_AND_PHONE = [
   ['desktop', DESKTOP],
   ['phone', PHONE],
 ] as const
 
 test.group('Console dashboard and audit log in Chromium', (group) => {
-  group.each.setup(async () => {
-    await resetDatabase()
-    resetOrderRows()
-    doctor.reset()
-  })
-  group.teardown(() => closeBrowser())
+  browserGroup(group, forgetDashboard)
 
   test('empty installation: the dashboard guides the first steps', async ({ assert }) => {
     const viewer = await createAdminUser({ role: 'viewer' })
@@ -44,37 +37,7 @@ test.group('Console dashboard and audit log in Chromium', (group) => {
   test('with orders: figures, the chart as a named image with its data, scanners, recent orders; dark mode too', async ({
     assert,
   }) => {
-    const now = Date.now()
-    for (let day = 0; day < 14; day++) {
-      for (let index = 0; index < (day % 5) + 1; index++) {
-        await seedOrderRow({
-          status: index % 3 === 0 ? 3 : 2,
-          createdAt: now - day * DAY - index * 1000,
-          actualAmount: `${10 + index}.25`,
-        })
-      }
-    }
-    await seedOrderRow({ status: 1, createdAt: now - 500, network: 'ethereum' })
-    await db.table('wallets').insert({
-      network: 'tron',
-      address: 'TWallet',
-      enabled: true,
-      note: '',
-      created_at: now,
-      updated_at: now,
-    })
-    await db.from('chains').where('network', 'tron').update({ enabled: true })
-    await db.table('chain_cursors').insert({
-      network: 'tron',
-      cursor: '{}',
-      caught_up: true,
-      last_scan_at: now - 4000,
-      last_error: 'interrupted: HTTP 429 Too Many Requests from https://api.trongrid.io',
-      head_height: '70000020',
-      scanned_height: '70000001',
-      heights_at: now - 4000,
-      updated_at: now,
-    })
+    await fillDashboard(Date.now(), (day) => (day % 5) + 1)
     const admin = await createAdminUser()
     for (const colorScheme of ['light', 'dark'] as const) {
       const { context, page } = await newPage(DESKTOP, { colorScheme })

@@ -1,24 +1,15 @@
 import walletAdmin from '#services/operators/wallet_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
-import { resetDatabase } from '#tests/helpers/database'
-import { createAdminUser } from '#tests/helpers/admin'
 import { DAY, fillRatesPage } from '#tests/helpers/rate_rows'
 import { TRON_WALLET, TRON_WALLET_2 } from '#tests/helpers/merchant'
 import { adminUrl } from '#admin/admin_paths'
 import {
-  DESKTOP,
-  NARROW_PHONE,
+  NARROW_AND_DESKTOP as SIZES,
+  browserGroup,
   checkAdminPage,
-  closeBrowser,
-  adminSignIn,
-  newPage,
+  chineseAdminPage,
 } from '#tests/helpers/browser'
-
-const SIZES = [
-  ['320', NARROW_PHONE],
-  ['desktop', DESKTOP],
-] as const
 
 /** A live pair with a per-key markup, 30 days of history and paid orders; a refused pair. */
 async function seedRates(now: number) {
@@ -51,27 +42,15 @@ async function seedRates(now: number) {
  * summary, a flash message).
  */
 test.group('Console in Chinese in a browser: API keys, wallets, rates', (group) => {
-  group.setup(async () => {
-    return async () => {
-      await closeBrowser()
-    }
-  })
-  group.each.setup(async () => {
-    await resetDatabase()
-  })
+  browserGroup(group)
 
   test('the pages of the three areas, accessible on every width', async ({ assert }) => {
     await walletAdmin.add('tron', TRON_WALLET)
     await walletAdmin.add('tron', TRON_WALLET_2)
     await walletAdmin.update('tron', TRON_WALLET_2, { enabled: false, note: '冷钱包' })
     await seedRates(Date.now())
-    const admin = await createAdminUser({ role: 'admin' })
-    const { context, page } = await newPage(DESKTOP)
+    const { context, page } = await chineseAdminPage()
     try {
-      await adminSignIn(page, admin)
-      admin.user.locale = 'zh-CN'
-      await admin.user.save()
-
       await page.goto(adminUrl('/api-keys/1000/integration'))
       assert.equal(await page.getAttribute('html', 'lang'), 'zh-CN')
       assert.isTrue(

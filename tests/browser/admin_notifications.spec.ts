@@ -1,28 +1,20 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import settings from '#settings/settings_service'
-import { resetDatabase } from '#tests/helpers/database'
 import { createAdminUser } from '#tests/helpers/admin'
 import { adminUrl } from '#admin/admin_paths'
 import {
   DESKTOP,
   NARROW_PHONE,
   checkAdminPage,
-  closeBrowser,
+  browserGroup,
   adminSignIn,
   newPage,
   screenshot,
 } from '#tests/helpers/browser'
 
 test.group('Console in a browser: notifications', (group) => {
-  group.setup(async () => {
-    return async () => {
-      await closeBrowser()
-    }
-  })
-  group.each.setup(async () => {
-    await resetDatabase()
-  })
+  browserGroup(group)
 
   test('the page renders empty and filled on every width, accessible; a test is sent from it', async ({
     assert,

@@ -1,5 +1,4 @@
 import { test } from '@japa/runner'
-import { resetDatabase } from '#tests/helpers/database'
 import { createAdminUser } from '#tests/helpers/admin'
 import { DAY, fillRatesPage, insertRateAnswer } from '#tests/helpers/rate_rows'
 import { adminUrl } from '#admin/admin_paths'
@@ -7,7 +6,7 @@ import {
   DESKTOP,
   NARROW_PHONE,
   checkAdminPage,
-  closeBrowser,
+  browserGroup,
   adminSignIn,
   newPage,
   screenshot,
@@ -36,14 +35,7 @@ async function seedRates(now: number) {
 }
 
 test.group('Console in a browser: rates', (group) => {
-  group.setup(async () => {
-    return async () => {
-      await closeBrowser()
-    }
-  })
-  group.each.setup(async () => {
-    await resetDatabase()
-  })
+  browserGroup(group)
 
   test('the rates page: empty and filled, accessible on every width; a markup set from it', async ({
     assert,

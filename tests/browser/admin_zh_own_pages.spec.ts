@@ -1,19 +1,15 @@
 import { test } from '@japa/runner'
-import db from '@adonisjs/lucid/services/db'
-import { resetDatabase } from '#tests/helpers/database'
 import { ADMIN_PASSWORD, createAdminUser, currentTotp } from '#tests/helpers/admin'
-import { resetOrderRows, seedOrderRow } from '#tests/helpers/order_rows'
 import { adminUrl } from '#admin/admin_paths'
-import doctor from '#services/doctor/doctor'
 import {
   DESKTOP,
   NARROW_PHONE,
   checkAdminPage,
-  closeBrowser,
+  browserGroup,
   newPage,
 } from '#tests/helpers/browser'
+import { fillDashboard, forgetDashboard } from '#tests/helpers/chain_rows'
 
-const DAY = 86_400_000
 const SIZES = [
   ['1280', DESKTOP],
   ['320', NARROW_PHONE],
@@ -28,46 +24,13 @@ async function englishLeft(page: import('playwright-core').Page, words: string[]
 test.group(
   'Console in Chinese in Chromium: sign-in, account, users, audit, dashboard, errors',
   (group) => {
-    group.each.setup(async () => {
-      await resetDatabase()
-      resetOrderRows()
-      doctor.reset()
-    })
-    group.teardown(() => closeBrowser())
+    browserGroup(group, forgetDashboard)
     group.each.timeout(120_000)
 
     test('every page of these areas in Chinese: no sideways scroll, no serious axe violation; screenshots at 1280 and 320 px', async ({
       assert,
     }) => {
-      const now = Date.now()
-      for (let day = 0; day < 14; day++)
-        for (let index = 0; index < (day % 4) + 1; index++)
-          await seedOrderRow({
-            status: index % 3 === 0 ? 3 : 2,
-            createdAt: now - day * DAY - index * 1000,
-            actualAmount: `${10 + index}.25`,
-          })
-      await seedOrderRow({ status: 1, createdAt: now - 500, network: 'ethereum' })
-      await db.table('wallets').insert({
-        network: 'tron',
-        address: 'TWallet',
-        enabled: true,
-        note: '',
-        created_at: now,
-        updated_at: now,
-      })
-      await db.from('chains').where('network', 'tron').update({ enabled: true })
-      await db.table('chain_cursors').insert({
-        network: 'tron',
-        cursor: '{}',
-        caught_up: true,
-        last_scan_at: now - 4000,
-        last_error: 'interrupted: HTTP 429 Too Many Requests from https://api.trongrid.io',
-        head_height: '70000020',
-        scanned_height: '70000001',
-        heights_at: now - 4000,
-        updated_at: now,
-      })
+      await fillDashboard(Date.now(), (day) => (day % 4) + 1)
       const admin = await createAdminUser({ totp: true })
       await createAdminUser({ role: 'viewer', email: 'viewer.with.a.long.address@example.com' })
       const { context, page } = await newPage(DESKTOP, { locale: 'zh-CN' })

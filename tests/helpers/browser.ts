@@ -2,7 +2,10 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import app from '@adonisjs/core/services/app'
+import type { Group } from '@japa/runner/core'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { resetDatabase } from '#tests/helpers/database'
+import { createAdminUser } from '#tests/helpers/admin'
 
 /**
  * Debian's Chromium driven by playwright-core (no browser download: `.ci/run`
@@ -13,6 +16,11 @@ export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 export const PHONE = { width: 360, height: 740 }
 export const NARROW_PHONE = { width: 320, height: 640 }
 export const DESKTOP = { width: 1280, height: 860 }
+/** The widths checkAdminPage looks at for the Chinese pages: 320 px and a desktop. */
+export const NARROW_AND_DESKTOP = [
+  ['320', NARROW_PHONE],
+  ['desktop', DESKTOP],
+] as const
 
 let shared: Browser | null = null
 
@@ -42,6 +50,18 @@ export async function closeBrowser() {
   const browser = shared
   shared = null
   if (browser) await browser.close()
+}
+
+/**
+ * A group of console checks in Chromium: before each test the database is
+ * reset, then `prepare` runs; the browser is closed after the group.
+ */
+export function browserGroup(group: Group, prepare: () => unknown = () => {}) {
+  group.each.setup(async () => {
+    await resetDatabase()
+    await prepare()
+  })
+  group.teardown(() => closeBrowser())
 }
 
 /** A fresh context (own cookies) at a viewport, English unless told. */
@@ -174,4 +194,23 @@ export async function checkAdminPage(
     const violations = await seriousAxeViolations(page)
     assert.deepEqual(violations, [], `axe on ${name} at ${size}: ${JSON.stringify(violations)}`)
   }
+}
+
+/**
+ * A desktop page signed in as a new admin who then chose Chinese for the
+ * console (as on the account page; the sign-in page stays in the browser's
+ * English). Close its context when done.
+ */
+export async function chineseAdminPage(): Promise<{ context: BrowserContext; page: Page }> {
+  const admin = await createAdminUser({ role: 'admin' })
+  const { context, page } = await newPage(DESKTOP)
+  try {
+    await adminSignIn(page, admin)
+    admin.user.locale = 'zh-CN'
+    await admin.user.save()
+  } catch (error) {
+    await context.close()
+    throw error
+  }
+  return { context, page }
 }

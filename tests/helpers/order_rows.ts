@@ -1,5 +1,8 @@
 import db from '@adonisjs/lucid/services/db'
 
+/** A day in milliseconds (order and payment times in the tests go back by days). */
+export const DAY = 86_400_000
+
 /** A stored order as the console lists it (the columns the tests vary). */
 export type OrderRow = {
   trade_id: string

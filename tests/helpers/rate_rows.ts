@@ -1,7 +1,7 @@
 import db from '@adonisjs/lucid/services/db'
-import { insertOrders, type OrderRow } from '#tests/helpers/order_rows'
+import { DAY, insertOrders, type OrderRow } from '#tests/helpers/order_rows'
 
-export const DAY = 86_400_000
+export { DAY }
 
 /** What the rate job records of a pair's sources: those it used, dropped, found stale, saw fail. */
 export type RateSources = {

@@ -2,11 +2,10 @@ import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import { resetDatabase } from '#tests/helpers/database'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
-import { resetOrderRows, seedOrderRow, seededTradeId } from '#tests/helpers/order_rows'
+import { DAY, resetOrderRows, seedOrderRow, seededTradeId } from '#tests/helpers/order_rows'
 import { freePort } from '#tests/helpers/processes'
+import { bscFarBehind, freshDashboard, insertCursor, watchChain } from '#tests/helpers/chain_rows'
 import doctor from '#services/doctor/doctor'
-
-const DAY = 86_400_000
 
 /** The text of the first table whose caption is `caption`. */
 function tableText(html: string, caption: string) {
@@ -117,42 +116,12 @@ test.group('Console dashboard', (group) => {
     assert,
   }) => {
     const now = Date.now()
-    for (const network of ['ethereum', 'bsc']) {
-      await db.table('wallets').insert({
-        network,
-        address: `${network}-wallet`,
-        enabled: true,
-        note: '',
-        created_at: now,
-        updated_at: now,
-      })
-      await db.from('chains').where('network', network).update({ enabled: true })
-    }
-    await db
-      .from('chains')
-      .where('network', 'bsc')
-      .update({ confirmations: 15, block_time_ms: 3000 })
-    await db.table('chain_cursors').multiInsert([
-      {
-        network: 'ethereum',
-        cursor: '{}',
-        caught_up: true,
-        last_scan_at: now - 5000,
-        last_error: 'every RPC endpoint failed; last: HTTP 503 <Service Unavailable>',
-        updated_at: now,
-      },
-      {
-        network: 'bsc',
-        cursor: '{}',
-        caught_up: true,
-        last_scan_at: now - 5000,
-        last_error: '',
-        head_height: '50000100',
-        scanned_height: '50000000',
-        heights_at: now - 5000,
-        updated_at: now,
-      },
-    ])
+    await watchChain('ethereum', now)
+    await insertCursor('ethereum', now, {
+      last_scan_at: now - 5000,
+      last_error: 'every RPC endpoint failed; last: HTTP 503 <Service Unavailable>',
+    })
+    await bscFarBehind(now)
     const agent = await AdminAgent.signIn(await createAdminUser({ role: 'viewer' }))
     const page = await agent.get('/')
     const scanners = tableText(page.text, 'Scanner status per chain')
@@ -168,11 +137,7 @@ test.group('Console dashboard', (group) => {
 })
 
 test.group('Console dashboard: health checks', (group) => {
-  group.each.setup(async () => {
-    await resetDatabase()
-    resetOrderRows()
-    doctor.reset()
-  })
+  group.each.setup(() => freshDashboard())
   group.each.timeout(60_000)
 
   /** The text of the "Health checks" card; '' when the page has none. */
@@ -250,18 +215,10 @@ test.group('Console dashboard: health checks', (group) => {
     const port = await freePort()
     const now = Date.now()
     await db.from('chains').whereNot('network', 'tron').update({ enabled: false })
-    await db.table('wallets').insert({
-      network: 'tron',
+    await watchChain('tron', now, {
       address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf',
-      enabled: true,
-      note: '',
-      created_at: now,
-      updated_at: now,
+      chain: { rpc_urls: JSON.stringify([`http://127.0.0.1:${port}`]) },
     })
-    await db
-      .from('chains')
-      .where('network', 'tron')
-      .update({ rpc_urls: JSON.stringify([`http://127.0.0.1:${port}`]) })
     const agent = await AdminAgent.signIn(await createAdminUser())
     assert.notInclude(healthText((await agent.get('/')).text), 'did not answer')
     await doctor.liveSettled()

@@ -1,22 +1,14 @@
 import { test } from '@japa/runner'
-import db from '@adonisjs/lucid/services/db'
-import { resetDatabase } from '#tests/helpers/database'
 import { pageText } from '#tests/helpers/admin'
 import { adminReading, assertChinese } from '#tests/helpers/admin_language'
-import { resetOrderRows, seedOrderRow, seededTradeId } from '#tests/helpers/order_rows'
+import { DAY, seedOrderRow, seededTradeId } from '#tests/helpers/order_rows'
+import { bscFarBehind, freshDashboard, insertCursor, watchChain } from '#tests/helpers/chain_rows'
 import i18nManager from '@adonisjs/i18n/services/main'
-import doctor from '#services/doctor/doctor'
 import dashboardStats from '#services/admin/dashboard_stats'
 import { dashboardView } from '#services/admin/dashboard_presenter'
 
-const DAY = 86_400_000
-
 test.group('Console dashboard in Chinese', (group) => {
-  group.each.setup(async () => {
-    await resetDatabase()
-    resetOrderRows()
-    doctor.reset()
-  })
+  group.each.setup(() => freshDashboard())
   group.each.timeout(60_000)
 
   test('a new installation: the first steps, the health card and the scanners in Chinese', async ({
@@ -46,30 +38,7 @@ test.group('Console dashboard in Chinese', (group) => {
     await seedOrderRow({ status: 2, createdAt: now - 2000, actualAmount: '10.5', amount: '76.13' })
     await seedOrderRow({ status: 1, createdAt: now - 500 })
     await seedOrderRow({ status: 2, createdAt: now - 3 * DAY, actualAmount: '1.1' })
-    await db.table('wallets').insert({
-      network: 'bsc',
-      address: 'bsc-wallet',
-      enabled: true,
-      note: '',
-      created_at: now,
-      updated_at: now,
-    })
-    await db.from('chains').where('network', 'bsc').update({
-      enabled: true,
-      confirmations: 15,
-      block_time_ms: 3000,
-    })
-    await db.table('chain_cursors').insert({
-      network: 'bsc',
-      cursor: '{}',
-      caught_up: true,
-      last_scan_at: now - 5000,
-      last_error: '',
-      head_height: '50000100',
-      scanned_height: '50000000',
-      heights_at: now - 5000,
-      updated_at: now,
-    })
+    await bscFarBehind(now)
     const page = await (await adminReading('zh-CN', { role: 'viewer' })).get('/')
     assertChinese(assert, page)
     const text = pageText(page.text)
@@ -87,23 +56,8 @@ test.group('Console dashboard in Chinese', (group) => {
     assert.match(text, /\d+月\d+日/)
 
     // English through the catalogue is the presenter's English, word for word.
-    await db.from('chains').where('network', 'ethereum').update({ enabled: true })
-    await db.table('wallets').insert({
-      network: 'ethereum',
-      address: 'eth-wallet',
-      enabled: true,
-      note: '',
-      created_at: now,
-      updated_at: now,
-    })
-    await db.table('chain_cursors').insert({
-      network: 'ethereum',
-      cursor: '{}',
-      caught_up: false,
-      last_scan_at: now - 2 * 3600_000,
-      last_error: '',
-      updated_at: now,
-    })
+    await watchChain('ethereum', now, { address: 'eth-wallet' })
+    await insertCursor('ethereum', now, { caught_up: false, last_scan_at: now - 2 * 3600_000 })
     const figures = await dashboardStats.read({ timeZone: 'UTC' })
     const english = dashboardView(figures)
     assert.deepEqual(dashboardView(figures, i18nManager.locale('en')), english)
