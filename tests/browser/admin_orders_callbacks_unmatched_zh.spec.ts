@@ -4,19 +4,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import db from '@adonisjs/lucid/services/db'
 import Callback from '#models/callback'
-import Chain from '#models/chain'
-import UnmatchedPayment from '#models/unmatched_payment'
 import paymentService from '#services/payment_service'
-import chainScanner from '#services/chain_scanner'
-import orderExpiry from '#services/order_expiry'
-import reorgFlags from '#services/reorg_flags'
 import callbackDeliverer from '#callbacks/callback_deliverer'
 import { insertOrders } from '#tests/helpers/order_rows'
 import { newOrder } from '#tests/helpers/orders'
-import { FAKE_NETWORK, fakeFamily, fakeTransfer } from '#tests/helpers/fake_chain'
 import { merchantForGroup } from '#tests/helpers/merchant_group'
 import { createAdminUser } from '#tests/helpers/admin'
 import { adminUrl } from '#admin/admin_paths'
+import { latePayment, reorgedPayment } from '#tests/helpers/unmatched_payments'
 import {
   DESKTOP,
   NARROW_PHONE,
@@ -56,29 +51,8 @@ test.group('Console in Chinese in a browser: orders, callbacks, unmatched paymen
     await callbackDeliverer.runOnce()
     const waiting = await newOrder(client)
 
-    const late = await newOrder(client)
-    await db
-      .from('orders')
-      .where('id', late.id)
-      .update({ expiration_time: Date.now() - 1000 })
-    await orderExpiry.expireDue()
-    fakeFamily.pending = [fakeTransfer('0xzhbrowser0001', late.actualAmount)]
-    await chainScanner.scan({ network: FAKE_NETWORK })
-    const payment = await UnmatchedPayment.findByOrFail('reference', '0xzhbrowser0001')
-
-    const moved = await newOrder(client)
-    fakeFamily.pending = [
-      fakeTransfer('0xzhbrowser0002', moved.actualAmount, {
-        position: 'log:3',
-        block: { number: '120', hash: `0x${'c3'.repeat(32)}` },
-      }),
-    ]
-    await chainScanner.scan({ network: FAKE_NETWORK })
-    await reorgFlags.flag(await Chain.findByOrFail('network', FAKE_NETWORK), {
-      ancestor: '100',
-      replacedUpTo: '130',
-    })
-    const notice = await db.from('unmatched_payments').where('kind', 'reorged').first()
+    const { payment } = await latePayment(client, '0xzhbrowser0001')
+    const { order: moved, row: notice } = await reorgedPayment(client, '0xzhbrowser0002')
     const callback = await Callback.findByOrFail('order_id', paid.id)
 
     // The admin's own choice: the sign-in page stays in the browser's English.

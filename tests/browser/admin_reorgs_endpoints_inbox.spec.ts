@@ -4,7 +4,6 @@ import db from '@adonisjs/lucid/services/db'
 import Chain from '#models/chain'
 import Order from '#models/order'
 import chainScanner from '#services/chain_scanner'
-import orderExpiry from '#services/order_expiry'
 import reorgFlags from '#services/reorg_flags'
 import { nextUtcMidnight } from '#chains/rpc_pool'
 import { DatabaseEndpointMemory } from '#chains/endpoint_memory'
@@ -20,6 +19,7 @@ import {
   fakeTransfer,
 } from '#tests/helpers/fake_chain'
 import { adminUrl } from '#admin/admin_paths'
+import { latePayment, reorgNotice } from '#tests/helpers/unmatched_payments'
 import {
   DESKTOP,
   PHONE,
@@ -63,11 +63,7 @@ async function reorgedOrder(
     ]
     await chainScanner.scan({ network: FAKE_NETWORK })
   }
-  const flag = await db
-    .from('unmatched_payments')
-    .where('reference', reference)
-    .where('kind', 'reorged')
-    .first()
+  const flag = await reorgNotice(reference)
   return { order: await Order.findOrFail(order.id), flag }
 }
 
@@ -218,19 +214,7 @@ test.group(
       assert,
     }) => {
       // Paid nothing: a transfer after its order's life ended.
-      const late = await newOrder(client)
-      await db
-        .from('orders')
-        .where('id', late.id)
-        .update({ expiration_time: Date.now() - 1000 })
-      await orderExpiry.expireDue()
-      fakeFamily.pending = [
-        fakeTransfer(
-          '0xinboxlate0000000000000000000000000000000000000000000000000001',
-          (await Order.findOrFail(late.id)).actualAmount
-        ),
-      ]
-      await chainScanner.scan({ network: FAKE_NETWORK })
+      await latePayment(client, '0xinboxlate0000000000000000000000000000000000000000000000000001')
       // Unreadable.
       fakeFamily.unreadable = [
         {

@@ -1,18 +1,14 @@
 import { test } from '@japa/runner'
-import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import Callback from '#models/callback'
-import UnmatchedPayment from '#models/unmatched_payment'
 import settings from '#settings/settings_service'
 import paymentService from '#services/payment_service'
-import chainScanner from '#services/chain_scanner'
-import orderExpiry from '#services/order_expiry'
 import callbackDeliverer from '#callbacks/callback_deliverer'
 import { newOrder } from '#tests/helpers/orders'
-import { FAKE_NETWORK, fakeFamily, fakeTransfer } from '#tests/helpers/fake_chain'
 import { merchantForGroup } from '#tests/helpers/merchant_group'
 import { createAdminUser } from '#tests/helpers/admin'
 import { adminUrl } from '#admin/admin_paths'
+import { latePayment } from '#tests/helpers/unmatched_payments'
 import {
   DESKTOP,
   PHONE,
@@ -88,16 +84,7 @@ test.group('Console in a browser: settings, callbacks, unmatched payments', (gro
     await callbackDeliverer.runOnce()
     const callback = await Callback.findByOrFail('order_id', order.id)
 
-    const late = await newOrder(client)
-    await db
-      .from('orders')
-      .where('id', late.id)
-      .update({ expiration_time: Date.now() - 1000 })
-    await orderExpiry.expireDue()
-    const expired = await Order.findOrFail(late.id)
-    fakeFamily.pending = [fakeTransfer('0xbrowserlate000001', expired.actualAmount)]
-    await chainScanner.scan({ network: FAKE_NETWORK })
-    const payment = await UnmatchedPayment.findByOrFail('reference', '0xbrowserlate000001')
+    const { order: expired, payment } = await latePayment(client, '0xbrowserlate000001')
 
     const { context, page } = await newPage(DESKTOP)
     await adminSignIn(page, admin)

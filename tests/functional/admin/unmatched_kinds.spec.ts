@@ -1,23 +1,14 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
-import Chain from '#models/chain'
-import Order from '#models/order'
 import chainScanner from '#services/chain_scanner'
-import orderExpiry from '#services/order_expiry'
-import reorgFlags from '#services/reorg_flags'
 import { recordUnmatched } from '#services/unmatched_inbox'
 import { presentUnmatched } from '#services/admin/unmatched_presenter'
 import type { UnmatchedRow } from '#services/operators/unmatched_payment_admin'
 import type { SeenAmount } from '#chains/chain_family'
 import { emptyAuditLog, resetDatabase } from '#tests/helpers/database'
-import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
-import {
-  FAKE_NETWORK,
-  FAKE_USDT,
-  FAKE_WALLET,
-  fakeFamily,
-  fakeTransfer,
-} from '#tests/helpers/fake_chain'
+import { prepareLifecycle } from '#tests/helpers/orders'
+import { FAKE_NETWORK, FAKE_USDT, FAKE_WALLET, fakeFamily } from '#tests/helpers/fake_chain'
+import { latePayment, reorgedPayment } from '#tests/helpers/unmatched_payments'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
 
 /**
@@ -29,20 +20,6 @@ import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
 
 let references = 0
 const nextReference = (prefix: string) => `${prefix}${String(++references).padStart(6, '0')}`
-
-/** A transfer after its order's life ended: kind `transfer`, position log:0. */
-async function latePayment(client: any) {
-  const order = await newOrder(client)
-  await db
-    .from('orders')
-    .where('id', order.id)
-    .update({ expiration_time: Date.now() - 1000 })
-  await orderExpiry.expireDue()
-  const reference = nextReference('0xlate')
-  fakeFamily.pending = [fakeTransfer(reference, order.actualAmount)]
-  await chainScanner.scan({ network: FAKE_NETWORK })
-  return db.from('unmatched_payments').where('reference', reference).first()
-}
 
 /** A transaction the family could not read: kind `unreadable`, no position. */
 async function unreadable() {
@@ -81,29 +58,6 @@ async function unexplained() {
   await readAt('100', '0')
   await readAt('110', '10')
   return db.from('unmatched_payments').where('kind', 'unexplained').orderBy('id', 'desc').first()
-}
-
-/** A paid order whose block 120 a reorganisation replaced: kind `reorged`, naming the order. */
-async function reorged(client: any) {
-  const order = await newOrder(client)
-  const reference = nextReference('0xreorged')
-  fakeFamily.pending = [
-    fakeTransfer(reference, order.actualAmount, {
-      position: 'log:3',
-      block: { number: '120', hash: `0x${'c3'.repeat(32)}` },
-    }),
-  ]
-  await chainScanner.scan({ network: FAKE_NETWORK })
-  await reorgFlags.flag(await Chain.findByOrFail('network', FAKE_NETWORK), {
-    ancestor: '100',
-    replacedUpTo: '130',
-  })
-  const row = await db
-    .from('unmatched_payments')
-    .where('reference', reference)
-    .where('kind', 'reorged')
-    .first()
-  return { order: await Order.findOrFail(order.id), row }
 }
 
 function rowOf(overrides: Partial<UnmatchedRow>): UnmatchedRow {
@@ -239,10 +193,10 @@ test.group('Console unmatched inbox: kinds', (group) => {
     client,
     assert,
   }) => {
-    const transfer = await latePayment(client)
+    const { payment: transfer } = await latePayment(client, nextReference('0xlate'))
     const unread = await unreadable()
     const excess = await unexplained()
-    const { order, row: flag } = await reorged(client)
+    const { order, row: flag } = await reorgedPayment(client, nextReference('0xreorged'))
     const agent = await AdminAgent.signIn(await createAdminUser())
 
     const list = await agent.get('/unmatched')
@@ -380,8 +334,8 @@ test.group('Console unmatched inbox: kinds', (group) => {
     client,
     assert,
   }) => {
-    const { order, row: flag } = await reorged(client)
-    const transfer = await latePayment(client)
+    const { order, row: flag } = await reorgedPayment(client, nextReference('0xreorged'))
+    const { payment: transfer } = await latePayment(client, nextReference('0xlate'))
     const agent = await AdminAgent.signIn(await createAdminUser())
     const page = await agent.get(`/unmatched/${flag.id}`)
     const text = pageText(page.text)
@@ -418,7 +372,7 @@ test.group('Console unmatched inbox: kinds', (group) => {
   })
 
   test('a viewer reads a notice without any form', async ({ client, assert }) => {
-    const { row: flag } = await reorged(client)
+    const { row: flag } = await reorgedPayment(client, nextReference('0xreorged'))
     const agent = await AdminAgent.signIn(await createAdminUser({ role: 'viewer' }))
     const page = await agent.get(`/unmatched/${flag.id}`)
     assert.equal(page.status, 200)

@@ -2,12 +2,10 @@ import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import UnmatchedPayment from '#models/unmatched_payment'
-import chainScanner from '#services/chain_scanner'
-import orderExpiry from '#services/order_expiry'
 import { emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
-import { FAKE_NETWORK, fakeFamily, fakeTransfer } from '#tests/helpers/fake_chain'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
+import { latePayment } from '#tests/helpers/unmatched_payments'
 
 let references = 0
 
@@ -26,18 +24,8 @@ async function signedIn(role: 'admin' | 'viewer' = 'admin') {
 }
 
 /** An order whose life ended, then a transfer of its amount: kept as unmatched by the scanner. */
-async function latePayment(client: any) {
-  const order = await newOrder(client)
-  await db
-    .from('orders')
-    .where('id', order.id)
-    .update({ expiration_time: Date.now() - 1000 })
-  await orderExpiry.expireDue()
-  const reference = `0xconsole${String(++references).padStart(6, '0')}`
-  fakeFamily.pending = [fakeTransfer(reference, order.actualAmount)]
-  await chainScanner.scan({ network: FAKE_NETWORK })
-  const payment = await UnmatchedPayment.findByOrFail('reference', reference)
-  return { order: await Order.findOrFail(order.id), payment }
+function lateTransfer(client: any) {
+  return latePayment(client, `0xconsole${String(++references).padStart(6, '0')}`)
 }
 
 test.group('Console unmatched payments pages', (group) => {
@@ -56,8 +44,8 @@ test.group('Console unmatched payments pages', (group) => {
     assert.equal(empty.status, 200)
     assert.include(pageText(empty.text), 'Nothing waits for you')
 
-    const { order, payment } = await latePayment(client)
-    const { payment: other } = await latePayment(client)
+    const { order, payment } = await lateTransfer(client)
+    const { payment: other } = await lateTransfer(client)
     await db
       .from('unmatched_payments')
       .where('id', other.id)
@@ -86,7 +74,7 @@ test.group('Console unmatched payments pages', (group) => {
     client,
     assert,
   }) => {
-    const { order, payment } = await latePayment(client)
+    const { order, payment } = await lateTransfer(client)
     const { agent, user } = await signedIn()
     const page = await agent.get(`/unmatched/${payment.id}`)
     assert.equal(page.status, 200)
@@ -131,7 +119,7 @@ test.group('Console unmatched payments pages', (group) => {
     client,
     assert,
   }) => {
-    const { payment } = await latePayment(client)
+    const { payment } = await lateTransfer(client)
     const other = await newOrder(client)
     const { agent } = await signedIn()
     await agent.get(`/unmatched/${payment.id}`)
@@ -157,7 +145,7 @@ test.group('Console unmatched payments pages', (group) => {
     client,
     assert,
   }) => {
-    const { payment } = await latePayment(client)
+    const { payment } = await lateTransfer(client)
     const { agent, user } = await signedIn()
     await agent.get(`/unmatched/${payment.id}`)
     const blank = await agent.post(`/unmatched/${payment.id}/dismiss`, { note: '   ' })
@@ -185,7 +173,7 @@ test.group('Console unmatched payments pages', (group) => {
     client,
     assert,
   }) => {
-    const { order, payment } = await latePayment(client)
+    const { order, payment } = await lateTransfer(client)
     const { agent } = await signedIn('viewer')
     assert.equal((await agent.get('/unmatched')).status, 200)
     assert.equal((await agent.get(`/unmatched/${payment.id}`)).status, 200)

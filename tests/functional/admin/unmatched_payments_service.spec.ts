@@ -4,7 +4,6 @@ import db from '@adonisjs/lucid/services/db'
 import Order from '#models/order'
 import UnmatchedPayment from '#models/unmatched_payment'
 import chainScanner from '#services/chain_scanner'
-import orderExpiry from '#services/order_expiry'
 import paymentService from '#services/payment_service'
 import unmatchedPaymentAdmin from '#services/operators/unmatched_payment_admin'
 import { actingAs } from '#services/audit/audit_context'
@@ -19,20 +18,11 @@ import {
   fakeTransfer,
 } from '#tests/helpers/fake_chain'
 import type { ObservedTransfer } from '#chains/chain_family'
+import { expireOrder } from '#tests/helpers/unmatched_payments'
 
 const ADMIN = { actor: { kind: 'user' as const, userId: 1, email: 'admin@example.com' } }
 const FAKE_USDC = 'fake:usdc-contract'
 let references = 0
-
-/** Ends the order's life 1 s ago and runs the expiry job. */
-async function expire(order: Order) {
-  await db
-    .from('orders')
-    .where('id', order.id)
-    .update({ expiration_time: Date.now() - 1000 })
-  await orderExpiry.expireDue()
-  return Order.findOrFail(order.id)
-}
 
 /**
  * A transfer the chain has (its verification finds it) and the scanner sees
@@ -52,7 +42,7 @@ async function scanTransfer(
 
 /** A payment made after its order's life ended: kept as unmatched by the scanner. */
 async function latePayment(order: Order) {
-  const expired = await expire(order)
+  const expired = await expireOrder(order)
   const row = await scanTransfer(expired.actualAmount)
   if (!row) throw new Error('the late transfer was not kept as unmatched')
   return { order: expired, payment: row }

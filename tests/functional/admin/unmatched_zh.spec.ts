@@ -1,53 +1,9 @@
 import { test } from '@japa/runner'
-import db from '@adonisjs/lucid/services/db'
-import Chain from '#models/chain'
-import Order from '#models/order'
-import UnmatchedPayment from '#models/unmatched_payment'
-import chainScanner from '#services/chain_scanner'
-import orderExpiry from '#services/order_expiry'
-import reorgFlags from '#services/reorg_flags'
 import { emptyAuditLog, resetDatabase } from '#tests/helpers/database'
-import { newOrder, prepareLifecycle } from '#tests/helpers/orders'
-import { FAKE_NETWORK, fakeFamily, fakeTransfer } from '#tests/helpers/fake_chain'
+import { prepareLifecycle } from '#tests/helpers/orders'
 import { pageText } from '#tests/helpers/admin'
+import { latePayment, reorgedPayment } from '#tests/helpers/unmatched_payments'
 import { adminReading, assertChinese } from '#tests/helpers/admin_language'
-
-/** An order whose life ended, then a transfer of its amount: kept as unmatched by the scanner. */
-async function latePayment(client: any) {
-  const order = await newOrder(client)
-  await db
-    .from('orders')
-    .where('id', order.id)
-    .update({ expiration_time: Date.now() - 1000 })
-  await orderExpiry.expireDue()
-  const reference = '0xzhlate000001'
-  fakeFamily.pending = [fakeTransfer(reference, order.actualAmount)]
-  await chainScanner.scan({ network: FAKE_NETWORK })
-  return UnmatchedPayment.findByOrFail('reference', reference)
-}
-
-/** A paid order whose block 120 a reorganisation replaced: kind `reorged`, naming the order. */
-async function reorged(client: any) {
-  const order = await newOrder(client)
-  const reference = '0xzhreorged0001'
-  fakeFamily.pending = [
-    fakeTransfer(reference, order.actualAmount, {
-      position: 'log:3',
-      block: { number: '120', hash: `0x${'c3'.repeat(32)}` },
-    }),
-  ]
-  await chainScanner.scan({ network: FAKE_NETWORK })
-  await reorgFlags.flag(await Chain.findByOrFail('network', FAKE_NETWORK), {
-    ancestor: '100',
-    replacedUpTo: '130',
-  })
-  const row = await db
-    .from('unmatched_payments')
-    .where('reference', reference)
-    .where('kind', 'reorged')
-    .first()
-  return { order: await Order.findOrFail(order.id), row }
-}
 
 test.group('Console unmatched payments in Chinese', (group) => {
   group.each.setup(async () => {
@@ -62,7 +18,7 @@ test.group('Console unmatched payments in Chinese', (group) => {
     assertChinese(assert, empty, [], 'empty')
     assert.include(pageText(empty.text), '没有等待你处理的付款')
 
-    const payment = await latePayment(client)
+    const { payment } = await latePayment(client, '0xzhlate000001')
     const list = await agent.get('/unmatched')
     assertChinese(assert, list, [], 'list')
     const text = pageText(list.text)
@@ -99,7 +55,7 @@ test.group('Console unmatched payments in Chinese', (group) => {
     assert,
   }) => {
     const agent = await adminReading()
-    const { order, row } = await reorged(client)
+    const { order, row } = await reorgedPayment(client, '0xzhreorged0001')
     const notice = await agent.get(`/unmatched/${row.id}`)
     assertChinese(assert, notice, [], 'notice')
     const text = pageText(notice.text)
