@@ -8,6 +8,7 @@ import pluginRegistry from '#plugin_host/plugin_registry'
 import { FAMILY_CONSOLE_TEXTS } from '#controllers/admin/chains_controller'
 import { OperatorError } from '#support/cli/operator_error'
 import { REFUSALS_PREFIX, refusalText } from '#admin/refusal_text'
+import { argumentsOf, flattenTexts } from '#tests/helpers/catalogue_texts'
 
 /** The console's texts of a locale (keys `console.<area>.…`), as the catalogue holds them. */
 function adminMessages(locale: string): Record<string, string> {
@@ -16,10 +17,6 @@ function adminMessages(locale: string): Record<string, string> {
     if (key.startsWith('admin.')) messages[key] = String(text)
   return messages
 }
-
-/** The ICU arguments of a text: `{name}`, and `{count, plural, …}`'s `count`. */
-const argumentsOf = (text: string) =>
-  [...new Set([...text.matchAll(/\{\s*(\w+)\s*[,}]/g)].map((match) => match[1]))].sort()
 
 function filesUnder(dir: string, extensions: string[]): string[] {
   const found: string[] = []
@@ -98,15 +95,6 @@ test.group('Console translations', () => {
     )
   })
 })
-
-/** A JSON catalogue file's texts, nested keys flattened with dots. */
-function flatten(value: unknown, prefix = ''): Record<string, string> {
-  if (typeof value !== 'object' || value === null) return { [prefix]: String(value) }
-  const flat: Record<string, string> = {}
-  for (const [key, inner] of Object.entries(value))
-    Object.assign(flat, flatten(inner, prefix ? `${prefix}.${key}` : key))
-  return flat
-}
 
 /** The bundled plugins (plugins/<name>) that bring console texts (`lang/en/admin.json`). */
 function pluginsWithAdminTexts(): string[] {
@@ -187,13 +175,13 @@ test.group('Console translations of the plugins', () => {
     const names = pluginsWithAdminTexts()
     assert.includeMembers(names, ['tron', 'evm', 'ton'])
     for (const name of names) {
-      const english = flatten(
+      const english = flattenTexts(
         JSON.parse(readFileSync(app.makePath('plugins', name, 'lang', 'en', 'admin.json'), 'utf8'))
       )
       for (const locale of ADMIN_LOCALES) {
         const file = app.makePath('plugins', name, 'lang', locale, 'admin.json')
         assert.isTrue(existsSync(file), `plugins/${name}/lang/${locale}/admin.json`)
-        const messages = flatten(JSON.parse(readFileSync(file, 'utf8')))
+        const messages = flattenTexts(JSON.parse(readFileSync(file, 'utf8')))
         assert.deepEqual(
           Object.keys(messages).sort(),
           Object.keys(english).sort(),
@@ -221,7 +209,7 @@ test.group('Console translations of the plugins', () => {
     )
     for (const name of pluginsWithAdminTexts().filter((plugin) => familyPlugins.has(plugin))) {
       const keys = Object.keys(
-        flatten(
+        flattenTexts(
           JSON.parse(
             readFileSync(app.makePath('plugins', name, 'lang', 'en', 'admin.json'), 'utf8')
           )

@@ -1,29 +1,11 @@
 import { test } from '@japa/runner'
-import type { AuditRow } from '#services/audit/audit_log'
+import { auditRow } from '#tests/helpers/audit_rows'
 import {
   actionFilterOptions,
   actionLabel,
   auditDiff,
   presentAuditRow,
 } from '#services/admin/audit_presenter'
-
-function row(overrides: Partial<AuditRow>): AuditRow {
-  return {
-    id: 1,
-    createdAt: 1_750_000_000_000,
-    actorKind: 'user',
-    actorUserId: 3,
-    actor: 'ops@example.test',
-    action: 'chain.update',
-    subjectType: 'chain',
-    subjectId: 'ethereum',
-    before: null,
-    after: null,
-    ip: '203.0.113.9',
-    requestId: 'req-1',
-    ...overrides,
-  }
-}
 
 test.group('Audit page: changes as lines', () => {
   test('only the fields that changed, nested options flattened, arrays compared whole', ({
@@ -144,7 +126,7 @@ test.group('Audit page: rows in words', () => {
     assert,
   }) => {
     const view = presentAuditRow(
-      row({
+      auditRow({
         actorKind: 'visitor',
         actorUserId: null,
         actor: 'anonymous',
@@ -174,7 +156,7 @@ test.group('Audit page: rows in words', () => {
 
   test('a sign-in: the user by e-mail and id, the method', ({ assert }) => {
     const view = presentAuditRow(
-      row({
+      auditRow({
         action: 'auth.login',
         subjectType: 'user',
         subjectId: '3',
@@ -193,7 +175,7 @@ test.group('Audit page: rows in words', () => {
 
   test('a shell change and a change without snapshots', ({ assert }) => {
     const shell = presentAuditRow(
-      row({
+      auditRow({
         actorKind: 'ace',
         actor: 'ace:deploy',
         before: { enabled: true },
@@ -205,14 +187,14 @@ test.group('Audit page: rows in words', () => {
     assert.equal(shell.subject.label, 'Chain ethereum')
     assert.equal(shell.subject.href, '/admin/chains/ethereum')
     const bare = presentAuditRow(
-      row({ action: 'auth.logout', subjectType: 'user', subjectId: '3' })
+      auditRow({ action: 'auth.logout', subjectType: 'user', subjectId: '3' })
     )
     assert.equal(bare.shape, 'none')
     assert.deepEqual(bare.changes, [])
     assert.equal(bare.subject.label, 'Admin user 3')
     assert.isNull(bare.subject.href)
     const subject = (subjectType: string, subjectId: string) =>
-      presentAuditRow(row({ subjectType, subjectId })).subject.href
+      presentAuditRow(auditRow({ subjectType, subjectId })).subject.href
     assert.equal(subject('order', 'T0123456789abcdef'), '/admin/orders/T0123456789abcdef')
     assert.equal(subject('api_key', '1000'), '/admin/api-keys/1000')
     assert.equal(subject('token', 'tron/USDT'), '/admin/chains/tron/tokens/USDT')

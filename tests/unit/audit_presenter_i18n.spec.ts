@@ -1,6 +1,7 @@
 import { test } from '@japa/runner'
 import i18nManager from '@adonisjs/i18n/services/main'
 import type { AuditRow } from '#services/audit/audit_log'
+import { auditRow } from '#tests/helpers/audit_rows'
 import {
   actionFilterOptions,
   actionLabel,
@@ -8,22 +9,9 @@ import {
   subjectTypeOptions,
 } from '#services/admin/audit_presenter'
 
+/** The shared audit row, ethereum's change from enabled to disabled unless told. */
 function row(overrides: Partial<AuditRow>): AuditRow {
-  return {
-    id: 1,
-    createdAt: 1_750_000_000_000,
-    actorKind: 'user',
-    actorUserId: 3,
-    actor: 'ops@example.test',
-    action: 'chain.update',
-    subjectType: 'chain',
-    subjectId: 'ethereum',
-    before: { enabled: true },
-    after: { enabled: false },
-    ip: '203.0.113.9',
-    requestId: 'req-1',
-    ...overrides,
-  }
+  return auditRow({ before: { enabled: true }, after: { enabled: false }, ...overrides })
 }
 
 const ROWS = [

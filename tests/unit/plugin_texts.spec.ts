@@ -1,21 +1,9 @@
 import { test } from '@japa/runner'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import app from '@adonisjs/core/services/app'
+import { argumentsOf, flattenTexts } from '#tests/helpers/catalogue_texts'
 
 const CONSOLE_LANGUAGES = ['en', 'zh-CN']
-
-function flatten(value: unknown, prefix = ''): Record<string, string> {
-  if (typeof value !== 'object' || value === null) return { [prefix]: String(value) }
-  const flat: Record<string, string> = {}
-  for (const [key, inner] of Object.entries(value))
-    Object.assign(flat, flatten(inner, prefix ? `${prefix}.${key}` : key))
-  return flat
-}
-
-/** The ICU arguments a message takes (`{count}`, `{count, plural, …}` → count). */
-function argumentsOf(message: string): string[] {
-  return [...new Set([...message.matchAll(/\{\s*([A-Za-z_]\w*)\s*[,}]/g)].map((m) => m[1]))].sort()
-}
 
 /** Every text file a bundled plugin brings in English: plugins/<name>/lang/en/<file>.json. */
 function englishFiles(): { plugin: string; file: string }[] {
@@ -39,7 +27,7 @@ test.group('Bundled plugins: their console texts in every console language', () 
     assert.isAbove(files.length, 10)
     for (const { plugin, file } of files) {
       const read = (locale: string) =>
-        flatten(
+        flattenTexts(
           JSON.parse(readFileSync(app.makePath('plugins', plugin, 'lang', locale, file), 'utf8'))
         )
       const english = read('en')
