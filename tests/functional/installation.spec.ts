@@ -13,6 +13,7 @@ import settings from '#settings/settings_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { CREATE_PATH, TRON_WALLET, merchantSign, orderParams } from '#tests/helpers/merchant'
 import { runAce, startServerProcess } from '#tests/helpers/processes'
+import { SEEDED_NETWORKS } from '#tests/helpers/seeded_networks'
 import { loadOrCreateAppKey } from '#support/crypto/app_key'
 import { compatSettings } from '#plugins/compat/compat_settings'
 
@@ -32,20 +33,7 @@ test.group('Installation defaults', (group) => {
     assert.equal(await compatSettings.get('compat.default_network'), '')
 
     const networks = (await Chain.query().orderBy('sort_order')).map((chain) => chain.network)
-    assert.deepEqual(networks, [
-      'tron',
-      'ethereum',
-      'bsc',
-      'polygon',
-      'plasma',
-      'arbitrum',
-      'base',
-      'optimism',
-      'avalanche',
-      'xlayer',
-      'solana',
-      'ton',
-    ])
+    assert.deepEqual(networks, SEEDED_NETWORKS)
     const usdtOnTron = await Token.query()
       .where('network', 'tron')
       .where('symbol', 'USDT')

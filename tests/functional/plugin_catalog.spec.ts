@@ -5,6 +5,7 @@ import { listedRoutes, pluginCatalog } from '#plugin_host/plugin_catalog'
 import pluginsConfig from '#config/plugins'
 import { resetDatabase } from '#tests/helpers/database'
 import demo from '#tests/fixtures/plugins/demo/plugin'
+import { SEEDED_EVM_NETWORKS } from '#tests/helpers/seeded_networks'
 
 test.group('Plugin catalog: what each plugin brings', (group) => {
   group.each.setup(() => resetDatabase())
@@ -24,34 +25,14 @@ test.group('Plugin catalog: what each plugin brings', (group) => {
       {
         name: 'evm',
         addressFormat: '0x followed by 40 hex characters (EIP-55 checksum if mixed-case)',
-        networks: [
-          'ethereum',
-          'bsc',
-          'polygon',
-          'plasma',
-          'arbitrum',
-          'base',
-          'optimism',
-          'avalanche',
-          'xlayer',
-        ],
+        networks: SEEDED_EVM_NETWORKS,
         canScan: true,
         canVerify: true,
         canTestConnection: true,
         paymentUris: true,
       },
     ])
-    assert.deepEqual(evm.seedNetworks, [
-      'ethereum',
-      'bsc',
-      'polygon',
-      'plasma',
-      'arbitrum',
-      'base',
-      'optimism',
-      'avalanche',
-      'xlayer',
-    ])
+    assert.deepEqual(evm.seedNetworks, SEEDED_EVM_NETWORKS)
     assert.isNull(evm.routePrefix)
     assert.deepEqual(evm.routes, [])
 

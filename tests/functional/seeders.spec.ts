@@ -4,6 +4,7 @@ import ApiKey from '#models/api_key'
 import Chain from '#models/chain'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { runAce } from '#tests/helpers/processes'
+import { SEEDED_EVM_NETWORKS } from '#tests/helpers/seeded_networks'
 import { TEST_SECRET } from '#tests/helpers/merchant'
 
 const INSTALLED = ['api_keys', 'settings', 'chains', 'tokens', 'users']
@@ -26,19 +27,7 @@ test.group('Installation seeders (node ace db:seed)', (group) => {
     )
     assert.equal((await ApiKey.findByOrFail('pid', '1000')).signingSecret(), TEST_SECRET)
     const networks = (await Chain.query().orderBy('sort_order')).map((chain) => chain.network)
-    assert.deepEqual(networks, [
-      'tron',
-      'ethereum',
-      'bsc',
-      'polygon',
-      'plasma',
-      'arbitrum',
-      'base',
-      'optimism',
-      'avalanche',
-      'xlayer',
-      'solana',
-    ])
+    assert.deepEqual(networks, ['tron', ...SEEDED_EVM_NETWORKS, 'solana'])
     assert.equal(await countRows('tokens', { network: 'ton' }), 0)
     assert.equal(await countRows('users'), 1)
 
