@@ -11,6 +11,7 @@ import { OperatorError } from '#support/cli/operator_error'
 import { countRows, emptyAuditLog } from '#tests/helpers/database'
 import { merchantForGroup, paidOrder } from '#tests/helpers/merchant_group'
 import { TEST_SECRET } from '#tests/helpers/merchant'
+import { giveUpCallback } from '#tests/helpers/admin_callbacks'
 
 const ADMIN = { actor: { kind: 'user' as const, userId: 1, email: 'admin@example.com' } }
 
@@ -34,10 +35,7 @@ test.group('Callback outbox: the console query', (group) => {
     // Its plugin is turned off: the deliverer never sends it.
     await db.from('callbacks').where('order_id', held.id).update({ format: 'retired' })
     const failed = await paidOrder(client, merchant)
-    await db
-      .from('callbacks')
-      .where('order_id', failed.id)
-      .update({ status: 'failed', attempts: 7 })
+    await giveUpCallback(failed)
     await db.from('orders').where('id', failed.id).update({ network: 'othernet' })
 
     const ids = async (filters: Parameters<typeof callbackOutboxQuery.list>[0]) =>

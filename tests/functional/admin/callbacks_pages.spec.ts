@@ -10,6 +10,7 @@ import { newOrder } from '#tests/helpers/orders'
 import { merchantForGroup, paidOrder } from '#tests/helpers/merchant_group'
 import { TEST_SECRET } from '#tests/helpers/merchant'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
+import { giveUpCallback, redeliverFailed } from '#tests/helpers/admin_callbacks'
 
 async function callbackOf(order: Order) {
   return Callback.findByOrFail('order_id', order.id)
@@ -196,23 +197,11 @@ test.group('Console callbacks pages', (group) => {
     merchant.reset([{ status: 500, body: 'no' }])
     const failed: Order[] = []
     for (let index = 0; index < 3; index++) failed.push(await paidOrder(client, merchant))
-    for (const order of failed)
-      await db
-        .from('callbacks')
-        .where('order_id', order.id)
-        .update({ status: 'failed', attempts: 7 })
+    for (const order of failed) await giveUpCallback(order)
     const untouched = await paidOrder(client, merchant)
 
     const { agent } = await signedIn()
-    await agent.get('/callbacks?status=failed')
-    const sent = await agent.post('/callbacks/redeliver', {
-      status: 'failed',
-      pid: '',
-      network: '',
-      from: '',
-      to: '',
-      q: '',
-    })
+    const sent = await redeliverFailed(agent)
     assert.equal(sent.location, '/admin/callbacks?status=failed')
     assert.include(
       pageText((await agent.get('/callbacks?status=failed')).text),

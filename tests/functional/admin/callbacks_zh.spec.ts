@@ -6,6 +6,7 @@ import callbackDeliverer from '#callbacks/callback_deliverer'
 import { batchMessage } from '#services/operators/callback_admin'
 import { merchantForGroup, paidOrder } from '#tests/helpers/merchant_group'
 import { pageText } from '#tests/helpers/admin'
+import { giveUpCallback, redeliverFailed } from '#tests/helpers/admin_callbacks'
 import { adminReading, assertChinese } from '#tests/helpers/admin_language'
 
 test.group('Console callbacks in Chinese', (group) => {
@@ -50,19 +51,8 @@ test.group('Console callbacks in Chinese', (group) => {
       '已重新加入队列，但已暂停'
     )
 
-    await db
-      .from('callbacks')
-      .where('order_id', delivered.id)
-      .update({ status: 'failed', attempts: 7 })
-    await agent.get('/callbacks?status=failed')
-    await agent.post('/callbacks/redeliver', {
-      status: 'failed',
-      pid: '',
-      network: '',
-      from: '',
-      to: '',
-      q: '',
-    })
+    await giveUpCallback(delivered)
+    await redeliverFailed(agent)
     assert.include(
       pageText((await agent.get('/callbacks?status=failed')).text),
       '已将 1 个回调重新加入队列。'
