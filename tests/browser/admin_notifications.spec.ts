@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import { notificationDelivery } from '#tests/helpers/notification_rows'
 import db from '@adonisjs/lucid/services/db'
 import settings from '#settings/settings_service'
 import { createAdminUser } from '#tests/helpers/admin'
@@ -80,28 +81,16 @@ test.group('Console in a browser: notifications', (group) => {
       ],
       ['folded', 'email', 'ops@example.com', ''],
     ] as const) {
-      const [raised] = await db
-        .table('notification_events')
-        .insert({
-          name: status === 'failed' ? 'callback.gave_up' : 'order.paid',
-          severity: status === 'failed' ? 'critical' : 'info',
-          data: '{}',
-          forced: false,
-          fanned_out: true,
-          created_at: now,
-        })
-        .returning('id')
-      await db.table('notification_deliveries').insert({
-        event_id: typeof raised === 'object' ? raised.id : raised,
+      await notificationDelivery({
         channel,
         target,
         status,
+        event: status === 'failed' ? 'callback.gave_up' : 'order.paid',
+        severity: status === 'failed' ? 'critical' : 'info',
         attempts: status === 'failed' ? 12 : 1,
-        next_attempt_at: now + 60_000,
-        last_error: error,
-        delivered_at: status === 'delivered' ? now : null,
-        created_at: now,
-        updated_at: now,
+        at: now,
+        nextAttemptAt: now + 60_000,
+        lastError: error,
       })
     }
     await db.table('notification_targets').insert({

@@ -95,6 +95,11 @@ export async function resetDatabase() {
   seeded = snapshot
 }
 
+/** The id of a row just inserted, as `.returning('id')` gives it (a value, or an object on PostgreSQL). */
+export function insertedId(row: unknown): number {
+  return Number(typeof row === 'object' && row !== null ? (row as { id: unknown }).id : row)
+}
+
 /** Number of rows of `table` matching `where`. */
 export async function countRows(
   table: string,

@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import { notificationDelivery } from '#tests/helpers/notification_rows'
 import db from '@adonisjs/lucid/services/db'
 import settings from '#settings/settings_service'
 import { SecretPurpose, revealSecret } from '#support/crypto/secret_box'
@@ -20,44 +21,6 @@ function inputValue(html: string, name: string): string | null {
   const tag = new RegExp(`<input[^>]*name="${name}"[^>]*>`).exec(html)?.[0]
   if (!tag) return null
   return /value="([^"]*)"/.exec(tag)?.[1] ?? ''
-}
-
-/** A raised event and its delivery, as the workers would have written them. */
-async function delivery(fields: {
-  channel: string
-  target: string
-  status: string
-  attempts?: number
-  lastError?: string
-  event?: string
-  severity?: string
-}) {
-  const now = Date.now()
-  const [event] = await db
-    .table('notification_events')
-    .insert({
-      name: fields.event ?? 'order.paid',
-      severity: fields.severity ?? 'info',
-      data: '{}',
-      forced: false,
-      fanned_out: true,
-      created_at: now,
-    })
-    .returning('id')
-  const eventId = Number(typeof event === 'object' ? event.id : event)
-  await db.table('notification_deliveries').insert({
-    event_id: eventId,
-    channel: fields.channel,
-    target: fields.target,
-    status: fields.status,
-    attempts: fields.attempts ?? 1,
-    next_attempt_at: now,
-    last_error: fields.lastError ?? '',
-    delivered_at: fields.status === 'delivered' ? now : null,
-    created_at: now,
-    updated_at: now,
-  })
-  return eventId
 }
 
 test.group('Console notifications page', (group) => {
@@ -95,7 +58,7 @@ test.group('Console notifications page', (group) => {
     assert,
   }) => {
     const { agent } = await signedIn()
-    await delivery({
+    await notificationDelivery({
       channel: 'webhook',
       target: 'https://ops:hunter2@hooks.example/notify?token=abcdef123456',
       status: 'failed',
@@ -104,7 +67,7 @@ test.group('Console notifications page', (group) => {
       event: 'callback.gave_up',
       severity: 'critical',
     })
-    await delivery({ channel: 'email', target: 'ops@example.com', status: 'delivered' })
+    await notificationDelivery({ channel: 'email', target: 'ops@example.com', status: 'delivered' })
     const page = await agent.get('/notifications')
     const text = pageText(page.text).split('Last deliveries, newest first')[1] ?? ''
     assert.notInclude(page.text, 'hunter2')

@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import db from '@adonisjs/lucid/services/db'
+import { notificationDelivery } from '#tests/helpers/notification_rows'
 import i18nManager from '@adonisjs/i18n/services/main'
 import settings from '#settings/settings_service'
 import notificationChannels from '#notifications/channel_registry'
@@ -8,30 +8,17 @@ import { emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { pageText } from '#tests/helpers/admin'
 import { adminReading, assertChinese } from '#tests/helpers/admin_language'
 
-async function delivery(channel: string, target: string, status: string, severity: string) {
-  const now = Date.now()
-  const [event] = await db
-    .table('notification_events')
-    .insert({
-      name: 'callback.gave_up',
-      severity,
-      data: '{}',
-      forced: false,
-      fanned_out: true,
-      created_at: now,
-    })
-    .returning('id')
-  await db.table('notification_deliveries').insert({
-    event_id: Number(typeof event === 'object' ? event.id : event),
+/** A given-up callback's event (`severity`) and its delivery through `channel`, tried twice, next in a minute. */
+function delivery(channel: string, target: string, status: string, severity: string) {
+  return notificationDelivery({
     channel,
     target,
     status,
+    severity,
+    event: 'callback.gave_up',
     attempts: 2,
-    next_attempt_at: now + 60_000,
-    last_error: status === 'failed' ? 'HTTP 404: no such hook' : '',
-    delivered_at: null,
-    created_at: now,
-    updated_at: now,
+    nextAttemptAt: Date.now() + 60_000,
+    lastError: status === 'failed' ? 'HTTP 404: no such hook' : '',
   })
 }
 
