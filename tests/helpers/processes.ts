@@ -190,3 +190,24 @@ export async function runAce(
     child.once('exit', (code) => resolve({ code: code ?? 1, stdout, stderr }))
   })
 }
+
+/**
+ * Runs `body` against another gateway process started with `extra` in its
+ * environment (a plugin left out, say): the tests' APP_URL points at it
+ * meanwhile, so the AdminAgents made in `body` talk to it. APP_URL is given
+ * back and the process stopped afterwards.
+ */
+export async function atServerProcess<T>(
+  extra: Record<string, string | undefined>,
+  body: (server: RunningServer) => Promise<T>
+): Promise<T> {
+  const server = await startServerProcess(extra)
+  const appUrl = process.env.APP_URL
+  process.env.APP_URL = server.url
+  try {
+    return await body(server)
+  } finally {
+    process.env.APP_URL = appUrl
+    await server.stop()
+  }
+}

@@ -5,7 +5,7 @@ import { allSettingsGroups } from '#services/admin/settings_groups'
 import { SecretPurpose, revealSecret } from '#support/crypto/secret_box'
 import { countRows, emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
-import { startServerProcess } from '#tests/helpers/processes'
+import { atServerProcess } from '#tests/helpers/processes'
 
 async function storedValue(key: string): Promise<string | undefined> {
   const row = await db.from('settings').where('key', key).first()
@@ -282,11 +282,8 @@ test.group('Console settings pages', (group) => {
   }) => {
     await settings.set('provider.shop_id', 'kept-shop')
     const admin = await createAdminUser()
-    const server = await startServerProcess({ PLUGINS: '-provider' })
     // The agent talks to the server at APP_URL: this one, for this test.
-    const appUrl = process.env.APP_URL
-    process.env.APP_URL = server.url
-    try {
+    await atServerProcess({ PLUGINS: '-provider' }, async () => {
       const agent = await AdminAgent.signIn(admin)
       const page = await agent.get('/settings/provider')
       assert.equal(page.status, 200)
@@ -303,10 +300,7 @@ test.group('Console settings pages', (group) => {
         pageText((await agent.get('/settings/provider')).text),
         'its settings cannot be changed until it is back'
       )
-    } finally {
-      process.env.APP_URL = appUrl
-      await server.stop()
-    }
+    })
     assert.equal(await storedValue('provider.shop_id'), 'kept-shop')
   }).timeout(60_000)
 })

@@ -14,7 +14,7 @@ import {
 import { emptyAuditLog, resetDatabase } from '#tests/helpers/database'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
 import { adminReading, assertChinese } from '#tests/helpers/admin_language'
-import { startServerProcess } from '#tests/helpers/processes'
+import { atServerProcess } from '#tests/helpers/processes'
 
 /** The settings the settings pages show: the core's and the bundled plugins', but notify.* (Notifications). */
 async function pageDefinitions(): Promise<Map<string, SettingDefinition<unknown>>> {
@@ -172,10 +172,7 @@ test.group('Console settings in Chinese: the pages', (group) => {
     assert,
   }) => {
     const admin = await createAdminUser()
-    const server = await startServerProcess({ PLUGINS: '-provider' })
-    const appUrl = process.env.APP_URL
-    process.env.APP_URL = server.url
-    try {
+    await atServerProcess({ PLUGINS: '-provider' }, async () => {
       const agent = await AdminAgent.signIn(admin)
       agent.headers['accept-language'] = 'zh-CN'
       const page = await agent.get('/settings/provider')
@@ -191,9 +188,6 @@ test.group('Console settings in Chinese: the pages', (group) => {
         pageText((await agent.get('/settings/provider')).text),
         'provider 插件已关闭（PLUGINS）：插件重新启用之前，无法修改其设置'
       )
-    } finally {
-      process.env.APP_URL = appUrl
-      await server.stop()
-    }
+    })
   }).timeout(60_000)
 })
