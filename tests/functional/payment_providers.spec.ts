@@ -7,7 +7,7 @@ import providerCheckout from '#payments/provider_checkout'
 import providerReconciliation from '#payments/provider_reconciliation'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { newOrder, newPlaceholder, prepareLifecycle, switchTo } from '#tests/helpers/orders'
-import { FakeProvider, SHOP_ID, notificationSign } from '#tests/helpers/fake_provider'
+import { FakeProvider, providerNotification } from '#tests/helpers/fake_provider'
 import { runAce, startServerProcess } from '#tests/helpers/processes'
 import { orderParams, signed } from '#tests/helpers/merchant'
 import { DEMO_PAY, DemoPay, demoPaySign } from '#tests/fixtures/plugins/demo_provider/demo_pay'
@@ -26,19 +26,12 @@ function demoNotice(tradeId: string, amount: string, overrides: Record<string, s
 
 /** The bundled provider's notification, posted to its own route. */
 async function bundledNotice(tradeId: string, providerOrderId: string, amount: string) {
-  const fields: Record<string, string> = {
-    'id': SHOP_ID,
-    'status': 'success',
-    'code': '10000',
-    'data[order_id]': providerOrderId,
-    'data[unique_id]': tradeId,
-    'data[pay_user_id]': 'payer-1',
-    'data[amount]': amount,
-    'data[coin]': 'USDT',
-    'data[status]': '1',
-    'data[type]': 'deposit',
-  }
-  const body = new URLSearchParams({ ...fields, sign: notificationSign(fields) })
+  const body = new URLSearchParams(
+    providerNotification(tradeId, providerOrderId, {
+      'data[pay_user_id]': 'payer-1',
+      'data[amount]': amount,
+    })
+  )
   const response = await fetch(`${process.env.APP_URL}/payments/provider/v1/notify`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },

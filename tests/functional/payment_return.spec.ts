@@ -15,7 +15,7 @@ import {
   tradeIdFromLocation,
 } from '#tests/helpers/compat_merchant'
 import ProviderOrder from '#models/provider_order'
-import { FakeProvider, SHOP_ID, notificationSign } from '#tests/helpers/fake_provider'
+import { FakeProvider, providerNotification } from '#tests/helpers/fake_provider'
 
 /** GET without following redirects: status and Location. */
 async function returnOf(tradeId: string) {
@@ -256,22 +256,10 @@ test.group('Return to the shop after paying at the hosted provider', (group) => 
     assert.equal(early.headers.get('location'), `/cashier/${tradeId}`)
 
     const ref = (await ProviderOrder.findByOrFail('unique_id', tradeId)).providerOrderId
-    const fields: Record<string, string> = {
-      'id': SHOP_ID,
-      'status': 'success',
-      'code': '10000',
-      'data[order_id]': ref,
-      'data[unique_id]': tradeId,
-      'data[pay_user_id]': 'payer-9',
-      'data[amount]': '13.80',
-      'data[coin]': 'USDT',
-      'data[status]': '1',
-      'data[type]': 'deposit',
-    }
     const notified = await fetch(`${process.env.APP_URL}/payments/provider/v1/notify`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ ...fields, sign: notificationSign(fields) }).toString(),
+      body: new URLSearchParams(providerNotification(tradeId, ref)).toString(),
     })
     assert.equal(await notified.text(), 'success')
 

@@ -3,31 +3,9 @@ import Order from '#models/order'
 import ProviderOrder from '#models/provider_order'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { newOrder, newPlaceholder, prepareLifecycle, switchTo } from '#tests/helpers/orders'
-import { FakeProvider, SHOP_ID, notificationSign, requestSign } from '#tests/helpers/fake_provider'
+import { FakeProvider, providerNotification, requestSign } from '#tests/helpers/fake_provider'
 
 const NOTIFY_PATH = '/payments/provider/v1/notify'
-
-/** The notification the provider sends when `tradeId` was paid. */
-function notification(
-  tradeId: string,
-  providerOrderId: string,
-  overrides: Record<string, string> = {}
-) {
-  const fields: Record<string, string> = {
-    'id': SHOP_ID,
-    'status': 'success',
-    'code': '10000',
-    'data[order_id]': providerOrderId,
-    'data[unique_id]': tradeId,
-    'data[pay_user_id]': 'payer-9',
-    'data[amount]': '13.80',
-    'data[coin]': 'USDT',
-    'data[status]': '1',
-    'data[type]': 'deposit',
-    ...overrides,
-  }
-  return { ...fields, sign: overrides.sign ?? notificationSign(fields) }
-}
 
 async function postRaw(body: string, contentType: string) {
   const response = await fetch(`${process.env.APP_URL}${NOTIFY_PATH}`, {
@@ -79,7 +57,7 @@ test.group('Provider notifications', (group) => {
     assert,
   }) => {
     const order = await providerOrder(client)
-    const response = await asJson(notification(order.tradeId, order.ref))
+    const response = await asJson(providerNotification(order.tradeId, order.ref))
     assert.equal(response.status, 200)
     assert.equal(response.text, 'success')
     assert.match(response.type!, /text\/plain/)
@@ -127,7 +105,7 @@ test.group('Provider notifications', (group) => {
   ] as const) {
     test(`accepts a ${name}`, async ({ client, assert }) => {
       const order = await providerOrder(client)
-      const response = await send(notification(order.tradeId, order.ref))
+      const response = await send(providerNotification(order.tradeId, order.ref))
       assert.equal(response.text, 'success')
       assert.equal((await Order.findOrFail(order.id)).status, 2)
       assert.notEqual((await ProviderOrder.findByOrFail('unique_id', order.tradeId)).notifyRaw, '')
@@ -136,7 +114,7 @@ test.group('Provider notifications', (group) => {
 
   test('the request-sign scheme is accepted as well', async ({ client, assert }) => {
     const order = await providerOrder(client)
-    const fields = notification(order.tradeId, order.ref)
+    const fields = providerNotification(order.tradeId, order.ref)
     delete (fields as Record<string, string>).sign
     const response = await asJson({ ...fields, sign: requestSign(fields).toLowerCase() })
     assert.equal(response.text, 'success')
@@ -147,30 +125,33 @@ test.group('Provider notifications', (group) => {
     assert,
   }) => {
     const order = await providerOrder(client)
-    assert.equal((await asJson(notification(order.tradeId, order.ref))).text, 'success')
-    assert.equal((await asJson(notification(order.tradeId, order.ref))).text, 'success')
+    assert.equal((await asJson(providerNotification(order.tradeId, order.ref))).text, 'success')
+    assert.equal((await asJson(providerNotification(order.tradeId, order.ref))).text, 'success')
     assert.equal(await countRows('callbacks'), 1)
   })
 
   const refusals: [string, (tradeId: string, ref: string) => Record<string, string>][] = [
-    ['a bad sign', (tradeId, ref) => notification(tradeId, ref, { sign: '0'.repeat(32) })],
-    ['a wrong amount', (tradeId, ref) => notification(tradeId, ref, { 'data[amount]': '13.79' })],
-    ['a wrong coin', (tradeId, ref) => notification(tradeId, ref, { 'data[coin]': 'TRX' })],
-    ['another shop id', (tradeId, ref) => notification(tradeId, ref, { id: 'shop-other' })],
+    ['a bad sign', (tradeId, ref) => providerNotification(tradeId, ref, { sign: '0'.repeat(32) })],
+    [
+      'a wrong amount',
+      (tradeId, ref) => providerNotification(tradeId, ref, { 'data[amount]': '13.79' }),
+    ],
+    ['a wrong coin', (tradeId, ref) => providerNotification(tradeId, ref, { 'data[coin]': 'TRX' })],
+    ['another shop id', (tradeId, ref) => providerNotification(tradeId, ref, { id: 'shop-other' })],
     [
       'a status other than success',
-      (tradeId, ref) => notification(tradeId, ref, { status: 'error' }),
+      (tradeId, ref) => providerNotification(tradeId, ref, { status: 'error' }),
     ],
     [
       'a type other than deposit',
-      (tradeId, ref) => notification(tradeId, ref, { 'data[type]': 'withdraw' }),
+      (tradeId, ref) => providerNotification(tradeId, ref, { 'data[type]': 'withdraw' }),
     ],
     [
       'an unpaid payment status',
-      (tradeId, ref) => notification(tradeId, ref, { 'data[status]': '0' }),
+      (tradeId, ref) => providerNotification(tradeId, ref, { 'data[status]': '0' }),
     ],
-    ['an unknown unique_id', (_tradeId, ref) => notification('NoSuchTradeId', ref)],
-    ['another provider order id', (tradeId) => notification(tradeId, 'P-999')],
+    ['an unknown unique_id', (_tradeId, ref) => providerNotification('NoSuchTradeId', ref)],
+    ['another provider order id', (tradeId) => providerNotification(tradeId, 'P-999')],
   ]
   for (const [name, build] of refusals) {
     test(`refuses ${name}: HTTP 400 fail, order unpaid`, async ({ client, assert }) => {
@@ -189,7 +170,8 @@ test.group('Provider notifications', (group) => {
   }) => {
     const order = await providerOrder(client)
     assert.equal(
-      (await asJson(notification(order.tradeId, order.ref, { 'data[amount]': '13.8' }))).text,
+      (await asJson(providerNotification(order.tradeId, order.ref, { 'data[amount]': '13.8' })))
+        .text,
       'success'
     )
   })
@@ -201,7 +183,7 @@ test.group('Provider notifications', (group) => {
     const parent = await newOrder(client, { amount: 100 })
     const child = (await switchTo(client, parent.tradeId, 'provider', 'usdt')).body().data
     const ref = (await ProviderOrder.findByOrFail('unique_id', child.trade_id)).providerOrderId
-    assert.equal((await asJson(notification(child.trade_id, ref))).text, 'success')
+    assert.equal((await asJson(providerNotification(child.trade_id, ref))).text, 'success')
     const paid = await Order.findOrFail(parent.id)
     assert.equal(paid.status, 2)
     assert.equal(paid.blockTransactionId, ref)

@@ -38,6 +38,32 @@ export function notificationSign(fields: Record<string, string>, token = SHOP_TO
   return md5(`${text}&token=${token}`)
 }
 
+/**
+ * The notification the provider sends when `tradeId` (its order
+ * `providerOrderId`) was paid 13.80 USDT, signed; `overrides` change fields
+ * before signing (a `sign` among them replaces the signature).
+ */
+export function providerNotification(
+  tradeId: string,
+  providerOrderId: string,
+  overrides: Record<string, string> = {}
+) {
+  const fields: Record<string, string> = {
+    'id': SHOP_ID,
+    'status': 'success',
+    'code': '10000',
+    'data[order_id]': providerOrderId,
+    'data[unique_id]': tradeId,
+    'data[pay_user_id]': 'payer-9',
+    'data[amount]': '13.80',
+    'data[coin]': 'USDT',
+    'data[status]': '1',
+    'data[type]': 'deposit',
+    ...overrides,
+  }
+  return { ...fields, sign: overrides.sign ?? notificationSign(fields) }
+}
+
 /** A payment link the fake provider made, and whether the payer paid it there. */
 type FakePayment = {
   orderId: string
