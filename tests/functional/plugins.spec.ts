@@ -1,4 +1,3 @@
-import walletAdmin from '#services/operators/wallet_admin'
 import rateAdmin from '#services/operators/rate_admin'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
@@ -15,7 +14,8 @@ import {
   submitGet,
   tradeIdFromLocation,
 } from '#tests/helpers/compat_merchant'
-import { CREATE_PATH, TRON_WALLET, createOrder, orderParams, signed } from '#tests/helpers/merchant'
+import { CREATE_PATH, createOrder, orderParams, signed } from '#tests/helpers/merchant'
+import { makeTronPayable } from '#tests/helpers/setup'
 import { runAce, startServerProcess, type RunningServer } from '#tests/helpers/processes'
 import { waitFor } from '#tests/helpers/ops'
 
@@ -200,8 +200,7 @@ test.group('Plugins: orders of a left-out family', (group) => {
     assert,
     cleanup,
   }) => {
-    await walletAdmin.add('tron', TRON_WALLET)
-    await rateAdmin.set('USDT', 'CNY', '7.25')
+    await makeTronPayable()
     const created = await createOrder(client, orderParams({ network: 'tron' }))
     const tradeId = created.body().data.trade_id
     await Order.query()
@@ -235,8 +234,7 @@ test.group('Plugins: compat left out with Compat orders in the database', (group
     client,
     assert,
   }) => {
-    await walletAdmin.add('tron', TRON_WALLET)
-    await rateAdmin.set('USDT', 'CNY', '7.25')
+    await makeTronPayable()
     await settings.set('callbacks.allow_private_targets', 'true')
     const response = await submitGet(
       client,
@@ -279,8 +277,7 @@ test.group('Plugins: compat left out with Compat orders in the database', (group
     assert,
     cleanup,
   }) => {
-    await walletAdmin.add('tron', TRON_WALLET)
-    await rateAdmin.set('USDT', 'CNY', '7.25')
+    await makeTronPayable()
     const response = await submitGet(client, compatSigned(compatParams({ type: 'usdt.tron' })))
     const order = await Order.findByOrFail(
       'trade_id',
