@@ -3,7 +3,6 @@ import type { ServerResponse } from 'node:http'
 import app from '@adonisjs/core/services/app'
 import Chain from '#models/chain'
 import { RpcPool } from '#chains/rpc_pool'
-import { resetDatabase } from '#tests/helpers/database'
 import { createAdminUser } from '#tests/helpers/admin'
 import { adminUrl } from '#admin/admin_paths'
 import { freePortIn } from '#tests/helpers/processes'
@@ -13,7 +12,7 @@ import {
   DESKTOP,
   NARROW_PHONE,
   checkAdminPage,
-  closeBrowser,
+  browserGroup,
   adminSignIn,
   newPage,
   screenshot,
@@ -38,12 +37,10 @@ test.group('Console: add a network in Chromium', (group) => {
       await anvil.stop()
     }
   })
-  group.each.setup(async () => {
-    await resetDatabase()
+  browserGroup(group, () => {
     RpcPool.reset()
     waiting = []
   })
-  group.teardown(() => closeBrowser())
   group.each.timeout(120_000)
 
   test('by keyboard: the family’s options follow the select, the test is shown while it runs, a refusal is focused at its field, then the network is added', async ({
