@@ -13,8 +13,7 @@ import {
   NARROW_PHONE,
   checkAdminPage,
   browserGroup,
-  adminSignIn,
-  newPage,
+  adminPage,
   screenshot,
 } from '#tests/helpers/browser'
 
@@ -47,9 +46,8 @@ test.group('Console: add a network in Chromium', (group) => {
     assert,
   }) => {
     const user = await createAdminUser()
-    const { context, page } = await newPage(DESKTOP)
+    const { context, page } = await adminPage(DESKTOP, user)
     try {
-      await adminSignIn(page, user)
       await page.goto(adminUrl('/chains'))
       await page.getByRole('link', { name: 'Add a network' }).click()
       assert.equal(new URL(page.url()).hash, '#add-network')
@@ -147,9 +145,8 @@ test.group('Console: add a network in Chromium', (group) => {
     assert,
   }) => {
     const user = await createAdminUser()
-    const { context, page } = await newPage(NARROW_PHONE)
+    const { context, page } = await adminPage(NARROW_PHONE, user)
     try {
-      await adminSignIn(page, user)
       await page.goto(adminUrl('/chains#add-network'))
       await checkAdminPage(page, assert, 'add-network', [
         ['320', NARROW_PHONE],

@@ -5,9 +5,8 @@ import {
   DESKTOP,
   PHONE,
   browserGroup,
-  adminSignIn,
+  adminPage,
   horizontalOverflow,
-  newPage,
   screenshot,
   seriousAxeViolations,
 } from '#tests/helpers/browser'
@@ -22,9 +21,8 @@ test.group('Console chains and wallets in Chromium', (group) => {
 
   test('add a wallet: the canonical form is shown, then it is listed', async ({ assert }) => {
     const user = await createAdminUser()
-    const { context, page } = await newPage(DESKTOP)
+    const { context, page } = await adminPage(DESKTOP, user)
     try {
-      await adminSignIn(page, user)
       await page.goto(adminUrl('/wallets'))
       await page.locator('#new-wallet-network').selectOption('ethereum')
       await page.locator('#new-wallet-address').fill(EVM_LOWER)
@@ -48,9 +46,8 @@ test.group('Console chains and wallets in Chromium', (group) => {
       [DESKTOP, 'desktop'],
       [PHONE, 'phone'],
     ] as const) {
-      const { context, page } = await newPage(viewport)
+      const { context, page } = await adminPage(viewport, user)
       try {
-        await adminSignIn(page, user)
         for (const [path, name] of [
           ['/chains', 'chains'],
           ['/chains/tron', 'chain'],

@@ -2,29 +2,23 @@ import { test } from '@japa/runner'
 import paymentService from '#services/payment_service'
 import callbackDeliverer from '#callbacks/callback_deliverer'
 import { createAdminUser } from '#tests/helpers/admin'
-import { insertOrders } from '#tests/helpers/order_rows'
+import { insertOrders, insertOrdersOfEveryStatus } from '#tests/helpers/order_rows'
 import { newOrder } from '#tests/helpers/orders'
 import { fakeTransfer } from '#tests/helpers/fake_chain'
-import { merchantForGroup } from '#tests/helpers/merchant_group'
+import { DOWN_ONCE, merchantForGroup } from '#tests/helpers/merchant_group'
 import { adminUrl } from '#admin/admin_paths'
 import {
   DESKTOP,
   PHONE,
   closeBrowser,
-  adminSignIn,
+  adminPage,
   horizontalOverflow,
-  newPage,
   screenshot,
   seriousAxeViolations,
 } from '#tests/helpers/browser'
 
 test.group('Console orders in Chromium', (group) => {
-  const merchant = merchantForGroup(group, {
-    replies: [
-      { status: 503, body: 'maintenance, try later' },
-      { status: 200, body: 'success' },
-    ],
-  })
+  const merchant = merchantForGroup(group, { replies: DOWN_ONCE })
   group.teardown(() => closeBrowser())
   group.each.timeout(120_000)
 
@@ -36,9 +30,8 @@ test.group('Console orders in Chromium', (group) => {
     await insertOrders(30)
     const order = await newOrder(client, { notify_url: merchant.notifyUrl })
     fakeTransfer('0xbrowser000001', order.actualAmount)
-    const { context, page } = await newPage(DESKTOP)
+    const { context, page } = await adminPage(DESKTOP, user)
     try {
-      await adminSignIn(page, user)
       await page.goto(adminUrl('/orders'))
       await page.getByLabel('Search').fill(order.tradeId)
       await page.getByRole('button', { name: 'Apply' }).click()
@@ -70,10 +63,7 @@ test.group('Console orders in Chromium', (group) => {
     assert,
   }) => {
     const user = await createAdminUser()
-    await insertOrders(60, (index) => ({
-      status: (index % 4) + 1,
-      name: index === 59 ? 'A rather long product name that wraps' : '',
-    }))
+    await insertOrdersOfEveryStatus(60)
     const order = await newOrder(client, { notify_url: merchant.notifyUrl, name: 'T-shirt, blue' })
     await paymentService.markPaid(order.id, {
       reference: '0xscreenshot0000000000000000000000000000000000000000000000000001',
@@ -85,9 +75,8 @@ test.group('Console orders in Chromium', (group) => {
       [DESKTOP, 'desktop'],
       [PHONE, 'phone'],
     ] as const) {
-      const { context, page } = await newPage(viewport)
+      const { context, page } = await adminPage(viewport, user)
       try {
-        await adminSignIn(page, user)
         for (const [path, name] of [
           ['/orders', 'orders'],
           ['/orders?q=no-such-order', 'orders-empty'],

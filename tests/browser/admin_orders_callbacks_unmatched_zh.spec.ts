@@ -4,11 +4,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import db from '@adonisjs/lucid/services/db'
 import Callback from '#models/callback'
-import paymentService from '#services/payment_service'
 import callbackDeliverer from '#callbacks/callback_deliverer'
-import { insertOrders } from '#tests/helpers/order_rows'
+import { insertOrdersOfEveryStatus } from '#tests/helpers/order_rows'
 import { newOrder } from '#tests/helpers/orders'
-import { merchantForGroup } from '#tests/helpers/merchant_group'
+import { DOWN_ONCE, merchantForGroup, paidOrder } from '#tests/helpers/merchant_group'
 import { createAdminUser } from '#tests/helpers/admin'
 import { adminUrl } from '#admin/admin_paths'
 import { latePayment, reorgedPayment } from '#tests/helpers/unmatched_payments'
@@ -16,9 +15,8 @@ import {
   DESKTOP,
   NARROW_PHONE,
   closeBrowser,
-  adminSignIn,
+  adminPage,
   horizontalOverflow,
-  newPage,
   seriousAxeViolations,
 } from '#tests/helpers/browser'
 
@@ -26,12 +24,7 @@ import {
 const SHOTS = process.env.ADMIN_ZH_SHOTS ?? join(tmpdir(), 'console-zh-screenshots')
 
 test.group('Console in Chinese in a browser: orders, callbacks, unmatched payments', (group) => {
-  const merchant = merchantForGroup(group, {
-    replies: [
-      { status: 503, body: 'maintenance, try later' },
-      { status: 200, body: 'success' },
-    ],
-  })
+  const merchant = merchantForGroup(group, { replies: DOWN_ONCE })
   group.teardown(() => closeBrowser())
   group.each.timeout(180_000)
 
@@ -40,12 +33,8 @@ test.group('Console in Chinese in a browser: orders, callbacks, unmatched paymen
     assert,
   }) => {
     const admin = await createAdminUser()
-    await insertOrders(60, (index) => ({
-      status: (index % 4) + 1,
-      name: index === 59 ? 'A rather long product name that wraps' : '',
-    }))
-    const paid = await newOrder(client, { notify_url: merchant.notifyUrl, name: 'T 恤，蓝色' })
-    await paymentService.markPaid(paid.id, { reference: `tx-${paid.tradeId}`, source: 'scanner' })
+    await insertOrdersOfEveryStatus(60)
+    const paid = await paidOrder(client, merchant, { name: 'T 恤，蓝色' })
     await callbackDeliverer.runOnce()
     await db.from('callbacks').where('order_id', paid.id).update({ next_attempt_at: 0 })
     await callbackDeliverer.runOnce()
@@ -75,9 +64,8 @@ test.group('Console in Chinese in a browser: orders, callbacks, unmatched paymen
       [DESKTOP, '1280'],
       [NARROW_PHONE, '320'],
     ] as const) {
-      const { context, page } = await newPage(viewport)
+      const { context, page } = await adminPage(viewport, admin)
       try {
-        await adminSignIn(page, admin)
         for (const [path, name] of pages) {
           await page.goto(adminUrl(path))
           assert.equal(await page.getAttribute('html', 'lang'), 'zh-CN', path)

@@ -5,7 +5,7 @@ import app from '@adonisjs/core/services/app'
 import type { Group } from '@japa/runner/core'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { resetDatabase } from '#tests/helpers/database'
-import { createAdminUser } from '#tests/helpers/admin'
+import { createAdminUser, type AdminUser } from '#tests/helpers/admin'
 
 /**
  * Debian's Chromium driven by playwright-core (no browser download: `.ci/run`
@@ -197,20 +197,32 @@ export async function checkAdminPage(
 }
 
 /**
+ * A fresh page at `viewport` (a desktop unless told) signed in to the
+ * console as `user` (a new admin unless given). Close its context when done.
+ */
+export async function adminPage(
+  viewport = DESKTOP,
+  user?: AdminUser
+): Promise<{ context: BrowserContext; page: Page; user: AdminUser }> {
+  const admin = user ?? (await createAdminUser())
+  const { context, page } = await newPage(viewport)
+  try {
+    await adminSignIn(page, admin)
+  } catch (error) {
+    await context.close()
+    throw error
+  }
+  return { context, page, user: admin }
+}
+
+/**
  * A desktop page signed in as a new admin who then chose Chinese for the
  * console (as on the account page; the sign-in page stays in the browser's
  * English). Close its context when done.
  */
 export async function chineseAdminPage(): Promise<{ context: BrowserContext; page: Page }> {
-  const admin = await createAdminUser({ role: 'admin' })
-  const { context, page } = await newPage(DESKTOP)
-  try {
-    await adminSignIn(page, admin)
-    admin.user.locale = 'zh-CN'
-    await admin.user.save()
-  } catch (error) {
-    await context.close()
-    throw error
-  }
+  const { context, page, user } = await adminPage(DESKTOP, await createAdminUser({ role: 'admin' }))
+  user.user.locale = 'zh-CN'
+  await user.user.save()
   return { context, page }
 }

@@ -33,6 +33,12 @@ export function merchantForGroup(
   return merchant
 }
 
+/** A merchant that answers the first callback with a 503 (down for maintenance), then `success`. */
+export const DOWN_ONCE: MerchantServer['replies'] = [
+  { status: 503, body: 'maintenance, try later' },
+  { status: 200, body: 'success' },
+]
+
 /** An order whose notify_url is the merchant's, marked paid by the scanner (reference tx-<trade id>). */
 export async function paidOrder(
   client: ApiClient,

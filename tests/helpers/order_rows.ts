@@ -77,6 +77,14 @@ export async function insertOrders(
 
 let sequence = 0
 
+/** `count` orders cycling through the four statuses, the last with a product name long enough to wrap. */
+export function insertOrdersOfEveryStatus(count: number) {
+  return insertOrders(count, (index) => ({
+    status: (index % 4) + 1,
+    name: index === count - 1 ? 'A rather long product name that wraps' : '',
+  }))
+}
+
 export type OrderRowSeed = {
   status: 1 | 2 | 3 | 4
   createdAt: number
