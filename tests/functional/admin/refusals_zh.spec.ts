@@ -29,6 +29,26 @@ async function refusalShown(agent: AdminAgent, refused: AdminResponse) {
   return pageText(page.text)
 }
 
+/** A form sent (its page got first, as a user filling it in) and refused: the words of the page it goes back to. */
+async function refusal(
+  agent: AdminAgent,
+  path: string,
+  fields: Record<string, string>,
+  formPage = path
+) {
+  return refusalShown(agent, await agent.submit(path, fields, formPage))
+}
+
+/** The settings' fixed rate of USDT/CNY set to `rate` from its form, refused: the page's words. */
+function fixedRateRefusal(agent: AdminAgent, rate: string) {
+  return refusal(
+    agent,
+    '/settings/rates/fixed',
+    { token: 'USDT', fiat: 'CNY', rate },
+    '/settings/rates'
+  )
+}
+
 function assertShown(assert: Assert, text: string, expected: string[], absent: string[] = []) {
   assert.notInclude(text, 'translation missing')
   for (const words of expected) assert.include(text, words)
@@ -43,35 +63,24 @@ test.group('Console refusals in Chinese', (group) => {
 
   test('the wallet form: unknown network, bad address, duplicate', async ({ assert }) => {
     const agent = await adminIn('zh-CN')
-    const unknown = await agent.submit(
-      '/wallets',
-      { network: 'nowhere', address: TRON_WALLET, note: '' },
-      '/wallets'
-    )
     assertShown(
       assert,
-      await refusalShown(agent, unknown),
+      await refusal(agent, '/wallets', { network: 'nowhere', address: TRON_WALLET, note: '' }),
       ['未知网络“nowhere”。已知网络：'],
       ['Unknown network']
     )
 
-    const bad = await agent.submit(
-      '/wallets',
-      { network: 'tron', address: 'not-an-address', note: '' },
-      '/wallets'
-    )
     // The family's reason is the chain plugin's own (English): the console says what it is about.
-    assertShown(assert, await refusalShown(agent, bad), ['地址无效：', 'not-an-address'])
-
-    await walletAdmin.add('tron', TRON_WALLET)
-    const duplicate = await agent.submit(
-      '/wallets',
-      { network: 'tron', address: TRON_WALLET, note: '' },
-      '/wallets'
-    )
     assertShown(
       assert,
-      await refusalShown(agent, duplicate),
+      await refusal(agent, '/wallets', { network: 'tron', address: 'not-an-address', note: '' }),
+      ['地址无效：', 'not-an-address']
+    )
+
+    await walletAdmin.add('tron', TRON_WALLET)
+    assertShown(
+      assert,
+      await refusal(agent, '/wallets', { network: 'tron', address: TRON_WALLET, note: '' }),
       [`钱包地址已存在（10001）：tron 上的 ${TRON_WALLET}`],
       ['Wallet address already exists']
     )
@@ -96,32 +105,19 @@ test.group('Console refusals in Chinese', (group) => {
 
   test('an invalid fixed rate, and a bad pid at its field', async ({ assert }) => {
     const agent = await adminIn('zh-CN')
-    const rate = await agent.submit(
-      '/settings/rates/fixed',
-      { token: 'USDT', fiat: 'CNY', rate: '0' },
-      '/settings/rates'
-    )
     assertShown(
       assert,
-      await refusalShown(agent, rate),
+      await fixedRateRefusal(agent, '0'),
       ['汇率必须是正的十进制数（1 USDT = 汇率 CNY）'],
       ['The rate must be']
     )
-    const precise = await agent.submit(
-      '/settings/rates/fixed',
-      { token: 'USDT', fiat: 'CNY', rate: '7.1234567890123' },
-      '/settings/rates'
-    )
-    assertShown(assert, await refusalShown(agent, precise), ['汇率最多 12 位小数、15 位有效数字'])
+    assertShown(assert, await fixedRateRefusal(agent, '7.1234567890123'), [
+      '汇率最多 12 位小数、15 位有效数字',
+    ])
 
-    const pid = await agent.submit(
-      '/api-keys',
-      { pid: 'bad pid!', note: '', ips: '' },
-      '/api-keys/new'
-    )
     assertShown(
       assert,
-      await refusalShown(agent, pid),
+      await refusal(agent, '/api-keys', { pid: 'bad pid!', note: '', ips: '' }, '/api-keys/new'),
       ['pid 须为 1 到 32 个字母、数字、“_”或“-”'],
       ['The pid must be']
     )
@@ -153,20 +149,12 @@ test.group('Console refusals in English, and the commands', (group) => {
   test('an English admin reads the refusals as they always were', async ({ assert }) => {
     await walletAdmin.add('tron', TRON_WALLET)
     const agent = await adminIn('en')
-    const duplicate = await agent.submit(
-      '/wallets',
-      { network: 'tron', address: TRON_WALLET, note: '' },
-      '/wallets'
+    assertShown(
+      assert,
+      await refusal(agent, '/wallets', { network: 'tron', address: TRON_WALLET, note: '' }),
+      [`Wallet address already exists (10001): ${TRON_WALLET} on tron`]
     )
-    assertShown(assert, await refusalShown(agent, duplicate), [
-      `Wallet address already exists (10001): ${TRON_WALLET} on tron`,
-    ])
-    const rate = await agent.submit(
-      '/settings/rates/fixed',
-      { token: 'USDT', fiat: 'CNY', rate: '0' },
-      '/settings/rates'
-    )
-    assertShown(assert, await refusalShown(agent, rate), [
+    assertShown(assert, await fixedRateRefusal(agent, '0'), [
       'The rate must be a positive decimal number (1 USDT = RATE CNY)',
     ])
   })
