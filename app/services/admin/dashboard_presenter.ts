@@ -247,46 +247,28 @@ export function dashboardView(figures: DashboardFigures, i18n?: FormatI18n) {
     },
   ]
 
+  /** A row of the period table: its label (catalogue `rows.<key>`) and one value per period. */
+  const periodRow = (
+    key: string,
+    english: string,
+    value: (period: DashboardFigures['periods'][PeriodName]) => string
+  ) => ({ label: say(i18n, `rows.${key}`, english), values: byPeriod(value) })
+
   const statusRows = [
-    {
-      label: say(i18n, 'rows.created', 'Created'),
-      values: byPeriod((period) => groupedCount(period.orders.total)),
-    },
-    {
-      label: say(i18n, 'rows.paid', 'Paid'),
-      values: byPeriod((period) => groupedCount(period.orders.paid)),
-    },
-    {
-      label: say(i18n, 'rows.waiting', 'Waiting for payment'),
-      values: byPeriod((period) => groupedCount(period.orders.waiting)),
-    },
-    {
-      label: say(i18n, 'rows.selecting', 'Choosing a network'),
-      values: byPeriod((period) => groupedCount(period.orders.selecting)),
-    },
-    {
-      label: say(i18n, 'rows.expired', 'Expired'),
-      values: byPeriod((period) => groupedCount(period.orders.expired)),
-    },
-    {
-      label: say(i18n, 'rows.conversion', 'Conversion (paid ÷ created)'),
-      values: byPeriod((period) => percent(period.conversion)),
-    },
+    periodRow('created', 'Created', (p) => groupedCount(p.orders.total)),
+    periodRow('paid', 'Paid', (p) => groupedCount(p.orders.paid)),
+    periodRow('waiting', 'Waiting for payment', (p) => groupedCount(p.orders.waiting)),
+    periodRow('selecting', 'Choosing a network', (p) => groupedCount(p.orders.selecting)),
+    periodRow('expired', 'Expired', (p) => groupedCount(p.orders.expired)),
+    periodRow('conversion', 'Conversion (paid ÷ created)', (p) => percent(p.conversion)),
   ]
 
   const callbackRows = [
-    {
-      label: say(i18n, 'rows.attempts', 'Delivery attempts'),
-      values: byPeriod((period) => groupedCount(period.callbacks.attempts)),
-    },
-    {
-      label: say(i18n, 'rows.acknowledged', 'Acknowledged by the merchant'),
-      values: byPeriod((period) => groupedCount(period.callbacks.acknowledged)),
-    },
-    {
-      label: say(i18n, 'rows.success_rate', 'Success rate'),
-      values: byPeriod((period) => percent(period.callbacks.successRate)),
-    },
+    periodRow('attempts', 'Delivery attempts', (p) => groupedCount(p.callbacks.attempts)),
+    periodRow('acknowledged', 'Acknowledged by the merchant', (p) =>
+      groupedCount(p.callbacks.acknowledged)
+    ),
+    periodRow('success_rate', 'Success rate', (p) => percent(p.callbacks.successRate)),
   ]
 
   // Every token / network / currency seen in 30 days, with its amount per period ("0" when none).
