@@ -37,6 +37,8 @@ function fromRow(row: Row): RememberedEndpoint {
 export class DatabaseEndpointMemory implements EndpointMemory {
   #known = new Map<string, RememberedEndpoint>()
   #writes = new Set<Promise<void>>()
+  /** The last write queued for each endpoint. */
+  #tails = new Map<string, Promise<void>>()
 
   private constructor(
     private readonly network: string,
@@ -60,13 +62,25 @@ export class DatabaseEndpointMemory implements EndpointMemory {
     return this.#known.get(url) ?? null
   }
 
+  /**
+   * Writes of one endpoint go one after the other, each with the latest
+   * state: two in flight (on two connections) could land in the other
+   * order and keep an older state (a range of 60 learned before 15).
+   */
   remember(url: string, state: RememberedEndpoint): void {
     this.#known.set(url, state)
-    const write = this.#write(url, state).finally(() => this.#writes.delete(write))
+    const previous = this.#tails.get(url) ?? Promise.resolve()
+    const write: Promise<void> = previous
+      .then(() => this.#write(url, this.#known.get(url)!))
+      .finally(() => {
+        this.#writes.delete(write)
+        if (this.#tails.get(url) === write) this.#tails.delete(url)
+      })
+    this.#tails.set(url, write)
     this.#writes.add(write)
   }
 
-  /** Waits for the writes under way (tests, shutdown). */
+  /** Waits for the writes under way (the end of a scan, shutdown). */
   async settled(): Promise<void> {
     await Promise.all([...this.#writes])
   }

@@ -99,6 +99,8 @@ export interface EndpointMemory {
   recall(url: string): RememberedEndpoint | null
   /** Keeps a change (may write asynchronously; never throws). */
   remember(url: string, state: RememberedEndpoint): void
+  /** Resolves once the changes kept so far are written (never rejects). */
+  settled?(): Promise<void>
 }
 
 /** The next 00:00 UTC after `now`: when a daily quota (budget, credits) starts again. */
@@ -581,6 +583,11 @@ export class RpcPool {
   /** The widest log range this endpoint accepted after refusing a wider one (null: none learned). */
   logRange(url: string): number | null {
     return learnedRanges.get(url) ?? this.options.memory?.recall(url)?.logRange ?? null
+  }
+
+  /** Resolves once what this pool learned about its endpoints is written (the end of a run). */
+  async settled(): Promise<void> {
+    await this.options.memory?.settled?.()
   }
 
   /** Keeps the widest log range the endpoint accepts, for this run, the next ones and other processes. */

@@ -268,6 +268,9 @@ export class ChainScanner {
         caught_up: true,
       })
       return { ...this.#report(chain, false, `scan failed: ${message}`) }
+    } finally {
+      // What the run learned of its endpoints (a log range, a hold) is written before it ends.
+      await rpc?.settled()
     }
   }
 

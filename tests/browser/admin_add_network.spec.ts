@@ -5,7 +5,6 @@ import Chain from '#models/chain'
 import { RpcPool } from '#chains/rpc_pool'
 import { createAdminUser } from '#tests/helpers/admin'
 import { adminUrl } from '#admin/admin_paths'
-import { freePortIn } from '#tests/helpers/processes'
 import { HttpStub } from '#tests/helpers/http_stub'
 import { Anvil } from '#tests/helpers/evm/anvil'
 import {
@@ -25,8 +24,8 @@ test.group('Console: add a network in Chromium', (group) => {
   const held = new HttpStub()
   let waiting: ServerResponse[] = []
   group.setup(async () => {
-    await anvil.start(ANVIL_CHAIN_ID, undefined, await freePortIn(38500, 38599))
-    await held.start(await freePortIn(38500, 38599))
+    await anvil.start(ANVIL_CHAIN_ID)
+    await held.start()
     held.handler = (_request, response) => {
       waiting.push(response)
     }

@@ -8,7 +8,7 @@ import { OperatorError } from '#support/cli/operator_error'
 import { RpcPool } from '#chains/rpc_pool'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { runCommand } from '#tests/helpers/ace_command'
-import { freePort } from '#tests/helpers/processes'
+import { CLOSED_URL } from '#tests/helpers/processes'
 import { HttpStub } from '#tests/helpers/http_stub'
 import { Anvil } from '#tests/helpers/evm/anvil'
 import { FakeTronGrid } from '#tests/helpers/tron/fake_trongrid'
@@ -88,7 +88,7 @@ test.group('Chains: test connection against real and fake nodes', (group) => {
   test('each endpoint on its own: an unreachable one is named with a clear reason, the good one still answers', async ({
     assert,
   }) => {
-    const closed = `http://127.0.0.1:${await freePort()}`
+    const closed = CLOSED_URL
     await chainAdmin.set('ethereum', { rpcUrls: [closed, anvil.url] })
     const result = await chainAdmin.testConnection('ethereum')
     assert.isFalse(result.ok)

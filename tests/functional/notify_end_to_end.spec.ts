@@ -111,9 +111,9 @@ test.group('Notifications end to end: the worker’s loop to real protocol fakes
     const raisedAt = Date.now()
     await anvil.payToken(fixture.usdt, 6, fixture.wallet, order.actualAmount)
     await anvil.mine(1)
-    await scanEthereum()
+    const report = await scanEthereum()
     await order.refresh()
-    assert.equal(order.status, 2, 'the scanner paid the order')
+    assert.equal(order.status, 2, `the scanner paid the order (its scan: ${report.detail})`)
 
     await until(
       () =>

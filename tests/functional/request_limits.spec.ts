@@ -7,7 +7,7 @@ import { resetDatabase } from '#tests/helpers/database'
 import { makeTronPayable } from '#tests/helpers/setup'
 import { CREATE_PATH, TEST_SECRET, orderParams, signed } from '#tests/helpers/merchant'
 import { SUBMIT_PATH, compatParams, compatSigned } from '#tests/helpers/compat_merchant'
-import { freePort, startServerProcess, type RunningServer } from '#tests/helpers/processes'
+import { CLOSED_URL, startServerProcess, type RunningServer } from '#tests/helpers/processes'
 
 const OTHER_SECRET = 'secret-of-2001-abcdef'
 const NOTIFY_PATH = '/payments/provider/v1/notify'
@@ -207,7 +207,7 @@ test.group('Request limits: shared by every process', (group) => {
   }) => {
     await settings.set('rate_limit.store', 'redis')
     await settings.set('rate_limit.cashier_per_minute', '2')
-    const server = await startServerProcess({ REDIS_PORT: String(await freePort()) })
+    const server = await startServerProcess({ REDIS_PORT: new URL(CLOSED_URL).port })
     cleanup(() => server.stop())
     const statuses = []
     for (let index = 0; index < 3; index++)

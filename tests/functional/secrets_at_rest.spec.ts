@@ -31,7 +31,7 @@ import {
   orderParams,
 } from '#tests/helpers/merchant'
 import { SUBMIT_PATH, compatParams, compatSigned } from '#tests/helpers/compat_merchant'
-import { freePort, runAce, startServerProcess } from '#tests/helpers/processes'
+import { CLOSED_URL, runAce, startServerProcess } from '#tests/helpers/processes'
 import { runCommand } from '#tests/helpers/ace_command'
 import EncryptSecretsAtRest from '#database/migrations/1763700000011_encrypt_secrets_at_rest'
 import ApiKeyList from '#commands/apikey_list'
@@ -434,7 +434,7 @@ test.group('Secrets at rest: refusals and logs', (group) => {
     const infuraKey = randomBytes(16).toString('hex')
     const queryKey = `q${randomBytes(12).toString('hex')}`
     // Nothing listens there: the client fails and quotes the URL.
-    const url = `http://127.0.0.1:${await freePort()}/v3/${infuraKey}?api-key=${queryKey}`
+    const url = `${CLOSED_URL}/v3/${infuraKey}?api-key=${queryKey}`
     await chainAdmin.set('ethereum', { rpcUrls: [url], apiKey: TRON_API_KEY })
     await walletAdmin.add('ethereum', '0x52908400098527886e0f7030069857d2e4169ee7')
 

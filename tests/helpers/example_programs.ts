@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort, track } from '#tests/helpers/processes'
+import { freePort, listensOn, track } from '#tests/helpers/processes'
 
 /**
  * Runs the console's integration examples as a merchant would: each saved
@@ -65,9 +65,13 @@ export function runProgram(
   })
 }
 
+export type ListeningProgram = { url: string; output: () => string; stop: () => Promise<void> }
+
 /**
  * Starts a long-running example (a merchant's callback endpoint) on a free
- * port and waits until it accepts connections.
+ * port and waits until it accepts connections, on a port it holds itself
+ * (one found free can be taken by another process first: another port is
+ * tried then).
  */
 export async function startListeningProgram(
   command: string,
@@ -75,7 +79,20 @@ export async function startListeningProgram(
   env: (port: number) => Record<string, string>,
   options: { cwd?: string } = {}
 ) {
-  const port = await freePort()
+  for (let attempt = 1; ; attempt++) {
+    const started = await startProgramOn(await freePort(), command, args, env, options)
+    if ('program' in started) return started.program
+    if (attempt === 3) throw new Error(started.error)
+  }
+}
+
+async function startProgramOn(
+  port: number,
+  command: string,
+  args: (port: number) => string[],
+  env: (port: number) => Record<string, string>,
+  options: { cwd?: string }
+): Promise<{ program: ListeningProgram } | { error: string }> {
   let output = ''
   const child = track(
     spawn(command, args(port), {
@@ -87,9 +104,19 @@ export async function startListeningProgram(
   child.stdout!.on('data', (chunk) => (output += chunk))
   child.stderr!.on('data', (chunk) => (output += chunk))
   const url = `http://127.0.0.1:${port}`
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+    child.kill('SIGTERM')
+    await exited
+  }
   const deadline = Date.now() + 15_000
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${command} exited early:\n${output}`)
+    if (child.exitCode !== null) {
+      if (/EADDRINUSE|already in use/i.test(output))
+        return { error: `port ${port} was taken:\n${output}` }
+      throw new Error(`${command} exited early:\n${output}`)
+    }
     try {
       await fetch(url, { method: 'HEAD', signal: AbortSignal.timeout(1000) })
       break
@@ -101,14 +128,9 @@ export async function startListeningProgram(
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
   }
-  return {
-    url,
-    output: () => output,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return
-      const exited = new Promise((resolve) => child.once('exit', resolve))
-      child.kill('SIGTERM')
-      await exited
-    },
+  if (!(await listensOn(child.pid!, port))) {
+    await stop()
+    return { error: `another process answered on port ${port}` }
   }
+  return { program: { url, output: () => output, stop } }
 }

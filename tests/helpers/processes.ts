@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:net'
+import { readFile, readdir, readlink } from 'node:fs/promises'
 import app from '@adonisjs/core/services/app'
 
 /**
@@ -9,6 +10,44 @@ import app from '@adonisjs/core/services/app'
  * process's own thread, at about two thirds of the CPU per start.
  */
 export const TS_HOOKS = [`--import=${fileURLToPath(new URL('./ts_hooks.mjs', import.meta.url))}`]
+
+/**
+ * A URL nobody answers: port 2 of 127.0.0.1, a privileged port nothing here
+ * listens on and not one that fetch refuses to dial (9, say, is). A port
+ * found free a moment ago is not one: another shard's node or server can
+ * take it before the test dials it, and answer.
+ */
+export const CLOSED_URL = 'http://127.0.0.1:2'
+
+/**
+ * Whether process `pid` holds the listening socket of `port` (Linux:
+ * /proc/net/tcp{,6} and the process's descriptors). A port found free
+ * (freePort) is only a hint: another process may bind it before the child
+ * does, and then the child's readiness probe is answered by that process.
+ * True where /proc cannot tell (another system).
+ */
+export async function listensOn(pid: number, port: number): Promise<boolean> {
+  const tables = await Promise.all(
+    ['/proc/net/tcp', '/proc/net/tcp6'].map((file) => readFile(file, 'utf8').catch(() => null))
+  )
+  if (tables.every((table) => table === null)) return true
+  // Any local address (127.0.0.1, 0.0.0.0, ::) on that port, in the LISTEN state (0A).
+  const suffix = `:${port.toString(16).toUpperCase().padStart(4, '0')}`
+  const inodes = new Set(
+    tables
+      .flatMap((table) => (table ?? '').split('\n').slice(1))
+      .map((line) => line.trim().split(/\s+/))
+      .filter((fields) => fields[1]?.endsWith(suffix) && fields[3] === '0A')
+      .map((fields) => `socket:[${fields[9]}]`)
+  )
+  if (inodes.size === 0) return false
+  const descriptors = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[])
+  for (const descriptor of descriptors) {
+    const target = await readlink(`/proc/${pid}/fd/${descriptor}`).catch(() => '')
+    if (inodes.has(target)) return true
+  }
+  return false
+}
 
 /** A free TCP port on 127.0.0.1. */
 export async function freePort(): Promise<number> {
@@ -20,23 +59,6 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
     })
   })
-}
-
-/**
- * A port of `from`..`to` on 127.0.0.1 that nothing listens on now (for
- * tests asked to stay within a range of ports); throws when none is.
- */
-export async function freePortIn(from: number, to: number, skip: number[] = []): Promise<number> {
-  for (let port = from; port <= to; port++) {
-    if (skip.includes(port)) continue
-    const free = await new Promise<boolean>((resolve) => {
-      const server = createServer()
-      server.once('error', () => resolve(false))
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
-    })
-    if (free) return port
-  }
-  throw new Error(`no free port from ${from} to ${to}`)
 }
 
 /**
@@ -115,7 +137,21 @@ export async function startServerProcess(
   extra: Record<string, string | undefined> = {},
   root: ProcessRoot = {}
 ): Promise<RunningServer> {
-  const port = await freePort()
+  // A port found free can be taken by another process before the server binds it: then the
+  // server exits (address in use) or, worse, the probe below is answered by that process.
+  // Either way another port is tried.
+  for (let attempt = 1; ; attempt++) {
+    const started = await startServerOn(await freePort(), extra, root)
+    if ('server' in started) return started.server
+    if (attempt === 3) throw new Error(started.error)
+  }
+}
+
+async function startServerOn(
+  port: number,
+  extra: Record<string, string | undefined>,
+  root: ProcessRoot
+): Promise<{ server: RunningServer } | { error: string }> {
   const url = `http://127.0.0.1:${port}`
   let output = ''
   let stdout = ''
@@ -138,8 +174,15 @@ export async function startServerProcess(
 
   // A deadline only: a start takes a few seconds, many more on a busy machine.
   const deadline = Date.now() + 60_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited early:\n${output}`)
+  for (;;) {
+    if (child.exitCode !== null) {
+      if (/EADDRINUSE/.test(output)) return { error: `port ${port} was taken:\n${output}` }
+      throw new Error(`server exited early:\n${output}`)
+    }
+    if (Date.now() >= deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`server did not start:\n${output}`)
+    }
     try {
       const response = await fetch(`${url}/payments/native/v1/config`)
       if (response.ok) break
@@ -148,18 +191,20 @@ export async function startServerProcess(
     }
     await new Promise((resolve) => setTimeout(resolve, 150))
   }
-  if (Date.now() >= deadline) {
-    child.kill('SIGKILL')
-    throw new Error(`server did not start:\n${output}`)
+  if (!(await listensOn(child.pid!, port))) {
+    await terminate(child)
+    return { error: `another process answered on port ${port}` }
   }
 
   return {
-    url,
-    process: child,
-    output: () => output,
-    stdout: () => stdout,
-    stderr: () => stderr,
-    stop: () => terminate(child),
+    server: {
+      url,
+      process: child,
+      output: () => output,
+      stdout: () => stdout,
+      stderr: () => stderr,
+      stop: () => terminate(child),
+    },
   }
 }
 

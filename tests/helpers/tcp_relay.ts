@@ -1,5 +1,4 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net'
-import { freePort } from '#tests/helpers/processes'
 
 /**
  * A TCP relay on 127.0.0.1 in front of a node (e.g. anvil's WebSocket
@@ -21,7 +20,6 @@ export class TcpRelay {
 
   async open() {
     if (this.#server) return this
-    if (this.port === 0) this.port = await freePort()
     const server = createServer((client) => {
       this.accepted++
       const upstream = createConnection({ host: '127.0.0.1', port: this.targetPort })
@@ -36,8 +34,11 @@ export class TcpRelay {
     })
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
+      // The first time on a port the system gives; reopened on the same one (the URL the test gave out).
       server.listen(this.port, '127.0.0.1', () => resolve())
     })
+    const address = server.address()
+    if (this.port === 0 && typeof address === 'object' && address) this.port = address.port
     this.#server = server
     return this
   }

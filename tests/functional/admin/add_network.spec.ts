@@ -5,7 +5,7 @@ import { RpcPool } from '#chains/rpc_pool'
 import chainAdmin from '#services/operators/chain_admin'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
-import { freePortIn } from '#tests/helpers/processes'
+import { CLOSED_URL } from '#tests/helpers/processes'
 import { HttpStub } from '#tests/helpers/http_stub'
 import { Anvil } from '#tests/helpers/evm/anvil'
 
@@ -56,11 +56,9 @@ test.group('Console: add a network of an installed family', (group) => {
   const fake = new HttpStub()
   let closedUrl = ''
   group.setup(async () => {
-    await anvil.start(ANVIL_CHAIN_ID, undefined, await freePortIn(38500, 38599))
-    await fake.start(await freePortIn(38500, 38599))
-    // Port 2: a privileged port nothing here listens on, and not one fetch refuses to dial; a free port
-    // of the range could be taken by another shard's node between this line and the request.
-    closedUrl = 'http://127.0.0.1:2'
+    await anvil.start(ANVIL_CHAIN_ID)
+    await fake.start()
+    closedUrl = CLOSED_URL
     return async () => {
       await fake.stop()
       await anvil.stop()

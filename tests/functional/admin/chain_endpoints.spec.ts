@@ -229,6 +229,44 @@ test.group('Console chains: the state of each RPC endpoint', (group) => {
     assert.notInclude(page, 'Rate limited')
   })
 
+  test('ranges learned one after another are written in that order: the last one is kept, whichever write is slower', async ({
+    assert,
+  }) => {
+    const url = 'https://eth-mainnet.example.net/rpc'
+    const memory = await DatabaseEndpointMemory.load('ethereum', [url], API_KEY)
+    // The first write this memory sends takes 300 ms longer than the others (a busy connection):
+    // sent side by side, the later widths would land first and the first one last.
+    const connection = db.connection.bind(db)
+    let writes = 0
+    db.connection = ((...args: Parameters<typeof db.connection>) => {
+      const client = connection(...args)
+      const delay = writes++ === 0 ? 300 : 0
+      return new Proxy(client, {
+        get(target, property) {
+          if (property !== 'knexQuery') return Reflect.get(target, property)
+          return () => {
+            const query = target.knexQuery()
+            const then = query.then.bind(query)
+            query.then = ((onDone: any, onError: any) =>
+              new Promise((resolve) => setTimeout(resolve, delay)).then(() =>
+                then(onDone, onError)
+              )) as typeof query.then
+            return query
+          }
+        },
+      })
+    }) as typeof db.connection
+    try {
+      for (const width of [60, 30, 15])
+        memory.remember(url, { holdUntil: 0, holdKind: null, holdReason: '', logRange: width })
+      await memory.settled()
+    } finally {
+      db.connection = connection
+    }
+    assert.equal((await remembered(url)).log_range, 15)
+    assert.isAtMost(writes, 3)
+  })
+
   test('no endpoint: said plainly; an API key the APP_KEY cannot read: the state is unknown, not "available"', async ({
     assert,
   }) => {

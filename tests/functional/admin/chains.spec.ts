@@ -7,7 +7,7 @@ import Token from '#models/token'
 import { RpcPool } from '#chains/rpc_pool'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
-import { freePort } from '#tests/helpers/processes'
+import { CLOSED_URL } from '#tests/helpers/processes'
 import { Anvil } from '#tests/helpers/evm/anvil'
 
 const INFURA_KEY = '0123456789abcdef0123456789abcdef'
@@ -412,7 +412,7 @@ test.group('Console chains: test connection', (group) => {
   test('shows the head of each endpoint, or why one failed', async ({ assert }) => {
     await anvil.mine(2)
     const head = await anvil.client.getBlockNumber()
-    const closed = `http://127.0.0.1:${await freePort()}`
+    const closed = CLOSED_URL
     await chainAdmin.set('ethereum', { rpcUrls: [anvil.url, closed] })
     const agent = await signedIn()
     await agent.get('/chains/ethereum')

@@ -2,7 +2,7 @@ import chainAdmin from '#services/operators/chain_admin'
 import { test } from '@japa/runner'
 import { RpcPool } from '#chains/rpc_pool'
 import { Anvil } from '#tests/helpers/evm/anvil'
-import { freePort, freePortIn } from '#tests/helpers/processes'
+import { CLOSED_URL } from '#tests/helpers/processes'
 import { resetDatabase } from '#tests/helpers/database'
 import { pageText } from '#tests/helpers/admin'
 import { adminReading, assertChinese } from '#tests/helpers/admin_language'
@@ -164,7 +164,7 @@ test.group('Console chains in Chinese', (group) => {
 test.group('Console chains in Chinese: test connection', (group) => {
   const anvil = new Anvil()
   group.setup(async () => {
-    await anvil.start(1, undefined, await freePortIn(38600, 38699))
+    await anvil.start(1)
     return () => anvil.stop()
   })
   group.each.setup(async () => {
@@ -173,7 +173,7 @@ test.group('Console chains in Chinese: test connection', (group) => {
   })
 
   test('the results and the flash speak Chinese', async ({ assert }) => {
-    const closed = `http://127.0.0.1:${await freePort()}`
+    const closed = CLOSED_URL
     await chainAdmin.set('ethereum', { rpcUrls: [anvil.url, closed] })
     const agent = await adminReading('zh-CN')
     await agent.get('/chains/ethereum')

@@ -3,7 +3,7 @@ import db from '@adonisjs/lucid/services/db'
 import { resetDatabase } from '#tests/helpers/database'
 import { AdminAgent, createAdminUser, pageText } from '#tests/helpers/admin'
 import { DAY, resetOrderRows, seedOrderRow, seededTradeId } from '#tests/helpers/order_rows'
-import { freePort } from '#tests/helpers/processes'
+import { CLOSED_URL } from '#tests/helpers/processes'
 import { bscFarBehind, freshDashboard, insertCursor, watchChain } from '#tests/helpers/chain_rows'
 import doctor from '#services/doctor/doctor'
 
@@ -212,12 +212,11 @@ test.group('Console dashboard: health checks', (group) => {
   test('an endpoint that refuses connections: a problem on the dashboard once the live checks have answered', async ({
     assert,
   }) => {
-    const port = await freePort()
     const now = Date.now()
     await db.from('chains').whereNot('network', 'tron').update({ enabled: false })
     await watchChain('tron', now, {
       address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf',
-      chain: { rpc_urls: JSON.stringify([`http://127.0.0.1:${port}`]) },
+      chain: { rpc_urls: JSON.stringify([CLOSED_URL]) },
     })
     const agent = await AdminAgent.signIn(await createAdminUser())
     assert.notInclude(healthText((await agent.get('/')).text), 'did not answer')
@@ -225,7 +224,7 @@ test.group('Console dashboard: health checks', (group) => {
     const text = healthText((await agent.get('/')).text)
     assert.include(
       text,
-      `Problem RPC endpoints tron: http://127.0.0.1:${port} did not answer: connection refused`
+      `Problem RPC endpoints tron: ${CLOSED_URL} did not answer: connection refused`
     )
     assert.include(text, 'Fix: Check the node or provider')
   })

@@ -8,7 +8,7 @@ import { merchantForGroup } from '#tests/helpers/merchant_group'
 import { merchantVerifiesCallback } from '#tests/helpers/merchant'
 import { compatSign } from '#tests/helpers/compat_merchant'
 import { countRows } from '#tests/helpers/database'
-import { freePort } from '#tests/helpers/processes'
+import { CLOSED_URL } from '#tests/helpers/processes'
 
 const NATIVE_FIELDS = [
   'actual_amount',
@@ -192,8 +192,7 @@ test.group('Send test callback', (group) => {
 
   test('nobody listening: failed with the connection error', async ({ assert }) => {
     const { apiKey } = await newKey()
-    const port = await freePort()
-    const result = await testCallbackSender.send(apiKey.pid, `http://127.0.0.1:${port}/notify`)
+    const result = await testCallbackSender.send(apiKey.pid, `${CLOSED_URL}/notify`)
     assert.equal(result.outcome, 'failed')
     assert.include(result.error, 'ECONNREFUSED')
   })

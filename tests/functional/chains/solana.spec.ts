@@ -15,7 +15,7 @@ import type { AccountCursor, SolanaCursor } from '#plugins/solana/solana_scan'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { merchantVerifiesCallback } from '#tests/helpers/merchant'
 import { MerchantServer } from '#tests/helpers/merchant_server'
-import { freePort, runAce } from '#tests/helpers/processes'
+import { CLOSED_URL, runAce } from '#tests/helpers/processes'
 import { SolanaRpcServer } from '#tests/helpers/solana/solana_rpc_server'
 import { jsonParsedTransaction } from '#tests/helpers/solana/json_parsed_view'
 import {
@@ -647,7 +647,7 @@ test.group('Solana: scanning', (group) => {
     client,
     assert,
   }) => {
-    const dead = `http://127.0.0.1:${await freePort()}`
+    const dead = CLOSED_URL
     downServer.down = true
     downServer.requests = []
     const fixture = await prepareSolana(server, { rpcUrls: [dead, downServer.url, server.url] })

@@ -10,7 +10,7 @@ import { RpcPool } from '#chains/rpc_pool'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { merchantVerifiesCallback } from '#tests/helpers/merchant'
 import { MerchantServer } from '#tests/helpers/merchant_server'
-import { freePort, runAce } from '#tests/helpers/processes'
+import { CLOSED_URL, runAce } from '#tests/helpers/processes'
 import { FakeTronGrid } from '#tests/helpers/tron/fake_trongrid'
 import { newTronAccount } from '#tests/helpers/tron/tron_transactions'
 import {
@@ -363,7 +363,7 @@ test.group('TRON: confirmations, index delay, API key, failover', (group) => {
   })
 
   test('RPC failover: the first URL down, the second answers', async ({ client, assert }) => {
-    const dead = `http://127.0.0.1:${await freePort()}`
+    const dead = CLOSED_URL
     const down = new FakeTronGrid()
     await down.start()
     down.down = true

@@ -6,7 +6,7 @@ import chainScanner from '#services/chain_scanner'
 import { RpcPool } from '#chains/rpc_pool'
 import { notePenalty, notPenalised } from '#plugins/tron/tron_endpoints'
 import { countRows, resetDatabase } from '#tests/helpers/database'
-import { freePort, runAce } from '#tests/helpers/processes'
+import { CLOSED_URL, runAce } from '#tests/helpers/processes'
 import { FakeTronGrid } from '#tests/helpers/tron/fake_trongrid'
 import {
   USDT_CONTRACT,
@@ -473,7 +473,7 @@ test.group('TRON providers: a backup node without the v1 index', (group) => {
       amount: baseUnits(marked.actualAmount),
     })
     fake.mine(19)
-    const dead = `http://127.0.0.1:${await freePort()}`
+    const dead = CLOSED_URL
     await db
       .from('chains')
       .where('network', 'tron')

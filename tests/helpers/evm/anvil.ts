@@ -11,7 +11,6 @@ import {
 } from 'viem'
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import app from '@adonisjs/core/services/app'
-import { freePort } from '#tests/helpers/processes'
 import { compileTestContract, compileTestToken } from '#tests/helpers/evm/test_token'
 
 /** Anvil's first default account (a well-known test key, funded with 10 000 ETH). */
@@ -34,36 +33,52 @@ export class Anvil {
   /**
    * `fork`: start as a copy of another node at a block (`--fork-url`), its
    * own blocks after it. `port`: this one rather than any free one.
+   *
+   * Without `port`, anvil binds a port the system gives it (`--port 0`) and
+   * says which: a port found free beforehand could be taken by another
+   * shard's node first, and this test would then drive that node. Its
+   * output is read until "Listening on" (its log goes on being drained).
    */
   async start(chainId = 1, fork?: { url: string; block: bigint }, port?: number) {
-    port ??= await freePort()
-    this.url = `http://127.0.0.1:${port}`
     const forking = fork ? ['--fork-url', fork.url, '--fork-block-number', String(fork.block)] : []
-    this.process = spawn(
+    const child = spawn(
       app.makePath('node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil'),
       [
         '--host',
         '127.0.0.1',
         '--port',
-        String(port),
+        String(port ?? 0),
         '--chain-id',
         String(chainId),
-        '--silent',
         ...forking,
       ],
-      { stdio: 'ignore' }
+      { stdio: ['ignore', 'pipe', 'pipe'] }
     )
+    this.process = child
+    let output = ''
+    const listening = new Promise<number>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        if (output.length < 100_000) output += chunk
+        const match = /Listening on 127\.0\.0\.1:(\d+)/.exec(output)
+        if (match) resolve(Number(match[1]))
+      }
+      child.stdout!.on('data', onData)
+      child.stderr!.on('data', onData)
+      child.once('error', reject)
+      child.once('exit', (code) => reject(new Error(`anvil exited (${code}):\n${output}`)))
+    })
+    let timer: NodeJS.Timeout | undefined
+    const bound = await Promise.race([
+      listening,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`anvil did not listen:\n${output}`)), 60_000)
+      }),
+    ]).finally(() => clearTimeout(timer))
+    this.url = `http://127.0.0.1:${bound}`
     this.client = createPublicClient({ cacheTime: 0, transport: http(this.url) }) as PublicClient
     this.wallet = createWalletClient({ account: this.payer, transport: http(this.url) })
-    for (let attempt = 0; attempt < 100; attempt++) {
-      try {
-        await this.client.getBlockNumber()
-        return this
-      } catch {
-        await new Promise((resolve) => setTimeout(resolve, 100))
-      }
-    }
-    throw new Error('anvil did not start')
+    await this.client.getBlockNumber()
+    return this
   }
 
   async stop() {

@@ -69,10 +69,14 @@ export async function createEthOrder(client: ApiClient, overrides: Record<string
   return Order.findByOrFail('trade_id', response.body().data.trade_id)
 }
 
-/** One scan of `ethereum`; a failed scan fails the test instead of reading as "nothing found". */
+/**
+ * One scan of `ethereum`. A scan that failed, did not run (busy, nothing to
+ * watch) or was interrupted fails the test with its reason, instead of
+ * reading as "nothing found" at the test's next assertion.
+ */
 export async function scanEthereum() {
   const [report] = await chainScanner.scan({ network: 'ethereum' })
-  if (report.detail.startsWith('scan failed')) throw new Error(report.detail)
+  if (!report.scanned || report.interrupted) throw new Error(`scan of ethereum: ${report.detail}`)
   return report
 }
 
