@@ -63,17 +63,37 @@ async function assertOrdersMatchTheirLocks(assert: any) {
   }
 }
 
+/**
+ * The test's own watching and terminating go through a connection of their
+ * own: the pool's idle connections may be the very ones terminated, not
+ * yet found dead (a query on one fails with "Connection terminated").
+ */
+const WATCHER = 'pg_watcher'
+async function watch(sql: string, bindings: (string | number[])[]) {
+  if (!db.manager.has(WATCHER)) {
+    db.manager.add(WATCHER, { ...db.manager.get('pg')!.config, pool: { min: 0, max: 1 } })
+  }
+  return db.connection(WATCHER).rawQuery(sql, bindings)
+}
+
 async function waitingBackends(pattern: string): Promise<number[]> {
-  const result = await db.rawQuery(
+  const result = await watch(
     `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE ?`,
     [pattern]
   )
   return result.rows.map((row: { pid: number }) => row.pid)
 }
 
+async function terminate(pids: number[]) {
+  await watch(`SELECT pg_terminate_backend(pid) FROM unnest(?::int[]) AS pid`, [pids])
+}
+
 test.group('PostgreSQL: creates batched while the database is busy', (group) => {
   let holder: TransactionClientContract | null = null
 
+  group.setup(() => async () => {
+    if (db.manager.has(WATCHER)) await db.manager.close(WATCHER, true)
+  })
   group.each.setup(async () => {
     if (!onPostgres) return async () => {}
     await resetDatabase()
@@ -188,7 +208,7 @@ test.group('PostgreSQL: creates batched while the database is busy', (group) => 
       async () => (lone = await waitingBackends('%INSERT INTO orders%')).length === 2,
       'the lone creates waiting on the lock'
     )
-    await db.rawQuery(`SELECT pg_terminate_backend(pid) FROM unnest(?::int[]) AS pid`, [lone])
+    await terminate(lone)
     // … then the batch of the six others loses its own: it goes out on a connection the pool
     // has not yet found dead and fails at once, or on a new one and waits on the lock until it is
     // terminated too. Sent again alone, its creates would wait on the lock still held; they answer
@@ -197,10 +217,7 @@ test.group('PostgreSQL: creates batched while the database is busy', (group) => 
       async () => {
         if (settled.length === 8) return true
         const batch = await waitingBackends('%jsonb_array_elements%')
-        if (batch.length > 0)
-          await db.rawQuery(`SELECT pg_terminate_backend(pid) FROM unnest(?::int[]) AS pid`, [
-            batch,
-          ])
+        if (batch.length > 0) await terminate(batch)
         return false
       },
       'every create answered while the lock is still held',
