@@ -79,6 +79,12 @@ export default class ChainSet extends OperatorCommand {
   })
   declare family?: string
 
+  @flags.boolean({
+    description:
+      'With --family and --rpc: add the new network without testing its RPC URL (an endpoint not reachable from here yet)',
+  })
+  declare skipCheck?: boolean
+
   @flags.array({
     description:
       'Family option key=value (repeatable; EVM: chainId, blockRange, reorgDepth, traces=auto|debug|parity|off); key= removes it',
@@ -92,21 +98,25 @@ export default class ChainSet extends OperatorCommand {
       budgetInput,
       optionsInput,
     } = await import('#services/operators/chain_admin')
-    const chain = await chains.set(this.network, {
-      enabled: this.enable ? true : this.disable ? false : undefined,
-      rpcUrls: this.rpc,
-      wsUrl: this.ws,
-      confirmations: this.confirmations,
-      scanIntervalSeconds: this.scanInterval,
-      blockTimeSeconds: this.blockTime,
-      displayName: this.displayName,
-      family: this.family,
-      options: this.option ? optionsInput(this.option, '--option') : undefined,
-      apiKey: this.apiKey,
-      explorerTxUrl: this.explorer,
-      requestsPerSecond: budgetInput(this.requestsPerSecond, '--requests-per-second'),
-      requestsPerDay: budgetInput(this.requestsPerDay, '--requests-per-day'),
-    })
+    const { chain, tested } = await chains.setOrAdd(
+      this.network,
+      {
+        enabled: this.enable ? true : this.disable ? false : undefined,
+        rpcUrls: this.rpc,
+        wsUrl: this.ws,
+        confirmations: this.confirmations,
+        scanIntervalSeconds: this.scanInterval,
+        blockTimeSeconds: this.blockTime,
+        displayName: this.displayName,
+        family: this.family,
+        options: this.option ? optionsInput(this.option, '--option') : undefined,
+        apiKey: this.apiKey,
+        explorerTxUrl: this.explorer,
+        requestsPerSecond: budgetInput(this.requestsPerSecond, '--requests-per-second'),
+        requestsPerDay: budgetInput(this.requestsPerDay, '--requests-per-day'),
+      },
+      { unchecked: this.skipCheck }
+    )
     const options = Object.entries(chain.options)
       .map(([key, value]) => `${key}=${value}`)
       .join(' ')
@@ -118,11 +128,19 @@ export default class ChainSet extends OperatorCommand {
         `RPC: ${chain.rpcUrls.map((url) => redactUrl(url)).join(' ') || 'none'}${chain.apiKey ? ', API key set' : ''}, ` +
         `WebSocket: ${chain.wsUrl ? `${redactUrl(chain.wsUrl)} (a scan on every new head)` : 'none (polled)'}, ` +
         `explorer: ${chain.explorerTxUrl || 'none'}, ` +
-        `request budget: ${this.#budget(chain.rpcRequestsPerSecond, chain.rpcRequestsPerDay)}`
+        `request budget: ${this.#budget(chain.rpcRequestsPerSecond, chain.rpcRequestsPerDay)}` +
+        (tested ? '; its RPC URL answered and serves this network' : '')
     )
+    if (this.family && this.skipCheck && this.rpc?.length)
+      this.logger.warning(
+        `${chain.network}: its RPC URL was not tested (--skip-check): test it on the console's chain page (Test connection) before enabling it`
+      )
   }
 
-  #budget(perSecond: number | null, perDay: number | null) {
+  #budget(perSecond: number | null | undefined, perDay: number | null | undefined) {
+    // A network just added has no budget columns loaded: the provider default, like null.
+    perSecond ??= null
+    perDay ??= null
     if (perSecond === null && perDay === null) return 'provider default'
     const second = perSecond === null ? 'default/s' : `${perSecond}/s`
     const day = perDay === null ? 'default/day' : perDay === 0 ? 'no daily cap' : `${perDay}/day`

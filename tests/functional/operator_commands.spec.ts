@@ -11,8 +11,9 @@ import settings from '#settings/settings_service'
 import { countRows, resetDatabase } from '#tests/helpers/database'
 import { makeTronPayable } from '#tests/helpers/setup'
 import { TRON_WALLET, createOrder, orderParams } from '#tests/helpers/merchant'
-import { runAce } from '#tests/helpers/processes'
+import { CLOSED_URL, runAce } from '#tests/helpers/processes'
 import { runCommand } from '#tests/helpers/ace_command'
+import { Anvil } from '#tests/helpers/evm/anvil'
 import ApiKeyCreate from '#commands/apikey_create'
 import ApiKeyList from '#commands/apikey_list'
 import ApiKeyRotate from '#commands/apikey_rotate'
@@ -136,6 +137,49 @@ test.group('Operator commands: chains, tokens, wallets, rates', (group) => {
     assert.deepEqual(chain.options, { chainId: 59144 })
     assert.equal((await runCommand(ChainSet, ['newnet', '--family=bitcoin'])).exitCode, 1)
   })
+
+  test('chain:set --family with --rpc tests the URL first: another chain id or no answer adds nothing; --skip-check adds it untested', async ({
+    assert,
+    cleanup,
+  }) => {
+    const anvil = await new Anvil().start(59144)
+    cleanup(() => anvil.stop())
+    const add = (network: string, chainId: number, url: string, ...more: string[]) =>
+      runCommand(ChainSet, [
+        network,
+        '--family=evm',
+        `--option=chainId=${chainId}`,
+        `--rpc=${url}`,
+        ...more,
+      ])
+
+    const wrong = await add('linea', 8453, anvil.url)
+    assert.equal(wrong.exitCode, 1, wrong.output)
+    assert.include(
+      wrong.output,
+      `${anvil.url}: the endpoint serves chain id 59144, not 8453. Nothing was added`
+    )
+    const silent = await add('linea', 59144, CLOSED_URL)
+    assert.equal(silent.exitCode, 1, silent.output)
+    assert.include(silent.output, `${CLOSED_URL} did not answer`)
+    assert.isNull(await Chain.findBy('network', 'linea'))
+
+    const right = await add('linea', 59144, anvil.url, '--enable')
+    assert.equal(right.exitCode, 0, right.output)
+    assert.include(right.output, 'its RPC URL answered and serves this network')
+    assert.include(right.output, 'request budget: provider default')
+    const linea = await Chain.findByOrFail('network', 'linea')
+    assert.deepEqual(linea.rpcUrls, [anvil.url])
+    assert.isTrue(linea.enabled)
+
+    const untested = await add('linea-sepolia', 59141, CLOSED_URL, '--skip-check')
+    assert.equal(untested.exitCode, 0, untested.output)
+    assert.include(untested.output, 'its RPC URL was not tested (--skip-check)')
+    assert.deepEqual((await Chain.findByOrFail('network', 'linea-sepolia')).rpcUrls, [CLOSED_URL])
+    // An existing network's URLs are changed as before (the chain page tests them on demand).
+    const changed = await runCommand(ChainSet, ['linea', `--rpc=${CLOSED_URL}`])
+    assert.equal(changed.exitCode, 0, changed.output)
+  }).timeout(60_000)
 
   test('chain:set --option passes family options through; the family validates them', async ({
     assert,

@@ -330,6 +330,30 @@ export class ChainAdmin {
   }
 
   /**
+   * `chain:set NETWORK --family F …`: a new network given RPC URLs, of a
+   * family that can test an endpoint, is added through `add` (the URLs
+   * tested, the chain id checked, nothing written on a refusal), as the
+   * console's form does. Without a URL (nothing to test), of a family that
+   * cannot test, for an existing network, or `unchecked` (an endpoint not
+   * reachable from here yet): through `set`. `tested` says which.
+   */
+  async setOrAdd(
+    network: string,
+    changes: ChainChanges,
+    options: { unchecked?: boolean } = {}
+  ): Promise<{ chain: Chain; tested: boolean }> {
+    const name = network.trim().toLowerCase()
+    const family = changes.family ? chainRegistry.find(changes.family) : null
+    const testable =
+      family?.head !== undefined &&
+      (changes.rpcUrls?.length ?? 0) > 0 &&
+      !options.unchecked &&
+      !(await Chain.findBy('network', name))
+    if (!testable) return { chain: await this.set(name, changes), tested: false }
+    return { chain: await this.add(name, { ...changes, family: family!.name }), tested: true }
+  }
+
+  /**
    * Adds a network of an installed family once its RPC endpoints prove it:
    * each must answer the head (ChainFamily.head) and serve the network the
    * options name (ChainFamily.checkEndpoint, e.g. the chain id the endpoint
