@@ -39,9 +39,8 @@ type PollerConfig = BotApiTarget & { chatIds: string[] }
  * process. Telegram lets one getUpdates wait at a time per bot and ends the
  * older with 409 Conflict: the loop that gets it steps back for longer than
  * a poll, so two processes running jobs take turns instead of fighting.
- * The offset (last update handled + 1) is stored before the update is
- * answered: a restart, or the other process, does not answer it twice,
- * and an update whose answer fails is not retried forever.
+ * Each update is claimed in the database before it is answered
+ * (claimUpdates): neither a restart nor the other process answers it twice.
  */
 class TelegramPoller {
   #controller: AbortController | null = null
@@ -138,8 +137,9 @@ class TelegramPoller {
         .sort((a, b) => a.update_id - b.update_id)
       if (updates.length === 0) continue
       handledUpTo = updates[updates.length - 1].update_id + 1
-      await storeOffset(handledUpTo)
-      for (const update of updates) {
+      // Only the updates no other process claimed first are answered.
+      const claimed = await claimUpdates(updates)
+      for (const update of claimed) {
         if (signal.aborted) break
         await this.#handle(update, config, botUsername, signal)
       }
@@ -225,25 +225,54 @@ function allowed(chat: Chat, chatIds: string[]): boolean {
 /** Read from the table, not the 2 s cache: another process may have moved it. */
 async function storedOffset(): Promise<number> {
   const row = await db.from('settings').where('key', OFFSET_KEY).select('value').first()
-  const value = row ? Number.parseInt(String(row.value), 10) : 0
+  return offsetOf(row?.value)
+}
+
+function offsetOf(raw: unknown): number {
+  const value = Number.parseInt(String(raw ?? '0'), 10)
   return Number.isSafeInteger(value) && value > 0 ? value : 0
 }
 
 /**
+ * Claims `updates` (ascending) for this process: moves the stored offset
+ * past the last of them, from the value it was read at (compare and set),
+ * and returns those at or above that value. Two processes that got the
+ * same updates (one polled between the other's getUpdates and its claim)
+ * cannot both answer one: the second finds the offset moved and claims
+ * only what lies beyond. The offset is stored before the updates are
+ * answered: a restart does not answer them twice, and an update whose
+ * answer fails is not retried forever.
+ *
  * Machine state, not an operator's change: written without an audit row
  * (one per message would bury the operators' changes). Never moves back.
  */
-async function storeOffset(offset: number) {
-  const current = await storedOffset()
-  if (offset <= current) return
+export async function claimUpdates<T extends { update_id: number }>(updates: T[]): Promise<T[]> {
+  if (updates.length === 0) return []
+  const next = updates[updates.length - 1].update_id + 1
   await db
     .connection()
     .knexQuery()
     .table('settings')
-    .insert({ key: OFFSET_KEY, type: 'integer', value: String(offset), updated_at: Date.now() })
+    .insert({ key: OFFSET_KEY, type: 'integer', value: '0', updated_at: Date.now() })
     .onConflict('key')
-    .merge(['type', 'value', 'updated_at'])
-  settings.invalidate()
+    .ignore()
+  for (;;) {
+    const row = await db.from('settings').where('key', OFFSET_KEY).select('value').first()
+    const raw = String(row?.value ?? '0')
+    const current = offsetOf(raw)
+    const fresh = updates.filter((update) => update.update_id >= current)
+    if (fresh.length === 0) return []
+    const moved = await db
+      .from('settings')
+      .where('key', OFFSET_KEY)
+      .where('value', raw)
+      .update({ type: 'integer', value: String(next), updated_at: Date.now() })
+    if (Number(Array.isArray(moved) ? moved[0] : moved) === 1) {
+      settings.invalidate()
+      return fresh
+    }
+    // Another process moved it meanwhile: read it again.
+  }
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

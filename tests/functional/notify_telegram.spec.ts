@@ -11,6 +11,7 @@ import { MESSAGE_LIMIT } from '#plugins/telegram/telegram_html'
 import {
   ensureTelegramCommands,
   pollerTiming,
+  claimUpdates,
   stopTelegramCommands,
   telegramCommandsRunning,
 } from '#plugins/telegram/telegram_poller'
@@ -616,6 +617,50 @@ test.group('Telegram commands', (group) => {
     // Every poll after the restart asked from the stored offset on.
     const restartPoll = fake.polls.find((poll) => poll.offset >= updateId + 1)
     assert.exists(restartPoll)
+  })
+
+  test('an update another process claimed first (it polled between our getUpdates and our claim) is not answered again', async ({
+    assert,
+  }) => {
+    await ensureTelegramCommands()
+    const first = fake.queueMessage(OPS_CHAT, '/help')
+    await waitFor(() => fake.messagesTo(OPS_CHAT).length === 1, 'the answer to /help')
+    await waitFor(
+      () => fake.pollHeld && fake.polls.at(-1)?.offset === first + 1,
+      'the poller waiting for the next update'
+    )
+    // The other process got the next update too, claimed it and answered it: the stored offset is past it.
+    await db
+      .from('settings')
+      .where('key', 'notify.telegram.update_offset')
+      .update({ value: String(first + 2) })
+    const taken = fake.queueMessage(OPS_CHAT, '/mute 1')
+    assert.equal(taken, first + 1)
+    // Ours gets it from its held poll, and leaves it: the next answer is to the next command.
+    const answer = await ask('/status')
+    assert.notInclude(answer, 'Muted')
+    assert.include(answer, 'created')
+    assert.lengthOf(fake.messagesTo(OPS_CHAT), 2)
+    assert.equal(Number(await settings.read('notify.telegram.muted_until')), 0)
+  })
+
+  test('claims: of two processes claiming the same updates at once, one gets them', async ({
+    assert,
+  }) => {
+    const updates = [{ update_id: 41 }, { update_id: 42 }]
+    const [one, two] = await Promise.all([claimUpdates(updates), claimUpdates(updates)])
+    assert.sameMembers([one.length, two.length], [0, 2])
+    const row = await db.from('settings').where('key', 'notify.telegram.update_offset').first()
+    assert.equal(row.value, '43')
+    // Later updates only, once some are claimed; nothing moves back.
+    assert.deepEqual(await claimUpdates([{ update_id: 42 }, { update_id: 43 }]), [
+      { update_id: 43 },
+    ])
+    assert.deepEqual(await claimUpdates([{ update_id: 40 }]), [])
+    assert.equal(
+      (await db.from('settings').where('key', 'notify.telegram.update_offset').first()).value,
+      '44'
+    )
   })
 
   test('409 Conflict (another process polls the bot): steps back instead of fighting', async ({
