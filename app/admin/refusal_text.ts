@@ -1,5 +1,6 @@
 import type { I18n } from '@adonisjs/i18n'
-import type { OperatorError, Refusal } from '#support/cli/operator_error'
+import type { OperatorError, Refusal, RefusalArgs } from '#support/cli/operator_error'
+import { textOr } from '#support/text/catalogue'
 
 /** Where the refusals' texts are in the catalogue: `admin.refusals.<key>`. */
 export const REFUSALS_PREFIX = 'admin.refusals.'
@@ -14,14 +15,24 @@ export function refusalText(i18n: I18n, error: OperatorError): string {
   return keyedText(i18n, error.refusal, error.message)
 }
 
-/** A kept refusal (key and arguments) in the console's language, else `english`. */
+/**
+ * A kept refusal (key and arguments) in the console's language, else
+ * `english`; a plugin's reason (`refusal.reason`) in the same language
+ * when its texts have it, else as the plugin wrote it.
+ */
 export function keyedText(i18n: I18n, refusal: Refusal | null | undefined, english: string) {
   if (!refusal) return english
-  const key = REFUSALS_PREFIX + refusal.key
-  if (!i18n.hasMessage(key) && !i18n.hasFallbackMessage(key)) return english
-  // Values stay as written: an ICU number would be regrouped (2000 → 2,000).
-  const args = Object.fromEntries(
-    Object.entries(refusal.args ?? {}).map(([name, value]) => [name, String(value)])
+  const args = shownArgs(refusal.args)
+  if (refusal.reason) {
+    const reason = textOr(i18n, refusal.reason.key, null, shownArgs(refusal.reason.args))
+    if (reason !== null) args.reason = reason
+  }
+  return textOr(i18n, REFUSALS_PREFIX + refusal.key, english, args)
+}
+
+/** Values stay as written: an ICU number would be regrouped (2000 → 2,000). */
+function shownArgs(args: RefusalArgs | undefined): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(args ?? {}).map(([name, value]) => [name, String(value)])
   )
-  return i18n.formatMessage(key, args)
 }

@@ -2,13 +2,26 @@ import type Chain from '#models/chain'
 import type Token from '#models/token'
 import type Order from '#models/order'
 import type { RpcBudget, RpcPool } from '#chains/rpc_pool'
+import type { ReasonText } from '#support/cli/operator_error'
 
 /**
  * What the core asks of a chain family plugin (one folder under plugins/,
  * registered through app/plugin_host/gateway_plugin.ts). The core itself
  * knows no chain.
+ *
+ * An address (or contract) the family refuses; the message says why, in
+ * English. `reason`: the same in the plugin's texts (a key of its
+ * lang/<locale>/admin.json `refusals`), so that the console says it in the
+ * admin's language.
  */
-export class InvalidAddressError extends Error {}
+export class InvalidAddressError extends Error {
+  constructor(
+    message: string,
+    readonly reason?: ReasonText
+  ) {
+    super(message)
+  }
+}
 
 /**
  * Block times have second precision and come from the producers' clocks: a
@@ -16,8 +29,24 @@ export class InvalidAddressError extends Error {}
  */
 export const BLOCK_TIME_SKEW_MS = 30_000
 
-/** Family options (chains.options) that the family refuses; the message says why. */
-export class InvalidOptionsError extends Error {}
+/** Family options (chains.options) that the family refuses; the message says why (`reason`: as above). */
+export class InvalidOptionsError extends Error {
+  constructor(
+    message: string,
+    readonly reason?: ReasonText
+  ) {
+    super(message)
+  }
+}
+
+/** A plugin's refusal text: `plugins.<plugin>.admin.refusals.<key>` with its arguments. */
+export function pluginReason(
+  plugin: string,
+  key: string,
+  args: Record<string, string | number> = {}
+): ReasonText {
+  return { key: `plugins.${plugin}.admin.refusals.${key}`, args }
+}
 
 /** A reference that cannot be looked up (not found, malformed, node down). */
 export class TransferLookupError extends Error {}

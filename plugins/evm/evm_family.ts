@@ -1,6 +1,7 @@
 import { checksumEvmAddress, isEvmAddress } from '#plugins/evm/evm_address'
 import {
   InvalidAddressError,
+  pluginReason,
   type ChainFamily,
   type ChainHead,
   type EndpointMismatch,
@@ -33,12 +34,16 @@ export class EvmFamily implements ChainFamily {
     const value = address.trim()
     if (!/^0x[0-9a-fA-F]{40}$/.test(value)) {
       throw new InvalidAddressError(
-        `"${address}" is not an EVM address: expected ${this.addressFormat}`
+        `"${address}" is not an EVM address: expected ${this.addressFormat}`,
+        pluginReason('evm', 'not_an_address', { address })
       )
     }
     // Mixed case carries an EIP-55 checksum: a wrong one means a typo.
     if (!isEvmAddress(value)) {
-      throw new InvalidAddressError(`"${address}" has an invalid EIP-55 checksum (a typo?)`)
+      throw new InvalidAddressError(
+        `"${address}" has an invalid EIP-55 checksum (a typo?)`,
+        pluginReason('evm', 'bad_checksum', { address })
+      )
     }
     return checksumEvmAddress(value)
   }

@@ -1,5 +1,5 @@
 import type Chain from '#models/chain'
-import { InvalidOptionsError } from '#chains/chain_family'
+import { InvalidOptionsError, pluginReason } from '#chains/chain_family'
 
 /** How internal transfers are read (evm_traces.ts); the chain option `traces`. */
 export type TraceMode = 'auto' | 'debug' | 'parity' | 'off'
@@ -46,7 +46,8 @@ function integer(name: keyof typeof LIMITS, value: unknown): number {
   const { min, max } = LIMITS[name]
   if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
     throw new InvalidOptionsError(
-      `EVM option ${name} must be a whole number from ${min} to ${max}, not "${text}"`
+      `EVM option ${name} must be a whole number from ${min} to ${max}, not "${text}"`,
+      pluginReason('evm', 'option_range', { name, min, max, value: text })
     )
   }
   return parsed
@@ -56,7 +57,11 @@ function traceMode(value: unknown): TraceMode {
   const text = String(value).trim().toLowerCase()
   if (!(TRACE_MODES as readonly string[]).includes(text)) {
     throw new InvalidOptionsError(
-      `EVM option traces must be one of ${TRACE_MODES.join(', ')}, not "${String(value).trim()}"`
+      `EVM option traces must be one of ${TRACE_MODES.join(', ')}, not "${String(value).trim()}"`,
+      pluginReason('evm', 'traces_mode', {
+        modes: TRACE_MODES.join(', '),
+        value: String(value).trim(),
+      })
     )
   }
   return text as TraceMode
@@ -72,7 +77,8 @@ export function validateEvmOptions(options: Record<string, unknown>): Record<str
     }
     if (!(name in LIMITS)) {
       throw new InvalidOptionsError(
-        `Unknown EVM option "${name}"; EVM options: ${NAMES.join(', ')}`
+        `Unknown EVM option "${name}"; EVM options: ${NAMES.join(', ')}`,
+        pluginReason('evm', 'unknown_option', { name, names: NAMES.join(', ') })
       )
     }
     normalised[name] = integer(name as keyof typeof LIMITS, value)

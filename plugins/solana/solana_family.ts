@@ -1,6 +1,7 @@
 import { isAddress } from '@solana/addresses'
 import {
   InvalidAddressError,
+  pluginReason,
   type ChainFamily,
   type ChainHead,
   type ObservedTransfer,
@@ -33,7 +34,8 @@ export class SolanaFamily implements ChainFamily {
     const value = address.trim()
     if (!isAddress(value)) {
       throw new InvalidAddressError(
-        `"${address}" is not a Solana address: expected a ${this.addressFormat}`
+        `"${address}" is not a Solana address: expected a ${this.addressFormat}`,
+        pluginReason('solana', 'not_an_address', { address })
       )
     }
     return value

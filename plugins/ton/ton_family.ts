@@ -1,5 +1,6 @@
 import {
   InvalidAddressError,
+  pluginReason,
   type ChainFamily,
   type ChainHead,
   type ObservedTransfer,
@@ -33,7 +34,8 @@ export class TonFamily implements ChainFamily {
     const parsed = parseTonAddress(address.trim())
     if (parsed) return parsed
     throw new InvalidAddressError(
-      `"${address}" is not a TON address: expected ${this.addressFormat}`
+      `"${address}" is not a TON address: expected ${this.addressFormat}`,
+      pluginReason('ton', 'not_an_address', { address })
     )
   }
 

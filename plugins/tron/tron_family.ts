@@ -1,5 +1,6 @@
 import {
   InvalidAddressError,
+  pluginReason,
   type ChainFamily,
   type ChainHead,
   type ObservedTransfer,
@@ -34,12 +35,14 @@ export class TronFamily implements ChainFamily {
       bytes = base58check.decode(value)
     } catch {
       throw new InvalidAddressError(
-        `"${address}" is not a TRON address: expected a ${this.addressFormat} with a valid checksum`
+        `"${address}" is not a TRON address: expected a ${this.addressFormat} with a valid checksum`,
+        pluginReason('tron', 'not_an_address', { address })
       )
     }
     if (bytes.length !== 21 || bytes[0] !== TRON_ADDRESS_PREFIX || !value.startsWith('T')) {
       throw new InvalidAddressError(
-        `"${address}" is not a TRON mainnet address (must start with T)`
+        `"${address}" is not a TRON mainnet address (must start with T)`,
+        pluginReason('tron', 'not_mainnet', { address })
       )
     }
     return value

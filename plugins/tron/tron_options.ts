@@ -1,5 +1,5 @@
 import type Chain from '#models/chain'
-import { InvalidOptionsError } from '#chains/chain_family'
+import { InvalidOptionsError, pluginReason } from '#chains/chain_family'
 
 /**
  * TRON chain options (`chain:set tron --option name=value`).
@@ -39,7 +39,8 @@ export function validateTronOptions(options: Record<string, unknown>): Record<st
   for (const [name, value] of Object.entries(options)) {
     if (!(name in LIMITS)) {
       throw new InvalidOptionsError(
-        `Unknown TRON option "${name}"; TRON options: ${Object.keys(LIMITS).join(', ')}`
+        `Unknown TRON option "${name}"; TRON options: ${Object.keys(LIMITS).join(', ')}`,
+        pluginReason('tron', 'unknown_option', { name, names: Object.keys(LIMITS).join(', ') })
       )
     }
     const { min, max } = LIMITS[name as keyof TronOptions]
@@ -47,7 +48,8 @@ export function validateTronOptions(options: Record<string, unknown>): Record<st
     const parsed = /^\d+$/.test(text) ? Number(text) : Number.NaN
     if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
       throw new InvalidOptionsError(
-        `TRON option ${name} must be a whole number from ${min} to ${max}, not "${text}"`
+        `TRON option ${name} must be a whole number from ${min} to ${max}, not "${text}"`,
+        pluginReason('tron', 'option_range', { name, min, max, value: text })
       )
     }
     normalised[name] = parsed

@@ -136,6 +136,51 @@ test.group('Refusals: the English catalogue says the English message', (group) =
     assert.isAtLeast(keys.size, 55)
   })
 
+  test("a plugin's reason (a bad address, contract or option): en formats to error.message, zh-CN says the reason in Chinese too", async ({
+    assert,
+  }) => {
+    const attempts: (() => unknown)[] = [
+      () => walletAdmin.add('ethereum', '0x123'),
+      // EIP-55's own example with its last letter's case flipped.
+      () => walletAdmin.add('ethereum', '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD'),
+      () => chainAdmin.set('ethereum', { options: { blockRange: '0' } }),
+      () => chainAdmin.set('ethereum', { options: { traces: 'sometimes' } }),
+      () => chainAdmin.set('ethereum', { options: { nope: '1' } }),
+      () => chainAdmin.setToken('ethereum', 'XYZ', { decimals: 6, contract: '0x1' }),
+      () => walletAdmin.add('tron', 'not-an-address'),
+      // A Bitcoin address: base58check, but not TRON's prefix.
+      () => walletAdmin.add('tron', '1BoatSLRHtKNngkdXEeobR76b53LETtpyT'),
+      () => chainAdmin.set('tron', { options: { nope: '1' } }),
+      () => chainAdmin.set('tron', { options: { lookbackMinutes: '1' } }),
+      () => walletAdmin.add('solana', 'not-an-address'),
+      () => walletAdmin.add('ton', 'not-an-address'),
+    ]
+    const en = i18nManager.locale('en')
+    const zh = i18nManager.locale('zh-CN')
+    const reasons = new Set<string>()
+    for (const [index, attempt] of attempts.entries()) {
+      const error = await refusalOf(attempt)
+      const where = `attempt ${index}: ${error.message}`
+      assert.isDefined(error.reason, `${where} has no reason of its plugin`)
+      const reason = error.reason!
+      assert.equal(
+        en.formatMessage(reason.key, reason.args as Record<string, string>),
+        String(error.args.reason),
+        where
+      )
+      assert.equal(refusalText(en, error), error.message, where)
+      const chinese = refusalText(zh, error)
+      assert.notInclude(chinese, String(error.args.reason), where)
+      assert.notInclude(chinese, 'translation missing', where)
+      assert.match(chinese, /[\u4e00-\u9fff]/, where)
+      // The reason's values (the address, the option) are kept as written.
+      for (const value of Object.values(reason.args ?? {}))
+        assert.include(chinese, String(value), where)
+      reasons.add(reason.key)
+    }
+    assert.equal(reasons.size, 11, 'every reason the families give')
+  })
+
   test('the order rules: en formats to error.message', async ({ assert, client }) => {
     const order = await newOrder(client)
     const en = i18nManager.locale('en')

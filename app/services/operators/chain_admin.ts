@@ -298,6 +298,7 @@ export class ChainAdmin {
         throw new ChainInputError(input, error.message, {
           key: 'invalid_options',
           args: { reason: error.message },
+          reason: error.reason,
         })
       throw error
     }
@@ -659,6 +660,7 @@ export class ChainAdmin {
           throw new OperatorError(error.message, {
             key: 'invalid_contract',
             args: { reason: error.message },
+            reason: error.reason,
           })
         throw error
       }

@@ -167,6 +167,7 @@ export class WalletAdmin {
         throw new OperatorError(error.message, {
           key: 'invalid_address',
           args: { reason: error.message },
+          reason: error.reason,
         })
       throw error
     }

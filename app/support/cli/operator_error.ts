@@ -5,8 +5,18 @@
  */
 export type RefusalArgs = Record<string, string | number>
 
-/** A refusal's text in the console's catalogue: `admin.refusals.<key>` with its arguments. */
-export type Refusal = { key: string; args?: RefusalArgs }
+/**
+ * A plugin's own words inside a refusal (its `{reason}`): a full key of
+ * the plugin's texts (`plugins.<name>.admin.refusals.<key>`) and its
+ * arguments, whose English text is the reason as the plugin wrote it.
+ */
+export type ReasonText = { key: string; args?: RefusalArgs }
+
+/**
+ * A refusal's text in the console's catalogue: `admin.refusals.<key>` with
+ * its arguments; `reason`, when a plugin gave its reason in its own texts.
+ */
+export type Refusal = { key: string; args?: RefusalArgs; reason?: ReasonText }
 
 /**
  * A refusal of an operator action: shown to the operator as is. The
@@ -19,15 +29,19 @@ export class OperatorError extends Error {
   /** The catalogue key under `admin.refusals.`, when the refusal has one. */
   readonly key?: string
   readonly args: RefusalArgs
+  /** The plugin's reason in its own texts (the `reason` argument), when it gave one. */
+  readonly reason?: ReasonText
 
   constructor(message: string, refusal?: Refusal) {
     super(message)
     this.key = refusal?.key
     this.args = refusal?.args ?? {}
+    this.reason = refusal?.reason
   }
 
   /** The refusal as its key and arguments (to keep it, e.g. a line of an import), or null. */
   get refusal(): Refusal | null {
-    return this.key === undefined ? null : { key: this.key, args: this.args }
+    if (this.key === undefined) return null
+    return { key: this.key, args: this.args, ...(this.reason ? { reason: this.reason } : {}) }
   }
 }
