@@ -32,8 +32,22 @@ test.group('Console in a browser: notifications', (group) => {
     assert.isTrue(await page.getByText('No notification sent yet').isVisible())
     await checkAdminPage(page, assert, 'notifications-empty')
 
-    // Set the webhook up from its form, as an admin would.
+    // A long page on a phone: each section one tap away, landing below the sticky top bar.
     await page.setViewportSize(NARROW_PHONE)
+    const jump = page.getByRole('navigation', { name: 'On this page' })
+    await jump.getByRole('link', { name: /Channel: webhook/ }).click()
+    await page.waitForURL(/#channel-webhook$/)
+    const landed = `(() => {
+      const top = document.getElementById('channel-webhook-title').getBoundingClientRect().top
+      const bar = document.querySelector('.c-top').getBoundingClientRect().bottom
+      return top >= bar && top < window.innerHeight / 2
+    })()`
+    const deadline = Date.now() + 5000
+    while (!(await page.evaluate(landed)) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    assert.isTrue(await page.evaluate(landed), 'the webhook card is at the top, below the bar')
+
+    // Set the webhook up from its form, as an admin would.
     const form = page.locator('#channel-webhook')
     await form.getByLabel('Send notifications').selectOption('true')
     await form.getByLabel('URL', { exact: true }).fill('https://hooks.example/notify?token=abc')
