@@ -37,7 +37,7 @@ export class Anvil {
    * Without `port`, anvil binds a port the system gives it (`--port 0`) and
    * says which: a port found free beforehand could be taken by another
    * shard's node first, and this test would then drive that node. Its
-   * output is read until "Listening on" (its log goes on being drained).
+   * output is read until "Listening on", then drained unread.
    */
   async start(chainId = 1, fork?: { url: string; block: bigint }, port?: number) {
     const forking = fork ? ['--fork-url', fork.url, '--fork-block-number', String(fork.block)] : []
@@ -58,9 +58,15 @@ export class Anvil {
     let output = ''
     const listening = new Promise<number>((resolve, reject) => {
       const onData = (chunk: Buffer) => {
-        if (output.length < 100_000) output += chunk
+        output += chunk
         const match = /Listening on 127\.0\.0\.1:(\d+)/.exec(output)
-        if (match) resolve(Number(match[1]))
+        if (!match) return
+        // Its log of every request from here on is drained unread.
+        for (const stream of [child.stdout!, child.stderr!]) {
+          stream.removeListener('data', onData)
+          stream.resume()
+        }
+        resolve(Number(match[1]))
       }
       child.stdout!.on('data', onData)
       child.stderr!.on('data', onData)
