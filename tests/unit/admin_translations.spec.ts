@@ -225,7 +225,7 @@ test.group('Console translations of the plugins', () => {
     }
   })
 
-  test('every literal plugins.<name>.console key the code asks for is in en and zh-CN', ({
+  test('every literal plugins.<name>.admin key the code asks for (t(), pluginReason()) is in en and zh-CN', ({
     assert,
   }) => {
     const files = [
@@ -236,10 +236,17 @@ test.group('Console translations of the plugins', () => {
     const missing: string[] = []
     for (const file of files) {
       const text = readFileSync(file, 'utf8')
-      for (const match of text.matchAll(/\bt\(\s*'(plugins\.[\w-]+\.admin\.[\w.-]+)'/g))
+      const keys = [
+        ...[...text.matchAll(/\bt\(\s*'(plugins\.[\w-]+\.admin\.[\w.-]+)'/g)].map((m) => m[1]),
+        // A plugin's reasons: pluginReason('evm', 'bad_checksum', …).
+        ...[...text.matchAll(/\bpluginReason\(\s*'([\w-]+)',\s*'([\w.-]+)'/g)].map(
+          (m) => `plugins.${m[1]}.admin.refusals.${m[2]}`
+        ),
+      ]
+      for (const key of keys)
         for (const locale of ADMIN_LOCALES)
-          if (!i18nManager.locale(locale).hasMessage(match[1]))
-            missing.push(`${relative(app.makePath(), file)}: ${locale} ${match[1]}`)
+          if (!i18nManager.locale(locale).hasMessage(key))
+            missing.push(`${relative(app.makePath(), file)}: ${locale} ${key}`)
     }
     assert.deepEqual(missing, [])
   })

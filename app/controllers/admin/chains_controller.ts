@@ -81,7 +81,9 @@ const NETWORK_FIELDS: Partial<Record<ChainInput, string>> = {
  *   and the options fields (else the general texts of resources/lang/<locale>/admin/chains.json);
  * - `network_options.<option>.label` / `.help`: the add-network form's
  *   field of a family's option (else the family's own words);
- * - `description`, `families.<family>.address_format`: the plugins page's.
+ * - `description`, `families.<family>.address_format`: the plugins page's;
+ * - `refusals.<key>`: its reasons for a refused address, contract or
+ *   option (`pluginReason`), inside the console's refusals.
  */
 export const FAMILY_CONSOLE_TEXTS = [
   'api_key_help',
@@ -90,6 +92,8 @@ export const FAMILY_CONSOLE_TEXTS = [
   // The plugins page's (plugins_controller.ts).
   'description',
   'families.',
+  // Its reasons for a refused address, contract or option (pluginReason, app/admin/refusal_text.ts).
+  'refusals.',
 ] as const
 
 /** A text of the family's plugin in the admin's language, or null when it brings none. */
