@@ -137,10 +137,7 @@ export default class ChainSet extends OperatorCommand {
       )
   }
 
-  #budget(perSecond: number | null | undefined, perDay: number | null | undefined) {
-    // A network just added has no budget columns loaded: the provider default, like null.
-    perSecond ??= null
-    perDay ??= null
+  #budget(perSecond: number | null, perDay: number | null) {
     if (perSecond === null && perDay === null) return 'provider default'
     const second = perSecond === null ? 'default/s' : `${perSecond}/s`
     const day = perDay === null ? 'default/day' : perDay === 0 ? 'no daily cap' : `${perDay}/day`

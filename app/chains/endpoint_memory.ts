@@ -36,8 +36,7 @@ function fromRow(row: Row): RememberedEndpoint {
  */
 export class DatabaseEndpointMemory implements EndpointMemory {
   #known = new Map<string, RememberedEndpoint>()
-  #writes = new Set<Promise<void>>()
-  /** The last write queued for each endpoint. */
+  /** The last write queued for each endpoint (each waits for the one before it). */
   #tails = new Map<string, Promise<void>>()
 
   private constructor(
@@ -73,16 +72,14 @@ export class DatabaseEndpointMemory implements EndpointMemory {
     const write: Promise<void> = previous
       .then(() => this.#write(url, this.#known.get(url)!))
       .finally(() => {
-        this.#writes.delete(write)
         if (this.#tails.get(url) === write) this.#tails.delete(url)
       })
     this.#tails.set(url, write)
-    this.#writes.add(write)
   }
 
-  /** Waits for the writes under way (the end of a scan, shutdown). */
+  /** Waits for the writes under way (the end of a scan, shutdown): each endpoint's last one ends its queue. */
   async settled(): Promise<void> {
-    await Promise.all([...this.#writes])
+    await Promise.all([...this.#tails.values()])
   }
 
   async #write(url: string, state: RememberedEndpoint): Promise<void> {

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort, listensOn, track } from '#tests/helpers/processes'
+import { listensOn, onFreePort, track, type PortTaken } from '#tests/helpers/processes'
 
 /**
  * Runs the console's integration examples as a merchant would: each saved
@@ -79,11 +79,7 @@ export async function startListeningProgram(
   env: (port: number) => Record<string, string>,
   options: { cwd?: string } = {}
 ) {
-  for (let attempt = 1; ; attempt++) {
-    const started = await startProgramOn(await freePort(), command, args, env, options)
-    if ('program' in started) return started.program
-    if (attempt === 3) throw new Error(started.error)
-  }
+  return onFreePort((port) => startProgramOn(port, command, args, env, options))
 }
 
 async function startProgramOn(
@@ -92,7 +88,7 @@ async function startProgramOn(
   args: (port: number) => string[],
   env: (port: number) => Record<string, string>,
   options: { cwd?: string }
-): Promise<{ program: ListeningProgram } | { error: string }> {
+): Promise<ListeningProgram | PortTaken> {
   let output = ''
   const child = track(
     spawn(command, args(port), {
@@ -114,7 +110,7 @@ async function startProgramOn(
   for (;;) {
     if (child.exitCode !== null) {
       if (/EADDRINUSE|already in use/i.test(output))
-        return { error: `port ${port} was taken:\n${output}` }
+        return { taken: `port ${port} was taken:\n${output}` }
       throw new Error(`${command} exited early:\n${output}`)
     }
     try {
@@ -130,7 +126,7 @@ async function startProgramOn(
   }
   if (!(await listensOn(child.pid!, port))) {
     await stop()
-    return { error: `another process answered on port ${port}` }
+    return { taken: `another process answered on port ${port}` }
   }
-  return { program: { url, output: () => output, stop } }
+  return { url, output: () => output, stop }
 }

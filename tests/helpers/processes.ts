@@ -49,6 +49,24 @@ export async function listensOn(pid: number, port: number): Promise<boolean> {
   return false
 }
 
+/** What a start reports when another process held its port (why, for the last try's error). */
+export type PortTaken = { taken: string }
+
+/**
+ * Starts something on a port found free, and again on another (three
+ * tries in all) when `start` reports that port taken by another process:
+ * a port found free is only a hint (see listensOn).
+ */
+export async function onFreePort<T extends object>(
+  start: (port: number) => Promise<T | PortTaken>
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const started = await start(await freePort())
+    if (!('taken' in started)) return started
+    if (attempt === 3) throw new Error(started.taken)
+  }
+}
+
 /** A free TCP port on 127.0.0.1. */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -140,18 +158,14 @@ export async function startServerProcess(
   // A port found free can be taken by another process before the server binds it: then the
   // server exits (address in use) or, worse, the probe below is answered by that process.
   // Either way another port is tried.
-  for (let attempt = 1; ; attempt++) {
-    const started = await startServerOn(await freePort(), extra, root)
-    if ('server' in started) return started.server
-    if (attempt === 3) throw new Error(started.error)
-  }
+  return onFreePort((port) => startServerOn(port, extra, root))
 }
 
 async function startServerOn(
   port: number,
   extra: Record<string, string | undefined>,
   root: ProcessRoot
-): Promise<{ server: RunningServer } | { error: string }> {
+): Promise<RunningServer | PortTaken> {
   const url = `http://127.0.0.1:${port}`
   let output = ''
   let stdout = ''
@@ -176,7 +190,7 @@ async function startServerOn(
   const deadline = Date.now() + 60_000
   for (;;) {
     if (child.exitCode !== null) {
-      if (/EADDRINUSE/.test(output)) return { error: `port ${port} was taken:\n${output}` }
+      if (/EADDRINUSE/.test(output)) return { taken: `port ${port} was taken:\n${output}` }
       throw new Error(`server exited early:\n${output}`)
     }
     if (Date.now() >= deadline) {
@@ -193,18 +207,16 @@ async function startServerOn(
   }
   if (!(await listensOn(child.pid!, port))) {
     await terminate(child)
-    return { error: `another process answered on port ${port}` }
+    return { taken: `another process answered on port ${port}` }
   }
 
   return {
-    server: {
-      url,
-      process: child,
-      output: () => output,
-      stdout: () => stdout,
-      stderr: () => stderr,
-      stop: () => terminate(child),
-    },
+    url,
+    process: child,
+    output: () => output,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    stop: () => terminate(child),
   }
 }
 

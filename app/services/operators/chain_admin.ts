@@ -491,6 +491,9 @@ export class ChainAdmin {
       apiKey: '',
       explorerTxUrl: '',
       wsUrl: null,
+      // The provider's default budget (the columns' NULL), so that the chain as saved is whole.
+      rpcRequestsPerSecond: null,
+      rpcRequestsPerDay: null,
     })
     return chain
   }
