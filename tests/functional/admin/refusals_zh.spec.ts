@@ -70,11 +70,12 @@ test.group('Console refusals in Chinese', (group) => {
       ['Unknown network']
     )
 
-    // The family's reason is the chain plugin's own (English): the console says what it is about.
+    // The family's reason comes from the chain plugin's own texts, in Chinese too.
     assertShown(
       assert,
       await refusal(agent, '/wallets', { network: 'tron', address: 'not-an-address', note: '' }),
-      ['地址无效：', 'not-an-address']
+      ['地址无效：“not-an-address”不是 TRON 地址'],
+      ['is not a TRON address']
     )
 
     await walletAdmin.add('tron', TRON_WALLET)
@@ -134,8 +135,13 @@ test.group('Console refusals in Chinese', (group) => {
     assertShown(
       assert,
       pageText(report.text),
-      ['已存在', '地址无效：', '未知网络“nowhere”', '没有网络：请写成“网络 地址”'],
-      ['already present', 'Unknown network', 'no network:']
+      [
+        '已存在',
+        '地址无效：“not-an-address”不是 TRON 地址',
+        '未知网络“nowhere”',
+        '没有网络：请写成“网络 地址”',
+      ],
+      ['already present', 'Unknown network', 'no network:', 'is not a TRON address']
     )
   })
 })
